@@ -1,0 +1,202 @@
+"""Configuration of the Librarian pipeline."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+
+from langgraph_librarian.stores.base import BaseIndexStore
+from langgraph_librarian.tokens import TokenCounter
+
+__all__ = ["LOCAL", "LibrarianConfig", "resolve_config", "session_id_from_config"]
+
+LOCAL: Final = "local"
+"""Pass as ``indexer_model`` or ``selector_model`` to force the offline engine for that step."""
+
+ModelLike = BaseChatModel | str | None
+_PLACEHOLDER = re.compile(r"\{(query|index)\}")
+
+
+def _resolve_model(value: BaseChatModel | str, what: str) -> BaseChatModel:
+    if isinstance(value, BaseChatModel):
+        return value
+    try:
+        from langchain.chat_models import init_chat_model
+    except ImportError as exc:  # pragma: no cover - langchain is a dependency
+        raise ValueError(f"{what}={value!r} needs the 'langchain' package") from exc
+    try:
+        model = init_chat_model(value)
+    except Exception as exc:
+        raise ValueError(f"cannot create {what} from {value!r}: {exc}") from exc
+    if not isinstance(model, BaseChatModel):
+        raise ValueError(f"{what}={value!r} did not produce a chat model")
+    return model
+
+
+@dataclass
+class LibrarianConfig:
+    """Controls the Librarian pipeline.
+
+    With no model at all (``LibrarianConfig()``) the offline engine does everything:
+    extractive summaries and hybrid lexical/embedding selection. Give
+    ``indexer_model`` and/or ``selector_model`` (a chat model or a ``"provider:model"``
+    string for ``init_chat_model``) to use an LLM for that step; ``"local"`` forces the
+    offline engine for one step while the other uses a model.
+
+    Attributes:
+        indexer_model: Summarizes messages into index entries. ``None``: extractive.
+        selector_model: Picks relevant entries. ``None``: falls back to
+            ``indexer_model``, or to the local selector when neither is set.
+        always_include_recent_turns: Whole user turns always kept at the end.
+        short_message_threshold: Messages shorter than this many characters are
+            indexed verbatim without a model call.
+        summary_prompt: Replaces the default summarization instructions.
+        selection_prompt: Replaces the selection template; must contain ``{query}``
+            and ``{index}``.
+        store: External index store; the index is loaded from and saved to it, keyed
+            by the thread id. ``None``: the index lives in graph state.
+        max_concurrency: Model calls in flight at once while indexing.
+        model_timeout: Seconds before a single model call is abandoned.
+        max_retries: Extra attempts after a failed or timed-out model call.
+        retry_backoff: Seconds before the first retry (doubles each retry).
+        selector_token_budget: Upper bound on the selection prompt; larger indexes
+            are shortlisted by the local ranker first.
+        context_token_budget: Optional bound on the curated context; lowest-ranked
+            selections are dropped first, then older recent turns.
+        token_counter: Your model's message token counter; default approximate.
+        embeddings: LangChain embeddings for the local selector (``None``: the
+            packaged offline model when installed, else lexical only).
+        max_selected: Most messages the local selector returns for one query.
+    """
+
+    indexer_model: ModelLike = None
+    selector_model: ModelLike = None
+    always_include_recent_turns: int = 2
+    short_message_threshold: int = 200
+    summary_prompt: str | None = None
+    selection_prompt: str | None = None
+    store: BaseIndexStore | None = None
+    max_concurrency: int = 8
+    model_timeout: float | None = 60.0
+    max_retries: int = 2
+    retry_backoff: float = 0.5
+    selector_token_budget: int = 8000
+    context_token_budget: int | None = None
+    token_counter: TokenCounter | None = None
+    embeddings: Embeddings | None = None
+    max_selected: int = 16
+    _models: dict[str, BaseChatModel] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        checks: list[tuple[bool, str]] = [
+            (self.always_include_recent_turns >= 0, "always_include_recent_turns must be >= 0"),
+            (self.short_message_threshold >= 0, "short_message_threshold must be >= 0"),
+            (self.max_concurrency >= 1, "max_concurrency must be >= 1"),
+            (self.max_retries >= 0, "max_retries must be >= 0"),
+            (self.retry_backoff >= 0, "retry_backoff must be >= 0"),
+            (self.selector_token_budget >= 256, "selector_token_budget must be >= 256"),
+            (self.max_selected >= 1, "max_selected must be >= 1"),
+            (
+                self.model_timeout is None or self.model_timeout > 0,
+                "model_timeout must be > 0 or None",
+            ),
+            (
+                self.context_token_budget is None or self.context_token_budget > 0,
+                "context_token_budget must be > 0 or None",
+            ),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+        if self.selection_prompt is not None:
+            found = set(_PLACEHOLDER.findall(self.selection_prompt))
+            if found != {"query", "index"}:
+                raise ValueError("selection_prompt must contain both {query} and {index}")
+        if self.store is not None and not isinstance(self.store, BaseIndexStore):
+            raise TypeError("store must implement load/save/delete (BaseIndexStore)")
+
+    # -- models ---------------------------------------------------------------------
+
+    def _model(self, slot: str, value: BaseChatModel | str) -> BaseChatModel:
+        if slot not in self._models:
+            self._models[slot] = _resolve_model(value, slot)
+        return self._models[slot]
+
+    @property
+    def uses_local_indexer(self) -> bool:
+        """True when summaries come from the offline extractive indexer."""
+        return self.indexer_model is None or self.indexer_model == LOCAL
+
+    @property
+    def uses_local_selector(self) -> bool:
+        """True when selection runs on the offline engine."""
+        if self.selector_model == LOCAL:
+            return True
+        return self.selector_model is None and self.uses_local_indexer
+
+    def get_indexer_model(self) -> BaseChatModel:
+        """The indexer chat model.
+
+        Raises:
+            ValueError: when no indexer model is configured (the offline indexer runs).
+        """
+        if self.uses_local_indexer or self.indexer_model is None:
+            raise ValueError("no indexer_model configured (the offline indexer is in use)")
+        return self._model("indexer_model", self.indexer_model)
+
+    def get_selector_model(self) -> BaseChatModel:
+        """The selector chat model, falling back to the indexer model.
+
+        Raises:
+            ValueError: when selection runs on the offline engine.
+        """
+        if self.uses_local_selector:
+            raise ValueError("no selector_model configured (the local selector is in use)")
+        if self.selector_model is not None and self.selector_model != LOCAL:
+            return self._model("selector_model", self.selector_model)
+        return self.get_indexer_model()
+
+
+def resolve_config(
+    default: LibrarianConfig | None, runnable_config: RunnableConfig | None
+) -> LibrarianConfig:
+    """The config in force for one call.
+
+    ``configurable["librarian"]`` wins over ``default``: a :class:`LibrarianConfig`
+    replaces it, a dict overrides individual fields of it.
+    """
+    base = default if default is not None else LibrarianConfig()
+    configurable: dict[str, Any] = dict((runnable_config or {}).get("configurable") or {})
+    override = configurable.get("librarian")
+    if override is None:
+        return base
+    if isinstance(override, LibrarianConfig):
+        return override
+    if isinstance(override, dict):
+        names = {f.name for f in dataclasses.fields(LibrarianConfig) if f.init}
+        unknown = sorted(set(override) - names)
+        if unknown:
+            raise ValueError(f"unknown LibrarianConfig fields in configurable: {unknown}")
+        return dataclasses.replace(base, **override)
+    raise TypeError(
+        "configurable['librarian'] must be a LibrarianConfig or a dict, "
+        f"got {type(override).__name__}"
+    )
+
+
+def session_id_from_config(runnable_config: RunnableConfig | None) -> str:
+    """The session an external store keys the index by: the thread id, else ``"default"``."""
+    configurable = (runnable_config or {}).get("configurable") or {}
+    for key in ("thread_id", "session_id"):
+        value = configurable.get(key)
+        if value is not None and str(value):
+            return str(value)
+    return "default"

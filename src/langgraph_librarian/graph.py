@@ -1,0 +1,58 @@
+"""``create_librarian_graph``: select_and_hydrate -> your agent -> index_messages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
+
+from langgraph_librarian.config import LibrarianConfig
+from langgraph_librarian.nodes import create_index_node, create_librarian_node
+from langgraph_librarian.state import LibrarianState
+
+__all__ = ["create_librarian_graph"]
+
+
+def create_librarian_graph(
+    agent_fn: Callable[..., Any] | Any,
+    config: LibrarianConfig | None = None,
+    *,
+    checkpointer: Any = None,
+    store: BaseStore | None = None,
+    state_schema: type[Any] = LibrarianState,
+    name: str | None = None,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compile ``START -> select_and_hydrate -> agent -> index_messages -> END``.
+
+    Args:
+        agent_fn: Your agent node (sync or async function, or a Runnable). It gets the
+            full state; the curated context is ``state["curated_messages"]``. Return a
+            state update such as ``{"messages": [reply]}``.
+        config: Librarian configuration; ``configurable["librarian"]`` at run time
+            overrides it (a whole :class:`LibrarianConfig` or a dict of fields).
+            ``None``: the offline engine.
+        checkpointer: LangGraph checkpointer; the index persists with the thread.
+        store: Optional LangGraph store passed to ``compile`` (for your own nodes).
+        state_schema: A TypedDict extending :class:`LibrarianState`.
+        name: Graph name.
+
+    Returns:
+        The compiled graph.
+
+    Note:
+        ``invoke``/``ainvoke`` return after ``index_messages``; stream the graph
+        (``stream_mode="messages"`` or ``"updates"``) to show the reply before
+        indexing finishes.
+    """
+    builder = StateGraph(state_schema)
+    builder.add_node("select_and_hydrate", create_librarian_node(config))
+    builder.add_node("agent", agent_fn)
+    builder.add_node("index_messages", create_index_node(config))
+    builder.add_edge(START, "select_and_hydrate")
+    builder.add_edge("select_and_hydrate", "agent")
+    builder.add_edge("agent", "index_messages")
+    builder.add_edge("index_messages", END)
+    return builder.compile(checkpointer=checkpointer, store=store, name=name or "librarian")

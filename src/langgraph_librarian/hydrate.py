@@ -1,0 +1,121 @@
+"""Hydration: full selected messages plus the recent turns, as a history providers accept."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from langchain_core.messages import BaseMessage
+
+from langgraph_librarian.messages import human_positions, tool_groups
+from langgraph_librarian.tokens import TokenCounter, count_tokens
+
+__all__ = ["Hydrated", "hydrate", "recent_turns_start"]
+
+
+def recent_turns_start(messages: Sequence[BaseMessage], turns: int) -> int:
+    """Position where the last ``turns`` user turns begin.
+
+    A turn starts at a human message and runs to the next one. The current turn
+    (from the latest human message on) always counts, so ``turns`` below 1 acts as 1.
+    With no human message at all, nothing is "recent" and the start is ``len(messages)``.
+    """
+    starts = human_positions(messages)
+    if not starts:
+        return len(messages)
+    return starts[-min(max(turns, 1), len(starts))]
+
+
+@dataclass
+class Hydrated:
+    """Curated context and what went into it.
+
+    Attributes:
+        messages: The curated messages, in original order.
+        positions: Their positions in the full history.
+        selected: Selected positions that made it in (rank order).
+        dropped_for_budget: Selected positions left out to respect the token budget.
+        recent_start: Where the kept recent turns begin.
+    """
+
+    messages: list[BaseMessage] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
+    selected: list[int] = field(default_factory=list)
+    dropped_for_budget: list[int] = field(default_factory=list)
+    recent_start: int = 0
+
+
+def hydrate(
+    messages: Sequence[BaseMessage],
+    selected: Sequence[int],
+    *,
+    recent_turns: int = 2,
+    token_budget: int | None = None,
+    token_counter: TokenCounter | None = None,
+) -> Hydrated:
+    """Build the curated context.
+
+    Always kept: system messages and the last ``recent_turns`` whole user turns
+    (the current question included). Selected positions are added in rank order,
+    each with its whole tool exchange (an AIMessage's tool calls travel with all of
+    their ToolMessages and the other way round); a ToolMessage whose call is not in
+    the history is never added on its own. Out-of-range or duplicate positions are
+    ignored. With ``token_budget``, lowest-ranked selections are dropped first, then
+    older recent turns, never the current turn or system messages.
+    """
+    n = len(messages)
+    groups = tool_groups(messages)
+    recent_start = recent_turns_start(messages, recent_turns)
+    system = {i for i, m in enumerate(messages) if m.type == "system"}
+    must = system | set(range(recent_start, n))
+
+    units: list[tuple[int, list[int]]] = []
+    seen: set[int] = set(must)
+    for raw in selected:
+        if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw < n or raw in seen:
+            continue
+        if messages[raw].type == "tool" and raw not in groups:
+            continue  # orphan tool result: providers reject it
+        members = [p for p in groups.get(raw, [raw]) if p not in seen]
+        if not members:
+            continue
+        seen.update(members)
+        units.append((raw, members))
+
+    chosen = set(must)
+    kept_units: list[tuple[int, list[int]]] = list(units)
+    dropped: list[int] = []
+    if token_budget is not None:
+
+        def cost(positions: Sequence[int]) -> int:
+            return count_tokens([messages[p] for p in sorted(positions)], token_counter)
+
+        used = cost(sorted(must))
+        # Trim older recent turns while even the mandatory part is over budget.
+        turn_starts = [p for p in human_positions(messages) if p >= recent_start]
+        while used > token_budget and len(turn_starts) > 1:
+            first, nxt = turn_starts[0], turn_starts[1]
+            for p in range(first, nxt):
+                if p not in system:
+                    chosen.discard(p)
+            turn_starts.pop(0)
+            recent_start = nxt
+            used = cost(sorted(chosen))
+        kept_units = []
+        for rank_pos, members in units:
+            extra = cost(members)
+            if used + extra <= token_budget:
+                kept_units.append((rank_pos, members))
+                used += extra
+            else:
+                dropped.append(rank_pos)
+    for _, members in kept_units:
+        chosen.update(members)
+    positions = sorted(chosen)
+    return Hydrated(
+        messages=[messages[p] for p in positions],
+        positions=positions,
+        selected=[rank_pos for rank_pos, _ in kept_units],
+        dropped_for_budget=dropped,
+        recent_start=recent_start,
+    )

@@ -1,0 +1,164 @@
+"""Offline extractive summaries: pick the sentences that selection will need."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+from langgraph_librarian.text import STOPWORDS, split_sentences, stem_terms, tokenize
+
+__all__ = ["CHANGE_CUES", "extract_keywords", "extractive_summary", "has_change_cue"]
+
+MAX_SUMMARY_CHARS = 420
+_MAX_SENTENCE_WORDS = 45
+
+CHANGE_CUES = re.compile(
+    r"\b(instead|no longer|not anymore|any ?more|changed?|changing|update[sd]?|updating|"
+    r"actually|correction|correct(?:ed)? that|scratch that|switch(?:ed)?|moved?|"
+    r"replac(?:e|ed|ing)|revis(?:e|ed|ion)|rather than|now (?:is|are|it'?s|we)|"
+    r"postpone[d]?|cancel(?:l?ed)?|push(?:ed)? back|new (?:date|plan|budget|deadline))\b",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(
+    r"\b(decid\w*|agree\w*|confirm\w*|final\w*|approv\w*|deadline|budget|must|plan(?:ned)?|"
+    r"schedul\w*|will|we'll|going to|remember|prefer\w*|allerg\w*)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"[$€£¥]?\d[\d,.:/-]*%?|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b",
+    re.IGNORECASE,
+)
+_IDENT = re.compile(r"[\w.-]*[/\\][\w./\\-]+|\b\w+_\w+\b|\b\w+\.\w{1,5}\b")
+_CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)*")
+_CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.DOTALL)
+_WS = re.compile(r"\s+")
+
+
+def has_change_cue(text: str) -> bool:
+    """True when ``text`` reads like it modifies an earlier fact."""
+    return CHANGE_CUES.search(text) is not None
+
+
+def _flatten_code(text: str) -> str:
+    def repl(match: re.Match[str]) -> str:
+        first = next((ln.strip() for ln in match.group(1).splitlines() if ln.strip()), "")
+        return f" [code: {first[:80]}] " + "\n\n"
+
+    return _CODE_BLOCK.sub(repl, text)
+
+
+def _describe_json(text: str) -> str | None:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return None
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return None
+    if isinstance(data, dict):
+        parts = []
+        for key, value in list(data.items())[:12]:
+            shown = value if isinstance(value, str | int | float | bool) else type(value).__name__
+            parts.append(f"{key}={str(shown)[:40]}")
+        return "JSON object: " + ", ".join(parts)
+    if isinstance(data, list):
+        return f"JSON list of {len(data)} items"
+    return None
+
+
+def _clip_words(sentence: str, limit: int = _MAX_SENTENCE_WORDS) -> str:
+    words = sentence.split()
+    if len(words) <= limit:
+        return sentence
+    return " ".join(words[:limit]) + " …"
+
+
+def _score(sentence: str, position: int, role: str, doc_freq: Counter[str]) -> float:
+    words = sentence.split()
+    if not words:
+        return -1.0
+    score = 0.0
+    if position == 0:
+        score += 1.5
+    if CHANGE_CUES.search(sentence):
+        score += 3.0
+    if _DECISION.search(sentence):
+        score += 1.0
+    score += min(3, len(_NUMBER.findall(sentence))) * 1.0
+    score += min(2, len(_IDENT.findall(sentence))) * 0.75
+    score += min(3, len(_CAPITAL.findall(sentence))) * 0.6
+    if sentence.rstrip().endswith("?"):
+        score += 2.0 if role == "human" else 0.5
+    # Favour sentences whose content words recur in the message: they carry its topic.
+    terms = set(stem_terms(tokenize(sentence)))
+    if terms:
+        score += sum(min(doc_freq[t], 4) for t in terms) / (len(terms) ** 0.5) * 0.4
+    if len(words) < 4:
+        score -= 1.5
+    return score
+
+
+def extractive_summary(text: str, role: str = "human", max_sentences: int = 3) -> str:
+    """Up to ``max_sentences`` sentences of ``text`` (about 100 tokens), in original order.
+
+    Sentences are scored for what later selection needs: numbers and dates, names,
+    paths and identifiers, decisions, changes to earlier facts ("instead", "no
+    longer"...) and questions. Code blocks become ``[code: first line]`` and a JSON
+    message is described by its keys. Deterministic; no model involved.
+    """
+    if not text or not text.strip():
+        return ""
+    described = _describe_json(text)
+    if described is not None:
+        return described[:MAX_SUMMARY_CHARS]
+    flat = _flatten_code(text)
+    sentences = split_sentences(flat)
+    if not sentences:
+        return _WS.sub(" ", flat).strip()[:MAX_SUMMARY_CHARS]
+    if len(sentences) > 400:
+        # Huge message: consider the head, a middle slice and the tail only.
+        sentences = (
+            sentences[:200]
+            + sentences[len(sentences) // 2 : len(sentences) // 2 + 50]
+            + sentences[-150:]
+        )
+    doc_freq: Counter[str] = Counter(stem_terms(tokenize(" ".join(sentences))))
+    ranked = sorted(
+        range(len(sentences)),
+        key=lambda i: (-_score(sentences[i], i, role, doc_freq), i),
+    )
+    chosen = sorted(ranked[:max_sentences])
+    pieces: list[str] = []
+    total = 0
+    for i in chosen:
+        piece = _WS.sub(" ", _clip_words(sentences[i])).strip()
+        if total + len(piece) > MAX_SUMMARY_CHARS and pieces:
+            break
+        pieces.append(piece)
+        total += len(piece) + 1
+    summary = " ".join(pieces)
+    if len(summary) > MAX_SUMMARY_CHARS:
+        summary = summary[: MAX_SUMMARY_CHARS - 1].rstrip() + "…"
+    return summary
+
+
+def extract_keywords(text: str, limit: int = 16) -> list[str]:
+    """Stemmed salient terms: names, numbers, identifiers, then the most frequent words."""
+    salient: list[str] = []
+    for pattern in (_CAPITAL, _NUMBER, _IDENT):
+        for match in pattern.findall(text[:20000]):
+            salient.extend(tokenize(match))
+    counts = Counter(stem_terms(tokenize(text[:20000])))
+    result: list[str] = []
+    for term in stem_terms([t for t in salient if t not in STOPWORDS]):
+        if term not in result:
+            result.append(term)
+        if len(result) >= limit // 2:
+            break
+    for term, _ in counts.most_common():
+        if len(result) >= limit:
+            break
+        if term not in result and len(term) > 2:
+            result.append(term)
+    return result

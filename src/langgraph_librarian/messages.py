@@ -1,0 +1,130 @@
+"""Reading messages: plain text of any content shape, identity keys, turns, tool groups."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+__all__ = [
+    "content_hash",
+    "human_positions",
+    "latest_human_text",
+    "message_keys",
+    "message_role",
+    "message_text",
+    "tool_groups",
+]
+
+
+def message_text(message: BaseMessage) -> str:
+    """Plain text of a message, whatever its content shape.
+
+    String content is returned as is. List content (multimodal blocks) keeps text
+    blocks and replaces other blocks by a short marker such as ``[image]`` so that a
+    summary can still say an image was sent. Tool calls of an AIMessage are appended
+    as ``[tool call name(args)]`` because they often carry the message's meaning.
+    """
+    content: Any = message.content
+    parts: list[str] = []
+    if isinstance(content, str):
+        parts.append(content)
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict):
+                kind = str(block.get("type", "block"))
+                if kind == "text" and isinstance(block.get("text"), str):
+                    parts.append(block["text"])
+                elif kind in {"tool_use", "function_call"}:
+                    continue  # duplicated in message.tool_calls
+                else:
+                    parts.append(f"[{kind}]")
+    elif content is not None:
+        parts.append(str(content))
+    if isinstance(message, AIMessage):
+        for call in message.tool_calls:
+            args = json.dumps(call.get("args", {}), ensure_ascii=False, sort_keys=True)
+            parts.append(f"[tool call {call.get('name', '?')}({args})]")
+    return "\n".join(p for p in parts if p)
+
+
+def message_role(message: BaseMessage) -> str:
+    """The message ``type`` (``human``, ``ai``, ``tool``, ``system``...)."""
+    return str(message.type)
+
+
+def content_hash(message: BaseMessage) -> str:
+    """Stable hash of what a summary depends on: role, name, text and tool linkage."""
+    payload = json.dumps(
+        [
+            message.type,
+            message.name,
+            message_text(message),
+            getattr(message, "tool_call_id", None),
+        ],
+        ensure_ascii=False,
+    )
+    return hashlib.blake2b(payload.encode("utf-8"), digest_size=10).hexdigest()
+
+
+def message_keys(messages: Sequence[BaseMessage], hashes: Sequence[str]) -> list[str]:
+    """Identity key per message: its id, else its content hash plus occurrence number.
+
+    Messages inside a graph always have ids (``add_messages`` assigns them). Lists
+    passed by hand may not; for those the key is stable as long as the same history is
+    sent again, and two identical messages still get distinct keys.
+    """
+    seen: dict[str, int] = {}
+    keys: list[str] = []
+    for message, digest in zip(messages, hashes, strict=True):
+        if message.id:
+            keys.append(f"id:{message.id}")
+            continue
+        n = seen.get(digest, 0)
+        seen[digest] = n + 1
+        keys.append(f"h:{digest}:{n}")
+    return keys
+
+
+def human_positions(messages: Sequence[BaseMessage]) -> list[int]:
+    """Positions of human messages, i.e. where user turns start."""
+    return [i for i, m in enumerate(messages) if isinstance(m, HumanMessage) or m.type == "human"]
+
+
+def latest_human_text(messages: Sequence[BaseMessage]) -> str:
+    """Text of the latest human message, or ``""``."""
+    for message in reversed(messages):
+        if message.type == "human":
+            return message_text(message)
+    return ""
+
+
+def tool_groups(messages: Sequence[BaseMessage]) -> dict[int, list[int]]:
+    """Map every position in a tool exchange to all positions of that exchange.
+
+    An exchange is an AIMessage with tool calls plus every ToolMessage answering one
+    of its calls. Providers reject a tool call without its results or a result without
+    its call, so hydration always moves whole exchanges.
+    """
+    call_owner: dict[str, int] = {}
+    groups: dict[int, list[int]] = {}
+    for i, message in enumerate(messages):
+        if isinstance(message, AIMessage) and message.tool_calls:
+            groups[i] = [i]
+            for call in message.tool_calls:
+                if call.get("id"):
+                    call_owner[str(call["id"])] = i
+        elif isinstance(message, ToolMessage):
+            owner = call_owner.get(str(message.tool_call_id))
+            if owner is not None:
+                groups[owner].append(i)
+    result: dict[int, list[int]] = {}
+    for members in groups.values():
+        for position in members:
+            result[position] = members
+    return result

@@ -1,0 +1,370 @@
+"""The two graph nodes: ``select_and_hydrate`` (online) and ``index_messages`` (after the reply).
+
+Both are thin: they resolve the config, load the index, call the core
+(:mod:`~langgraph_librarian.index.pipeline`, :mod:`~langgraph_librarian.select`,
+:func:`~langgraph_librarian.hydrate.hydrate`) and report metadata. Each node object
+runs natively sync (``invoke``) and async (``ainvoke``), and can be called directly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage, convert_to_messages
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+
+from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
+from langgraph_librarian.embeddings import resolve_embeddings
+from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
+from langgraph_librarian.hydrate import hydrate, recent_turns_start
+from langgraph_librarian.index.pipeline import (
+    IndexUpdate,
+    aupdate_index,
+    provisional_entries,
+    update_index,
+)
+from langgraph_librarian.index.reconcile import reconcile_index
+from langgraph_librarian.messages import latest_human_text
+from langgraph_librarian.select.llm import LLMSelector
+from langgraph_librarian.select.local import LocalSelector
+from langgraph_librarian.select.result import Selection
+from langgraph_librarian.stores.base import aload_index, asave_index
+from langgraph_librarian.tokens import count_tokens
+
+__all__ = [
+    "LibrarianNode",
+    "aindex_messages",
+    "aselect_and_hydrate",
+    "create_index_node",
+    "create_librarian_node",
+    "index_messages",
+    "make_selector",
+    "select_and_hydrate",
+]
+
+StateUpdate = dict[str, Any]
+
+
+class LibrarianNode(RunnableLambda[dict[str, Any], StateUpdate]):
+    """A graph node with native sync and async paths that can also be called directly.
+
+    ``node(state, config)`` runs the sync path; ``await node.ainvoke(state, config)``
+    and LangGraph's ``ainvoke``/``astream`` run the async one.
+    """
+
+    def __call__(self, state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
+        func: Callable[[dict[str, Any], RunnableConfig | None], StateUpdate] = self.func  # type: ignore[assignment]
+        return func(state, config)
+
+
+# -- shared helpers -------------------------------------------------------------------
+
+
+def _messages(state: dict[str, Any]) -> list[BaseMessage]:
+    raw = state.get("messages") or []
+    if not isinstance(raw, list | tuple):
+        raise ValueError("state['messages'] must be a list of messages")
+    if all(isinstance(m, BaseMessage) for m in raw):
+        return list(raw)
+    return list(convert_to_messages(raw))
+
+
+def _state_entries(state: dict[str, Any]) -> list[IndexEntry]:
+    return entries_from_dicts(state.get("index") or [])
+
+
+def make_selector(config: LibrarianConfig) -> LocalSelector | LLMSelector:
+    """The selector the config asks for (the LLM one always wraps a local fallback)."""
+    local = LocalSelector(max_selected=config.max_selected, embeddings=resolve_embeddings(config))
+    if config.uses_local_selector:
+        return local
+    return LLMSelector(
+        config.get_selector_model(),
+        local=local,
+        prompt_template=config.selection_prompt,
+        token_budget=config.selector_token_budget,
+        timeout=config.model_timeout,
+        max_retries=config.max_retries,
+        retry_backoff=config.retry_backoff,
+        token_counter=config.token_counter,
+    )
+
+
+@dataclass
+class _Plan:
+    """Everything selection needs, or the update to return when it is skipped."""
+
+    config: LibrarianConfig
+    messages: list[BaseMessage]
+    query: str
+    candidates: list[IndexEntry]
+    exclude: set[int]
+    started: float
+    index_size: int
+    unindexed: int
+    skip: StateUpdate | None = None
+
+
+def _base_metadata(messages: Sequence[BaseMessage], config: LibrarianConfig) -> dict[str, Any]:
+    return {
+        "original_count": len(messages),
+        "original_tokens": count_tokens(messages, config.token_counter),
+    }
+
+
+def _skipped(
+    messages: list[BaseMessage],
+    config: LibrarianConfig,
+    reason: str,
+    started: float,
+    extra: dict[str, Any] | None = None,
+) -> StateUpdate:
+    metadata = {
+        "selection_skipped": True,
+        "reason": reason,
+        "selected_ids": [],
+        "selection_reasoning": "",
+        **_base_metadata(messages, config),
+        "curated_count": len(messages),
+        "token_reduction_pct": 0.0,
+        **(extra or {}),
+    }
+    metadata["curated_tokens"] = metadata["original_tokens"]
+    metadata["selection_latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    return {"curated_messages": list(messages), "selected_ids": [], "librarian_metadata": metadata}
+
+
+def _plan(
+    state: dict[str, Any], config: LibrarianConfig, stored: list[IndexEntry] | None, started: float
+) -> _Plan:
+    messages = _messages(state)
+    explicit = state.get("query")
+    query = (
+        explicit if isinstance(explicit, str) and explicit.strip() else latest_human_text(messages)
+    )
+    entries = stored if stored is not None else _state_entries(state)
+    plan = _Plan(config, messages, query, [], set(), started, len(entries), 0)
+    if not messages:
+        plan.skip = _skipped(messages, config, "no messages", started)
+        return plan
+    if not query.strip():
+        plan.skip = _skipped(messages, config, "no query", started)
+        return plan
+    recent_start = recent_turns_start(messages, config.always_include_recent_turns)
+    if recent_start == 0 or not any(m.type != "system" for m in messages[:recent_start]):
+        plan.skip = _skipped(messages, config, "no earlier messages to select from", started)
+        return plan
+    if not entries:
+        too_big = (
+            config.context_token_budget is not None
+            and count_tokens(messages, config.token_counter) > config.context_token_budget
+        )
+        if not too_big:
+            plan.skip = _skipped(messages, config, "no index", started)
+            return plan
+    rec = reconcile_index(messages, entries)
+    plan.unindexed = len(rec.missing)
+    complete = provisional_entries(messages, rec, config) if rec.missing else rec.complete()
+    plan.exclude = set(range(recent_start, len(messages)))
+    plan.candidates = [
+        e for e in complete if e.id < recent_start and messages[e.id].type != "system"
+    ]
+    return plan
+
+
+def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
+    config, messages = plan.config, plan.messages
+    hydrated = hydrate(
+        messages,
+        selection.ids,
+        recent_turns=config.always_include_recent_turns,
+        token_budget=config.context_token_budget,
+        token_counter=config.token_counter,
+    )
+    metadata = _base_metadata(messages, config)
+    curated_tokens = count_tokens(hydrated.messages, config.token_counter)
+    original = metadata["original_tokens"]
+    metadata.update(
+        {
+            "selection_skipped": False,
+            "selected_ids": hydrated.selected,
+            "selection_reasoning": selection.reasoning,
+            "selection_strategy": selection.strategy,
+            "selection_fallback": selection.strategy == "local_fallback",
+            "curated_count": len(hydrated.messages),
+            "curated_tokens": curated_tokens,
+            "token_reduction_pct": round(100.0 * (1 - curated_tokens / original), 2)
+            if original
+            else 0.0,
+            "query": plan.query[:500],
+            "index_size": plan.index_size,
+            "unindexed_count": plan.unindexed,
+            "candidate_count": len(plan.candidates),
+            "selector_shortlisted": selection.shortlisted,
+            "selector_prompt_tokens": selection.prompt_tokens,
+            "expanded_ids": [p for p in selection.expanded_ids if p in hydrated.selected],
+            "dropped_for_budget": hydrated.dropped_for_budget,
+        }
+    )
+    if selection.fallback_reason:
+        metadata["fallback_reason"] = selection.fallback_reason
+    metadata["selection_latency_ms"] = round((time.perf_counter() - plan.started) * 1000, 3)
+    return {
+        "curated_messages": hydrated.messages,
+        "selected_ids": hydrated.selected,
+        "librarian_metadata": metadata,
+    }
+
+
+# -- select_and_hydrate ---------------------------------------------------------------
+
+
+def _select_sync(
+    state: dict[str, Any], runnable_config: RunnableConfig | None, default: LibrarianConfig | None
+) -> StateUpdate:
+    started = time.perf_counter()
+    config = resolve_config(default, runnable_config)
+    stored = config.store.load(session_id_from_config(runnable_config)) if config.store else None
+    plan = _plan(state, config, stored, started)
+    if plan.skip is not None:
+        return plan.skip
+    selection = make_selector(config).select(
+        plan.query, plan.messages, plan.candidates, exclude=plan.exclude
+    )
+    return _finish(plan, selection)
+
+
+async def _select_async(
+    state: dict[str, Any], runnable_config: RunnableConfig | None, default: LibrarianConfig | None
+) -> StateUpdate:
+    started = time.perf_counter()
+    config = resolve_config(default, runnable_config)
+    stored = (
+        await aload_index(config.store, session_id_from_config(runnable_config))
+        if config.store
+        else None
+    )
+    plan = _plan(state, config, stored, started)
+    if plan.skip is not None:
+        return plan.skip
+    selector = make_selector(config)
+    selection = await selector.aselect(
+        plan.query, plan.messages, plan.candidates, exclude=plan.exclude
+    )
+    return _finish(plan, selection)
+
+
+# -- index_messages -------------------------------------------------------------------
+
+
+def _index_result(state: dict[str, Any], update: IndexUpdate) -> StateUpdate:
+    metadata: dict[str, Any] = {
+        "indexing_new_count": update.new_count,
+        "indexing_total_count": len(update.entries),
+        "indexing_latency_ms": update.latency_ms,
+        "indexing_failed_count": update.failed_count,
+        "indexing_dropped_count": update.dropped_count,
+        "indexing_reused_count": update.reused_count,
+    }
+    if update.errors:
+        metadata["indexing_errors"] = update.errors[:10]
+    result: StateUpdate = {
+        "index": entries_to_dicts(update.entries),
+        "librarian_metadata": metadata,
+    }
+    if state.get("query"):
+        result["query"] = ""  # consumed: the next turn must not reuse it
+    return result
+
+
+def _index_sync(
+    state: dict[str, Any], runnable_config: RunnableConfig | None, default: LibrarianConfig | None
+) -> StateUpdate:
+    config = resolve_config(default, runnable_config)
+    session = session_id_from_config(runnable_config)
+    stored = config.store.load(session) if config.store else None
+    entries = stored if stored is not None else _state_entries(state)
+    update = update_index(_messages(state), entries, config)
+    if config.store:
+        config.store.save(session, update.entries)
+    return _index_result(state, update)
+
+
+async def _index_async(
+    state: dict[str, Any], runnable_config: RunnableConfig | None, default: LibrarianConfig | None
+) -> StateUpdate:
+    config = resolve_config(default, runnable_config)
+    session = session_id_from_config(runnable_config)
+    stored = await aload_index(config.store, session) if config.store else None
+    entries = stored if stored is not None else _state_entries(state)
+    update = await aupdate_index(_messages(state), entries, config)
+    if config.store:
+        await asave_index(config.store, session, update.entries)
+    return _index_result(state, update)
+
+
+# -- public node objects ----------------------------------------------------------------
+
+
+def _bind(
+    sync: Callable[[dict[str, Any], RunnableConfig | None, LibrarianConfig | None], StateUpdate],
+    async_: Callable[
+        [dict[str, Any], RunnableConfig | None, LibrarianConfig | None], Awaitable[StateUpdate]
+    ],
+    default: LibrarianConfig | None,
+    name: str,
+) -> LibrarianNode:
+    def run(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
+        return sync(state, config, default)
+
+    async def arun(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
+        return await async_(state, config, default)
+
+    return LibrarianNode(run, afunc=arun, name=name)
+
+
+def create_librarian_node(config: LibrarianConfig | None = None) -> LibrarianNode:
+    """A ``select_and_hydrate`` node bound to ``config``.
+
+    A config passed at run time (``configurable["librarian"]``) still overrides it.
+    Add :data:`index_messages` (or :func:`create_index_node`) after your agent node.
+
+    Example:
+        >>> node = create_librarian_node(LibrarianConfig(always_include_recent_turns=3))
+    """
+    return _bind(_select_sync, _select_async, config, "select_and_hydrate")
+
+
+def create_index_node(config: LibrarianConfig | None = None) -> LibrarianNode:
+    """An ``index_messages`` node bound to ``config`` (run-time config still wins)."""
+    return _bind(_index_sync, _index_async, config, "index_messages")
+
+
+select_and_hydrate: LibrarianNode = create_librarian_node(None)
+"""Node: select relevant messages and hydrate the curated context.
+
+Reads ``messages``, ``query`` and ``index``; writes ``curated_messages``,
+``selected_ids`` and ``librarian_metadata``. The config comes from
+``configurable["librarian"]`` (default: the offline engine)."""
+
+index_messages: LibrarianNode = create_index_node(None)
+"""Node: bring the index up to date after the agent replied.
+
+Writes ``index`` (and clears a consumed ``query``) plus indexing metadata."""
+
+
+async def aselect_and_hydrate(
+    state: dict[str, Any], config: RunnableConfig | None = None
+) -> StateUpdate:
+    """Async form of :data:`select_and_hydrate`."""
+    return await _select_async(state, config, None)
+
+
+async def aindex_messages(
+    state: dict[str, Any], config: RunnableConfig | None = None
+) -> StateUpdate:
+    """Async form of :data:`index_messages`."""
+    return await _index_async(state, config, None)

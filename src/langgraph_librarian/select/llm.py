@@ -1,0 +1,231 @@
+"""The LLM selector: reasoning over a bounded, fenced index."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage
+from pydantic import BaseModel, Field
+
+from langgraph_librarian.calls import acall_with_retries, call_with_retries
+from langgraph_librarian.entry import IndexEntry
+from langgraph_librarian.select.local import LocalSelector
+from langgraph_librarian.select.parse import parse_selected_ids
+from langgraph_librarian.select.prompts import (
+    DEFAULT_SELECTION_PROMPT,
+    format_index_line,
+    render_selection_prompt,
+)
+from langgraph_librarian.select.result import Selection
+from langgraph_librarian.tokens import TokenCounter, count_text_tokens
+
+__all__ = ["LLMSelector", "SelectionOutput"]
+
+
+class SelectionOutput(BaseModel):
+    """Structured selector answer, used when the model supports tool calling."""
+
+    reasoning: str = Field(description="Brief reasoning about which messages are needed.")
+    ids: list[int] = Field(description="Ids of the index entries the assistant must read.")
+
+
+def _supports_structured_output(model: BaseChatModel) -> bool:
+    # The base class's bind_tools raises NotImplementedError; only real overrides work.
+    return type(model).bind_tools is not BaseChatModel.bind_tools
+
+
+def _text_of(result: Any) -> str:
+    if isinstance(result, BaseMessage):
+        content = result.content
+        if isinstance(content, str):
+            return content
+        return "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
+    return str(result)
+
+
+class LLMSelector:
+    """Asks a chat model which index entries the agent needs.
+
+    The prompt is bounded by ``token_budget``: when the index does not fit, the
+    local ranker shortlists the most relevant entries (and the most recent ones as
+    filler) first. Any failure (exception, timeout, unusable answer) falls back to
+    the local selection, and the returned :class:`Selection` says why.
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        local: LocalSelector,
+        prompt_template: str | None = None,
+        token_budget: int = 8000,
+        timeout: float | None = 60.0,
+        max_retries: int = 2,
+        retry_backoff: float = 0.5,
+        token_counter: TokenCounter | None = None,
+        structured_output: bool | None = None,
+    ) -> None:
+        self.model = model
+        self.local = local
+        self.template = prompt_template or DEFAULT_SELECTION_PROMPT
+        self.token_budget = token_budget
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.retry_backoff = retry_backoff
+        self.counter = token_counter
+        self.structured = (
+            _supports_structured_output(model) if structured_output is None else structured_output
+        )
+
+    # -- prompt ---------------------------------------------------------------------
+
+    def shortlist(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        exclude: Collection[int],
+    ) -> tuple[list[IndexEntry], bool]:
+        """Entries that fit the prompt budget, in conversation order."""
+        excluded = set(exclude)
+        candidates = [e for e in entries if e.id not in excluded]
+        fixed = count_text_tokens(render_selection_prompt(self.template, query, []), self.counter)
+        room = self.token_budget - fixed
+        costs = {
+            e.id: count_text_tokens(format_index_line(e), self.counter) + 1 for e in candidates
+        }
+        if sum(costs.values()) <= room:
+            return candidates, False
+        by_pos = {e.id: e for e in candidates}
+        order = [pos for pos, _ in self.local.rank(query, messages, candidates)]
+        ranked = set(order)
+        order += [e.id for e in reversed(candidates) if e.id not in ranked]  # recent first
+        chosen: list[int] = []
+        used = 0
+        for pos in order:
+            if used + costs[pos] > room:
+                continue
+            chosen.append(pos)
+            used += costs[pos]
+            if room - used < 8:
+                break
+        return [by_pos[p] for p in sorted(chosen)], True
+
+    # -- calls ----------------------------------------------------------------------
+
+    def _interpret(
+        self, result: Any, shown: Sequence[IndexEntry]
+    ) -> tuple[list[int] | None, str, str | None]:
+        """(ids or None when unusable, reasoning text, problem)."""
+        valid = [e.id for e in shown]
+        if isinstance(result, dict) and "raw" in result:
+            parsed = result.get("parsed")
+            raw_text = _text_of(result.get("raw"))
+            if isinstance(parsed, SelectionOutput):
+                ids = [i for i in dict.fromkeys(parsed.ids) if i in set(valid)]
+                if parsed.ids and not ids:
+                    return None, parsed.reasoning, "selector returned only unknown ids"
+                return ids, parsed.reasoning, None
+            result = raw_text
+        text = _text_of(result)
+        parsed_text = parse_selected_ids(text, valid)
+        if not parsed_text.found:
+            return None, text, "selector answer contained no id list"
+        if parsed_text.invalid and not parsed_text.ids:
+            return None, text, "selector returned only unknown ids"
+        return parsed_text.ids, text, None
+
+    def _runnable(self) -> Any:
+        if self.structured:
+            try:
+                return self.model.with_structured_output(SelectionOutput, include_raw=True)
+            except NotImplementedError:
+                self.structured = False
+        return self.model
+
+    def _finish(
+        self,
+        outcome: tuple[list[int] | None, str, str | None],
+        fallback: Selection,
+        shown: Sequence[IndexEntry],
+        shortlisted: bool,
+        prompt_tokens: int,
+    ) -> Selection:
+        ids, reasoning, problem = outcome
+        if ids is None:
+            fallback.strategy = "local_fallback"
+            fallback.fallback_reason = problem
+            fallback.reasoning = reasoning
+            fallback.prompt_tokens = prompt_tokens
+            fallback.shortlisted = shortlisted
+            return fallback
+        return Selection(
+            ids=ids,
+            reasoning=reasoning,
+            strategy="llm",
+            candidates=len(shown),
+            shortlisted=shortlisted,
+            prompt_tokens=prompt_tokens,
+        )
+
+    def select(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        *,
+        exclude: Collection[int] = (),
+    ) -> Selection:
+        """Select entries; never raises for model failures (falls back to local)."""
+        shown, shortlisted = self.shortlist(query, messages, entries, exclude)
+        prompt = render_selection_prompt(self.template, query, shown)
+        tokens = count_text_tokens(prompt, self.counter)
+        runnable = self._runnable()
+        try:
+            result = call_with_retries(
+                lambda: runnable.invoke([HumanMessage(content=prompt)]),
+                timeout=self.timeout,
+                retries=self.max_retries,
+                backoff=self.retry_backoff,
+            )
+            outcome = self._interpret(result, shown)
+        except Exception as exc:
+            outcome = (None, "", f"selector failed: {type(exc).__name__}: {exc}"[:300])
+        fallback = (
+            self.local.select(query, messages, entries, exclude=exclude)
+            if outcome[0] is None
+            else Selection()
+        )
+        return self._finish(outcome, fallback, shown, shortlisted, tokens)
+
+    async def aselect(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        *,
+        exclude: Collection[int] = (),
+    ) -> Selection:
+        """Async twin of :meth:`select`."""
+        shown, shortlisted = self.shortlist(query, messages, entries, exclude)
+        prompt = render_selection_prompt(self.template, query, shown)
+        tokens = count_text_tokens(prompt, self.counter)
+        runnable = self._runnable()
+        try:
+            result = await acall_with_retries(
+                lambda: runnable.ainvoke([HumanMessage(content=prompt)]),
+                timeout=self.timeout,
+                retries=self.max_retries,
+                backoff=self.retry_backoff,
+            )
+            outcome = self._interpret(result, shown)
+        except Exception as exc:
+            outcome = (None, "", f"selector failed: {type(exc).__name__}: {exc}"[:300])
+        fallback = (
+            await self.local.aselect(query, messages, entries, exclude=exclude)
+            if outcome[0] is None
+            else Selection()
+        )
+        return self._finish(outcome, fallback, shown, shortlisted, tokens)

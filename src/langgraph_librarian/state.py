@@ -1,0 +1,63 @@
+"""Graph state for the Librarian, with reducers that keep the index safe."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Required
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+__all__ = ["LibrarianState", "merge_index", "merge_metadata"]
+
+TURN_START_KEY = "selection_skipped"
+"""Every select_and_hydrate metadata update carries this key; it starts a new record."""
+
+
+def merge_index(
+    left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """Replace the index, except that an empty list leaves it as it is.
+
+    The spec's examples send ``"index": []`` with every call; with a plain
+    last-value channel that would wipe the persisted index each turn.
+    """
+    if not right:
+        return list(left or [])
+    return list(right)
+
+
+def merge_metadata(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Merge within a turn; start afresh when selection reports a new turn.
+
+    ``select_and_hydrate`` always writes ``selection_skipped``, which replaces the
+    previous turn's record; ``index_messages`` then adds its keys to it. So the
+    metadata after a turn describes that turn only.
+    """
+    if right is None:
+        return dict(left or {})
+    if TURN_START_KEY in right:
+        return dict(right)
+    return {**(left or {}), **right}
+
+
+class LibrarianState(TypedDict, total=False):
+    """State schema of the Librarian graph; extend it with your own fields.
+
+    Attributes:
+        messages: Full conversation history (``add_messages`` reducer).
+        query: Current user query; when absent, the latest human message is used.
+            It is consumed at the end of the turn so it is never reused.
+        index: Summary index as JSON-safe dicts (``IndexEntry.to_dict()``); an
+            input of ``[]`` never wipes it.
+        selected_ids: Positions selected this turn.
+        curated_messages: Selected + recent messages: give these to your model.
+        librarian_metadata: Metrics and debug info for the current turn.
+    """
+
+    messages: Required[Annotated[list[AnyMessage], add_messages]]
+    query: str
+    index: Annotated[list[dict[str, Any]], merge_index]
+    selected_ids: list[int]
+    curated_messages: list[AnyMessage]
+    librarian_metadata: Annotated[dict[str, Any], merge_metadata]

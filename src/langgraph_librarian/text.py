@@ -1,0 +1,244 @@
+"""Shared text processing for the offline engine: tokens, stems, stop words, sentences."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from functools import lru_cache
+
+import Stemmer
+
+__all__ = ["STOPWORDS", "content_terms", "split_sentences", "stem_terms", "tokenize"]
+
+# Function words plus chat filler; kept short on purpose: content words such as
+# "changed", "instead" or "budget" must stay searchable.
+STOPWORDS: frozenset[str] = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "aren",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "couldn",
+        "did",
+        "didn",
+        "do",
+        "does",
+        "doesn",
+        "doing",
+        "don",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "hadn",
+        "has",
+        "hasn",
+        "have",
+        "haven",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "isn",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "let",
+        "ll",
+        "me",
+        "might",
+        "more",
+        "most",
+        "must",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "re",
+        "same",
+        "shan",
+        "she",
+        "should",
+        "shouldn",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "ve",
+        "very",
+        "was",
+        "wasn",
+        "we",
+        "were",
+        "weren",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "won",
+        "would",
+        "wouldn",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "yes",
+        "yeah",
+        "ok",
+        "okay",
+        "oh",
+        "hi",
+        "hey",
+        "hello",
+        "thanks",
+        "thank",
+        "please",
+        "also",
+        "really",
+        "like",
+        "well",
+        "get",
+        "got",
+        "go",
+        "going",
+        "gonna",
+        "want",
+        "just",
+        "s",
+        "t",
+        "d",
+        "m",
+        "o",
+        "y",
+    ]
+)
+
+_TOKEN = re.compile(r"\d+(?:[.,:/-]\d+)*|[^\W_]+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+
+_stemmer = Stemmer.Stemmer("english")
+_stemmer.maxCacheSize = 200_000
+
+
+def _cjk_bigrams(token: str) -> list[str]:
+    chars = [c for c in token if _CJK.match(c)]
+    if len(chars) <= 1:
+        return chars
+    return [a + b for a, b in itertools.pairwise(chars)]
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case word, number and CJK-bigram tokens of ``text`` (stop words kept)."""
+    tokens: list[str] = []
+    for token in _TOKEN.findall(text.lower()):
+        if _CJK.search(token):
+            tokens.extend(_cjk_bigrams(token))
+            rest = _CJK.sub(" ", token).split()
+            tokens.extend(rest)
+        else:
+            tokens.append(token)
+    return tokens
+
+
+def stem_terms(tokens: list[str]) -> list[str]:
+    """Stemmed content terms: stop words dropped, numbers and CJK kept as they are."""
+    kept = [t for t in tokens if t not in STOPWORDS and (len(t) > 1 or t.isdigit())]
+    return list(_stemmer.stemWords(kept))
+
+
+@lru_cache(maxsize=4096)
+def _cached_terms(text: str) -> tuple[str, ...]:
+    return tuple(stem_terms(tokenize(text)))
+
+
+def content_terms(text: str) -> list[str]:
+    """``stem_terms(tokenize(text))``, cached for short repeated strings such as queries."""
+    if len(text) <= 2000:
+        return list(_cached_terms(text))
+    return stem_terms(tokenize(text))
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split prose into sentences; bullet lines and paragraphs count as sentences."""
+    pieces = _SENTENCE.split(text.strip())
+    return [p.strip() for p in pieces if p and p.strip()]

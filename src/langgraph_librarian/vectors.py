@@ -1,0 +1,65 @@
+"""Compact storage of embedding vectors inside index entries, and cached matrices."""
+
+from __future__ import annotations
+
+import base64
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["decode_vector", "encode_vector", "vector_matrix"]
+
+
+def encode_vector(values: Sequence[float]) -> str:
+    """Unit-normalize and pack as base64 float16 (2 bytes per dimension)."""
+    array = np.asarray(values, dtype=np.float32)
+    norm = float(np.linalg.norm(array))
+    if norm > 0:
+        array = array / norm
+    return base64.b64encode(array.astype(np.float16).tobytes()).decode("ascii")
+
+
+def decode_vector(data: str) -> np.ndarray:
+    """Inverse of :func:`encode_vector` (float32)."""
+    return np.frombuffer(base64.b64decode(data), dtype=np.float16).astype(np.float32)
+
+
+_CACHE: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def vector_matrix(encoded: Sequence[str]) -> np.ndarray:
+    """Stack encoded vectors into one matrix, cached across turns.
+
+    When a cached matrix covers a prefix of ``encoded`` (last turn's history), only
+    the new rows are decoded.
+    """
+    key = tuple(encoded)
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+        base: np.ndarray | None = None
+        for cached_key, matrix in reversed(_CACHE.items()):
+            m = len(cached_key)
+            if m <= len(key) and cached_key == key[:m]:
+                base = matrix
+                break
+    start = 0 if base is None else base.shape[0]
+    rows = [decode_vector(v) for v in key[start:]]
+    if base is not None and rows:
+        matrix = np.vstack([base, np.stack(rows)])
+    elif base is not None:
+        matrix = base
+    elif rows:
+        matrix = np.stack(rows)
+    else:
+        matrix = np.zeros((0, 0), dtype=np.float32)
+    with _LOCK:
+        _CACHE[key] = matrix
+        while len(_CACHE) > 16:
+            _CACHE.popitem(last=False)
+    return matrix
