@@ -82,7 +82,7 @@ class LibrarianConfig:
     summary_prompt: str | None = None
     selection_prompt: str | None = None
     store: BaseIndexStore | None = None
-    max_concurrency: int = 8
+    max_concurrency: int = 16
     model_timeout: float | None = 60.0
     max_retries: int = 2
     retry_backoff: float = 0.5

@@ -63,12 +63,13 @@ class IndexEntry:
             return data
         if not isinstance(data, dict):
             raise ValueError(f"index entry must be a dict, got {type(data).__name__}")
-        known = {f.name for f in fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in known}
         try:
-            entry = cls(**kwargs)
-        except TypeError as exc:
-            raise ValueError(f"invalid index entry {data!r}: {exc}") from None
+            entry = cls(**data)  # fast path: a dict we wrote ourselves
+        except TypeError:
+            try:
+                entry = cls(**{k: v for k, v in data.items() if k in _FIELD_NAMES})
+            except TypeError as exc:
+                raise ValueError(f"invalid index entry {data!r}: {exc}") from None
         if isinstance(entry.id, bool) or not isinstance(entry.id, int):
             raise ValueError(f"index entry id must be an int, got {entry.id!r}")
         if not isinstance(entry.role, str) or not isinstance(entry.summary, str):
@@ -77,10 +78,16 @@ class IndexEntry:
             raise ValueError(f"unknown index entry status {entry.status!r}")
         if entry.message_id is not None and not isinstance(entry.message_id, str):
             entry.message_id = str(entry.message_id)
-        entry.keywords = [str(k) for k in (entry.keywords or [])]
+        if not isinstance(entry.keywords, list) or not all(
+            isinstance(k, str) for k in entry.keywords
+        ):
+            entry.keywords = [str(k) for k in (entry.keywords or [])]
         if entry.vector is not None and not isinstance(entry.vector, str):
             raise ValueError("index entry vector must be a base64 string")
         return entry
+
+
+_FIELD_NAMES = frozenset(f.name for f in fields(IndexEntry))
 
 
 def entries_from_dicts(items: Any) -> list[IndexEntry]:

@@ -59,7 +59,7 @@ def hydrate(
     (the current question included). Selected positions are added in rank order,
     each with its whole tool exchange (an AIMessage's tool calls travel with all of
     their ToolMessages and the other way round); a ToolMessage whose call is not in
-    the history is never added on its own. Out-of-range or duplicate positions are
+    the history is left out everywhere. Out-of-range or duplicate positions are
     ignored. With ``token_budget``, lowest-ranked selections are dropped first, then
     older recent turns, never the current turn or system messages.
     """
@@ -67,15 +67,16 @@ def hydrate(
     groups = tool_groups(messages)
     recent_start = recent_turns_start(messages, recent_turns)
     system = {i for i, m in enumerate(messages) if m.type == "system"}
-    must = system | set(range(recent_start, n))
+    # A tool result whose call is gone (deleted, trimmed) is rejected by providers,
+    # wherever it sits, so it never enters the curated context.
+    orphans = {i for i, m in enumerate(messages) if m.type == "tool" and i not in groups}
+    must = (system | set(range(recent_start, n))) - orphans
 
     units: list[tuple[int, list[int]]] = []
-    seen: set[int] = set(must)
+    seen: set[int] = must | orphans
     for raw in selected:
         if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw < n or raw in seen:
             continue
-        if messages[raw].type == "tool" and raw not in groups:
-            continue  # orphan tool result: providers reject it
         members = [p for p in groups.get(raw, [raw]) if p not in seen]
         if not members:
             continue
@@ -96,7 +97,7 @@ def hydrate(
         while used > token_budget and len(turn_starts) > 1:
             first, nxt = turn_starts[0], turn_starts[1]
             for p in range(first, nxt):
-                if p not in system:
+                if p not in system and p in chosen:
                     chosen.discard(p)
             turn_starts.pop(0)
             recent_start = nxt

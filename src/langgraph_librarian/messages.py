@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 __all__ = [
     "content_hash",
@@ -58,18 +58,44 @@ def message_role(message: BaseMessage) -> str:
     return str(message.type)
 
 
-def content_hash(message: BaseMessage) -> str:
-    """Stable hash of what a summary depends on: role, name, text and tool linkage."""
+_HASH_MEMO: dict[tuple[object, ...], str] = {}
+_HASH_MEMO_LIMIT = 200_000
+
+
+def _stable_hash(message: BaseMessage) -> str:
     payload = json.dumps(
-        [
-            message.type,
-            message.name,
-            message_text(message),
-            getattr(message, "tool_call_id", None),
-        ],
+        [message.type, message.name, message_text(message), getattr(message, "tool_call_id", None)],
         ensure_ascii=False,
     )
     return hashlib.blake2b(payload.encode("utf-8"), digest_size=10).hexdigest()
+
+
+def content_hash(message: BaseMessage) -> str:
+    """Stable hash of what a summary depends on: role, name, text and tool linkage.
+
+    The hash is the same in every process (it is stored with the index). Computing it
+    means encoding the whole text, so results for plain-text messages are memoized
+    per process under Python's fast built-in string hash; a later turn over the same
+    10,000-message history then pays one dictionary lookup per message.
+    """
+    content = message.content
+    if not isinstance(content, str) or (
+        message.type == "ai" and getattr(message, "tool_calls", None)
+    ):
+        return _stable_hash(message)
+    memo_key = (
+        message.type,
+        message.name,
+        getattr(message, "tool_call_id", None),
+        len(content),
+        hash(content),
+    )
+    cached = _HASH_MEMO.get(memo_key)
+    if cached is None:
+        if len(_HASH_MEMO) >= _HASH_MEMO_LIMIT:
+            _HASH_MEMO.clear()
+        cached = _HASH_MEMO[memo_key] = _stable_hash(message)
+    return cached
 
 
 def message_keys(messages: Sequence[BaseMessage], hashes: Sequence[str]) -> list[str]:
@@ -93,7 +119,7 @@ def message_keys(messages: Sequence[BaseMessage], hashes: Sequence[str]) -> list
 
 def human_positions(messages: Sequence[BaseMessage]) -> list[int]:
     """Positions of human messages, i.e. where user turns start."""
-    return [i for i, m in enumerate(messages) if isinstance(m, HumanMessage) or m.type == "human"]
+    return [i for i, m in enumerate(messages) if m.type == "human"]
 
 
 def latest_human_text(messages: Sequence[BaseMessage]) -> str:
@@ -114,13 +140,14 @@ def tool_groups(messages: Sequence[BaseMessage]) -> dict[int, list[int]]:
     call_owner: dict[str, int] = {}
     groups: dict[int, list[int]] = {}
     for i, message in enumerate(messages):
-        if isinstance(message, AIMessage) and message.tool_calls:
+        kind = message.type
+        if kind == "ai" and getattr(message, "tool_calls", None):
             groups[i] = [i]
-            for call in message.tool_calls:
+            for call in message.tool_calls:  # type: ignore[attr-defined]
                 if call.get("id"):
                     call_owner[str(call["id"])] = i
-        elif isinstance(message, ToolMessage):
-            owner = call_owner.get(str(message.tool_call_id))
+        elif kind == "tool":
+            owner = call_owner.get(str(getattr(message, "tool_call_id", "")))
             if owner is not None:
                 groups[owner].append(i)
     result: dict[int, list[int]] = {}

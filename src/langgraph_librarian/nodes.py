@@ -9,7 +9,7 @@ runs natively sync (``invoke``) and async (``ainvoke``), and can be called direc
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,14 +105,8 @@ class _Plan:
     started: float
     index_size: int
     unindexed: int
+    original_tokens: int = 0
     skip: StateUpdate | None = None
-
-
-def _base_metadata(messages: Sequence[BaseMessage], config: LibrarianConfig) -> dict[str, Any]:
-    return {
-        "original_count": len(messages),
-        "original_tokens": count_tokens(messages, config.token_counter),
-    }
 
 
 def _skipped(
@@ -127,7 +121,8 @@ def _skipped(
         "reason": reason,
         "selected_ids": [],
         "selection_reasoning": "",
-        **_base_metadata(messages, config),
+        "original_count": len(messages),
+        "original_tokens": count_tokens(messages, config.token_counter),
         "curated_count": len(messages),
         "token_reduction_pct": 0.0,
         **(extra or {}),
@@ -166,8 +161,10 @@ def _plan(
             plan.skip = _skipped(messages, config, "no index", started)
             return plan
     rec = reconcile_index(messages, entries)
-    plan.unindexed = len(rec.missing)
+    plan.unindexed = sum(1 for p in rec.missing if p < recent_start)
     complete = provisional_entries(messages, rec, config) if rec.missing else rec.complete()
+    # Token counts were taken at index time: no need to re-count the whole history.
+    plan.original_tokens = sum(e.original_tokens for e in complete)
     plan.exclude = set(range(recent_start, len(messages)))
     plan.candidates = [
         e for e in complete if e.id < recent_start and messages[e.id].type != "system"
@@ -184,9 +181,12 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         token_budget=config.context_token_budget,
         token_counter=config.token_counter,
     )
-    metadata = _base_metadata(messages, config)
+    metadata: dict[str, Any] = {
+        "original_count": len(messages),
+        "original_tokens": plan.original_tokens,
+    }
     curated_tokens = count_tokens(hydrated.messages, config.token_counter)
-    original = metadata["original_tokens"]
+    original = plan.original_tokens
     metadata.update(
         {
             "selection_skipped": False,

@@ -75,7 +75,9 @@ def reconcile_index(messages: Sequence[BaseMessage], entries: Sequence[IndexEntr
         entry = by_key.get(key)
         if entry is not None and entry.content_hash == digest:
             used.add(key)
-            result.entries.append(dataclasses.replace(entry, id=position))
+            # Unchanged position (the usual append-only case): no copy needed.
+            moved = entry if entry.id == position else dataclasses.replace(entry, id=position)
+            result.entries.append(moved)
             continue
         donor = by_hash.get(digest)
         if donor is not None:

@@ -8,11 +8,10 @@ dictionary lookup per query term instead of re-tokenizing everything.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -83,26 +82,19 @@ class BM25Index:
         return result
 
 
-_CACHE: OrderedDict[str, BM25Index] = OrderedDict()
+_CACHE: OrderedDict[tuple[int, int], BM25Index] = OrderedDict()
 _CACHE_SIZE = 32
 _LOCK = threading.Lock()
 
 
-def _fingerprint(keys: Sequence[str]) -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    for key in keys:
-        digest.update(key.encode("utf-8", "surrogatepass"))
-        digest.update(b"\x00")
-    return digest.hexdigest()
+def bm25_index_for(keys: Sequence[str], text_of: Callable[[int], str]) -> BM25Index:
+    """A BM25 index over documents ``0..len(keys)-1``, reusing a cached one when possible.
 
-
-def bm25_index_for(keys: Sequence[str], texts: Sequence[str]) -> BM25Index:
-    """A BM25 index over ``texts``, reusing or extending a cached one when possible.
-
-    ``keys`` must identify the texts (message id plus content hash): two calls with
-    the same keys are assumed to have the same texts.
+    ``keys`` identify the documents' texts (content hashes): equal keys are assumed
+    to mean equal texts. ``text_of(i)`` is only called for documents not yet in a
+    cached index, so a turn that appends two messages tokenizes two messages.
     """
-    fingerprint = _fingerprint(keys)
+    fingerprint = (len(keys), hash(tuple(keys)))
     with _LOCK:
         hit = _CACHE.get(fingerprint)
         if hit is not None:
@@ -110,18 +102,18 @@ def bm25_index_for(keys: Sequence[str], texts: Sequence[str]) -> BM25Index:
             return hit
         # The common case: the previous turn's history plus a few new messages.
         base: BM25Index | None = None
-        base_fp = ""
+        base_fp: tuple[int, int] | None = None
         for fp, index in reversed(_CACHE.items()):
             m = len(index)
             if m <= len(keys) and index.keys == list(keys[:m]):
                 base, base_fp = index, fp
                 break
-        if base is not None:
+        if base is not None and base_fp is not None:
             del _CACHE[base_fp]
         else:
             base = BM25Index()
         for i in range(len(base), len(keys)):
-            base.add(keys[i], texts[i])
+            base.add(keys[i], text_of(i))
         _CACHE[fingerprint] = base
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)

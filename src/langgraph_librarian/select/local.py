@@ -60,9 +60,10 @@ class LocalSelector:
     def _lexical(
         self, query: str, messages: Sequence[BaseMessage], entries: Sequence[IndexEntry]
     ) -> np.ndarray:
-        keys = [f"{e.message_id or e.id}|{e.content_hash}" for e in entries]
-        texts = [_doc_text(e, messages[e.id]) for e in entries]
-        raw = bm25_index_for(keys, texts).scores(query)
+        keys = [e.content_hash for e in entries]
+        raw = bm25_index_for(keys, lambda i: _doc_text(entries[i], messages[entries[i].id])).scores(
+            query
+        )
         top = float(raw.max()) if raw.size else 0.0
         return raw / top if top > 0 else raw
 

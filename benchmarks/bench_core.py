@@ -1,0 +1,113 @@
+"""Core speed benchmarks: indexing concurrency, selection overhead, selector prompt size.
+
+Run: python benchmarks/bench_core.py [--sizes 100 1000 10000] [--json]
+
+A scripted chat model with a fixed latency stands in for the provider, so the numbers
+measure the library, not a network. Results are recorded in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from fakes import ScriptedChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
+
+from langgraph_librarian import (  # noqa: E402
+    LibrarianConfig,
+    aupdate_index,
+    select_and_hydrate,
+    update_index,
+)
+
+TOPICS = ["budget", "venue", "catering", "travel", "speakers", "hotel", "visa", "agenda"]
+
+
+def history(n: int) -> list:
+    messages = []
+    for i in range(n):
+        topic = TOPICS[i % len(TOPICS)]
+        text = (
+            f"Message {i} on the {topic}: we compared options for the {topic} and noted "
+            f"figure {i * 37 % 1000} with owner person{i % 13}. " * 4
+        )
+        cls = HumanMessage if i % 2 == 0 else AIMessage
+        messages.append(cls(content=text, id=f"m{i}"))
+    messages.append(HumanMessage(content="What did we decide about the visa figure?", id="q"))
+    return messages
+
+
+def bench_indexing(latency: float) -> dict:
+    messages = history(100)[:100]
+    out = {}
+    model = ScriptedChatModel(script="A summary.", latency=latency)
+    start = time.perf_counter()
+    update_index(messages, [], LibrarianConfig(indexer_model=model))
+    out["sync_s"] = round(time.perf_counter() - start, 3)
+    model = ScriptedChatModel(script="A summary.", latency=latency)
+    start = time.perf_counter()
+    asyncio.run(aupdate_index(messages, [], LibrarianConfig(indexer_model=model)))
+    out["async_s"] = round(time.perf_counter() - start, 3)
+    out["calls"] = len(model.calls)
+    return out
+
+
+def bench_selection(n: int, repeats: int) -> dict:
+    messages = history(n)
+    index = [e.to_dict() for e in update_index(messages, [], LibrarianConfig()).entries]
+    state = {"messages": messages, "index": index}
+    result = {"messages": n}
+    for label, config in [
+        ("local", LibrarianConfig()),
+        ("llm", LibrarianConfig(indexer_model="local",
+                                selector_model=ScriptedChatModel(script="IDs: [1, 3]"))),
+    ]:
+        cfg = {"configurable": {"librarian": config}}
+        select_and_hydrate(state, cfg)  # warm caches, as in a running service
+        times = []
+        meta = {}
+        for _ in range(repeats):
+            start = time.perf_counter()
+            meta = select_and_hydrate(state, cfg)["librarian_metadata"]
+            times.append((time.perf_counter() - start) * 1000)
+        result[f"{label}_ms_median"] = round(statistics.median(times), 2)
+        if label == "llm":
+            result["llm_prompt_tokens"] = meta["selector_prompt_tokens"]
+            result["llm_shortlisted"] = meta["selector_shortlisted"]
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    report = {
+        "indexing_100_messages": bench_indexing(args.latency),
+        "selection": [bench_selection(n, args.repeats) for n in args.sizes],
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    ix = report["indexing_100_messages"]
+    print(f"indexing 100 messages at {args.latency * 1000:.0f} ms/call: "
+          f"sync {ix['sync_s']} s, async {ix['async_s']} s ({ix['calls']} model calls)")
+    print("| messages | local select+hydrate (ms) | LLM-path overhead (ms) | selector prompt tokens |")
+    print("|---:|---:|---:|---:|")
+    for row in report["selection"]:
+        print(f"| {row['messages']:,} | {row['local_ms_median']} | {row['llm_ms_median']} | "
+              f"{row['llm_prompt_tokens']}{' (shortlisted)' if row['llm_shortlisted'] else ''} |")
+
+
+if __name__ == "__main__":
+    main()

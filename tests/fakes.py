@@ -1,0 +1,101 @@
+"""Deterministic chat models that record their calls (sync and async)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, Field, PrivateAttr
+
+Reply = str | AIMessage | BaseException | Callable[[list[BaseMessage]], str | AIMessage]
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Answers from a script: a list consumed in order (the last item repeats) or a function.
+
+    Exceptions in the script are raised. ``latency`` sleeps before answering (real
+    ``time.sleep`` / ``asyncio.sleep``). Every prompt is recorded in ``calls``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    script: Any = Field(default="ok")
+    latency: float = 0.0
+    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+    _async_calls: int = PrivateAttr(default=0)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+    _position: int = PrivateAttr(default=0)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def calls(self) -> list[list[BaseMessage]]:
+        return self._calls
+
+    @property
+    def async_calls(self) -> int:
+        return self._async_calls
+
+    def _next(self, messages: Sequence[BaseMessage]) -> AIMessage:
+        with self._lock:
+            self._calls.append(list(messages))
+            if isinstance(self.script, list):
+                item = self.script[min(self._position, len(self.script) - 1)]
+                self._position += 1
+            else:
+                item = self.script
+        if isinstance(item, BaseException):
+            raise item
+        if callable(item):
+            item = item(list(messages))
+        return item if isinstance(item, AIMessage) else AIMessage(content=str(item))
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.latency:
+            time.sleep(self.latency)
+        return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self._async_calls += 1
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
+
+
+def prompt_text(messages: Sequence[BaseMessage]) -> str:
+    return "\n".join(str(m.content) for m in messages)
+
+
+class ToolCallingScriptedModel(ScriptedChatModel):
+    """A scripted model that accepts ``bind_tools`` (so structured output works)."""
+
+    _bound: list[Any] = PrivateAttr(default_factory=list)
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:  # type: ignore[override]
+        self._bound.append((list(tools), kwargs))
+        return self
+
+    @property
+    def bound(self) -> list[Any]:
+        return self._bound

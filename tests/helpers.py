@@ -1,0 +1,48 @@
+"""Conversation builders shared by tests (small, self-made data only)."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+FILLER = (
+    "We talked through the logistics in some detail and agreed to keep going with the "
+    "current approach while collecting feedback from everybody involved in the project. "
+)
+
+
+def long_text(topic: str, fact: str = "", words: int = 60) -> str:
+    base = f"This message is about the {topic}. {fact} "
+    return base + (FILLER * (words // 25 + 1))
+
+
+def conversation(turns: int = 12, with_ids: bool = True) -> list[BaseMessage]:
+    """Alternating human/AI messages; turn 2 states the budget, turn 8 changes it."""
+    topics = ["venue", "catering", "budget", "travel", "speakers", "schedule"]
+    messages: list[BaseMessage] = []
+    for t in range(turns):
+        topic = topics[t % len(topics)]
+        fact = ""
+        if t == 2:
+            fact = "The offsite budget is 12,000 dollars."
+        if t == 8:
+            fact = "Update: the offsite budget changed to 15,500 dollars instead."
+        human = HumanMessage(content=long_text(topic, fact))
+        ai = AIMessage(content=long_text(topic, "Noted."))
+        if with_ids:
+            human.id, ai.id = f"h{t}", f"a{t}"
+        messages += [human, ai]
+    return messages
+
+
+def tool_exchange(
+    call_id: str, name: str = "search_flights", result: str = "3 flights found", prefix: str = "t"
+) -> list[BaseMessage]:
+    ai = AIMessage(
+        content="",
+        tool_calls=[{"name": name, "args": {"q": "LIS"}, "id": call_id, "type": "tool_call"}],
+        id=f"{prefix}-ai-{call_id}",
+    )
+    tool = ToolMessage(
+        content=result, tool_call_id=call_id, name=name, id=f"{prefix}-tool-{call_id}"
+    )
+    return [ai, tool]

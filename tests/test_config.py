@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import pytest
+
+from fakes import ScriptedChatModel
+from langgraph_librarian import LOCAL, LibrarianConfig, resolve_config
+from langgraph_librarian.config import session_id_from_config
+
+
+def test_spec_defaults():
+    config = LibrarianConfig()
+    assert config.indexer_model is None and config.selector_model is None
+    assert config.always_include_recent_turns == 2
+    assert config.short_message_threshold == 200
+    assert config.summary_prompt is None and config.selection_prompt is None
+    assert config.store is None
+
+
+def test_model_accessors():
+    indexer, selector = ScriptedChatModel(), ScriptedChatModel()
+    assert LibrarianConfig(indexer_model=indexer).get_selector_model() is indexer
+    assert (
+        LibrarianConfig(indexer_model=indexer, selector_model=selector).get_selector_model()
+        is selector
+    )
+    with pytest.raises(ValueError):
+        LibrarianConfig().get_indexer_model()
+    with pytest.raises(ValueError):
+        LibrarianConfig().get_selector_model()
+    mixed = LibrarianConfig(indexer_model=indexer, selector_model=LOCAL)
+    assert mixed.uses_local_selector and not mixed.uses_local_indexer
+    assert LibrarianConfig(selector_model=selector).uses_local_indexer
+
+
+def test_model_strings_go_through_init_chat_model():
+    config = LibrarianConfig(indexer_model="no-such-provider:model-x")
+    with pytest.raises(ValueError, match="no-such-provider"):
+        config.get_indexer_model()
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"always_include_recent_turns": -1},
+        {"short_message_threshold": -5},
+        {"max_concurrency": 0},
+        {"selection_prompt": "no placeholders"},
+        {"selection_prompt": "only {query}"},
+        {"model_timeout": 0},
+        {"context_token_budget": 0},
+        {"selector_token_budget": 10},
+    ],
+)
+def test_invalid_values_are_rejected(kwargs):
+    with pytest.raises(ValueError):
+        LibrarianConfig(**kwargs)
+
+
+def test_store_must_follow_protocol():
+    with pytest.raises(TypeError):
+        LibrarianConfig(store=object())  # type: ignore[arg-type]
+
+
+def test_runtime_override():
+    base = LibrarianConfig(always_include_recent_turns=4)
+    assert resolve_config(base, None) is base
+    assert resolve_config(None, None) == LibrarianConfig()
+    other = LibrarianConfig(short_message_threshold=10)
+    assert resolve_config(base, {"configurable": {"librarian": other}}) is other
+    merged = resolve_config(base, {"configurable": {"librarian": {"short_message_threshold": 9}}})
+    assert merged.short_message_threshold == 9 and merged.always_include_recent_turns == 4
+    with pytest.raises(ValueError, match="bogus"):
+        resolve_config(base, {"configurable": {"librarian": {"bogus": 1}}})
+    with pytest.raises(TypeError):
+        resolve_config(base, {"configurable": {"librarian": 42}})
+
+
+def test_session_id():
+    assert session_id_from_config({"configurable": {"thread_id": 7}}) == "7"
+    assert session_id_from_config(None) == "default"

@@ -1,0 +1,293 @@
+"""The spec's examples and the graph contract, with real checkpointers."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from typing import Annotated, Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+from langgraph.checkpoint.memory import MemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
+from typing_extensions import TypedDict
+
+from fakes import ScriptedChatModel
+from helpers import conversation
+from langgraph_librarian import (
+    FileIndexStore,
+    LibrarianConfig,
+    LibrarianState,
+    create_librarian_graph,
+    create_librarian_node,
+    index_messages,
+)
+
+
+def recording_agent(seen: list[list[Any]]):
+    def my_agent(state: dict[str, Any]) -> dict[str, Any]:
+        context = state.get("curated_messages", state["messages"])
+        seen.append(list(context))
+        return {"messages": [AIMessage(content=f"answer {len(seen)}")]}
+
+    return my_agent
+
+
+def selector_answer(ids: str):
+    return ScriptedChatModel(script=f"Message 5 changes message 17.\nIDs: {ids}")
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def checkpointer(request, tmp_path):
+    if request.param == "memory":
+        yield MemorySaver()
+        return
+    conn = sqlite3.connect(tmp_path / "ckpt.db", check_same_thread=False)
+    yield SqliteSaver(conn)
+    conn.close()
+
+
+def test_quick_start_runs_as_written():
+    indexer = ScriptedChatModel(script="A short summary of the message.")
+    selector = selector_answer("[4, 16]")
+    config = LibrarianConfig(indexer_model=indexer, selector_model=selector)
+    seen: list[list[Any]] = []
+    graph = create_librarian_graph(agent_fn=recording_agent(seen), config=config)
+    messages = conversation(12)
+    result = graph.invoke(
+        {"messages": messages, "query": "What was the budget?", "index": []},
+        config={"configurable": {"librarian": config}},
+    )
+    # First turn: no index yet, everything passes through (spec), then indexing runs.
+    assert result["librarian_metadata"]["selection_skipped"] is True
+    assert result["librarian_metadata"]["reason"] == "no index"
+    assert len(seen[0]) == len(messages)
+    assert len(result["index"]) == len(messages) + 1
+    assert result["librarian_metadata"]["indexing_new_count"] == len(messages) + 1
+    assert len(indexer.calls) == len(messages)  # the short AI reply is indexed verbatim
+
+
+def test_second_turn_selects_and_hydrates(checkpointer):
+    config = LibrarianConfig(
+        indexer_model=ScriptedChatModel(script="summary"), selector_model=selector_answer("[4, 16]")
+    )
+    seen: list[list[Any]] = []
+    graph = create_librarian_graph(recording_agent(seen), config, checkpointer=checkpointer)
+    cfg = {"configurable": {"thread_id": "user-123", "librarian": config}}
+    graph.invoke({"messages": conversation(12), "query": "budget?", "index": []}, cfg)
+    result = graph.invoke({"messages": [HumanMessage("What is the budget now?")], "index": []}, cfg)
+    meta = result["librarian_metadata"]
+    assert meta["selection_skipped"] is False
+    assert meta["selected_ids"] == [4, 16]
+    assert "reason" not in meta  # nothing stale from the skipped first turn
+    assert result["selected_ids"] == [4, 16]
+    curated = seen[-1]
+    assert curated[-1].content == "What is the budget now?"
+    ids = [m.id for m in curated]
+    assert "h2" in ids and "h8" in ids
+    assert meta["curated_tokens"] < meta["original_tokens"]
+    assert 0 < meta["token_reduction_pct"] < 100
+    for key in ("selection_reasoning", "selection_latency_ms", "original_count", "curated_count"):
+        assert key in meta
+    # "index": [] in the input never wiped the persisted index
+    assert len(result["index"]) == 12 * 2 + 3
+
+
+def test_query_from_an_earlier_turn_is_not_reused():
+    selector = ScriptedChatModel(script="IDs: []")
+    config = LibrarianConfig(indexer_model=ScriptedChatModel(script="s"), selector_model=selector)
+    graph = create_librarian_graph(recording_agent([]), config, checkpointer=MemorySaver())
+    cfg = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"messages": conversation(4)}, cfg)
+    graph.invoke(
+        {
+            "messages": [HumanMessage("first question about catering")],
+            "query": "explicit catering query",
+        },
+        cfg,
+    )
+    assert '"explicit catering query"' in selector.calls[-1][0].content
+    result = graph.invoke({"messages": [HumanMessage("second question about travel")]}, cfg)
+    prompt = selector.calls[-1][0].content
+    assert "second question about travel" in prompt
+    assert "explicit catering query" not in prompt
+    assert result["librarian_metadata"]["query"] == "second question about travel"
+
+
+def test_builder_config_is_honoured_and_runtime_overrides_it():
+    selector = ScriptedChatModel(script="IDs: [0]")
+    config = LibrarianConfig(
+        indexer_model=ScriptedChatModel(script="s"),
+        selector_model=selector,
+        always_include_recent_turns=1,
+    )
+    seen: list[list[Any]] = []
+    graph = create_librarian_graph(recording_agent(seen), config, checkpointer=MemorySaver())
+    cfg: dict[str, Any] = {"configurable": {"thread_id": "x"}}
+    graph.invoke({"messages": conversation(6)}, cfg)
+    graph.invoke({"messages": [HumanMessage("q1 about venue")]}, cfg)
+    assert len(selector.calls) == 1  # the builder's selector model was used
+    assert next(m.id for m in seen[-1]) == "h0"
+    cfg["configurable"]["librarian"] = {"always_include_recent_turns": 3}
+    graph.invoke({"messages": [HumanMessage("q2 about venue")]}, cfg)
+    assert len(selector.calls) == 2
+    curated_ids = [m.id for m in seen[-1]]
+    assert "h5" in curated_ids and "h4" not in curated_ids[1:]  # three whole turns kept
+    assert [m.content for m in seen[-1] if m.type == "human"][-2:] == [
+        "q1 about venue",
+        "q2 about venue",
+    ]
+
+
+def test_removed_and_edited_messages_never_hydrate_stale_content(checkpointer):
+    selector = ScriptedChatModel(script=lambda msgs: "IDs: [0, 1, 2, 3]")
+    indexer = ScriptedChatModel(script=lambda msgs: "summary of: " + msgs[-1].content[20:60])
+    config = LibrarianConfig(indexer_model=indexer, selector_model=selector)
+    seen: list[list[Any]] = []
+    graph = create_librarian_graph(recording_agent(seen), config, checkpointer=checkpointer)
+    cfg = {"configurable": {"thread_id": "edit"}}
+    graph.invoke({"messages": conversation(6)}, cfg)
+    # Delete the first two messages and edit a third (same id, new content).
+    edited = HumanMessage(content="EDITED: the venue is now Porto. " * 10, id="h2")
+    graph.invoke(
+        {
+            "messages": [
+                RemoveMessage(id="h0"),
+                RemoveMessage(id="a0"),
+                edited,
+                HumanMessage("Where is the venue?"),
+            ]
+        },
+        cfg,
+    )
+    state = graph.get_state(cfg).values
+    ids = [e["message_id"] for e in state["index"]]
+    assert "h0" not in ids and "a0" not in ids
+    assert [e["id"] for e in state["index"]] == list(range(len(state["messages"])))
+    h2 = next(e for e in state["index"] if e["message_id"] == "h2")
+    assert any("EDITED" in call[-1].content for call in indexer.calls)
+    assert h2["summary"].startswith("summary of:")
+    graph.invoke({"messages": [HumanMessage("And the budget?")]}, cfg)
+    for message in seen[-1]:
+        assert message.id not in {"h0", "a0"}
+        if message.id == "h2":
+            assert message.content.startswith("EDITED")
+
+
+def test_remove_all_messages_resets_the_index():
+    config = LibrarianConfig(
+        indexer_model=ScriptedChatModel(script="s"),
+        selector_model=ScriptedChatModel(script="IDs: [0]"),
+    )
+    graph = create_librarian_graph(recording_agent([]), config, checkpointer=MemorySaver())
+    cfg = {"configurable": {"thread_id": "r"}}
+    graph.invoke({"messages": conversation(4)}, cfg)
+    fresh = [HumanMessage("brand new start", id="n1")]
+    result = graph.invoke({"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *fresh]}, cfg)
+    assert [e["message_id"] for e in result["index"]] == ["n1", result["messages"][-1].id]
+
+
+def test_pattern_2_custom_graph_with_node_and_indexer():
+    class MyState(TypedDict, total=False):
+        messages: Annotated[list, add_messages]
+        query: str
+        index: list
+        selected_ids: list[int]
+        curated_messages: list
+        librarian_metadata: dict
+        user_name: str
+
+    config = LibrarianConfig(
+        indexer_model=ScriptedChatModel(script="s"),
+        selector_model=ScriptedChatModel(script="IDs: [2]"),
+    )
+    seen: list[list[Any]] = []
+    builder = StateGraph(MyState)
+    builder.add_node("librarian", create_librarian_node(config))
+    builder.add_node("agent", recording_agent(seen))
+    builder.add_node("indexer", index_messages)
+    builder.add_edge(START, "librarian")
+    builder.add_edge("librarian", "agent")
+    builder.add_edge("agent", "indexer")
+    builder.add_edge("indexer", END)
+    graph = builder.compile(checkpointer=MemorySaver())
+    cfg = {"configurable": {"thread_id": "p2", "librarian": config}}
+    graph.invoke({"messages": conversation(4), "user_name": "Ana"}, cfg)
+    result = graph.invoke({"messages": [HumanMessage("budget?")]}, cfg)
+    assert result["selected_ids"] == [2]
+    assert result["user_name"] == "Ana"
+
+
+async def test_async_graph_and_index_store(tmp_path):
+    indexer = ScriptedChatModel(script="async summary")
+    config = LibrarianConfig(
+        indexer_model=indexer,
+        selector_model=ScriptedChatModel(script="IDs: [1]"),
+        store=FileIndexStore(tmp_path),
+    )
+    graph = create_librarian_graph(recording_agent([]), config, checkpointer=MemorySaver())
+    cfg = {"configurable": {"thread_id": "../../etc/passwd"}}
+    await graph.ainvoke({"messages": conversation(3)}, cfg)
+    assert indexer.async_calls == len(conversation(3))
+    saved = config.store.load("../../etc/passwd")
+    assert saved is not None and len(saved) == 7
+    files = list(tmp_path.iterdir())
+    assert len(files) == 1 and files[0].parent == tmp_path
+    result = await graph.ainvoke({"messages": [HumanMessage("venue?")]}, cfg)
+    assert result["librarian_metadata"]["selected_ids"] == [1]
+
+
+def test_external_store_is_source_of_truth_per_thread(tmp_path):
+    store = FileIndexStore(tmp_path)
+    config = LibrarianConfig(store=store)
+    graph = create_librarian_graph(recording_agent([]), config, checkpointer=MemorySaver())
+    graph.invoke({"messages": conversation(3)}, {"configurable": {"thread_id": "a"}})
+    graph.invoke({"messages": conversation(5)}, {"configurable": {"thread_id": "b"}})
+    assert len(store.load("a")) == 7
+    assert len(store.load("b")) == 11
+
+
+def test_no_checkpoint_serializer_warnings(caplog, tmp_path):
+    conn = sqlite3.connect(tmp_path / "w.db", check_same_thread=False)
+    graph = create_librarian_graph(
+        recording_agent([]), LibrarianConfig(), checkpointer=SqliteSaver(conn)
+    )
+    cfg = {"configurable": {"thread_id": "w"}}
+    with caplog.at_level(logging.WARNING):
+        graph.invoke({"messages": conversation(3)}, cfg)
+        graph.invoke({"messages": [HumanMessage("budget?")]}, cfg)
+        state = graph.get_state(cfg).values
+    assert isinstance(state["index"][0], dict)
+    assert not [
+        r
+        for r in caplog.records
+        if "serial" in r.getMessage().lower() or "unregistered" in r.getMessage().lower()
+    ]
+
+
+def test_offline_default_needs_no_model():
+    seen: list[list[Any]] = []
+    graph = create_librarian_graph(recording_agent(seen), checkpointer=MemorySaver())
+    cfg = {"configurable": {"thread_id": "off"}}
+    graph.invoke({"messages": conversation(12)}, cfg)
+    result = graph.invoke({"messages": [HumanMessage("What is the offsite budget now?")]}, cfg)
+    meta = result["librarian_metadata"]
+    assert meta["selection_strategy"] == "local"
+    ids = {m.id for m in seen[-1]}
+    assert {"h2", "h8"} <= ids
+    assert meta["curated_tokens"] < meta["original_tokens"] / 2
+
+
+def test_state_schema_is_the_spec_one():
+    hints = LibrarianState.__annotations__
+    for key in (
+        "messages",
+        "query",
+        "index",
+        "selected_ids",
+        "curated_messages",
+        "librarian_metadata",
+    ):
+        assert key in hints

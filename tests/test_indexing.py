@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import time
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from fakes import ScriptedChatModel
+from helpers import conversation, tool_exchange
+from langgraph_librarian import LibrarianConfig, aupdate_index, index_messages, update_index
+
+
+def llm_config(model, **kwargs):
+    return LibrarianConfig(indexer_model=model, retry_backoff=0, **kwargs)
+
+
+def test_sync_indexing_is_concurrent():
+    model = ScriptedChatModel(script="summary", latency=0.05)
+    messages = conversation(10)  # 20 long messages
+    start = time.perf_counter()
+    update = update_index(messages, [], llm_config(model))
+    elapsed = time.perf_counter() - start
+    assert update.new_count == 20 and len(model.calls) == 20
+    assert elapsed < 20 * 0.05 / 2  # far below sequential
+
+
+async def test_async_indexing_respects_concurrency_limit():
+    model = ScriptedChatModel(script="summary", latency=0.05)
+    messages = conversation(10)
+    start = time.perf_counter()
+    update = await aupdate_index(messages, [], llm_config(model, max_concurrency=4))
+    elapsed = time.perf_counter() - start
+    assert update.new_count == 20 and model.async_calls == 20
+    assert elapsed >= 5 * 0.05 * 0.9  # 20 calls / 4 lanes = 5 waves
+
+
+def test_short_messages_are_verbatim_and_free():
+    model = ScriptedChatModel(script="summary")
+    messages = [HumanMessage("hi there", id="1"), HumanMessage("x" * 300, id="2")]
+    update = update_index(messages, [], llm_config(model))
+    assert [e.status for e in update.entries] == ["verbatim", "summarized"]
+    assert update.entries[0].summary == "hi there"
+    assert len(model.calls) == 1
+
+
+def test_prompt_names_role_and_tool_and_fences_content():
+    model = ScriptedChatModel(script="summary")
+    ai, tool = tool_exchange("c9", name="lookup_invoice", result="Invoice 42 " * 40)
+    update_index([HumanMessage("y" * 250, id="h"), ai, tool], [], llm_config(model))
+    tool_prompt = next(c for c in model.calls if "Invoice 42" in c[-1].content)[-1].content
+    assert "Role: tool" in tool_prompt and "lookup_invoice" in tool_prompt
+    assert "<message>" in tool_prompt
+
+
+def test_retries_then_success():
+    model = ScriptedChatModel(script=[RuntimeError("flaky"), "good summary"])
+    update = update_index([HumanMessage("z" * 300, id="1")], [], llm_config(model))
+    assert update.entries[0].summary == "good summary"
+    assert update.failed_count == 0 and len(model.calls) == 2
+
+
+def test_final_failure_gives_marked_fallback_entry():
+    model = ScriptedChatModel(script=RuntimeError("provider down"))
+    text = "The budget for the Lisbon offsite is 12,000 dollars. " * 10
+    update = update_index([HumanMessage(text, id="1")], [], llm_config(model, max_retries=1))
+    entry = update.entries[0]
+    assert entry.status == "fallback"
+    assert "12,000" in entry.summary
+    assert update.failed_count == 1 and "provider down" in update.errors[0]
+    assert len(model.calls) == 2
+
+
+def test_timeout_counts_as_failure():
+    model = ScriptedChatModel(script="late", latency=1.0)
+    start = time.perf_counter()
+    update = update_index(
+        [HumanMessage("w" * 300, id="1")], [], llm_config(model, model_timeout=0.1, max_retries=0)
+    )
+    assert time.perf_counter() - start < 0.8
+    assert update.entries[0].status == "fallback"
+
+
+async def test_async_timeout_and_empty_summary():
+    slow = ScriptedChatModel(script="late", latency=1.0)
+    update = await aupdate_index(
+        [HumanMessage("w" * 300, id="1")], [], llm_config(slow, model_timeout=0.1, max_retries=0)
+    )
+    assert update.entries[0].status == "fallback"
+    empty = ScriptedChatModel(script="   ")
+    update = await aupdate_index(
+        [HumanMessage("w" * 300, id="1")], [], llm_config(empty, max_retries=0)
+    )
+    assert update.failed_count == 1
+
+
+def test_incremental_indexing_only_new_messages():
+    model = ScriptedChatModel(script="s")
+    messages = conversation(3)
+    first = update_index(messages, [], llm_config(model))
+    calls = len(model.calls)
+    more = [*messages, HumanMessage("q" * 300, id="new")]
+    second = update_index(more, first.entries, llm_config(model))
+    assert second.new_count == 1 and len(model.calls) == calls + 1
+
+
+def test_index_node_metadata_and_query_consumed():
+    state = {"messages": conversation(2), "query": "budget?"}
+    result = index_messages(state)
+    meta = result["librarian_metadata"]
+    assert meta["indexing_new_count"] == 4 and meta["indexing_total_count"] == 4
+    assert "indexing_latency_ms" in meta
+    assert result["query"] == ""
+    assert all(isinstance(e, dict) for e in result["index"])
+
+
+def test_malformed_state_index_raises_clearly():
+    with pytest.raises(ValueError, match="index entry"):
+        index_messages({"messages": conversation(1), "index": [{"id": "zero"}]})

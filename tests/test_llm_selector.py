@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from fakes import ScriptedChatModel, ToolCallingScriptedModel
+from helpers import conversation
+from langgraph_librarian import (
+    LibrarianConfig,
+    LLMSelector,
+    LocalSelector,
+    select_and_hydrate,
+    update_index,
+)
+
+
+def state_for(turns=12, question="What is the offsite budget now?"):
+    messages = [*conversation(turns), HumanMessage(question, id="q")]
+    index = update_index(messages, [], LibrarianConfig()).entries
+    return {"messages": messages, "index": [e.to_dict() for e in index]}
+
+
+def run(selector_model, **kwargs):
+    config = LibrarianConfig(
+        selector_model=selector_model, indexer_model="local", retry_backoff=0, **kwargs
+    )
+    return select_and_hydrate(state_for(), {"configurable": {"librarian": config}})
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [RuntimeError("500 from provider"), "I refuse to answer", "IDs: [999]"],
+)
+def test_selector_failures_fall_back_to_local_and_say_so(failure):
+    model = ScriptedChatModel(script=failure)
+    result = run(model, max_retries=1)
+    meta = result["librarian_metadata"]
+    assert meta["selection_strategy"] == "local_fallback"
+    assert meta["selection_fallback"] is True
+    assert meta["fallback_reason"]
+    ids = {m.id for m in result["curated_messages"]}
+    assert {"h2", "h8"} <= ids  # the fallback still finds the budget messages
+    assert result["curated_messages"][-1].id == "q"
+
+
+def test_selector_timeout_falls_back():
+    model = ScriptedChatModel(script="IDs: [1]", latency=1.0)
+    result = run(model, model_timeout=0.1, max_retries=0)
+    assert result["librarian_metadata"]["selection_strategy"] == "local_fallback"
+    assert "Timeout" in result["librarian_metadata"]["fallback_reason"]
+
+
+def test_empty_selection_is_respected():
+    result = run(ScriptedChatModel(script="Nothing earlier matters.\nIDs: []"))
+    meta = result["librarian_metadata"]
+    assert meta["selection_strategy"] == "llm" and meta["selected_ids"] == []
+    assert [m.id for m in result["curated_messages"]] == ["h11", "a11", "q"]
+
+
+def test_reasoning_is_reported():
+    result = run(ScriptedChatModel(script="Message 16 changes message 4.\nIDs: [4, 16]"))
+    meta = result["librarian_metadata"]
+    assert meta["selection_reasoning"].startswith("Message 16 changes")
+    assert meta["selected_ids"] == [4, 16]
+
+
+def test_structured_output_when_supported():
+    answer = AIMessage(
+        content="",
+        tool_calls=[
+            {
+                "name": "SelectionOutput",
+                "args": {"reasoning": "budget msgs", "ids": [16, 4]},
+                "id": "call1",
+                "type": "tool_call",
+            }
+        ],
+    )
+    model = ToolCallingScriptedModel(script=[answer])
+    result = run(model)
+    assert model.bound, "with_structured_output should bind the schema as a tool"
+    meta = result["librarian_metadata"]
+    assert meta["selection_strategy"] == "llm"
+    assert meta["selected_ids"] == [16, 4]
+    assert meta["selection_reasoning"] == "budget msgs"
+
+
+def test_structured_output_unparsable_falls_back_to_text():
+    model = ToolCallingScriptedModel(script=["no tool call here but IDs: [4]"])
+    result = run(model)
+    assert result["librarian_metadata"]["selected_ids"] == [4]
+
+
+async def test_async_path():
+    model = ScriptedChatModel(script="IDs: [4]")
+    config = LibrarianConfig(selector_model=model, indexer_model="local")
+    result = await select_and_hydrate.ainvoke(state_for(), {"configurable": {"librarian": config}})
+    assert result["librarian_metadata"]["selected_ids"] == [4]
+    assert model.async_calls == 1
+
+
+def test_prompt_is_bounded_for_huge_index():
+    messages = []
+    for i in range(3000):
+        messages.append(
+            HumanMessage(f"note {i}: " + "topic words about planning " * 12, id=f"m{i}")
+        )
+    messages[1234] = HumanMessage("The secret launch code is PELICAN-7. " * 8, id="m1234")
+    messages.append(HumanMessage("What is the launch code?", id="q"))
+    entries = update_index(messages, [], LibrarianConfig()).entries
+    model = ScriptedChatModel(script="IDs: [1234]")
+    selector = LLMSelector(model, local=LocalSelector(), token_budget=2000)
+    selection = selector.select("What is the launch code?", messages, entries, exclude={3000})
+    assert selection.shortlisted
+    assert selection.prompt_tokens <= 2000
+    assert "PELICAN" in model.calls[0][0].content  # the relevant entry survived the shortlist
+    assert selection.ids == [1234]
