@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -70,8 +70,9 @@ class LibrarianConfig:
         context_token_budget: Optional bound on the curated context; lowest-ranked
             selections are dropped first, then older recent turns.
         token_counter: Your model's message token counter; default approximate.
-        embeddings: LangChain embeddings for the local selector (``None``: the
-            packaged offline model when installed, else lexical only).
+        embeddings: LangChain embeddings for the local selector. ``"auto"``: the
+            packaged offline model (all-MiniLM-L6-v2) when installed, else lexical
+            only; ``None``: lexical only. Vectors are computed once, at index time.
         max_selected: Most messages the local selector returns for one query.
     """
 
@@ -89,7 +90,7 @@ class LibrarianConfig:
     selector_token_budget: int = 8000
     context_token_budget: int | None = None
     token_counter: TokenCounter | None = None
-    embeddings: Embeddings | None = None
+    embeddings: Embeddings | Literal["auto"] | None = "auto"
     max_selected: int = 16
     _models: dict[str, BaseChatModel] = field(
         default_factory=dict, init=False, repr=False, compare=False

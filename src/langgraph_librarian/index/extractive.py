@@ -8,7 +8,13 @@ from collections import Counter
 
 from langgraph_librarian.text import STOPWORDS, split_sentences, stem_terms, tokenize
 
-__all__ = ["CHANGE_CUES", "extract_keywords", "extractive_summary", "has_change_cue"]
+__all__ = [
+    "CHANGE_CUES",
+    "VALUE_PATTERN",
+    "extract_keywords",
+    "extractive_summary",
+    "has_change_cue",
+]
 
 MAX_SUMMARY_CHARS = 420
 _MAX_SENTENCE_WORDS = 45
@@ -29,6 +35,11 @@ _NUMBER = re.compile(
     r"[$€£¥]?\d[\d,.:/-]*%?|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b",
     re.IGNORECASE,
 )
+VALUE_PATTERN = re.compile(
+    r"[$€£¥]?\d[\d,.:/-]*|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)"
+    r"|(?<=[a-z,;:] )[A-Z][\w-]+"
+)
+"""A passage that states a value: a number, an amount, a month, or a mid-sentence name."""
 _IDENT = re.compile(r"[\w.-]*[/\\][\w./\\-]+|\b\w+_\w+\b|\b\w+\.\w{1,5}\b")
 _CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)*")
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.DOTALL)

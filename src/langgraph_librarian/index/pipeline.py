@@ -19,7 +19,7 @@ from langgraph_librarian.vectors import encode_vector
 
 __all__ = ["IndexUpdate", "aupdate_index", "provisional_entries", "update_index"]
 
-_EMBED_CHARS = 2000
+_EMBED_CHARS = 1000
 _EMBED_BATCH = 64
 
 
@@ -88,7 +88,13 @@ def _local(
 
 
 def _embed_texts(entries: Sequence[IndexEntry], messages: Sequence[BaseMessage]) -> list[str]:
-    return [message_text(messages[e.id])[:_EMBED_CHARS] or e.summary or " " for e in entries]
+    # Small embedding models read ~256 tokens: embed what the index says about a long
+    # message (its summary keeps names, numbers and changes), a short one verbatim.
+    return [
+        (e.summary if len(message_text(messages[e.id])) > _EMBED_CHARS else "")
+        or message_text(messages[e.id])[:_EMBED_CHARS] or " "
+        for e in entries
+    ]
 
 
 def _attach(entries: Sequence[IndexEntry], vectors: Sequence[Sequence[float]]) -> None:

@@ -1,4 +1,10 @@
-"""BM25 over message text with an incremental, process-wide cache.
+"""Passage-level BM25 over message text with an incremental, process-wide cache.
+
+A message is split into passages of a couple of sentences and scored by its best
+passage (the "MaxP" approach for long documents): in a 700-word message the one
+sentence that states a fact decides, not the chatter around it. Passages that state a
+value (a number, a date, a name) or a change ("instead", "moved to") are flagged so the
+selector can prefer and link them.
 
 Each turn usually appends a few messages to the same history, so the postings of a
 history are cached by the identity keys of its messages and extended in place when
@@ -15,22 +21,66 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from langgraph_librarian.text import content_terms
+from langgraph_librarian.index.extractive import CHANGE_CUES, VALUE_PATTERN
+from langgraph_librarian.text import content_terms, split_sentences, tokenize
 
 __all__ = ["BM25Index", "bm25_index_for"]
 
 _K1 = 1.2
 _B = 0.75
+VALUE_BOOST = 1.3
+"""Score factor for a matching passage that holds a value absent from the query."""
+
+
+_SHORT_TEXT_WORDS = 40
+_MIN_PASSAGE_WORDS = 6
+
+
+def split_passages(text: str) -> list[str]:
+    """Sentences of a long text (very short ones joined to the next); a short text whole."""
+    if len(text.split()) <= _SHORT_TEXT_WORDS:
+        return [text]
+    passages: list[str] = []
+    pending = ""
+    for sentence in split_sentences(text):
+        pending = f"{pending} {sentence}".strip() if pending else sentence
+        if len(pending.split()) >= _MIN_PASSAGE_WORDS:
+            passages.append(pending)
+            pending = ""
+    if pending:
+        if passages:
+            passages[-1] = f"{passages[-1]} {pending}"
+        else:
+            passages.append(pending)
+    return passages or [text]
+
+
+def value_tokens(passage: str) -> frozenset[str]:
+    """Lower-cased tokens that could answer a question: numbers, months, names."""
+    found: set[str] = set()
+    for match in VALUE_PATTERN.finditer(passage):
+        found.add(match.group(0).lower())
+    return frozenset(found)
 
 
 class BM25Index:
-    """Okapi BM25 over a growing list of documents (stemmed, stop words removed)."""
+    """Okapi BM25 over passages of a growing list of documents (messages).
+
+    ``scores`` returns one score per document: the score of its best passage, raised
+    a little when that passage states a value. ``best_passage`` and the per-passage
+    flags let callers reason about the passage that matched.
+    """
 
     def __init__(self) -> None:
         self.keys: list[str] = []
         self._postings: dict[str, list[tuple[int, int]]] = {}
         self._lengths: list[int] = []
+        self._owner: list[int] = []
+        self.passage_terms: list[frozenset[str]] = []
+        self.passage_values: list[frozenset[str]] = []
+        self.passage_has_change: list[bool] = []
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._owner_array: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -38,12 +88,20 @@ class BM25Index:
     def add(self, key: str, text: str) -> None:
         """Append one document."""
         doc = len(self.keys)
-        counts = Counter(content_terms(text))
-        for term, tf in counts.items():
-            self._postings.setdefault(term, []).append((doc, tf))
-            self._arrays.pop(term, None)
+        for passage in split_passages(text):
+            pid = len(self._owner)
+            terms = content_terms(passage)
+            counts = Counter(terms)
+            for term, tf in counts.items():
+                self._postings.setdefault(term, []).append((pid, tf))
+                self._arrays.pop(term, None)
+            self._owner.append(doc)
+            self._lengths.append(len(terms))
+            self.passage_terms.append(frozenset(counts))
+            self.passage_values.append(value_tokens(passage))
+            self.passage_has_change.append(CHANGE_CUES.search(passage) is not None)
+        self._owner_array = None
         self.keys.append(key)
-        self._lengths.append(sum(counts.values()))
 
     def _array(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         cached = self._arrays.get(term)
@@ -58,8 +116,38 @@ class BM25Index:
         return docs, tfs
 
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every document for ``query`` (zeros when nothing matches)."""
-        n = len(self.keys)  # snapshot: another thread may be appending
+        """Best-passage BM25 score of every document (zeros when nothing matches)."""
+        return self.score_passages(query)[0]
+
+    def score_passages(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """(score per document, index of its best passage or -1)."""
+        n_docs = len(self.keys)  # snapshot: another thread may be appending
+        n = len(self._owner)
+        if n_docs == 0:
+            return np.zeros(0), np.zeros(0, dtype=np.int64)
+        owner = self._owner_array
+        if owner is None or len(owner) != n:
+            owner = self._owner_array = np.asarray(self._owner[:n], dtype=np.int64)
+        passage = self._passage_scores(query, n)
+        # A matching passage that also holds a candidate answer (a number, date or name
+        # the question does not contain) states something; one without only talks about it.
+        asked = {t.lower() for t in tokenize(query)}
+        for pid in np.flatnonzero(passage > 0):
+            if self.passage_values[pid] - asked:
+                passage[pid] *= VALUE_BOOST
+        best = np.full(n_docs, -1, dtype=np.int64)
+        doc_scores = np.zeros(n_docs, dtype=np.float64)
+        hits = np.flatnonzero(passage > 0)
+        if hits.size:
+            # Visit passages in ascending score; the last write per document is its max.
+            ordered = hits[np.argsort(passage[hits], kind="stable")]
+            docs = owner[ordered]
+            keep = docs < n_docs
+            doc_scores[docs[keep]] = passage[ordered[keep]]
+            best[docs[keep]] = ordered[keep]
+        return doc_scores, best
+
+    def _passage_scores(self, query: str, n: int) -> np.ndarray:
         result = np.zeros(n, dtype=np.float64)
         if n == 0:
             return result

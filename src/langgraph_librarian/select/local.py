@@ -3,25 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
 from langgraph_librarian.entry import IndexEntry
-from langgraph_librarian.index.extractive import has_change_cue
 from langgraph_librarian.messages import message_text
-from langgraph_librarian.select.lexical import bm25_index_for
+from langgraph_librarian.select.lexical import BM25Index, bm25_index_for
 from langgraph_librarian.select.result import Selection
-from langgraph_librarian.vectors import decode_vector, vector_matrix
+from langgraph_librarian.text import content_terms
+from langgraph_librarian.vectors import vector_matrix
 
 __all__ = ["LocalSelector"]
 
-_RELATIVE_CUTOFF = 0.3
+RELATIVE_CUTOFF = 0.35
 """Keep candidates scoring at least this share of the best one."""
+SEMANTIC_WEIGHT = 0.4
+"""Share of the fused score given to embedding similarity when vectors exist."""
+_MIN_SEMANTIC_SPREAD = 0.2
+"""Cosine similarity above the median that earns full semantic weight."""
 _EXPANSION_POOL = 60
 """How many top-ranked candidates dependency expansion looks at."""
-_SHORT_MESSAGE_CHARS = 80
+_SHORT_MESSAGE_WORDS = 60
+"""A selected message this short brings its neighbours (the question it answers...)."""
+_NEIGHBOUR_FACTOR = 0.5
+_LINK_FACTOR = 0.95
+_RECENCY_BONUS = 0.01
 
 
 def _doc_text(entry: IndexEntry, message: BaseMessage) -> str:
@@ -34,16 +43,30 @@ def _doc_text(entry: IndexEntry, message: BaseMessage) -> str:
     return "\n".join(parts)
 
 
+@dataclass
+class _Scored:
+    fused: np.ndarray
+    lexical: BM25Index
+    best_passage: np.ndarray
+
+
 class LocalSelector:
     """Ranks index entries for a query without calling a model.
 
-    Scores are BM25 over each message's full text (stemmed), fused with cosine
-    similarity of stored embedding vectors when entries carry them and an
-    ``embeddings`` model is given for the query. The ranking is cut adaptively (a
-    share of the best score, at most ``max_selected``) and then expanded along
-    dependencies: a later message that changes a selected fact, the earlier one a
-    selected change refers to, and the neighbour of a selected message too short to
-    stand alone. Tool exchanges are kept whole later, by hydration.
+    Lexical relevance is BM25 over passages of each message's full text (a message
+    scores by its best passage, so one stating sentence inside a long message is
+    found). When entries carry embedding vectors and an ``embeddings`` model embeds
+    the query, cosine similarity is fused in. The ranking is cut adaptively (a share
+    of the best score, at most ``max_selected``) and expanded along dependencies:
+
+    - a later message whose matching passage changes what a selected passage stated
+      (same query terms, a change cue such as "instead" or "moved to"), and the
+      earlier statement a selected change refers to;
+    - the neighbours of a selected message too short to stand alone (the question
+      an answer replies to).
+
+    Tool exchanges are kept whole later, by hydration. The returned ids are ordered
+    by priority, so a token budget drops the least relevant first.
 
     Args:
         max_selected: Upper bound on primary selections for one query.
@@ -57,15 +80,26 @@ class LocalSelector:
 
     # -- scoring --------------------------------------------------------------------
 
-    def _lexical(
-        self, query: str, messages: Sequence[BaseMessage], entries: Sequence[IndexEntry]
-    ) -> np.ndarray:
+    def _score(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        query_vector: Sequence[float] | None,
+    ) -> _Scored:
         keys = [e.content_hash for e in entries]
-        raw = bm25_index_for(keys, lambda i: _doc_text(entries[i], messages[entries[i].id])).scores(
-            query
-        )
+        index = bm25_index_for(keys, lambda i: _doc_text(entries[i], messages[entries[i].id]))
+        raw, best = index.score_passages(query)
         top = float(raw.max()) if raw.size else 0.0
-        return raw / top if top > 0 else raw
+        fused = raw / top if top > 0 else raw
+        semantic = self._semantic(query_vector, entries)
+        if semantic is not None:
+            fused = (1 - SEMANTIC_WEIGHT) * fused + SEMANTIC_WEIGHT * semantic
+        if len(entries) > 1:
+            # Among equally relevant messages the later one is the current truth.
+            positions = np.fromiter((e.id for e in entries), dtype=np.float64, count=len(entries))
+            fused = fused + _RECENCY_BONUS * (fused > 0) * positions / max(positions.max(), 1.0)
+        return _Scored(fused, index, best)
 
     @staticmethod
     def _semantic(
@@ -73,25 +107,28 @@ class LocalSelector:
     ) -> np.ndarray | None:
         if query_vector is None:
             return None
-        with_vectors = [e.vector for e in entries if e.vector]
-        if len(with_vectors) < max(1, len(entries) // 2):
+        idx = [i for i, e in enumerate(entries) if e.vector]
+        if len(idx) < max(1, len(entries) // 2):
             return None
         q = np.asarray(query_vector, dtype=np.float32)
         norm = float(np.linalg.norm(q))
         if norm == 0:
             return None
         q = q / norm
-        sims = np.zeros(len(entries), dtype=np.float32)
-        idx = [i for i, e in enumerate(entries) if e.vector]
         matrix = vector_matrix([entries[i].vector or "" for i in idx])
         if matrix.shape[1] != q.shape[0]:
             return None
+        sims = np.zeros(len(entries), dtype=np.float32)
         sims[idx] = matrix @ q
-        floor = max(0.15, float(np.median(sims)))
+        # Similarity only counts where it stands out from the typical entry, and a
+        # top that barely stands out (a model that does not know the language, a
+        # query about nothing in the history) is not stretched to full weight.
+        floor = float(np.median(sims[idx]))
         top = float(sims.max())
         if top <= floor:
             return np.zeros(len(entries), dtype=np.float64)
-        return np.clip((sims - floor) / (top - floor), 0.0, 1.0).astype(np.float64)
+        spread = max(top - floor, _MIN_SEMANTIC_SPREAD)
+        return np.clip((sims - floor) / spread, 0.0, 1.0).astype(np.float64)
 
     def scores(
         self,
@@ -100,14 +137,10 @@ class LocalSelector:
         entries: Sequence[IndexEntry],
         query_vector: Sequence[float] | None = None,
     ) -> np.ndarray:
-        """Fused relevance in [0, 1] of every entry (aligned with ``entries``)."""
+        """Fused relevance (about 0..1) of every entry, aligned with ``entries``."""
         if not entries:
             return np.zeros(0)
-        lexical = self._lexical(query, messages, entries)
-        semantic = self._semantic(query_vector, entries)
-        if semantic is None:
-            return lexical
-        return 0.5 * lexical + 0.5 * semantic
+        return self._score(query, messages, entries, query_vector).fused
 
     def rank(
         self,
@@ -119,6 +152,8 @@ class LocalSelector:
         query_vector: Sequence[float] | None = None,
     ) -> list[tuple[int, float]]:
         """``(position, score)`` of every entry with a positive score, best first."""
+        if not entries:
+            return []
         fused = self.scores(query, messages, entries, query_vector)
         excluded = set(exclude)
         order = np.argsort(-fused, kind="stable")
@@ -171,78 +206,79 @@ class LocalSelector:
         exclude: Collection[int],
         query_vector: Sequence[float] | None,
     ) -> Selection:
-        ranked = self.rank(query, messages, entries, exclude=exclude, query_vector=query_vector)
-        if not ranked:
+        excluded = set(exclude)
+        if not entries:
+            return Selection(ids=[], reasoning="empty index", strategy="local")
+        scored = self._score(query, messages, entries, query_vector)
+        fused = scored.fused
+        order = [i for i in np.argsort(-fused, kind="stable")
+                 if fused[i] > 0 and entries[i].id not in excluded]
+        if not order:
             return Selection(
-                ids=[],
-                reasoning="no index entry shares terms with the query",
-                strategy="local",
-                candidates=len(entries),
+                ids=[], reasoning="no index entry is related to the query",
+                strategy="local", candidates=len(entries),
             )
-        top = ranked[0][1]
-        primary = [
-            pos for pos, score in ranked[: self.max_selected] if score >= _RELATIVE_CUTOFF * top
-        ]
-        by_pos = {e.id: e for e in entries}
-        expanded = self._expand(primary, ranked[:_EXPANSION_POOL], by_pos, messages, set(exclude))
-        ids = primary + [p for p in expanded if p not in primary]
+        top = float(fused[order[0]])
+        primary = [i for i in order[: self.max_selected] if fused[i] >= RELATIVE_CUTOFF * top]
+        priority: dict[int, float] = {i: float(fused[i]) for i in primary}
+        linked = self._linked(query, primary, order[:_EXPANSION_POOL], scored, entries)
+        for i, score in linked.items():
+            priority[i] = max(priority.get(i, 0.0), score)
+        position_to_slot = {e.id: i for i, e in enumerate(entries)}
+        neighbours: dict[int, float] = {}
+        for i in primary:
+            if len(message_text(messages[entries[i].id]).split()) >= _SHORT_MESSAGE_WORDS:
+                continue
+            for near in (entries[i].id - 1, entries[i].id + 1):
+                slot = position_to_slot.get(near)
+                if slot is not None and near not in excluded and slot not in priority:
+                    neighbours[slot] = max(neighbours.get(slot, 0.0), _NEIGHBOUR_FACTOR * fused[i])
+        for i, score in neighbours.items():
+            priority.setdefault(i, score)
+        ranked = sorted(priority, key=lambda i: (-priority[i], -entries[i].id))
+        ids = [entries[i].id for i in ranked]
+        expanded = [entries[i].id for i in ranked if i not in set(primary)]
         reasoning = (
-            f"hybrid ranking over {len(entries)} entries: {len(primary)} above "
-            f"{_RELATIVE_CUTOFF:.0%} of the best score"
-            + (f", {len(expanded)} added by dependency expansion" if expanded else "")
+            f"passage-level hybrid ranking over {len(entries)} entries: {len(primary)} at or "
+            f"above {RELATIVE_CUTOFF:.0%} of the best score; {len(linked)} linked as earlier "
+            f"statements or later changes; {len(neighbours)} neighbours of short messages"
         )
         return Selection(
-            ids=ids,
-            reasoning=reasoning,
-            strategy="local",
-            candidates=len(entries),
-            expanded_ids=[p for p in expanded if p not in primary],
+            ids=ids, reasoning=reasoning, strategy="local", candidates=len(entries),
+            expanded_ids=expanded,
         )
 
     @staticmethod
-    def _expand(
+    def _linked(
+        query: str,
         primary: list[int],
-        pool: list[tuple[int, float]],
-        by_pos: dict[int, IndexEntry],
-        messages: Sequence[BaseMessage],
-        exclude: set[int],
-    ) -> list[int]:
-        """Pull in what selected messages depend on (see the class docstring)."""
-        added: list[int] = []
+        pool: list[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+    ) -> dict[int, float]:
+        """Statements and changes about the same thing as a selected passage."""
+        query_terms = set(content_terms(query))
+        index, best = scored.lexical, scored.best_passage
+        linked: dict[int, float] = {}
         chosen = set(primary)
 
-        def take(position: int) -> None:
-            if position not in chosen and position not in exclude and position in by_pos:
-                chosen.add(position)
-                added.append(position)
-
-        cue_cache: dict[int, bool] = {}
-
-        def changes(position: int) -> bool:
-            if position not in cue_cache:
-                cue_cache[position] = has_change_cue(message_text(messages[position]))
-            return cue_cache[position]
+        def matched(slot: int) -> tuple[frozenset[str], bool]:
+            pid = int(best[slot])
+            if pid < 0:
+                return frozenset(), False
+            return index.passage_terms[pid] & query_terms, index.passage_has_change[pid]
 
         for seed in primary:
-            seed_terms = set(by_pos[seed].keywords)
-            if not seed_terms:
+            seed_terms, seed_changes = matched(seed)
+            if len(seed_terms) < 2 and len(query_terms) >= 2:
                 continue
-            for position, _score in pool:
-                if position in chosen:
+            for slot in pool:
+                if slot in chosen or slot in linked:
                     continue
-                shared = len(seed_terms & set(by_pos[position].keywords))
-                if shared < 2:
+                terms, changes = matched(slot)
+                if len(terms & seed_terms) < max(1, (2 * len(seed_terms) + 2) // 3):
                     continue
-                later_change = position > seed and changes(position)
-                earlier_original = position < seed and changes(seed)
-                if later_change or earlier_original:
-                    take(position)
-        for seed in primary:
-            if len(message_text(messages[seed])) < _SHORT_MESSAGE_CHARS and seed > 0:
-                take(seed - 1)
-        return added
-
-    @staticmethod
-    def decode(entry: IndexEntry) -> np.ndarray | None:
-        """The entry's stored vector, if any."""
-        return None if entry.vector is None else decode_vector(entry.vector)
+                later = entries[slot].id > entries[seed].id
+                if (later and changes) or (not later and seed_changes):
+                    linked[slot] = _LINK_FACTOR * float(scored.fused[seed])
+        return linked

@@ -1,0 +1,1 @@
+"""Evaluation: datasets, context strategies, metrics and the ``librarian bench`` runner."""

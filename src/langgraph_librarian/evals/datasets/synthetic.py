@@ -1,0 +1,638 @@
+"""A seeded generator of long, noisy conversations with planted and later-changed facts.
+
+Each conversation mixes many topics. Facts (a budget, a deadline, a venue, who leads
+what...) are stated once, some are changed later (once or twice), and near-miss
+messages share the fact's words without stating it: the same attribute for another
+entity, or the entity and attribute discussed with no value. Messages are 150-1000
+words depending on the noise level. Questions come with a gold answer and the ids of
+the messages needed to answer:
+
+- ``single``: a fact never changed (its statement);
+- ``changed``: the current value of a changed fact (the latest change);
+- ``history``: what changed (the statement and every change);
+- ``multi``: two facts at once (both messages).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from langgraph_librarian.evals.datasets.base import Conversation, Question
+
+__all__ = ["NOISE_LEVELS", "generate_conversation", "generate_dataset"]
+
+NOISE_LEVELS: dict[str, tuple[int, int, float]] = {
+    # words per message (min, max), share of messages that are near-miss distractors
+    "low": (150, 300, 0.15),
+    "medium": (250, 600, 0.3),
+    "high": (500, 1000, 0.45),
+}
+
+FIRST = [
+    "Amara",
+    "Bruno",
+    "Chen",
+    "Dalia",
+    "Emeka",
+    "Freya",
+    "Gustavo",
+    "Hana",
+    "Ivan",
+    "Jonas",
+    "Kiri",
+    "Lena",
+    "Mateo",
+    "Noor",
+    "Oskar",
+    "Priya",
+    "Quentin",
+    "Rosa",
+    "Sanjay",
+    "Tomasz",
+    "Uma",
+    "Viktor",
+    "Wen",
+    "Ximena",
+    "Yusuf",
+    "Zofia",
+]
+ADJ = [
+    "Blue",
+    "Silent",
+    "Amber",
+    "Northern",
+    "Copper",
+    "Velvet",
+    "Rapid",
+    "Golden",
+    "Hidden",
+    "Crimson",
+    "Quiet",
+    "Bright",
+    "Iron",
+    "Lunar",
+    "Coral",
+    "Maple",
+]
+NOUN = [
+    "Heron",
+    "Falcon",
+    "Harbor",
+    "Lantern",
+    "Summit",
+    "Orchid",
+    "Comet",
+    "Willow",
+    "Anchor",
+    "Meadow",
+    "Prism",
+    "Canyon",
+    "Beacon",
+    "Tundra",
+    "Juniper",
+    "Atlas",
+]
+CITIES = [
+    "Lisbon",
+    "Porto",
+    "Kraków",
+    "Tallinn",
+    "Valencia",
+    "Ljubljana",
+    "Bergen",
+    "Ghent",
+    "Bologna",
+    "Split",
+    "Seville",
+    "Gdańsk",
+    "Aarhus",
+    "Lyon",
+    "Graz",
+    "Cork",
+]
+VENUES = [
+    "the old tram depot",
+    "a rooftop hall",
+    "the riverside hotel",
+    "the maritime museum",
+    "a converted warehouse",
+    "the botanical garden pavilion",
+    "the university aula",
+]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+DBS = ["PostgreSQL", "MongoDB", "Cassandra", "DynamoDB", "SQLite", "CockroachDB", "Redis", "MySQL"]
+FOODS = ["peanuts", "shellfish", "gluten", "dairy", "sesame", "eggs", "soy", "kiwi"]
+VENDORS = [
+    "Northwind Supplies",
+    "Acme Print",
+    "Brightline Catering",
+    "Kestrel Logistics",
+    "Bluebird AV",
+    "Harbor Rentals",
+    "Pinecone Furniture",
+    "Sunrise Florists",
+]
+COLORS = ["teal", "burgundy", "mustard yellow", "forest green", "navy", "coral", "lavender"]
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
+
+FILLER = [
+    "I spent most of the morning going through {noun} notes from {name}, and honestly the "
+    "picture is clearer than it was last week.",
+    "{name} mentioned that the team in {city} had a similar problem and solved it by talking "
+    "to people earlier rather than later.",
+    "There is a long thread about {noun} in the shared channel that I still have to read properly.",
+    "We keep coming back to the same trade-off between doing it quickly and doing it well, and "
+    "I do not think we will settle it today.",
+    "The weather has been strange, so half the people were working from home and the office was "
+    "oddly quiet.",
+    "I made a checklist with {num} items so that nothing falls through the cracks this time.",
+    "Someone suggested we record the next call so that {name} can catch up later.",
+    "It reminded me of the {adj} {noun} situation from two years ago, which turned out fine in the end.",
+    "My inbox is a mess after the holidays, so apologies if I missed something you sent.",
+    "We should probably write this down somewhere more permanent than a chat message.",
+    "{name} asked whether the new process would slow things down, which is a fair question.",
+    "The draft document is at version {num} now and the comments are getting longer, not shorter.",
+    "I had coffee with {name} and we talked about everything except work for a while, which helped.",
+    "On a completely different note, the {city} team sent photos from their hike last weekend.",
+    "Let me know if this is too much detail; I tend to over-explain when I am tired.",
+    "There were {num} people on the call, which is a lot for a decision this small.",
+    "I am not sure the spreadsheet formulas are right, so take the totals with a grain of salt.",
+    "Could you remind me what we agreed about the slides? I remember the colours but not the order.",
+    "The printer on the third floor is broken again, so I walked around the building twice.",
+    "Honestly, most of this is fine; the remaining questions are small and mostly about wording.",
+    "{name} is travelling to {city} next week, so expect slower replies from that side.",
+    "I read an article about {noun} design that argued for fewer meetings and more writing.",
+    "Let us not forget to thank the people who stayed late on Thursday to fix the {noun} issue.",
+    "If anyone asks, the short version is that we are on track but a little stretched.",
+]
+AI_OPENERS = [
+    "Thanks for the update, that is helpful context.",
+    "Understood. Here is how I would think about it.",
+    "That makes sense; a few thoughts below.",
+    "Good question, let me lay out the options.",
+    "Happy to help with this.",
+]
+
+
+@dataclass
+class _Fact:
+    kind: str
+    entity: str
+    values: list[str]
+    say: Callable[[str], str]
+    change: Callable[[str, str], str]
+    ask: str
+    ask_change: str
+    near_miss: list[str]
+    words: list[str] = field(default_factory=list)
+
+
+def _money(rng: random.Random) -> str:
+    return f"${rng.randrange(8, 95) * 500:,}"
+
+
+def _date(rng: random.Random) -> str:
+    return f"{MONTHS[rng.randrange(12)]} {rng.randrange(1, 29)}"
+
+
+def _distinct(rng: random.Random, make: Callable[[random.Random], str], n: int) -> list[str]:
+    out: list[str] = []
+    while len(out) < n:
+        value = make(rng)
+        if value not in out:
+            out.append(value)
+    return out
+
+
+def _project(rng: random.Random) -> str:
+    return f"Project {rng.choice(ADJ)} {rng.choice(NOUN)}"
+
+
+def _fact(kind: str, rng: random.Random, entity: str) -> _Fact:
+    if kind == "budget":
+        return _Fact(
+            kind,
+            entity,
+            _distinct(rng, _money, 3),
+            lambda v: f"The budget for {entity} is {v}, and finance signed it off this morning.",
+            lambda o, n: (
+                f"Update on {entity}: the budget is no longer {o}; it changed to {n} after the review."
+            ),
+            f"What is the budget for {entity}?",
+            f"How did the budget for {entity} change?",
+            [
+                f"We still need to sanity-check the budget spreadsheet for {entity} before anyone quotes numbers.",
+                f"{entity} came up again: people keep asking about its budget, but nobody had the sheet open.",
+            ],
+        )
+    if kind == "deadline":
+        return _Fact(
+            kind,
+            entity,
+            _distinct(rng, _date, 3),
+            lambda v: f"We agreed that the launch deadline for {entity} is {v}.",
+            lambda o, n: (
+                f"Heads up: the {entity} deadline moved from {o} to {n}, so plan around the new date."
+            ),
+            f"When is the launch deadline for {entity}?",
+            f"How did the deadline for {entity} change?",
+            [
+                f"The deadline for {entity} is the thing everyone is nervous about, even without a date in front of them.",
+                f"Can we talk about the {entity} deadline at some point? I have concerns about the scope.",
+            ],
+        )
+    if kind == "venue":
+
+        def venue(r: random.Random) -> str:
+            return f"{r.choice(VENUES)} in {r.choice(CITIES)}"
+
+        return _Fact(
+            kind,
+            entity,
+            _distinct(rng, venue, 3),
+            lambda v: f"The venue for {entity} will be {v}; the booking is confirmed.",
+            lambda o, n: f"Change of plans for {entity}: instead of {o}, the venue is now {n}.",
+            f"Where is {entity} taking place?",
+            f"How did the venue for {entity} change?",
+            [
+                f"I looked at photos of possible venues for {entity}, but nothing is decided.",
+                f"The venue question for {entity} keeps getting postponed because of other priorities.",
+            ],
+        )
+    if kind == "headcount":
+        return _Fact(
+            kind,
+            entity,
+            [str(v) for v in rng.sample(range(12, 400), 3)],
+            lambda v: f"We are planning for {v} attendees at {entity}.",
+            lambda o, n: f"Correction for {entity}: the attendee count is {n} now, not {o}.",
+            f"How many attendees are expected at {entity}?",
+            f"How did the attendee count for {entity} change?",
+            [
+                f"Registrations for {entity} are trickling in; the attendee numbers are hard to predict.",
+                f"I asked about catering per attendee for {entity}, but the headcount was not in the email.",
+            ],
+        )
+    if kind == "lead":
+
+        def person(r: random.Random) -> str:
+            return f"{r.choice(FIRST)} {r.choice(NOUN)}son"
+
+        return _Fact(
+            kind,
+            entity,
+            _distinct(rng, person, 3),
+            lambda v: f"{v} will lead {entity} from now on and owns all decisions there.",
+            lambda o, n: f"Leadership update: {o} handed {entity} over, so {n} leads it now.",
+            f"Who leads {entity}?",
+            f"How did the leadership of {entity} change?",
+            [
+                f"There was a debate about who should lead {entity}, and it went on for a while.",
+                f"Whoever ends up leading {entity} will need more support than we gave last time.",
+            ],
+        )
+    if kind == "database":
+        return _Fact(
+            kind,
+            entity,
+            rng.sample(DBS, 3),
+            lambda v: f"For {entity} we decided to store everything in {v}.",
+            lambda o, n: f"We switched the {entity} database from {o} to {n} after the load test.",
+            f"Which database does {entity} use?",
+            f"How did the database choice for {entity} change?",
+            [
+                f"The database discussion for {entity} is getting philosophical; benchmarks would help.",
+                f"I drew a diagram of the {entity} storage layer, but the database box is still blank.",
+            ],
+        )
+    if kind == "allergy":
+        return _Fact(
+            kind,
+            entity,
+            rng.sample(FOODS, 3),
+            lambda v: f"Important for meals: {entity} is allergic to {v}, so keep it off the menu.",
+            lambda o, n: (
+                f"Actually the doctor clarified that {entity} is allergic to {n}, not {o}."
+            ),
+            f"What is {entity} allergic to?",
+            f"How did what we know about {entity}'s allergy change?",
+            [
+                f"We should ask {entity} about food allergies before ordering anything for the trip.",
+                f"The menu for the dinner with {entity} is not final; the allergy list needs checking.",
+            ],
+        )
+    if kind == "booking":
+
+        def code(r: random.Random) -> str:
+            return f"{r.choice('ABCDEFGHJKLMNPQRSTUVWXYZ')}{r.choice('ABCDEFGHJKLMNPQRSTUVWXYZ')}{r.randrange(1000, 9999)}"
+
+        return _Fact(
+            kind,
+            entity,
+            _distinct(rng, code, 3),
+            lambda v: f"The booking reference for {entity} is {v}; keep it handy at check-in.",
+            lambda o, n: (
+                f"The airline rebooked {entity}: the old reference {o} is cancelled and the new one is {n}."
+            ),
+            f"What is the booking reference for {entity}?",
+            f"How did the booking reference for {entity} change?",
+            [
+                f"I could not find the booking confirmation for {entity} in my email, which is worrying.",
+                f"Someone should double-check the booking for {entity} before the weekend.",
+            ],
+        )
+    if kind == "port":
+        return _Fact(
+            kind,
+            entity,
+            [str(v) for v in rng.sample(range(2000, 9999), 3)],
+            lambda v: f"The {entity} listens on port {v} in staging.",
+            lambda o, n: f"We moved the {entity} from port {o} to port {n} because of a conflict.",
+            f"Which port does the {entity} use?",
+            f"How did the port of the {entity} change?",
+            [
+                f"The {entity} port configuration lives in three different files, which is a mess.",
+                f"A firewall rule blocked the {entity} yesterday; nobody remembered which port it needs.",
+            ],
+        )
+    if kind == "meeting":
+
+        def slot(r: random.Random) -> str:
+            return f"{r.choice(WEEKDAYS)} at {r.randrange(8, 17)}:{r.choice(['00', '30'])}"
+
+        return _Fact(
+            kind,
+            entity,
+            _distinct(rng, slot, 3),
+            lambda v: f"The {entity} will happen every {v} starting next week.",
+            lambda o, n: f"Calendar update: the {entity} is rescheduled from {o} to {n}.",
+            f"When is the {entity}?",
+            f"How did the time of the {entity} change?",
+            [
+                f"Half the team thinks the {entity} is a waste of time; the other half loves it.",
+                f"I keep forgetting when the {entity} is, so I will put a reminder somewhere.",
+            ],
+        )
+    if kind == "vendor":
+        return _Fact(
+            kind,
+            entity,
+            rng.sample(VENDORS, 3),
+            lambda v: f"We signed with {v} as the supplier for {entity}.",
+            lambda o, n: f"We dropped {o} as supplier for {entity}; {n} replaces them.",
+            f"Who is the supplier for {entity}?",
+            f"How did the supplier for {entity} change?",
+            [
+                f"Three suppliers pitched for {entity} and the quotes were surprisingly close.",
+                f"Supplier contracts for {entity} need legal review before anything is signed.",
+            ],
+        )
+    # color
+    return _Fact(
+        kind,
+        entity,
+        rng.sample(COLORS, 3),
+        lambda v: f"The theme colour for {entity} is {v}; the designers already have it.",
+        lambda o, n: (
+            f"The designers revised the {entity} palette: {n} replaces {o} as the theme colour."
+        ),
+        f"What is the theme colour for {entity}?",
+        f"How did the theme colour for {entity} change?",
+        [
+            f"People have strong opinions about colours for {entity}; I stayed out of it.",
+            f"The mood board for {entity} has too many colours to choose from.",
+        ],
+    )
+
+
+KINDS = [
+    "budget",
+    "deadline",
+    "venue",
+    "headcount",
+    "lead",
+    "database",
+    "allergy",
+    "booking",
+    "port",
+    "meeting",
+    "vendor",
+    "color",
+]
+
+
+def _entity(kind: str, rng: random.Random, used: set[str]) -> str:
+    while True:
+        if kind in {"budget", "deadline", "lead", "database", "color"}:
+            name = _project(rng)
+        elif kind in {"venue", "headcount", "vendor"}:
+            name = rng.choice(
+                [
+                    f"the {rng.choice(CITIES)} offsite",
+                    f"{rng.choice(FIRST)}'s wedding reception",
+                    f"the {rng.choice(ADJ).lower()} hackathon",
+                    f"the {rng.choice(CITIES)} summit",
+                ]
+            )
+        elif kind in {"allergy", "booking"}:
+            name = f"{rng.choice(FIRST)} {rng.choice(NOUN)}"
+        elif kind == "port":
+            name = f"{rng.choice(NOUN).lower()}-{rng.choice(['api', 'gateway', 'worker', 'search'])} service"
+        else:
+            name = f"{rng.choice(['design', 'planning', 'ops', 'sales', 'research'])} sync with {rng.choice(FIRST)}"
+        if name not in used:
+            used.add(name)
+            return name
+
+
+def _filler(rng: random.Random, words: int) -> list[str]:
+    sentences: list[str] = []
+    count = 0
+    while count < words:
+        template = rng.choice(FILLER)
+        sentence = template.format(
+            name=rng.choice(FIRST),
+            city=rng.choice(CITIES),
+            noun=rng.choice(NOUN).lower(),
+            adj=rng.choice(ADJ),
+            num=rng.randrange(2, 40),
+        )
+        sentences.append(sentence)
+        count += len(sentence.split())
+    return sentences
+
+
+def _compose(rng: random.Random, planted: list[str], words: int, ai: bool) -> str:
+    body = _filler(rng, max(20, words - sum(len(p.split()) for p in planted)))
+    for sentence in planted:
+        body.insert(rng.randrange(0, len(body) + 1), sentence)
+    if ai:
+        body.insert(0, rng.choice(AI_OPENERS))
+    paragraphs: list[str] = []
+    while body:
+        take = rng.randrange(3, 7)
+        paragraphs.append(" ".join(body[:take]))
+        body = body[take:]
+    return "\n\n".join(paragraphs)
+
+
+def generate_conversation(
+    seed: int,
+    *,
+    n_messages: int = 120,
+    noise: str = "medium",
+    n_facts: int = 10,
+    conv_id: str | None = None,
+) -> Conversation:
+    """One conversation of ``n_messages`` messages with about ``n_facts`` asked-about facts.
+
+    Deterministic for a given ``seed`` and parameters.
+    """
+    if noise not in NOISE_LEVELS:
+        raise ValueError(f"unknown noise level {noise!r}; choose from {sorted(NOISE_LEVELS)}")
+    if n_messages < 20:
+        raise ValueError("n_messages must be at least 20")
+    rng = random.Random(seed)
+    low, high, distractor_share = NOISE_LEVELS[noise]
+    used: set[str] = set()
+    facts = [
+        _fact(kind, rng, _entity(kind, rng, used))
+        for kind in (rng.choice(KINDS) for _ in range(n_facts))
+    ]
+    # Same-attribute decoys: facts about other entities that are stated but never asked.
+    decoys = [_fact(f.kind, rng, _entity(f.kind, rng, used)) for f in facts[: max(2, n_facts // 2)]]
+    n_changes = [0] * len(facts)
+    for i in rng.sample(range(len(facts)), k=len(facts) // 2):
+        n_changes[i] = 2 if rng.random() < 0.3 else 1
+
+    # Schedule: slot -> planted sentences; statements early, changes later.
+    usable = list(range(2, n_messages - 2))
+    plan: dict[int, list[tuple[str, int, int]]] = {}  # slot -> (kind, fact index, step)
+    for i in range(len(facts)):
+        steps = 1 + n_changes[i]
+        cut = sorted(rng.sample(usable, steps))
+        for step, slot in enumerate(cut):
+            plan.setdefault(slot, []).append(("fact", i, step))
+    for j in range(len(decoys)):
+        plan.setdefault(rng.choice(usable), []).append(("decoy", j, 0))
+    for slot in usable:
+        if slot not in plan and rng.random() < distractor_share:
+            plan[slot] = [("near", rng.randrange(len(facts)), 0)]
+
+    messages: list[BaseMessage] = []
+    where: dict[tuple[int, int], str] = {}
+    for slot in range(n_messages):
+        ai = slot % 2 == 1
+        planted: list[str] = []
+        for what, index, step in plan.get(slot, []):
+            if what == "fact":
+                fact = facts[index]
+                planted.append(
+                    fact.say(fact.values[0])
+                    if step == 0
+                    else fact.change(fact.values[step - 1], fact.values[step])
+                )
+                where[(index, step)] = f"{conv_id or seed}-m{slot}"
+            elif what == "decoy":
+                planted.append(decoys[index].say(decoys[index].values[0]))
+            else:
+                planted.append(rng.choice(facts[index].near_miss))
+        # Facts are stated by the user; the assistant never restates them.
+        if planted and ai:
+            planted = [
+                p
+                for p in planted
+                if not any(p == facts[i].say(facts[i].values[0]) for i in range(len(facts)))
+            ]
+        text = _compose(rng, planted, rng.randrange(low, high + 1), ai)
+        cls = AIMessage if ai else HumanMessage
+        messages.append(cls(content=text, id=f"{conv_id or seed}-m{slot}"))
+    # Re-home facts that landed on assistant turns onto the previous user message.
+    messages, where = _move_facts_to_user(messages, facts, where, plan, n_changes)
+
+    questions: list[Question] = []
+    prefix = conv_id or str(seed)
+    for i, fact in enumerate(facts):
+        last = n_changes[i]
+        current_id = where[(i, last)]
+        category = "changed" if last else "single"
+        questions.append(
+            Question(f"{prefix}-q{i}", fact.ask, fact.values[last], [current_id], category)
+        )
+        if last and rng.random() < 0.6:
+            chain = [where[(i, s)] for s in range(last + 1)]
+            answer = " -> ".join(fact.values[: last + 1])
+            questions.append(Question(f"{prefix}-q{i}h", fact.ask_change, answer, chain, "history"))
+    pairs = rng.sample(range(len(facts)), k=min(len(facts) - 1, max(1, len(facts) // 3)))
+    for a in pairs:
+        b = (a + 1) % len(facts)
+        fa, fb = facts[a], facts[b]
+        text = f"{fa.ask[:-1]}, and also: {fb.ask[0].lower()}{fb.ask[1:]}"
+        answer = f"{fa.values[n_changes[a]]}; {fb.values[n_changes[b]]}"
+        evidence = [where[(a, n_changes[a])], where[(b, n_changes[b])]]
+        questions.append(Question(f"{prefix}-q{a}m", text, answer, evidence, "multi"))
+    return Conversation(id=prefix, messages=messages, questions=questions)
+
+
+def _move_facts_to_user(
+    messages: list[BaseMessage],
+    facts: list[_Fact],
+    where: dict[tuple[int, int], str],
+    plan: dict[int, list[tuple[str, int, int]]],
+    n_changes: list[int],
+) -> tuple[list[BaseMessage], dict[tuple[int, int], str]]:
+    """Statements were filtered from assistant turns; put them into the preceding user turn."""
+    for slot, items in plan.items():
+        if slot % 2 == 0:
+            continue
+        for what, index, step in items:
+            if what != "fact" or step != 0:
+                continue
+            fact = facts[index]
+            sentence = fact.say(fact.values[0])
+            target = messages[slot - 1]
+            target.content = f"{target.content}\n\n{sentence}"
+            where[(index, 0)] = str(target.id)
+    return messages, where
+
+
+def generate_dataset(
+    seed: int = 7,
+    *,
+    noise_levels: tuple[str, ...] = ("low", "medium", "high"),
+    conversations_per_level: int = 3,
+    n_messages: int = 120,
+    n_facts: int = 10,
+) -> list[Conversation]:
+    """Conversations for every noise level (default: 3 x 120 messages, >= 45 questions per level)."""
+    dataset: list[Conversation] = []
+    for level_index, noise in enumerate(noise_levels):
+        for k in range(conversations_per_level):
+            conv_seed = seed * 1000 + level_index * 100 + k
+            dataset.append(
+                generate_conversation(
+                    conv_seed,
+                    n_messages=n_messages,
+                    noise=noise,
+                    n_facts=n_facts,
+                    conv_id=f"{noise}-{k}",
+                )
+            )
+    return dataset

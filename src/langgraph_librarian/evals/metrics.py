@@ -1,0 +1,94 @@
+"""Per-question outcomes and their aggregation."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from langgraph_librarian.messages import message_text
+
+__all__ = ["Outcome", "answer_contained", "evidence_recall", "summarize_outcomes"]
+
+_NORMALIZE = re.compile(r"[^\w$.,:%-]+")
+
+
+def evidence_recall(evidence: Sequence[str], context: Sequence[BaseMessage]) -> float:
+    """Share of gold evidence message ids present in ``context`` (1.0 when there is none)."""
+    if not evidence:
+        return 1.0
+    present = {m.id for m in context}
+    return sum(1 for e in evidence if e in present) / len(evidence)
+
+
+def _norm(text: str) -> str:
+    return _NORMALIZE.sub(" ", text.lower()).strip()
+
+
+def answer_contained(answer: str, context: Sequence[BaseMessage]) -> bool:
+    """Offline proxy for answer success: every part of the gold answer occurs in the context.
+
+    Multi-part gold answers (``"a -> b"``, ``"x; y"``) need all parts.
+    """
+    haystack = _norm(" ".join(message_text(m) for m in context))
+    parts = [p for p in re.split(r"\s*(?:->|;)\s*", str(answer)) if p.strip()]
+    return bool(parts) and all(_norm(p) in haystack for p in parts)
+
+
+@dataclass
+class Outcome:
+    """One strategy's result on one question."""
+
+    strategy: str
+    dataset: str
+    conversation: str
+    question: str
+    category: str
+    recall: float
+    success: bool
+    contained: bool
+    context_tokens: int
+    selection_tokens: int
+    indexing_tokens: float
+    latency_ms: float
+    fallback: bool = False
+
+    @property
+    def total_tokens(self) -> float:
+        return self.indexing_tokens + self.selection_tokens + self.context_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["total_tokens"] = self.total_tokens
+        return data
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def summarize_outcomes(outcomes: Iterable[Outcome]) -> dict[str, Any]:
+    """Aggregate metrics for a group of outcomes."""
+    items = list(outcomes)
+    if not items:
+        return {"questions": 0}
+    latencies = [o.latency_ms for o in items]
+    return {
+        "questions": len(items),
+        "context_success": sum(o.success for o in items) / len(items),
+        "evidence_recall": statistics.fmean(o.recall for o in items),
+        "answer_containment": sum(o.contained for o in items) / len(items),
+        "context_tokens": statistics.fmean(o.context_tokens for o in items),
+        "total_tokens": statistics.fmean(o.total_tokens for o in items),
+        "latency_p50_ms": _percentile(latencies, 0.5),
+        "latency_p95_ms": _percentile(latencies, 0.95),
+        "fallbacks": sum(o.fallback for o in items),
+    }

