@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fakes import ScriptedChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage
 
-from langgraph_librarian import (  # noqa: E402
+from fakes import ScriptedChatModel
+from langgraph_librarian import (
     LibrarianConfig,
     aupdate_index,
     select_and_hydrate,
@@ -67,8 +67,12 @@ def bench_selection(n: int, repeats: int) -> dict:
     result = {"messages": n}
     for label, config in [
         ("local", LibrarianConfig()),
-        ("llm", LibrarianConfig(indexer_model="local",
-                                selector_model=ScriptedChatModel(script="IDs: [1, 3]"))),
+        (
+            "llm",
+            LibrarianConfig(
+                indexer_model="local", selector_model=ScriptedChatModel(script="IDs: [1, 3]")
+            ),
+        ),
     ]:
         cfg = {"configurable": {"librarian": config}}
         select_and_hydrate(state, cfg)  # warm caches, as in a running service
@@ -100,13 +104,19 @@ def main() -> None:
         print(json.dumps(report, indent=2))
         return
     ix = report["indexing_100_messages"]
-    print(f"indexing 100 messages at {args.latency * 1000:.0f} ms/call: "
-          f"sync {ix['sync_s']} s, async {ix['async_s']} s ({ix['calls']} model calls)")
-    print("| messages | local select+hydrate (ms) | LLM-path overhead (ms) | selector prompt tokens |")
+    print(
+        f"indexing 100 messages at {args.latency * 1000:.0f} ms/call: "
+        f"sync {ix['sync_s']} s, async {ix['async_s']} s ({ix['calls']} model calls)"
+    )
+    print(
+        "| messages | local select+hydrate (ms) | LLM-path overhead (ms) | selector prompt tokens |"
+    )
     print("|---:|---:|---:|---:|")
     for row in report["selection"]:
-        print(f"| {row['messages']:,} | {row['local_ms_median']} | {row['llm_ms_median']} | "
-              f"{row['llm_prompt_tokens']}{' (shortlisted)' if row['llm_shortlisted'] else ''} |")
+        print(
+            f"| {row['messages']:,} | {row['local_ms_median']} | {row['llm_ms_median']} | "
+            f"{row['llm_prompt_tokens']}{' (shortlisted)' if row['llm_shortlisted'] else ''} |"
+        )
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from langgraph_librarian.select.llm import LLMSelector
 from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.select.parse import parse_selected_ids
 from langgraph_librarian.select.result import Selection
-from langgraph_librarian.state import LibrarianState
+from langgraph_librarian.state import LibrarianState, merge_index, merge_metadata
 from langgraph_librarian.stores import BaseIndexStore, FileIndexStore, LangGraphIndexStore
 from langgraph_librarian.tokens import TokenCounter
 
@@ -58,6 +58,8 @@ __all__ = [
     "create_librarian_node",
     "hydrate",
     "index_messages",
+    "merge_index",
+    "merge_metadata",
     "parse_selected_ids",
     "reconcile_index",
     "resolve_config",

@@ -43,19 +43,31 @@ def minilm_available() -> bool:
         return False
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
-    # Abramowitz & Stegun 7.1.26 (max error 1.5e-7), enough for float32 GELU.
-    sign = np.sign(x)
-    a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (
-        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
-    )
-    return sign * (1.0 - poly * np.exp(-a * a))
-
-
 def _gelu(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1.0 + _erf(x / np.float32(np.sqrt(2.0))))
+    """Exact (erf) GELU on a float32 array, with few temporaries.
+
+    erf uses Abramowitz & Stegun 7.1.26 (max error 1.5e-7): numpy has no erf and
+    this keeps scipy out of the dependencies.
+    """
+    z = x * np.float32(1.0 / np.sqrt(2.0))
+    a = np.abs(z)
+    t = a * np.float32(0.3275911)
+    t += np.float32(1.0)
+    np.reciprocal(t, out=t)
+    poly = t * np.float32(1.061405429)
+    for coef in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly += np.float32(coef)
+        poly *= t
+    np.square(a, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    poly *= a  # now 1 - erf(|z|)
+    np.subtract(np.float32(1.0), poly, out=poly)  # erf(|z|)
+    np.copysign(poly, z, out=poly)  # erf(z)
+    poly += np.float32(1.0)
+    poly *= x
+    poly *= np.float32(0.5)
+    return poly
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -116,7 +128,7 @@ class MiniLMEmbeddings(Embeddings):
         hidden = x.shape[-1]
         head_dim = hidden // self.heads
         scale = np.float32(1.0 / np.sqrt(head_dim))
-        additive = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        additive = ((1.0 - mask) * np.float32(-1e9)).astype(np.float32)[:, None, None, :]
         for layer in range(self.layers):
             p = f"encoder.layer.{layer}."
 
@@ -126,11 +138,13 @@ class MiniLMEmbeddings(Embeddings):
             q = split(x @ w[p + "attention.self.query.weight"] + w[p + "attention.self.query.bias"])
             k = split(x @ w[p + "attention.self.key.weight"] + w[p + "attention.self.key.bias"])
             v = split(x @ w[p + "attention.self.value.weight"] + w[p + "attention.self.value.bias"])
-            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + additive
+            scores = q @ k.transpose(0, 1, 3, 2)
+            scores *= scale
+            scores += additive
             scores -= scores.max(-1, keepdims=True)
-            probs = np.exp(scores)
-            probs /= probs.sum(-1, keepdims=True)
-            context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, length, hidden)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, hidden)
             attn = (
                 context @ w[p + "attention.output.dense.weight"]
                 + w[p + "attention.output.dense.bias"]

@@ -1,0 +1,366 @@
+"""ToolIndex: embedding search over a tool catalog, with domain siblings and fallbacks."""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langchain_core.tools import BaseTool, StructuredTool
+
+from langgraph_librarian.embeddings import default_embeddings
+from langgraph_librarian.text import content_terms
+
+__all__ = ["ToolIndex", "ToolMatch", "ToolRecord", "ToolSearchResult", "infer_domain"]
+
+ToolLike = BaseTool | Callable[..., Any] | dict[str, Any]
+MatchReason = Literal["match", "sibling", "name", "domain"]
+_DOMAIN_SPLIT = re.compile(r"[_.\-:/]")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def infer_domain(name: str) -> str:
+    """The domain a name implies: ``email_send`` -> ``email``, ``github.list`` -> ``github``."""
+    head = _DOMAIN_SPLIT.split(_CAMEL.sub("_", name.strip()), maxsplit=1)[0].lower()
+    return head if head and head != name.strip().lower() else "general"
+
+
+@dataclass
+class ToolRecord:
+    """A catalog entry.
+
+    Attributes:
+        name: Unique tool name.
+        description: What the tool does ("" when the tool has none).
+        domain: Group of related tools (siblings travel together).
+        arguments: Argument names, part of the embedded text.
+        tool: The executable tool, when the entry came from a tool or function.
+        schema: The JSON schema, when the entry came from a schema dict.
+    """
+
+    name: str
+    description: str
+    domain: str
+    arguments: list[str] = field(default_factory=list)
+    tool: BaseTool | None = None
+    schema: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        """What is embedded: ``name: description (arguments: a, b)``."""
+        readable = _CAMEL.sub(" ", self.name).replace("_", " ").replace(".", " ")
+        args = f" (arguments: {', '.join(self.arguments)})" if self.arguments else ""
+        return f"{readable}: {self.description or readable}{args}"
+
+    @property
+    def summary(self) -> str:
+        """One line for the agent."""
+        first = (self.description or "no description").strip().splitlines()[0]
+        return first if len(first) <= 160 else first[:157] + "..."
+
+
+@dataclass
+class ToolMatch:
+    """A tool returned by a search and why."""
+
+    name: str
+    score: float
+    reason: MatchReason
+    domain: str
+
+
+@dataclass
+class ToolSearchResult:
+    """Outcome of :meth:`ToolIndex.search`.
+
+    Attributes:
+        matches: Tools to load, best first (direct matches, then domain siblings).
+        fallback: ``None`` for a semantic match, else ``"name"``, ``"domain"`` or
+            ``"domains"`` (nothing found: ``domains`` lists what exists).
+        domains: Domain names with tool counts, when the agent should refine its query.
+    """
+
+    matches: list[ToolMatch] = field(default_factory=list)
+    fallback: Literal["name", "domain", "domains"] | None = None
+    domains: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def names(self) -> list[str]:
+        return [m.name for m in self.matches]
+
+
+def _record(item: ToolLike, domain: str | None) -> ToolRecord:
+    if isinstance(item, BaseTool):
+        tool = item
+    elif isinstance(item, dict):
+        spec = item.get("function", item) if item.get("type") == "function" else item
+        name = spec.get("name") or spec.get("title")
+        if not name:
+            raise ValueError(f"tool schema without a name: {item!r}")
+        params = spec.get("parameters") or spec.get("input_schema") or {}
+        args = list((params.get("properties") or {}).keys()) if isinstance(params, dict) else []
+        explicit = domain or item.get("domain") or spec.get("domain")
+        return ToolRecord(
+            str(name),
+            str(spec.get("description") or ""),
+            str(explicit or infer_domain(str(name))),
+            args,
+            None,
+            dict(item),
+        )
+    elif callable(item):
+        tool = StructuredTool.from_function(item)
+    else:
+        raise TypeError(f"cannot index {type(item).__name__} as a tool")
+    metadata = tool.metadata or {}
+    explicit = domain or metadata.get("domain")
+    try:
+        args = list(tool.args.keys())
+    except Exception:  # a tool with an unusual schema still gets indexed
+        args = []
+    return ToolRecord(
+        tool.name,
+        tool.description or "",
+        str(explicit or infer_domain(tool.name)),
+        args,
+        tool,
+        None,
+    )
+
+
+class ToolIndex:
+    """Search a tool catalog by stated intent.
+
+    Tools (LangChain ``BaseTool``s, plain functions, or JSON schemas) are embedded as
+    ``name: description (arguments: ...)`` with any LangChain ``Embeddings`` (the
+    packaged offline model by default when installed; a lexical scorer otherwise).
+    The index is built lazily on the first search and updated incrementally: adding
+    tools embeds only the new ones, removing drops rows. Vectors live in one float32
+    matrix, so a search is one matrix-vector product whatever the catalog size.
+
+    A search keeps tools whose similarity clears ``threshold`` (at most ``k``), then
+    expands domains: a match scoring at least ``domain_threshold``, or two matches in
+    one domain, bring that domain's other tools (at most ``max_siblings``). When nothing
+    clears the threshold the fallbacks are, in order: a tool named in the query, a
+    domain named in the query, and finally the list of domains.
+
+    Example:
+        >>> def email_send(to: str, body: str) -> str:
+        ...     "Send an email."
+        ...     return "sent"
+        >>> index = ToolIndex([email_send], embeddings=None)
+        >>> index.search("send an email to John").names
+        ['email_send']
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[ToolLike] = (),
+        *,
+        embeddings: Embeddings | Literal["auto"] | None = "auto",
+        threshold: float | None = None,
+        domain_threshold: float | None = None,
+        max_siblings: int = 8,
+    ) -> None:
+        self._embeddings = default_embeddings() if embeddings == "auto" else embeddings
+        semantic = self._embeddings is not None
+        # Defaults measured on the tool benchmark (docs/benchmarks.md) for MiniLM and
+        # for the lexical scorer; other embedding models may want other values.
+        self.threshold = threshold if threshold is not None else (0.35 if semantic else 0.3)
+        self.domain_threshold = (
+            domain_threshold if domain_threshold is not None else (0.6 if semantic else 0.75)
+        )
+        self.max_siblings = max_siblings
+        self._records: dict[str, ToolRecord] = {}
+        self._rows: list[str] = []  # matrix row -> tool name ("" for a removed row)
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._pending: list[str] = []
+        self._lock = threading.RLock()
+        self.add(tools)
+
+    # -- catalog --------------------------------------------------------------------
+
+    def add(self, tools: Iterable[ToolLike] | ToolLike, *, domain: str | None = None) -> list[str]:
+        """Add tools (a later tool with an existing name replaces it); returns their names."""
+        items = [tools] if isinstance(tools, BaseTool | dict) or callable(tools) else list(tools)
+        names: list[str] = []
+        with self._lock:
+            for item in items:
+                record = _record(item, domain)
+                if record.name in self._records:
+                    self._drop_row(record.name)
+                self._records[record.name] = record
+                self._pending.append(record.name)
+                names.append(record.name)
+        return names
+
+    def remove(self, names: Iterable[str] | str) -> None:
+        """Remove tools by name (unknown names are ignored)."""
+        with self._lock:
+            for name in [names] if isinstance(names, str) else list(names):
+                if self._records.pop(name, None) is not None:
+                    self._drop_row(name)
+                    if name in self._pending:
+                        self._pending.remove(name)
+
+    def _drop_row(self, name: str) -> None:
+        for i, row in enumerate(self._rows):
+            if row == name:
+                self._rows[i] = ""
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._records
+
+    def get(self, name: str) -> ToolRecord | None:
+        """The record for ``name``, or ``None``."""
+        return self._records.get(name)
+
+    def records(self) -> list[ToolRecord]:
+        """Every record, in insertion order."""
+        return list(self._records.values())
+
+    def domains(self) -> dict[str, int]:
+        """Domain name -> number of tools."""
+        return dict(Counter(r.domain for r in self._records.values()))
+
+    def memory_bytes(self) -> int:
+        """Approximate memory held by the vectors."""
+        return int(self._matrix.nbytes)
+
+    # -- building -------------------------------------------------------------------
+
+    def _sync(self) -> None:
+        """Embed pending tools and compact removed rows (called before a search)."""
+        with self._lock:
+            removed = self._rows.count("")
+            if removed and removed * 4 > len(self._rows):
+                keep = [i for i, name in enumerate(self._rows) if name]
+                self._matrix = self._matrix[keep] if self._matrix.size else self._matrix
+                self._rows = [self._rows[i] for i in keep]
+            if not self._pending:
+                return
+            pending = [n for n in self._pending if n in self._records]
+            self._pending = []
+            if self._embeddings is None:
+                self._rows.extend(pending)
+                return
+            vectors = np.asarray(
+                self._embeddings.embed_documents([self._records[n].text for n in pending]),
+                dtype=np.float32,
+            )
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+            self._matrix = vectors if self._matrix.size == 0 else np.vstack([self._matrix, vectors])
+            self._rows.extend(pending)
+
+    # -- search ---------------------------------------------------------------------
+
+    def _lexical_scores(self, query: str) -> dict[str, float]:
+        """Idf-weighted share of the query's terms a tool's text contains (0..1)."""
+        terms = set(content_terms(query))
+        if not terms:
+            return {}
+        texts = {n: set(content_terms(self._records[n].text)) for n in self._rows if n}
+        df = Counter(t for words in texts.values() for t in words if t in terms)
+        n = max(len(texts), 1)
+        idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+        total = sum(idf.values()) or 1.0
+        return {name: sum(idf[t] for t in terms & words) / total for name, words in texts.items()}
+
+    def scores(self, query: str) -> dict[str, float]:
+        """Similarity of every tool to ``query``."""
+        self._sync()
+        with self._lock:
+            if self._embeddings is None:
+                return self._lexical_scores(query)
+            if not self._rows:
+                return {}
+            q = np.asarray(self._embeddings.embed_query(query), dtype=np.float32)
+            q /= max(float(np.linalg.norm(q)), 1e-9)
+            sims = self._matrix @ q
+            return {name: float(s) for name, s in zip(self._rows, sims, strict=True) if name}
+
+    def search(self, query: str, *, k: int = 5, domain: str | None = None) -> ToolSearchResult:
+        """Tools for a need stated in natural language (see the class docstring)."""
+        if not isinstance(query, str) or not query.strip():
+            return ToolSearchResult(fallback="domains", domains=self.domains())
+        scores = self.scores(query)
+        if domain:
+            wanted = domain.strip().lower()
+            scores = {n: s for n, s in scores.items() if self._records[n].domain.lower() == wanted}
+        ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+        direct = [(n, s) for n, s in ranked[:k] if s >= self.threshold]
+        if direct:
+            return ToolSearchResult(matches=self._expand(direct, scores))
+        return self._fallback(query, domain)
+
+    def _expand(self, direct: list[tuple[str, float]], scores: dict[str, float]) -> list[ToolMatch]:
+        matches = [ToolMatch(n, s, "match", self._records[n].domain) for n, s in direct]
+        per_domain = Counter(m.domain for m in matches)
+        strong = {m.domain for m in matches if m.score >= self.domain_threshold}
+        chosen = {m.name for m in matches}
+        for dom in [
+            d for d in dict.fromkeys(m.domain for m in matches) if d in strong or per_domain[d] >= 2
+        ]:
+            siblings = sorted(
+                (
+                    r.name
+                    for r in self._records.values()
+                    if r.domain == dom and r.name not in chosen
+                ),
+                key=lambda n: -scores.get(n, 0.0),
+            )[: self.max_siblings]
+            for name in siblings:
+                matches.append(ToolMatch(name, scores.get(name, 0.0), "sibling", dom))
+                chosen.add(name)
+        return matches
+
+    def _fallback(self, query: str, domain: str | None) -> ToolSearchResult:
+        lowered = query.lower()
+        words = set(re.findall(r"[\w.\-:/]+", lowered))
+        named = [
+            r
+            for r in self._records.values()
+            if r.name.lower() in words or r.name.lower() == lowered.strip()
+        ]
+        if named:
+            return ToolSearchResult(
+                matches=[ToolMatch(r.name, 1.0, "name", r.domain) for r in named], fallback="name"
+            )
+        domains = self.domains()
+        target = (
+            domain.strip().lower()
+            if domain
+            else next((d for d in domains if d.lower() in words), None)
+        )
+        if target and target in {d.lower() for d in domains}:
+            members = [r for r in self._records.values() if r.domain.lower() == target]
+            return ToolSearchResult(
+                matches=[
+                    ToolMatch(r.name, 0.0, "domain", r.domain)
+                    for r in members[: self.max_siblings * 2]
+                ],
+                fallback="domain",
+            )
+        return ToolSearchResult(fallback="domains", domains=domains)
+
+    async def asearch(
+        self, query: str, *, k: int = 5, domain: str | None = None
+    ) -> ToolSearchResult:
+        """Async twin of :meth:`search` (runs the embedding in a worker thread)."""
+        import asyncio
+
+        return await asyncio.to_thread(self.search, query, k=k, domain=domain)
+
+    def tools(self, names: Sequence[str]) -> list[BaseTool]:
+        """Executable tools for ``names`` (schema-only entries and unknown names skipped)."""
+        found = [self._records.get(n) for n in names]
+        return [r.tool for r in found if r is not None and r.tool is not None]
