@@ -115,7 +115,13 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
             dict(item),
         )
     elif callable(item):
-        tool = StructuredTool.from_function(item)
+        doc = (item.__doc__ or "").strip()
+        name = getattr(item, "__name__", "tool")
+        # LangChain needs a description; a function without a docstring gets its name.
+        tool = StructuredTool.from_function(item, description=doc or name.replace("_", " "))
+        if not doc:
+            return ToolRecord(tool.name, "", str(domain or infer_domain(tool.name)),
+                              list(tool.args.keys()), tool, None)
     else:
         raise TypeError(f"cannot index {type(item).__name__} as a tool")
     metadata = tool.metadata or {}

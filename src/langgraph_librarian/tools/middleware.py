@@ -1,0 +1,150 @@
+"""Hot-loading requested tools into a LangChain ``create_agent`` agent (or a StateGraph)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Annotated, Any, Literal, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
+from langchain.agents.middleware.types import ModelResponse
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from langgraph_librarian.tools.index import ToolIndex, ToolLike
+from langgraph_librarian.tools.request_tools import (
+    LoadedTools,
+    create_request_tools,
+    current_turn,
+    merge_loaded_tools,
+)
+
+__all__ = ["ToolLibrarianMiddleware", "ToolLibrarianState"]
+
+ToolResult = ToolMessage | Command[Any]
+
+
+class ToolLibrarianState(AgentState[Any]):
+    """Agent state plus the tools loaded in the current turn."""
+
+    loaded_tools: NotRequired[Annotated[LoadedTools, merge_loaded_tools]]
+
+
+class ToolLibrarianMiddleware(AgentMiddleware[ToolLibrarianState, Any]):
+    """Give an agent ``request_tools`` and hot-load what it asks for.
+
+    The agent starts with the tools you pass to ``create_agent`` (keep them few) plus
+    ``request_tools``. Tools it requests join the model's tool list from the next model
+    call (``wrap_model_call``) until the end of the user turn, and are executed through
+    ``wrap_tool_call``. A new user turn starts with none loaded again. With
+    ``mode="all"`` (swarm / autonomous agents) every catalog tool is offered up front
+    and ``request_tools`` is not added.
+
+    A call to a catalog tool that was not loaded this turn, or that no longer exists,
+    gets a model-visible error message rather than an exception.
+
+    Example:
+        ```python
+        from langchain.agents import create_agent
+
+        librarian = ToolLibrarianMiddleware(catalog_tools)
+        agent = create_agent(model, tools=core_tools, middleware=[librarian])
+        ```
+
+    The same object serves hand-built graphs: bind ``tools_for(state)`` to the model
+    and build ``ToolNode([...core, librarian.request_tools],
+    wrap_tool_call=librarian.wrap_tool_call, awrap_tool_call=librarian.awrap_tool_call)``.
+    """
+
+    state_schema = ToolLibrarianState
+
+    def __init__(
+        self,
+        catalog: ToolIndex | Iterable[ToolLike],
+        *,
+        mode: Literal["discover", "all"] = "discover",
+        k: int = 5,
+    ) -> None:
+        super().__init__()
+        self.index = catalog if isinstance(catalog, ToolIndex) else ToolIndex(catalog)
+        self.mode = mode
+        self.request_tools = create_request_tools(self.index, k=k)
+        self.tools = [self.request_tools] if mode == "discover" else []
+
+    # -- which tools are live ---------------------------------------------------------
+
+    def loaded_names(self, state: Any) -> list[str]:
+        """Names loaded in the current turn (all catalog tools in ``"all"`` mode)."""
+        if self.mode == "all":
+            return [r.name for r in self.index.records() if r.tool is not None]
+        if not isinstance(state, dict):
+            return []
+        loaded = state.get("loaded_tools") or {}
+        if loaded.get("turn") != current_turn(state.get("messages", [])):
+            return []
+        return list(loaded.get("names", []))
+
+    def tools_for(self, state: Any) -> list[BaseTool]:
+        """``request_tools`` (in discover mode) plus the tools live for this state."""
+        live = self.index.tools(self.loaded_names(state))
+        return [*self.tools, *live]
+
+    def _with_loaded(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        present = {t.name if isinstance(t, BaseTool) else t.get("name") for t in request.tools}
+        extra = [
+            t for t in self.index.tools(self.loaded_names(request.state)) if t.name not in present
+        ]
+        return request.override(tools=[*request.tools, *extra]) if extra else request
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        return handler(self._with_loaded(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        return await handler(self._with_loaded(request))
+
+    # -- execution --------------------------------------------------------------------
+
+    def _resolve(self, request: ToolCallRequest) -> ToolCallRequest | ToolMessage:
+        if request.tool is not None:
+            return request  # a core tool or request_tools itself
+        call = request.tool_call
+        name = str(call.get("name", ""))
+        record = self.index.get(name)
+        if record is None or record.tool is None:
+            text = (
+                f"Tool `{name}` is not available (it does not exist or was removed). "
+                "Call request_tools to find a tool for what you need."
+            )
+            return ToolMessage(text, tool_call_id=call.get("id") or "", name=name, status="error")
+        if name not in self.loaded_names(request.state):
+            text = (
+                f"Tool `{name}` is not loaded in this turn. Call "
+                f'request_tools("{name}") first, then call it again.'
+            )
+            return ToolMessage(text, tool_call_id=call.get("id") or "", name=name, status="error")
+        return request.override(tool=record.tool)
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolResult],
+    ) -> ToolResult:
+        resolved = self._resolve(request)
+        return resolved if isinstance(resolved, ToolMessage) else handler(resolved)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
+    ) -> ToolResult:
+        resolved = self._resolve(request)
+        return resolved if isinstance(resolved, ToolMessage) else await handler(resolved)

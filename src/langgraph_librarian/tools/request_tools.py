@@ -1,0 +1,148 @@
+"""The ``request_tools`` meta-tool: the agent states a need, the index answers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any, NotRequired
+
+from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.prebuilt import ToolRuntime
+from langgraph.types import Command
+from typing_extensions import TypedDict
+
+from langgraph_librarian.messages import content_hash
+from langgraph_librarian.tools.index import ToolIndex, ToolSearchResult
+
+__all__ = [
+    "LoadedTools",
+    "ToolLibrarianStateFields",
+    "create_request_tools",
+    "current_turn",
+    "format_search_result",
+    "merge_loaded_tools",
+]
+
+REQUEST_TOOLS_DESCRIPTION = (
+    "Find and load tools for what you need to do next. Describe the capability in plain "
+    "words after you have understood the user's request (for example 'send an email', "
+    "'list open pull requests'); optionally name a domain. The tools found are available "
+    "from your next step until the end of this turn."
+)
+
+
+class LoadedTools(TypedDict):
+    """Tools loaded during one user turn (``turn`` is that turn's latest human message)."""
+
+    turn: str
+    names: list[str]
+
+
+def merge_loaded_tools(left: LoadedTools | None, right: LoadedTools | None) -> LoadedTools:
+    """Union within a turn; a new turn starts a new set.
+
+    Parallel ``request_tools`` calls in one step merge instead of conflicting, and a
+    set from an earlier turn is replaced as soon as the new turn loads anything.
+    """
+    if not right:
+        return left or {"turn": "", "names": []}
+    if not left or left.get("turn") != right.get("turn"):
+        return {"turn": right["turn"], "names": list(dict.fromkeys(right["names"]))}
+    return {"turn": left["turn"], "names": list(dict.fromkeys([*left["names"], *right["names"]]))}
+
+
+class ToolLibrarianStateFields(TypedDict):
+    """Add this field to a hand-built graph's state to use :func:`create_request_tools`."""
+
+    loaded_tools: NotRequired[Annotated[LoadedTools, merge_loaded_tools]]
+
+
+def current_turn(messages: Sequence[BaseMessage]) -> str:
+    """Identity of the current user turn: its latest human message's id (or content hash)."""
+    for message in reversed(messages):
+        if message.type == "human":
+            return str(message.id or content_hash(message))
+    return ""
+
+
+def format_search_result(result: ToolSearchResult, index: ToolIndex) -> str:
+    """The text the agent reads after ``request_tools``."""
+    if result.matches:
+        lines = {
+            None: "Tools now available:",
+            "name": "No capability matched your words, but these tools have that name:",
+            "domain": "No single tool matched; here is the whole domain you named:",
+        }
+        out = [lines.get(result.fallback, "Tools now available:")]
+        for match in result.matches:
+            record = index.get(match.name)
+            summary = record.summary if record else ""
+            extra = " (related)" if match.reason == "sibling" else ""
+            out.append(f"- {match.name}{extra}: {summary}")
+        return "\n".join(out)
+    if not result.domains:
+        return "No tools matched, and the tool catalog is empty."
+    listing = ", ".join(f"{name} ({count})" for name, count in sorted(result.domains.items()))
+    return (
+        "No tools matched that request. Describe the capability differently, or pass one of "
+        f"these domains: {listing}."
+    )
+
+
+def create_request_tools(index: ToolIndex, *, k: int = 5, name: str = "request_tools") -> BaseTool:
+    """Build the ``request_tools(query, domain=None)`` tool over ``index``.
+
+    The tool returns a ``Command`` that records the loaded names in the state field
+    ``loaded_tools`` (see :class:`ToolLibrarianStateFields`) together with the
+    model-visible result. A failing search answers with a short "unavailable" message
+    instead of raising, so the model can retry or continue; "no match" is a different,
+    explicit message listing the domains.
+    """
+
+    def _command(result: ToolSearchResult | None, runtime: ToolRuntime, error: str = "") -> Any:
+        call_id = runtime.tool_call_id or ""
+        if result is None:
+            text = (
+                f"request_tools is unavailable right now ({error}). Continue with the tools "
+                "you have, or try again."
+            )
+            return Command(
+                update={
+                    "messages": [ToolMessage(text, tool_call_id=call_id, name=name, status="error")]
+                }
+            )
+        loaded = [
+            m.name
+            for m in result.matches
+            if (record := index.get(m.name)) is not None and record.tool is not None
+        ]
+        state = runtime.state if isinstance(runtime.state, dict) else {}
+        turn = current_turn(state.get("messages", []))
+        text = format_search_result(result, index)
+        return Command(
+            update={
+                "loaded_tools": {"turn": turn, "names": loaded},
+                "messages": [ToolMessage(text, tool_call_id=call_id, name=name)],
+            }
+        )
+
+    def request_tools(query: str, runtime: ToolRuntime, domain: str | None = None) -> Any:
+        try:
+            result = index.search(query, k=k, domain=domain)
+        except Exception as exc:  # the model gets a message, the graph keeps running
+            return _command(None, runtime, type(exc).__name__)
+        return _command(result, runtime)
+
+    async def arequest_tools(query: str, runtime: ToolRuntime, domain: str | None = None) -> Any:
+        try:
+            result = await index.asearch(query, k=k, domain=domain)
+        except Exception as exc:
+            return _command(None, runtime, type(exc).__name__)
+        return _command(result, runtime)
+
+    return StructuredTool.from_function(
+        func=request_tools,
+        coroutine=arequest_tools,
+        name=name,
+        description=REQUEST_TOOLS_DESCRIPTION,
+    )
