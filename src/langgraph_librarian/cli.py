@@ -62,6 +62,9 @@ def _bench(args: argparse.Namespace) -> int:
     )
     from langgraph_librarian.evals.strategies import STRATEGY_NAMES
 
+    embeddings = _embeddings(args.no_embeddings)
+    if args.dataset == "tools":
+        return _tool_bench(args, embeddings)
     strategies = args.strategies or [s for s in STRATEGY_NAMES if s != "librarian-llm"]
     unknown = [s for s in strategies if s not in STRATEGY_NAMES]
     if unknown:
@@ -71,7 +74,6 @@ def _bench(args: argparse.Namespace) -> int:
         strategies.append("librarian-llm")
     if "librarian-llm" in strategies and model is None:
         raise CliError("strategy librarian-llm needs --model provider:model")
-    embeddings = _embeddings(args.no_embeddings)
     if embeddings is None and "vector" in strategies:
         if args.strategies:
             raise CliError(
@@ -142,6 +144,22 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tool_bench(args: argparse.Namespace, embeddings: Any) -> int:
+    from langgraph_librarian.evals.tool_bench import format_tool_table, run_tool_bench
+
+    sizes = args.tools or [500, 5000]
+    rows = run_tool_bench(sizes, n_queries=args.limit or 150, seed=args.seed, embeddings=embeddings)
+    print(format_tool_table(rows))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "tools-summary.json").write_text(json.dumps(rows, indent=1))
+        print(f"wrote {out / 'tools-summary.json'}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    return 0
+
+
 def _version(package: str) -> str:
     try:
         return metadata.version(package)
@@ -162,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo)
 
     bench = sub.add_parser("bench", help="compare context strategies on a dataset")
-    bench.add_argument("--dataset", default="synthetic", choices=["synthetic", "locomo"])
+    bench.add_argument("--dataset", default="synthetic", choices=["synthetic", "locomo", "tools"])
     bench.add_argument("--data", help="dataset file (LoCoMo format)")
     bench.add_argument("--strategies", nargs="+", help="default: every offline strategy")
     bench.add_argument("--limit", type=int, help="at most this many questions per strategy")
@@ -178,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--conversations", type=int, default=3, help="synthetic: conversations per noise level"
     )
     bench.add_argument("--categories", help="locomo: comma-separated categories (default 1,2,3,4)")
+    bench.add_argument(
+        "--tools", type=int, nargs="+", help="tools: catalog sizes (default 500 5000)"
+    )
     bench.add_argument("--no-embeddings", action="store_true", help="lexical-only local engine")
     bench.add_argument("--out", help="directory for JSON, CSV and PNG results")
     bench.add_argument("--json", action="store_true", help="also print the summary as JSON")

@@ -92,7 +92,8 @@ def _embed_texts(entries: Sequence[IndexEntry], messages: Sequence[BaseMessage])
     # message (its summary keeps names, numbers and changes), a short one verbatim.
     return [
         (e.summary if len(message_text(messages[e.id])) > _EMBED_CHARS else "")
-        or message_text(messages[e.id])[:_EMBED_CHARS] or " "
+        or message_text(messages[e.id])[:_EMBED_CHARS]
+        or " "
         for e in entries
     ]
 

@@ -211,12 +211,17 @@ class LocalSelector:
             return Selection(ids=[], reasoning="empty index", strategy="local")
         scored = self._score(query, messages, entries, query_vector)
         fused = scored.fused
-        order = [i for i in np.argsort(-fused, kind="stable")
-                 if fused[i] > 0 and entries[i].id not in excluded]
+        order = [
+            i
+            for i in np.argsort(-fused, kind="stable")
+            if fused[i] > 0 and entries[i].id not in excluded
+        ]
         if not order:
             return Selection(
-                ids=[], reasoning="no index entry is related to the query",
-                strategy="local", candidates=len(entries),
+                ids=[],
+                reasoning="no index entry is related to the query",
+                strategy="local",
+                candidates=len(entries),
             )
         top = float(fused[order[0]])
         primary = [i for i in order[: self.max_selected] if fused[i] >= RELATIVE_CUTOFF * top]
@@ -244,7 +249,10 @@ class LocalSelector:
             f"statements or later changes; {len(neighbours)} neighbours of short messages"
         )
         return Selection(
-            ids=ids, reasoning=reasoning, strategy="local", candidates=len(entries),
+            ids=ids,
+            reasoning=reasoning,
+            strategy="local",
+            candidates=len(entries),
             expanded_ids=expanded,
         )
 

@@ -120,8 +120,14 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
         # LangChain needs a description; a function without a docstring gets its name.
         tool = StructuredTool.from_function(item, description=doc or name.replace("_", " "))
         if not doc:
-            return ToolRecord(tool.name, "", str(domain or infer_domain(tool.name)),
-                              list(tool.args.keys()), tool, None)
+            return ToolRecord(
+                tool.name,
+                "",
+                str(domain or infer_domain(tool.name)),
+                list(tool.args.keys()),
+                tool,
+                None,
+            )
     else:
         raise TypeError(f"cannot index {type(item).__name__} as a tool")
     metadata = tool.metadata or {}
@@ -281,24 +287,37 @@ class ToolIndex:
         total = sum(idf.values()) or 1.0
         return {name: sum(idf[t] for t in terms & words) / total for name, words in texts.items()}
 
-    def scores(self, query: str) -> dict[str, float]:
-        """Similarity of every tool to ``query``."""
+    def embed_query(self, query: str) -> list[float] | None:
+        """The query vector (``None`` for the lexical scorer)."""
+        return None if self._embeddings is None else list(self._embeddings.embed_query(query))
+
+    def scores(self, query: str, query_vector: Sequence[float] | None = None) -> dict[str, float]:
+        """Similarity of every tool to ``query`` (pass ``query_vector`` to reuse an embedding)."""
         self._sync()
         with self._lock:
             if self._embeddings is None:
                 return self._lexical_scores(query)
             if not self._rows:
                 return {}
-            q = np.asarray(self._embeddings.embed_query(query), dtype=np.float32)
+            if query_vector is None:
+                query_vector = self._embeddings.embed_query(query)
+            q = np.asarray(query_vector, dtype=np.float32)
             q /= max(float(np.linalg.norm(q)), 1e-9)
             sims = self._matrix @ q
             return {name: float(s) for name, s in zip(self._rows, sims, strict=True) if name}
 
-    def search(self, query: str, *, k: int = 5, domain: str | None = None) -> ToolSearchResult:
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 5,
+        domain: str | None = None,
+        query_vector: Sequence[float] | None = None,
+    ) -> ToolSearchResult:
         """Tools for a need stated in natural language (see the class docstring)."""
         if not isinstance(query, str) or not query.strip():
             return ToolSearchResult(fallback="domains", domains=self.domains())
-        scores = self.scores(query)
+        scores = self.scores(query, query_vector)
         if domain:
             wanted = domain.strip().lower()
             scores = {n: s for n, s in scores.items() if self._records[n].domain.lower() == wanted}

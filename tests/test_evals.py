@@ -1,0 +1,235 @@
+"""Evaluation harness: generators, LoCoMo loader quirks, metrics, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langgraph_librarian.cli import main
+from langgraph_librarian.evals.datasets.locomo import LocomoFormatError, LocomoStats, load_locomo
+from langgraph_librarian.evals.datasets.synthetic import generate_conversation, generate_dataset
+from langgraph_librarian.evals.datasets.tools import DOMAINS, generate_tool_catalog
+from langgraph_librarian.evals.metrics import (
+    Outcome,
+    answer_contained,
+    evidence_recall,
+    summarize_outcomes,
+)
+from langgraph_librarian.evals.runner import run_bench, summary_rows, write_report
+
+
+def test_synthetic_is_deterministic_and_sized():
+    a = generate_conversation(3, n_messages=60, noise="low")
+    b = generate_conversation(3, n_messages=60, noise="low")
+    assert [m.content for m in a.messages] == [m.content for m in b.messages]
+    assert [q.text for q in a.questions] == [q.text for q in b.questions]
+    c = generate_conversation(4, n_messages=60, noise="low")
+    assert [m.content for m in a.messages] != [m.content for m in c.messages]
+    for noise, (low, high) in {"low": (150, 300), "high": (500, 1000)}.items():
+        conv = generate_conversation(1, n_messages=40, noise=noise)
+        words = [len(m.content.split()) for m in conv.messages]
+        assert min(words) >= low * 0.8 and max(words) <= high * 1.3
+
+
+def test_synthetic_evidence_states_the_answer():
+    for conv in generate_dataset(7, conversations_per_level=1, n_messages=80):
+        by_id = {m.id: m for m in conv.messages}
+        assert len({m.id for m in conv.messages}) == len(conv.messages)
+        for q in conv.questions:
+            assert q.evidence and all(e in by_id for e in q.evidence)
+            text = " ".join(by_id[e].content for e in q.evidence)
+            for part in q.answer.replace(" -> ", ";").split(";"):
+                assert part.strip() in text, (q, part)
+            if q.category == "changed":  # the latest value comes from a change message
+                assert any(
+                    w in text
+                    for w in (
+                        "no longer",
+                        "moved",
+                        "instead",
+                        "now",
+                        "replaces",
+                        "clarified",
+                        "rebooked",
+                        "switched",
+                        "rescheduled",
+                        "revised",
+                        "handed",
+                        "changed",
+                    )
+                )
+            if q.category == "history":
+                assert len(q.evidence) >= 2
+
+
+def test_default_dataset_has_45_questions_per_noise_level():
+    data = generate_dataset()
+    for level in ("low", "medium", "high"):
+        assert sum(len(c.questions) for c in data if c.id.startswith(level)) >= 45
+
+
+def test_tool_catalog_covers_domains_and_gold_exists():
+    tools, cases = generate_tool_catalog(600, 50)
+    names = {t.name for t in tools}
+    assert len(names) == len(tools) == 600
+    assert set(DOMAINS) <= {t.domain for t in tools}
+    assert all(c.gold in names for c in cases)
+    assert generate_tool_catalog(600, 50)[1] == cases
+
+
+def locomo_fixture(tmp_path, data):
+    path = tmp_path / "mini_locomo.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+MINI = [
+    {
+        "sample_id": "s1",
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bob",
+            "session_1_date_time": "1:00 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a cat."},
+                {
+                    "speaker": "Bob",
+                    "dia_id": "D1:2",
+                    "text": "Look at this!",
+                    "blip_caption": "a photo of a red bike",
+                },
+            ],
+            "session_2_date_time": "2:00 pm on 9 May, 2023",
+            "session_2": [],
+            "session_3_date_time": "3:00 pm on 10 May, 2023",
+            "session_3": [{"speaker": "Ann", "dia_id": "D3:1", "text": "The cat is called Miso."}],
+        },
+        "qa": [
+            {
+                "question": "What pet did Ann adopt?",
+                "answer": "a cat",
+                "evidence": ["D1:1"],
+                "category": 4,
+            },
+            {
+                "question": "Name and pet?",
+                "answer": "Miso",
+                "evidence": ["D1:1; D3:1"],
+                "category": 1,
+            },
+            {
+                "question": "Broken evidence",
+                "answer": "x",
+                "evidence": ["D", "D9:99"],
+                "category": 2,
+            },
+            {"question": "No evidence", "answer": "y", "evidence": [], "category": 3},
+            {
+                "question": "Adversarial?",
+                "adversarial_answer": "none",
+                "evidence": ["D1:2"],
+                "category": 5,
+            },
+        ],
+    }
+]
+
+
+def test_locomo_loader_quirks(tmp_path):
+    stats = LocomoStats()
+    convs = load_locomo(locomo_fixture(tmp_path, MINI), stats=stats)
+    conv = convs[0]
+    assert [m.id for m in conv.messages] == ["s1:D1:1", "s1:D1:2", "s1:D3:1"]
+    assert isinstance(conv.messages[0], HumanMessage) and isinstance(conv.messages[1], AIMessage)
+    assert "red bike" in conv.messages[1].content and "8 May 2023" in conv.messages[0].content
+    by_text = {q.text: q for q in conv.questions}
+    assert by_text["Name and pet?"].evidence == ["s1:D1:1", "s1:D3:1"]
+    assert "Broken evidence" not in by_text and "No evidence" not in by_text
+    assert (
+        by_text["Adversarial?"].category == "adversarial"
+        and by_text["Adversarial?"].answer == "none"
+    )
+    assert stats.empty_sessions == 1 and stats.skipped_no_evidence == 2
+    assert stats.unknown_evidence == 1 and stats.malformed_evidence >= 2
+    only = load_locomo(locomo_fixture(tmp_path, MINI), categories={4})
+    assert [q.category for q in only[0].questions] == ["single-hop"]
+
+
+@pytest.mark.parametrize(
+    "content", ["not json", "{}", "[]", '[{"qa": []}]', '[{"conversation": {}, "qa": []}]']
+)
+def test_locomo_rejects_wrong_shapes(tmp_path, content):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(LocomoFormatError):
+        load_locomo(path)
+    with pytest.raises(LocomoFormatError):
+        load_locomo(tmp_path / "missing.json")
+
+
+def test_metrics():
+    ctx = [HumanMessage("The budget is $15,500 now.", id="a"), AIMessage("ok", id="b")]
+    assert evidence_recall(["a", "z"], ctx) == 0.5 and evidence_recall([], ctx) == 1.0
+    assert answer_contained("$15,500", ctx) and not answer_contained("$12,000 -> $15,500", ctx)
+    outcomes = [
+        Outcome("s", "d", "c", "q1", "x", 1.0, True, True, 100, 10, 5.0, 1.0),
+        Outcome("s", "d", "c", "q2", "x", 0.5, False, False, 300, 10, 5.0, 3.0),
+    ]
+    summary = summarize_outcomes(outcomes)
+    assert summary["context_success"] == 0.5 and summary["evidence_recall"] == 0.75
+    assert summary["context_tokens"] == 200 and summary["total_tokens"] == 215
+
+
+def test_runner_end_to_end_with_report(tmp_path):
+    convs = load_locomo(locomo_fixture(tmp_path, MINI))
+    outcomes, _ = run_bench(
+        "mini", convs, ["brute-force", "bm25", "librarian-lexical", "last-n"], budget=500
+    )
+    rows = summary_rows(outcomes)
+    brute = next(r for r in rows if r["strategy"] == "brute-force" and r["category"] == "all")
+    assert brute["context_success"] == 1.0
+    files = write_report(tmp_path / "out", "mini", outcomes, {"seed": 1})
+    assert {p.suffix for p in files} >= {".json", ".csv", ".png"}
+
+
+def test_cli_errors_are_one_line(capsys, tmp_path):
+    assert main(["bench", "--dataset", "locomo", "--data", str(tmp_path / "nope.json")]) == 2
+    assert "not found" in capsys.readouterr().err
+    assert main(["bench", "--strategies", "telepathy"]) == 2
+    assert "unknown strategy" in capsys.readouterr().err
+    assert main(["bench", "--model", "noprovider:model", "--strategies", "bm25"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("librarian: error:") and "Traceback" not in err
+
+
+def test_cli_bench_and_demo_run(capsys, tmp_path):
+    path = locomo_fixture(tmp_path, MINI)
+    assert (
+        main(
+            [
+                "bench",
+                "--dataset",
+                "locomo",
+                "--data",
+                str(path),
+                "--quiet",
+                "--strategies",
+                "bm25",
+                "librarian-lexical",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
+    assert "librarian-lexical" in capsys.readouterr().out
+    assert main(["demo", "--messages", "40", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["summary"]["questions"] > 0
+    assert (
+        main(["bench", "--dataset", "tools", "--tools", "200", "--limit", "20", "--no-embeddings"])
+        == 0
+    )
+    assert "recall@1" in capsys.readouterr().out
