@@ -78,7 +78,11 @@ def _state_entries(state: dict[str, Any]) -> list[IndexEntry]:
 
 def make_selector(config: LibrarianConfig) -> LocalSelector | LLMSelector:
     """The selector the config asks for (the LLM one always wraps a local fallback)."""
-    local = LocalSelector(max_selected=config.max_selected, embeddings=resolve_embeddings(config))
+    local = LocalSelector(
+        max_selected=config.max_selected,
+        embeddings=resolve_embeddings(config),
+        fill=config.context_token_budget is not None,
+    )
     if config.uses_local_selector:
         return local
     return LLMSelector(

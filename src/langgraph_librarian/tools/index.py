@@ -23,6 +23,8 @@ ToolLike = BaseTool | Callable[..., Any] | dict[str, Any]
 MatchReason = Literal["match", "sibling", "name", "domain"]
 _DOMAIN_SPLIT = re.compile(r"[_.\-:/]")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SIBLING_POOL = 200
+"""Top-ranked tools in which domain siblings are looked for first."""
 
 
 def infer_domain(name: str) -> str:
@@ -193,6 +195,8 @@ class ToolIndex:
         self._rows: list[str] = []  # matrix row -> tool name ("" for a removed row)
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._pending: list[str] = []
+        self._postings: dict[str, set[str]] = {}  # lexical: term -> tool names
+        self._by_domain: dict[str, dict[str, None]] = {}  # domain -> names (ordered set)
         self._lock = threading.RLock()
         self.add(tools)
 
@@ -207,7 +211,11 @@ class ToolIndex:
                 record = _record(item, domain)
                 if record.name in self._records:
                     self._drop_row(record.name)
+                    self._by_domain.get(self._records[record.name].domain, {}).pop(
+                        record.name, None
+                    )
                 self._records[record.name] = record
+                self._by_domain.setdefault(record.domain, {})[record.name] = None
                 self._pending.append(record.name)
                 names.append(record.name)
         return names
@@ -216,7 +224,9 @@ class ToolIndex:
         """Remove tools by name (unknown names are ignored)."""
         with self._lock:
             for name in [names] if isinstance(names, str) else list(names):
-                if self._records.pop(name, None) is not None:
+                record = self._records.pop(name, None)
+                if record is not None:
+                    self._by_domain.get(record.domain, {}).pop(name, None)
                     self._drop_row(name)
                     if name in self._pending:
                         self._pending.remove(name)
@@ -225,6 +235,8 @@ class ToolIndex:
         for i, row in enumerate(self._rows):
             if row == name:
                 self._rows[i] = ""
+        for names in self._postings.values():
+            names.discard(name)
 
     def __len__(self) -> int:
         return len(self._records)
@@ -242,7 +254,7 @@ class ToolIndex:
 
     def domains(self) -> dict[str, int]:
         """Domain name -> number of tools."""
-        return dict(Counter(r.domain for r in self._records.values()))
+        return {d: len(names) for d, names in self._by_domain.items() if names}
 
     def memory_bytes(self) -> int:
         """Approximate memory held by the vectors."""
@@ -263,6 +275,9 @@ class ToolIndex:
             pending = [n for n in self._pending if n in self._records]
             self._pending = []
             if self._embeddings is None:
+                for name in pending:
+                    for term in set(content_terms(self._records[name].text)):
+                        self._postings.setdefault(term, set()).add(name)
                 self._rows.extend(pending)
                 return
             vectors = np.asarray(
@@ -280,31 +295,55 @@ class ToolIndex:
         terms = set(content_terms(query))
         if not terms:
             return {}
-        texts = {n: set(content_terms(self._records[n].text)) for n in self._rows if n}
-        df = Counter(t for words in texts.values() for t in words if t in terms)
-        n = max(len(texts), 1)
-        idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+        n = max(len(self._records), 1)
+        idf = {}
+        for t in terms:
+            df = len(self._postings.get(t, ()))
+            idf[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
         total = sum(idf.values()) or 1.0
-        return {name: sum(idf[t] for t in terms & words) / total for name, words in texts.items()}
+        scores: dict[str, float] = {}
+        for t in terms:
+            for name in self._postings.get(t, ()):
+                if name in self._records:
+                    scores[name] = scores.get(name, 0.0) + idf[t] / total
+        return scores
 
     def embed_query(self, query: str) -> list[float] | None:
         """The query vector (``None`` for the lexical scorer)."""
         return None if self._embeddings is None else list(self._embeddings.embed_query(query))
 
-    def scores(self, query: str, query_vector: Sequence[float] | None = None) -> dict[str, float]:
-        """Similarity of every tool to ``query`` (pass ``query_vector`` to reuse an embedding)."""
+    def _ranked(
+        self, query: str, query_vector: Sequence[float] | None, limit: int
+    ) -> tuple[list[tuple[str, float]], dict[str, float]]:
+        """(best ``limit`` tools with scores, best first; score lookup for those and more)."""
         self._sync()
         with self._lock:
             if self._embeddings is None:
-                return self._lexical_scores(query)
+                scores = self._lexical_scores(query)
+                ranked = sorted(scores.items(), key=lambda kv: -kv[1])[:limit]
+                return ranked, scores
             if not self._rows:
-                return {}
+                return [], {}
             if query_vector is None:
                 query_vector = self._embeddings.embed_query(query)
             q = np.asarray(query_vector, dtype=np.float32)
             q /= max(float(np.linalg.norm(q)), 1e-9)
             sims = self._matrix @ q
-            return {name: float(s) for name, s in zip(self._rows, sims, strict=True) if name}
+            rows = self._rows
+        live = np.fromiter((bool(r) for r in rows), dtype=bool, count=len(rows))
+        sims = np.where(live, sims, -np.inf)
+        limit = min(limit, len(rows))
+        top = (
+            np.argpartition(-sims, limit - 1)[:limit] if limit < len(rows) else np.arange(len(rows))
+        )
+        top = top[np.argsort(-sims[top], kind="stable")]
+        ranked = [(rows[i], float(sims[i])) for i in top if rows[i]]
+        return ranked, dict(ranked)
+
+    def scores(self, query: str, query_vector: Sequence[float] | None = None) -> dict[str, float]:
+        """Similarity of every tool to ``query`` (pass ``query_vector`` to reuse an embedding)."""
+        ranked, _ = self._ranked(query, query_vector, max(len(self._rows), 1))
+        return dict(ranked)
 
     def search(
         self,
@@ -317,35 +356,41 @@ class ToolIndex:
         """Tools for a need stated in natural language (see the class docstring)."""
         if not isinstance(query, str) or not query.strip():
             return ToolSearchResult(fallback="domains", domains=self.domains())
-        scores = self.scores(query, query_vector)
+        pool = _SIBLING_POOL + k
         if domain:
             wanted = domain.strip().lower()
-            scores = {n: s for n, s in scores.items() if self._records[n].domain.lower() == wanted}
-        ranked = sorted(scores.items(), key=lambda kv: -kv[1])
-        direct = [(n, s) for n, s in ranked[:k] if s >= self.threshold]
+            ranked, _ = self._ranked(query, query_vector, max(len(self._rows), 1))
+            ranked = [(n, sc) for n, sc in ranked if self._records[n].domain.lower() == wanted]
+        else:
+            ranked, _ = self._ranked(query, query_vector, pool)
+        direct = [(n, sc) for n, sc in ranked[:k] if sc >= self.threshold]
         if direct:
-            return ToolSearchResult(matches=self._expand(direct, scores))
+            return ToolSearchResult(matches=self._expand(direct, ranked[:pool]))
         return self._fallback(query, domain)
 
-    def _expand(self, direct: list[tuple[str, float]], scores: dict[str, float]) -> list[ToolMatch]:
-        matches = [ToolMatch(n, s, "match", self._records[n].domain) for n, s in direct]
+    def _expand(
+        self, direct: list[tuple[str, float]], ranked: list[tuple[str, float]]
+    ) -> list[ToolMatch]:
+        """Add siblings of strong domains: best-ranked members first, then any members."""
+        matches = [ToolMatch(n, sc, "match", self._records[n].domain) for n, sc in direct]
         per_domain = Counter(m.domain for m in matches)
         strong = {m.domain for m in matches if m.score >= self.domain_threshold}
         chosen = {m.name for m in matches}
-        for dom in [
-            d for d in dict.fromkeys(m.domain for m in matches) if d in strong or per_domain[d] >= 2
-        ]:
-            siblings = sorted(
-                (
-                    r.name
-                    for r in self._records.values()
-                    if r.domain == dom and r.name not in chosen
-                ),
-                key=lambda n: -scores.get(n, 0.0),
-            )[: self.max_siblings]
-            for name in siblings:
-                matches.append(ToolMatch(name, scores.get(name, 0.0), "sibling", dom))
+        for dom in dict.fromkeys(m.domain for m in matches):
+            if dom not in strong and per_domain[dom] < 2:
+                continue
+            candidates = [(n, sc) for n, sc in ranked if self._records[n].domain == dom]
+            if len(candidates) < self.max_siblings:
+                candidates += [(n, 0.0) for n in self._by_domain.get(dom, ())]
+            added = 0
+            for name, score in candidates:
+                if added >= self.max_siblings:
+                    break
+                if name in chosen or name not in self._records:
+                    continue
+                matches.append(ToolMatch(name, score, "sibling", dom))
                 chosen.add(name)
+                added += 1
         return matches
 
     def _fallback(self, query: str, domain: str | None) -> ToolSearchResult:
@@ -367,7 +412,12 @@ class ToolIndex:
             else next((d for d in domains if d.lower() in words), None)
         )
         if target and target in {d.lower() for d in domains}:
-            members = [r for r in self._records.values() if r.domain.lower() == target]
+            members = [
+                self._records[n]
+                for d, names in self._by_domain.items()
+                if d.lower() == target
+                for n in names
+            ]
             return ToolSearchResult(
                 matches=[
                     ToolMatch(r.name, 0.0, "domain", r.domain)
