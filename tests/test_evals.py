@@ -233,3 +233,43 @@ def test_cli_bench_and_demo_run(capsys, tmp_path):
         == 0
     )
     assert "recall@1" in capsys.readouterr().out
+
+
+def test_answer_success_with_scripted_answer_and_judge_models(tmp_path):
+    from fakes import ScriptedChatModel
+    from langgraph_librarian.evals.judge import AnswerJudge
+    from langgraph_librarian.evals.runner import format_table
+
+    def answer(messages):
+        context = " ".join(str(m.content) for m in messages)
+        return "a cat" if "adopted a cat" in context else "I don't know"
+
+    def grade(messages):
+        payload = json.loads(messages[-1].content)
+        ok = payload["gold_answer"].lower() in payload["candidate_answer"].lower()
+        return json.dumps({"verdict": "CORRECT" if ok else "WRONG", "reason": "compared"})
+
+    answerer, judge_model = ScriptedChatModel(script=answer), ScriptedChatModel(script=grade)
+    convs = load_locomo(locomo_fixture(tmp_path, MINI), categories={4})
+    outcomes, _ = run_bench("mini", convs, ["brute-force", "last-n"], budget=5,
+                            judge=AnswerJudge(answerer, judge_model))
+    by_strategy = {o.strategy: o for o in outcomes}
+    assert by_strategy["brute-force"].answer_correct is True
+    assert by_strategy["last-n"].answer_correct is False  # the cat message was trimmed away
+    rows = summary_rows(outcomes)
+    assert "answer success (judge)" in format_table(rows)
+    assert "JSON object" in judge_model.calls[0][0].content  # the fixed rubric was sent
+
+
+def test_unparsable_verdict_counts_as_wrong():
+    from fakes import ScriptedChatModel
+    from langgraph_librarian.evals.judge import AnswerJudge
+
+    judge = AnswerJudge(ScriptedChatModel(script="a cat"), ScriptedChatModel(script="hmm"))
+    result = judge.judge("q?", "a cat", [HumanMessage("q?")])
+    assert result.correct is False and result.reason == "unparsable verdict"
+
+
+def test_cli_needs_both_answer_and_judge_models(capsys):
+    assert main(["bench", "--answer-model", "x:y", "--strategies", "bm25"]) == 2
+    assert "--judge-model" in capsys.readouterr().err

@@ -106,6 +106,15 @@ def _bench(args: argparse.Namespace) -> int:
         extra["locomo_stats"] = stats.__dict__
     else:
         raise CliError(f"unknown dataset {args.dataset!r}")
+    judge = None
+    if args.answer_model or args.judge_model:
+        if not (args.answer_model and args.judge_model):
+            raise CliError("answer success needs both --answer-model and --judge-model")
+        from langgraph_librarian.evals.judge import AnswerJudge
+
+        answer_model, judge_model = _model(args.answer_model), _model(args.judge_model)
+        assert answer_model is not None and judge_model is not None
+        judge = AnswerJudge(answer_model, judge_model)
     progress = None if args.quiet else stderr_progress()
     outcomes, index_seconds = run_bench(
         args.dataset,
@@ -116,6 +125,7 @@ def _bench(args: argparse.Namespace) -> int:
         model=model,
         limit=args.limit,
         progress=progress,
+        judge=judge,
     )
     rows = summary_rows(outcomes)
     versions = {p: _version(p) for p in ("langgraph-librarian", "langgraph", "langchain-core")}
@@ -185,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--strategies", nargs="+", help="default: every offline strategy")
     bench.add_argument("--limit", type=int, help="at most this many questions per strategy")
     bench.add_argument("--model", help="provider:model for the librarian-llm strategy")
+    bench.add_argument("--answer-model", help="provider:model answering from each context")
+    bench.add_argument("--judge-model", help="provider:model grading answers (fixed rubric)")
     bench.add_argument(
         "--budget", type=int, default=2000, help="context tokens for retrieval strategies"
     )

@@ -56,6 +56,8 @@ class Outcome:
     indexing_tokens: float
     latency_ms: float
     fallback: bool = False
+    answer_correct: bool | None = None
+    answer: str | None = None
 
     @property
     def total_tokens(self) -> float:
@@ -91,4 +93,12 @@ def summarize_outcomes(outcomes: Iterable[Outcome]) -> dict[str, Any]:
         "latency_p50_ms": _percentile(latencies, 0.5),
         "latency_p95_ms": _percentile(latencies, 0.95),
         "fallbacks": sum(o.fallback for o in items),
+        **_answer_success(items),
     }
+
+
+def _answer_success(items: Sequence[Outcome]) -> dict[str, Any]:
+    judged = [o for o in items if o.answer_correct is not None]
+    if not judged:
+        return {}
+    return {"answer_success": sum(bool(o.answer_correct) for o in judged) / len(judged)}

@@ -14,6 +14,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 from langgraph_librarian.evals.datasets.base import Conversation
+from langgraph_librarian.evals.judge import AnswerJudge
 from langgraph_librarian.evals.metrics import (
     Outcome,
     answer_contained,
@@ -51,8 +52,12 @@ def run_bench(
     model: BaseChatModel | None = None,
     limit: int | None = None,
     progress: Progress | None = None,
+    judge: AnswerJudge | None = None,
 ) -> tuple[list[Outcome], dict[str, float]]:
-    """Evaluate each strategy on every question; returns outcomes and indexing seconds."""
+    """Evaluate each strategy on every question; returns outcomes and indexing seconds.
+
+    With ``judge``, each curated context is also answered and graded (answer success).
+    """
     outcomes: list[Outcome] = []
     indexing_seconds: dict[str, float] = {}
     total = sum(len(c.questions) for c in conversations)
@@ -76,6 +81,9 @@ def run_bench(
                 history = [*conv.messages, question_message(question.id, question.text)]
                 result = strategy.context(history, question.text)
                 recall = evidence_recall(question.evidence, result.messages)
+                graded = (
+                    judge.judge(question.text, question.answer, result.messages) if judge else None
+                )
                 outcomes.append(
                     Outcome(
                         strategy=name,
@@ -91,6 +99,8 @@ def run_bench(
                         indexing_tokens=per_question,
                         latency_ms=result.latency_ms,
                         fallback=result.fallback,
+                        answer_correct=graded.correct if graded else None,
+                        answer=graded.answer if graded else None,
                     )
                 )
                 done += 1
@@ -114,18 +124,24 @@ def summary_rows(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
 
 def format_table(rows: Sequence[dict[str, Any]], category: str = "all") -> str:
     """A Markdown table of the rows for one category."""
+    judged = any("answer_success" in r for r in rows)
     header = (
         "| strategy | questions | context success | evidence recall | answer in context "
-        "| context tokens | total tokens | p50 ms | p95 ms |"
+        + ("| answer success (judge) " if judged else "")
+        + "| context tokens | total tokens | p50 ms | p95 ms |"
     )
-    lines = [header, "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        header,
+        "|---|---:|---:|---:|---:|" + ("---:|" if judged else "") + "---:|---:|---:|---:|",
+    ]
     for row in rows:
         if row["category"] != category or not row.get("questions"):
             continue
         lines.append(
             f"| {row['strategy']} | {row['questions']} | {row['context_success']:.1%} | "
             f"{row['evidence_recall']:.3f} | {row['answer_containment']:.1%} | "
-            f"{row['context_tokens']:,.0f} | {row['total_tokens']:,.0f} | "
+            + (f"{row.get('answer_success', 0.0):.1%} | " if judged else "")
+            + f"{row['context_tokens']:,.0f} | {row['total_tokens']:,.0f} | "
             f"{row['latency_p50_ms']:.1f} | {row['latency_p95_ms']:.1f} |"
         )
     return "\n".join(lines)

@@ -252,7 +252,7 @@ class LocalSelector:
             # A token budget will cut the list: offer the next-best candidates after
             # the adaptive selection so the budget is spent on the likeliest ones.
             chosen = set(ranked)
-            ranked += [i for i in order[: _FILL_LIMIT] if i not in chosen]
+            ranked += [i for i in order[:_FILL_LIMIT] if i not in chosen]
         ids = [entries[i].id for i in ranked]
         expanded = [entries[i].id for i in ranked if i not in set(primary)]
         reasoning = (
