@@ -78,11 +78,7 @@ def _state_entries(state: dict[str, Any]) -> list[IndexEntry]:
 
 def make_selector(config: LibrarianConfig) -> LocalSelector | LLMSelector:
     """The selector the config asks for (the LLM one always wraps a local fallback)."""
-    local = LocalSelector(
-        max_selected=config.max_selected,
-        embeddings=resolve_embeddings(config),
-        fill=config.context_token_budget is not None,
-    )
+    local = LocalSelector(max_selected=config.max_selected, embeddings=resolve_embeddings(config))
     if config.uses_local_selector:
         return local
     return LLMSelector(

@@ -29,7 +29,6 @@ _EXPANSION_POOL = 60
 _SHORT_MESSAGE_WORDS = 60
 """A selected message this short brings its neighbours (the question it answers...)."""
 _NEIGHBOUR_FACTOR = 0.5
-_FILL_LIMIT = 200
 _LINK_FACTOR = 0.95
 _RECENCY_BONUS = 0.01
 
@@ -73,17 +72,11 @@ class LocalSelector:
         max_selected: Upper bound on primary selections for one query.
         embeddings: Embeds the query; entries must carry ``vector``s made by the
             same model (the indexer does this when given the same embeddings).
-        fill: Append the next-best candidates after the adaptive selection, for a
-            caller that cuts the list at a token budget (the nodes set this when
-            ``context_token_budget`` is configured).
     """
 
-    def __init__(
-        self, *, max_selected: int = 16, embeddings: Embeddings | None = None, fill: bool = False
-    ) -> None:
+    def __init__(self, *, max_selected: int = 16, embeddings: Embeddings | None = None) -> None:
         self.max_selected = max_selected
         self.embeddings = embeddings
-        self.fill = fill
 
     # -- scoring --------------------------------------------------------------------
 
@@ -248,11 +241,6 @@ class LocalSelector:
         for i, score in neighbours.items():
             priority.setdefault(i, score)
         ranked = sorted(priority, key=lambda i: (-priority[i], -entries[i].id))
-        if self.fill:
-            # A token budget will cut the list: offer the next-best candidates after
-            # the adaptive selection so the budget is spent on the likeliest ones.
-            chosen = set(ranked)
-            ranked += [i for i in order[:_FILL_LIMIT] if i not in chosen]
         ids = [entries[i].id for i in ranked]
         expanded = [entries[i].id for i in ranked if i not in set(primary)]
         reasoning = (
