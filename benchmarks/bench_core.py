@@ -23,6 +23,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from fakes import ScriptedChatModel
 from langgraph_librarian import (
     LibrarianConfig,
+    LocalSelector,
     aupdate_index,
     select_and_hydrate,
     update_index,
@@ -60,11 +61,35 @@ def bench_indexing(latency: float) -> dict:
     return out
 
 
+def bench_extractive(n: int = 2000) -> dict:
+    messages = history(n)[:n]
+    start = time.perf_counter()
+    update_index(messages, [], LibrarianConfig(embeddings=None))
+    elapsed = time.perf_counter() - start
+    words = statistics.mean(len(str(m.content).split()) for m in messages)
+    return {"messages": n, "words_per_message": round(words), "per_second": round(n / elapsed)}
+
+
+def bench_local_only(n: int, repeats: int) -> float:
+    """LocalSelector.select alone (warm caches), without state parsing and reconciliation."""
+    messages = history(n)
+    entries = update_index(messages, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    selector = LocalSelector()
+    query = str(messages[-1].content)
+    selector.select(query, messages, entries)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        selector.select(query, messages, entries)
+        times.append((time.perf_counter() - start) * 1000)
+    return round(statistics.median(times), 2)
+
+
 def bench_selection(n: int, repeats: int) -> dict:
     messages = history(n)
     index = [e.to_dict() for e in update_index(messages, [], LibrarianConfig()).entries]
     state = {"messages": messages, "index": index}
-    result = {"messages": n}
+    result = {"messages": n, "local_selector_only_ms": bench_local_only(n, repeats)}
     for label, config in [
         ("local", LibrarianConfig()),
         (
@@ -97,24 +122,32 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     report = {
+        "extractive": bench_extractive(),
         "indexing_100_messages": bench_indexing(args.latency),
         "selection": [bench_selection(n, args.repeats) for n in args.sizes],
     }
     if args.json:
         print(json.dumps(report, indent=2))
         return
+    ex = report["extractive"]
+    print(
+        f"extractive indexing: {ex['per_second']:,} messages/s "
+        f"({ex['messages']} messages of ~{ex['words_per_message']} words, lexical only)"
+    )
     ix = report["indexing_100_messages"]
     print(
         f"indexing 100 messages at {args.latency * 1000:.0f} ms/call: "
         f"sync {ix['sync_s']} s, async {ix['async_s']} s ({ix['calls']} model calls)"
     )
     print(
-        "| messages | local select+hydrate (ms) | LLM-path overhead (ms) | selector prompt tokens |"
+        "| messages | LocalSelector.select (ms) | select_and_hydrate, local (ms) "
+        "| select_and_hydrate, LLM path minus model (ms) | selector prompt tokens |"
     )
-    print("|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|")
     for row in report["selection"]:
         print(
-            f"| {row['messages']:,} | {row['local_ms_median']} | {row['llm_ms_median']} | "
+            f"| {row['messages']:,} | {row['local_selector_only_ms']} | {row['local_ms_median']} | "
+            f"{row['llm_ms_median']} | "
             f"{row['llm_prompt_tokens']}{' (shortlisted)' if row['llm_shortlisted'] else ''} |"
         )
 

@@ -251,8 +251,9 @@ def test_answer_success_with_scripted_answer_and_judge_models(tmp_path):
 
     answerer, judge_model = ScriptedChatModel(script=answer), ScriptedChatModel(script=grade)
     convs = load_locomo(locomo_fixture(tmp_path, MINI), categories={4})
-    outcomes, _ = run_bench("mini", convs, ["brute-force", "last-n"], budget=5,
-                            judge=AnswerJudge(answerer, judge_model))
+    outcomes, _ = run_bench(
+        "mini", convs, ["brute-force", "last-n"], budget=5, judge=AnswerJudge(answerer, judge_model)
+    )
     by_strategy = {o.strategy: o for o in outcomes}
     assert by_strategy["brute-force"].answer_correct is True
     assert by_strategy["last-n"].answer_correct is False  # the cat message was trimmed away

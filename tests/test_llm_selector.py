@@ -115,3 +115,20 @@ def test_prompt_is_bounded_for_huge_index():
     assert selection.prompt_tokens <= 2000
     assert "PELICAN" in model.calls[0][0].content  # the relevant entry survived the shortlist
     assert selection.ids == [1234]
+
+
+def test_llm_indexer_with_local_selector():
+    from langgraph_librarian import LOCAL
+
+    indexer = ScriptedChatModel(script=lambda msgs: "Summary: " + msgs[-1].content[30:90])
+    config = LibrarianConfig(indexer_model=indexer, selector_model=LOCAL, retry_backoff=0)
+    messages = [*conversation(6), HumanMessage("What is the offsite budget now?", id="q")]
+    index = update_index(messages, [], config).entries
+    assert indexer.calls and all(e.status in {"summarized", "verbatim"} for e in index)
+    assert not index[0].summary.startswith("Summary:")  # the label is stripped
+    result = select_and_hydrate(
+        {"messages": messages, "index": [e.to_dict() for e in index]},
+        {"configurable": {"librarian": config}},
+    )
+    assert result["librarian_metadata"]["selection_strategy"] == "local"
+    assert "h2" in {m.id for m in result["curated_messages"]}
