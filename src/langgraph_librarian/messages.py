@@ -16,6 +16,7 @@ __all__ = [
     "message_keys",
     "message_role",
     "message_text",
+    "output_text",
     "tool_groups",
 ]
 
@@ -51,6 +52,11 @@ def message_text(message: BaseMessage) -> str:
             args = json.dumps(call.get("args", {}), ensure_ascii=False, sort_keys=True)
             parts.append(f"[tool call {call.get('name', '?')}({args})]")
     return "\n".join(p for p in parts if p)
+
+
+def output_text(result: object) -> str:
+    """Text of a model's answer (a message of any content shape, or anything else)."""
+    return message_text(result) if isinstance(result, BaseMessage) else str(result)
 
 
 def message_role(message: BaseMessage) -> str:

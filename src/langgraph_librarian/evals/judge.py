@@ -11,7 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langgraph_librarian.calls import call_with_retries
-from langgraph_librarian.messages import message_text
+from langgraph_librarian.messages import message_text, output_text
 
 __all__ = ["ANSWER_PROMPT", "JUDGE_RUBRIC", "AnswerJudge", "Judgement"]
 
@@ -44,12 +44,6 @@ class Judgement:
     tokens: int
 
 
-def _text(result: object) -> str:
-    if isinstance(result, BaseMessage):
-        return message_text(result).strip()
-    return str(result).strip()
-
-
 class AnswerJudge:
     """Generates an answer from curated context and grades it with a fixed rubric.
 
@@ -64,11 +58,11 @@ class AnswerJudge:
 
     def judge(self, question: str, gold: str, context: Sequence[BaseMessage]) -> Judgement:
         prompt: list[BaseMessage] = [SystemMessage(ANSWER_PROMPT), *context]
-        answer = _text(
+        answer = output_text(
             call_with_retries(
                 lambda: self.answer_model.invoke(prompt), timeout=120, retries=2, backoff=1.0
             )
-        )
+        ).strip()
         grading = [
             SystemMessage(JUDGE_RUBRIC),
             HumanMessage(
@@ -78,11 +72,11 @@ class AnswerJudge:
                 )
             ),
         ]
-        raw = _text(
+        raw = output_text(
             call_with_retries(
                 lambda: self.judge_model.invoke(grading), timeout=120, retries=2, backoff=1.0
             )
-        )
+        ).strip()
         verdict, reason = "WRONG", "unparsable verdict"
         try:
             data = json.loads(raw[raw.index("{") : raw.rindex("}") + 1])

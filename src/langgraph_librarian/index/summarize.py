@@ -15,7 +15,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph_librarian.calls import acall_with_retries, call_with_retries
 from langgraph_librarian.entry import EntryStatus, IndexEntry
 from langgraph_librarian.index.extractive import extract_keywords, extractive_summary
-from langgraph_librarian.messages import message_role, message_text
+from langgraph_librarian.messages import message_role, message_text, output_text
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
 __all__ = ["DEFAULT_SUMMARY_PROMPT", "LLMSummarizer", "local_entry", "make_entry"]
@@ -100,15 +100,7 @@ def local_entry(
 
 
 def _clean_summary(raw: object) -> str:
-    if isinstance(raw, BaseMessage):
-        content = raw.content
-        text = (
-            content
-            if isinstance(content, str)
-            else " ".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
-        )
-    else:
-        text = str(raw)
+    text = output_text(raw)
     text = _WS.sub(" ", _LABEL.sub("", text)).strip()
     if len(text) > _MAX_SUMMARY_CHARS:
         text = text[: _MAX_SUMMARY_CHARS - 1].rstrip() + "…"

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from langgraph_librarian.calls import acall_with_retries, call_with_retries
 from langgraph_librarian.entry import IndexEntry
+from langgraph_librarian.messages import output_text
 from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.select.parse import parse_selected_ids
 from langgraph_librarian.select.prompts import (
@@ -34,15 +35,6 @@ class SelectionOutput(BaseModel):
 def _supports_structured_output(model: BaseChatModel) -> bool:
     # The base class's bind_tools raises NotImplementedError; only real overrides work.
     return type(model).bind_tools is not BaseChatModel.bind_tools
-
-
-def _text_of(result: Any) -> str:
-    if isinstance(result, BaseMessage):
-        content = result.content
-        if isinstance(content, str):
-            return content
-        return "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
-    return str(result)
 
 
 class LLMSelector:
@@ -122,14 +114,14 @@ class LLMSelector:
         valid = [e.id for e in shown]
         if isinstance(result, dict) and "raw" in result:
             parsed = result.get("parsed")
-            raw_text = _text_of(result.get("raw"))
+            raw_text = output_text(result.get("raw"))
             if isinstance(parsed, SelectionOutput):
                 ids = [i for i in dict.fromkeys(parsed.ids) if i in set(valid)]
                 if parsed.ids and not ids:
                     return None, parsed.reasoning, "selector returned only unknown ids"
                 return ids, parsed.reasoning, None
             result = raw_text
-        text = _text_of(result)
+        text = output_text(result)
         parsed_text = parse_selected_ids(text, valid)
         if not parsed_text.found:
             return None, text, "selector answer contained no id list"
@@ -170,6 +162,27 @@ class LLMSelector:
             prompt_tokens=prompt_tokens,
         )
 
+    def _prepare(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        exclude: Collection[int],
+    ) -> tuple[list[IndexEntry], bool, list[BaseMessage], int]:
+        """(entries shown, whether shortlisted, the prompt, its token count)."""
+        shown, shortlisted = self.shortlist(query, messages, entries, exclude)
+        prompt = render_selection_prompt(self.template, query, shown)
+        return (
+            shown,
+            shortlisted,
+            [HumanMessage(content=prompt)],
+            count_text_tokens(prompt, self.counter),
+        )
+
+    @staticmethod
+    def _failed(exc: Exception) -> tuple[None, str, str]:
+        return None, "", f"selector failed: {type(exc).__name__}: {exc}"[:300]
+
     def select(
         self,
         query: str,
@@ -179,25 +192,21 @@ class LLMSelector:
         exclude: Collection[int] = (),
     ) -> Selection:
         """Select entries; never raises for model failures (falls back to local)."""
-        shown, shortlisted = self.shortlist(query, messages, entries, exclude)
-        prompt = render_selection_prompt(self.template, query, shown)
-        tokens = count_text_tokens(prompt, self.counter)
+        shown, shortlisted, prompt, tokens = self._prepare(query, messages, entries, exclude)
         runnable = self._runnable()
         try:
             result = call_with_retries(
-                lambda: runnable.invoke([HumanMessage(content=prompt)]),
+                lambda: runnable.invoke(prompt),
                 timeout=self.timeout,
                 retries=self.max_retries,
                 backoff=self.retry_backoff,
             )
             outcome = self._interpret(result, shown)
         except Exception as exc:
-            outcome = (None, "", f"selector failed: {type(exc).__name__}: {exc}"[:300])
-        fallback = (
-            self.local.select(query, messages, entries, exclude=exclude)
-            if outcome[0] is None
-            else Selection()
-        )
+            outcome = self._failed(exc)
+        if outcome[0] is not None:
+            return self._finish(outcome, Selection(), shown, shortlisted, tokens)
+        fallback = self.local.select(query, messages, entries, exclude=exclude)
         return self._finish(outcome, fallback, shown, shortlisted, tokens)
 
     async def aselect(
@@ -209,23 +218,19 @@ class LLMSelector:
         exclude: Collection[int] = (),
     ) -> Selection:
         """Async twin of :meth:`select`."""
-        shown, shortlisted = self.shortlist(query, messages, entries, exclude)
-        prompt = render_selection_prompt(self.template, query, shown)
-        tokens = count_text_tokens(prompt, self.counter)
+        shown, shortlisted, prompt, tokens = self._prepare(query, messages, entries, exclude)
         runnable = self._runnable()
         try:
             result = await acall_with_retries(
-                lambda: runnable.ainvoke([HumanMessage(content=prompt)]),
+                lambda: runnable.ainvoke(prompt),
                 timeout=self.timeout,
                 retries=self.max_retries,
                 backoff=self.retry_backoff,
             )
             outcome = self._interpret(result, shown)
         except Exception as exc:
-            outcome = (None, "", f"selector failed: {type(exc).__name__}: {exc}"[:300])
-        fallback = (
-            await self.local.aselect(query, messages, entries, exclude=exclude)
-            if outcome[0] is None
-            else Selection()
-        )
+            outcome = self._failed(exc)
+        if outcome[0] is not None:
+            return self._finish(outcome, Selection(), shown, shortlisted, tokens)
+        fallback = await self.local.aselect(query, messages, entries, exclude=exclude)
         return self._finish(outcome, fallback, shown, shortlisted, tokens)
