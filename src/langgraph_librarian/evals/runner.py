@@ -201,15 +201,16 @@ def _plot(path: Path, dataset: str, rows: Sequence[dict[str, Any]]) -> Path | No
         return None
     overall = [r for r in rows if r["category"] == "all"]
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for row in overall:
-        ax.scatter(row["context_tokens"], row["evidence_recall"], s=60)
-        ax.annotate(
-            row["strategy"],
-            (row["context_tokens"], row["evidence_recall"]),
-            textcoords="offset points",
-            xytext=(6, 4),
-            fontsize=9,
+    markers = "osD^vP*X"
+    for n, row in enumerate(overall):
+        ax.scatter(
+            row["context_tokens"],
+            row["evidence_recall"],
+            s=70,
+            marker=markers[n % len(markers)],
+            label=row["strategy"],
         )
+    ax.legend(loc="lower right", fontsize=9)
     ax.set_xscale("log")
     ax.set_xlabel("context tokens per question (log scale)")
     ax.set_ylabel("evidence recall")
