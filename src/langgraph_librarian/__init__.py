@@ -12,6 +12,11 @@ from langgraph_librarian.graph import create_librarian_graph
 from langgraph_librarian.hydrate import Hydrated, hydrate
 from langgraph_librarian.index.pipeline import IndexUpdate, aupdate_index, update_index
 from langgraph_librarian.index.reconcile import Reconciled, reconcile_index
+from langgraph_librarian.middleware import (
+    LibrarianMiddleware,
+    LibrarianMiddlewareState,
+    create_librarian_hook,
+)
 from langgraph_librarian.nodes import (
     LibrarianNode,
     aindex_messages,
@@ -43,6 +48,8 @@ __all__ = [
     "LangGraphIndexStore",
     "LibrarianConfig",
     "LibrarianError",
+    "LibrarianMiddleware",
+    "LibrarianMiddlewareState",
     "LibrarianNode",
     "LibrarianState",
     "LocalSelector",
@@ -55,6 +62,7 @@ __all__ = [
     "aupdate_index",
     "create_index_node",
     "create_librarian_graph",
+    "create_librarian_hook",
     "create_librarian_node",
     "hydrate",
     "index_messages",

@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 __all__ = [
     "content_hash",
+    "current_turn",
     "human_positions",
     "latest_human_text",
     "message_keys",
@@ -126,6 +127,14 @@ def message_keys(messages: Sequence[BaseMessage], hashes: Sequence[str]) -> list
 def human_positions(messages: Sequence[BaseMessage]) -> list[int]:
     """Positions of human messages, i.e. where user turns start."""
     return [i for i, m in enumerate(messages) if m.type == "human"]
+
+
+def current_turn(messages: Sequence[BaseMessage]) -> str:
+    """Identity of the current user turn: its latest human message's id (or content hash)."""
+    for message in reversed(messages):
+        if message.type == "human":
+            return str(message.id or content_hash(message))
+    return ""
 
 
 def latest_human_text(messages: Sequence[BaseMessage]) -> str:

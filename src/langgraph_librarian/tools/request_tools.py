@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated, Any, NotRequired
 
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from langgraph_librarian.messages import content_hash
+from langgraph_librarian.messages import current_turn
 from langgraph_librarian.tools.index import ToolIndex, ToolSearchResult
 
 __all__ = [
@@ -55,14 +54,6 @@ class ToolLibrarianStateFields(TypedDict):
     """Add this field to a hand-built graph's state to use :func:`create_request_tools`."""
 
     loaded_tools: NotRequired[Annotated[LoadedTools, merge_loaded_tools]]
-
-
-def current_turn(messages: Sequence[BaseMessage]) -> str:
-    """Identity of the current user turn: its latest human message's id (or content hash)."""
-    for message in reversed(messages):
-        if message.type == "human":
-            return str(message.id or content_hash(message))
-    return ""
 
 
 def format_search_result(result: ToolSearchResult, index: ToolIndex) -> str:

@@ -1,0 +1,184 @@
+"""LibrarianMiddleware (create_agent) and create_librarian_hook (pre_model_hook)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import MemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+from fakes import ScriptedChatModel, ToolCallingScriptedModel
+from helpers import conversation
+from langgraph_librarian import (
+    FileIndexStore,
+    IndexStoreError,
+    LibrarianConfig,
+    create_index_node,
+    merge_index,
+)
+from langgraph_librarian.middleware import LibrarianMiddleware, create_librarian_hook
+
+
+@tool
+def lookup_invoice(number: str) -> str:
+    """Look up an invoice by number."""
+    return f"invoice {number}: 1,200 EUR"
+
+
+def seen_by_model(model: ToolCallingScriptedModel | ScriptedChatModel) -> list[list[Any]]:
+    return [call for call in model.calls]
+
+
+def answer_model() -> ToolCallingScriptedModel:
+    def decide(messages: list[Any]) -> AIMessage:
+        last = messages[-1]
+        if isinstance(last, HumanMessage) and "invoice" in str(last.content):
+            return AIMessage(
+                "",
+                tool_calls=[
+                    {
+                        "name": "lookup_invoice",
+                        "id": "t1",
+                        "type": "tool_call",
+                        "args": {"number": "42"},
+                    }
+                ],
+            )
+        return AIMessage(f"answer after {len(messages)} messages")
+
+    return ToolCallingScriptedModel(script=decide)
+
+
+def test_context_is_ephemeral_and_index_persists():
+    model = answer_model()
+    agent = create_agent(
+        model,
+        tools=[lookup_invoice],
+        middleware=[LibrarianMiddleware()],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "mw-1"}}
+    agent.invoke({"messages": conversation(12)}, cfg)
+    result = agent.invoke({"messages": [HumanMessage("What is the offsite budget now?")]}, cfg)
+    full = len(result["messages"])
+    saw = model.calls[-1]
+    assert len(saw) < full - 5  # the model saw a curated subset
+    assert {m.id for m in saw if m.id} >= {"h2", "h8"}
+    # the checkpoint keeps the real conversation: no curated copies were appended
+    assert [m.id for m in result["messages"][:24]] == [m.id for m in conversation(12)]
+    assert len(result["index"]) == full
+    meta = result["librarian_metadata"]
+    assert meta["selection_skipped"] is False and meta["indexing_total_count"] == full
+
+
+def test_selection_runs_once_per_turn_and_rehydrates_tool_results():
+    selector = ScriptedChatModel(script="IDs: [4, 16]")
+    config = LibrarianConfig(selector_model=selector, indexer_model="local")
+    model = answer_model()
+    agent = create_agent(
+        model,
+        tools=[lookup_invoice],
+        middleware=[LibrarianMiddleware(config)],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "mw-2"}}
+    agent.invoke({"messages": conversation(10)}, cfg)
+    before = len(selector.calls)
+    agent.invoke({"messages": [HumanMessage("Check invoice 42 against the budget")]}, cfg)
+    assert len(selector.calls) == before + 1  # two model calls in the turn, one selection
+    second_call = model.calls[-1]
+    assert any(isinstance(m, ToolMessage) and m.tool_call_id == "t1" for m in second_call)
+    assert {m.id for m in second_call} >= {"h2", "h8"}
+
+
+def test_threads_do_not_share_selections():
+    selector = ScriptedChatModel(script="IDs: [0]")
+    config = LibrarianConfig(selector_model=selector, indexer_model="local")
+    agent = create_agent(
+        answer_model(),
+        tools=[],
+        middleware=[LibrarianMiddleware(config)],
+        checkpointer=MemorySaver(),
+    )
+    for thread in ("tenant-a", "tenant-b"):
+        cfg = {"configurable": {"thread_id": thread}}
+        agent.invoke({"messages": conversation(4)}, cfg)
+        agent.invoke({"messages": [HumanMessage("same question", id="same-id")]}, cfg)
+    assert len(selector.calls) == 2
+
+
+def test_fail_open_on_corrupt_store(tmp_path, caplog):
+    store = FileIndexStore(tmp_path)
+    store.path_for("broken").write_text("{corrupt", encoding="utf-8")
+    model = answer_model()
+    agent = create_agent(
+        model, tools=[], middleware=[LibrarianMiddleware(LibrarianConfig(store=store))]
+    )
+    history = conversation(4)
+    with caplog.at_level(logging.WARNING), pytest.raises(IndexStoreError):
+        # selection fails open; indexing after the reply reports the corrupt file loudly
+        agent.invoke({"messages": history}, {"configurable": {"thread_id": "broken"}})
+    assert len(model.calls[0]) == len(history)  # the model still got every message
+    assert any("selection failed" in r.getMessage() for r in caplog.records)
+
+
+async def test_async_middleware():
+    model = answer_model()
+    agent = create_agent(
+        model,
+        tools=[lookup_invoice],
+        middleware=[LibrarianMiddleware()],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "mw-async"}}
+    await agent.ainvoke({"messages": conversation(12)}, cfg)
+    result = await agent.ainvoke({"messages": [HumanMessage("offsite budget now?")]}, cfg)
+    assert len(model.calls[-1]) < len(result["messages"])
+    assert result["librarian_metadata"]["selection_skipped"] is False
+
+
+class HookState(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    llm_input_messages: list[AnyMessage]
+    index: Annotated[list, merge_index]
+
+
+def hook_graph(model: ScriptedChatModel, config: LibrarianConfig | None = None):
+    def call_model(state: HookState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state.get("llm_input_messages") or state["messages"])]}
+
+    builder = StateGraph(HookState)
+    builder.add_node("recall", create_librarian_hook(config))
+    builder.add_node("model", call_model)
+    builder.add_node("indexer", create_index_node(config))
+    builder.add_edge(START, "recall")
+    builder.add_edge("recall", "model")
+    builder.add_edge("model", "indexer")
+    builder.add_edge("indexer", END)
+    return builder.compile(checkpointer=MemorySaver())
+
+
+def test_pre_model_hook_writes_curated_input():
+    model = ScriptedChatModel(script="ok")
+    graph = hook_graph(model)
+    cfg = {"configurable": {"thread_id": "hook"}}
+    graph.invoke({"messages": conversation(12)}, cfg)
+    state = graph.invoke({"messages": [HumanMessage("What is the offsite budget now?")]}, cfg)
+    assert len(model.calls[-1]) < len(state["messages"]) - 5
+    assert {m.id for m in state["llm_input_messages"]} >= {"h2", "h8"}
+
+
+def test_pre_model_hook_always_writes_even_when_failing(tmp_path):
+    store = FileIndexStore(tmp_path)
+    store.path_for("hook-fail").write_text("not json", encoding="utf-8")
+    hook = create_librarian_hook(LibrarianConfig(store=store))
+    messages = conversation(3)
+    out = hook({"messages": messages}, {"configurable": {"thread_id": "hook-fail"}})
+    assert out == {"llm_input_messages": messages}  # never {}: no stale input next call
