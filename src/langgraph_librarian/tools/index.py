@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import threading
@@ -193,6 +194,7 @@ class ToolIndex:
         self.max_siblings = max_siblings
         self._records: dict[str, ToolRecord] = {}
         self._rows: list[str] = []  # matrix row -> tool name ("" for a removed row)
+        self._dead = 0  # rows of removed tools not yet compacted
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._pending: list[str] = []
         self._postings: dict[str, set[str]] = {}  # lexical: term -> tool names
@@ -235,6 +237,7 @@ class ToolIndex:
         for i, row in enumerate(self._rows):
             if row == name:
                 self._rows[i] = ""
+                self._dead += 1
         for names in self._postings.values():
             names.discard(name)
 
@@ -265,11 +268,11 @@ class ToolIndex:
     def _sync(self) -> None:
         """Embed pending tools and compact removed rows (called before a search)."""
         with self._lock:
-            removed = self._rows.count("")
-            if removed and removed * 4 > len(self._rows):
+            if self._dead and self._dead * 4 > len(self._rows):
                 keep = [i for i, name in enumerate(self._rows) if name]
                 self._matrix = self._matrix[keep] if self._matrix.size else self._matrix
                 self._rows = [self._rows[i] for i in keep]
+                self._dead = 0
             if not self._pending:
                 return
             pending = [n for n in self._pending if n in self._records]
@@ -330,8 +333,8 @@ class ToolIndex:
             q /= max(float(np.linalg.norm(q)), 1e-9)
             sims = self._matrix @ q
             rows = self._rows
-        live = np.fromiter((bool(r) for r in rows), dtype=bool, count=len(rows))
-        sims = np.where(live, sims, -np.inf)
+            if self._dead:  # removed tools not compacted yet never rank
+                sims[[i for i, r in enumerate(rows) if not r]] = -np.inf
         limit = min(limit, len(rows))
         top = (
             np.argpartition(-sims, limit - 1)[:limit] if limit < len(rows) else np.arange(len(rows))
@@ -379,11 +382,12 @@ class ToolIndex:
         for dom in dict.fromkeys(m.domain for m in matches):
             if dom not in strong and per_domain[dom] < 2:
                 continue
-            candidates = [(n, sc) for n, sc in ranked if self._records[n].domain == dom]
-            if len(candidates) < self.max_siblings:
-                candidates += [(n, 0.0) for n in self._by_domain.get(dom, ())]
+            ranked_members = [(n, sc) for n, sc in ranked if self._records[n].domain == dom]
+            # Best-ranked members first; then any members, read lazily (a domain of an
+            # integration catalog can hold tens of thousands of tools).
+            others = ((n, 0.0) for n in self._by_domain.get(dom, ()))
             added = 0
-            for name, score in candidates:
+            for name, score in itertools.chain(ranked_members, others):
                 if added >= self.max_siblings:
                     break
                 if name in chosen or name not in self._records:
