@@ -78,6 +78,9 @@ class BM25Index:
         self._owner: list[int] = []
         self.passage_terms: list[frozenset[str]] = []
         self.passage_values: list[frozenset[str]] = []
+        self._has_value: list[bool] = []
+        self._value_postings: dict[str, list[int]] = {}
+        self._has_value_array: np.ndarray | None = None
         self.passage_has_change: list[bool] = []
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._owner_array: np.ndarray | None = None
@@ -98,9 +101,14 @@ class BM25Index:
             self._owner.append(doc)
             self._lengths.append(len(terms))
             self.passage_terms.append(frozenset(counts))
-            self.passage_values.append(value_tokens(passage))
+            values = value_tokens(passage)
+            self.passage_values.append(values)
+            self._has_value.append(bool(values))
+            for value in values:
+                self._value_postings.setdefault(value, []).append(pid)
             self.passage_has_change.append(CHANGE_CUES.search(passage) is not None)
         self._owner_array = None
+        self._has_value_array = None
         self.keys.append(key)
 
     def _array(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -131,10 +139,18 @@ class BM25Index:
         passage = self._passage_scores(query, n)
         # A matching passage that also holds a candidate answer (a number, date or name
         # the question does not contain) states something; one without only talks about it.
+        has_value = self._has_value_array
+        if has_value is None or len(has_value) != n:
+            has_value = self._has_value_array = np.asarray(self._has_value[:n], dtype=bool)
+        boost = has_value.copy()
+        # Passages whose only values are ones the query already names get no boost; only
+        # passages holding a value the query mentions need a closer look.
         asked = {t.lower() for t in tokenize(query)}
-        for pid in np.flatnonzero(passage > 0):
-            if self.passage_values[pid] - asked:
-                passage[pid] *= VALUE_BOOST
+        for value in asked & self._value_postings.keys():
+            for pid in self._value_postings[value]:
+                if pid < n and not (self.passage_values[pid] - asked):
+                    boost[pid] = False
+        passage[boost] *= VALUE_BOOST
         best = np.full(n_docs, -1, dtype=np.int64)
         doc_scores = np.zeros(n_docs, dtype=np.float64)
         hits = np.flatnonzero(passage > 0)

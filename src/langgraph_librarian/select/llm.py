@@ -85,10 +85,16 @@ class LLMSelector:
         candidates = [e for e in entries if e.id not in excluded]
         fixed = count_text_tokens(render_selection_prompt(self.template, query, []), self.counter)
         room = self.token_budget - fixed
-        costs = {
-            e.id: count_text_tokens(format_index_line(e), self.counter) + 1 for e in candidates
-        }
-        if sum(costs.values()) <= room:
+        # A cheap upper estimate first: only a history that may not fit pays for exact
+        # per-line counting, and then only for the lines it actually adds.
+        estimate = sum(len(e.summary) + len(e.name or "") + 48 for e in candidates) // 3
+        if self.counter is None and estimate <= room:
+            return candidates, False
+
+        def cost(entry: IndexEntry) -> int:
+            return count_text_tokens(format_index_line(entry), self.counter) + 1
+
+        if estimate <= room * 3 and sum(cost(e) for e in candidates) <= room:
             return candidates, False
         by_pos = {e.id: e for e in candidates}
         order = [pos for pos, _ in self.local.rank(query, messages, candidates)]
@@ -96,11 +102,16 @@ class LLMSelector:
         order += [e.id for e in reversed(candidates) if e.id not in ranked]  # recent first
         chosen: list[int] = []
         used = 0
+        misses = 0
         for pos in order:
-            if used + costs[pos] > room:
+            line = cost(by_pos[pos])
+            if used + line > room:
+                misses += 1
+                if misses > 50:  # the budget is effectively full
+                    break
                 continue
             chosen.append(pos)
-            used += costs[pos]
+            used += line
             if room - used < 8:
                 break
         return [by_pos[p] for p in sorted(chosen)], True
