@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import MemorySaver
 
 from langgraph_librarian.config import LibrarianConfig
@@ -59,7 +60,11 @@ def run_demo(
         seed, n_messages=n_messages, noise=noise, n_facts=n_facts, conv_id="demo"
     )
     config = LibrarianConfig(indexer_model=model, selector_model=model)
-    say = (lambda *_a, **_k: None) if as_json else (lambda *a, **k: print(*a, file=out, **k))
+
+    def say(*parts: object) -> None:
+        if not as_json:
+            print(*parts, file=out)
+
     total_tokens = count_tokens(conv.messages)
     say(
         f"Conversation: {len(conv.messages)} messages, {total_tokens:,} tokens, "
@@ -87,7 +92,7 @@ def run_demo(
     graph = create_librarian_graph(
         _model_agent(model) if model else _offline_agent, config, checkpointer=MemorySaver()
     )
-    cfg = {"configurable": {"thread_id": f"demo-{seed}"}}
+    cfg: RunnableConfig = {"configurable": {"thread_id": f"demo-{seed}"}}
     graph.update_state(cfg, {"messages": conv.messages, "index": [e.to_dict() for e in entries]})
     rows: list[dict[str, Any]] = []
     for question in conv.questions:
@@ -114,8 +119,8 @@ def run_demo(
         }
         rows.append(row)
         say(f"Q: {question.text}   [{question.category}; gold: {question.answer}]")
-        for position, summary in selected[:6]:
-            say(f"   #{position:<4} {summary[:110]}")
+        for position, line in selected[:6]:
+            say(f"   #{position:<4} {line[:110]}")
         if len(selected) > 6:
             say(f"   ... and {len(selected) - 6} more")
         mark = "yes" if recall == 1.0 else f"NO (recall {recall:.2f})"
@@ -127,7 +132,7 @@ def run_demo(
         if model is not None:
             say(f"   reply: {row['reply']}\n")
     present = sum(r["needed_present"] for r in rows)
-    summary = {
+    summary: dict[str, Any] = {
         "messages": len(conv.messages),
         "questions": len(rows),
         "needed_present": present,

@@ -47,10 +47,14 @@ def create_librarian_graph(
         (``stream_mode="messages"`` or ``"updates"``) to show the reply before
         indexing finishes.
     """
-    builder = StateGraph(state_schema)
-    builder.add_node("select_and_hydrate", create_librarian_node(config))
-    builder.add_node("agent", agent_fn)
-    builder.add_node("index_messages", create_index_node(config))
+    builder: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)
+    nodes: dict[str, Any] = {
+        "select_and_hydrate": create_librarian_node(config),
+        "agent": agent_fn,
+        "index_messages": create_index_node(config),
+    }
+    for node_name, action in nodes.items():
+        builder.add_node(node_name, action)
     builder.add_edge(START, "select_and_hydrate")
     builder.add_edge("select_and_hydrate", "agent")
     builder.add_edge("agent", "index_messages")

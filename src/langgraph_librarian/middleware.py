@@ -17,7 +17,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, cast
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
 from langchain.agents.middleware.types import ModelResponse
@@ -196,7 +196,7 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
         try:
             state = dict(request.state) if isinstance(request.state, dict) else {}
             curated = self._curator.curate(request.messages, state, _thread(request.runtime))
-            return request.override(messages=curated)
+            return request.override(messages=cast(list[AnyMessage], curated))
         except Exception:
             logger.warning("librarian: selection failed; passing all messages", exc_info=True)
             return request
@@ -205,7 +205,7 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
         try:
             state = dict(request.state) if isinstance(request.state, dict) else {}
             curated = await self._curator.acurate(request.messages, state, _thread(request.runtime))
-            return request.override(messages=curated)
+            return request.override(messages=cast(list[AnyMessage], curated))
         except Exception:
             logger.warning("librarian: selection failed; passing all messages", exc_info=True)
             return request
@@ -272,6 +272,6 @@ def create_librarian_hook(
         except Exception:
             logger.warning("librarian: selection failed; passing all messages", exc_info=True)
             curated = messages
-        return {"llm_input_messages": curated}
+        return {"llm_input_messages": cast(list[AnyMessage], curated)}
 
     return librarian_hook

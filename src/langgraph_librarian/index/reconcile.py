@@ -72,8 +72,9 @@ def reconcile_index(messages: Sequence[BaseMessage], entries: Sequence[IndexEntr
     result = Reconciled(keys=keys, hashes=hashes)
     used: set[str] = set()
     for position, (key, digest) in enumerate(zip(keys, hashes, strict=True)):
-        entry = by_key.get(key)
-        if entry is not None and entry.content_hash == digest:
+        found = by_key.get(key)
+        if found is not None and found.content_hash == digest:
+            entry = found
             used.add(key)
             # Unchanged position (the usual append-only case): no copy needed.
             moved = entry if entry.id == position else dataclasses.replace(entry, id=position)

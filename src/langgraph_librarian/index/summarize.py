@@ -82,10 +82,12 @@ def local_entry(
     """Index a message without a model: verbatim when short, else extractive."""
     start = time.perf_counter()
     text = message_text(message)
+    kind: EntryStatus
     if len(text) < short_threshold:
         summary, kind = _verbatim(text), "verbatim"
     else:
         summary, kind = extractive_summary(text, message_role(message)), "extractive"
+    chosen: EntryStatus = status or kind
     latency = (time.perf_counter() - start) * 1000
     return make_entry(
         position,
@@ -93,9 +95,9 @@ def local_entry(
         key,
         digest,
         summary,
-        status or kind,
+        chosen,
         latency,
-        counter,  # type: ignore[arg-type]
+        counter,
     )
 
 

@@ -128,7 +128,8 @@ class LocalSelector:
         if top <= floor:
             return np.zeros(len(entries), dtype=np.float64)
         spread = max(top - floor, _MIN_SEMANTIC_SPREAD)
-        return np.clip((sims - floor) / spread, 0.0, 1.0).astype(np.float64)
+        result: np.ndarray = np.clip((sims - floor) / spread, 0.0, 1.0).astype(np.float64)
+        return result
 
     def scores(
         self,

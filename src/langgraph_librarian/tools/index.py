@@ -119,7 +119,7 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
         )
     elif callable(item):
         doc = (item.__doc__ or "").strip()
-        name = getattr(item, "__name__", "tool")
+        name = str(getattr(item, "__name__", "tool"))
         # LangChain needs a description; a function without a docstring gets its name.
         tool = StructuredTool.from_function(item, description=doc or name.replace("_", " "))
         if not doc:

@@ -236,7 +236,7 @@ def _base_tools() -> list[tuple[ToolSpec, tuple[str, str, str, str]]]:
 
 
 def _service_tools(rng: random.Random, n: int) -> list[tuple[ToolSpec, tuple[str, str, str, str]]]:
-    out = []
+    out: list[tuple[ToolSpec, tuple[str, str, str, str]]] = []
     services = [a + b for a in SERVICES_A for b in SERVICES_B]
     rng.shuffle(services)
     i = 0
