@@ -162,9 +162,14 @@ def _plan(
             return plan
     rec = reconcile_index(messages, entries)
     plan.unindexed = sum(1 for p in rec.missing if p < recent_start)
-    complete = provisional_entries(messages, rec, config) if rec.missing else rec.complete()
-    # Token counts were taken at index time: no need to re-count the whole history.
-    plan.original_tokens = sum(e.original_tokens for e in complete)
+    complete = (
+        provisional_entries(messages, rec, config, recent_start) if rec.missing else rec.complete()
+    )
+    # Token counts were taken at index time: only recent unindexed messages are counted now.
+    unindexed_recent = [messages[p] for p in rec.missing if p >= recent_start]
+    plan.original_tokens = sum(e.original_tokens for e in complete) + count_tokens(
+        unindexed_recent, config.token_counter
+    )
     plan.exclude = set(range(recent_start, len(messages)))
     plan.candidates = [
         e for e in complete if e.id < recent_start and messages[e.id].type != "system"

@@ -209,15 +209,17 @@ async def aupdate_index(
 
 
 def provisional_entries(
-    messages: Sequence[BaseMessage], rec: Reconciled, config: LibrarianConfig
+    messages: Sequence[BaseMessage], rec: Reconciled, config: LibrarianConfig, before: int
 ) -> list[IndexEntry]:
     """Complete a reconciled index with local "pending" entries for unindexed messages.
 
     Used at selection time so that messages the indexer has not reached yet (a
     history sent in one go, background indexing still running) can still be chosen.
-    These entries are never saved.
+    Only positions before ``before`` (the recent turns, always kept, need no entry)
+    are filled. These entries are never saved.
     """
     slots = list(rec.entries)
     for position in rec.missing:
-        slots[position] = _local(position, messages, rec, config, status="pending")
+        if position < before:
+            slots[position] = _local(position, messages, rec, config, status="pending")
     return [e for e in slots if e is not None]
