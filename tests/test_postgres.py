@@ -82,3 +82,28 @@ async def test_async_postgres_saver_and_store(postgres_dsn):
         saved = await store.aload(thread)
         assert saved is not None and len(saved) == len(result["messages"])
         await store.adelete(thread)
+
+
+def test_hostile_session_ids_in_postgres_store(postgres_dsn):
+    from langgraph_librarian import IndexEntry
+
+    hostile = [
+        "../../etc/passwd",
+        "a.b.c",
+        "名前🙂",
+        "x" * 3000,
+        "'; DROP TABLE store; --",
+        "\x00zero",
+    ]
+    with PostgresStore.from_conn_string(postgres_dsn) as backing:
+        backing.setup()
+        store = LangGraphIndexStore(
+            backing, namespace=("librarian-test", f"ids-{uuid.uuid4().hex}")
+        )
+        for n, session in enumerate(hostile):
+            store.save(session, [IndexEntry(id=0, role="human", summary=f"s{n}")])
+        for n, session in enumerate(hostile):
+            loaded = store.load(session)
+            assert loaded is not None and loaded[0].summary == f"s{n}"
+            store.delete(session)
+            assert store.load(session) is None

@@ -32,6 +32,8 @@ HOSTILE_IDS = [
     "user",
     " ",
     "a:b*?<>|",
+    "\x00nul-byte",
+    "~sha256:deadbeef",
 ]
 
 
@@ -121,6 +123,14 @@ async def test_langgraph_store_async():
     assert await store.aload("t") == ENTRIES
     await store.adelete("t")
     assert await store.aload("t") is None
+
+
+def test_langgraph_store_hostile_ids_distinct():
+    store = LangGraphIndexStore(InMemoryStore())
+    for n, session in enumerate(HOSTILE_IDS):
+        store.save(session, [IndexEntry(id=0, role="human", summary=f"s{n}")])
+    for n, session in enumerate(HOSTILE_IDS):
+        assert store.load(session)[0].summary == f"s{n}"
 
 
 def test_langgraph_store_corrupt_value():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 from typing import Any
 
 from langgraph.store.base import BaseStore
@@ -10,6 +12,8 @@ from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to
 from langgraph_librarian.errors import IndexStoreError
 
 __all__ = ["LangGraphIndexStore"]
+
+_SAFE_KEY = re.compile(r"[\w.:@/+=-]{1,200}")
 
 
 class LangGraphIndexStore:
@@ -34,9 +38,18 @@ class LangGraphIndexStore:
 
     @staticmethod
     def _check(session_id: str) -> str:
+        """The item key for a session id.
+
+        Plain ids are used as they are; anything else (NUL bytes, which PostgreSQL text
+        cannot hold, control characters, ids too long for a btree key) becomes a hash
+        under a ``~`` prefix that a plain id can never have, so keys stay distinct.
+        """
         if not isinstance(session_id, str) or not session_id:
             raise ValueError("session_id must be a non-empty string")
-        return session_id
+        if _SAFE_KEY.fullmatch(session_id):
+            return session_id
+        digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"~sha256:{digest}"
 
     def _decode(self, session_id: str, value: dict[str, Any] | None) -> list[IndexEntry] | None:
         if value is None:
