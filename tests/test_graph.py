@@ -291,3 +291,36 @@ def test_state_schema_is_the_spec_one():
         "librarian_metadata",
     ):
         assert key in hints
+
+
+def test_background_indexing_returns_before_the_index_is_built(tmp_path):
+    import time
+
+    from langgraph_librarian.background import wait_for_background_indexing
+
+    indexer = ScriptedChatModel(script="summary", latency=0.3)
+    store = FileIndexStore(tmp_path)
+    config = LibrarianConfig(
+        indexer_model=indexer,
+        selector_model="local",
+        store=store,
+        background_indexing=True,
+        retry_backoff=0,
+    )
+    graph = create_librarian_graph(recording_agent([]), config, checkpointer=MemorySaver())
+    cfg = {"configurable": {"thread_id": "bg"}}
+    start = time.perf_counter()
+    result = graph.invoke({"messages": conversation(6)}, cfg)
+    assert time.perf_counter() - start < 0.3  # the reply did not wait for 12 summaries
+    assert result["librarian_metadata"]["indexing_background"] is True
+    # Meanwhile the next turn still works: unindexed messages get provisional entries.
+    graph.invoke({"messages": [HumanMessage("What is the offsite budget now?")]}, cfg)
+    assert wait_for_background_indexing(timeout=30)
+    saved = store.load("bg")
+    assert saved is not None and len(saved) == len(graph.get_state(cfg).values["messages"])
+    assert any(e.status == "summarized" for e in saved)
+
+
+def test_background_indexing_needs_a_store():
+    with pytest.raises(ValueError, match="store"):
+        LibrarianConfig(background_indexing=True)

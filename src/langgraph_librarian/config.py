@@ -74,6 +74,9 @@ class LibrarianConfig:
             packaged offline model (all-MiniLM-L6-v2) when installed, else lexical
             only; ``None``: lexical only. Vectors are computed once, at index time.
         max_selected: Most messages the local selector returns for one query.
+        background_indexing: ``index_messages`` hands indexing to a worker thread and
+            returns at once (needs ``store``: the index lands there when done; until
+            then new messages get provisional entries at selection time).
     """
 
     indexer_model: ModelLike = None
@@ -92,6 +95,7 @@ class LibrarianConfig:
     token_counter: TokenCounter | None = None
     embeddings: Embeddings | Literal["auto"] | None = "auto"
     max_selected: int = 16
+    background_indexing: bool = False
     _models: dict[str, BaseChatModel] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -123,6 +127,10 @@ class LibrarianConfig:
                 raise ValueError("selection_prompt must contain both {query} and {index}")
         if self.store is not None and not isinstance(self.store, BaseIndexStore):
             raise TypeError("store must implement load/save/delete (BaseIndexStore)")
+        if self.background_indexing and self.store is None:
+            raise ValueError(
+                "background_indexing needs a store: graph state can only change while a node runs"
+            )
 
     # -- models ---------------------------------------------------------------------
 

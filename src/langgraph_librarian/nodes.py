@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
+from langgraph_librarian.background import submit_indexing
 from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
@@ -285,11 +286,21 @@ def _index_result(state: dict[str, Any], update: IndexUpdate) -> StateUpdate:
     return result
 
 
+def _background(state: dict[str, Any], config: LibrarianConfig, session: str) -> StateUpdate:
+    submit_indexing(config, session, _messages(state))
+    result: StateUpdate = {"librarian_metadata": {"indexing_background": True}}
+    if state.get("query"):
+        result["query"] = ""
+    return result
+
+
 def _index_sync(
     state: dict[str, Any], runnable_config: RunnableConfig | None, default: LibrarianConfig | None
 ) -> StateUpdate:
     config = resolve_config(default, runnable_config)
     session = session_id_from_config(runnable_config)
+    if config.background_indexing:
+        return _background(state, config, session)
     stored = config.store.load(session) if config.store else None
     entries = stored if stored is not None else _state_entries(state)
     update = update_index(_messages(state), entries, config)
@@ -303,6 +314,8 @@ async def _index_async(
 ) -> StateUpdate:
     config = resolve_config(default, runnable_config)
     session = session_id_from_config(runnable_config)
+    if config.background_indexing:
+        return _background(state, config, session)
     stored = await aload_index(config.store, session) if config.store else None
     entries = stored if stored is not None else _state_entries(state)
     update = await aupdate_index(_messages(state), entries, config)
