@@ -30,17 +30,17 @@ from langgraph_librarian.config import LibrarianConfig, resolve_config, session_
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.index.pipeline import aupdate_index, update_index
 from langgraph_librarian.messages import current_turn
-from langgraph_librarian.nodes import (
-    _finish,
-    _index_result,
-    _Plan,
-    _plan,
-    _state_entries,
-    make_selector,
-)
 from langgraph_librarian.select.result import Selection
 from langgraph_librarian.state import merge_index, merge_metadata
 from langgraph_librarian.stores.base import aload_index, asave_index
+from langgraph_librarian.turn import (
+    TurnPlan,
+    finish_turn,
+    index_update_result,
+    make_selector,
+    plan_turn,
+    state_entries,
+)
 
 __all__ = ["LibrarianMiddleware", "LibrarianMiddlewareState", "create_librarian_hook"]
 
@@ -118,9 +118,9 @@ class _TurnCurator:
         config: LibrarianConfig,
         session: str,
         stored: list[IndexEntry] | None,
-    ) -> tuple[tuple[str, str], _Plan]:
+    ) -> tuple[tuple[str, str], TurnPlan]:
         key = (session, current_turn(messages))
-        return key, _plan(
+        return key, plan_turn(
             {**state, "messages": list(messages)}, config, stored, time.perf_counter()
         )
 
@@ -139,7 +139,7 @@ class _TurnCurator:
                 plan.query, plan.messages, plan.candidates, exclude=plan.exclude
             )
             self._remember(key, [str(plan.messages[i].id) for i in selection.ids], selection)
-        return self._store(key, _finish(plan, selection))
+        return self._store(key, finish_turn(plan, selection))
 
     async def acurate(
         self, messages: Sequence[BaseMessage], state: dict[str, Any], thread: str | None
@@ -156,7 +156,7 @@ class _TurnCurator:
                 plan.query, plan.messages, plan.candidates, exclude=plan.exclude
             )
             self._remember(key, [str(plan.messages[i].id) for i in selection.ids], selection)
-        return self._store(key, _finish(plan, selection))
+        return self._store(key, finish_turn(plan, selection))
 
 
 def _thread(runtime: Any) -> str | None:
@@ -223,7 +223,7 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
         return await handler(await self._acurated(request))
 
     def _result(self, state: Any, session: str, update: Any) -> dict[str, Any]:
-        out = _index_result({}, update)
+        out = index_update_result({}, update)
         selected = self._curator.pop_metadata(session, state.get("messages", []))
         if selected is not None:
             out["librarian_metadata"] = {**selected, **out["librarian_metadata"]}
@@ -232,7 +232,7 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
     def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         config, session = self._curator.settings(_thread(runtime))
         stored = config.store.load(session) if config.store else None
-        entries = stored if stored is not None else _state_entries(state)
+        entries = stored if stored is not None else state_entries(state)
         update = update_index(state.get("messages", []), entries, config)
         if config.store:
             config.store.save(session, update.entries)
@@ -241,7 +241,7 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
     async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         config, session = self._curator.settings(_thread(runtime))
         stored = await aload_index(config.store, session) if config.store else None
-        entries = stored if stored is not None else _state_entries(state)
+        entries = stored if stored is not None else state_entries(state)
         update = await aupdate_index(state.get("messages", []), entries, config)
         if config.store:
             await asave_index(config.store, session, update.entries)
