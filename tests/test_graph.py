@@ -243,10 +243,12 @@ def test_external_store_is_source_of_truth_per_thread(tmp_path):
     store = FileIndexStore(tmp_path)
     config = LibrarianConfig(store=store)
     graph = create_librarian_graph(recording_agent([]), config, checkpointer=MemorySaver())
-    graph.invoke({"messages": conversation(3)}, {"configurable": {"thread_id": "a"}})
+    result = graph.invoke({"messages": conversation(3)}, {"configurable": {"thread_id": "a"}})
     graph.invoke({"messages": conversation(5)}, {"configurable": {"thread_id": "b"}})
     assert len(store.load("a")) == 7
     assert len(store.load("b")) == 11
+    assert not result.get("index")  # the store holds it: no second copy in checkpoints
+    assert result["librarian_metadata"]["indexing_total_count"] == 7
 
 
 def test_no_checkpoint_serializer_warnings(caplog, tmp_path):

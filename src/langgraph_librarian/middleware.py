@@ -222,8 +222,8 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
     ) -> ModelResponse[Any]:
         return await handler(await self._acurated(request))
 
-    def _result(self, state: Any, session: str, update: Any) -> dict[str, Any]:
-        out = index_update_result({}, update)
+    def _result(self, state: Any, session: str, update: Any, in_state: bool) -> dict[str, Any]:
+        out = index_update_result({}, update, in_state=in_state)
         selected = self._curator.pop_metadata(session, state.get("messages", []))
         if selected is not None:
             out["librarian_metadata"] = {**selected, **out["librarian_metadata"]}
@@ -236,7 +236,7 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
         update = update_index(state.get("messages", []), entries, config)
         if config.store:
             config.store.save(session, update.entries)
-        return self._result(state, session, update)
+        return self._result(state, session, update, config.store is None)
 
     async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         config, session = self._curator.settings(_thread(runtime))
@@ -245,7 +245,7 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
         update = await aupdate_index(state.get("messages", []), entries, config)
         if config.store:
             await asave_index(config.store, session, update.entries)
-        return self._result(state, session, update)
+        return self._result(state, session, update, config.store is None)
 
 
 def create_librarian_hook(

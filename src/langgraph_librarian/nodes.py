@@ -113,7 +113,7 @@ def _index_sync(
     update = update_index(read_messages(state), entries, config)
     if config.store:
         config.store.save(session, update.entries)
-    return index_update_result(state, update)
+    return index_update_result(state, update, in_state=config.store is None)
 
 
 async def _index_async(
@@ -128,7 +128,7 @@ async def _index_async(
     update = await aupdate_index(read_messages(state), entries, config)
     if config.store:
         await asave_index(config.store, session, update.entries)
-    return index_update_result(state, update)
+    return index_update_result(state, update, in_state=config.store is None)
 
 
 # -- public node objects ----------------------------------------------------------------

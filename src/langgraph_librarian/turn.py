@@ -200,7 +200,14 @@ def finish_turn(plan: TurnPlan, selection: Selection) -> StateUpdate:
     }
 
 
-def index_update_result(state: dict[str, Any], update: IndexUpdate) -> StateUpdate:
+def index_update_result(
+    state: dict[str, Any], update: IndexUpdate, *, in_state: bool = True
+) -> StateUpdate:
+    """State update for an indexing pass.
+
+    With ``in_state=False`` (an external store holds the index) the index is left out
+    of the update, so checkpoints do not carry a second copy of it.
+    """
     metadata: dict[str, Any] = {
         "indexing_new_count": update.new_count,
         "indexing_total_count": len(update.entries),
@@ -211,10 +218,9 @@ def index_update_result(state: dict[str, Any], update: IndexUpdate) -> StateUpda
     }
     if update.errors:
         metadata["indexing_errors"] = update.errors[:10]
-    result: StateUpdate = {
-        "index": entries_to_dicts(update.entries),
-        "librarian_metadata": metadata,
-    }
+    result: StateUpdate = {"librarian_metadata": metadata}
+    if in_state:
+        result["index"] = entries_to_dicts(update.entries)
     if state.get("query"):
         result["query"] = ""  # consumed: the next turn must not reuse it
     return result
