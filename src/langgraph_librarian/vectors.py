@@ -30,13 +30,16 @@ _CACHE: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
 _LOCK = threading.Lock()
 
 
-def vector_matrix(encoded: Sequence[str]) -> np.ndarray:
+def vector_matrix(keys: Sequence[str], encoded: Sequence[str]) -> np.ndarray:
     """Stack encoded vectors into one matrix, cached across turns.
 
-    When a cached matrix covers a prefix of ``encoded`` (last turn's history), only
-    the new rows are decoded.
+    ``keys`` identify the rows (short strings, e.g. content hash plus the start of the
+    vector, which tells embedding models apart): hashing them is cheap where hashing
+    the kilobyte-long vectors themselves would cost milliseconds per turn. When a
+    cached matrix covers a prefix of ``keys`` (last turn's history), only the new rows
+    are decoded.
     """
-    key = tuple(encoded)
+    key = tuple(keys)
     with _LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
@@ -49,7 +52,7 @@ def vector_matrix(encoded: Sequence[str]) -> np.ndarray:
                 base = matrix
                 break
     start = 0 if base is None else base.shape[0]
-    rows = [decode_vector(v) for v in key[start:]]
+    rows = [decode_vector(v) for v in encoded[start:]]
     if base is not None and rows:
         matrix = np.vstack([base, np.stack(rows)])
     elif base is not None:

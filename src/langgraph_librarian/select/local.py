@@ -115,7 +115,11 @@ class LocalSelector:
         if norm == 0:
             return None
         q = q / norm
-        matrix = vector_matrix([entries[i].vector or "" for i in idx])
+        vectors = [entries[i].vector or "" for i in idx]
+        matrix = vector_matrix(
+            [f"{entries[i].content_hash}:{v[:16]}" for i, v in zip(idx, vectors, strict=True)],
+            vectors,
+        )
         if matrix.shape[1] != q.shape[0]:
             return None
         sims = np.zeros(len(entries), dtype=np.float32)

@@ -565,7 +565,7 @@ def generate_conversation(
         cls = AIMessage if ai else HumanMessage
         messages.append(cls(content=text, id=f"{conv_id or seed}-m{slot}"))
     # Re-home facts that landed on assistant turns onto the previous user message.
-    messages, where = _move_facts_to_user(messages, facts, where, plan, n_changes)
+    messages, where = _move_facts_to_user(messages, facts, where, plan)
 
     questions: list[Question] = []
     prefix = conv_id or str(seed)
@@ -596,7 +596,6 @@ def _move_facts_to_user(
     facts: list[_Fact],
     where: dict[tuple[int, int], str],
     plan: dict[int, list[tuple[str, int, int]]],
-    n_changes: list[int],
 ) -> tuple[list[BaseMessage], dict[tuple[int, int], str]]:
     """Statements were filtered from assistant turns; put them into the preceding user turn."""
     for slot, items in plan.items():
