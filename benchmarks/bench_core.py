@@ -21,13 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from langchain_core.messages import AIMessage, HumanMessage
 
 from fakes import ScriptedChatModel
-from langgraph_librarian import (
-    LibrarianConfig,
-    LocalSelector,
-    aupdate_index,
-    select_and_hydrate,
-    update_index,
-)
+from langgraph_librarian import LibrarianConfig, select_and_hydrate
+from langgraph_librarian.index import aupdate_index, update_index
+from langgraph_librarian.select import LocalSelector
 
 TOPICS = ["budget", "venue", "catering", "travel", "speakers", "hotel", "visa", "agenda"]
 

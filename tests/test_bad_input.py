@@ -6,7 +6,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from fakes import ScriptedChatModel
 from helpers import conversation
-from langgraph_librarian import LibrarianConfig, index_messages, select_and_hydrate, update_index
+from langgraph_librarian import LibrarianConfig, index_messages, select_and_hydrate
+from langgraph_librarian.index import update_index
 from langgraph_librarian.index.extractive import extractive_summary
 
 

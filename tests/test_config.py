@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from fakes import ScriptedChatModel
-from langgraph_librarian import LOCAL, LibrarianConfig, resolve_config
-from langgraph_librarian.config import session_id_from_config
+from langgraph_librarian import LOCAL, LibrarianConfig
+from langgraph_librarian.config import resolve_config, session_id_from_config
 
 
 def test_spec_defaults():

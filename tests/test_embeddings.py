@@ -10,11 +10,12 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from helpers import conversation
-from langgraph_librarian import LibrarianConfig, update_index
+from langgraph_librarian import LibrarianConfig
+from langgraph_librarian._vectors import decode_vector, encode_vector
 from langgraph_librarian.embeddings import default_embeddings
+from langgraph_librarian.index import update_index
 from langgraph_librarian.minilm import MiniLMEmbeddings, minilm_available
 from langgraph_librarian.select.local import LocalSelector
-from langgraph_librarian.vectors import decode_vector, encode_vector
 
 pytestmark = pytest.mark.embeddings
 

@@ -298,7 +298,7 @@ def test_state_schema_is_the_spec_one():
 def test_background_indexing_returns_before_the_index_is_built(tmp_path):
     import time
 
-    from langgraph_librarian.background import wait_for_background_indexing
+    from langgraph_librarian._background import wait_for_background_indexing
 
     indexer = ScriptedChatModel(script="summary", latency=0.3)
     store = FileIndexStore(tmp_path)

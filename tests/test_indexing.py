@@ -7,7 +7,8 @@ from langchain_core.messages import HumanMessage
 
 from fakes import ScriptedChatModel
 from helpers import conversation, tool_exchange
-from langgraph_librarian import LibrarianConfig, aupdate_index, index_messages, update_index
+from langgraph_librarian import LibrarianConfig, index_messages
+from langgraph_librarian.index import aupdate_index, update_index
 
 
 def llm_config(model, **kwargs):

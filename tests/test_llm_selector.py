@@ -5,13 +5,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from fakes import ScriptedChatModel, ToolCallingScriptedModel
 from helpers import conversation
-from langgraph_librarian import (
-    LibrarianConfig,
-    LLMSelector,
-    LocalSelector,
-    select_and_hydrate,
-    update_index,
-)
+from langgraph_librarian import LibrarianConfig, select_and_hydrate
+from langgraph_librarian.index import update_index
+from langgraph_librarian.select import LLMSelector, LocalSelector
 
 
 def state_for(turns=12, question="What is the offsite budget now?"):

@@ -6,8 +6,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langgraph_librarian import LibrarianConfig, hydrate, reconcile_index, update_index
-from langgraph_librarian.messages import content_hash
+from langgraph_librarian import LibrarianConfig
+from langgraph_librarian._messages import content_hash
+from langgraph_librarian.hydrate import hydrate
+from langgraph_librarian.index import reconcile_index, update_index
 
 WORDS = ["budget", "venue", "Lisbon", "flight", "hotel", "12,000", "changed", "instead", "menu"]
 

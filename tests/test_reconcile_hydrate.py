@@ -3,7 +3,9 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from helpers import conversation, tool_exchange
-from langgraph_librarian import LibrarianConfig, hydrate, reconcile_index, update_index
+from langgraph_librarian import LibrarianConfig
+from langgraph_librarian.hydrate import hydrate
+from langgraph_librarian.index import reconcile_index, update_index
 
 
 def indexed(messages):

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from langgraph_librarian import IndexEntry, parse_selected_ids
+from langgraph_librarian import IndexEntry
+from langgraph_librarian.select import parse_selected_ids
 from langgraph_librarian.select.prompts import DEFAULT_SELECTION_PROMPT, render_selection_prompt
 
 

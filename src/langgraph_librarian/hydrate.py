@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian.messages import human_positions, tool_groups
+from langgraph_librarian._messages import human_positions, tool_groups
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
 __all__ = ["Hydrated", "hydrate", "recent_turns_start"]

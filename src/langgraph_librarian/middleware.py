@@ -26,14 +26,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
-from langgraph_librarian.entry import IndexEntry
-from langgraph_librarian.index.pipeline import aupdate_index, update_index
-from langgraph_librarian.messages import current_turn
-from langgraph_librarian.select.result import Selection
-from langgraph_librarian.state import merge_index, merge_metadata
-from langgraph_librarian.stores.base import aload_index, asave_index
-from langgraph_librarian.turn import (
+from langgraph_librarian._messages import current_turn
+from langgraph_librarian._pipeline import (
     TurnPlan,
     finish_turn,
     index_update_result,
@@ -41,6 +35,12 @@ from langgraph_librarian.turn import (
     plan_turn,
     state_entries,
 )
+from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
+from langgraph_librarian.entry import IndexEntry
+from langgraph_librarian.index.pipeline import aupdate_index, update_index
+from langgraph_librarian.select.result import Selection
+from langgraph_librarian.state import merge_index, merge_metadata
+from langgraph_librarian.stores.base import aload_index, asave_index
 
 __all__ = ["LibrarianMiddleware", "LibrarianMiddlewareState", "create_librarian_hook"]
 

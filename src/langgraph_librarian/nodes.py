@@ -1,7 +1,7 @@
 """The two graph nodes: ``select_and_hydrate`` (online) and ``index_messages`` (after the reply).
 
 Both are thin: they resolve the config, load the index and call the turn logic shared
-with the middleware (:mod:`~langgraph_librarian.turn`) and the indexing pipeline
+with the middleware (:mod:`~langgraph_librarian._pipeline`) and the indexing pipeline
 (:mod:`~langgraph_librarian.index.pipeline`). Each node object
 runs natively sync (``invoke``) and async (``ainvoke``), and can be called directly.
 """
@@ -14,11 +14,8 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
-from langgraph_librarian.background import submit_indexing
-from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
-from langgraph_librarian.index.pipeline import aupdate_index, update_index
-from langgraph_librarian.stores.base import aload_index, asave_index
-from langgraph_librarian.turn import (
+from langgraph_librarian._background import submit_indexing
+from langgraph_librarian._pipeline import (
     StateUpdate,
     finish_turn,
     index_update_result,
@@ -27,6 +24,9 @@ from langgraph_librarian.turn import (
     read_messages,
     state_entries,
 )
+from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
+from langgraph_librarian.index.pipeline import aupdate_index, update_index
+from langgraph_librarian.stores.base import aload_index, asave_index
 
 __all__ = [
     "LibrarianNode",

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from langgraph_librarian.calls import call_with_retries
-from langgraph_librarian.messages import message_text, output_text
+from langgraph_librarian._calls import call_with_retries
+from langgraph_librarian._messages import message_text, output_text
 
 __all__ = ["ANSWER_PROMPT", "JUDGE_RUBRIC", "AnswerJudge", "Judgement"]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian.messages import message_text
+from langgraph_librarian._messages import message_text
 
 __all__ = ["Outcome", "answer_contained", "evidence_recall", "summarize_outcomes"]
 

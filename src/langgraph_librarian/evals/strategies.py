@@ -19,12 +19,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import trim_messages
 
+from langgraph_librarian._messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.hydrate import hydrate
 from langgraph_librarian.index.pipeline import update_index
 from langgraph_librarian.index.summarize import DEFAULT_SUMMARY_PROMPT
-from langgraph_librarian.messages import message_text
 from langgraph_librarian.nodes import select_and_hydrate
 from langgraph_librarian.select.lexical import BM25Index
 from langgraph_librarian.tokens import count_text_tokens, count_tokens

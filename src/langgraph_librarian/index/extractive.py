@@ -6,7 +6,7 @@ import json
 import re
 from collections import Counter
 
-from langgraph_librarian.text import STOPWORDS, split_sentences, stem_terms, tokenize
+from langgraph_librarian._text import STOPWORDS, split_sentences, stem_terms, tokenize
 
 __all__ = [
     "CHANGE_CUES",

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
+from langgraph_librarian._messages import message_text
+from langgraph_librarian._vectors import encode_vector
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.index.reconcile import Reconciled, reconcile_index
 from langgraph_librarian.index.summarize import LLMSummarizer, local_entry, make_entry
-from langgraph_librarian.messages import message_text
-from langgraph_librarian.vectors import encode_vector
 
 __all__ = ["IndexUpdate", "aupdate_index", "provisional_entries", "update_index"]
 

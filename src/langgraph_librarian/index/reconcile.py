@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
 
+from langgraph_librarian._messages import content_hash, message_keys
 from langgraph_librarian.entry import IndexEntry
-from langgraph_librarian.messages import content_hash, message_keys
 
 __all__ = ["Reconciled", "reconcile_index"]
 

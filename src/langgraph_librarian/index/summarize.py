@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from langgraph_librarian.calls import acall_with_retries, call_with_retries
+from langgraph_librarian._calls import acall_with_retries, call_with_retries
+from langgraph_librarian._messages import message_role, message_text, output_text
 from langgraph_librarian.entry import EntryStatus, IndexEntry
 from langgraph_librarian.index.extractive import extract_keywords, extractive_summary
-from langgraph_librarian.messages import message_role, message_text, output_text
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
 __all__ = ["DEFAULT_SUMMARY_PROMPT", "LLMSummarizer", "local_entry", "make_entry"]

@@ -9,9 +9,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel, Field
 
-from langgraph_librarian.calls import acall_with_retries, call_with_retries
+from langgraph_librarian._calls import acall_with_retries, call_with_retries
+from langgraph_librarian._messages import output_text
 from langgraph_librarian.entry import IndexEntry
-from langgraph_librarian.messages import output_text
 from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.select.parse import parse_selected_ids
 from langgraph_librarian.select.prompts import (

@@ -9,12 +9,12 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 
+from langgraph_librarian._messages import message_text
+from langgraph_librarian._text import content_terms
+from langgraph_librarian._vectors import vector_matrix
 from langgraph_librarian.entry import IndexEntry
-from langgraph_librarian.messages import message_text
 from langgraph_librarian.select.lexical import BM25Index, bm25_index_for
 from langgraph_librarian.select.result import Selection
-from langgraph_librarian.text import content_terms
-from langgraph_librarian.vectors import vector_matrix
 
 __all__ = ["LocalSelector"]
 

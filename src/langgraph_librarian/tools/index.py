@@ -15,8 +15,8 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.tools import BaseTool, StructuredTool
 
+from langgraph_librarian._text import content_terms
 from langgraph_librarian.embeddings import default_embeddings
-from langgraph_librarian.text import content_terms
 
 __all__ = ["ToolIndex", "ToolMatch", "ToolRecord", "ToolSearchResult", "infer_domain"]
 

@@ -1,4 +1,4 @@
-"""Model calls with a timeout and retries, sync and async."""
+"""The library's own model calls: run config, timeouts and retries, sync and async."""
 
 from __future__ import annotations
 
@@ -8,7 +8,38 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-__all__ = ["acall_with_retries", "call_with_retries"]
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import ensure_config
+from langgraph.constants import TAG_NOSTREAM
+
+__all__ = ["INTERNAL_TAG", "acall_with_retries", "call_with_retries", "internal_config"]
+
+INTERNAL_TAG = "langgraph_librarian"
+"""Tag on every model call the library makes for itself (indexer, selector, summarizer)."""
+
+
+def internal_config(step: str, parent: RunnableConfig | None = None) -> RunnableConfig:
+    """Run config for one of the library's own model calls.
+
+    The call inherits the user's run (callbacks, so tracing such as LangSmith or
+    Langfuse shows it as a child run; tags; metadata) from ``parent`` or, when
+    ``parent`` is ``None``, from the run active in this context. It is tagged
+    ``nostream`` (LangGraph's ``TAG_NOSTREAM``) so ``stream_mode="messages"`` shows
+    only the agent's tokens, and :data:`INTERNAL_TAG` plus ``metadata["librarian_step"]``
+    so consumers can recognise it. Build it in the calling thread: worker threads do
+    not see the caller's context.
+    """
+    base = ensure_config(parent)
+    tags = list(dict.fromkeys([*(base.get("tags") or []), TAG_NOSTREAM, INTERNAL_TAG]))
+    metadata = {**(base.get("metadata") or {}), "librarian_step": step}
+    config: RunnableConfig = {
+        "tags": tags,
+        "metadata": metadata,
+        "run_name": f"librarian_{step}",
+    }
+    if base.get("callbacks") is not None:
+        config["callbacks"] = base["callbacks"]
+    return config
 
 T = TypeVar("T")
 

@@ -13,13 +13,13 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, convert_to_messages
 
+from langgraph_librarian._messages import latest_human_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
 from langgraph_librarian.hydrate import hydrate, recent_turns_start
 from langgraph_librarian.index.pipeline import IndexUpdate, provisional_entries
 from langgraph_librarian.index.reconcile import reconcile_index
-from langgraph_librarian.messages import latest_human_text
 from langgraph_librarian.select.llm import LLMSelector
 from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.select.result import Selection
