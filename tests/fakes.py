@@ -21,7 +21,8 @@ class ScriptedChatModel(BaseChatModel):
     """Answers from a script: a list consumed in order (the last item repeats) or a function.
 
     Exceptions in the script are raised. ``latency`` sleeps before answering (real
-    ``time.sleep`` / ``asyncio.sleep``). Every prompt is recorded in ``calls``.
+    ``time.sleep`` / ``asyncio.sleep``). Every prompt is recorded in ``calls``, every
+    run config's tags in ``tags``; ``peak`` is the most calls seen in flight at once.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -32,6 +33,8 @@ class ScriptedChatModel(BaseChatModel):
     _async_calls: int = PrivateAttr(default=0)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     _position: int = PrivateAttr(default=0)
+    _in_flight: int = PrivateAttr(default=0)
+    _peak: int = PrivateAttr(default=0)
 
     @property
     def _llm_type(self) -> str:
@@ -44,6 +47,19 @@ class ScriptedChatModel(BaseChatModel):
     @property
     def async_calls(self) -> int:
         return self._async_calls
+
+    @property
+    def peak(self) -> int:
+        return self._peak
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self._peak = max(self._peak, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
 
     def _next(self, messages: Sequence[BaseMessage]) -> AIMessage:
         with self._lock:
@@ -66,9 +82,13 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        if self.latency:
-            time.sleep(self.latency)
-        return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
+        self._enter()
+        try:
+            if self.latency:
+                time.sleep(self.latency)
+            return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
+        finally:
+            self._leave()
 
     async def _agenerate(
         self,
@@ -78,9 +98,21 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         self._async_calls += 1
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
+        self._enter()
+        try:
+            if self.latency:
+                await asyncio.sleep(self.latency)
+            return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
+        finally:
+            self._leave()
+
+
+class StatusError(Exception):
+    """An API error with an HTTP status, shaped like the provider SDKs' errors."""
+
+    def __init__(self, status_code: int, message: str = "") -> None:
+        super().__init__(message or f"HTTP {status_code}")
+        self.status_code = status_code
 
 
 def prompt_text(messages: Sequence[BaseMessage]) -> str:

@@ -14,7 +14,7 @@ from langgraph_librarian.index.extractive import extractive_summary
 def test_empty_history():
     result = select_and_hydrate({"messages": []})
     assert result["curated_messages"] == []
-    assert result["librarian_metadata"]["reason"] == "no messages"
+    assert result["librarian_metadata"]["reason"] == "no_messages"
     assert index_messages({"messages": []})["index"] == []
 
 
@@ -26,7 +26,7 @@ def test_only_current_question():
 
 def test_no_query_and_no_human_message():
     result = select_and_hydrate({"messages": [AIMessage("hello")], "index": []})
-    assert result["librarian_metadata"]["reason"] == "no query"
+    assert result["librarian_metadata"]["reason"] == "no_query"
 
 
 def test_multimodal_and_list_content():

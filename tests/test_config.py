@@ -77,4 +77,5 @@ def test_runtime_override():
 
 def test_session_id():
     assert session_id_from_config({"configurable": {"thread_id": 7}}) == "7"
-    assert session_id_from_config(None) == "default"
+    assert session_id_from_config(None) is None
+    assert session_id_from_config({"configurable": {"thread_id": ""}}) is None

@@ -11,7 +11,7 @@ from langgraph_librarian.stores import BaseIndexStore
 
 ENTRIES = [
     IndexEntry(id=0, role="human", summary="Budget is 12k", message_id="m0", content_hash="x"),
-    IndexEntry(id=1, role="ai", summary="Noted", original_tokens=3, keywords=["budget"]),
+    IndexEntry(id=1, role="ai", summary="Noted", original_tokens=3),
 ]
 
 HOSTILE_IDS = [

@@ -1,18 +1,30 @@
-"""The library's own model calls: run config, timeouts and retries, sync and async."""
+"""The library's own model calls: run config, per-attempt timeouts and retries.
+
+Every model call the library makes for itself (indexer, selector, summarizer) goes
+through :class:`ModelCaller`: a ``RunnableLambda`` bounds one attempt in time, and
+tenacity retries only transient failures (timeouts, dropped connections, rate limits),
+never authentication or validation errors.
+
+Why not ``Runnable.with_retry``: its ``exponential_jitter_params`` only accept
+tenacity's ``initial``, which tenacity deprecates (a warning on every retry), and
+silently drop the replacement ``multiplier``, so a backoff other than one second
+cannot be set cleanly. The loop below is the same tenacity strategy with the predicate.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+import concurrent.futures
+import inspect
+from collections.abc import Callable
+from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import ensure_config
+import tenacity
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables.config import ContextThreadPoolExecutor, ensure_config
 from langgraph.constants import TAG_NOSTREAM
 
-__all__ = ["INTERNAL_TAG", "acall_with_retries", "call_with_retries", "internal_config"]
+__all__ = ["INTERNAL_TAG", "ModelCaller", "internal_config", "is_retryable"]
 
 INTERNAL_TAG = "langgraph_librarian"
 """Tag on every model call the library makes for itself (indexer, selector, summarizer)."""
@@ -41,60 +53,143 @@ def internal_config(step: str, parent: RunnableConfig | None = None) -> Runnable
         config["callbacks"] = base["callbacks"]
     return config
 
-T = TypeVar("T")
+
+_RETRY_STATUS = frozenset({408, 409, 425, 429, 502, 503, 504})
+_RETRY_NAMES = frozenset(
+    {
+        "APITimeoutError",
+        "APIConnectionError",
+        "RateLimitError",
+        "ConnectTimeout",
+        "ReadTimeout",
+        "PoolTimeout",
+        "ConnectError",
+        "RemoteProtocolError",
+        "ServiceUnavailable",
+        "ResourceExhausted",
+        "DeadlineExceeded",
+    }
+)
 
 
-def _run_with_timeout(fn: Callable[[], T], timeout: float | None) -> T:
+def _status_code(exc: BaseException) -> int | None:
+    for holder in (exc, getattr(exc, "response", None)):
+        code = getattr(holder, "status_code", None)
+        if isinstance(code, int):
+            return code
+    return None
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Whether another attempt may succeed.
+
+    Timeouts, connection failures and rate limits (HTTP 408/409/425/429/502/503/504) are
+    transient. Authentication (401/403), bad requests (400/404/422) and HTTP 500 are
+    not: a 500 from a local server usually means "this request can never work" (for
+    example a json_schema it does not support), and provider clients have already
+    retried it themselves.
+    """
+    if isinstance(exc, TimeoutError | ConnectionError):
+        return True
+    status = _status_code(exc)
+    if status is not None:
+        return status in _RETRY_STATUS
+    return any(cls.__name__ in _RETRY_NAMES for cls in type(exc).__mro__)
+
+
+# Sync attempts run here so that a timed-out call can be abandoned. A sync provider
+# call cannot be interrupted; the pool is bounded, so abandoned calls cannot pile up
+# without limit, and models built from "provider:model" strings also get the
+# provider's own timeout, which ends them.
+_SYNC_POOL = ContextThreadPoolExecutor(max_workers=32, thread_name_prefix="librarian-call")
+
+
+def _bounded(runnable: Runnable[Any, Any], timeout: float | None, name: str) -> Runnable[Any, Any]:
     if timeout is None:
-        return fn()
-    box: dict[str, object] = {}
+        return runnable
 
-    def target() -> None:
+    def attempt(value: Any, config: RunnableConfig) -> Any:
+        future = _SYNC_POOL.submit(runnable.invoke, value, config)
         try:
-            box["value"] = fn()
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError(f"model call exceeded {timeout:g}s") from None
 
-    # A daemon thread: a sync call cannot be cancelled, only abandoned.
-    worker = threading.Thread(target=target, daemon=True, name="librarian-model-call")
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
-        raise TimeoutError(f"model call exceeded {timeout:g}s")
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["value"]  # type: ignore[return-value]
-
-
-def call_with_retries(
-    fn: Callable[[], T], *, timeout: float | None, retries: int, backoff: float
-) -> T:
-    """Call ``fn`` with a per-attempt timeout; retry failures with doubling backoff."""
-    delay = backoff
-    for attempt in range(retries + 1):
+    async def aattempt(value: Any, config: RunnableConfig) -> Any:
         try:
-            return _run_with_timeout(fn, timeout)
-        except Exception:
-            if attempt == retries:
-                raise
-            if delay > 0:
-                time.sleep(delay)
-            delay *= 2
-    raise AssertionError("unreachable")  # pragma: no cover
+            return await asyncio.wait_for(runnable.ainvoke(value, config), timeout)
+        except TimeoutError:
+            raise TimeoutError(f"model call exceeded {timeout:g}s") from None
+
+    return RunnableLambda(attempt, afunc=aattempt, name=name)
 
 
-async def acall_with_retries(
-    fn: Callable[[], Awaitable[T]], *, timeout: float | None, retries: int, backoff: float
-) -> T:
-    """Async twin of :func:`call_with_retries` (the timeout cancels the attempt)."""
-    delay = backoff
-    for attempt in range(retries + 1):
-        try:
-            return await asyncio.wait_for(fn(), timeout)
-        except Exception:
-            if attempt == retries:
-                raise
-            if delay > 0:
-                await asyncio.sleep(delay)
-            delay *= 2
-    raise AssertionError("unreachable")  # pragma: no cover
+# tenacity renamed wait_exponential_jitter's ``initial`` to ``multiplier`` (and warns on
+# the old name); older releases only know ``initial``.
+_MULTIPLIER = (
+    "multiplier"
+    if "multiplier" in inspect.signature(tenacity.wait_exponential_jitter).parameters
+    else "initial"
+)
+
+
+def _retrying_kwargs(
+    retries: int, backoff: float, retry_if: Callable[[BaseException], bool]
+) -> dict[str, Any]:
+    wait = tenacity.wait_exponential_jitter(
+        **{_MULTIPLIER: backoff, "jitter": backoff, "max": 30.0}
+    )
+    return {
+        "stop": tenacity.stop_after_attempt(retries + 1),
+        "wait": wait,
+        "retry": tenacity.retry_if_exception(retry_if),
+        "reraise": True,
+    }
+
+
+class ModelCaller:
+    """Calls a runnable (usually a chat model) the way the library's own steps need.
+
+    Each attempt is bounded by ``timeout`` seconds (async attempts are cancelled, sync
+    ones abandoned); transient failures (:func:`is_retryable`) are retried up to
+    ``retries`` times with exponential backoff and jitter (``with_retry``).
+
+    Args:
+        runnable: The model (or a structured-output runnable built from it).
+        step: Name of the step (``"index"``, ``"select"``...), used in run names,
+            tags and metadata (see :func:`internal_config`).
+        timeout: Seconds per attempt; ``None`` waits as long as the model takes.
+        retries: Extra attempts after a transient failure.
+        backoff: Seconds before the first retry (doubles, with up to as much jitter).
+    """
+
+    def __init__(
+        self,
+        runnable: Runnable[Any, Any],
+        *,
+        step: str,
+        timeout: float | None = 60.0,
+        retries: int = 2,
+        backoff: float = 0.5,
+        retry_if: Callable[[BaseException], bool] = is_retryable,
+    ) -> None:
+        self.step = step
+        self.runnable = _bounded(runnable, timeout, f"librarian_{step}")
+        self._retrying = _retrying_kwargs(retries, backoff, retry_if)
+
+    def invoke(self, value: Any, parent: RunnableConfig | None = None) -> Any:
+        """Call synchronously with the user's run as parent (see :func:`internal_config`)."""
+        config = internal_config(self.step, parent)
+        for attempt in tenacity.Retrying(**self._retrying):
+            with attempt:
+                return self.runnable.invoke(value, config)
+        raise AssertionError("unreachable")  # pragma: no cover - reraise=True
+
+    async def ainvoke(self, value: Any, parent: RunnableConfig | None = None) -> Any:
+        """Async twin of :meth:`invoke`."""
+        config = internal_config(self.step, parent)
+        async for attempt in tenacity.AsyncRetrying(**self._retrying):
+            with attempt:
+                return await self.runnable.ainvoke(value, config)
+        raise AssertionError("unreachable")  # pragma: no cover - reraise=True

@@ -1,45 +1,76 @@
-"""One turn of the Librarian, shared by the graph nodes, the middleware and the hook.
+"""One turn of the Librarian, the only place it is orchestrated.
 
-``plan_turn`` reads the state (messages, query, index), decides whether selection is
-skipped and prepares the candidates; ``finish_turn`` hydrates a selection and reports
-metadata; ``index_update_result`` turns an indexing pass into a state update.
+Selection: load the index -> plan (skip or prepare candidates) -> select -> finish
+(hydrate, metadata). Indexing: load -> update -> save (or hand it to a background
+worker). Each has a sync and an async twin. The graph nodes, the ``create_agent``
+middleware and the ``pre_model_hook`` are thin faces that resolve a :class:`Run` and
+call these functions, so a behaviour exists once.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import BaseMessage, convert_to_messages
+from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._messages import latest_human_text
-from langgraph_librarian.config import LibrarianConfig
+from langgraph_librarian._background import submit_indexing
+from langgraph_librarian._messages import current_turn, latest_human_text
+from langgraph_librarian._state_cache import state_entries
+from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
 from langgraph_librarian.embeddings import resolve_embeddings
-from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
+from langgraph_librarian.entry import IndexEntry, entries_to_dicts
+from langgraph_librarian.errors import MissingThreadError
 from langgraph_librarian.hydrate import hydrate, recent_turns_start
-from langgraph_librarian.index.pipeline import IndexUpdate, provisional_entries
+from langgraph_librarian.index.pipeline import (
+    IndexUpdate,
+    aupdate_index,
+    provisional_entries,
+    update_index,
+)
 from langgraph_librarian.index.reconcile import reconcile_index
 from langgraph_librarian.select.llm import LLMSelector
 from langgraph_librarian.select.local import LocalSelector
-from langgraph_librarian.select.result import Selection
+from langgraph_librarian.select.result import Selection, Selector
+from langgraph_librarian.stores.base import aload_index, asave_index
 from langgraph_librarian.tokens import count_tokens
 
 __all__ = [
+    "SKIP_REASONS",
+    "Run",
+    "SelectionCache",
     "StateUpdate",
-    "TurnPlan",
-    "finish_turn",
-    "index_update_result",
+    "aindex_turn",
+    "aselect_turn",
+    "index_turn",
     "make_selector",
-    "plan_turn",
     "read_messages",
-    "state_entries",
+    "select_turn",
 ]
+
+logger = logging.getLogger("langgraph_librarian")
 
 StateUpdate = dict[str, Any]
 
+SKIP_REASONS: dict[str, str] = {
+    "no_messages": "the state has no messages",
+    "no_query": "neither state['query'] nor a human message gives a query",
+    "no_earlier_messages": "every message belongs to the always-kept recent turns",
+    "no_index": "nothing is indexed yet (first turn) and the history fits the budget",
+}
+"""Values of ``librarian_metadata["reason"]`` when ``selection_skipped`` is true.
+
+``no_index`` and ``no_query`` are the reference package's values."""
+
 
 def read_messages(state: dict[str, Any]) -> list[BaseMessage]:
+    """``state["messages"]`` as message objects (dicts and tuples are converted)."""
     raw = state.get("messages") or []
     if not isinstance(raw, list | tuple):
         raise ValueError("state['messages'] must be a list of messages")
@@ -48,12 +79,80 @@ def read_messages(state: dict[str, Any]) -> list[BaseMessage]:
     return list(convert_to_messages(raw))
 
 
-def state_entries(state: dict[str, Any]) -> list[IndexEntry]:
-    return entries_from_dicts(state.get("index") or [])
+@dataclass(frozen=True)
+class Run:
+    """What one call of the pipeline works with.
+
+    Attributes:
+        config: The Librarian config in force (run-time override applied).
+        session: Key of the index in ``config.store``; ``None`` when the index lives
+            in graph state.
+        run_config: The caller's run config, parent of the library's model calls.
+        thread: The thread id, if any (the selection cache is keyed by it).
+    """
+
+    config: LibrarianConfig
+    session: str | None
+    run_config: RunnableConfig | None
+    thread: str | None
+
+    @classmethod
+    def open(
+        cls,
+        default: LibrarianConfig | None,
+        run_config: RunnableConfig | None,
+        *,
+        thread: str | None = None,
+    ) -> Run:
+        """Resolve the config and the session for one call.
+
+        Raises:
+            MissingThreadError: the index lives in a shared store and the run has no
+                (or an empty) thread id to key it by.
+        """
+        config = resolve_config(default, run_config)
+        thread = thread or session_id_from_config(run_config)
+        if config.store is not None and not thread:
+            raise MissingThreadError(
+                "the Librarian's index store is shared between threads, so each run needs "
+                "a non-empty thread id: invoke with "
+                'config={"configurable": {"thread_id": "..."}}'
+            )
+        return cls(config, thread if config.store is not None else None, run_config, thread)
+
+    # -- the index ------------------------------------------------------------------
+
+    def load(self, state: dict[str, Any]) -> list[IndexEntry]:
+        """The stored index: from the store, else from graph state."""
+        if self.config.store is not None and self.session is not None:
+            return self.config.store.load(self.session) or []
+        return state_entries(state)
+
+    async def aload(self, state: dict[str, Any]) -> list[IndexEntry]:
+        """Async twin of :meth:`load`."""
+        if self.config.store is not None and self.session is not None:
+            return await aload_index(self.config.store, self.session) or []
+        return state_entries(state)
+
+    def save(self, entries: list[IndexEntry]) -> None:
+        """Write the index to the store (graph state is written by the returned update)."""
+        if self.config.store is not None and self.session is not None:
+            self.config.store.save(self.session, entries)
+
+    async def asave(self, entries: list[IndexEntry]) -> None:
+        """Async twin of :meth:`save`."""
+        if self.config.store is not None and self.session is not None:
+            await asave_index(self.config.store, self.session, entries)
+
+    @property
+    def index_in_state(self) -> bool:
+        return self.config.store is None
 
 
-def make_selector(config: LibrarianConfig) -> LocalSelector | LLMSelector:
-    """The selector the config asks for (the LLM one always wraps a local fallback)."""
+def make_selector(config: LibrarianConfig) -> Selector:
+    """The selector the config asks for (an LLM selector always wraps a local fallback)."""
+    if config.selector is not None:
+        return config.selector
     local = LocalSelector(max_selected=config.max_selected, embeddings=resolve_embeddings(config))
     if config.uses_local_selector:
         return local
@@ -69,64 +168,60 @@ def make_selector(config: LibrarianConfig) -> LocalSelector | LLMSelector:
     )
 
 
+# -- planning and finishing --------------------------------------------------------------
+
+
 @dataclass
-class TurnPlan:
+class _Plan:
     """Everything selection needs, or the update to return when it is skipped."""
 
     config: LibrarianConfig
     messages: list[BaseMessage]
     query: str
-    candidates: list[IndexEntry]
-    exclude: set[int]
     started: float
-    index_size: int
-    unindexed: int
+    index_size: int = 0
+    candidates: list[IndexEntry] = field(default_factory=list)
+    exclude: set[int] = field(default_factory=set)
+    unindexed: int = 0
     original_tokens: int = 0
     skip: StateUpdate | None = None
 
 
-def _skipped(
-    messages: list[BaseMessage],
-    config: LibrarianConfig,
-    reason: str,
-    started: float,
-    extra: dict[str, Any] | None = None,
-) -> StateUpdate:
+def _skipped(plan: _Plan, reason: str) -> StateUpdate:
+    messages, config = plan.messages, plan.config
+    tokens = count_tokens(messages, config.token_counter)
     metadata = {
         "selection_skipped": True,
         "reason": reason,
         "selected_ids": [],
         "selection_reasoning": "",
         "original_count": len(messages),
-        "original_tokens": count_tokens(messages, config.token_counter),
+        "original_tokens": tokens,
         "curated_count": len(messages),
+        "curated_tokens": tokens,
         "token_reduction_pct": 0.0,
-        **(extra or {}),
+        "selection_latency_ms": round((time.perf_counter() - plan.started) * 1000, 3),
     }
-    metadata["curated_tokens"] = metadata["original_tokens"]
-    metadata["selection_latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
     return {"curated_messages": list(messages), "selected_ids": [], "librarian_metadata": metadata}
 
 
-def plan_turn(
-    state: dict[str, Any], config: LibrarianConfig, stored: list[IndexEntry] | None, started: float
-) -> TurnPlan:
+def _plan(state: dict[str, Any], config: LibrarianConfig, entries: list[IndexEntry]) -> _Plan:
+    started = time.perf_counter()
     messages = read_messages(state)
     explicit = state.get("query")
     query = (
         explicit if isinstance(explicit, str) and explicit.strip() else latest_human_text(messages)
     )
-    entries = stored if stored is not None else state_entries(state)
-    plan = TurnPlan(config, messages, query, [], set(), started, len(entries), 0)
+    plan = _Plan(config, messages, query, started, index_size=len(entries))
     if not messages:
-        plan.skip = _skipped(messages, config, "no messages", started)
+        plan.skip = _skipped(plan, "no_messages")
         return plan
     if not query.strip():
-        plan.skip = _skipped(messages, config, "no query", started)
+        plan.skip = _skipped(plan, "no_query")
         return plan
     recent_start = recent_turns_start(messages, config.always_include_recent_turns)
     if recent_start == 0 or not any(m.type != "system" for m in messages[:recent_start]):
-        plan.skip = _skipped(messages, config, "no earlier messages to select from", started)
+        plan.skip = _skipped(plan, "no_earlier_messages")
         return plan
     if not entries:
         too_big = (
@@ -134,7 +229,7 @@ def plan_turn(
             and count_tokens(messages, config.token_counter) > config.context_token_budget
         )
         if not too_big:
-            plan.skip = _skipped(messages, config, "no index", started)
+            plan.skip = _skipped(plan, "no_index")
             return plan
     rec = reconcile_index(messages, entries)
     plan.unindexed = sum(1 for p in rec.missing if p < recent_start)
@@ -153,7 +248,7 @@ def plan_turn(
     return plan
 
 
-def finish_turn(plan: TurnPlan, selection: Selection) -> StateUpdate:
+def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     config, messages = plan.config, plan.messages
     hydrated = hydrate(
         messages,
@@ -162,34 +257,30 @@ def finish_turn(plan: TurnPlan, selection: Selection) -> StateUpdate:
         token_budget=config.context_token_budget,
         token_counter=config.token_counter,
     )
-    metadata: dict[str, Any] = {
-        "original_count": len(messages),
-        "original_tokens": plan.original_tokens,
-    }
     curated_tokens = count_tokens(hydrated.messages, config.token_counter)
     original = plan.original_tokens
-    metadata.update(
-        {
-            "selection_skipped": False,
-            "selected_ids": hydrated.selected,
-            "selection_reasoning": selection.reasoning,
-            "selection_strategy": selection.strategy,
-            "selection_fallback": selection.strategy == "local_fallback",
-            "curated_count": len(hydrated.messages),
-            "curated_tokens": curated_tokens,
-            "token_reduction_pct": round(100.0 * (1 - curated_tokens / original), 2)
-            if original
-            else 0.0,
-            "query": plan.query[:500],
-            "index_size": plan.index_size,
-            "unindexed_count": plan.unindexed,
-            "candidate_count": len(plan.candidates),
-            "selector_shortlisted": selection.shortlisted,
-            "selector_prompt_tokens": selection.prompt_tokens,
-            "expanded_ids": [p for p in selection.expanded_ids if p in hydrated.selected],
-            "dropped_for_budget": hydrated.dropped_for_budget,
-        }
-    )
+    metadata: dict[str, Any] = {
+        "selection_skipped": False,
+        "selected_ids": hydrated.selected,
+        "selection_reasoning": selection.reasoning,
+        "selection_strategy": selection.strategy,
+        "selection_fallback": selection.strategy == "local_fallback",
+        "original_count": len(messages),
+        "original_tokens": original,
+        "curated_count": len(hydrated.messages),
+        "curated_tokens": curated_tokens,
+        "token_reduction_pct": round(100.0 * (1 - curated_tokens / original), 2)
+        if original
+        else 0.0,
+        "query": plan.query[:500],
+        "index_size": plan.index_size,
+        "unindexed_count": plan.unindexed,
+        "candidate_count": len(plan.candidates),
+        "selector_shortlisted": selection.shortlisted,
+        "selector_prompt_tokens": selection.prompt_tokens,
+        "expanded_ids": [p for p in selection.expanded_ids if p in hydrated.selected],
+        "dropped_for_budget": hydrated.dropped_for_budget,
+    }
     if selection.fallback_reason:
         metadata["fallback_reason"] = selection.fallback_reason
     metadata["selection_latency_ms"] = round((time.perf_counter() - plan.started) * 1000, 3)
@@ -200,14 +291,150 @@ def finish_turn(plan: TurnPlan, selection: Selection) -> StateUpdate:
     }
 
 
-def index_update_result(
-    state: dict[str, Any], update: IndexUpdate, *, in_state: bool = True
-) -> StateUpdate:
-    """State update for an indexing pass.
+def _selector_failed(exc: Exception) -> str:
+    logger.warning("librarian: selector raised; using the local selector", exc_info=True)
+    return f"selector raised {type(exc).__name__}: {exc}"[:300]
 
-    With ``in_state=False`` (an external store holds the index) the index is left out
-    of the update, so checkpoints do not carry a second copy of it.
+
+def _fallback(plan: _Plan, reason: str) -> Selection:
+    local = LocalSelector(
+        max_selected=plan.config.max_selected, embeddings=resolve_embeddings(plan.config)
+    )
+    selection = local.select(plan.query, plan.messages, plan.candidates, exclude=plan.exclude)
+    selection.strategy = "local_fallback"
+    selection.fallback_reason = reason
+    return selection
+
+
+# -- the selection cache (middleware and hook) ---------------------------------------------
+
+
+class SelectionCache:
+    """Selections and their metadata, per (thread, user turn), bounded (LRU).
+
+    A ``create_agent`` turn calls the model several times (tool loops); selection runs
+    on the first call and later calls re-hydrate the cached choice, by message id, with
+    the turn's new messages. The key holds the thread, so two threads (tenants) never
+    share a selection even for identical text.
     """
+
+    def __init__(self, size: int = 512) -> None:
+        self._size = size
+        self._selections: OrderedDict[tuple[str, str], tuple[list[str], Selection]] = OrderedDict()
+        self._metadata: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(run: Run, messages: Sequence[BaseMessage]) -> tuple[str, str]:
+        return (run.thread or "", current_turn(messages))
+
+    def get(self, key: tuple[str, str], messages: Sequence[BaseMessage]) -> Selection | None:
+        with self._lock:
+            hit = self._selections.get(key)
+        if hit is None:
+            return None
+        ids, selection = hit
+        position = {m.id: i for i, m in enumerate(messages)}
+        return Selection(
+            ids=[position[i] for i in ids if i in position],
+            reasoning=selection.reasoning,
+            strategy=selection.strategy,
+            fallback_reason=selection.fallback_reason,
+            candidates=selection.candidates,
+            shortlisted=selection.shortlisted,
+            prompt_tokens=0,
+            expanded_ids=[],
+        )
+
+    def put(self, key: tuple[str, str], messages: Sequence[BaseMessage], sel: Selection) -> None:
+        ids = [str(messages[i].id) for i in sel.ids if 0 <= i < len(messages)]
+        with self._lock:
+            self._selections[key] = (ids, sel)
+            while len(self._selections) > self._size:
+                self._selections.popitem(last=False)
+
+    def record(self, key: tuple[str, str], metadata: dict[str, Any]) -> None:
+        with self._lock:
+            self._metadata[key] = dict(metadata)
+            while len(self._metadata) > self._size:
+                self._metadata.popitem(last=False)
+
+    def pop_metadata(self, key: tuple[str, str]) -> dict[str, Any] | None:
+        with self._lock:
+            return self._metadata.pop(key, None)
+
+
+# -- selection ---------------------------------------------------------------------------
+
+
+def select_turn(
+    state: dict[str, Any], run: Run, cache: SelectionCache | None = None
+) -> StateUpdate:
+    """Select and hydrate for the current turn (sync).
+
+    Returns the state update of ``select_and_hydrate``: ``curated_messages``,
+    ``selected_ids`` and ``librarian_metadata``. A selector that raises falls back to
+    the local selector (``fallback_reason`` says why); store and configuration errors
+    propagate.
+    """
+    plan = _plan(state, run.config, run.load(state))
+    if plan.skip is not None:
+        return _remember(cache, run, plan, plan.skip)
+    key = SelectionCache.key(run, plan.messages)
+    selection = cache.get(key, plan.messages) if cache else None
+    if selection is None:
+        try:
+            selection = make_selector(run.config).select(
+                plan.query,
+                plan.messages,
+                plan.candidates,
+                exclude=plan.exclude,
+                config=run.run_config,
+            )
+        except Exception as exc:
+            selection = _fallback(plan, _selector_failed(exc))
+        if cache is not None:
+            cache.put(key, plan.messages, selection)
+    return _remember(cache, run, plan, _finish(plan, selection))
+
+
+async def aselect_turn(
+    state: dict[str, Any], run: Run, cache: SelectionCache | None = None
+) -> StateUpdate:
+    """Async twin of :func:`select_turn`."""
+    plan = _plan(state, run.config, await run.aload(state))
+    if plan.skip is not None:
+        return _remember(cache, run, plan, plan.skip)
+    key = SelectionCache.key(run, plan.messages)
+    selection = cache.get(key, plan.messages) if cache else None
+    if selection is None:
+        try:
+            selection = await make_selector(run.config).aselect(
+                plan.query,
+                plan.messages,
+                plan.candidates,
+                exclude=plan.exclude,
+                config=run.run_config,
+            )
+        except Exception as exc:
+            selection = _fallback(plan, _selector_failed(exc))
+        if cache is not None:
+            cache.put(key, plan.messages, selection)
+    return _remember(cache, run, plan, _finish(plan, selection))
+
+
+def _remember(
+    cache: SelectionCache | None, run: Run, plan: _Plan, update: StateUpdate
+) -> StateUpdate:
+    if cache is not None:
+        cache.record(SelectionCache.key(run, plan.messages), update["librarian_metadata"])
+    return update
+
+
+# -- indexing ----------------------------------------------------------------------------
+
+
+def _index_result(state: dict[str, Any], update: IndexUpdate, run: Run) -> StateUpdate:
     metadata: dict[str, Any] = {
         "indexing_new_count": update.new_count,
         "indexing_total_count": len(update.entries),
@@ -219,8 +446,45 @@ def index_update_result(
     if update.errors:
         metadata["indexing_errors"] = update.errors[:10]
     result: StateUpdate = {"librarian_metadata": metadata}
-    if in_state:
+    if run.index_in_state:
+        # With a store the index stays out of the checkpoint (no second copy).
         result["index"] = entries_to_dicts(update.entries)
+    return _consume_query(state, result)
+
+
+def _consume_query(state: dict[str, Any], result: StateUpdate) -> StateUpdate:
     if state.get("query"):
         result["query"] = ""  # consumed: the next turn must not reuse it
     return result
+
+
+def _background(state: dict[str, Any], run: Run) -> StateUpdate:
+    assert run.session is not None  # background indexing requires a store
+    submit_indexing(run.config, run.session, read_messages(state))
+    return _consume_query(state, {"librarian_metadata": {"indexing_background": True}})
+
+
+def index_turn(state: dict[str, Any], run: Run) -> StateUpdate:
+    """Bring the index up to date after the reply (sync): load, update, save.
+
+    With ``background_indexing`` the work goes to a worker thread and this returns at
+    once. Returns the state update of ``index_messages``.
+    """
+    if run.config.background_indexing:
+        return _background(state, run)
+    update = update_index(
+        read_messages(state), run.load(state), run.config, run_config=run.run_config
+    )
+    run.save(update.entries)
+    return _index_result(state, update, run)
+
+
+async def aindex_turn(state: dict[str, Any], run: Run) -> StateUpdate:
+    """Async twin of :func:`index_turn`."""
+    if run.config.background_indexing:
+        return _background(state, run)
+    update = await aupdate_index(
+        read_messages(state), await run.aload(state), run.config, run_config=run.run_config
+    )
+    await run.asave(update.entries)
+    return _index_result(state, update, run)

@@ -8,7 +8,15 @@ from functools import lru_cache
 
 import Stemmer
 
-__all__ = ["STOPWORDS", "content_terms", "split_sentences", "stem_terms", "tokenize"]
+__all__ = [
+    "CHANGE_CUES",
+    "STOPWORDS",
+    "VALUE_PATTERN",
+    "content_terms",
+    "split_sentences",
+    "stem_terms",
+    "tokenize",
+]
 
 # Function words plus chat filler; kept short on purpose: content words such as
 # "changed", "instead" or "budget" must stay searchable.
@@ -191,6 +199,19 @@ STOPWORDS: frozenset[str] = frozenset(
         "y",
     ]
 )
+
+CHANGE_CUES = re.compile(
+    r"\b(instead|no longer|not anymore|any ?more|changed?|changing|update[sd]?|updating|"
+    r"actually|correction|correct(?:ed)? that|scratch that|switch(?:ed)?|moved?|"
+    r"replac(?:e|ed|ing)|revis(?:e|ed|ion)|rather than|now (?:is|are|it'?s|we)|"
+    r"postpone[d]?|cancel(?:l?ed)?|push(?:ed)? back|new (?:date|plan|budget|deadline))\b",
+    re.IGNORECASE,
+)
+VALUE_PATTERN = re.compile(
+    r"[$€£¥]?\d[\d,.:/-]*|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)"
+    r"|(?<=[a-z,;:] )[A-Z][\w-]+"
+)
+"""A passage that states a value: a number, an amount, a month, or a mid-sentence name."""
 
 _TOKEN = re.compile(r"\d+(?:[.,:/-]\d+)*|[^\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")

@@ -22,10 +22,11 @@ class CliError(Exception):
 def _model(spec: str | None) -> BaseChatModel | None:
     if not spec:
         return None
-    from langgraph_librarian.config import _resolve_model
+    from langgraph_librarian._models import build_model, check_model_spec
 
     try:
-        return _resolve_model(spec, "--model")
+        check_model_spec(spec, "--model")
+        return build_model(spec, "--model", timeout=60.0)
     except ValueError as exc:
         raise CliError(str(exc).splitlines()[0]) from None
 

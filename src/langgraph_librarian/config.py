@@ -10,8 +10,12 @@ from typing import Any, Final, Literal
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
+from langgraph.store.base import BaseStore
 
+from langgraph_librarian._models import build_model, check_model_spec
+from langgraph_librarian.select.result import Selector
 from langgraph_librarian.stores.base import BaseIndexStore
+from langgraph_librarian.stores.langgraph_store import LangGraphIndexStore
 from langgraph_librarian.tokens import TokenCounter
 
 __all__ = ["LOCAL", "LibrarianConfig", "resolve_config", "session_id_from_config"]
@@ -21,22 +25,6 @@ LOCAL: Final = "local"
 
 ModelLike = BaseChatModel | str | None
 _PLACEHOLDER = re.compile(r"\{(query|index)\}")
-
-
-def _resolve_model(value: BaseChatModel | str, what: str) -> BaseChatModel:
-    if isinstance(value, BaseChatModel):
-        return value
-    try:
-        from langchain.chat_models import init_chat_model
-    except ImportError as exc:  # pragma: no cover - langchain is a dependency
-        raise ValueError(f"{what}={value!r} needs the 'langchain' package") from exc
-    try:
-        model = init_chat_model(value)
-    except Exception as exc:
-        raise ValueError(f"cannot create {what} from {value!r}: {exc}") from exc
-    if not isinstance(model, BaseChatModel):
-        raise ValueError(f"{what}={value!r} did not produce a chat model")
-    return model
 
 
 @dataclass
@@ -60,7 +48,10 @@ class LibrarianConfig:
         selection_prompt: Replaces the selection template; must contain ``{query}``
             and ``{index}``.
         store: External index store; the index is loaded from and saved to it, keyed
-            by the thread id. ``None``: the index lives in graph state.
+            by the thread id (which is then required). A LangGraph ``BaseStore``
+            (``InMemoryStore``, ``SqliteStore``, ``PostgresStore``...) is wrapped in
+            :class:`~langgraph_librarian.stores.LangGraphIndexStore`. ``None``: the index
+            lives in graph state.
         max_concurrency: Model calls in flight at once while indexing.
         model_timeout: Seconds before a single model call is abandoned.
         max_retries: Extra attempts after a failed or timed-out model call.
@@ -77,6 +68,8 @@ class LibrarianConfig:
         background_indexing: ``index_messages`` hands indexing to a worker thread and
             returns at once (needs ``store``: the index lands there when done; until
             then new messages get provisional entries at selection time).
+        selector: Your own :class:`~langgraph_librarian.select.Selector`; replaces the
+            one built from ``selector_model`` (hydration, budgets and fail-open stay).
     """
 
     indexer_model: ModelLike = None
@@ -96,6 +89,7 @@ class LibrarianConfig:
     embeddings: Embeddings | Literal["auto"] | None = "auto"
     max_selected: int = 16
     background_indexing: bool = False
+    selector: Selector | None = None
     _models: dict[str, BaseChatModel] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -125,8 +119,18 @@ class LibrarianConfig:
             found = set(_PLACEHOLDER.findall(self.selection_prompt))
             if found != {"query", "index"}:
                 raise ValueError("selection_prompt must contain both {query} and {index}")
+        for slot in ("indexer_model", "selector_model"):
+            value = getattr(self, slot)
+            if isinstance(value, str) and value != LOCAL:
+                check_model_spec(value, slot)
+            elif value is not None and not isinstance(value, str | BaseChatModel):
+                raise TypeError(f"{slot} must be a chat model, a 'provider:model' string or None")
+        if isinstance(self.store, BaseStore):
+            self.store = LangGraphIndexStore(self.store)
         if self.store is not None and not isinstance(self.store, BaseIndexStore):
             raise TypeError("store must implement load/save/delete (BaseIndexStore)")
+        if self.selector is not None and not isinstance(self.selector, Selector):
+            raise TypeError("selector must have select() and aselect() (see Selector)")
         if self.background_indexing and self.store is None:
             raise ValueError(
                 "background_indexing needs a store: graph state can only change while a node runs"
@@ -135,8 +139,10 @@ class LibrarianConfig:
     # -- models ---------------------------------------------------------------------
 
     def _model(self, slot: str, value: BaseChatModel | str) -> BaseChatModel:
+        if isinstance(value, BaseChatModel):
+            return value
         if slot not in self._models:
-            self._models[slot] = _resolve_model(value, slot)
+            self._models[slot] = build_model(value, slot, timeout=self.model_timeout)
         return self._models[slot]
 
     @property
@@ -201,11 +207,12 @@ def resolve_config(
     )
 
 
-def session_id_from_config(runnable_config: RunnableConfig | None) -> str:
-    """The session an external store keys the index by: the thread id, else ``"default"``."""
+def session_id_from_config(runnable_config: RunnableConfig | None) -> str | None:
+    """The session an external store keys the index by: the thread id (or a
+    ``session_id``) from ``configurable``; ``None`` when there is none or it is empty."""
     configurable = (runnable_config or {}).get("configurable") or {}
     for key in ("thread_id", "session_id"):
         value = configurable.get(key)
         if value is not None and str(value):
             return str(value)
-    return "default"
+    return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 EntryStatus = Literal["summarized", "verbatim", "extractive", "fallback", "pending"]
@@ -28,8 +28,10 @@ class IndexEntry:
         message_id: The ``BaseMessage.id`` this entry belongs to.
         content_hash: Hash of the message content the summary was made from.
         name: Tool name for tool messages (or the message ``name``), if any.
-        status: How the summary was produced; ``"fallback"`` marks a model failure.
-        keywords: Salient terms (names, numbers, rare words) used by the local selector.
+        status: How the summary was produced: ``"summarized"`` (a model),
+            ``"verbatim"`` (short message), ``"extractive"`` (offline engine),
+            ``"fallback"`` (the model failed or answered unusably; extractive instead),
+            ``"pending"`` (provisional, made at selection time, never saved).
         vector: Embedding of the message (base64 float16, unit length) when the
             local selector has an embedding model; computed once at index time.
     """
@@ -43,21 +45,33 @@ class IndexEntry:
     content_hash: str = ""
     name: str | None = None
     status: EntryStatus = "summarized"
-    keywords: list[str] = field(default_factory=list)
     vector: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dict, the form kept in graph state and stores."""
-        data = asdict(self)
-        data["keywords"] = list(self.keywords)
-        return data
+        # Built by hand: dataclasses.asdict deep-copies every value and was most of the
+        # cost of saving a 5,000-entry index.
+        return {
+            "id": self.id,
+            "role": self.role,
+            "summary": self.summary,
+            "original_tokens": self.original_tokens,
+            "indexing_latency_ms": self.indexing_latency_ms,
+            "message_id": self.message_id,
+            "content_hash": self.content_hash,
+            "name": self.name,
+            "status": self.status,
+            "vector": self.vector,
+        }
 
     @classmethod
     def from_dict(cls, data: Any) -> IndexEntry:
         """Build an entry from a dict (or pass an entry through), validating types.
 
+        Unknown keys (such as ``keywords`` written by 0.1 releases) are ignored.
+
         Raises:
-            ValueError: when required fields are missing or have the wrong type.
+            ValueError: when a required field is missing or a field has the wrong type.
         """
         if isinstance(data, IndexEntry):
             return data
@@ -69,29 +83,44 @@ class IndexEntry:
             try:
                 entry = cls(**{k: v for k, v in data.items() if k in _FIELD_NAMES})
             except TypeError as exc:
-                raise ValueError(f"invalid index entry {data!r}: {exc}") from None
-        if isinstance(entry.id, bool) or not isinstance(entry.id, int):
-            raise ValueError(f"index entry id must be an int, got {entry.id!r}")
-        if not isinstance(entry.role, str) or not isinstance(entry.summary, str):
-            raise ValueError(f"index entry role/summary must be strings: {data!r}")
-        if entry.status not in _STATUSES:
-            raise ValueError(f"unknown index entry status {entry.status!r}")
-        if entry.message_id is not None and not isinstance(entry.message_id, str):
-            entry.message_id = str(entry.message_id)
-        if not isinstance(entry.keywords, list) or not all(
-            isinstance(k, str) for k in entry.keywords
-        ):
-            entry.keywords = [str(k) for k in (entry.keywords or [])]
-        if entry.vector is not None and not isinstance(entry.vector, str):
-            raise ValueError("index entry vector must be a base64 string")
+                raise ValueError(f"invalid index entry: {exc}") from None
+        problem = _type_problem(entry)
+        if problem:
+            where = f"message_id={data.get('message_id')!r}"
+            raise ValueError(f"invalid index entry ({where}): {problem}")
         return entry
+
+
+def _type_problem(entry: IndexEntry) -> str | None:
+    """What is wrong with a deserialized entry's field types, if anything."""
+    if type(entry.id) is not int or entry.id < 0:
+        return f"id must be a non-negative int, got {entry.id!r}"
+    if type(entry.role) is not str or type(entry.summary) is not str:
+        return "role and summary must be strings"
+    if type(entry.original_tokens) is not int:
+        return "original_tokens must be an int"
+    if type(entry.indexing_latency_ms) not in (float, int):
+        return "indexing_latency_ms must be a number"
+    if entry.status not in _STATUSES:
+        return f"unknown status {entry.status!r}"
+    for name in ("message_id", "name", "vector"):
+        value = getattr(entry, name)
+        if value is not None and type(value) is not str:
+            return f"{name} must be a string or null"
+    if type(entry.content_hash) is not str:
+        return "content_hash must be a string"
+    return None
 
 
 _FIELD_NAMES = frozenset(f.name for f in fields(IndexEntry))
 
 
 def entries_from_dicts(items: Any) -> list[IndexEntry]:
-    """Coerce a stored index (dicts or entries) into ``IndexEntry`` objects."""
+    """Coerce a stored index (dicts or entries) into ``IndexEntry`` objects.
+
+    Raises:
+        ValueError: when ``items`` is not a list or an entry is invalid.
+    """
     if items is None:
         return []
     if not isinstance(items, list | tuple):

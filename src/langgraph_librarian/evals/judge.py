@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from langgraph_librarian._calls import call_with_retries
+from langgraph_librarian._calls import ModelCaller
 from langgraph_librarian._messages import message_text, output_text
 
 __all__ = ["ANSWER_PROMPT", "JUDGE_RUBRIC", "AnswerJudge", "Judgement"]
@@ -59,9 +59,7 @@ class AnswerJudge:
     def judge(self, question: str, gold: str, context: Sequence[BaseMessage]) -> Judgement:
         prompt: list[BaseMessage] = [SystemMessage(ANSWER_PROMPT), *context]
         answer = output_text(
-            call_with_retries(
-                lambda: self.answer_model.invoke(prompt), timeout=120, retries=2, backoff=1.0
-            )
+            ModelCaller(self.answer_model, step="answer", timeout=120, backoff=1.0).invoke(prompt)
         ).strip()
         grading = [
             SystemMessage(JUDGE_RUBRIC),
@@ -73,9 +71,7 @@ class AnswerJudge:
             ),
         ]
         raw = output_text(
-            call_with_retries(
-                lambda: self.judge_model.invoke(grading), timeout=120, retries=2, backoff=1.0
-            )
+            ModelCaller(self.judge_model, step="judge", timeout=120, backoff=1.0).invoke(grading)
         ).strip()
         verdict, reason = "WRONG", "unparsable verdict"
         try:

@@ -6,26 +6,18 @@ import json
 import re
 from collections import Counter
 
-from langgraph_librarian._text import STOPWORDS, split_sentences, stem_terms, tokenize
+from langgraph_librarian._text import (
+    CHANGE_CUES,
+    split_sentences,
+    stem_terms,
+    tokenize,
+)
 
-__all__ = [
-    "CHANGE_CUES",
-    "VALUE_PATTERN",
-    "extract_keywords",
-    "extractive_summary",
-    "has_change_cue",
-]
+__all__ = ["extractive_summary"]
 
 MAX_SUMMARY_CHARS = 420
 _MAX_SENTENCE_WORDS = 45
 
-CHANGE_CUES = re.compile(
-    r"\b(instead|no longer|not anymore|any ?more|changed?|changing|update[sd]?|updating|"
-    r"actually|correction|correct(?:ed)? that|scratch that|switch(?:ed)?|moved?|"
-    r"replac(?:e|ed|ing)|revis(?:e|ed|ion)|rather than|now (?:is|are|it'?s|we)|"
-    r"postpone[d]?|cancel(?:l?ed)?|push(?:ed)? back|new (?:date|plan|budget|deadline))\b",
-    re.IGNORECASE,
-)
 _DECISION = re.compile(
     r"\b(decid\w*|agree\w*|confirm\w*|final\w*|approv\w*|deadline|budget|must|plan(?:ned)?|"
     r"schedul\w*|will|we'll|going to|remember|prefer\w*|allerg\w*)\b",
@@ -35,20 +27,10 @@ _NUMBER = re.compile(
     r"[$€£¥]?\d[\d,.:/-]*%?|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b",
     re.IGNORECASE,
 )
-VALUE_PATTERN = re.compile(
-    r"[$€£¥]?\d[\d,.:/-]*|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)"
-    r"|(?<=[a-z,;:] )[A-Z][\w-]+"
-)
-"""A passage that states a value: a number, an amount, a month, or a mid-sentence name."""
 _IDENT = re.compile(r"[\w.-]*[/\\][\w./\\-]+|\b\w+_\w+\b|\b\w+\.\w{1,5}\b")
 _CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)*")
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.DOTALL)
 _WS = re.compile(r"\s+")
-
-
-def has_change_cue(text: str) -> bool:
-    """True when ``text`` reads like it modifies an earlier fact."""
-    return CHANGE_CUES.search(text) is not None
 
 
 def _flatten_code(text: str) -> str:
@@ -152,24 +134,3 @@ def extractive_summary(text: str, role: str = "human", max_sentences: int = 3) -
     if len(summary) > MAX_SUMMARY_CHARS:
         summary = summary[: MAX_SUMMARY_CHARS - 1].rstrip() + "…"
     return summary
-
-
-def extract_keywords(text: str, limit: int = 16) -> list[str]:
-    """Stemmed salient terms: names, numbers, identifiers, then the most frequent words."""
-    salient: list[str] = []
-    for pattern in (_CAPITAL, _NUMBER, _IDENT):
-        for match in pattern.findall(text[:20000]):
-            salient.extend(tokenize(match))
-    counts = Counter(stem_terms(tokenize(text[:20000])))
-    result: list[str] = []
-    for term in stem_terms([t for t in salient if t not in STOPWORDS]):
-        if term not in result:
-            result.append(term)
-        if len(result) >= limit // 2:
-            break
-    for term, _ in counts.most_common():
-        if len(result) >= limit:
-            break
-        if term not in result and len(term) > 2:
-            result.append(term)
-    return result

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._messages import message_text
 from langgraph_librarian._vectors import encode_vector
@@ -179,14 +180,27 @@ def _assemble(
 
 
 def update_index(
-    messages: Sequence[BaseMessage], entries: Sequence[IndexEntry], config: LibrarianConfig
+    messages: Sequence[BaseMessage],
+    entries: Sequence[IndexEntry],
+    config: LibrarianConfig,
+    *,
+    run_config: RunnableConfig | None = None,
 ) -> IndexUpdate:
-    """Bring ``entries`` up to date with ``messages`` (sync; model calls in a thread pool)."""
+    """Bring ``entries`` up to date with ``messages`` (sync; model calls in a thread pool).
+
+    Args:
+        messages: The conversation.
+        entries: The current index (any order; matched by identity).
+        config: Librarian configuration.
+        run_config: The caller's run config (callbacks, tags); summaries made by a model
+            run as its child runs, tagged so they never stream as the agent's tokens.
+    """
     start = time.perf_counter()
     update = IndexUpdate()
     rec = reconcile_index(messages, entries)
     local, remote = _split(messages, rec, config)
-    outcomes = _summarizer(config).summarize([messages[p] for p in remote]) if remote else []
+    remote_messages = [messages[p] for p in remote]
+    outcomes = _summarizer(config).summarize(remote_messages, run_config) if remote else []
     fresh = _assemble(messages, rec, config, local, remote, outcomes, update)
     _embed(resolve_embeddings(config), fresh, messages, update)
     update.latency_ms = round((time.perf_counter() - start) * 1000, 3)
@@ -194,14 +208,19 @@ def update_index(
 
 
 async def aupdate_index(
-    messages: Sequence[BaseMessage], entries: Sequence[IndexEntry], config: LibrarianConfig
+    messages: Sequence[BaseMessage],
+    entries: Sequence[IndexEntry],
+    config: LibrarianConfig,
+    *,
+    run_config: RunnableConfig | None = None,
 ) -> IndexUpdate:
     """Async twin of :func:`update_index` (model calls concurrent under a semaphore)."""
     start = time.perf_counter()
     update = IndexUpdate()
     rec = reconcile_index(messages, entries)
     local, remote = _split(messages, rec, config)
-    outcomes = await _summarizer(config).asummarize([messages[p] for p in remote]) if remote else []
+    remote_messages = [messages[p] for p in remote]
+    outcomes = await _summarizer(config).asummarize(remote_messages, run_config) if remote else []
     fresh = _assemble(messages, rec, config, local, remote, outcomes, update)
     await _aembed(resolve_embeddings(config), fresh, messages, update)
     update.latency_ms = round((time.perf_counter() - start) * 1000, 3)

@@ -6,16 +6,17 @@ import asyncio
 import re
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import ContextThreadPoolExecutor
 
-from langgraph_librarian._calls import acall_with_retries, call_with_retries
+from langgraph_librarian._calls import ModelCaller
 from langgraph_librarian._messages import message_role, message_text, output_text
 from langgraph_librarian.entry import EntryStatus, IndexEntry
-from langgraph_librarian.index.extractive import extract_keywords, extractive_summary
+from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
 __all__ = ["DEFAULT_SUMMARY_PROMPT", "LLMSummarizer", "local_entry", "make_entry"]
@@ -49,8 +50,7 @@ def make_entry(
     latency_ms: float = 0.0,
     counter: TokenCounter | None = None,
 ) -> IndexEntry:
-    """Assemble an entry with its token count and keywords."""
-    text = message_text(message)
+    """Assemble an entry with its token count."""
     return IndexEntry(
         id=position,
         role=message_role(message),
@@ -61,7 +61,6 @@ def make_entry(
         content_hash=digest,
         name=_tool_name(message),
         status=status,
-        keywords=extract_keywords(text),
     )
 
 
@@ -117,7 +116,11 @@ class _Outcome:
 
 
 class LLMSummarizer:
-    """Summarizes many messages concurrently, with a timeout and retries per call."""
+    """Summarizes many messages concurrently, with a timeout and retries per call.
+
+    Calls carry the user's run config (``parent``) with a no-stream tag, so tracing
+    shows them and ``stream_mode="messages"`` does not.
+    """
 
     def __init__(
         self,
@@ -132,9 +135,9 @@ class LLMSummarizer:
         self.model = model
         self.prompt = prompt or DEFAULT_SUMMARY_PROMPT
         self.max_concurrency = max_concurrency
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.retry_backoff = retry_backoff
+        self.caller = ModelCaller(
+            model, step="index", timeout=timeout, retries=max_retries, backoff=retry_backoff
+        )
 
     def build_prompt(self, message: BaseMessage) -> list[BaseMessage]:
         """System instructions plus the fenced message, with its role and tool name."""
@@ -156,52 +159,49 @@ class LLMSummarizer:
             HumanMessage(content=f"{origin}\n<message>\n{text}\n</message>"),
         ]
 
-    def _one(self, message: BaseMessage) -> _Outcome:
-        start = time.perf_counter()
-        prompt = self.build_prompt(message)
-        try:
-            raw = call_with_retries(
-                lambda: self.model.invoke(prompt),
-                timeout=self.timeout,
-                retries=self.max_retries,
-                backoff=self.retry_backoff,
-            )
-            summary = _clean_summary(raw)
-            error = None if summary else "empty summary"
-        except Exception as exc:
-            summary, error = "", f"{type(exc).__name__}: {exc}"
-        latency = (time.perf_counter() - start) * 1000
-        return _Outcome(summary or None, latency, error)
+    @staticmethod
+    def _outcome(raw: object, error: str | None, start: float) -> _Outcome:
+        summary = _clean_summary(raw) if error is None else ""
+        if error is None and not summary:
+            error = "empty summary"
+        return _Outcome(summary or None, (time.perf_counter() - start) * 1000, error)
 
-    async def _aone(self, message: BaseMessage, gate: asyncio.Semaphore) -> _Outcome:
+    def _one(self, message: BaseMessage, parent: RunnableConfig | None) -> _Outcome:
+        start = time.perf_counter()
+        try:
+            raw = self.caller.invoke(self.build_prompt(message), parent)
+        except Exception as exc:
+            return self._outcome(None, f"{type(exc).__name__}: {exc}", start)
+        return self._outcome(raw, None, start)
+
+    async def _aone(
+        self, message: BaseMessage, gate: asyncio.Semaphore, parent: RunnableConfig | None
+    ) -> _Outcome:
         async with gate:
             start = time.perf_counter()
-            prompt = self.build_prompt(message)
             try:
-                raw = await acall_with_retries(
-                    lambda: self.model.ainvoke(prompt),
-                    timeout=self.timeout,
-                    retries=self.max_retries,
-                    backoff=self.retry_backoff,
-                )
-                summary = _clean_summary(raw)
-                error = None if summary else "empty summary"
+                raw = await self.caller.ainvoke(self.build_prompt(message), parent)
             except Exception as exc:
-                summary, error = "", f"{type(exc).__name__}: {exc}"
-            latency = (time.perf_counter() - start) * 1000
-            return _Outcome(summary or None, latency, error)
+                return self._outcome(None, f"{type(exc).__name__}: {exc}", start)
+            return self._outcome(raw, None, start)
 
-    def summarize(self, messages: Sequence[BaseMessage]) -> list[_Outcome]:
+    def summarize(
+        self, messages: Sequence[BaseMessage], parent: RunnableConfig | None = None
+    ) -> list[_Outcome]:
         """Summaries in input order (``None`` where the model finally failed)."""
         if not messages:
             return []
         if len(messages) == 1:
-            return [self._one(messages[0])]
+            return [self._one(messages[0], parent)]
         workers = min(self.max_concurrency, len(messages))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="librarian-index") as pool:
-            return list(pool.map(self._one, messages))
+        with ContextThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="librarian-index"
+        ) as pool:
+            return list(pool.map(lambda m: self._one(m, parent), messages))
 
-    async def asummarize(self, messages: Sequence[BaseMessage]) -> list[_Outcome]:
+    async def asummarize(
+        self, messages: Sequence[BaseMessage], parent: RunnableConfig | None = None
+    ) -> list[_Outcome]:
         """Async twin of :meth:`summarize`."""
         gate = asyncio.Semaphore(self.max_concurrency)
-        return list(await asyncio.gather(*(self._aone(m, gate) for m in messages)))
+        return list(await asyncio.gather(*(self._aone(m, gate, parent) for m in messages)))

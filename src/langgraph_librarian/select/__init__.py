@@ -8,7 +8,7 @@ and falls back to the local one. Both return a :class:`Selection`.
 from langgraph_librarian.select.llm import LLMSelector
 from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.select.parse import ParsedSelection, parse_selected_ids
-from langgraph_librarian.select.result import Selection, SelectionStrategy
+from langgraph_librarian.select.result import Selection, SelectionStrategy, Selector
 
 __all__ = [
     "LLMSelector",
@@ -16,5 +16,6 @@ __all__ = [
     "ParsedSelection",
     "Selection",
     "SelectionStrategy",
+    "Selector",
     "parse_selected_ids",
 ]

@@ -21,8 +21,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from langgraph_librarian._text import content_terms, split_sentences, tokenize
-from langgraph_librarian.index.extractive import CHANGE_CUES, VALUE_PATTERN
+from langgraph_librarian._text import (
+    CHANGE_CUES,
+    VALUE_PATTERN,
+    content_terms,
+    split_sentences,
+    tokenize,
+)
 
 __all__ = ["BM25Index", "bm25_index_for"]
 

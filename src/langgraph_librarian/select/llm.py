@@ -7,9 +7,10 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
-from langgraph_librarian._calls import acall_with_retries, call_with_retries
+from langgraph_librarian._calls import ModelCaller
 from langgraph_librarian._messages import output_text
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select.local import LocalSelector
@@ -140,13 +141,20 @@ class LLMSelector:
             return None, text, "selector returned only unknown ids"
         return parsed_text.ids, text, None
 
-    def _runnable(self) -> Any:
+    def _caller(self) -> ModelCaller:
+        runnable: Any = self.model
         if self.structured:
             try:
-                return self.model.with_structured_output(SelectionOutput, include_raw=True)
+                runnable = self.model.with_structured_output(SelectionOutput, include_raw=True)
             except NotImplementedError:
                 self.structured = False
-        return self.model
+        return ModelCaller(
+            runnable,
+            step="select",
+            timeout=self.timeout,
+            retries=self.max_retries,
+            backoff=self.retry_backoff,
+        )
 
     def _finish(
         self,
@@ -201,17 +209,16 @@ class LLMSelector:
         entries: Sequence[IndexEntry],
         *,
         exclude: Collection[int] = (),
+        config: RunnableConfig | None = None,
     ) -> Selection:
-        """Select entries; never raises for model failures (falls back to local)."""
+        """Select entries; never raises for model failures (falls back to local).
+
+        ``config`` is the caller's run config: the model call runs as its child run,
+        tagged so that it never streams as the agent's tokens.
+        """
         shown, shortlisted, prompt, tokens = self._prepare(query, messages, entries, exclude)
-        runnable = self._runnable()
         try:
-            result = call_with_retries(
-                lambda: runnable.invoke(prompt),
-                timeout=self.timeout,
-                retries=self.max_retries,
-                backoff=self.retry_backoff,
-            )
+            result = self._caller().invoke(prompt, config)
             outcome = self._interpret(result, shown)
         except Exception as exc:
             outcome = self._failed(exc)
@@ -227,17 +234,12 @@ class LLMSelector:
         entries: Sequence[IndexEntry],
         *,
         exclude: Collection[int] = (),
+        config: RunnableConfig | None = None,
     ) -> Selection:
         """Async twin of :meth:`select`."""
         shown, shortlisted, prompt, tokens = self._prepare(query, messages, entries, exclude)
-        runnable = self._runnable()
         try:
-            result = await acall_with_retries(
-                lambda: runnable.ainvoke(prompt),
-                timeout=self.timeout,
-                retries=self.max_retries,
-                backoff=self.retry_backoff,
-            )
+            result = await self._caller().ainvoke(prompt, config)
             outcome = self._interpret(result, shown)
         except Exception as exc:
             outcome = self._failed(exc)

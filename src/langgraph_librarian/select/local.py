@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._messages import message_text
 from langgraph_librarian._text import content_terms
@@ -187,8 +188,13 @@ class LocalSelector:
         entries: Sequence[IndexEntry],
         *,
         exclude: Collection[int] = (),
+        config: RunnableConfig | None = None,
     ) -> Selection:
-        """Select entries for ``query``; positions in ``exclude`` are never returned."""
+        """Select entries for ``query``; positions in ``exclude`` are never returned.
+
+        ``config`` is accepted for the :class:`~langgraph_librarian.select.Selector`
+        protocol; the local selector makes no model calls.
+        """
         return self._select(query, messages, entries, exclude, self._query_vector(query))
 
     async def aselect(
@@ -198,6 +204,7 @@ class LocalSelector:
         entries: Sequence[IndexEntry],
         *,
         exclude: Collection[int] = (),
+        config: RunnableConfig | None = None,
     ) -> Selection:
         """Async twin of :meth:`select` (embeds the query asynchronously)."""
         vector = await self._aquery_vector(query)

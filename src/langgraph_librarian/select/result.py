@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol, runtime_checkable
 
-__all__ = ["Selection", "SelectionStrategy"]
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+
+from langgraph_librarian.entry import IndexEntry
+
+__all__ = ["Selection", "SelectionStrategy", "Selector"]
 
 SelectionStrategy = Literal["llm", "local", "local_fallback"]
 
@@ -33,3 +39,38 @@ class Selection:
     shortlisted: bool = False
     prompt_tokens: int = 0
     expanded_ids: list[int] = field(default_factory=list)
+
+
+@runtime_checkable
+class Selector(Protocol):
+    """What the pipeline needs from a selector (``LibrarianConfig(selector=...)``).
+
+    ``entries`` are the index entries of earlier messages (``entry.id`` is the position
+    in ``messages``); positions in ``exclude`` (the always-kept recent turns) must not be
+    returned. Return positions most relevant first. ``config`` is the caller's run config,
+    to pass to any model call (see ``langgraph_librarian._calls.internal_config``).
+    """
+
+    def select(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        *,
+        exclude: Collection[int] = (),
+        config: RunnableConfig | None = None,
+    ) -> Selection:
+        """Pick entries for ``query``."""
+        ...
+
+    async def aselect(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        *,
+        exclude: Collection[int] = (),
+        config: RunnableConfig | None = None,
+    ) -> Selection:
+        """Async twin of :meth:`select`."""
+        ...

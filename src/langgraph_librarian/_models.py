@@ -1,0 +1,98 @@
+"""Chat models given as objects or ``"provider:model"`` strings.
+
+A string is checked when the config is built (is the provider's package installed?)
+and turned into a model on first use, with the settings the library's own calls need:
+a client timeout, no client-side retries (the library retries transient failures
+itself, so attempts do not multiply) and an output limit.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+__all__ = ["MAX_OUTPUT_TOKENS", "build_model", "check_model_spec"]
+
+MAX_OUTPUT_TOKENS = {"indexer_model": 400, "selector_model": 1024}
+"""Output limits for models built from strings, per role."""
+
+_TIMEOUT_FIELDS = ("timeout", "request_timeout", "default_request_timeout")
+_RETRY_FIELDS = ("max_retries",)
+_OUTPUT_FIELDS = ("max_tokens", "max_output_tokens", "num_predict")
+
+
+def _provider_package(spec: str) -> tuple[str, str] | None:
+    """(provider, import name) for a ``provider:model`` string LangChain knows."""
+    try:
+        from langchain.chat_models.base import _BUILTIN_PROVIDERS
+    except ImportError:  # pragma: no cover - a future langchain may move it; skip the check
+        return None
+    provider = spec.split(":", 1)[0] if ":" in spec else ""
+    known = _BUILTIN_PROVIDERS.get(provider)
+    if known is None:
+        return None
+    return provider, known[0]
+
+
+def check_model_spec(spec: str, slot: str) -> None:
+    """Fail early, with the package to install, when a provider package is missing.
+
+    Raises:
+        ValueError: the string names a known provider whose package is not installed.
+    """
+    if not spec.strip():
+        raise ValueError(f"{slot} must not be an empty string")
+    found = _provider_package(spec)
+    if found is None:
+        return  # unknown prefix: init_chat_model will infer or explain at first use
+    provider, module = found
+    top = module.split(".")[0]
+    if importlib.util.find_spec(top) is None:
+        dist = top.replace("_", "-")
+        raise ValueError(f"{slot}={spec!r} needs the {provider!r} integration: pip install {dist}")
+
+
+def _field(cls: type[Any], names: tuple[str, ...]) -> str | None:
+    fields: dict[str, Any] = getattr(cls, "model_fields", {})
+    for name in names:
+        if name in fields:
+            return name
+        for field_name, info in fields.items():
+            if getattr(info, "alias", None) == name:
+                return field_name
+    return None
+
+
+def build_model(spec: str, slot: str, *, timeout: float | None) -> BaseChatModel:
+    """Create the chat model for ``spec`` with a client timeout, no client retries and
+    an output limit, where the provider's class has such settings.
+
+    Raises:
+        ValueError: the model cannot be created (unknown provider, missing package,
+            missing credentials...), with the provider's reason.
+    """
+    from langchain.chat_models import init_chat_model
+
+    try:
+        probe = init_chat_model(spec)
+    except Exception as exc:
+        raise ValueError(f"cannot create {slot} from {spec!r}: {exc}") from exc
+    if not isinstance(probe, BaseChatModel):
+        raise ValueError(f"{slot}={spec!r} did not produce a chat model")
+    cls = type(probe)
+    settings: dict[str, Any] = {}
+    if timeout is not None and (name := _field(cls, _TIMEOUT_FIELDS)):
+        settings[name] = timeout
+    if name := _field(cls, _RETRY_FIELDS):
+        settings[name] = 0
+    if name := _field(cls, _OUTPUT_FIELDS):
+        settings[name] = MAX_OUTPUT_TOKENS.get(slot, 1024)
+    if not settings:
+        return probe
+    try:
+        model = init_chat_model(spec, **settings)
+    except Exception:  # a provider that rejects one of them: keep its defaults
+        return probe
+    return model if isinstance(model, BaseChatModel) else probe

@@ -1,0 +1,136 @@
+"""The library's own model calls belong to the user's run: traced, never streamed."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.checkpoint.memory import MemorySaver
+
+from fakes import ScriptedChatModel, ToolCallingScriptedModel
+from helpers import conversation
+from langgraph_librarian import LibrarianConfig, LibrarianMiddleware, create_librarian_graph
+
+SELECTOR_ANSWER = "Reasoning about the budget.\nIDs: [4, 16]"
+SUMMARY = "A short summary of the message."
+
+
+class RunRecorder(BaseCallbackHandler):
+    """Records every chat-model run: its first prompt line, tags and parent."""
+
+    def __init__(self) -> None:
+        self.runs: list[dict[str, Any]] = []
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.runs.append(
+            {
+                "parent": parent_run_id,
+                "tags": list(tags or []),
+                "step": (metadata or {}).get("librarian_step"),
+            }
+        )
+
+
+def agent_with_model(model: ScriptedChatModel):
+    def agent(state: dict[str, Any]) -> dict[str, Any]:
+        return {"messages": [model.invoke(list(state["curated_messages"]))]}
+
+    async def aagent(state: dict[str, Any]) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(list(state["curated_messages"]))]}
+
+    return agent, aagent
+
+
+def llm_graph(agent_model: ScriptedChatModel, use_async: bool):
+    config = LibrarianConfig(
+        indexer_model=ScriptedChatModel(script=SUMMARY),
+        selector_model=ScriptedChatModel(script=SELECTOR_ANSWER),
+        always_include_recent_turns=1,
+        retry_backoff=0,
+    )
+    sync_agent, async_agent = agent_with_model(agent_model)
+    return create_librarian_graph(
+        async_agent if use_async else sync_agent, config, checkpointer=MemorySaver()
+    )
+
+
+def streamed_texts(chunks: list[Any]) -> list[str]:
+    return [str(message.content) for message, _meta in chunks]
+
+
+def test_stream_shows_only_the_agents_tokens_sync():
+    graph = llm_graph(ScriptedChatModel(script="The budget is 15,500 dollars."), use_async=False)
+    cfg = {"configurable": {"thread_id": "s"}}
+    graph.invoke({"messages": conversation(10)}, cfg)  # indexing with the LLM indexer
+    question = {"messages": [HumanMessage("What is the budget?")]}
+    chunks = list(graph.stream(question, cfg, stream_mode="messages"))
+    assert streamed_texts(chunks) == ["The budget is 15,500 dollars."]
+
+
+async def test_stream_shows_only_the_agents_tokens_async():
+    graph = llm_graph(ScriptedChatModel(script="The budget is 15,500 dollars."), use_async=True)
+    cfg = {"configurable": {"thread_id": "a"}}
+    await graph.ainvoke({"messages": conversation(10)}, cfg)
+    chunks = [
+        c
+        async for c in graph.astream(
+            {"messages": [HumanMessage("What is the budget?")]}, cfg, stream_mode="messages"
+        )
+    ]
+    assert streamed_texts(chunks) == ["The budget is 15,500 dollars."]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_callbacks_see_internal_calls_as_tagged_child_runs(use_async):
+    recorder = RunRecorder()
+    graph = llm_graph(ScriptedChatModel(script="answer"), use_async=use_async)
+    cfg = {"configurable": {"thread_id": "cb"}, "callbacks": [recorder]}
+    first = {"messages": conversation(10)}
+    second = {"messages": [HumanMessage("What is the budget?")]}
+    if use_async:
+        await graph.ainvoke(first, cfg)
+        await graph.ainvoke(second, cfg)
+    else:
+        graph.invoke(first, cfg)
+        graph.invoke(second, cfg)
+    steps = [r["step"] for r in recorder.runs]
+    assert steps.count("index") >= 20 and steps.count("select") == 1
+    for run in recorder.runs:
+        assert run["parent"] is not None  # a child of the user's graph run, not a root
+        if run["step"] is not None:
+            assert "nostream" in run["tags"] and "langgraph_librarian" in run["tags"]
+        else:  # the agent's own model call is not tagged by us
+            assert "nostream" not in run["tags"]
+
+
+def test_middleware_stream_shows_only_the_agents_tokens():
+    selector = ScriptedChatModel(script=SELECTOR_ANSWER)
+    model = ToolCallingScriptedModel(script=lambda _messages: AIMessage("Final answer."))
+    agent = create_agent(
+        model,
+        tools=[],
+        middleware=[
+            LibrarianMiddleware(LibrarianConfig(selector_model=selector, indexer_model="local"))
+        ],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "mw"}}
+    agent.invoke({"messages": conversation(10)}, cfg)
+    question = {"messages": [HumanMessage("What is the budget?")]}
+    chunks = list(agent.stream(question, cfg, stream_mode="messages"))
+    assert len(selector.calls) == 1  # the selector did run in this turn...
+    assert streamed_texts(chunks) == ["Final answer."]  # ...and did not stream
