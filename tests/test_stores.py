@@ -72,22 +72,75 @@ def test_empty_session_id_is_rejected(tmp_path):
         FileIndexStore(tmp_path).save("", ENTRIES)
 
 
-@pytest.mark.parametrize(
-    "content",
-    [
-        "{not json",
-        "",
-        "[]",
-        json.dumps({"version": 1, "session_id": "s", "entries": [{"id": "x"}]}),
-        json.dumps({"version": 1, "session_id": "other", "entries": []}),
-    ],
-)
-def test_corrupt_file_raises_clear_error(tmp_path, content):
+def _entry(**changes):
+    good = {"id": 0, "role": "human", "summary": "s", "message_id": "m", "content_hash": "h"}
+    return json.dumps({"version": 1, "session_id": "s", "entries": [{**good, **changes}]})
+
+
+CORRUPT_FILES = {
+    "empty": b"",
+    "not json": b"{not json",
+    "truncated": _entry().encode()[:-7],
+    "stray byte": _entry().encode().replace(b'"s"', b'"\xff"', 1),
+    "utf-8 BOM": b"\xef\xbb\xbf" + _entry().encode(),
+    "array root": b"[]",
+    "null root": b"null",
+    "no entries": json.dumps({"version": 1, "session_id": "s"}).encode(),
+    "entries not a list": json.dumps({"version": 1, "session_id": "s", "entries": {}}).encode(),
+    "entry not a dict": json.dumps({"version": 1, "session_id": "s", "entries": [1]}).encode(),
+    "missing fields": json.dumps(
+        {"version": 1, "session_id": "s", "entries": [{"id": 0}]}
+    ).encode(),
+    "id is a string": _entry(id="1").encode(),
+    "id is a bool": _entry(id=True).encode(),
+    "negative id": _entry(id=-1).encode(),
+    "summary is a number": _entry(summary=5).encode(),
+    "tokens is a string": _entry(original_tokens="3").encode(),
+    "message_id is a number": _entry(message_id=7).encode(),
+    "vector is a list": _entry(vector=[0.1]).encode(),
+    "unknown status": _entry(status="weird").encode(),
+    "deeply nested": b"[" * 100_000 + b"]" * 100_000,
+    "future version": json.dumps({"version": 99, "session_id": "s", "entries": []}).encode(),
+    "another session": json.dumps({"version": 1, "session_id": "t", "entries": []}).encode(),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPT_FILES))
+def test_every_kind_of_corrupt_file_raises_index_store_error(tmp_path, kind):
     store = FileIndexStore(tmp_path)
-    store.path_for("s").write_text(content, encoding="utf-8")
+    path = store.path_for("s")
+    path.write_bytes(CORRUPT_FILES[kind])
     with pytest.raises(IndexStoreError) as info:
         store.load("s")
-    assert str(store.path_for("s")) in str(info.value) or "another session" in str(info.value)
+    assert str(path) in str(info.value)
+    assert path.read_bytes() == CORRUPT_FILES[kind]  # nothing was overwritten
+
+
+def test_unreadable_path_raises_index_store_error(tmp_path):
+    store = FileIndexStore(tmp_path)
+    store.path_for("s").mkdir()  # a directory where the file should be
+    with pytest.raises(IndexStoreError, match="cannot read"):
+        store.load("s")
+
+
+def test_surrogate_and_nul_session_ids_round_trip(tmp_path):
+    store = FileIndexStore(tmp_path)
+    for session in ["lone \udc80 surrogate", "\ud800", "nul\x00byte"]:
+        store.save(session, ENTRIES)
+        assert store.load(session) == ENTRIES
+    assert len(list(tmp_path.glob("*.librarian-index.json"))) == 3
+
+
+def test_stale_temp_files_from_a_crash_are_removed(tmp_path):
+    stale = tmp_path / ".tmp-crashed.librarian-index.json"
+    fresh = tmp_path / ".tmp-live-writer.librarian-index.json"
+    stale.write_text("{half")
+    fresh.write_text("{half")
+    hour_ago = os.path.getmtime(stale) - 3600
+    os.utime(stale, (hour_ago, hour_ago))
+    FileIndexStore(tmp_path).save("s", ENTRIES)
+    assert not stale.exists()  # left by a writer that died mid-write
+    assert fresh.exists()  # may belong to a writer still running
 
 
 def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
@@ -111,10 +164,78 @@ def test_langgraph_store_adapter_sync_and_async():
     assert store.load("t") is None
     store.save("t", ENTRIES)
     assert store.load("t") == ENTRIES
-    item = backing.get(("librarian", "index"), "t")
+    assert LangGraphIndexStore(backing).load("t") == ENTRIES  # another process, no cache
+    item = backing.get(("librarian", "index"), "t#0")
     assert item is not None and item.value["entries"][0]["summary"] == "Budget is 12k"
     store.delete("t")
     assert store.load("t") is None
+    assert backing.search(("librarian", "index")) == []  # nothing left behind
+
+
+class CountingStore(InMemoryStore):
+    """Counts the items each batch writes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[list[str]] = []
+
+    def batch(self, ops):
+        ops = list(ops)
+        puts = [op.key for op in ops if type(op).__name__ == "PutOp"]
+        if puts:
+            self.writes.append(puts)
+        return super().batch(ops)
+
+
+def many(n: int, start: int = 0) -> list[IndexEntry]:
+    return [
+        IndexEntry(id=i, role="human", summary=f"s{i}", message_id=f"m{i}", content_hash=f"h{i}")
+        for i in range(start, start + n)
+    ]
+
+
+def test_a_turn_rewrites_only_the_last_chunk():
+    from langgraph_librarian.stores.langgraph_store import CHUNK_SIZE
+
+    backing = CountingStore()
+    store = LangGraphIndexStore(backing)
+    entries = many(3 * CHUNK_SIZE + 10)
+    store.save("t", entries)
+    loaded = store.load("t")
+    store.save("t", [*loaded, *many(2, start=len(loaded))])  # one turn later
+    assert backing.writes[-1] == ["t#3", "t#m"]
+    # A fresh process reads everything and sees the same index.
+    assert LangGraphIndexStore(backing).load("t") == [*entries, *many(2, start=len(entries))]
+
+
+def test_shrinking_index_deletes_stale_chunks_even_from_a_new_process():
+    from langgraph_librarian.stores.langgraph_store import CHUNK_SIZE
+
+    backing = InMemoryStore()
+    LangGraphIndexStore(backing).save("t", many(2 * CHUNK_SIZE + 1))
+    LangGraphIndexStore(backing).save("t", many(3))
+    keys = sorted(item.key for item in backing.search(("librarian", "index"), limit=100))
+    assert keys == ["t#0", "t#m"]
+    assert LangGraphIndexStore(backing).load("t") == many(3)
+
+
+def test_another_workers_write_is_seen():
+    backing = InMemoryStore()
+    mine, theirs = LangGraphIndexStore(backing), LangGraphIndexStore(backing)
+    mine.save("t", many(5))
+    assert mine.load("t") == many(5)
+    theirs.save("t", many(7))
+    assert mine.load("t") == many(7)  # the cached chunk's token no longer matches
+
+
+def test_index_written_by_0_1_is_read_and_converted():
+    backing = InMemoryStore()
+    backing.put(("librarian", "index"), "t", {"entries": [e.to_dict() for e in ENTRIES]})
+    store = LangGraphIndexStore(backing)
+    assert store.load("t") == ENTRIES
+    store.save("t", ENTRIES)
+    assert backing.get(("librarian", "index"), "t") is None
+    assert LangGraphIndexStore(backing).load("t") == ENTRIES
 
 
 async def test_langgraph_store_async():
@@ -133,10 +254,30 @@ def test_langgraph_store_hostile_ids_distinct():
         assert store.load(session)[0].summary == f"s{n}"
 
 
-def test_langgraph_store_corrupt_value():
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("t", {"entries": [{"nope": 1}]}),  # a 0.1 item
+        ("t#m", {"chunks": "not a list"}),
+        ("t#m", {"chunks": [1, 2]}),
+    ],
+)
+def test_langgraph_store_corrupt_value(key, value):
     backing = InMemoryStore()
-    backing.put(("librarian", "index"), "t", {"entries": [{"nope": 1}]})
+    backing.put(("librarian", "index"), key, value)
     with pytest.raises(IndexStoreError):
+        LangGraphIndexStore(backing).load("t")
+
+
+def test_langgraph_store_corrupt_chunk():
+    backing = InMemoryStore()
+    LangGraphIndexStore(backing).save("t", ENTRIES)
+    chunk = backing.get(("librarian", "index"), "t#0")
+    backing.put(("librarian", "index"), "t#0", {**chunk.value, "entries": [{"id": "x"}]})
+    with pytest.raises(IndexStoreError):
+        LangGraphIndexStore(backing).load("t")
+    backing.delete(("librarian", "index"), "t#0")  # a chunk the manifest names is gone
+    with pytest.raises(IndexStoreError, match="missing"):
         LangGraphIndexStore(backing).load("t")
 
 

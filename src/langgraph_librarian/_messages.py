@@ -69,12 +69,19 @@ _HASH_MEMO: dict[tuple[object, ...], str] = {}
 _HASH_MEMO_LIMIT = 200_000
 
 
+def _tool_call_id(message: BaseMessage) -> str | None:
+    # Only tool messages have the field; getattr with a default on other pydantic
+    # messages goes through a slow AttributeError path.
+    return message.tool_call_id if message.type == "tool" else None  # type: ignore[attr-defined]
+
+
 def _stable_hash(message: BaseMessage) -> str:
     payload = json.dumps(
-        [message.type, message.name, message_text(message), getattr(message, "tool_call_id", None)],
+        [message.type, message.name, message_text(message), _tool_call_id(message)],
         ensure_ascii=False,
-    )
-    return hashlib.blake2b(payload.encode("utf-8"), digest_size=10).hexdigest()
+        # lone surrogates (hostile or broken text) must hash, not raise
+    ).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(payload, digest_size=10).hexdigest()
 
 
 def content_hash(message: BaseMessage) -> str:
@@ -86,17 +93,10 @@ def content_hash(message: BaseMessage) -> str:
     10,000-message history then pays one dictionary lookup per message.
     """
     content = message.content
-    if not isinstance(content, str) or (
-        message.type == "ai" and getattr(message, "tool_calls", None)
-    ):
+    kind = message.type
+    if not isinstance(content, str) or (kind == "ai" and message.tool_calls):  # type: ignore[attr-defined]
         return _stable_hash(message)
-    memo_key = (
-        message.type,
-        message.name,
-        getattr(message, "tool_call_id", None),
-        len(content),
-        hash(content),
-    )
+    memo_key = (kind, message.name, _tool_call_id(message), len(content), hash(content))
     cached = _HASH_MEMO.get(memo_key)
     if cached is None:
         if len(_HASH_MEMO) >= _HASH_MEMO_LIMIT:

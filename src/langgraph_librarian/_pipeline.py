@@ -9,6 +9,7 @@ call these functions, so a behaviour exists once.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -22,7 +23,7 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._background import submit_indexing
 from langgraph_librarian._messages import current_turn, latest_human_text
-from langgraph_librarian._state_cache import state_entries
+from langgraph_librarian._state_cache import remember_state_entries, state_entries
 from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry, entries_to_dicts
@@ -38,7 +39,7 @@ from langgraph_librarian.index.reconcile import reconcile_index
 from langgraph_librarian.select.llm import LLMSelector
 from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.select.result import Selection, Selector
-from langgraph_librarian.stores.base import aload_index, asave_index
+from langgraph_librarian.stores.base import BaseIndexStore, aload_index, asave_index
 from langgraph_librarian.tokens import count_tokens
 
 __all__ = [
@@ -103,14 +104,21 @@ class Run:
         run_config: RunnableConfig | None,
         *,
         thread: str | None = None,
+        store: BaseIndexStore | None = None,
     ) -> Run:
         """Resolve the config and the session for one call.
+
+        ``store`` is the index store bound to the graph (``create_librarian_graph(...,
+        store=...)``): used when the config in force names none, so a run-time config
+        override does not silently move the index back into graph state.
 
         Raises:
             MissingThreadError: the index lives in a shared store and the run has no
                 (or an empty) thread id to key it by.
         """
         config = resolve_config(default, run_config)
+        if config.store is None and store is not None:
+            config = dataclasses.replace(config, store=store)
         thread = thread or session_id_from_config(run_config)
         if config.store is not None and not thread:
             raise MissingThreadError(
@@ -449,6 +457,7 @@ def _index_result(state: dict[str, Any], update: IndexUpdate, run: Run) -> State
     if run.index_in_state:
         # With a store the index stays out of the checkpoint (no second copy).
         result["index"] = entries_to_dicts(update.entries)
+        remember_state_entries(result["index"], update.entries)
     return _consume_query(state, result)
 
 

@@ -12,6 +12,7 @@ from langgraph.store.base import BaseStore
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.nodes import create_index_node, create_librarian_node
 from langgraph_librarian.state import LibrarianState
+from langgraph_librarian.stores.langgraph_store import LangGraphIndexStore
 
 __all__ = ["create_librarian_graph"]
 
@@ -35,7 +36,11 @@ def create_librarian_graph(
             overrides it (a whole :class:`LibrarianConfig` or a dict of fields).
             ``None``: the offline engine.
         checkpointer: LangGraph checkpointer; the index persists with the thread.
-        store: Optional LangGraph store passed to ``compile`` (for your own nodes).
+        store: A LangGraph ``BaseStore`` (``PostgresStore``, ``SqliteStore``...). It is
+            passed to ``compile`` (your nodes can use it) **and** keeps the Librarian's
+            index, under the namespace ``("librarian", "index")`` keyed by thread id,
+            instead of graph state (a lean checkpoint; every worker sharing the store
+            shares the index). A ``store`` set in ``config`` wins over this one.
         state_schema: A TypedDict extending :class:`LibrarianState`.
         name: Graph name.
 
@@ -48,10 +53,11 @@ def create_librarian_graph(
         indexing finishes.
     """
     builder: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)
+    index_store = LangGraphIndexStore(store) if store is not None else None
     nodes: dict[str, Any] = {
-        "select_and_hydrate": create_librarian_node(config),
+        "select_and_hydrate": create_librarian_node(config, store=index_store),
         "agent": agent_fn,
-        "index_messages": create_index_node(config),
+        "index_messages": create_index_node(config, store=index_store),
     }
     for node_name, action in nodes.items():
         builder.add_node(node_name, action)

@@ -21,6 +21,7 @@ from langgraph_librarian._pipeline import (
     select_turn,
 )
 from langgraph_librarian.config import LibrarianConfig
+from langgraph_librarian.stores.base import BaseIndexStore
 
 __all__ = [
     "LibrarianNode",
@@ -50,42 +51,49 @@ def _bind(
     async_: Callable[[dict[str, Any], Run], Awaitable[StateUpdate]],
     default: LibrarianConfig | None,
     name: str,
+    store: BaseIndexStore | None,
 ) -> LibrarianNode:
     # The parameter must be named ``config``: LangGraph passes the RunnableConfig by name.
     def run(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
-        return sync(state, Run.open(default, config))
+        return sync(state, Run.open(default, config, store=store))
 
     async def arun(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
-        return await async_(state, Run.open(default, config))
+        return await async_(state, Run.open(default, config, store=store))
 
     return LibrarianNode(run, afunc=arun, name=name)
 
 
-def create_librarian_node(config: LibrarianConfig | None = None) -> LibrarianNode:
+def create_librarian_node(
+    config: LibrarianConfig | None = None, *, store: BaseIndexStore | None = None
+) -> LibrarianNode:
     """A ``select_and_hydrate`` node bound to ``config``.
 
     A config passed at run time (``configurable["librarian"]``) still overrides it.
     Add :data:`index_messages` (or :func:`create_index_node`) after your agent node.
+    ``store`` binds an index store to the node: it is used whenever the config in force
+    names none (give the index node the same one).
 
     Example:
         >>> node = create_librarian_node(LibrarianConfig(always_include_recent_turns=3))
     """
-    return _bind(select_turn, aselect_turn, config, "select_and_hydrate")
+    return _bind(select_turn, aselect_turn, config, "select_and_hydrate", store)
 
 
-def create_index_node(config: LibrarianConfig | None = None) -> LibrarianNode:
+def create_index_node(
+    config: LibrarianConfig | None = None, *, store: BaseIndexStore | None = None
+) -> LibrarianNode:
     """An ``index_messages`` node bound to ``config`` (run-time config still wins)."""
-    return _bind(index_turn, aindex_turn, config, "index_messages")
+    return _bind(index_turn, aindex_turn, config, "index_messages", store)
 
 
-select_and_hydrate: LibrarianNode = create_librarian_node(None)
+select_and_hydrate: LibrarianNode = create_librarian_node()
 """Node: select relevant messages and hydrate the curated context.
 
 Reads ``messages``, ``query`` and ``index``; writes ``curated_messages``,
 ``selected_ids`` and ``librarian_metadata``. The config comes from
 ``configurable["librarian"]`` (default: the offline engine)."""
 
-index_messages: LibrarianNode = create_index_node(None)
+index_messages: LibrarianNode = create_index_node()
 """Node: bring the index up to date after the agent replied.
 
 Writes ``index`` (and clears a consumed ``query``) plus indexing metadata."""

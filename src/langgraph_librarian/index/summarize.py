@@ -33,6 +33,7 @@ _MAX_LLM_INPUT_CHARS = 24_000
 _MAX_SUMMARY_CHARS = 700
 _LABEL = re.compile(r"^\s*(?:summary|index entry)\s*:\s*", re.IGNORECASE)
 _WS = re.compile(r"\s+")
+_BLOCK_MARKER = re.compile(r"^\[(?:image|image_url|file|audio|video|document)[^\]]*\]$", re.M)
 
 
 def _tool_name(message: BaseMessage) -> str | None:
@@ -86,6 +87,10 @@ def local_entry(
         summary, kind = _verbatim(text), "verbatim"
     else:
         summary, kind = extractive_summary(text, message_role(message)), "extractive"
+        # Say what else was sent (an image, a file): sentence picking may leave it out.
+        markers = [m for m in dict.fromkeys(_BLOCK_MARKER.findall(text)) if m not in summary]
+        if markers:
+            summary = f"{summary} {' '.join(markers[:3])}".strip()
     chosen: EntryStatus = status or kind
     latency = (time.perf_counter() - start) * 1000
     return make_entry(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -77,7 +77,7 @@ class BM25Index:
     """
 
     def __init__(self) -> None:
-        self.keys: list[str] = []
+        self.keys: list[Hashable] = []
         self._postings: dict[str, list[tuple[int, int]]] = {}
         self._lengths: list[int] = []
         self._owner: list[int] = []
@@ -93,7 +93,7 @@ class BM25Index:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def add(self, key: str, text: str) -> None:
+    def add(self, key: Hashable, text: str) -> None:
         """Append one document."""
         doc = len(self.keys)
         for passage in split_passages(text):
@@ -196,12 +196,12 @@ _CACHE_SIZE = 32
 _LOCK = threading.Lock()
 
 
-def bm25_index_for(keys: Sequence[str], text_of: Callable[[int], str]) -> BM25Index:
+def bm25_index_for(keys: Sequence[Hashable], text_of: Callable[[int], str]) -> BM25Index:
     """A BM25 index over documents ``0..len(keys)-1``, reusing a cached one when possible.
 
-    ``keys`` identify the documents' texts (content hashes): equal keys are assumed
-    to mean equal texts. ``text_of(i)`` is only called for documents not yet in a
-    cached index, so a turn that appends two messages tokenizes two messages.
+    ``keys`` identify the documents' texts: equal keys are assumed to mean equal
+    texts. ``text_of(i)`` is only called for documents not yet in a cached index, so
+    a turn that appends two messages tokenizes two messages.
     """
     fingerprint = (len(keys), hash(tuple(keys)))
     with _LOCK:

@@ -44,6 +44,16 @@ def _doc_text(entry: IndexEntry, message: BaseMessage) -> str:
     return "\n".join(parts)
 
 
+def _doc_keys(entries: Sequence[IndexEntry]) -> list[tuple[str, str]]:
+    """Identity of each :func:`_doc_text` result, for the lexical cache.
+
+    The text depends on the content and, once a model summary arrives, on the summary
+    too: a message first scored while pending must be re-read when it is summarized.
+    Tuples (not joined strings) so hashing reuses the strings' cached hashes.
+    """
+    return [(e.content_hash, e.summary if e.status == "summarized" else "") for e in entries]
+
+
 @dataclass
 class _Scored:
     fused: np.ndarray
@@ -88,7 +98,7 @@ class LocalSelector:
         entries: Sequence[IndexEntry],
         query_vector: Sequence[float] | None,
     ) -> _Scored:
-        keys = [e.content_hash for e in entries]
+        keys = _doc_keys(entries)
         index = bm25_index_for(keys, lambda i: _doc_text(entries[i], messages[entries[i].id]))
         raw, best = index.score_passages(query)
         top = float(raw.max()) if raw.size else 0.0
@@ -223,11 +233,9 @@ class LocalSelector:
             return Selection(ids=[], reasoning="empty index", strategy="local")
         scored = self._score(query, messages, entries, query_vector)
         fused = scored.fused
-        order = [
-            i
-            for i in np.argsort(-fused, kind="stable")
-            if fused[i] > 0 and entries[i].id not in excluded
-        ]
+        positive = np.flatnonzero(fused > 0)
+        by_score = positive[np.argsort(-fused[positive], kind="stable")]
+        order = [int(i) for i in by_score if entries[i].id not in excluded]
         if not order:
             return Selection(
                 ids=[],

@@ -8,7 +8,9 @@ import json
 import os
 import re
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
 from langgraph_librarian.errors import IndexStoreError
@@ -16,8 +18,11 @@ from langgraph_librarian.errors import IndexStoreError
 __all__ = ["FileIndexStore"]
 
 _SUFFIX = ".librarian-index.json"
+_TEMP_PREFIX = ".tmp-"
 _FORMAT_VERSION = 1
 _SLUG_UNSAFE = re.compile(r"[^a-z0-9_-]+")
+_STALE_TEMP_SECONDS = 600.0
+"""A temporary file this old was left by a writer that crashed; younger ones may be live."""
 
 
 class FileIndexStore:
@@ -25,10 +30,12 @@ class FileIndexStore:
 
     File names are derived from the session id: a short readable slug plus a hash of
     the full id. Any id (path separators, ``..``, drive letters, reserved Windows
-    names, thousands of characters, ids differing only in case) therefore maps to a
-    distinct file inside ``directory``. Writes go to a temporary file that is renamed
-    over the old one, so a crash never leaves a half-written index. A file that cannot
-    be parsed raises :class:`IndexStoreError` rather than pretending to be empty.
+    names, NUL bytes, lone surrogates, thousands of characters, ids differing only in
+    case) therefore maps to a distinct file inside ``directory``. Writes go to a
+    temporary file that is renamed over the old one, so a crash never leaves a
+    half-written index; temporary files left by a crashed writer are removed by later
+    saves. A file that cannot be read or parsed, whatever is wrong with it, raises
+    :class:`~langgraph_librarian.IndexStoreError` rather than pretending to be empty.
 
     Example:
         >>> store = FileIndexStore("/tmp/indexes")
@@ -39,6 +46,7 @@ class FileIndexStore:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
+        self._last_sweep = 0.0
 
     def path_for(self, session_id: str) -> Path:
         """The file that holds ``session_id``'s index."""
@@ -49,38 +57,42 @@ class FileIndexStore:
         return self.directory / f"{slug}-{digest}{_SUFFIX}"
 
     def load(self, session_id: str) -> list[IndexEntry] | None:
+        """The session's index, or ``None`` when it has none.
+
+        Raises:
+            IndexStoreError: the file exists but cannot be read or is not a valid index.
+        """
         path = self.path_for(session_id)
         try:
-            raw = path.read_text(encoding="utf-8")
+            raw = path.read_bytes()
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise IndexStoreError(f"cannot read index file {path}: {exc}") from exc
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise IndexStoreError(f"corrupt index file {path}: {exc}") from exc
-        if not isinstance(data, dict) or "entries" not in data:
-            raise IndexStoreError(f"corrupt index file {path}: missing 'entries'")
+        data = _parse(raw, path)
         if data.get("session_id") != session_id:
             raise IndexStoreError(f"index file {path} belongs to another session")
         try:
             return entries_from_dicts(data["entries"])
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             raise IndexStoreError(f"corrupt index file {path}: {exc}") from exc
 
     def save(self, session_id: str, entries: list[IndexEntry]) -> None:
+        """Replace the session's index (atomically: old file or new file, never half)."""
         path = self.path_for(session_id)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._sweep_stale_temps()
         payload = {
             "version": _FORMAT_VERSION,
             "session_id": session_id,
             "entries": entries_to_dicts(list(entries)),
         }
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=_SUFFIX)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=_TEMP_PREFIX, suffix=_SUFFIX)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(payload, handle, ensure_ascii=False)
+                # ensure_ascii escapes lone surrogates (hostile ids, odd text) as \\udxxx,
+                # which JSON reads back exactly; raw UTF-8 cannot encode them.
+                json.dump(payload, handle, ensure_ascii=True)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, path)
@@ -90,8 +102,40 @@ class FileIndexStore:
             raise
 
     def delete(self, session_id: str) -> None:
+        """Forget the session's index (no error when there is none)."""
         with contextlib.suppress(FileNotFoundError):
             self.path_for(session_id).unlink()
 
+    def _sweep_stale_temps(self) -> None:
+        now = time.time()
+        if now - self._last_sweep < _STALE_TEMP_SECONDS:
+            return
+        self._last_sweep = now
+        for leftover in self.directory.glob(f"{_TEMP_PREFIX}*{_SUFFIX}"):
+            with contextlib.suppress(OSError):
+                if now - leftover.stat().st_mtime > _STALE_TEMP_SECONDS:
+                    leftover.unlink()
+
     def __repr__(self) -> str:
         return f"FileIndexStore({str(self.directory)!r})"
+
+
+def _parse(raw: bytes, path: Path) -> dict[str, Any]:
+    """The file's JSON object, or :class:`IndexStoreError` for any defect."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise IndexStoreError(f"corrupt index file {path}: not UTF-8 ({exc})") from exc
+    except RecursionError:
+        raise IndexStoreError(f"corrupt index file {path}: nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError
+        raise IndexStoreError(f"corrupt index file {path}: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+        raise IndexStoreError(f"corrupt index file {path}: no 'entries' list")
+    version = data.get("version", _FORMAT_VERSION)
+    if type(version) is not int or version > _FORMAT_VERSION:
+        raise IndexStoreError(
+            f"index file {path} has format version {version!r}; "
+            f"this release reads version {_FORMAT_VERSION} (upgrade langgraph-librarian)"
+        )
+    return data

@@ -1,26 +1,49 @@
-"""Keep the index in any LangGraph ``BaseStore`` (in-memory, SQLite, Postgres...)."""
+"""Keep the index in any LangGraph ``BaseStore`` (in-memory, SQLite, Postgres...).
+
+Layout: a session's index is cut into chunks of :data:`CHUNK_SIZE` entries, one store
+item each (``"<session>#<n>"``), plus a small manifest item (``"<session>#m"``) that
+lists a token per chunk. A turn appends a few entries, so a save rewrites the last
+chunk and the manifest, not the whole index; a load reads the manifest and only the
+chunks whose token differs from what this process last read or wrote. Chunks carry
+their token too: a chunk rewritten by another worker between our manifest read and
+chunk read is detected and read again. Should a mixed index slip through anyway, it
+costs nothing worse than re-indexing: reconciliation matches entries to messages by
+id and content hash, never by position.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import threading
+import uuid
+from collections import OrderedDict
 from typing import Any
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
 from langgraph_librarian.errors import IndexStoreError
 
-__all__ = ["LangGraphIndexStore"]
+__all__ = ["CHUNK_SIZE", "LangGraphIndexStore"]
+
+CHUNK_SIZE = 256
+"""Entries per store item."""
 
 _SAFE_KEY = re.compile(r"[\w.:@/+=-]{1,200}")
+_FORMAT = 2
+_CACHE_LIMIT = 256
+
+Chunks = list[tuple[str, list[IndexEntry]]]  # (token, entries) per chunk
 
 
 class LangGraphIndexStore:
     """Adapter from :class:`BaseIndexStore` to a LangGraph ``BaseStore``.
 
-    Each session's index is one item under ``namespace`` whose key is the session id,
-    so every worker that shares the store shares the index.
+    Each session's index lives under ``namespace``, keyed by the session (thread) id,
+    so every worker that shares the store shares the index. Saves and loads move only
+    the chunks that changed (see the module docstring); indexes written by 0.1
+    releases (one item per session) are read and converted on the next save.
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore
@@ -35,6 +58,8 @@ class LangGraphIndexStore:
     ) -> None:
         self.store = store
         self.namespace = tuple(namespace)
+        self._cache: OrderedDict[str, Chunks] = OrderedDict()
+        self._lock = threading.Lock()
 
     @staticmethod
     def _check(session_id: str) -> str:
@@ -51,32 +76,182 @@ class LangGraphIndexStore:
         digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
         return f"~sha256:{digest}"
 
-    def _decode(self, session_id: str, value: dict[str, Any] | None) -> list[IndexEntry] | None:
-        if value is None:
+    # -- cache ---------------------------------------------------------------------------
+
+    def _cached(self, key: str) -> Chunks:
+        with self._lock:
+            return list(self._cache.get(key, []))
+
+    def _remember(self, key: str, chunks: Chunks) -> None:
+        with self._lock:
+            self._cache[key] = chunks
+            self._cache.move_to_end(key)
+            while len(self._cache) > _CACHE_LIMIT:
+                self._cache.popitem(last=False)
+
+    def _forget(self, key: str) -> None:
+        with self._lock:
+            self._cache.pop(key, None)
+
+    # -- decoding ------------------------------------------------------------------------
+
+    def _corrupt(self, session_id: str, problem: object) -> IndexStoreError:
+        return IndexStoreError(f"corrupt index for session {session_id!r}: {problem}")
+
+    def _tokens(self, session_id: str, manifest: Item) -> list[str]:
+        value = manifest.value
+        tokens = value.get("chunks") if isinstance(value, dict) else None
+        if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+            raise self._corrupt(session_id, "manifest without a list of chunk tokens")
+        return tokens
+
+    def _chunk(self, session_id: str, item: Item | None, token: str) -> list[IndexEntry] | None:
+        """A chunk's entries, or ``None`` when it is missing or holds another token."""
+        value = item.value if item is not None else None
+        if not isinstance(value, dict) or value.get("token") != token:
             return None
         try:
             return entries_from_dicts(value.get("entries"))
-        except (ValueError, AttributeError) as exc:
-            raise IndexStoreError(f"corrupt index for session {session_id!r}: {exc}") from exc
+        except (ValueError, TypeError) as exc:
+            raise self._corrupt(session_id, exc) from exc
+
+    def _legacy(self, session_id: str, item: Item | None) -> list[IndexEntry] | None:
+        if item is None:
+            return None
+        value = item.value
+        try:
+            return entries_from_dicts(value.get("entries") if isinstance(value, dict) else value)
+        except (ValueError, TypeError) as exc:
+            raise self._corrupt(session_id, exc) from exc
+
+    # -- operations ----------------------------------------------------------------------
+
+    def _reads(self, key: str, tokens: list[str]) -> tuple[Chunks, list[int]]:
+        """Chunks served from the cache, and the positions that must be read."""
+        cached = self._cached(key)
+        chunks: Chunks = []
+        wanted: list[int] = []
+        for n, token in enumerate(tokens):
+            if n < len(cached) and cached[n][0] == token:
+                chunks.append(cached[n])
+            else:
+                chunks.append((token, []))
+                wanted.append(n)
+        return chunks, wanted
+
+    def _finish_load(
+        self, session_id: str, key: str, chunks: Chunks, wanted: list[int], items: list[Any]
+    ) -> list[IndexEntry] | None:
+        for n, item in zip(wanted, items, strict=True):
+            entries = self._chunk(session_id, item, chunks[n][0])
+            if entries is None:
+                return None  # rewritten meanwhile: the caller reads again
+            chunks[n] = (chunks[n][0], entries)
+        self._remember(key, chunks)
+        return [entry for _, entries in chunks for entry in entries]
+
+    def _writes(
+        self, key: str, entries: list[IndexEntry], first: bool
+    ) -> tuple[list[PutOp], Chunks]:
+        cached = self._cached(key)
+        chunks: Chunks = []
+        ops: list[PutOp] = []
+        for n, start in enumerate(range(0, len(entries), CHUNK_SIZE)):
+            part = entries[start : start + CHUNK_SIZE]
+            if (
+                n < len(cached)
+                and len(cached[n][1]) == len(part)
+                and all(a is b for a, b in zip(cached[n][1], part, strict=True))
+            ):
+                chunks.append(cached[n])  # the very entries this process last stored
+                continue
+            token = uuid.uuid4().hex[:16]
+            value = {"token": token, "entries": entries_to_dicts(part)}
+            ops.append(PutOp(self.namespace, f"{key}#{n}", value, index=False))
+            chunks.append((token, part))
+        for n in range(len(chunks), len(cached)):  # the index shrank
+            ops.append(PutOp(self.namespace, f"{key}#{n}", None))
+        manifest = {"format": _FORMAT, "count": len(entries), "chunks": [t for t, _ in chunks]}
+        ops.append(PutOp(self.namespace, f"{key}#m", manifest, index=False))
+        if first:  # a 0.1 release may have left its one-item index: drop it
+            ops.append(PutOp(self.namespace, key, None))
+        return ops, chunks
 
     def load(self, session_id: str) -> list[IndexEntry] | None:
-        item = self.store.get(self.namespace, self._check(session_id))
-        return self._decode(session_id, None if item is None else item.value)
+        """The session's index, or ``None`` when it has none.
+
+        Raises:
+            IndexStoreError: the stored value is not a valid index.
+        """
+        key = self._check(session_id)
+        for _attempt in range(3):
+            manifest = self.store.get(self.namespace, f"{key}#m")
+            if manifest is None:
+                return self._legacy(session_id, self.store.get(self.namespace, key))
+            chunks, wanted = self._reads(key, self._tokens(session_id, manifest))
+            items = self.store.batch([GetOp(self.namespace, f"{key}#{n}") for n in wanted])
+            loaded = self._finish_load(session_id, key, chunks, wanted, items)
+            if loaded is not None:
+                return loaded
+        raise self._corrupt(session_id, "chunks keep changing or are missing")
 
     def save(self, session_id: str, entries: list[IndexEntry]) -> None:
-        value = {"entries": entries_to_dicts(list(entries))}
-        self.store.put(self.namespace, self._check(session_id), value, index=False)
+        """Replace the session's index, writing only the chunks that changed."""
+        key = self._check(session_id)
+        first = not self._cached(key)
+        if first:
+            self._learn_layout(key, self.store.get(self.namespace, f"{key}#m"))
+        ops, chunks = self._writes(key, list(entries), first)
+        self.store.batch(ops)
+        self._remember(key, chunks)
+
+    def _learn_layout(self, key: str, manifest: Item | None) -> None:
+        # Without a cached layout a shrinking index would leave stale chunks behind:
+        # learn the stored chunk count first (one small read, once per process).
+        if manifest is not None and isinstance(manifest.value, dict):
+            tokens = manifest.value.get("chunks") or []
+            self._remember(key, [("", []) for _ in tokens])
 
     def delete(self, session_id: str) -> None:
-        self.store.delete(self.namespace, self._check(session_id))
+        """Forget the session's index (no error when there is none)."""
+        key = self._check(session_id)
+        self.store.batch(self._deletes(key, self.store.get(self.namespace, f"{key}#m")))
+        self._forget(key)
+
+    def _deletes(self, key: str, manifest: Item | None) -> list[PutOp]:
+        count = 0
+        if manifest is not None and isinstance(manifest.value, dict):
+            count = len(manifest.value.get("chunks") or [])
+        ops = [PutOp(self.namespace, f"{key}#{n}", None) for n in range(count)]
+        return [*ops, PutOp(self.namespace, f"{key}#m", None), PutOp(self.namespace, key, None)]
 
     async def aload(self, session_id: str) -> list[IndexEntry] | None:
-        item = await self.store.aget(self.namespace, self._check(session_id))
-        return self._decode(session_id, None if item is None else item.value)
+        """Async twin of :meth:`load`."""
+        key = self._check(session_id)
+        for _attempt in range(3):
+            manifest = await self.store.aget(self.namespace, f"{key}#m")
+            if manifest is None:
+                return self._legacy(session_id, await self.store.aget(self.namespace, key))
+            chunks, wanted = self._reads(key, self._tokens(session_id, manifest))
+            items = await self.store.abatch([GetOp(self.namespace, f"{key}#{n}") for n in wanted])
+            loaded = self._finish_load(session_id, key, chunks, wanted, items)
+            if loaded is not None:
+                return loaded
+        raise self._corrupt(session_id, "chunks keep changing or are missing")
 
     async def asave(self, session_id: str, entries: list[IndexEntry]) -> None:
-        value = {"entries": entries_to_dicts(list(entries))}
-        await self.store.aput(self.namespace, self._check(session_id), value, index=False)
+        """Async twin of :meth:`save`."""
+        key = self._check(session_id)
+        first = not self._cached(key)
+        if first:
+            self._learn_layout(key, await self.store.aget(self.namespace, f"{key}#m"))
+        ops, chunks = self._writes(key, list(entries), first)
+        await self.store.abatch(ops)
+        self._remember(key, chunks)
 
     async def adelete(self, session_id: str) -> None:
-        await self.store.adelete(self.namespace, self._check(session_id))
+        """Async twin of :meth:`delete`."""
+        key = self._check(session_id)
+        manifest = await self.store.aget(self.namespace, f"{key}#m")
+        await self.store.abatch(self._deletes(key, manifest))
+        self._forget(key)

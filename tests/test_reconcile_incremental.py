@@ -1,0 +1,88 @@
+"""The incremental reconcile path gives exactly what reconciling from scratch gives."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from langgraph_librarian import LibrarianConfig
+from langgraph_librarian.index import reconcile as reconcile_module
+from langgraph_librarian.index import reconcile_index, update_index
+
+WORDS = ["budget", "venue", "Lisbon", "flight", "hotel", "12,000", "changed", "menu"]
+OPERATIONS = [
+    "turn",
+    "turn",
+    "turn",
+    "index",
+    "delete",
+    "edit",
+    "strip_ids",
+    "dup_id",
+    "resend_first",
+    "drop",
+    "rewind",
+]
+
+
+def from_scratch(messages, entries):
+    reconcile_module._SNAPSHOTS.clear()
+    return reconcile_index(messages, entries)
+
+
+def same(a, b) -> None:
+    assert a.entries == b.entries
+    assert a.keys == b.keys and a.hashes == b.hashes
+    assert (a.dropped, a.reused) == (b.dropped, b.reused)
+    assert a.missing == b.missing
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_incremental_equals_full(data):
+    reconcile_module._SNAPSHOTS.clear()
+    config = LibrarianConfig(embeddings=None)
+    messages: list[BaseMessage] = []
+    entries = []
+    history = []
+    operations = data.draw(st.lists(st.sampled_from(OPERATIONS), min_size=3, max_size=14))
+    for counter, op in enumerate(operations, start=1):
+        history.append((messages, entries))
+        text = " ".join(data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=12)))
+        if op == "turn":
+            messages = [*messages, HumanMessage(f"q{counter} {text}", id=f"h{counter}")]
+            if data.draw(st.booleans()):
+                call = {"name": "t", "args": {"n": counter}, "id": f"c{counter}"}
+                messages += [
+                    AIMessage("", tool_calls=[call], id=f"ai{counter}"),
+                    ToolMessage(f"r {text}", tool_call_id=f"c{counter}", id=f"tm{counter}"),
+                ]
+            messages = [*messages, AIMessage(f"a{counter} {text}", id=f"a{counter}")]
+        elif op == "index":
+            entries = update_index(messages, entries, config).entries
+        elif op == "delete" and messages:
+            messages = [m for i, m in enumerate(messages) if i != counter % len(messages)]
+        elif op == "edit" and messages:
+            i = counter % len(messages)
+            edited = messages[i].model_copy(update={"content": f"EDITED {text}"})
+            messages = [*messages[:i], edited, *messages[i + 1 :]]
+        elif op == "strip_ids":
+            messages = [m.model_copy(update={"id": None}) for m in messages]
+        elif op == "dup_id" and messages:
+            messages = [*messages, HumanMessage(text, id=messages[0].id)]
+        elif op == "resend_first" and messages:
+            messages = [*messages, messages[0]]  # same id, same content
+        elif op == "drop" and entries:
+            entries = entries[: len(entries) // 2]
+        elif op == "rewind":
+            # Another caller with an older state of the same conversation leaves its
+            # snapshot behind; the current state must not be misread through it.
+            old_messages, old_entries = history[counter % len(history)]
+            if old_messages:
+                reconcile_index(old_messages, old_entries)
+        incremental = reconcile_index(messages, entries)
+        same(incremental, from_scratch(messages, entries))
+        # and the next call (the snapshot now set) agrees too
+        same(reconcile_index(messages, entries), from_scratch(messages, entries))
+        reconcile_index(messages, entries)  # leave a snapshot for the next operation
