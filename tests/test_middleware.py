@@ -140,7 +140,9 @@ async def test_async_middleware():
     cfg = {"configurable": {"thread_id": "mw-async"}}
     await agent.ainvoke({"messages": conversation(12)}, cfg)
     result = await agent.ainvoke({"messages": [HumanMessage("offsite budget now?")]}, cfg)
-    assert len(model.calls[-1]) < len(result["messages"])
+    history_before_reply = len(result["messages"]) - 1
+    assert len(model.calls[-1]) < history_before_reply - 5  # a curated subset, not everything
+    assert {m.id for m in model.calls[-1] if m.id} >= {"h2", "h8"}
     assert result["librarian_metadata"]["selection_skipped"] is False
 
 

@@ -12,6 +12,7 @@ __all__ = [
     "CHANGE_CUES",
     "STOPWORDS",
     "VALUE_PATTERN",
+    "WHITESPACE",
     "content_terms",
     "split_sentences",
     "stem_terms",
@@ -212,6 +213,9 @@ VALUE_PATTERN = re.compile(
     r"|(?<=[a-z,;:] )[A-Z][\w-]+"
 )
 """A passage that states a value: a number, an amount, a month, or a mid-sentence name."""
+
+WHITESPACE = re.compile(r"\s+")
+"""Runs of white space (collapsed to one space in summaries)."""
 
 _TOKEN = re.compile(r"\d+(?:[.,:/-]\d+)*|[^\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")

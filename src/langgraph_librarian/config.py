@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -13,6 +12,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
 from langgraph_librarian._models import build_model, check_model_spec
+from langgraph_librarian.select.prompts import template_placeholders
 from langgraph_librarian.select.result import Selector
 from langgraph_librarian.stores.base import BaseIndexStore
 from langgraph_librarian.stores.langgraph_store import LangGraphIndexStore
@@ -24,7 +24,6 @@ LOCAL: Final = "local"
 """Pass as ``indexer_model`` or ``selector_model`` to force the offline engine for that step."""
 
 ModelLike = BaseChatModel | str | None
-_PLACEHOLDER = re.compile(r"\{(query|index)\}")
 
 
 @dataclass
@@ -116,7 +115,7 @@ class LibrarianConfig:
             if not ok:
                 raise ValueError(message)
         if self.selection_prompt is not None:
-            found = set(_PLACEHOLDER.findall(self.selection_prompt))
+            found = template_placeholders(self.selection_prompt)
             if found != {"query", "index"}:
                 raise ValueError("selection_prompt must contain both {query} and {index}")
         for slot in ("indexer_model", "selector_model"):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 EntryStatus = Literal["summarized", "verbatim", "extractive", "fallback", "pending"]
-_STATUSES = frozenset({"summarized", "verbatim", "extractive", "fallback", "pending"})
+_STATUSES = frozenset(get_args(EntryStatus))
 
 __all__ = ["EntryStatus", "IndexEntry", "entries_from_dicts", "entries_to_dicts"]
 

@@ -8,6 +8,7 @@ from collections import Counter
 
 from langgraph_librarian._text import (
     CHANGE_CUES,
+    WHITESPACE,
     split_sentences,
     stem_terms,
     tokenize,
@@ -30,7 +31,6 @@ _NUMBER = re.compile(
 _IDENT = re.compile(r"[\w.-]*[/\\][\w./\\-]+|\b\w+_\w+\b|\b\w+\.\w{1,5}\b")
 _CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)*")
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.DOTALL)
-_WS = re.compile(r"\s+")
 
 
 def _flatten_code(text: str) -> str:
@@ -108,7 +108,7 @@ def extractive_summary(text: str, role: str = "human", max_sentences: int = 3) -
     flat = _flatten_code(text)
     sentences = split_sentences(flat)
     if not sentences:
-        return _WS.sub(" ", flat).strip()[:MAX_SUMMARY_CHARS]
+        return WHITESPACE.sub(" ", flat).strip()[:MAX_SUMMARY_CHARS]
     if len(sentences) > 400:
         # Huge message: consider the head, a middle slice and the tail only.
         sentences = (
@@ -125,7 +125,7 @@ def extractive_summary(text: str, role: str = "human", max_sentences: int = 3) -
     pieces: list[str] = []
     total = 0
     for i in chosen:
-        piece = _WS.sub(" ", _clip_words(sentences[i])).strip()
+        piece = WHITESPACE.sub(" ", _clip_words(sentences[i])).strip()
         if total + len(piece) > MAX_SUMMARY_CHARS and pieces:
             break
         pieces.append(piece)

@@ -15,6 +15,7 @@ from langchain_core.runnables.config import ContextThreadPoolExecutor
 
 from langgraph_librarian._calls import ModelCaller
 from langgraph_librarian._messages import message_role, message_text, output_text
+from langgraph_librarian._text import WHITESPACE
 from langgraph_librarian.entry import EntryStatus, IndexEntry
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_tokens
@@ -32,7 +33,6 @@ Answer with the summary only."""
 _MAX_LLM_INPUT_CHARS = 24_000
 _MAX_SUMMARY_CHARS = 700
 _LABEL = re.compile(r"^\s*(?:summary|index entry)\s*:\s*", re.IGNORECASE)
-_WS = re.compile(r"\s+")
 _BLOCK_MARKER = re.compile(r"^\[(?:image|image_url|file|audio|video|document)[^\]]*\]$", re.M)
 
 
@@ -66,7 +66,7 @@ def make_entry(
 
 
 def _verbatim(text: str) -> str:
-    return _WS.sub(" ", text).strip()
+    return WHITESPACE.sub(" ", text).strip()
 
 
 def local_entry(
@@ -107,7 +107,7 @@ def local_entry(
 
 def _clean_summary(raw: object) -> str:
     text = output_text(raw)
-    text = _WS.sub(" ", _LABEL.sub("", text)).strip()
+    text = WHITESPACE.sub(" ", _LABEL.sub("", text)).strip()
     if len(text) > _MAX_SUMMARY_CHARS:
         text = text[: _MAX_SUMMARY_CHARS - 1].rstrip() + "…"
     return text

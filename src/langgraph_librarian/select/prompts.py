@@ -8,7 +8,12 @@ from collections.abc import Sequence
 
 from langgraph_librarian.entry import IndexEntry
 
-__all__ = ["DEFAULT_SELECTION_PROMPT", "format_index_line", "render_selection_prompt"]
+__all__ = [
+    "DEFAULT_SELECTION_PROMPT",
+    "format_index_line",
+    "render_selection_prompt",
+    "template_placeholders",
+]
 
 DEFAULT_SELECTION_PROMPT = """You are the librarian of a long conversation. \
 An assistant is about to answer the user's current query. \
@@ -37,6 +42,11 @@ IDs: [<comma-separated message ids>]
 Use IDs: [] when no earlier message is needed."""
 
 _PLACEHOLDER = re.compile(r"\{(query|index)\}")
+
+
+def template_placeholders(template: str) -> set[str]:
+    """The ``{query}`` / ``{index}`` placeholders a selection template contains."""
+    return set(_PLACEHOLDER.findall(template))
 
 
 def _escape(text: str) -> str:

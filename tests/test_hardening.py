@@ -1,0 +1,222 @@
+"""Defects a production user hits: stores, thread ids, stale caches, plug-ins, background."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import MemorySaver
+from langgraph.store.memory import InMemoryStore
+
+from fakes import ScriptedChatModel, ToolCallingScriptedModel
+from helpers import conversation, long_text
+from langgraph_librarian import (
+    FileIndexStore,
+    IndexEntry,
+    LangGraphIndexStore,
+    LibrarianConfig,
+    LibrarianMiddleware,
+    create_librarian_graph,
+    index_messages,
+    select_and_hydrate,
+    wait_for_background_indexing,
+)
+from langgraph_librarian.errors import MissingThreadError
+from langgraph_librarian.select import LocalSelector, Selection
+
+
+def reply(state: dict[str, Any]) -> dict[str, Any]:
+    return {"messages": [AIMessage(f"saw {len(state['curated_messages'])}")]}
+
+
+# -- the index goes where the user's store is ------------------------------------------
+
+
+def test_graph_store_keeps_the_index_out_of_state():
+    store = InMemoryStore()
+    graph = create_librarian_graph(reply, checkpointer=MemorySaver(), store=store)
+    cfg = {"configurable": {"thread_id": "t1"}}
+    graph.invoke({"messages": conversation(6)}, cfg)
+    result = graph.invoke({"messages": [HumanMessage("What is the offsite budget?")]}, cfg)
+    assert not result.get("index")  # lean checkpoint: the reducer default, never written
+    assert result["librarian_metadata"]["selection_skipped"] is False
+    saved = LangGraphIndexStore(store).load("t1")
+    assert saved is not None and len(saved) == len(result["messages"])
+
+
+def test_runtime_config_override_does_not_move_the_index_back_into_state():
+    store = InMemoryStore()
+    graph = create_librarian_graph(reply, checkpointer=MemorySaver(), store=store)
+    cfg = {"configurable": {"thread_id": "t2", "librarian": LibrarianConfig()}}  # spec pattern 3
+    result = graph.invoke({"messages": conversation(3)}, cfg)
+    assert not result.get("index")
+    assert LangGraphIndexStore(store).load("t2") is not None
+
+
+def test_config_accepts_a_langgraph_store_directly():
+    config = LibrarianConfig(store=InMemoryStore())
+    assert isinstance(config.store, LangGraphIndexStore)
+
+
+# -- a shared store needs a thread id ----------------------------------------------------
+
+
+@pytest.mark.parametrize("configurable", [{}, {"thread_id": ""}, {"thread_id": None}])
+def test_store_without_thread_id_is_a_clear_error(tmp_path, configurable):
+    config = LibrarianConfig(store=FileIndexStore(tmp_path))
+    state = {"messages": [*conversation(3), HumanMessage("budget?")]}
+    run = {"configurable": {**configurable, "librarian": config}}
+    with pytest.raises(MissingThreadError, match="thread_id"):
+        index_messages(state, run)
+    with pytest.raises(MissingThreadError):
+        select_and_hydrate(state, run)
+    assert list(tmp_path.iterdir()) == []  # nothing written under a shared "default" key
+
+
+def test_two_threads_never_share_an_index(tmp_path):
+    store = FileIndexStore(tmp_path)
+    graph = create_librarian_graph(reply, LibrarianConfig(store=store))
+    graph.invoke({"messages": conversation(2)}, {"configurable": {"thread_id": "a"}})
+    graph.invoke({"messages": conversation(3)}, {"configurable": {"thread_id": "b"}})
+    assert len(store.load("a")) == 5 and len(store.load("b")) == 7
+
+
+def test_middleware_propagates_a_missing_thread_id(tmp_path):
+    model = ToolCallingScriptedModel(script=lambda _m: AIMessage("ok"))
+    config = LibrarianConfig(store=FileIndexStore(tmp_path))
+    agent = create_agent(model, tools=[], middleware=[LibrarianMiddleware(config)])
+    with pytest.raises(MissingThreadError):
+        agent.invoke({"messages": conversation(2)})
+
+
+def test_without_a_store_no_thread_id_is_needed():
+    state = {"messages": [*conversation(3), HumanMessage("budget?")]}
+    assert index_messages(state)["librarian_metadata"]["indexing_total_count"] == 7
+
+
+# -- the lexical cache follows the summary -------------------------------------------------
+
+
+def test_a_summary_that_arrives_later_is_searched():
+    """A message first scored while pending keeps no stale text once summarized."""
+    messages = [
+        HumanMessage(long_text("kitchen", "I cannot eat peanuts or cashews at all."), id="m0"),
+        AIMessage(long_text("menu"), id="m1"),
+        HumanMessage(long_text("travel"), id="m2"),
+        AIMessage(long_text("hotel"), id="m3"),
+    ]
+    selector = LocalSelector()
+    pending = IndexEntry(
+        id=0, role="human", summary="", message_id="m0", content_hash="c0", status="pending"
+    )
+    others = [
+        IndexEntry(id=i, role="ai", summary="", message_id=f"m{i}", content_hash=f"c{i}")
+        for i in (1, 2, 3)
+    ]
+    assert selector.select("allergy", messages, [pending, *others]).ids == []
+    summarized = IndexEntry(
+        id=0,
+        role="human",
+        summary="The user has a nut allergy (peanuts, cashews).",
+        message_id="m0",
+        content_hash="c0",
+        status="summarized",
+    )
+    assert selector.select("allergy", messages, [summarized, *others]).ids[0] == 0
+
+
+# -- a custom selector plugs in; a broken one fails open ---------------------------------
+
+
+class FirstMessageSelector:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def select(self, query, messages, entries, *, exclude=(), config=None) -> Selection:
+        self.calls += 1
+        return Selection(ids=[entries[0].id], reasoning="always the first", strategy="local")
+
+    async def aselect(self, query, messages, entries, *, exclude=(), config=None) -> Selection:
+        return self.select(query, messages, entries, exclude=exclude, config=config)
+
+
+class BrokenSelector(FirstMessageSelector):
+    def select(self, query, messages, entries, *, exclude=(), config=None) -> Selection:
+        raise RuntimeError("selector bug")
+
+
+def indexed_state(question: str = "What is the offsite budget now?") -> dict[str, Any]:
+    messages = [*conversation(6), HumanMessage(question, id="q")]
+    state = {"messages": messages}
+    return {**state, "index": index_messages(state)["index"]}
+
+
+def test_custom_selector_is_used():
+    selector = FirstMessageSelector()
+    config = LibrarianConfig(selector=selector, always_include_recent_turns=1)
+    out = select_and_hydrate(indexed_state(), {"configurable": {"librarian": config}})
+    assert selector.calls == 1
+    assert out["selected_ids"] == [0]
+    assert out["librarian_metadata"]["selection_reasoning"] == "always the first"
+
+
+async def test_broken_custom_selector_falls_back_to_local(caplog):
+    config = LibrarianConfig(selector=BrokenSelector(), always_include_recent_turns=1)
+    run = {"configurable": {"librarian": config}}
+    for out in (
+        select_and_hydrate(indexed_state(), run),
+        await select_and_hydrate.ainvoke(indexed_state(), run),
+    ):
+        meta = out["librarian_metadata"]
+        assert meta["selection_strategy"] == "local_fallback"
+        assert "selector bug" in meta["fallback_reason"]
+        assert 4 in out["selected_ids"]  # the local selector found the budget message
+
+
+def test_selector_without_aselect_is_rejected():
+    class Half:
+        def select(self, *args, **kwargs):
+            return Selection()
+
+    with pytest.raises(TypeError, match="aselect"):
+        LibrarianConfig(selector=Half())  # type: ignore[arg-type]
+
+
+# -- background indexing through the middleware --------------------------------------------
+
+
+def test_middleware_honours_background_indexing(tmp_path):
+    store = FileIndexStore(tmp_path)
+    indexer = ScriptedChatModel(script="summary")
+    config = LibrarianConfig(indexer_model=indexer, store=store, background_indexing=True)
+    model = ToolCallingScriptedModel(script=lambda _m: AIMessage("ok"))
+    agent = create_agent(
+        model, tools=[], middleware=[LibrarianMiddleware(config)], checkpointer=MemorySaver()
+    )
+    result = agent.invoke({"messages": conversation(3)}, {"configurable": {"thread_id": "bg"}})
+    assert result["librarian_metadata"]["indexing_background"] is True
+    assert wait_for_background_indexing(timeout=30)
+    assert len(store.load("bg")) == 7
+
+
+# -- provider strings are checked when the config is built --------------------------------
+
+
+def test_missing_provider_package_fails_at_config_time():
+    with pytest.raises(ValueError, match="pip install langchain-google-genai"):
+        LibrarianConfig(indexer_model="google_genai:gemini-2.0-flash")
+    with pytest.raises(ValueError, match="selector_model"):
+        LibrarianConfig(selector_model="anthropic:claude-x")
+    LibrarianConfig(selector_model="openai:gpt-4o-mini")  # installed: accepted, built lazily
+
+
+def test_models_built_from_strings_get_timeout_no_client_retries_and_output_limit(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    config = LibrarianConfig(selector_model="openai:gpt-4o-mini", model_timeout=7.5)
+    model = config.get_selector_model()
+    assert model.request_timeout == 7.5
+    assert model.max_retries == 0
+    assert model.max_tokens == 1024
+    assert config.get_selector_model() is model  # built once
