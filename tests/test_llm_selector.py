@@ -46,11 +46,28 @@ def test_selector_timeout_falls_back():
     assert "Timeout" in result["librarian_metadata"]["fallback_reason"]
 
 
-def test_empty_selection_is_respected():
-    result = run(ScriptedChatModel(script="Nothing earlier matters.\nIDs: []"))
+def test_explicit_none_is_respected():
+    result = run(ScriptedChatModel(script="Nothing earlier matters.\nIDs: none"))
     meta = result["librarian_metadata"]
     assert meta["selection_strategy"] == "llm" and meta["selected_ids"] == []
     assert [m.id for m in result["curated_messages"]] == ["h11", "a11", "q"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Nothing earlier matters.\nIDs: []",  # ambiguous: also what an echo of the example gives
+        '{"tags": ["budget"]}',
+        "[]",
+    ],
+)
+def test_empty_or_stray_lists_fall_back_with_a_reason(answer):
+    meta = run(ScriptedChatModel(script=answer))["librarian_metadata"]
+    assert meta["selection_strategy"] == "local_fallback"
+    assert meta["fallback_reason"]
+    assert meta["selection_reasoning"].startswith("[local fallback: ")
+    assert meta["selector_answer"] == answer
+    assert 16 in meta["selected_ids"]  # the local selector found the changed budget
 
 
 def test_reasoning_is_reported():
@@ -128,3 +145,10 @@ def test_llm_indexer_with_local_selector():
     )
     assert result["librarian_metadata"]["selection_strategy"] == "local"
     assert "h2" in {m.id for m in result["curated_messages"]}
+
+
+def test_an_echoed_prompt_falls_back():
+    echo = ScriptedChatModel(script=lambda messages: str(messages[-1].content))
+    meta = run(echo)["librarian_metadata"]
+    assert meta["selection_strategy"] == "local_fallback"
+    assert "echoed the prompt" in meta["fallback_reason"]

@@ -22,23 +22,55 @@ from langgraph_librarian.select.prompts import DEFAULT_SELECTION_PROMPT, render_
         ('IDs: ["1", "2"]', [1, 2]),
         ("I looked at [1, 2] first.\nFinal answer:\nIDs: [7]", [7]),
         ('Reasoning mentions ids: 1, 2\n```json\n{"ids": [9]}\n```', [9]),
-        ("IDs: []", []),
         ("IDs: [3, 3, 3]", [3]),
+        ('{"reasoning": "the tag list [\\"x\\"] is noise", "ids": [4]}', [4]),
+        ('{"ids": [], "tags": [5]}\nIDs: [6]', [6]),
     ],
 )
 def test_parser_formats(text, ids):
     parsed = parse_selected_ids(text, range(20))
-    assert parsed.found
+    assert parsed.found and not parsed.none
     assert parsed.ids == ids
 
 
-@pytest.mark.parametrize("text", ["", "I cannot help with that.", "None of them", "🙂"])
-def test_parser_garbage(text):
-    assert not parse_selected_ids(text, range(5)).found
+@pytest.mark.parametrize(
+    "text",
+    [
+        "IDs: none",
+        "Nothing earlier matters.\nIDs: None",
+        '{"ids": [], "none_needed": true}',
+        "I first thought [3].\nIDs: none",
+    ],
+)
+def test_explicit_none(text):
+    parsed = parse_selected_ids(text, range(20))
+    assert parsed.found and parsed.none and parsed.ids == []
 
 
-def test_parser_out_of_range_and_bad_items():
-    parsed = parse_selected_ids('IDs: [1, 99, -3, "x", true]', range(5))
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", "no list"),
+        ("I cannot help with that.", "no list"),
+        ("None of them", "no list"),
+        ("🙂", "no list"),
+        ("IDs: []", "empty id list"),
+        ("[]", "empty id list"),
+        ('{"ids": []}', "empty id list"),
+        ('{"tags": ["x"]}', "not of integer"),
+        ('["budget", "venue"]', "not of integer"),
+        ('IDs: [1, "x", true]', "not of integer"),
+        ("IDs: [99, 100]", "only unknown ids"),
+    ],
+)
+def test_unusable_answers_say_why(text, problem):
+    parsed = parse_selected_ids(text, range(5))
+    assert not parsed.found and not parsed.ids
+    assert problem in (parsed.problem or "")
+
+
+def test_parser_out_of_range_items_are_reported():
+    parsed = parse_selected_ids("IDs: [1, 99, -3]", range(5))
     assert parsed.ids == [1]
     assert "99" in parsed.invalid and "-3" in parsed.invalid
 

@@ -1,14 +1,14 @@
-"""The library's own model calls: run config, per-attempt timeouts and retries.
+"""The library's own model calls: run config, per-attempt timeouts, retries, deadlines.
 
 Every model call the library makes for itself (indexer, selector, summarizer) goes
-through :class:`ModelCaller`: a ``RunnableLambda`` bounds one attempt in time, and
-tenacity retries only transient failures (timeouts, dropped connections, rate limits),
-never authentication or validation errors.
+through :class:`ModelCaller`. Each attempt is bounded in time; tenacity retries only
+transient failures (timeouts, dropped connections, rate limits), never authentication
+or validation errors; an optional deadline bounds the whole call, retries included.
 
 Why not ``Runnable.with_retry``: its ``exponential_jitter_params`` only accept
 tenacity's ``initial``, which tenacity deprecates (a warning on every retry), and
-silently drop the replacement ``multiplier``, so a backoff other than one second
-cannot be set cleanly. The loop below is the same tenacity strategy with the predicate.
+silently drop the replacement ``multiplier``; nor can it stop at a deadline. The loop
+below is the same tenacity strategy with a predicate and a deadline.
 """
 
 from __future__ import annotations
@@ -16,18 +16,29 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
+import time
 from collections.abc import Callable
 from typing import Any
 
 import tenacity
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ContextThreadPoolExecutor, ensure_config
 from langgraph.constants import TAG_NOSTREAM
 
-__all__ = ["INTERNAL_TAG", "ModelCaller", "internal_config", "is_retryable"]
+__all__ = [
+    "INTERNAL_TAG",
+    "DeadlineExceeded",
+    "ModelCaller",
+    "internal_config",
+    "is_retryable",
+]
 
 INTERNAL_TAG = "langgraph_librarian"
 """Tag on every model call the library makes for itself (indexer, selector, summarizer)."""
+
+
+class DeadlineExceeded(TimeoutError):
+    """The time budget of a whole step (all attempts) ran out."""
 
 
 def internal_config(step: str, parent: RunnableConfig | None = None) -> RunnableConfig:
@@ -72,7 +83,8 @@ _RETRY_NAMES = frozenset(
 )
 
 
-def _status_code(exc: BaseException) -> int | None:
+def status_code(exc: BaseException) -> int | None:
+    """The HTTP status an SDK error carries (``exc.status_code`` or its response's)."""
     for holder in (exc, getattr(exc, "response", None)):
         code = getattr(holder, "status_code", None)
         if isinstance(code, int):
@@ -87,11 +99,13 @@ def is_retryable(exc: BaseException) -> bool:
     transient. Authentication (401/403), bad requests (400/404/422) and HTTP 500 are
     not: a 500 from a local server usually means "this request can never work" (for
     example a json_schema it does not support), and provider clients have already
-    retried it themselves.
+    retried it themselves. An exhausted step deadline is final.
     """
+    if isinstance(exc, DeadlineExceeded):
+        return False
     if isinstance(exc, TimeoutError | ConnectionError):
         return True
-    status = _status_code(exc)
+    status = status_code(exc)
     if status is not None:
         return status in _RETRY_STATUS
     return any(cls.__name__ in _RETRY_NAMES for cls in type(exc).__mro__)
@@ -103,28 +117,6 @@ def is_retryable(exc: BaseException) -> bool:
 # provider's own timeout, which ends them.
 _SYNC_POOL = ContextThreadPoolExecutor(max_workers=32, thread_name_prefix="librarian-call")
 
-
-def _bounded(runnable: Runnable[Any, Any], timeout: float | None, name: str) -> Runnable[Any, Any]:
-    if timeout is None:
-        return runnable
-
-    def attempt(value: Any, config: RunnableConfig) -> Any:
-        future = _SYNC_POOL.submit(runnable.invoke, value, config)
-        try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise TimeoutError(f"model call exceeded {timeout:g}s") from None
-
-    async def aattempt(value: Any, config: RunnableConfig) -> Any:
-        try:
-            return await asyncio.wait_for(runnable.ainvoke(value, config), timeout)
-        except TimeoutError:
-            raise TimeoutError(f"model call exceeded {timeout:g}s") from None
-
-    return RunnableLambda(attempt, afunc=aattempt, name=name)
-
-
 # tenacity renamed wait_exponential_jitter's ``initial`` to ``multiplier`` (and warns on
 # the old name); older releases only know ``initial``.
 _MULTIPLIER = (
@@ -134,26 +126,13 @@ _MULTIPLIER = (
 )
 
 
-def _retrying_kwargs(
-    retries: int, backoff: float, retry_if: Callable[[BaseException], bool]
-) -> dict[str, Any]:
-    wait = tenacity.wait_exponential_jitter(
-        **{_MULTIPLIER: backoff, "jitter": backoff, "max": 30.0}
-    )
-    return {
-        "stop": tenacity.stop_after_attempt(retries + 1),
-        "wait": wait,
-        "retry": tenacity.retry_if_exception(retry_if),
-        "reraise": True,
-    }
-
-
 class ModelCaller:
     """Calls a runnable (usually a chat model) the way the library's own steps need.
 
     Each attempt is bounded by ``timeout`` seconds (async attempts are cancelled, sync
     ones abandoned); transient failures (:func:`is_retryable`) are retried up to
-    ``retries`` times with exponential backoff and jitter (``with_retry``).
+    ``retries`` times with exponential backoff and jitter. A ``deadline`` (a
+    ``time.monotonic()`` value) passed to a call bounds all its attempts and waits.
 
     Args:
         runnable: The model (or a structured-output runnable built from it).
@@ -174,22 +153,68 @@ class ModelCaller:
         backoff: float = 0.5,
         retry_if: Callable[[BaseException], bool] = is_retryable,
     ) -> None:
+        self.runnable = runnable
         self.step = step
-        self.runnable = _bounded(runnable, timeout, f"librarian_{step}")
-        self._retrying = _retrying_kwargs(retries, backoff, retry_if)
+        self.timeout = timeout
+        self.retries = retries
+        self.wait = tenacity.wait_exponential_jitter(
+            **{_MULTIPLIER: backoff, "jitter": backoff, "max": 30.0}
+        )
+        self.retry_if = retry_if
 
-    def invoke(self, value: Any, parent: RunnableConfig | None = None) -> Any:
+    def _attempt_timeout(self, deadline: float | None) -> float | None:
+        if deadline is None:
+            return self.timeout
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise DeadlineExceeded(f"{self.step}: time budget used up")
+        return remaining if self.timeout is None else min(self.timeout, remaining)
+
+    def _retrying(self, deadline: float | None) -> dict[str, Any]:
+        stop: Any = tenacity.stop_after_attempt(self.retries + 1)
+        if deadline is not None:
+
+            def past_deadline(state: tenacity.RetryCallState) -> bool:
+                # Do not start a wait that would end past the deadline.
+                upcoming = getattr(state, "upcoming_sleep", 0) or 0
+                return time.monotonic() + upcoming >= deadline
+
+            stop = stop | past_deadline
+        return {
+            "stop": stop,
+            "wait": self.wait,
+            "retry": tenacity.retry_if_exception(self.retry_if),
+            "reraise": True,
+        }
+
+    def invoke(
+        self, value: Any, parent: RunnableConfig | None = None, *, deadline: float | None = None
+    ) -> Any:
         """Call synchronously with the user's run as parent (see :func:`internal_config`)."""
         config = internal_config(self.step, parent)
-        for attempt in tenacity.Retrying(**self._retrying):
+        for attempt in tenacity.Retrying(**self._retrying(deadline)):
             with attempt:
-                return self.runnable.invoke(value, config)
+                timeout = self._attempt_timeout(deadline)
+                if timeout is None:
+                    return self.runnable.invoke(value, config)
+                future = _SYNC_POOL.submit(self.runnable.invoke, value, config)
+                try:
+                    return future.result(timeout)
+                except concurrent.futures.TimeoutError:
+                    future.cancel()
+                    raise TimeoutError(f"model call exceeded {timeout:g}s") from None
         raise AssertionError("unreachable")  # pragma: no cover - reraise=True
 
-    async def ainvoke(self, value: Any, parent: RunnableConfig | None = None) -> Any:
-        """Async twin of :meth:`invoke`."""
+    async def ainvoke(
+        self, value: Any, parent: RunnableConfig | None = None, *, deadline: float | None = None
+    ) -> Any:
+        """Async twin of :meth:`invoke` (a timed-out attempt is cancelled)."""
         config = internal_config(self.step, parent)
-        async for attempt in tenacity.AsyncRetrying(**self._retrying):
+        async for attempt in tenacity.AsyncRetrying(**self._retrying(deadline)):
             with attempt:
-                return await self.runnable.ainvoke(value, config)
+                timeout = self._attempt_timeout(deadline)
+                try:
+                    return await asyncio.wait_for(self.runnable.ainvoke(value, config), timeout)
+                except TimeoutError:
+                    raise TimeoutError(f"model call exceeded {timeout:g}s") from None
         raise AssertionError("unreachable")  # pragma: no cover - reraise=True

@@ -173,6 +173,8 @@ def make_selector(config: LibrarianConfig) -> Selector:
         max_retries=config.max_retries,
         retry_backoff=config.retry_backoff,
         token_counter=config.token_counter,
+        output=config.selector_output,
+        time_budget=config.selection_timeout,
     )
 
 
@@ -291,6 +293,8 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     }
     if selection.fallback_reason:
         metadata["fallback_reason"] = selection.fallback_reason
+    if selection.raw_answer:
+        metadata["selector_answer"] = selection.raw_answer
     metadata["selection_latency_ms"] = round((time.perf_counter() - plan.started) * 1000, 3)
     return {
         "curated_messages": hydrated.messages,

@@ -12,6 +12,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
 from langgraph_librarian._models import build_model, check_model_spec
+from langgraph_librarian.select._ladder import OUTPUT_MODES, OutputMode
 from langgraph_librarian.select.prompts import template_placeholders
 from langgraph_librarian.select.result import Selector
 from langgraph_librarian.stores.base import BaseIndexStore
@@ -52,9 +53,18 @@ class LibrarianConfig:
             :class:`~langgraph_librarian.stores.LangGraphIndexStore`. ``None``: the index
             lives in graph state.
         max_concurrency: Model calls in flight at once while indexing.
-        model_timeout: Seconds before a single model call is abandoned.
-        max_retries: Extra attempts after a failed or timed-out model call.
-        retry_backoff: Seconds before the first retry (doubles each retry).
+        model_timeout: Seconds before a single model call (one attempt) is abandoned;
+            also the client timeout of models built from ``"provider:model"`` strings.
+        max_retries: Extra attempts after a transient failure (timeout, dropped
+            connection, rate limit); authentication and validation errors are final.
+        retry_backoff: Seconds before the first retry (doubles each retry, with jitter).
+        selection_timeout: Seconds the LLM selector may spend in one turn, all output
+            forms and retries included; past it the local selector answers.
+            ``None``: bounded only by ``model_timeout`` and ``max_retries``.
+        selector_output: How the selector model is asked to answer: ``"auto"`` tries
+            structured output, then JSON mode, then a plain ``IDs: [...]`` line, and
+            remembers what works; or one fixed form (``"structured"``, ``"json_mode"``,
+            ``"text"``).
         selector_token_budget: Upper bound on the selection prompt; larger indexes
             are shortlisted by the local ranker first.
         context_token_budget: Optional bound on the curated context; lowest-ranked
@@ -88,6 +98,8 @@ class LibrarianConfig:
     embeddings: Embeddings | Literal["auto"] | None = "auto"
     max_selected: int = 16
     background_indexing: bool = False
+    selection_timeout: float | None = 60.0
+    selector_output: OutputMode = "auto"
     selector: Selector | None = None
     _models: dict[str, BaseChatModel] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -109,6 +121,14 @@ class LibrarianConfig:
             (
                 self.context_token_budget is None or self.context_token_budget > 0,
                 "context_token_budget must be > 0 or None",
+            ),
+            (
+                self.selection_timeout is None or self.selection_timeout > 0,
+                "selection_timeout must be > 0 or None",
+            ),
+            (
+                self.selector_output in OUTPUT_MODES,
+                f"selector_output must be one of {', '.join(OUTPUT_MODES)}",
             ),
         ]
         for ok, message in checks:

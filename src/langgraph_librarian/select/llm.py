@@ -1,22 +1,25 @@
-"""The LLM selector: reasoning over a bounded, fenced index."""
+"""The LLM selector: reasoning over a bounded, fenced index, failing open to the local one."""
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, Field
 
-from langgraph_librarian._calls import ModelCaller
-from langgraph_librarian._messages import output_text
+from langgraph_librarian._calls import ModelCaller, status_code
 from langgraph_librarian.entry import IndexEntry
+from langgraph_librarian.select import _ladder
+from langgraph_librarian.select._answers import Answer, SelectionOutput, interpret
+from langgraph_librarian.select._ladder import OutputMode, Rung
 from langgraph_librarian.select.local import LocalSelector
-from langgraph_librarian.select.parse import parse_selected_ids
 from langgraph_librarian.select.prompts import (
     DEFAULT_SELECTION_PROMPT,
+    JSON_ANSWER_INSTRUCTIONS,
     format_index_line,
     render_selection_prompt,
 )
@@ -25,26 +28,43 @@ from langgraph_librarian.tokens import TokenCounter, count_text_tokens
 
 __all__ = ["LLMSelector", "SelectionOutput"]
 
+logger = logging.getLogger("langgraph_librarian")
 
-class SelectionOutput(BaseModel):
-    """Structured selector answer, used when the model supports tool calling."""
-
-    reasoning: str = Field(description="Brief reasoning about which messages are needed.")
-    ids: list[int] = Field(description="Ids of the index entries the assistant must read.")
+_RAW_LIMIT = 2000
 
 
-def _supports_structured_output(model: BaseChatModel) -> bool:
-    # The base class's bind_tools raises NotImplementedError; only real overrides work.
-    return type(model).bind_tools is not BaseChatModel.bind_tools
+def _describe(exc: BaseException) -> str:
+    status = status_code(exc)
+    if status in (401, 403):
+        return f"selector model refused the credentials (HTTP {status}): check the API key"
+    where = f" (HTTP {status})" if status is not None else ""
+    return f"selector failed{where}: {type(exc).__name__}: {exc}"[:300]
 
 
 class LLMSelector:
     """Asks a chat model which index entries the agent needs.
 
-    The prompt is bounded by ``token_budget``: when the index does not fit, the
-    local ranker shortlists the most relevant entries (and the most recent ones as
-    filler) first. Any failure (exception, timeout, unusable answer) falls back to
-    the local selection, and the returned :class:`Selection` says why.
+    The prompt is bounded by ``token_budget``: when the index does not fit, the local
+    ranker shortlists the most relevant entries (and the most recent ones as filler).
+    The answer is asked for in the most structured form the model accepts
+    (``output="auto"``: structured output, then JSON mode, then an ``IDs: [...]`` line;
+    see :mod:`~langgraph_librarian.select._ladder`). Only a non-empty list of known ids,
+    or an explicit "none needed", is used; anything else (an exception, a timeout, the
+    time budget used up, an echo of the prompt, ``[]``, strings, unknown ids) falls
+    back to the local selection, and the returned :class:`Selection` says why.
+
+    Args:
+        model: The selector chat model.
+        local: The fallback (and shortlisting) selector.
+        prompt_template: Replaces the selection template (``{query}`` and ``{index}``).
+        token_budget: Upper bound on the prompt.
+        timeout: Seconds per model attempt.
+        max_retries: Extra attempts after transient failures.
+        retry_backoff: Seconds before the first retry.
+        token_counter: Counts prompt tokens (default approximate).
+        output: ``"auto"`` (the ladder) or one fixed form.
+        time_budget: Seconds for the whole selection (all forms and retries);
+            ``None``: no overall bound.
     """
 
     def __init__(
@@ -58,7 +78,8 @@ class LLMSelector:
         max_retries: int = 2,
         retry_backoff: float = 0.5,
         token_counter: TokenCounter | None = None,
-        structured_output: bool | None = None,
+        output: OutputMode = "auto",
+        time_budget: float | None = 60.0,
     ) -> None:
         self.model = model
         self.local = local
@@ -68,9 +89,8 @@ class LLMSelector:
         self.max_retries = max_retries
         self.retry_backoff = retry_backoff
         self.counter = token_counter
-        self.structured = (
-            _supports_structured_output(model) if structured_output is None else structured_output
-        )
+        self.output = output
+        self.time_budget = time_budget
 
     # -- prompt ---------------------------------------------------------------------
 
@@ -119,35 +139,26 @@ class LLMSelector:
 
     # -- calls ----------------------------------------------------------------------
 
-    def _interpret(
-        self, result: Any, shown: Sequence[IndexEntry]
-    ) -> tuple[list[int] | None, str, str | None]:
-        """(ids or None when unusable, reasoning text, problem)."""
-        valid = [e.id for e in shown]
-        if isinstance(result, dict) and "raw" in result:
-            parsed = result.get("parsed")
-            raw_text = output_text(result.get("raw"))
-            if isinstance(parsed, SelectionOutput):
-                ids = [i for i in dict.fromkeys(parsed.ids) if i in set(valid)]
-                if parsed.ids and not ids:
-                    return None, parsed.reasoning, "selector returned only unknown ids"
-                return ids, parsed.reasoning, None
-            result = raw_text
-        text = output_text(result)
-        parsed_text = parse_selected_ids(text, valid)
-        if not parsed_text.found:
-            return None, text, "selector answer contained no id list"
-        if parsed_text.invalid and not parsed_text.ids:
-            return None, text, "selector returned only unknown ids"
-        return parsed_text.ids, text, None
+    def _prepare(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        exclude: Collection[int],
+    ) -> tuple[list[IndexEntry], bool, str, int]:
+        """(entries shown, whether shortlisted, the prompt text, its token count)."""
+        shown, shortlisted = self.shortlist(query, messages, entries, exclude)
+        prompt = render_selection_prompt(self.template, query, shown)
+        return shown, shortlisted, prompt, count_text_tokens(prompt, self.counter)
 
-    def _caller(self) -> ModelCaller:
-        runnable: Any = self.model
-        if self.structured:
-            try:
-                runnable = self.model.with_structured_output(SelectionOutput, include_raw=True)
-            except NotImplementedError:
-                self.structured = False
+    def _attempts(self) -> list[tuple[Rung, Any]]:
+        found = [
+            (rung, _ladder.build(self.model, rung))
+            for rung in _ladder.rungs(self.model, self.output)
+        ]
+        return [(rung, runnable) for rung, runnable in found if runnable is not None]
+
+    def _caller(self, runnable: Any) -> ModelCaller:
         return ModelCaller(
             runnable,
             step="select",
@@ -156,51 +167,29 @@ class LLMSelector:
             backoff=self.retry_backoff,
         )
 
-    def _finish(
-        self,
-        outcome: tuple[list[int] | None, str, str | None],
-        fallback: Selection,
-        shown: Sequence[IndexEntry],
-        shortlisted: bool,
-        prompt_tokens: int,
-    ) -> Selection:
-        ids, reasoning, problem = outcome
-        if ids is None:
-            fallback.strategy = "local_fallback"
-            fallback.fallback_reason = problem
-            fallback.reasoning = reasoning
-            fallback.prompt_tokens = prompt_tokens
-            fallback.shortlisted = shortlisted
-            return fallback
-        return Selection(
-            ids=ids,
-            reasoning=reasoning,
-            strategy="llm",
-            candidates=len(shown),
-            shortlisted=shortlisted,
-            prompt_tokens=prompt_tokens,
-        )
-
-    def _prepare(
-        self,
-        query: str,
-        messages: Sequence[BaseMessage],
-        entries: Sequence[IndexEntry],
-        exclude: Collection[int],
-    ) -> tuple[list[IndexEntry], bool, list[BaseMessage], int]:
-        """(entries shown, whether shortlisted, the prompt, its token count)."""
-        shown, shortlisted = self.shortlist(query, messages, entries, exclude)
-        prompt = render_selection_prompt(self.template, query, shown)
-        return (
-            shown,
-            shortlisted,
-            [HumanMessage(content=prompt)],
-            count_text_tokens(prompt, self.counter),
-        )
-
     @staticmethod
-    def _failed(exc: Exception) -> tuple[None, str, str]:
-        return None, "", f"selector failed: {type(exc).__name__}: {exc}"[:300]
+    def _messages(prompt: str, rung: Rung) -> list[BaseMessage]:
+        if rung == "json_mode":  # JSON mode needs the word JSON and the shape in the prompt
+            return [HumanMessage(content=f"{prompt}\n\n{JSON_ANSWER_INSTRUCTIONS}")]
+        return [HumanMessage(content=prompt)]
+
+    def _next(self, rung: Rung, exc: Exception, last: bool) -> tuple[bool, Answer]:
+        """After a failed call: (try the next rung?, the failure as an answer)."""
+        answer = Answer(problem=_describe(exc))
+        if status_code(exc) in (401, 403):
+            logger.warning("librarian: %s; using the local selector", answer.problem)
+            return False, answer
+        if not last and _ladder.is_capability_error(exc):
+            logger.info(
+                "librarian: selector refused %s output (%s); trying a simpler form",
+                rung,
+                answer.problem,
+            )
+            return True, answer
+        return False, answer
+
+    def _deadline(self) -> float | None:
+        return None if self.time_budget is None else time.monotonic() + self.time_budget
 
     def select(
         self,
@@ -217,15 +206,29 @@ class LLMSelector:
         tagged so that it never streams as the agent's tokens.
         """
         shown, shortlisted, prompt, tokens = self._prepare(query, messages, entries, exclude)
-        try:
-            result = self._caller().invoke(prompt, config)
-            outcome = self._interpret(result, shown)
-        except Exception as exc:
-            outcome = self._failed(exc)
-        if outcome[0] is not None:
-            return self._finish(outcome, Selection(), shown, shortlisted, tokens)
+        deadline, answer = (
+            self._deadline(),
+            Answer(problem="the selector model offers no usable output form"),
+        )
+        attempts = self._attempts()
+        for n, (rung, runnable) in enumerate(attempts):
+            try:
+                result = self._caller(runnable).invoke(
+                    self._messages(prompt, rung), config, deadline=deadline
+                )
+            except Exception as exc:
+                go_on, answer = self._next(rung, exc, n == len(attempts) - 1)
+                if go_on:
+                    continue
+                break
+            answer = interpret(result, [e.id for e in shown], self.template)
+            if answer.usable:
+                _ladder.remember(self.model, rung)
+            break
+        if answer.usable:
+            return self._chosen(answer, shown, shortlisted, tokens)
         fallback = self.local.select(query, messages, entries, exclude=exclude)
-        return self._finish(outcome, fallback, shown, shortlisted, tokens)
+        return self._fell_back(answer, fallback, shortlisted, tokens)
 
     async def aselect(
         self,
@@ -236,14 +239,54 @@ class LLMSelector:
         exclude: Collection[int] = (),
         config: RunnableConfig | None = None,
     ) -> Selection:
-        """Async twin of :meth:`select`."""
+        """Async twin of :meth:`select` (a timed-out call is cancelled)."""
         shown, shortlisted, prompt, tokens = self._prepare(query, messages, entries, exclude)
-        try:
-            result = await self._caller().ainvoke(prompt, config)
-            outcome = self._interpret(result, shown)
-        except Exception as exc:
-            outcome = self._failed(exc)
-        if outcome[0] is not None:
-            return self._finish(outcome, Selection(), shown, shortlisted, tokens)
+        deadline, answer = (
+            self._deadline(),
+            Answer(problem="the selector model offers no usable output form"),
+        )
+        attempts = self._attempts()
+        for n, (rung, runnable) in enumerate(attempts):
+            try:
+                result = await self._caller(runnable).ainvoke(
+                    self._messages(prompt, rung), config, deadline=deadline
+                )
+            except Exception as exc:
+                go_on, answer = self._next(rung, exc, n == len(attempts) - 1)
+                if go_on:
+                    continue
+                break
+            answer = interpret(result, [e.id for e in shown], self.template)
+            if answer.usable:
+                _ladder.remember(self.model, rung)
+            break
+        if answer.usable:
+            return self._chosen(answer, shown, shortlisted, tokens)
         fallback = await self.local.aselect(query, messages, entries, exclude=exclude)
-        return self._finish(outcome, fallback, shown, shortlisted, tokens)
+        return self._fell_back(answer, fallback, shortlisted, tokens)
+
+    @staticmethod
+    def _chosen(
+        answer: Answer, shown: Sequence[IndexEntry], shortlisted: bool, tokens: int
+    ) -> Selection:
+        return Selection(
+            ids=answer.ids,
+            reasoning=answer.reasoning,
+            strategy="llm",
+            candidates=len(shown),
+            shortlisted=shortlisted,
+            prompt_tokens=tokens,
+            raw_answer=answer.raw[:_RAW_LIMIT],
+        )
+
+    @staticmethod
+    def _fell_back(
+        answer: Answer, fallback: Selection, shortlisted: bool, tokens: int
+    ) -> Selection:
+        fallback.strategy = "local_fallback"
+        fallback.fallback_reason = answer.problem
+        fallback.reasoning = f"[local fallback: {answer.problem}] {fallback.reasoning}"
+        fallback.raw_answer = answer.raw[:_RAW_LIMIT]
+        fallback.prompt_tokens = tokens
+        fallback.shortlisted = shortlisted
+        return fallback

@@ -1,4 +1,12 @@
-"""Tolerant parsing of a selector model's answer into message ids."""
+"""Reading a selector model's answer into message ids, strictly.
+
+A usable answer is a non-empty list of integers that are known ids, or an explicit
+"no earlier message is needed" (``IDs: none``). Everything else is unusable and the
+caller falls back to the local selector: a bare ``[]`` (the prompt's own example echoed
+back, or a lazy answer), an array of strings (``"tags": ["x"]``), a list of unknown ids,
+prose without a list. Reading ``[]`` as "select nothing" would silently hand the agent
+only the recent turns; a fallback costs a few hundred tokens at most.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +19,14 @@ __all__ = ["ParsedSelection", "parse_selected_ids"]
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _LABELLED = re.compile(
-    r"(?:selected[_ ]?)?(?:message[_ ]?)?ids?\s*[:=]\s*(\[[^\]]*\]|[^\n]*)", re.IGNORECASE
+    r"(?:selected[_ ]?)?(?:message[_ ]?)?ids?\s*[:=]\s*(\[[^\]\n]*\]|[^\n]*)", re.IGNORECASE
 )
 _ARRAY = re.compile(r"\[[^\[\]]*\]")
-_NUMBER_OR_RANGE = re.compile(r"(-?\d+)\s*(?:-|–|\.\.|to)\s*(\d+)|(-?\d+)")
+_OBJECT = re.compile(r"\{[^{}]*\}")
+_INT = re.compile(r"\s*-?\d+\s*")
+_RANGE = re.compile(r"\s*(\d+)\s*(?:-|–|\.\.|to)\s*(\d+)\s*")
+_NONE = re.compile(r"\s*\[?\s*(?:none|nothing|no messages?|n/a)\s*\]?\s*\.?\s*", re.IGNORECASE)
+_ID_KEYS = ("ids", "selected_ids", "message_ids", "IDs", "selected")
 _MAX_RANGE = 500
 
 
@@ -23,105 +35,155 @@ class ParsedSelection:
     """What could be read from a selector answer.
 
     Attributes:
-        ids: Valid ids in the order given, without duplicates.
-        found: True when the answer contained an id list at all (``IDs: []`` counts).
-        invalid: Ids that were mentioned but are not in the index.
+        ids: Known ids in the order given, without duplicates.
+        found: True when the answer is usable: ``ids`` is non-empty, or ``none`` is set.
+        none: The answer says explicitly that no earlier message is needed.
+        invalid: Ids that were given but are not in the index.
+        problem: Why the answer is unusable (``found`` is false).
     """
 
     ids: list[int] = field(default_factory=list)
     found: bool = False
+    none: bool = False
     invalid: list[str] = field(default_factory=list)
+    problem: str | None = None
 
 
-def _numbers(fragment: str) -> list[int]:
+def _as_ids(items: object, *, text_form: bool) -> list[int] | None:
+    """Integers of an id list; ``None`` when it is not one (strings, objects, empty)."""
+    if isinstance(items, str):
+        parts: list[object] = [p for p in re.split(r"[,\s]+", items.strip().strip("[]")) if p]
+    elif isinstance(items, list):
+        parts = list(items)
+    else:
+        return None
     values: list[int] = []
-    for match in _NUMBER_OR_RANGE.finditer(fragment):
-        if match.group(3) is not None:
-            values.append(int(match.group(3)))
-            continue
-        start, end = int(match.group(1)), int(match.group(2))
-        if 0 <= end - start <= _MAX_RANGE:
-            values.extend(range(start, end + 1))
+    for part in parts:
+        if isinstance(part, bool):
+            return None
+        if isinstance(part, int):
+            values.append(part)
+        elif (isinstance(part, float) and part.is_integer()) or (
+            isinstance(part, str) and _INT.fullmatch(part)
+        ):
+            values.append(int(part))
+        elif isinstance(part, str) and text_form and (span := _RANGE.fullmatch(part)):
+            start, end = int(span.group(1)), int(span.group(2))
+            # An absurd range is read as its two ends, not expanded.
+            values.extend(range(start, end + 1) if 0 <= end - start <= _MAX_RANGE else [start, end])
         else:
-            values.extend([start, end])
-    return values
+            return None
+    return values or None
 
 
-def _from_json(value: object) -> list[object] | None:
-    if isinstance(value, list):
-        return value
-    if isinstance(value, dict):
-        for key in ("ids", "selected_ids", "message_ids", "IDs", "selected", "messages"):
-            if key in value and isinstance(value[key], list):
-                return list(value[key])
-    return None
+Reading = tuple[list[int] | None, bool]  # (ids, explicit none)
 
 
-def _candidates(text: str) -> list[object] | None:
-    """The last id list in ``text``: the final answer wins over ids in the reasoning."""
+def _from_object(value: object) -> Reading | None:
+    """(ids, explicit none) from ``{"ids": [...]}``-like objects; ``None`` if not one."""
+    if not isinstance(value, dict):
+        return None
+    none = value.get("none_needed") is True or value.get("none") is True
+    for key in _ID_KEYS:
+        if key in value:
+            ids = _as_ids(value[key], text_form=False)
+            return ids, none and not ids
+    return (None, True) if none else None
+
+
+def _candidates(text: str) -> list[tuple[int, Reading]]:
+    """Every usable reading in ``text`` with its position; the last one is the answer."""
+    found: list[tuple[int, Reading]] = []
+    covered: list[tuple[int, int]] = []  # spans of JSON objects and fences: read as a whole
     stripped = text.strip()
-    for blob in [stripped, *reversed(_FENCE.findall(text))]:
-        try:
-            parsed = _from_json(json.loads(blob))
-        except (ValueError, TypeError):
+    try:
+        whole: object = json.loads(stripped)
+    except (ValueError, TypeError):
+        whole = None
+    if whole is not None:
+        covered.append((0, len(text)))
+        reading = _from_object(whole)
+        if reading is None and isinstance(whole, list):
+            reading = (_as_ids(whole, text_form=False), False)
+        if reading is not None and (reading[0] is not None or reading[1]):
+            found.append((0, reading))
+    for pattern in (_FENCE, _OBJECT):
+        for match in pattern.finditer(text):
+            blob = match.group(1) if pattern is _FENCE else match.group(0)
+            try:
+                value = json.loads(blob)
+            except (ValueError, TypeError):
+                continue
+            covered.append(match.span())
+            reading = _from_object(value)
+            if reading is None and isinstance(value, list):
+                reading = (_as_ids(value, text_form=False), False)
+            if reading is not None and (reading[0] is not None or reading[1]):
+                found.append((match.start(), reading))
+    for match in _LABELLED.finditer(text):
+        value_text = match.group(1)
+        if _NONE.fullmatch(value_text):
+            found.append((match.start(), (None, True)))
+        elif (ids := _as_ids(value_text, text_form=True)) is not None:
+            found.append((match.start(), (ids, False)))
+    for match in _ARRAY.finditer(text):
+        if any(a <= match.start() < b for a, b in covered):
             continue
-        if parsed is not None:
-            return parsed
-    # A JSON object anywhere in the text ({"ids": [...]}).
-    for match in reversed(list(re.finditer(r"\{[^{}]*\}", text))):
         try:
-            parsed = _from_json(json.loads(match.group(0)))
+            parsed: object = json.loads(match.group(0))
         except ValueError:
-            continue
-        if parsed is not None:
-            return parsed
-    labelled = list(_LABELLED.finditer(text))
-    if labelled:
-        fragment = labelled[-1].group(1)
-        return list(_numbers(fragment)) if fragment.strip() else []
-    arrays = _ARRAY.findall(text)
-    if arrays:
-        return list(_numbers(arrays[-1]))
-    return None
+            parsed = match.group(0)
+        ids = _as_ids(parsed, text_form=not isinstance(parsed, list))
+        if ids is not None:
+            found.append((match.start(), (ids, False)))
+    return found
+
+
+def _read(text: str) -> tuple[list[int] | None, bool, str]:
+    """(ids or None, explicit none, problem) from the last usable reading in ``text``."""
+    found = _candidates(text)
+    if found:
+        ids, none = max(found, key=lambda item: item[0])[1]
+        return ids, none, ""
+    if re.search(r"\[\s*\]", text):
+        return None, False, "empty id list (an explicit answer is 'IDs: none')"
+    if _ARRAY.search(text):
+        return None, False, "a list that is not of integer message ids"
+    return None, False, "no list of message ids in the answer"
 
 
 def parse_selected_ids(text: str, valid_ids: Collection[int]) -> ParsedSelection:
     """Read message ids from a selector answer.
 
-    Accepts ``IDs: [1, 2]``, bare arrays, JSON objects (``{"ids": [...]}``), code
-    fences, ``IDs: 3, 5``, ranges (``4-6``) and string ids (``["3"]``). When the
-    answer mentions several lists, the last one wins. Ids not in ``valid_ids`` are
-    reported in ``invalid`` and dropped.
+    Accepts ``IDs: [1, 2]``, ``IDs: 3, 5``, ranges in text (``IDs: 4-6``), JSON objects
+    (``{"ids": [...]}``), code fences, bare integer arrays and integer strings
+    (``["3"]``); the last labelled ``IDs:`` line wins over lists in the reasoning.
+    ``IDs: none`` (or ``{"ids": [], "none_needed": true}``) means no earlier message is
+    needed. An empty list, a list of non-integers or only unknown ids is not usable
+    (``found`` is false and ``problem`` says why).
+
+    Example:
+        >>> parse_selected_ids("Message 4 changes 2.\\nIDs: [2, 4]", {2, 4}).ids
+        [2, 4]
+        >>> parse_selected_ids("IDs: []", {2, 4}).found
+        False
     """
     result = ParsedSelection()
-    raw = _candidates(text or "")
-    if raw is None:
+    ids, none, problem = _read(text or "")
+    if none:
+        result.found = result.none = True
         return result
-    result.found = True
+    if ids is None:
+        result.problem = problem
+        return result
     valid = set(valid_ids)
-    for item in raw:
-        values: list[int]
-        if isinstance(item, bool):
-            result.invalid.append(str(item))
-            continue
-        if isinstance(item, int):
-            values = [item]
-        elif isinstance(item, float) and item.is_integer():
-            values = [int(item)]
-        elif isinstance(item, str):
-            values = _numbers(item)
-            if not values:
-                result.invalid.append(item)
-                continue
-        elif isinstance(item, dict) and "id" in item:
-            values = _numbers(str(item["id"]))
+    for value in ids:
+        if value in valid:
+            if value not in result.ids:
+                result.ids.append(value)
         else:
-            result.invalid.append(str(item))
-            continue
-        for value in values:
-            if value in valid:
-                if value not in result.ids:
-                    result.ids.append(value)
-            else:
-                result.invalid.append(str(value))
+            result.invalid.append(str(value))
+    result.found = bool(result.ids)
+    if not result.found:
+        result.problem = "selector returned only unknown ids"
     return result

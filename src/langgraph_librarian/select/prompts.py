@@ -10,6 +10,8 @@ from langgraph_librarian.entry import IndexEntry
 
 __all__ = [
     "DEFAULT_SELECTION_PROMPT",
+    "JSON_ANSWER_INSTRUCTIONS",
+    "echoes_template",
     "format_index_line",
     "render_selection_prompt",
     "template_placeholders",
@@ -39,7 +41,7 @@ Prefer the few messages that matter; leave out chit-chat and near-miss topics.
 
 Reason briefly, then end with one final line exactly of the form
 IDs: [<comma-separated message ids>]
-Use IDs: [] when no earlier message is needed."""
+If no earlier message is needed at all, end with the line IDs: none"""
 
 _PLACEHOLDER = re.compile(r"\{(query|index)\}")
 
@@ -75,3 +77,33 @@ def render_selection_prompt(template: str, query: str, entries: Sequence[IndexEn
         "index": "\n".join(format_index_line(e) for e in entries),
     }
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
+
+
+JSON_ANSWER_INSTRUCTIONS = (
+    'Answer with one JSON object and nothing else: {"reasoning": "<brief>", "ids": [<message '
+    'ids>]}. If no earlier message is needed at all, answer {"reasoning": "<brief>", "ids": [], '
+    '"none_needed": true}.'
+)
+"""Appended to the selection prompt when the model is asked for JSON (json mode)."""
+
+_FENCE_MARKERS = ("<index>", "</index>", "<query>", "</query>")
+
+
+def echoes_template(answer: str, template: str) -> bool:
+    """True when a selector answer repeats the prompt instead of answering it.
+
+    Small models served locally sometimes return their input: the fences, or several of
+    the template's own instruction lines (which contain example answers such as
+    ``IDs: [<...>]`` that must not be read as a selection).
+    """
+    if any(marker in answer for marker in _FENCE_MARKERS):
+        return True
+    lines = [
+        line.strip()
+        for line in _PLACEHOLDER.sub("", template).splitlines()
+        if len(line.strip()) >= 24
+    ]
+    if not lines:
+        return False
+    repeated = sum(1 for line in lines if line in answer)
+    return repeated >= max(2, len(lines) // 3)

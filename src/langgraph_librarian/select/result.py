@@ -29,6 +29,8 @@ class Selection:
         shortlisted: True when the index was prefiltered to fit the prompt budget.
         prompt_tokens: Estimated size of the selection prompt (0 for local).
         expanded_ids: Ids added by dependency expansion (local selector).
+        raw_answer: The selector model's answer as received (truncated), also when it
+            was unusable and the local selector was used instead.
     """
 
     ids: list[int] = field(default_factory=list)
@@ -39,6 +41,7 @@ class Selection:
     shortlisted: bool = False
     prompt_tokens: int = 0
     expanded_ids: list[int] = field(default_factory=list)
+    raw_answer: str = ""
 
 
 @runtime_checkable

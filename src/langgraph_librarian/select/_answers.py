@@ -1,0 +1,79 @@
+"""Interpreting a selector model's answer, whatever form it came in."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from langgraph_librarian._messages import output_text
+from langgraph_librarian.select.parse import parse_selected_ids
+from langgraph_librarian.select.prompts import echoes_template
+
+__all__ = ["Answer", "SelectionOutput", "interpret"]
+
+
+class SelectionOutput(BaseModel):
+    """Structured selector answer (tool calling, json_schema or JSON mode)."""
+
+    reasoning: str = Field(description="Brief reasoning about which messages are needed.")
+    ids: list[int] = Field(description="Ids of the index entries the assistant must read.")
+    none_needed: bool = Field(
+        default=False,
+        description="True only when no earlier message is needed at all (ids is then empty).",
+    )
+
+
+@dataclass
+class Answer:
+    """A selector answer read: usable ids, an explicit "none", or a problem."""
+
+    ids: list[int] = field(default_factory=list)
+    none: bool = False
+    reasoning: str = ""
+    raw: str = ""
+    problem: str | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self.problem is None
+
+
+def _from_structured(parsed: SelectionOutput, valid: set[int], raw: str) -> Answer:
+    ids = [i for i in dict.fromkeys(parsed.ids) if i in valid]
+    if ids:
+        return Answer(ids=ids, reasoning=parsed.reasoning, raw=raw)
+    if parsed.none_needed and not parsed.ids:
+        return Answer(none=True, reasoning=parsed.reasoning, raw=raw)
+    problem = (
+        "selector returned only unknown ids"
+        if parsed.ids
+        else "empty id list without none_needed (ambiguous)"
+    )
+    return Answer(reasoning=parsed.reasoning, raw=raw, problem=problem)
+
+
+def interpret(result: Any, valid_ids: Collection[int], template: str) -> Answer:
+    """Read ``result`` (a message, or ``{"raw", "parsed"}`` from structured output).
+
+    Usable: a non-empty list of known ids, or an explicit "none needed". Unusable, with
+    the reason: an echo of the prompt, an empty or non-integer list, unknown ids only,
+    or no list at all.
+    """
+    valid = set(valid_ids)
+    if isinstance(result, dict) and "raw" in result:
+        raw = output_text(result.get("raw"))
+        parsed = result.get("parsed")
+        if isinstance(parsed, SelectionOutput):
+            return _from_structured(parsed, valid, raw)
+        text = raw  # the structured parser failed: read the raw text ourselves
+    else:
+        text = output_text(result)
+    if echoes_template(text, template):
+        return Answer(raw=text, problem="selector echoed the prompt instead of answering")
+    read = parse_selected_ids(text, valid)
+    if not read.found:
+        return Answer(raw=text, problem=read.problem or "no usable answer")
+    return Answer(ids=read.ids, none=read.none, reasoning=text, raw=text)

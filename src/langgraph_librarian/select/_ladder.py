@@ -1,0 +1,79 @@
+"""How to ask a model for a structured selection: a small capability ladder.
+
+Rungs, most to least structured: ``structured`` (the model's own
+``with_structured_output``: json_schema for OpenAI-compatible clients, tool calling
+elsewhere), ``json_mode`` (``response_format={"type": "json_object"}``) and ``text``
+(the ``IDs: [...]`` line). Local servers often reject json_schema (llama.cpp answers
+HTTP 500) while JSON mode works. When a rung fails with a capability error (the request
+itself is refused, not a timeout), the next rung is tried in the same turn and the
+working rung is remembered for that model object, so later turns start there.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Literal, get_args
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
+
+from langgraph_librarian._calls import is_retryable, status_code
+from langgraph_librarian.select._answers import SelectionOutput
+
+__all__ = ["OUTPUT_MODES", "OutputMode", "Rung", "build", "is_capability_error", "rungs"]
+
+Rung = Literal["structured", "json_mode", "text"]
+OutputMode = Literal["auto", "structured", "json_mode", "text"]
+OUTPUT_MODES: tuple[str, ...] = get_args(OutputMode)
+_ORDER: tuple[Rung, ...] = ("structured", "json_mode", "text")
+_CAPABILITY_STATUS = frozenset({400, 404, 405, 415, 422, 500, 501})
+
+_working: dict[int, tuple[weakref.ref[BaseChatModel], int]] = {}
+_lock = threading.Lock()
+
+
+def _overrides(model: BaseChatModel, name: str) -> bool:
+    return getattr(type(model), name) is not getattr(BaseChatModel, name)
+
+
+def build(model: BaseChatModel, rung: Rung) -> Runnable[Any, Any] | None:
+    """The runnable for ``rung``, or ``None`` when this model cannot offer it."""
+    if rung == "text":
+        return model
+    try:
+        if rung == "structured":
+            if not (_overrides(model, "bind_tools") or _overrides(model, "with_structured_output")):
+                return None  # the base class would raise NotImplementedError at call time
+            return model.with_structured_output(SelectionOutput, include_raw=True)
+        return model.with_structured_output(SelectionOutput, method="json_mode", include_raw=True)
+    except (NotImplementedError, TypeError, ValueError):
+        return None
+
+
+def rungs(model: BaseChatModel, mode: OutputMode) -> list[Rung]:
+    """Rungs to try, in order, for ``mode`` (``"auto"`` starts where this model last worked)."""
+    if mode != "auto":
+        return [mode]
+    with _lock:
+        known = _working.get(id(model))
+    start = known[1] if known is not None and known[0]() is model else 0
+    return list(_ORDER[start:])
+
+
+def remember(model: BaseChatModel, rung: Rung) -> None:
+    """Later turns with this model start at ``rung``."""
+    with _lock:
+        for key in [k for k, (ref, _) in _working.items() if ref() is None]:
+            del _working[key]  # models that no longer exist
+        _working[id(model)] = (weakref.ref(model), _ORDER.index(rung))
+
+
+def is_capability_error(exc: BaseException) -> bool:
+    """The request form was refused (worth trying a simpler one), not a transient failure."""
+    if isinstance(exc, NotImplementedError):
+        return True
+    if is_retryable(exc):
+        return False
+    status = status_code(exc)
+    return status in _CAPABILITY_STATUS if status is not None else False
