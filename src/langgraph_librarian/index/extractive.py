@@ -40,7 +40,7 @@ VALUE_PATTERN = re.compile(
     r"|(?<=[a-z,;:] )[A-Z][\w-]+"
 )
 """A passage that states a value: a number, an amount, a month, or a mid-sentence name."""
-_IDENT = re.compile(r"[\w.-]*[/\\][\w./\\-]+|\b\w+_\w+\b|\b\w+\.\w{1,5}\b")
+_IDENT = re.compile(r"(?<![\w.-])[\w.-]*[/\\][\w./\\-]+|\b\w+_\w+\b|\b\w+\.\w{1,5}\b")
 _CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)*")
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.DOTALL)
 _WS = re.compile(r"\s+")
