@@ -18,7 +18,9 @@ ALLERGY = "I'm vegetarian and I'm allergic to nuts, please remember that."
 def chatter(n: int, start: int = 0) -> list[Any]:
     messages: list[Any] = []
     for i in range(start, start + n):
-        messages.append(HumanMessage(f"Question {i}: how long should I roast the squash batch {i}?"))
+        messages.append(
+            HumanMessage(f"Question {i}: how long should I roast the squash batch {i}?")
+        )
         messages.append(AIMessage(f"Roast batch {i} for about {20 + i % 9} minutes at 200C."))
     return messages
 
@@ -31,7 +33,7 @@ class RecordingHandler(BaseCallbackHandler):
         self.starts.append({"tags": tags or [], "metadata": metadata or {}})
 
 
-# -- offline -------------------------------------------------------------------------------------
+# -- offline ----
 
 
 def test_offline_summary_extends_the_previous_one():
@@ -68,7 +70,9 @@ def test_previous_summary_past_its_budget_is_recompressed():
 
 def test_prose_previous_summary_from_a_model_is_merged_by_sentence():
     summarizer = RunningSummarizer(max_summary_tokens=60)
-    prose = ("The user is vegetarian. " * 3) + "They are allergic to nuts. " + "They like tea. " * 20
+    prose = (
+        ("The user is vegetarian. " * 3) + "They are allergic to nuts. " + "They like tea. " * 20
+    )
     result = summarizer.summarize([], prose)
     assert result.summary_tokens <= 60 and "allergic to nuts" in result.summary
 
@@ -83,7 +87,9 @@ def test_empty_and_enormous_messages_offline(text):
 
 
 def test_system_messages_are_not_summarized():
-    result = RunningSummarizer().summarize([SystemMessage("You are Chef Aria."), HumanMessage("hi")])
+    result = RunningSummarizer().summarize(
+        [SystemMessage("You are Chef Aria."), HumanMessage("hi")]
+    )
     assert "Chef Aria" not in result.summary
 
 
@@ -96,7 +102,7 @@ def test_tool_messages_are_labelled_with_their_tool():
     assert "- Tool pantry: 3 onions, 1 squash" in summary
 
 
-# -- with a model --------------------------------------------------------------------------------
+# -- with a model ----
 
 
 def test_llm_prompt_fences_the_data_and_carries_the_previous_summary():
@@ -136,11 +142,15 @@ def test_llm_failure_raises_summarization_error(script):
 
 
 def test_llm_timeout_raises_and_retry_recovers():
-    slow = RunningSummarizer(ScriptedChatModel(script="late", latency=0.5), timeout=0.05, max_retries=0)
+    slow = RunningSummarizer(
+        ScriptedChatModel(script="late", latency=0.5), timeout=0.05, max_retries=0
+    )
     with pytest.raises(SummarizationError, match="TimeoutError"):
         slow.summarize([HumanMessage("hi")])
     flaky = ScriptedChatModel(script=[RuntimeError("blip"), "- recovered"])
-    result = RunningSummarizer(flaky, max_retries=1, retry_backoff=0).summarize([HumanMessage("hi")])
+    result = RunningSummarizer(flaky, max_retries=1, retry_backoff=0).summarize(
+        [HumanMessage("hi")]
+    )
     assert result.summary == "- recovered" and len(flaky.calls) == 2
 
 
@@ -164,7 +174,7 @@ def test_recompression_falls_back_to_offline(second):
 
 def test_enormous_message_keeps_the_llm_prompt_bounded():
     model = ScriptedChatModel(script="- ok")
-    messages = [HumanMessage("y" * 100_000)] + chatter(400)
+    messages = [HumanMessage("y" * 100_000), *chatter(400)]
     RunningSummarizer(model).summarize(messages, "z" * 100_000)
     assert len(prompt_text(model.calls[0])) < 70_000
     assert "[earlier]" in prompt_text(model.calls[0])  # older messages given as fact lines
@@ -184,7 +194,7 @@ def test_bad_settings_are_rejected():
         RunningSummarizer(timeout=0)
 
 
-# -- async ------------------------------------------------------------------------------------
+# -- async ----
 
 
 async def test_async_offline_and_llm():
@@ -196,7 +206,9 @@ async def test_async_offline_and_llm():
 
 
 async def test_async_timeout_and_failure():
-    slow = RunningSummarizer(ScriptedChatModel(script="x", latency=0.5), timeout=0.05, max_retries=0)
+    slow = RunningSummarizer(
+        ScriptedChatModel(script="x", latency=0.5), timeout=0.05, max_retries=0
+    )
     with pytest.raises(SummarizationError):
         await slow.asummarize([HumanMessage("hi")])
     broken = RunningSummarizer(ScriptedChatModel(script=[ValueError("bad")]), max_retries=0)
@@ -204,7 +216,7 @@ async def test_async_timeout_and_failure():
         await broken.asummarize([HumanMessage("hi")])
 
 
-# -- the SummarizationMiddleware adapter -------------------------------------------------------------
+# -- the SummarizationMiddleware adapter ----
 
 
 async def test_langchain_summarizer_reads_back_the_previous_summary_message():

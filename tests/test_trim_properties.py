@@ -31,7 +31,7 @@ def call(call_id: str | None, name: str = "lookup") -> dict:
     return {"name": name, "args": {"q": call_id}, "id": call_id, "type": "tool_call"}
 
 
-# -- the checker ------------------------------------------------------------------------------
+# -- the checker ----
 
 
 def test_checker_accepts_a_valid_history():
@@ -56,26 +56,37 @@ def test_checker_flags_every_rule():
     ]
     assert history_problems([AIMessage("hello")], require_human_first=False) == []
     assert history_problems(
-        [HumanMessage("q"), AIMessage("", tool_calls=[call("c1"), call("c2")]),
-         ToolMessage("r", tool_call_id="c1")]
+        [
+            HumanMessage("q"),
+            AIMessage("", tool_calls=[call("c1"), call("c2")]),
+            ToolMessage("r", tool_call_id="c1"),
+        ]
     ) == ["1: tool call c2 has no result"]
     assert history_problems([HumanMessage("q"), ToolMessage("r", tool_call_id="zz")]) == [
         "1: orphan tool result zz"
     ]
     # result separated from its call by another message
     assert history_problems(
-        [HumanMessage("q"), AIMessage("", tool_calls=[call("c1")]), HumanMessage("x"),
-         ToolMessage("r", tool_call_id="c1")]
+        [
+            HumanMessage("q"),
+            AIMessage("", tool_calls=[call("c1")]),
+            HumanMessage("x"),
+            ToolMessage("r", tool_call_id="c1"),
+        ]
     ) == ["1: tool call c1 has no result", "3: orphan tool result c1"]
     assert history_problems(
-        [HumanMessage("q"), AIMessage("", tool_calls=[call("c1")]),
-         ToolMessage("r", tool_call_id="c1"), ToolMessage("again", tool_call_id="c1")]
+        [
+            HumanMessage("q"),
+            AIMessage("", tool_calls=[call("c1")]),
+            ToolMessage("r", tool_call_id="c1"),
+            ToolMessage("again", tool_call_id="c1"),
+        ]
     ) == ["3: duplicate tool result c1"]
     problems = history_problems([HumanMessage("q"), AIMessage("", tool_calls=[call(None)])])
     assert problems == ["1: tool call without an id"]
 
 
-# -- hand-made repairs ---------------------------------------------------------------------------
+# -- hand-made repairs ----
 
 
 def test_history_starting_with_a_tool_message_is_repaired():
@@ -148,7 +159,7 @@ def test_filter_out_tool_messages_strips_their_calls():
     assert history_problems(filtered) == []
 
 
-# -- random histories ---------------------------------------------------------------------------------
+# -- random histories ----
 
 
 @st.composite

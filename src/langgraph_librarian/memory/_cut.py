@@ -40,6 +40,26 @@ def _exchange_safe(messages: Sequence[BaseMessage], cut: int) -> int:
     return cut
 
 
+def _turn_aligned(
+    messages: Sequence[BaseMessage], target: int, humans: list[int]
+) -> tuple[int, bool]:
+    """The latest turn start at or before ``target`` that no tool exchange straddles.
+
+    Returns ``(cut, False)`` when there is none with conversation before it.
+    """
+    if target >= len(messages):
+        return len(messages), True
+    cut = target
+    while True:
+        start = max((h for h in humans if h <= cut), default=None)
+        if start is None or all(m.type == "system" for m in messages[:start]):
+            return target, False
+        safe = _exchange_safe(messages, start)
+        if safe == start:
+            return start, True
+        cut = safe  # an exchange spans the turn start (a malformed history): go further back
+
+
 def plan_summary_cut(messages: Sequence[BaseMessage], keep_last: int = 2) -> SummaryCut:
     """Decide which messages a running summary absorbs so that the rest stays valid.
 
@@ -66,14 +86,9 @@ def plan_summary_cut(messages: Sequence[BaseMessage], keep_last: int = 2) -> Sum
         return SummaryCut(keep=list(range(n)))
     target = n - keep_last
     humans = [i for i, m in enumerate(messages) if m.type == "human"]
-    conversational = [i for i, m in enumerate(messages) if m.type != "system"]
-    turn_start = max((h for h in humans if h <= target), default=None) if target < n else None
-    if target == n:
-        cut, aligned = n, True
-    elif turn_start is not None and any(i < turn_start for i in conversational):
-        cut, aligned = _exchange_safe(messages, turn_start), True
-    else:
-        cut, aligned = _exchange_safe(messages, target), False
+    cut, aligned = _turn_aligned(messages, target, humans)
+    if not aligned:
+        cut = _exchange_safe(messages, target)
     groups = tool_groups(messages)
     # A kept part must not begin with tool results whose call is gone: fold them in.
     while cut < n and messages[cut].type == "tool" and cut not in groups:
