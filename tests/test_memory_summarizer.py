@@ -147,7 +147,7 @@ def test_llm_timeout_raises_and_retry_recovers():
     )
     with pytest.raises(SummarizationError, match="TimeoutError"):
         slow.summarize([HumanMessage("hi")])
-    flaky = ScriptedChatModel(script=[RuntimeError("blip"), "- recovered"])
+    flaky = ScriptedChatModel(script=[ConnectionError("blip"), "- recovered"])
     result = RunningSummarizer(flaky, max_retries=1, retry_backoff=0).summarize(
         [HumanMessage("hi")]
     )

@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage
 
 from langgraph_librarian._messages import message_text
 from langgraph_librarian._text import content_terms
-from langgraph_librarian.index.extractive import VALUE_PATTERN, extractive_summary, has_change_cue
+from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_text_tokens
 
 __all__ = ["compress_lines", "merge_facts", "message_fact", "parse_summary"]
@@ -42,6 +42,17 @@ _MEMORY_CUES = re.compile(
     r"don'?t (?:eat|like|want)|never|always|my name|call me|i am|i'm|remember|important|"
     r"must|need to|deadline|budget|birthday|live[sd]? in|work(?:s|ed)? (?:at|as|for))\b",
     re.IGNORECASE,
+)
+# Own cue lists (not the indexer's): they rank facts for a chat memory, not for search.
+_CHANGES = re.compile(
+    r"\b(instead|no longer|not anymore|any ?more|changed?|switch(?:ed)?|actually|correction|"
+    r"scratch that|replac(?:e|ed|ing)|rather than|moved?|postpone[d]?|cancel(?:l?ed)?|"
+    r"now (?:is|are|it'?s|i|we))\b",
+    re.IGNORECASE,
+)
+_VALUES = re.compile(
+    r"[$€£¥]?\d[\d,.:/-]*|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)"
+    r"|(?<=[a-z,;:] )[A-Z][\w-]+"
 )
 _DECISIONS = re.compile(
     r"\b(decid\w*|agree\w*|confirm\w*|book(?:ed)?|chose|chosen|settled|plan(?:ned)?|"
@@ -107,11 +118,11 @@ def _importance(line: _Line, newest: int) -> float:
     body = line.text.partition(":")[2] if label else line.text
     if _MEMORY_CUES.search(body):
         score += 2.0
-    if has_change_cue(body):
+    if _CHANGES.search(body):
         score += 2.0
     if _DECISIONS.search(body):
         score += 1.0
-    score += min(2, len(VALUE_PATTERN.findall(body))) * 0.5
+    score += min(2, len(_VALUES.findall(body))) * 0.5
     if label == "User" and body.rstrip().endswith("?"):
         score -= 0.5  # a question asked is less durable than a fact stated
     return score + 0.75 * (line.order / max(newest, 1))
