@@ -12,9 +12,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
-from langgraph_librarian._calls import acall_with_retries, call_with_retries, internal_config
 from langgraph_librarian._messages import message_text, output_text
 from langgraph_librarian.errors import LibrarianError
+from langgraph_librarian.memory._caller import SummaryCaller, make_caller
 from langgraph_librarian.memory._facts import (
     compress_lines,
     merge_facts,
@@ -93,6 +93,10 @@ class SummaryResult:
         }
 
 
+def _failure(exc: Exception) -> SummarizationError:
+    return SummarizationError(f"{type(exc).__name__}: {exc}")
+
+
 def _resolve_model(model: BaseChatModel | str) -> BaseChatModel:
     if isinstance(model, BaseChatModel):
         return model
@@ -166,6 +170,7 @@ class RunningSummarizer:
             raise ValueError("max_retries and retry_backoff must be >= 0")
         self._model_spec = model
         self._model: BaseChatModel | None = None
+        self._summary_caller: SummaryCaller | None = None
         self.max_summary_tokens = max_summary_tokens
         self.prompt = prompt or DEFAULT_RUNNING_SUMMARY_PROMPT
         self.timeout = timeout
@@ -305,27 +310,25 @@ class RunningSummarizer:
             SummarizationError: the model failed, timed out or answered nothing.
         """
         start = time.perf_counter()
-        model = self.model
-        if model is None:
+        caller = self._caller()
+        if caller is None:
             return self._extractive(messages, previous_summary, start)
-        call_config = internal_config("running_summary", config)
         prompt = self.build_prompt(messages, previous_summary)
         try:
-            text = self._clean(self._call(model, prompt, call_config))
+            text = self._clean(caller.invoke(prompt, config))
         except SummarizationError:
             raise
         except Exception as exc:
-            raise SummarizationError(f"{type(exc).__name__}: {exc}") from exc
+            raise _failure(exc) from exc
         notes: list[str] = []
-        recompressed = False
-        if self._over(text):
-            recompressed = True
-            try:
-                text = self._clean(self._call(model, self._recompress_prompt(text), call_config))
-            except Exception as exc:  # the first summary is real: compress it offline
-                notes.append(f"re-compression call failed: {type(exc).__name__}")
-        text, offline = self._fit(text, notes)
-        return self._result(text, "llm", messages, recompressed or offline, start, notes)
+        if not self._over(text):
+            return self._result(text, "llm", messages, False, start)
+        try:
+            text = self._clean(caller.invoke(self._recompress_prompt(text), config))
+        except Exception as exc:  # the first summary is real: compress it offline
+            notes.append(f"re-compression call failed: {type(exc).__name__}")
+        text, _ = self._fit(text, notes)
+        return self._result(text, "llm", messages, True, start, notes)
 
     async def asummarize(
         self,
@@ -336,47 +339,35 @@ class RunningSummarizer:
     ) -> SummaryResult:
         """Async twin of :meth:`summarize`."""
         start = time.perf_counter()
-        model = self.model
-        if model is None:
+        caller = self._caller()
+        if caller is None:
             return self._extractive(messages, previous_summary, start)
-        call_config = internal_config("running_summary", config)
         prompt = self.build_prompt(messages, previous_summary)
         try:
-            text = self._clean(await self._acall(model, prompt, call_config))
+            text = self._clean(await caller.ainvoke(prompt, config))
         except SummarizationError:
             raise
         except Exception as exc:
-            raise SummarizationError(f"{type(exc).__name__}: {exc}") from exc
+            raise _failure(exc) from exc
         notes: list[str] = []
-        recompressed = False
-        if self._over(text):
-            recompressed = True
-            try:
-                text = self._clean(
-                    await self._acall(model, self._recompress_prompt(text), call_config)
-                )
-            except Exception as exc:
-                notes.append(f"re-compression call failed: {type(exc).__name__}")
-        text, offline = self._fit(text, notes)
-        return self._result(text, "llm", messages, recompressed or offline, start, notes)
+        if not self._over(text):
+            return self._result(text, "llm", messages, False, start)
+        try:
+            text = self._clean(await caller.ainvoke(self._recompress_prompt(text), config))
+        except Exception as exc:
+            notes.append(f"re-compression call failed: {type(exc).__name__}")
+        text, _ = self._fit(text, notes)
+        return self._result(text, "llm", messages, True, start, notes)
 
-    def _call(self, model: BaseChatModel, prompt: list[BaseMessage], config: RunnableConfig) -> Any:
-        return call_with_retries(
-            lambda: model.invoke(prompt, config=config),
-            timeout=self.timeout,
-            retries=self.max_retries,
-            backoff=self.retry_backoff,
-        )
-
-    async def _acall(
-        self, model: BaseChatModel, prompt: list[BaseMessage], config: RunnableConfig
-    ) -> Any:
-        return await acall_with_retries(
-            lambda: model.ainvoke(prompt, config=config),
-            timeout=self.timeout,
-            retries=self.max_retries,
-            backoff=self.retry_backoff,
-        )
+    def _caller(self) -> SummaryCaller | None:
+        model = self.model
+        if model is None:
+            return None
+        if self._summary_caller is None:
+            self._summary_caller = make_caller(
+                model, timeout=self.timeout, retries=self.max_retries, backoff=self.retry_backoff
+            )
+        return self._summary_caller
 
     # -- LangChain SummarizationMiddleware ----------------------------------------------------
 
