@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     BaseMessage,
     RemoveMessage,
     SystemMessage,
     convert_to_messages,
 )
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.graph import END, MessagesState
 from typing_extensions import TypedDict
 
@@ -45,7 +47,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 StateUpdate = dict[str, Any]
-SummarizerLike = RunningSummarizer | Runnable[Any, Any] | str | None
+SummarizerLike = RunningSummarizer | BaseChatModel | str | None
 
 SUMMARY_SOURCE = "running_summary"
 """``additional_kwargs["lc_source"]`` of the system message that carries the summary."""
@@ -81,11 +83,7 @@ def resolve_summarizer(summarizer: SummarizerLike) -> RunningSummarizer:
     """A :class:`RunningSummarizer` from one, from a chat model or string, or offline."""
     if isinstance(summarizer, RunningSummarizer):
         return summarizer
-    if summarizer is None or isinstance(summarizer, str):
-        return RunningSummarizer(summarizer)
-    from langchain_core.language_models import BaseChatModel
-
-    if isinstance(summarizer, BaseChatModel):
+    if summarizer is None or isinstance(summarizer, str | BaseChatModel):
         return RunningSummarizer(summarizer)
     raise TypeError(
         "summarizer must be a RunningSummarizer, a chat model, a 'provider:model' string or None"
@@ -208,12 +206,17 @@ should_summarize: Callable[[Mapping[str, Any]], str] = create_summary_router()
 # -- summarize node ----------------------------------------------------------------------------
 
 
+@dataclass
 class _Plan:
-    def __init__(self, messages: list[BaseMessage], cut: SummaryCut, previous: str) -> None:
-        self.messages = messages
-        self.cut = cut
-        self.previous = previous
-        self.old = [messages[p] for p in cut.summarize]
+    """What one summarize step works on: the history, the cut, the previous summary."""
+
+    messages: list[BaseMessage]
+    cut: SummaryCut
+    previous: str
+
+    @property
+    def old(self) -> list[BaseMessage]:
+        return [self.messages[p] for p in self.cut.summarize]
 
 
 def _plan(state: Mapping[str, Any], keep_last: int) -> _Plan | StateUpdate:
