@@ -381,3 +381,10 @@ def test_model_input_order_fencing_and_repair():
     assert built[3].content.count("</conversation_summary>") == 1
     assert [m.type for m in built[4:]] == ["human"]
     assert build_model_input([HumanMessage("x")], "") == [HumanMessage("x")]
+
+
+def test_model_input_can_keep_an_assistant_greeting_first():
+    history = [AIMessage("Hi, I'm Aria!"), HumanMessage("Hello")]
+    assert [m.type for m in build_model_input(history)] == ["human"]
+    loose = build_model_input(history, "- likes basil", require_human_first=False)
+    assert [m.type for m in loose] == ["system", "ai", "human"]

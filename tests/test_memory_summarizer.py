@@ -228,3 +228,13 @@ async def test_langchain_summarizer_reads_back_the_previous_summary_message():
     summary = runnable.invoke([earlier, HumanMessage("I also avoid mushrooms.")])
     assert summary == "- User: allergic to nuts.\n- User: I also avoid mushrooms."
     assert await runnable.ainvoke([earlier]) == "- User: allergic to nuts."
+
+
+async def test_one_off_functions_offline_and_with_a_model():
+    from langgraph_librarian.memory import asummarize_messages, summarize_messages
+
+    offline = summarize_messages([HumanMessage("I avoid mushrooms.")], max_summary_tokens=50)
+    assert offline.summary == "- User: I avoid mushrooms." and offline.method == "extractive"
+    model = ScriptedChatModel(script="- avoids mushrooms")
+    result = await asummarize_messages([HumanMessage("I avoid mushrooms.")], model=model)
+    assert result.method == "llm" and model.async_calls == 1

@@ -1,6 +1,7 @@
 """Running-summary memory and provider-valid trimming (specs 02 and 05).
 
-- :class:`RunningSummarizer`: previous summary + messages -> a bounded new summary,
+- :class:`RunningSummarizer` (and the one-off :func:`summarize_messages` /
+  :func:`asummarize_messages`): previous summary + messages -> a bounded new summary,
   offline (extractive) or with a chat model, sync and async, usable anywhere.
 - ``StateGraph`` pieces: :class:`SummaryState` / :class:`SummaryFields`,
   :func:`create_summarize_node`, :func:`create_summary_router` (and
@@ -41,6 +42,8 @@ from langgraph_librarian.memory._summarizer import (
     RunningSummarizer,
     SummarizationError,
     SummaryResult,
+    asummarize_messages,
+    summarize_messages,
 )
 
 __all__ = [
@@ -55,6 +58,7 @@ __all__ = [
     "SummaryNode",
     "SummaryResult",
     "SummaryState",
+    "asummarize_messages",
     "build_model_input",
     "create_summarize_node",
     "create_summary_chat_node",
@@ -66,6 +70,7 @@ __all__ = [
     "repair_history",
     "resolve_summarizer",
     "should_summarize",
+    "summarize_messages",
     "summary_message",
     "trim_history",
 ]

@@ -134,13 +134,15 @@ def build_model_input(
     *,
     system_prompt: str | SystemMessage | Sequence[str | SystemMessage] | None = None,
     repair: bool = True,
+    require_human_first: bool = True,
 ) -> list[BaseMessage]:
     """System prompt(s), then the summary as system context, then the recent messages.
 
     With ``repair`` (default) the messages go through
     :func:`~langgraph_librarian.memory.repair_history` first, so the input stays valid
     for providers whatever the state holds (system messages first, a human message
-    first, no orphan tool results, no tool call without its result).
+    first unless ``require_human_first=False``, no orphan tool results, no tool call
+    without its result).
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -150,7 +152,11 @@ def build_model_input(
         >>> [m.type for m in model_input]
         ['system', 'system', 'human']
     """
-    items = repair_history(messages) if repair else list(messages)
+    items = (
+        repair_history(messages, require_human_first=require_human_first)
+        if repair
+        else list(messages)
+    )
     split = next((i for i, m in enumerate(items) if m.type != "system"), len(items))
     carried = summary_message(summary)
     return [

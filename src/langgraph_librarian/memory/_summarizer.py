@@ -28,6 +28,8 @@ __all__ = [
     "RunningSummarizer",
     "SummarizationError",
     "SummaryResult",
+    "asummarize_messages",
+    "summarize_messages",
 ]
 
 logger = logging.getLogger(__name__)
@@ -341,3 +343,41 @@ class RunningSummarizer:
             return (await self.asummarize(rest, previous, config=config)).summary
 
         return RunnableLambda(run, afunc=arun, name="running_summary")
+
+
+def summarize_messages(
+    messages: Sequence[BaseMessage],
+    previous_summary: str = "",
+    *,
+    model: BaseChatModel | str | None = None,
+    max_summary_tokens: int = 400,
+    config: RunnableConfig | None = None,
+) -> SummaryResult:
+    """Fold ``messages`` into ``previous_summary`` once (offline when ``model`` is ``None``).
+
+    A shortcut for ``RunningSummarizer(model, ...).summarize(...)``; build the
+    summarizer once when you call it repeatedly (a model string is resolved once).
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> result = summarize_messages([HumanMessage("I avoid mushrooms.")],
+        ...                             "- User: allergic to nuts.")
+        >>> print(result.summary)
+        - User: allergic to nuts.
+        - User: I avoid mushrooms.
+    """
+    summarizer = RunningSummarizer(model, max_summary_tokens=max_summary_tokens)
+    return summarizer.summarize(messages, previous_summary, config=config)
+
+
+async def asummarize_messages(
+    messages: Sequence[BaseMessage],
+    previous_summary: str = "",
+    *,
+    model: BaseChatModel | str | None = None,
+    max_summary_tokens: int = 400,
+    config: RunnableConfig | None = None,
+) -> SummaryResult:
+    """Async twin of :func:`summarize_messages`."""
+    summarizer = RunningSummarizer(model, max_summary_tokens=max_summary_tokens)
+    return await summarizer.asummarize(messages, previous_summary, config=config)
