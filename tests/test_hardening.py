@@ -220,3 +220,22 @@ def test_models_built_from_strings_get_timeout_no_client_retries_and_output_limi
     assert model.max_retries == 0
     assert model.max_tokens == 1024
     assert config.get_selector_model() is model  # built once
+
+
+# -- a token counter that raises does not break turns --------------------------------------
+
+
+def test_a_raising_token_counter_falls_back_to_the_approximate_count(caplog):
+    def offline_tiktoken(messages):
+        raise ConnectionError("could not download the encoding")
+
+    config = LibrarianConfig(token_counter=offline_tiktoken, context_token_budget=3000)
+    run = {"configurable": {"librarian": config}}
+    # the "no index" path counts tokens too
+    first = select_and_hydrate({"messages": [HumanMessage("hello")]}, run)
+    assert first["librarian_metadata"]["reason"] in {"no_earlier_messages", "no_index"}
+    out = select_and_hydrate(indexed_state(), run)
+    assert out["librarian_metadata"]["selection_skipped"] is False
+    assert out["librarian_metadata"]["curated_tokens"] > 0
+    warnings = [r for r in caplog.records if "token counter" in r.getMessage()]
+    assert len(warnings) == 1  # said once, not every call

@@ -14,8 +14,9 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ContextThreadPoolExecutor
 
 from langgraph_librarian._calls import ModelCaller
+from langgraph_librarian._concurrency import AsyncGate, Gate
 from langgraph_librarian._messages import message_role, message_text, output_text
-from langgraph_librarian._text import WHITESPACE
+from langgraph_librarian._text import WHITESPACE, content_terms
 from langgraph_librarian.entry import EntryStatus, IndexEntry
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_tokens
@@ -33,6 +34,12 @@ Answer with the summary only."""
 _MAX_LLM_INPUT_CHARS = 24_000
 _MAX_SUMMARY_CHARS = 700
 _LABEL = re.compile(r"^\s*(?:summary|index entry)\s*:\s*", re.IGNORECASE)
+_WRAPPER = re.compile(r"</?\s*(?:message|summary|index entry|entry)\s*>", re.IGNORECASE)
+_REFUSAL = re.compile(
+    r"^\W*(?:i'?m sorry|sorry,|i am sorry|i can(?:no|')t|i am unable|i'?m unable|i won'?t|"
+    r"as an ai|i'?m not able|unfortunately,? i)",
+    re.IGNORECASE,
+)
 _BLOCK_MARKER = re.compile(r"^\[(?:image|image_url|file|audio|video|document)[^\]]*\]$", re.M)
 
 
@@ -106,11 +113,34 @@ def local_entry(
 
 
 def _clean_summary(raw: object) -> str:
-    text = output_text(raw)
-    text = WHITESPACE.sub(" ", _LABEL.sub("", text)).strip()
+    text = _WRAPPER.sub(" ", output_text(raw))
+    text = WHITESPACE.sub(" ", _LABEL.sub("", text.strip())).strip()
     if len(text) > _MAX_SUMMARY_CHARS:
         text = text[: _MAX_SUMMARY_CHARS - 1].rstrip() + "…"
     return text
+
+
+def _summary_problem(summary: str, source: str, prompt: str) -> str | None:
+    """Why a model's summary must not be stored, or ``None`` when it may.
+
+    Small or misconfigured models return the instructions instead of a summary, refuse,
+    or describe something else; stored as ``"summarized"`` such an entry would hide
+    the message from selection for good. Rejected summaries become extractive entries
+    marked ``"fallback"``.
+    """
+    if not summary:
+        return "empty summary"
+    prompt_lines = [line.strip() for line in prompt.splitlines() if len(line.strip()) >= 30]
+    echoed = len(summary) >= 40 and summary[:60] in prompt
+    if echoed or sum(line[:60] in summary for line in prompt_lines) >= 2:
+        return "the model repeated its instructions"
+    terms = set(content_terms(summary))
+    overlap = len(terms & set(content_terms(source))) / len(terms) if terms else 0.0
+    if _REFUSAL.match(summary) and overlap < 0.5:
+        return "the model refused"
+    if len(terms) >= 4 and overlap < 0.1:
+        return "the summary shares no words with the message"
+    return None
 
 
 @dataclass
@@ -164,49 +194,64 @@ class LLMSummarizer:
             HumanMessage(content=f"{origin}\n<message>\n{text}\n</message>"),
         ]
 
-    @staticmethod
-    def _outcome(raw: object, error: str | None, start: float) -> _Outcome:
-        summary = _clean_summary(raw) if error is None else ""
-        if error is None and not summary:
-            error = "empty summary"
-        return _Outcome(summary or None, (time.perf_counter() - start) * 1000, error)
+    def _outcome(self, message: BaseMessage, raw: object, start: float) -> _Outcome:
+        summary = _clean_summary(raw)
+        problem = _summary_problem(summary, message_text(message), self.prompt)
+        latency = (time.perf_counter() - start) * 1000
+        if problem is not None:
+            return _Outcome(None, latency, f"summary rejected: {problem}")
+        return _Outcome(summary, latency)
 
-    def _one(self, message: BaseMessage, parent: RunnableConfig | None) -> _Outcome:
-        start = time.perf_counter()
-        try:
-            raw = self.caller.invoke(self.build_prompt(message), parent)
-        except Exception as exc:
-            return self._outcome(None, f"{type(exc).__name__}: {exc}", start)
-        return self._outcome(raw, None, start)
+    @staticmethod
+    def _failed(exc: Exception, start: float) -> _Outcome:
+        return _Outcome(None, (time.perf_counter() - start) * 1000, f"{type(exc).__name__}: {exc}")
+
+    def _one(self, message: BaseMessage, gate: Gate, parent: RunnableConfig | None) -> _Outcome:
+        with gate:
+            start = time.perf_counter()
+            try:
+                raw = self.caller.invoke(self.build_prompt(message), parent)
+            except Exception as exc:
+                gate.done(timed_out=isinstance(exc, TimeoutError))
+                return self._failed(exc, start)
+            gate.done(timed_out=False)
+            return self._outcome(message, raw, start)
 
     async def _aone(
-        self, message: BaseMessage, gate: asyncio.Semaphore, parent: RunnableConfig | None
+        self, message: BaseMessage, gate: AsyncGate, parent: RunnableConfig | None
     ) -> _Outcome:
         async with gate:
             start = time.perf_counter()
             try:
                 raw = await self.caller.ainvoke(self.build_prompt(message), parent)
             except Exception as exc:
-                return self._outcome(None, f"{type(exc).__name__}: {exc}", start)
-            return self._outcome(raw, None, start)
+                await gate.done(timed_out=isinstance(exc, TimeoutError))
+                return self._failed(exc, start)
+            await gate.done(timed_out=False)
+            return self._outcome(message, raw, start)
 
     def summarize(
         self, messages: Sequence[BaseMessage], parent: RunnableConfig | None = None
     ) -> list[_Outcome]:
-        """Summaries in input order (``None`` where the model finally failed)."""
+        """Summaries in input order (``None`` where the model failed or was rejected).
+
+        At most ``max_concurrency`` calls run at once, fewer while calls time out (the
+        server is queueing them; see :mod:`langgraph_librarian._concurrency`).
+        """
         if not messages:
             return []
+        gate = Gate(self.model, self.max_concurrency)
         if len(messages) == 1:
-            return [self._one(messages[0], parent)]
+            return [self._one(messages[0], gate, parent)]
         workers = min(self.max_concurrency, len(messages))
         with ContextThreadPoolExecutor(
             max_workers=workers, thread_name_prefix="librarian-index"
         ) as pool:
-            return list(pool.map(lambda m: self._one(m, parent), messages))
+            return list(pool.map(lambda m: self._one(m, gate, parent), messages))
 
     async def asummarize(
         self, messages: Sequence[BaseMessage], parent: RunnableConfig | None = None
     ) -> list[_Outcome]:
         """Async twin of :meth:`summarize`."""
-        gate = asyncio.Semaphore(self.max_concurrency)
+        gate = AsyncGate(self.model, self.max_concurrency)
         return list(await asyncio.gather(*(self._aone(m, gate, parent) for m in messages)))

@@ -6,7 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from langgraph_librarian._messages import output_text
 from langgraph_librarian.select.parse import parse_selected_ids
@@ -66,6 +66,11 @@ def interpret(result: Any, valid_ids: Collection[int], template: str) -> Answer:
     if isinstance(result, dict) and "raw" in result:
         raw = output_text(result.get("raw"))
         parsed = result.get("parsed")
+        if isinstance(parsed, dict):
+            try:
+                parsed = SelectionOutput.model_validate(parsed)
+            except ValidationError:
+                parsed = None
         if isinstance(parsed, SelectionOutput):
             return _from_structured(parsed, valid, raw)
         text = raw  # the structured parser failed: read the raw text ourselves

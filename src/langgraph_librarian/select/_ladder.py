@@ -29,6 +29,11 @@ OUTPUT_MODES: tuple[str, ...] = get_args(OutputMode)
 _ORDER: tuple[Rung, ...] = ("structured", "json_mode", "text")
 _CAPABILITY_STATUS = frozenset({400, 404, 405, 415, 422, 500, 501})
 
+# A JSON schema rather than the pydantic class: clients then parse into plain dicts,
+# which serialize cleanly in traces (a pydantic object in the raw message's
+# ``parsed`` field makes pydantic warn whenever the message is dumped).
+_SCHEMA: dict[str, Any] = SelectionOutput.model_json_schema()
+
 _working: dict[int, tuple[weakref.ref[BaseChatModel], int]] = {}
 _lock = threading.Lock()
 
@@ -45,8 +50,8 @@ def build(model: BaseChatModel, rung: Rung) -> Runnable[Any, Any] | None:
         if rung == "structured":
             if not (_overrides(model, "bind_tools") or _overrides(model, "with_structured_output")):
                 return None  # the base class would raise NotImplementedError at call time
-            return model.with_structured_output(SelectionOutput, include_raw=True)
-        return model.with_structured_output(SelectionOutput, method="json_mode", include_raw=True)
+            return model.with_structured_output(_SCHEMA, include_raw=True)
+        return model.with_structured_output(_SCHEMA, method="json_mode", include_raw=True)
     except (NotImplementedError, TypeError, ValueError):
         return None
 

@@ -1,0 +1,113 @@
+"""How many model calls to keep in flight: adapts when a server cannot keep up.
+
+A local server (llama.cpp, Ollama) often answers one request at a time; sixteen
+concurrent summaries then wait in its queue until they time out, and every retry
+makes the queue longer. The gate halves its capacity when a call times out and adds
+one back after as many successes in a row as it has slots (additive increase,
+multiplicative decrease). What a model's server sustains is remembered for that model
+object, so the next turn starts there instead of at ``max_concurrency`` again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from typing import Any
+
+__all__ = ["AsyncGate", "Gate", "learned_capacity"]
+
+_learned: dict[int, tuple[weakref.ref[Any], int]] = {}
+_learned_lock = threading.Lock()
+
+
+def learned_capacity(model: Any, maximum: int) -> int:
+    """The capacity last learned for ``model`` (at most ``maximum``), else ``maximum``."""
+    with _learned_lock:
+        known = _learned.get(id(model))
+    if known is None or known[0]() is not model:
+        return maximum
+    return max(1, min(maximum, known[1]))
+
+
+def _learn(model: Any, capacity: int) -> None:
+    try:
+        ref = weakref.ref(model)
+    except TypeError:  # not weak-referenceable: nothing to remember it by
+        return
+    with _learned_lock:
+        for key in [k for k, (r, _) in _learned.items() if r() is None]:
+            del _learned[key]
+        _learned[id(model)] = (ref, capacity)
+
+
+class _Capacity:
+    """The AIMD arithmetic shared by the sync and async gates."""
+
+    def __init__(self, model: Any, maximum: int) -> None:
+        self.model = model
+        self.maximum = max(1, maximum)
+        self.capacity = learned_capacity(model, self.maximum)
+        self.in_flight = 0
+        self._streak = 0
+
+    def record(self, timed_out: bool) -> None:
+        if timed_out:
+            self.capacity = max(1, self.capacity // 2)
+            self._streak = 0
+        else:
+            self._streak += 1
+            if self._streak >= self.capacity and self.capacity < self.maximum:
+                self.capacity += 1
+                self._streak = 0
+        _learn(self.model, self.capacity)
+
+
+class Gate(_Capacity):
+    """A thread gate whose capacity adapts to timeouts (see the module docstring)."""
+
+    def __init__(self, model: Any, maximum: int) -> None:
+        super().__init__(model, maximum)
+        self._cond = threading.Condition()
+
+    def __enter__(self) -> Gate:
+        with self._cond:
+            self._cond.wait_for(lambda: self.in_flight < self.capacity)
+            self.in_flight += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self.in_flight -= 1
+            self._cond.notify_all()
+
+    def done(self, timed_out: bool) -> None:
+        """Report how a call ended."""
+        with self._cond:
+            self.record(timed_out)
+            self._cond.notify_all()
+
+
+class AsyncGate(_Capacity):
+    """Async twin of :class:`Gate` (one per event loop run)."""
+
+    def __init__(self, model: Any, maximum: int) -> None:
+        super().__init__(model, maximum)
+        self._cond = asyncio.Condition()
+
+    async def __aenter__(self) -> AsyncGate:
+        async with self._cond:
+            await self._cond.wait_for(lambda: self.in_flight < self.capacity)
+            self.in_flight += 1
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        async with self._cond:
+            self.in_flight -= 1
+            self._cond.notify_all()
+
+    async def done(self, timed_out: bool) -> None:
+        """Report how a call ended."""
+        async with self._cond:
+            self.record(timed_out)
+            self._cond.notify_all()
