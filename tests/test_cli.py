@@ -156,7 +156,10 @@ def test_without_embeddings_bench_says_what_it_dropped(capsys):
     assert main([*TINY_BENCH, "--no-embeddings"]) == 0
     captured = capsys.readouterr()
     assert "--no-embeddings: strategy 'vector' is left out" in captured.err
-    assert "'librarian' is the lexical engine, the same as 'librarian-lexical'" in captured.err
+    assert (
+        "--no-embeddings: 'librarian' runs the lexical engine, the same as "
+        "'librarian-lexical' (they share one index)" in captured.err
+    )
     assert "bench synthetic: 2 of " in captured.err  # the one-line summary of the run
     assert "| vector |" not in captured.out and "| librarian |" in captured.out
 

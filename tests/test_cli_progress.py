@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, HumanMessage
@@ -194,7 +195,7 @@ def test_identical_indexes_and_texts_are_built_once_and_charged_to_each(monkeypa
     outcomes, seconds = run_bench(
         "mini",
         dataset(1),
-        ["vector", "librarian", "librarian-lexical", "librarian-lexical"],
+        ["vector", "librarian", "librarian-lexical", "librarian-lexical"],  # twice: runs once
         budget=500,
         embeddings=embeddings,
         progress=lambda label, d, t: log.append((label, d, t)),
@@ -202,14 +203,15 @@ def test_identical_indexes_and_texts_are_built_once_and_charged_to_each(monkeypa
     )
     # vector and librarian embed the same short messages: each text is embedded once.
     assert len(embeddings.documents) == 30
-    # The second librarian-lexical reuses the first one's index.
-    assert indexed == [30, 30]  # librarian, librarian-lexical; not a third time
+    assert indexed == [30, 30]  # librarian, librarian-lexical
     assert ("librarian: index c0", 30, 30) in log  # embedding progress was shown
     # Reused work is charged at its original cost, so each strategy reports what it
-    # would have spent alone; the wall time spent is less than the sum.
-    assert seconds["librarian"] > 0 and shared.charged_seconds > 0
-    assert shared.spent_seconds < sum(seconds.values())
-    assert {o.strategy for o in outcomes} == {"vector", "librarian", "librarian-lexical"}
+    # would have spent alone: the sum is the wall time spent plus what was reused.
+    assert shared.charged_seconds > 0
+    assert math.isclose(
+        sum(seconds.values()), shared.spent_seconds + shared.charged_seconds, rel_tol=1e-9
+    )
+    assert [o.strategy for o in outcomes].count("librarian-lexical") == 3
 
 
 def test_without_embeddings_librarian_shares_the_lexical_index(monkeypatch):

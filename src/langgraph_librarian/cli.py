@@ -12,6 +12,7 @@ import argparse
 import datetime
 import importlib.util
 import json
+import os
 import sys
 import textwrap
 from importlib import metadata
@@ -177,6 +178,15 @@ def _load(args: argparse.Namespace, extra: dict[str, Any]) -> list[Any]:
     return conversations
 
 
+def _why_no_embeddings(args: argparse.Namespace) -> str:
+    if args.no_embeddings:
+        return "--no-embeddings"
+    setting = os.environ.get("LIBRARIAN_EMBEDDINGS", "")
+    if setting:
+        return f"embeddings disabled by LIBRARIAN_EMBEDDINGS={setting}"
+    return f"no embedding model installed ({_EMBEDDINGS_HINT})"
+
+
 def _strategies(args: argparse.Namespace, embeddings: Any, model: Any) -> list[str]:
     from langgraph_librarian.evals.strategies import STRATEGY_NAMES
 
@@ -188,16 +198,17 @@ def _strategies(args: argparse.Namespace, embeddings: Any, model: Any) -> list[s
     if "librarian-llm" in chosen and model is None:
         raise CliError("strategy librarian-llm needs --model provider:model")
     if embeddings is None:
+        reason = _why_no_embeddings(args)
         if "vector" in chosen:
             if args.strategies:
                 raise CliError(f"strategy 'vector' needs the embedding model ({_EMBEDDINGS_HINT})")
             chosen.remove("vector")
-            reason = "--no-embeddings" if args.no_embeddings else "no embedding model installed"
             _say(f"note: {reason}: strategy 'vector' is left out")
         if "librarian" in chosen:
+            shared = " (they share one index)" if "librarian-lexical" in chosen else ""
             _say(
-                "note: without embeddings 'librarian' is the lexical engine, the same as "
-                "'librarian-lexical' (they share one index)"
+                f"note: {reason}: 'librarian' runs the lexical engine, the same as "
+                f"'librarian-lexical'{shared}"
             )
     return chosen
 
@@ -290,7 +301,15 @@ def _tool_bench(args: argparse.Namespace, embeddings: Any) -> int:
         f"bench tools: catalogs of {', '.join(f'{n:,}' for n in sizes)} tools, "
         f"{args.limit or 150} queries each; {engine}"
     )
-    rows = run_tool_bench(sizes, n_queries=args.limit or 150, seed=args.seed, embeddings=embeddings)
+    from langgraph_librarian.evals.runner import ProgressPrinter
+
+    rows = run_tool_bench(
+        sizes,
+        n_queries=args.limit or 150,
+        seed=args.seed,
+        embeddings=embeddings,
+        progress=None if args.quiet else ProgressPrinter(),
+    )
     print(format_tool_table(rows))
     if args.out:
         out = Path(args.out)

@@ -197,7 +197,7 @@ def run_bench(
     outcomes: list[Outcome] = []
     indexing_seconds: dict[str, float] = {}
     total = sum(len(q) for _, q in plan)
-    for name in strategy_names:
+    for name in dict.fromkeys(strategy_names):  # a strategy named twice runs once
         strategy = make_strategy(
             name, budget=budget, embeddings=embeddings, model=model, shared=shared
         )
