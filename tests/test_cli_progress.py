@@ -204,7 +204,7 @@ def test_identical_indexes_and_texts_are_built_once_and_charged_to_each(monkeypa
     # vector and librarian embed the same short messages: each text is embedded once.
     assert len(embeddings.documents) == 30
     assert indexed == [30, 30]  # librarian, librarian-lexical
-    assert ("librarian: index c0", 30, 30) in log  # embedding progress was shown
+    assert ("[librarian] index c0", 30, 30) in log  # embedding progress was shown
     # Reused work is charged at its original cost, so each strategy reports what it
     # would have spent alone: the sum is the wall time spent plus what was reused.
     assert shared.charged_seconds > 0

@@ -204,7 +204,7 @@ def run_bench(
         done = 0
         indexing_seconds[name] = 0.0
         for conv, questions in plan:
-            label = f"{name}: index {conv.id}"
+            label = f"[{name}] index {conv.id}"
             index_progress = partial(progress, label) if progress is not None else None
             start, charged = time.perf_counter(), shared.charged_seconds
             index_tokens = strategy.prepare(conv.messages, progress=index_progress)
@@ -218,7 +218,7 @@ def run_bench(
                 )
                 done += 1
                 if progress is not None:
-                    progress(f"{name}: questions", done, total)
+                    progress(f"[{name}] questions", done, total)
     return outcomes, indexing_seconds
 
 
