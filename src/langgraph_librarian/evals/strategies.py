@@ -3,15 +3,23 @@
 Each strategy sees what it would see in production: the history and the question,
 never the gold evidence. Retrieval strategies fill the same token budget and keep
 the same recent turns, so the comparison is about what they choose.
+
+Strategies of one run share indexing work through :class:`SharedIndexing` where the
+result is identical by construction: the embedding of a text already embedded by
+another strategy (``vector`` and ``librarian`` embed the same short messages), and a
+whole Librarian index when two strategies build it with the same models
+(``librarian`` and ``librarian-lexical`` without an embedding model). Each strategy is
+still charged what the shared work cost when it was done, so per-strategy indexing
+time is what that strategy would have spent alone.
 """
 
 from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -23,15 +31,17 @@ from langgraph_librarian._messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.hydrate import hydrate
-from langgraph_librarian.index.pipeline import update_index
+from langgraph_librarian.index.pipeline import IndexProgress, update_index
 from langgraph_librarian.index.summarize import DEFAULT_SUMMARY_PROMPT
 from langgraph_librarian.nodes import select_and_hydrate
 from langgraph_librarian.select.lexical import BM25Index
 from langgraph_librarian.tokens import count_text_tokens, count_tokens
 
-__all__ = ["STRATEGY_NAMES", "ContextResult", "Strategy", "make_strategy"]
+__all__ = ["STRATEGY_NAMES", "ContextResult", "SharedIndexing", "Strategy", "make_strategy"]
 
 RECENT_TURNS = 2
+_T = TypeVar("_T")
+_EMBED_BATCH = 32
 
 
 @dataclass
@@ -45,11 +55,109 @@ class ContextResult:
     fallback: bool = False
 
 
+class _CachedEmbeddings(Embeddings):
+    """Document embeddings computed once per text; queries pass straight through.
+
+    Queries are not cached: their cost belongs to each strategy's selection latency.
+    """
+
+    def __init__(self, inner: Embeddings, owner: SharedIndexing) -> None:
+        self.inner = inner
+        self._owner = owner
+        self._vectors: dict[str, tuple[np.ndarray, float]] = {}
+
+    def _missing(self, texts: Sequence[str]) -> list[str]:
+        return [t for t in dict.fromkeys(texts) if t not in self._vectors]
+
+    def _store(self, texts: list[str], vectors: Sequence[Sequence[float]], seconds: float) -> None:
+        each = seconds / max(len(texts), 1)
+        for text, vector in zip(texts, vectors, strict=True):
+            self._vectors[text] = (np.asarray(vector, dtype=np.float32), each)
+
+    def _collect(self, texts: Sequence[str], fresh: set[str]) -> list[list[float]]:
+        for text in texts:
+            if text not in fresh:  # done earlier, maybe by another strategy
+                self._owner.charged_seconds += self._vectors[text][1]
+        return [self._vectors[t][0].tolist() for t in texts]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        missing = self._missing(texts)
+        if missing:
+            start = time.perf_counter()
+            self._store(missing, self.inner.embed_documents(missing), time.perf_counter() - start)
+        return self._collect(texts, set(missing))
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        missing = self._missing(texts)
+        if missing:
+            start = time.perf_counter()
+            vectors = await self.inner.aembed_documents(missing)
+            self._store(missing, vectors, time.perf_counter() - start)
+        return self._collect(texts, set(missing))
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return await self.inner.aembed_query(text)
+
+
+class SharedIndexing:
+    """Indexing work shared by the strategies of one bench run.
+
+    Args:
+        embeddings: The run's embedding model; wrapped so that a text is embedded once.
+
+    Attributes:
+        embeddings: The caching wrapper (``None`` without a model).
+        charged_seconds: Seconds of earlier work handed to a strategy instead of being
+            redone; the runner adds them to that strategy's indexing time.
+        spent_seconds: Indexing wall time actually spent (kept by the runner).
+
+    Example:
+        >>> shared = SharedIndexing(None)
+        >>> shared.index(("conversation-1", "lexical"), lambda: [1, 2])
+        [1, 2]
+        >>> shared.index(("conversation-1", "lexical"), lambda: [3])  # reused, not rebuilt
+        [1, 2]
+    """
+
+    def __init__(self, embeddings: Embeddings | None) -> None:
+        self.embeddings = _CachedEmbeddings(embeddings, self) if embeddings is not None else None
+        self.charged_seconds = 0.0
+        self.spent_seconds = 0.0
+        self._built: dict[Hashable, tuple[Any, float]] = {}
+
+    def index(self, key: Hashable, build: Callable[[], _T]) -> _T:
+        """``build()`` once per ``key``; later calls reuse it and are charged its cost."""
+        if key in self._built:
+            value, seconds = self._built[key]
+            self.charged_seconds += seconds
+            return value  # type: ignore[no-any-return]
+        start = time.perf_counter()
+        charged = self.charged_seconds
+        built = build()
+        # What it cost, including work it reused, is what the next user is charged.
+        seconds = time.perf_counter() - start + (self.charged_seconds - charged)
+        self._built[key] = (built, seconds)
+        return built
+
+
+def _fingerprint(messages: Sequence[BaseMessage]) -> int:
+    return hash(tuple((m.id, message_text(m)) for m in messages))
+
+
 class Strategy(Protocol):
     name: str
 
-    def prepare(self, messages: Sequence[BaseMessage]) -> int:
-        """Index a conversation; returns model tokens spent on indexing (0 offline)."""
+    def prepare(
+        self, messages: Sequence[BaseMessage], progress: IndexProgress | None = None
+    ) -> int:
+        """Index a conversation; returns model tokens spent on indexing (0 offline).
+
+        ``progress(done, total)`` is called during long indexing (embeddings, model
+        summaries); strategies with nothing to index may never call it.
+        """
         ...
 
     def context(self, history: Sequence[BaseMessage], question: str) -> ContextResult:
@@ -67,7 +175,9 @@ class BruteForce:
     def __init__(self, **_: Any) -> None:
         pass
 
-    def prepare(self, messages: Sequence[BaseMessage]) -> int:
+    def prepare(
+        self, messages: Sequence[BaseMessage], progress: IndexProgress | None = None
+    ) -> int:
         return 0
 
     def context(self, history: Sequence[BaseMessage], question: str) -> ContextResult:
@@ -81,7 +191,9 @@ class LastN:
     def __init__(self, budget: int, **_: Any) -> None:
         self.budget = budget
 
-    def prepare(self, messages: Sequence[BaseMessage]) -> int:
+    def prepare(
+        self, messages: Sequence[BaseMessage], progress: IndexProgress | None = None
+    ) -> int:
         return 0
 
     def context(self, history: Sequence[BaseMessage], question: str) -> ContextResult:
@@ -108,7 +220,9 @@ class _Ranked(ABC):
         self.budget = budget
 
     @abstractmethod
-    def prepare(self, messages: Sequence[BaseMessage]) -> int: ...
+    def prepare(
+        self, messages: Sequence[BaseMessage], progress: IndexProgress | None = None
+    ) -> int: ...
 
     @abstractmethod
     def rank(self, history: Sequence[BaseMessage], question: str) -> list[int]: ...
@@ -125,7 +239,9 @@ class _Ranked(ABC):
 class BM25Rag(_Ranked):
     name = "bm25"
 
-    def prepare(self, messages: Sequence[BaseMessage]) -> int:
+    def prepare(
+        self, messages: Sequence[BaseMessage], progress: IndexProgress | None = None
+    ) -> int:
         self.index = BM25Index()
         for i, message in enumerate(messages):
             self.index.add(str(i), message_text(message))
@@ -140,17 +256,34 @@ class BM25Rag(_Ranked):
 class VectorRag(_Ranked):
     name = "vector"
 
-    def __init__(self, budget: int, embeddings: Embeddings | None = None, **_: Any) -> None:
+    def __init__(
+        self,
+        budget: int,
+        embeddings: Embeddings | None = None,
+        shared: SharedIndexing | None = None,
+        **_: Any,
+    ) -> None:
         super().__init__(budget)
+        if shared is not None and shared.embeddings is not None:
+            embeddings = shared.embeddings
         if embeddings is None:
             raise ValueError(
                 "the vector strategy needs an embedding model (install the embeddings extra)"
             )
         self.embeddings = embeddings
 
-    def prepare(self, messages: Sequence[BaseMessage]) -> int:
-        vectors = self.embeddings.embed_documents([message_text(m)[:2000] for m in messages])
-        self.matrix = np.asarray(vectors, dtype=np.float32)
+    def prepare(
+        self, messages: Sequence[BaseMessage], progress: IndexProgress | None = None
+    ) -> int:
+        texts = [message_text(m)[:2000] for m in messages]
+        vectors: list[list[float]] = []
+        if progress is not None:
+            progress(0, len(texts))
+        for start in range(0, len(texts), _EMBED_BATCH):
+            vectors.extend(self.embeddings.embed_documents(texts[start : start + _EMBED_BATCH]))
+            if progress is not None:
+                progress(len(vectors), len(texts))
+        self.matrix = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
         self.matrix /= np.maximum(np.linalg.norm(self.matrix, axis=1, keepdims=True), 1e-9)
         return 0
 
@@ -170,9 +303,15 @@ class Librarian:
         embeddings: Embeddings | None = None,
         model: BaseChatModel | None = None,
         name: str = "librarian",
+        shared: SharedIndexing | None = None,
         **_: Any,
     ) -> None:
         self.name = name
+        self.shared = shared
+        # Two strategies with the same models build the same index.
+        self._signature = ("librarian", id(model), id(embeddings))
+        if shared is not None and embeddings is not None:
+            embeddings = shared.embeddings
         self.config = LibrarianConfig(
             indexer_model=model,
             selector_model=model,
@@ -182,16 +321,23 @@ class Librarian:
         )
         self.entries: list[IndexEntry] = []
 
-    def prepare(self, messages: Sequence[BaseMessage]) -> int:
-        update = update_index(messages, [], self.config)
-        self.entries = update.entries
+    def prepare(
+        self, messages: Sequence[BaseMessage], progress: IndexProgress | None = None
+    ) -> int:
+        def build() -> list[IndexEntry]:
+            return update_index(messages, [], self.config, progress=progress).entries
+
+        if self.shared is None:
+            self.entries = build()
+        else:
+            self.entries = self.shared.index((_fingerprint(messages), self._signature), build)
         if self.config.uses_local_indexer:
             return 0
         # Prompt (instructions + message) and the summary produced, per summarized message.
         overhead = count_text_tokens(DEFAULT_SUMMARY_PROMPT) + 20
         return sum(
             e.original_tokens + overhead + count_text_tokens(e.summary)
-            for e in update.entries
+            for e in self.entries
             if e.status == "summarized"
         )
 
@@ -221,9 +367,17 @@ STRATEGY_NAMES = [
 
 
 def make_strategy(
-    name: str, *, budget: int, embeddings: Embeddings | None, model: BaseChatModel | None
+    name: str,
+    *,
+    budget: int,
+    embeddings: Embeddings | None,
+    model: BaseChatModel | None,
+    shared: SharedIndexing | None = None,
 ) -> Strategy:
-    """Build a strategy by name (see :data:`STRATEGY_NAMES`)."""
+    """Build a strategy by name (see :data:`STRATEGY_NAMES`).
+
+    Strategies built with the same ``shared`` reuse each other's indexing work.
+    """
     if name == "brute-force":
         return BruteForce()
     if name == "last-n":
@@ -231,15 +385,15 @@ def make_strategy(
     if name == "bm25":
         return BM25Rag(budget)
     if name == "vector":
-        return VectorRag(budget, embeddings)
+        return VectorRag(budget, embeddings, shared=shared)
     if name == "librarian-lexical":
-        return Librarian(budget, embeddings=None, name=name)
+        return Librarian(budget, embeddings=None, name=name, shared=shared)
     if name == "librarian":
-        return Librarian(budget, embeddings=embeddings, name=name)
+        return Librarian(budget, embeddings=embeddings, name=name, shared=shared)
     if name == "librarian-llm":
         if model is None:
             raise ValueError("librarian-llm needs --model provider:model")
-        return Librarian(budget, embeddings=embeddings, model=model, name=name)
+        return Librarian(budget, embeddings=embeddings, model=model, name=name, shared=shared)
     raise ValueError(f"unknown strategy {name!r}; choose from {', '.join(STRATEGY_NAMES)}")
 
 

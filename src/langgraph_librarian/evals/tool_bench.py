@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -23,15 +24,25 @@ def run_tool_bench(
     k: int = 5,
     seed: int = 5,
     embeddings: Embeddings | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """For each catalog size: recall@1/@k, loaded-set recall, tokens saved, latency."""
+    """For each catalog size: recall@1/@k, loaded-set recall, tokens saved, latency.
+
+    ``progress(label, done, total)`` hears about the catalog build (one step: the
+    index embeds the whole catalog at once) and about the queries.
+    """
     rows: list[dict[str, Any]] = []
     for n in sizes:
         specs, cases = generate_tool_catalog(n, n_queries, seed)
         index = ToolIndex([s.schema() for s in specs], embeddings=embeddings)
+        label = f"{len(specs):,} tools"
+        if progress is not None:
+            progress(f"{label}: index the catalog", 0, 1)
         start = time.perf_counter()
         index.search("warm up the index")  # builds the vectors (the one-off indexing cost)
         build_s = time.perf_counter() - start
+        if progress is not None:
+            progress(f"{label}: index the catalog", 1, 1)
         schema_tokens = {s.name: count_text_tokens(json.dumps(s.schema())) for s in specs}
         all_tokens = sum(schema_tokens.values())
         hits1 = hitsk = loaded_hits = 0
@@ -53,6 +64,8 @@ def run_tool_bench(
             loaded_hits += case.gold in names
             loaded_counts.append(len(names))
             loaded_tokens.append(sum(schema_tokens[x] for x in names))
+            if progress is not None:
+                progress(f"{label}: queries", len(latencies), len(cases))
         rows.append(
             {
                 "tools": len(specs),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.embeddings import Embeddings
@@ -18,10 +18,44 @@ from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.index.reconcile import Reconciled, reconcile_index
 from langgraph_librarian.index.summarize import LLMSummarizer, local_entry, make_entry
 
-__all__ = ["IndexUpdate", "aupdate_index", "provisional_entries", "update_index"]
+__all__ = ["IndexProgress", "IndexUpdate", "aupdate_index", "provisional_entries", "update_index"]
 
 _EMBED_CHARS = 1000
 _EMBED_BATCH = 64
+
+IndexProgress = Callable[[int, int], None]
+"""``progress(done, total)``: steps of an indexing pass done so far, of ``total``.
+
+A step is one model summary or one message embedded (local summaries take
+microseconds and are not counted). Called once at the start with ``done=0``, after
+each chunk of summaries and each embedding batch, and once with ``done == total``
+at the end (also when ``total`` is 0).
+"""
+
+
+class _Steps:
+    """Counts an indexing pass's slow steps for an optional progress callback."""
+
+    def __init__(self, progress: IndexProgress | None, total: int) -> None:
+        self.progress = progress
+        self.total = total
+        self.done = 0
+        if progress is not None:
+            progress(0, total)
+
+    def chunk_size(self, config: LibrarianConfig, n: int) -> int:
+        # Without a callback, one call keeps every model call in flight together; with
+        # one, chunks of a few rounds of concurrency report often and lose little.
+        return max(4 * config.max_concurrency, 32) if self.progress is not None else max(n, 1)
+
+    def advance(self, count: int) -> None:
+        self.done = min(self.total, self.done + count)
+        if self.progress is not None and count and self.done < self.total:
+            self.progress(self.done, self.total)
+
+    def finish(self) -> None:
+        if self.progress is not None:
+            self.progress(self.total, self.total)
 
 
 @dataclass
@@ -109,6 +143,7 @@ def _embed(
     fresh: list[IndexEntry],
     messages: Sequence[BaseMessage],
     update: IndexUpdate,
+    steps: _Steps,
 ) -> None:
     if embeddings is None or not fresh:
         return
@@ -119,6 +154,7 @@ def _embed(
         except Exception as exc:  # embeddings are an optimisation: index without them
             update.errors.append(f"embedding failed: {type(exc).__name__}: {exc}"[:300])
             return
+        steps.advance(len(batch))
 
 
 async def _aembed(
@@ -126,6 +162,7 @@ async def _aembed(
     fresh: list[IndexEntry],
     messages: Sequence[BaseMessage],
     update: IndexUpdate,
+    steps: _Steps,
 ) -> None:
     if embeddings is None or not fresh:
         return
@@ -136,6 +173,7 @@ async def _aembed(
         except Exception as exc:
             update.errors.append(f"embedding failed: {type(exc).__name__}: {exc}"[:300])
             return
+        steps.advance(len(batch))
 
 
 def _assemble(
@@ -179,30 +217,56 @@ def _assemble(
     return fresh
 
 
+def _total_steps(local: list[int], remote: list[int], embeddings: Embeddings | None) -> int:
+    return len(remote) + (len(local) + len(remote) if embeddings is not None else 0)
+
+
 def update_index(
     messages: Sequence[BaseMessage],
     entries: Sequence[IndexEntry],
     config: LibrarianConfig,
     *,
     run_config: RunnableConfig | None = None,
+    progress: IndexProgress | None = None,
 ) -> IndexUpdate:
     """Bring ``entries`` up to date with ``messages`` (sync; model calls in a thread pool).
 
     Args:
-        messages: The conversation.
-        entries: The current index (any order; matched by identity).
-        config: Librarian configuration.
+        messages: The conversation, in order.
+        entries: The current index (may be empty, stale or from another run; matched
+            to the messages by identity).
+        config: Indexer model, embeddings, concurrency, timeouts.
         run_config: The caller's run config (callbacks, tags); summaries made by a model
             run as its child runs, tagged so they never stream as the agent's tokens.
+        progress: Optional ``progress(done, total)`` callback for long passes (bulk
+            indexing an existing history); see :data:`IndexProgress`.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> update = update_index(
+        ...     [HumanMessage("The budget is 12,000 dollars.", id="m1")], [],
+        ...     LibrarianConfig(embeddings=None), progress=lambda done, total: None,
+        ... )
+        >>> update.new_count
+        1
     """
     start = time.perf_counter()
     update = IndexUpdate()
     rec = reconcile_index(messages, entries)
     local, remote = _split(messages, rec, config)
-    remote_messages = [messages[p] for p in remote]
-    outcomes = _summarizer(config).summarize(remote_messages, run_config) if remote else []
+    embeddings = resolve_embeddings(config)
+    steps = _Steps(progress, _total_steps(local, remote, embeddings))
+    outcomes: list[object] = []
+    if remote:
+        summarizer = _summarizer(config)
+        size = steps.chunk_size(config, len(remote))
+        for first in range(0, len(remote), size):
+            chunk = remote[first : first + size]
+            outcomes.extend(summarizer.summarize([messages[p] for p in chunk], run_config))
+            steps.advance(len(chunk))
     fresh = _assemble(messages, rec, config, local, remote, outcomes, update)
-    _embed(resolve_embeddings(config), fresh, messages, update)
+    _embed(embeddings, fresh, messages, update, steps)
+    steps.finish()
     update.latency_ms = round((time.perf_counter() - start) * 1000, 3)
     return update
 
@@ -213,16 +277,26 @@ async def aupdate_index(
     config: LibrarianConfig,
     *,
     run_config: RunnableConfig | None = None,
+    progress: IndexProgress | None = None,
 ) -> IndexUpdate:
     """Async twin of :func:`update_index` (model calls concurrent under a semaphore)."""
     start = time.perf_counter()
     update = IndexUpdate()
     rec = reconcile_index(messages, entries)
     local, remote = _split(messages, rec, config)
-    remote_messages = [messages[p] for p in remote]
-    outcomes = await _summarizer(config).asummarize(remote_messages, run_config) if remote else []
+    embeddings = resolve_embeddings(config)
+    steps = _Steps(progress, _total_steps(local, remote, embeddings))
+    outcomes: list[object] = []
+    if remote:
+        summarizer = _summarizer(config)
+        size = steps.chunk_size(config, len(remote))
+        for first in range(0, len(remote), size):
+            chunk = remote[first : first + size]
+            outcomes.extend(await summarizer.asummarize([messages[p] for p in chunk], run_config))
+            steps.advance(len(chunk))
     fresh = _assemble(messages, rec, config, local, remote, outcomes, update)
-    await _aembed(resolve_embeddings(config), fresh, messages, update)
+    await _aembed(embeddings, fresh, messages, update, steps)
+    steps.finish()
     update.latency_ms = round((time.perf_counter() - start) * 1000, 3)
     return update
 

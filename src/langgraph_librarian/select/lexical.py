@@ -14,6 +14,7 @@ dictionary lookup per query term instead of re-tokenizing everything.
 
 from __future__ import annotations
 
+import bisect
 import math
 import threading
 from collections import Counter, OrderedDict
@@ -167,6 +168,23 @@ class BM25Index:
             doc_scores[docs[keep]] = passage[ordered[keep]]
             best[docs[keep]] = ordered[keep]
         return doc_scores, best
+
+    def passage_text(self, passage: int, text: str) -> str:
+        """The text of ``passage`` (an id from :meth:`score_passages`), for display.
+
+        Passage texts are not kept (a cached index may cover 10,000 messages); pass the
+        text its document was added with and the passage is cut from it again. Read-only.
+
+        Example:
+            >>> index = BM25Index()
+            >>> index.add("m1", "Short note about lunch.")
+            >>> scores, best = index.score_passages("lunch")
+            >>> index.passage_text(int(best[0]), "Short note about lunch.")
+            'Short note about lunch.'
+        """
+        doc = self._owner[passage]
+        first = bisect.bisect_left(self._owner, doc)  # documents' passages are contiguous
+        return split_passages(text)[passage - first]
 
     def _passage_scores(self, query: str, n: int) -> np.ndarray:
         result = np.zeros(n, dtype=np.float64)
