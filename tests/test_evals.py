@@ -325,3 +325,43 @@ def test_plot_is_readable_when_strategies_coincide():
         label.update_positions(renderer)
         label_boxes.append(Text.get_window_extent(label, renderer))
     assert not any(a.overlaps(b) for a, b in itertools.combinations(label_boxes, 2))
+
+
+def test_bench_reports_model_failures_hidden_by_fallbacks(tmp_path):
+    """Summaries that fail and selections that fall back are counted, not hidden."""
+    from fakes import ScriptedChatModel
+    from langgraph_librarian.evals.runner import format_llm_health
+
+    def flaky(messages):
+        prompt = str(messages[-1].content)
+        if "<message>" in prompt:
+            raise ConnectionError("summary service down")
+        if "librarian of a long conversation" in prompt:
+            return "IDs: []"  # unusable: falls back to the local selector
+        return "ok"
+
+    long = json.loads(json.dumps(MINI))
+    for session in ("session_1", "session_3"):
+        for turn in long[0]["conversation"][session]:
+            turn["text"] += " We talked about it for a long while afterwards." * 6
+    convs = load_locomo(locomo_fixture(tmp_path, long))
+    reports: dict = {}
+    outcomes, _ = run_bench(
+        "mini",
+        convs,
+        ["librarian-llm", "bm25"],
+        budget=500,
+        model=ScriptedChatModel(script=flaky),
+        indexing_reports=reports,
+    )
+    rows = summary_rows(outcomes)
+    llm = next(r for r in rows if r["strategy"] == "librarian-llm" and r["category"] == "all")
+    assert llm["fallback_rate"] == 1.0 and llm["llm_selection_rate"] == 0.0
+    assert llm["context_success_llm"] is None
+    assert "empty id list" in next(iter(llm["fallback_reasons"]))
+    assert reports["librarian-llm"]["by_status"].get("fallback", 0) >= 1
+    assert reports["librarian-llm"]["summary_failure_rate"] == 1.0
+    assert "summary service down" in next(iter(reports["librarian-llm"]["failure_reasons"]))
+    table = format_llm_health(rows, reports)
+    assert "| librarian-llm | 0% | - | 100% |" in table and "100% |" in table
+    assert "bm25" not in table  # no model involved

@@ -223,6 +223,7 @@ def _bench(args: argparse.Namespace) -> int:
         ProgressPrinter,
         describe_plan,
         format_by_category,
+        format_llm_health,
         format_table,
         plan_questions,
         run_bench,
@@ -249,6 +250,7 @@ def _bench(args: argparse.Namespace) -> int:
     _say(f"bench {describe_plan(args.dataset, conversations, plan, strategies)}")
     _say(f"embeddings: {engine}; context budget {args.budget:,} tokens")
     shared = SharedIndexing(embeddings)
+    reports: dict[str, dict[str, Any]] = {}
     outcomes, index_seconds = run_bench(
         args.dataset,
         conversations,
@@ -260,6 +262,7 @@ def _bench(args: argparse.Namespace) -> int:
         progress=None if args.quiet else ProgressPrinter(),
         judge=judge,
         shared=shared,
+        indexing_reports=reports,
     )
     rows = summary_rows(outcomes)
     versions = {p: _version(p) for p in ("langgraph-librarian", "langgraph", "langchain-core")}
@@ -275,6 +278,7 @@ def _bench(args: argparse.Namespace) -> int:
         "embeddings": type(embeddings).__name__ if embeddings is not None else None,
         "indexing_seconds": index_seconds,
         "indexing_seconds_spent": shared.spent_seconds,
+        "indexing": reports,
         **extra,
     }
     slow = {k: v for k, v in index_seconds.items() if v >= 0.05}
@@ -282,6 +286,11 @@ def _bench(args: argparse.Namespace) -> int:
         each = ", ".join(f"{k} {v:.1f} s" for k, v in slow.items())
         _say(f"indexing: {each} (each as if run alone); {shared.spent_seconds:.1f} s spent")
     print(format_table(rows))
+    health = format_llm_health(rows, reports)
+    if health:
+        print()
+        print("Model path (selection by the model vs the local fallback; failed summaries):")
+        print(health)
     print()
     print("Per category (evidence recall / context success):")
     print(format_by_category(rows))

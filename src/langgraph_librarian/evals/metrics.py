@@ -58,6 +58,8 @@ class Outcome:
     fallback: bool = False
     answer_correct: bool | None = None
     answer: str | None = None
+    selection: str = ""
+    fallback_reason: str | None = None
 
     @property
     def total_tokens(self) -> float:
@@ -93,7 +95,33 @@ def summarize_outcomes(outcomes: Iterable[Outcome]) -> dict[str, Any]:
         "latency_p50_ms": _percentile(latencies, 0.5),
         "latency_p95_ms": _percentile(latencies, 0.95),
         "fallbacks": sum(o.fallback for o in items),
+        **_selection_breakdown(items),
         **_answer_success(items),
+    }
+
+
+def _selection_breakdown(items: Sequence[Outcome]) -> dict[str, Any]:
+    """For LLM selection: how often the model's choice was used, and how each path fared.
+
+    Success through the local fallback is the offline engine's success, not the
+    model's; reporting them apart keeps a failing selector from hiding behind it.
+    """
+    llm = [o for o in items if o.selection == "llm"]
+    fell_back = [o for o in items if o.fallback]
+    if not llm and not fell_back:
+        return {}
+    reasons: dict[str, int] = {}
+    for o in fell_back:
+        key = (o.fallback_reason or "unknown")[:80]
+        reasons[key] = reasons.get(key, 0) + 1
+    return {
+        "llm_selection_rate": len(llm) / len(items),
+        "fallback_rate": len(fell_back) / len(items),
+        "context_success_llm": sum(o.success for o in llm) / len(llm) if llm else None,
+        "context_success_fallback": (
+            sum(o.success for o in fell_back) / len(fell_back) if fell_back else None
+        ),
+        "fallback_reasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])[:5]),
     }
 
 

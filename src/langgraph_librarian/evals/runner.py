@@ -183,8 +183,13 @@ def run_bench(
     progress: Progress | None = None,
     judge: AnswerJudge | None = None,
     shared: SharedIndexing | None = None,
+    indexing_reports: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[list[Outcome], dict[str, float]]:
     """Evaluate each strategy on the planned questions; returns outcomes and indexing seconds.
+
+    ``indexing_reports``, when given, is filled with each Librarian strategy's
+    :class:`~langgraph_librarian.evals.strategies.IndexingReport` (entries by status,
+    summary failure rate and reasons), so failures hidden by fallbacks stay visible.
 
     Only conversations with a planned question (see :func:`plan_questions`) are indexed.
     Strategies share identical indexing work through ``shared`` (a new
@@ -219,6 +224,9 @@ def run_bench(
                 done += 1
                 if progress is not None:
                     progress(f"[{name}] questions", done, total)
+        report = getattr(strategy, "indexing", None)
+        if indexing_reports is not None and report is not None:
+            indexing_reports[name] = report.to_dict()
     return outcomes, indexing_seconds
 
 
@@ -251,6 +259,8 @@ def _ask(
         fallback=result.fallback,
         answer_correct=graded.correct if graded else None,
         answer=graded.answer if graded else None,
+        selection=result.selection,
+        fallback_reason=result.fallback_reason,
     )
 
 
@@ -290,6 +300,43 @@ def format_table(rows: Sequence[dict[str, Any]], category: str = "all") -> str:
             f"{row['latency_p50_ms']:.1f} | {row['latency_p95_ms']:.1f} |"
         )
     return "\n".join(lines)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def format_llm_health(
+    rows: Sequence[dict[str, Any]], reports: dict[str, dict[str, Any]] | None = None
+) -> str:
+    """For strategies that use a model: selection by the model vs fallback, and failures.
+
+    Empty when no strategy selected or indexed with a model.
+    """
+    reports = reports or {}
+    lines = [
+        "| strategy | LLM selections | success (LLM) | fallbacks | success (fallback) "
+        "| top fallback reason | summary failures |",
+        "|---|---:|---:|---:|---:|---|---:|",
+    ]
+    shown = False
+    for row in rows:
+        if row["category"] != "all":
+            continue
+        report = reports.get(row["strategy"], {})
+        failures = report.get("summary_failure_rate", 0.0)
+        used_a_model = "llm_selection_rate" in row or report.get("by_status", {}).get("summarized")
+        if not used_a_model and not failures:
+            continue
+        shown = True
+        reasons = row.get("fallback_reasons") or {}
+        top = next(iter(reasons), "-")
+        lines.append(
+            f"| {row['strategy']} | {_pct(row.get('llm_selection_rate'))} | "
+            f"{_pct(row.get('context_success_llm'))} | {_pct(row.get('fallback_rate'))} | "
+            f"{_pct(row.get('context_success_fallback'))} | {top} | {failures:.0%} |"
+        )
+    return "\n".join(lines) if shown else ""
 
 
 def format_by_category(rows: Sequence[dict[str, Any]]) -> str:

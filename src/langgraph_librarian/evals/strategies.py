@@ -15,10 +15,12 @@ time is what that strategy would have spent alone.
 
 from __future__ import annotations
 
+import re
 import time
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -31,7 +33,7 @@ from langgraph_librarian._messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.hydrate import hydrate
-from langgraph_librarian.index.pipeline import IndexProgress, update_index
+from langgraph_librarian.index.pipeline import IndexProgress, IndexUpdate, update_index
 from langgraph_librarian.index.summarize import DEFAULT_SUMMARY_PROMPT
 from langgraph_librarian.nodes import select_and_hydrate
 from langgraph_librarian.select.lexical import BM25Index
@@ -53,6 +55,8 @@ class ContextResult:
     selection_tokens: int = 0
     latency_ms: float = 0.0
     fallback: bool = False
+    selection: str = ""
+    fallback_reason: str | None = None
 
 
 class _CachedEmbeddings(Embeddings):
@@ -145,6 +149,37 @@ class SharedIndexing:
 
 def _fingerprint(messages: Sequence[BaseMessage]) -> int:
     return hash(tuple((m.id, message_text(m)) for m in messages))
+
+
+@dataclass
+class IndexingReport:
+    """How a strategy's index was built: entries by status and why summaries failed.
+
+    A run where most model summaries failed can still show a high recall (the
+    extractive fallback entries are searchable); this keeps that visible.
+    """
+
+    entries: int = 0
+    by_status: Counter[str] = field(default_factory=Counter)
+    failures: Counter[str] = field(default_factory=Counter)
+
+    def add(self, update: IndexUpdate) -> None:
+        self.entries += len(update.entries)
+        self.by_status.update(e.status for e in update.entries)
+        # "message 12: TimeoutError: ..." -> "TimeoutError: ..." (one bucket per reason)
+        self.failures.update(_REASON.sub("", error)[:120] for error in update.errors)
+
+    def to_dict(self) -> dict[str, Any]:
+        model_made = self.by_status["summarized"] + self.by_status["fallback"]
+        return {
+            "entries": self.entries,
+            "by_status": dict(self.by_status),
+            "summary_failure_rate": self.by_status["fallback"] / model_made if model_made else 0.0,
+            "failure_reasons": dict(self.failures.most_common(10)),
+        }
+
+
+_REASON = re.compile(r"^message \d+: ")
 
 
 class Strategy(Protocol):
@@ -320,17 +355,20 @@ class Librarian:
             always_include_recent_turns=RECENT_TURNS,
         )
         self.entries: list[IndexEntry] = []
+        self.indexing = IndexingReport()
 
     def prepare(
         self, messages: Sequence[BaseMessage], progress: IndexProgress | None = None
     ) -> int:
-        def build() -> list[IndexEntry]:
-            return update_index(messages, [], self.config, progress=progress).entries
+        def build() -> IndexUpdate:
+            return update_index(messages, [], self.config, progress=progress)
 
         if self.shared is None:
-            self.entries = build()
+            update = build()
         else:
-            self.entries = self.shared.index((_fingerprint(messages), self._signature), build)
+            update = self.shared.index((_fingerprint(messages), self._signature), build)
+        self.entries = update.entries
+        self.indexing.add(update)
         if self.config.uses_local_indexer:
             return 0
         # Prompt (instructions + message) and the summary produced, per summarized message.
@@ -352,6 +390,8 @@ class Librarian:
             selection_tokens=int(meta.get("selector_prompt_tokens", 0)),
             latency_ms=_timed(start),
             fallback=bool(meta.get("selection_fallback")),
+            selection=str(meta.get("selection_strategy") or f"skipped: {meta.get('reason')}"),
+            fallback_reason=meta.get("fallback_reason"),
         )
 
 
