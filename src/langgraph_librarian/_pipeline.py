@@ -18,10 +18,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import BaseMessage, convert_to_messages
+from langchain_core.messages import BaseMessage, SystemMessage, convert_to_messages
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._background import submit_indexing
+from langgraph_librarian._gist import (
+    Fold,
+    apply_fold,
+    gist_message,
+    gist_tokens,
+    plan_fold,
+    summarizer_for,
+)
 from langgraph_librarian._messages import current_turn, latest_human_text
 from langgraph_librarian._state_cache import remember_state_entries, state_entries
 from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
@@ -195,6 +203,7 @@ class _Plan:
     unindexed: int = 0
     original_tokens: int = 0
     skip: StateUpdate | None = None
+    gist: SystemMessage | None = None
 
 
 def _skipped(plan: _Plan, reason: str) -> StateUpdate:
@@ -252,22 +261,37 @@ def _plan(state: dict[str, Any], config: LibrarianConfig, entries: list[IndexEnt
         unindexed_recent, config.token_counter
     )
     plan.exclude = set(range(recent_start, len(messages)))
+    if config.running_summary_tokens is not None:
+        plan.gist = gist_message(state)
     plan.candidates = [
         e for e in complete if e.id < recent_start and messages[e.id].type != "system"
     ]
     return plan
 
 
+def _with_gist(curated: list[BaseMessage], gist: SystemMessage | None) -> list[BaseMessage]:
+    """The gist goes right after the leading system messages."""
+    if gist is None:
+        return curated
+    head = 0
+    while head < len(curated) and curated[head].type == "system":
+        head += 1
+    return [*curated[:head], gist, *curated[head:]]
+
+
 def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     config, messages = plan.config, plan.messages
+    gist_cost = gist_tokens(plan.gist, config)
+    budget = config.context_token_budget
     hydrated = hydrate(
         messages,
         selection.ids,
         recent_turns=config.always_include_recent_turns,
-        token_budget=config.context_token_budget,
+        token_budget=None if budget is None else max(1, budget - gist_cost),
         token_counter=config.token_counter,
     )
-    curated_tokens = count_tokens(hydrated.messages, config.token_counter)
+    curated = _with_gist(hydrated.messages, plan.gist)
+    curated_tokens = count_tokens(curated, config.token_counter)
     original = plan.original_tokens
     metadata: dict[str, Any] = {
         "selection_skipped": False,
@@ -277,7 +301,7 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         "selection_fallback": selection.strategy == "local_fallback",
         "original_count": len(messages),
         "original_tokens": original,
-        "curated_count": len(hydrated.messages),
+        "curated_count": len(curated),
         "curated_tokens": curated_tokens,
         "token_reduction_pct": round(100.0 * (1 - curated_tokens / original), 2)
         if original
@@ -295,9 +319,11 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         metadata["fallback_reason"] = selection.fallback_reason
     if selection.raw_answer:
         metadata["selector_answer"] = selection.raw_answer
+    if plan.gist is not None:
+        metadata["running_summary_included_tokens"] = gist_cost
     metadata["selection_latency_ms"] = round((time.perf_counter() - plan.started) * 1000, 3)
     return {
-        "curated_messages": hydrated.messages,
+        "curated_messages": curated,
         "selected_ids": hydrated.selected,
         "librarian_metadata": metadata,
     }
@@ -477,27 +503,64 @@ def _background(state: dict[str, Any], run: Run) -> StateUpdate:
     return _consume_query(state, {"librarian_metadata": {"indexing_background": True}})
 
 
+def _merged(result: StateUpdate, extra: StateUpdate) -> StateUpdate:
+    metadata = {**result.get("librarian_metadata", {}), **extra.pop("librarian_metadata", {})}
+    return {**result, **extra, "librarian_metadata": metadata}
+
+
+def _fold(state: dict[str, Any], run: Run, result: StateUpdate) -> StateUpdate:
+    """Fold messages that left the recent turns into the gist (when it is enabled)."""
+    fold: Fold | None = None
+    if run.config.running_summary_tokens is not None:
+        fold = plan_fold(read_messages(state), state, run.config)
+    if fold is None:
+        return result
+    try:
+        summary = summarizer_for(run.config).summarize(
+            fold.messages, fold.previous, config=run.run_config
+        )
+    except Exception as exc:
+        return _merged(result, apply_fold(fold, None, exc))
+    return _merged(result, apply_fold(fold, summary, None))
+
+
+async def _afold(state: dict[str, Any], run: Run, result: StateUpdate) -> StateUpdate:
+    fold: Fold | None = None
+    if run.config.running_summary_tokens is not None:
+        fold = plan_fold(read_messages(state), state, run.config)
+    if fold is None:
+        return result
+    try:
+        summary = await summarizer_for(run.config).asummarize(
+            fold.messages, fold.previous, config=run.run_config
+        )
+    except Exception as exc:
+        return _merged(result, apply_fold(fold, None, exc))
+    return _merged(result, apply_fold(fold, summary, None))
+
+
 def index_turn(state: dict[str, Any], run: Run) -> StateUpdate:
     """Bring the index up to date after the reply (sync): load, update, save.
 
     With ``background_indexing`` the work goes to a worker thread and this returns at
-    once. Returns the state update of ``index_messages``.
+    once. With ``running_summary_tokens`` the gist is brought up to date too. Returns
+    the state update of ``index_messages``.
     """
     if run.config.background_indexing:
-        return _background(state, run)
+        return _fold(state, run, _background(state, run))
     update = update_index(
         read_messages(state), run.load(state), run.config, run_config=run.run_config
     )
     run.save(update.entries)
-    return _index_result(state, update, run)
+    return _fold(state, run, _index_result(state, update, run))
 
 
 async def aindex_turn(state: dict[str, Any], run: Run) -> StateUpdate:
     """Async twin of :func:`index_turn`."""
     if run.config.background_indexing:
-        return _background(state, run)
+        return await _afold(state, run, _background(state, run))
     update = await aupdate_index(
         read_messages(state), await run.aload(state), run.config, run_config=run.run_config
     )
     await run.asave(update.entries)
-    return _index_result(state, update, run)
+    return await _afold(state, run, _index_result(state, update, run))

@@ -79,6 +79,11 @@ class LibrarianConfig:
             then new messages get provisional entries at selection time).
         selector: Your own :class:`~langgraph_librarian.select.Selector`; replaces the
             one built from ``selector_model`` (hydration, budgets and fail-open stay).
+        running_summary_tokens: Also start the curated context with a running summary
+            (at most this many tokens) of the conversation older than the recent turns:
+            the gist, next to the selected details. Kept in state
+            (``librarian_summary``), never in ``messages``; updated after each reply by
+            the indexer model, or offline. ``None``: no summary.
     """
 
     indexer_model: ModelLike = None
@@ -100,6 +105,7 @@ class LibrarianConfig:
     background_indexing: bool = False
     selection_timeout: float | None = 60.0
     selector_output: OutputMode = "auto"
+    running_summary_tokens: int | None = None
     selector: Selector | None = None
     _models: dict[str, BaseChatModel] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -125,6 +131,10 @@ class LibrarianConfig:
             (
                 self.selection_timeout is None or self.selection_timeout > 0,
                 "selection_timeout must be > 0 or None",
+            ),
+            (
+                self.running_summary_tokens is None or self.running_summary_tokens >= 16,
+                "running_summary_tokens must be >= 16 or None",
             ),
             (
                 self.selector_output in OUTPUT_MODES,

@@ -45,6 +45,7 @@ class LibrarianMiddlewareState(AgentState[Any]):
 
     index: NotRequired[Annotated[list[dict[str, Any]], merge_index]]
     librarian_metadata: NotRequired[Annotated[dict[str, Any], merge_metadata]]
+    librarian_summary: NotRequired[dict[str, Any]]
 
 
 def _runnable_config() -> RunnableConfig | None:

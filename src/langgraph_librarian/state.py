@@ -53,6 +53,8 @@ class LibrarianState(TypedDict, total=False):
         selected_ids: Positions selected this turn.
         curated_messages: Selected + recent messages: give these to your model.
         librarian_metadata: Metrics and debug info for the current turn.
+        librarian_summary: The running summary of older messages (the gist), when
+            ``LibrarianConfig(running_summary_tokens=...)`` is set.
     """
 
     messages: Required[Annotated[list[AnyMessage], add_messages]]
@@ -61,3 +63,4 @@ class LibrarianState(TypedDict, total=False):
     selected_ids: list[int]
     curated_messages: list[AnyMessage]
     librarian_metadata: Annotated[dict[str, Any], merge_metadata]
+    librarian_summary: dict[str, Any]

@@ -1,0 +1,140 @@
+"""The gist: a running summary of the older conversation, next to the selected messages.
+
+With ``LibrarianConfig(running_summary_tokens=N)`` the curated context starts with a
+bounded summary of everything older than the recent turns (the gist), followed by the
+selected messages in full and the recent turns: the summary for what the conversation
+has been about, the selection for the details this question needs.
+
+Nothing is deleted: the summary lives in state (``librarian_summary``), never in
+``messages``, so it is neither indexed nor selectable. After each reply the messages that
+have left the recent turns since the last fold are folded into it (offline extractive,
+or the indexer model when one is configured), in batches so a model is not called for
+every message.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import BaseMessage, SystemMessage
+
+from langgraph_librarian.hydrate import recent_turns_start
+from langgraph_librarian.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from langgraph_librarian.config import LibrarianConfig
+    from langgraph_librarian.memory import RunningSummarizer, SummaryResult
+
+__all__ = [
+    "GIST_KEY",
+    "Fold",
+    "apply_fold",
+    "gist_message",
+    "gist_tokens",
+    "plan_fold",
+    "summarizer_for",
+]
+
+logger = logging.getLogger("langgraph_librarian")
+
+GIST_KEY = "librarian_summary"
+"""State key of the gist: ``{"text", "upto", "covers"}``."""
+
+_MODEL_BATCH = 4
+"""With a model, fold once at least this many messages are waiting (one call per batch)."""
+
+
+@dataclass
+class Fold:
+    """Messages to fold into the gist now, and the summary they extend."""
+
+    messages: list[BaseMessage]
+    previous: str
+    upto: str | None
+    covers: int
+
+
+def _gist(state: dict[str, Any]) -> dict[str, Any]:
+    value = state.get(GIST_KEY)
+    return value if isinstance(value, dict) else {}
+
+
+def gist_message(state: dict[str, Any]) -> SystemMessage | None:
+    """The gist as the system message the curated context starts with, if there is one."""
+    from langgraph_librarian.memory import summary_message
+
+    text = _gist(state).get("text")
+    return summary_message(text) if isinstance(text, str) and text.strip() else None
+
+
+def _folded_until(messages: Sequence[BaseMessage], gist: dict[str, Any]) -> int | None:
+    """Position after the last folded message; ``None`` when it can no longer be found."""
+    upto, covers = gist.get("upto"), gist.get("covers")
+    if not upto and not covers:
+        return 0
+    if upto:
+        for position in range(len(messages) - 1, -1, -1):
+            if messages[position].id == upto:
+                return position + 1
+        return None  # deleted: the gist no longer matches the history
+    return covers if isinstance(covers, int) and 0 <= covers <= len(messages) else None
+
+
+def plan_fold(
+    messages: Sequence[BaseMessage], state: dict[str, Any], config: LibrarianConfig
+) -> Fold | None:
+    """What to fold after this turn, or ``None`` when the gist is up to date."""
+    gist = _gist(state)
+    # Folded after the reply, read at the next question: by then that question opens a
+    # new turn, so the oldest recent turn leaves the window. Fold up to the turns the
+    # next selection will still keep in full.
+    boundary = recent_turns_start(messages, max(1, config.always_include_recent_turns - 1))
+    start = _folded_until(messages, gist)
+    previous = str(gist.get("text") or "")
+    if start is None:  # the folded messages were deleted or edited away: start over
+        start, previous = 0, ""
+    waiting = [m for m in messages[start:boundary] if m.type != "system"]
+    batch = 1 if config.uses_local_indexer else _MODEL_BATCH
+    if len(waiting) < batch:
+        return None
+    last = messages[boundary - 1]
+    return Fold(waiting, previous, str(last.id) if last.id else None, boundary)
+
+
+def summarizer_for(config: LibrarianConfig) -> RunningSummarizer:
+    """The running summarizer the config implies (the indexer model, or offline)."""
+    from langgraph_librarian.memory import RunningSummarizer
+
+    assert config.running_summary_tokens is not None
+    model = None if config.uses_local_indexer else config.get_indexer_model()
+    return RunningSummarizer(
+        model,
+        max_summary_tokens=config.running_summary_tokens,
+        timeout=config.model_timeout,
+        max_retries=config.max_retries,
+        retry_backoff=config.retry_backoff,
+        token_counter=config.token_counter,
+    )
+
+
+def apply_fold(fold: Fold, result: SummaryResult | None, error: Exception | None) -> dict[str, Any]:
+    """The state update (gist and metadata) for a fold that succeeded or failed."""
+    if result is None:
+        # No fake summary: keep the old one; the messages wait for the next fold.
+        logger.warning("librarian: running summary not updated: %s", error)
+        return {"librarian_metadata": {"running_summary_error": f"{type(error).__name__}: {error}"}}
+    gist = {"text": result.summary, "upto": fold.upto, "covers": fold.covers}
+    metadata = {
+        "running_summary_folded": len(fold.messages),
+        "running_summary_tokens": result.summary_tokens,
+        "running_summary_method": result.method,
+    }
+    return {GIST_KEY: gist, "librarian_metadata": metadata}
+
+
+def gist_tokens(message: SystemMessage | None, config: LibrarianConfig) -> int:
+    """Tokens the gist takes in the curated context."""
+    return count_tokens([message], config.token_counter) if message is not None else 0
