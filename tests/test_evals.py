@@ -365,3 +365,22 @@ def test_bench_reports_model_failures_hidden_by_fallbacks(tmp_path):
     table = format_llm_health(rows, reports)
     assert "| librarian-llm | 0% | - | 100% |" in table and "100% |" in table
     assert "bm25" not in table  # no model involved
+
+
+def test_memory_strategies_run_on_the_same_budget(tmp_path):
+    long = json.loads(json.dumps(MINI))
+    for turn in long[0]["conversation"]["session_1"]:
+        turn["text"] += " We kept talking about the weekend plans and the weather." * 12
+    convs = load_locomo(locomo_fixture(tmp_path, long))
+    outcomes, _ = run_bench(
+        "mini", convs, ["running-summary", "librarian+summary", "last-n"], budget=300
+    )
+    rows = {r["strategy"]: r for r in summary_rows(outcomes) if r["category"] == "all"}
+    assert set(rows) == {"running-summary", "librarian+summary", "last-n"}
+    for row in rows.values():
+        assert row["context_tokens"] <= 300 + 60  # the same budget for everyone
+    # the cat fact only survives in the running summary: contained, not recalled
+    summary = [
+        o for o in outcomes if o.strategy == "running-summary" and o.category == "single-hop"
+    ]
+    assert summary and summary[0].contained

@@ -29,12 +29,19 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import trim_messages
 
+from langgraph_librarian._gist import plan_fold
 from langgraph_librarian._messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.entry import IndexEntry
+from langgraph_librarian.evals._memory_strategies import (
+    RunningSummaryStrategy,
+    fold_incrementally,
+    summary_share,
+)
 from langgraph_librarian.hydrate import hydrate
 from langgraph_librarian.index.pipeline import IndexProgress, IndexUpdate, update_index
 from langgraph_librarian.index.summarize import DEFAULT_SUMMARY_PROMPT
+from langgraph_librarian.memory import RunningSummarizer
 from langgraph_librarian.nodes import select_and_hydrate
 from langgraph_librarian.select.lexical import BM25Index
 from langgraph_librarian.tokens import count_text_tokens, count_tokens
@@ -339,10 +346,12 @@ class Librarian:
         model: BaseChatModel | None = None,
         name: str = "librarian",
         shared: SharedIndexing | None = None,
+        with_summary: bool = False,
         **_: Any,
     ) -> None:
         self.name = name
         self.shared = shared
+        self.gist: dict[str, Any] = {}
         # Two strategies with the same models build the same index.
         self._signature = ("librarian", id(model), id(embeddings))
         if shared is not None and embeddings is not None:
@@ -353,6 +362,7 @@ class Librarian:
             embeddings=embeddings,
             context_token_budget=budget,
             always_include_recent_turns=RECENT_TURNS,
+            running_summary_tokens=summary_share(budget) if with_summary else None,
         )
         self.entries: list[IndexEntry] = []
         self.indexing = IndexingReport()
@@ -369,6 +379,8 @@ class Librarian:
             update = self.shared.index((_fingerprint(messages), self._signature), build)
         self.entries = update.entries
         self.indexing.add(update)
+        if self.config.running_summary_tokens is not None:
+            self.gist = self._gist(messages, progress)
         if self.config.uses_local_indexer:
             return 0
         # Prompt (instructions + message) and the summary produced, per summarized message.
@@ -379,9 +391,23 @@ class Librarian:
             if e.status == "summarized"
         )
 
+    def _gist(
+        self, messages: Sequence[BaseMessage], progress: IndexProgress | None
+    ) -> dict[str, Any]:
+        """The gist state a live thread would hold when the question arrives."""
+        # As if folded after each reply: everything before the turns that stay in full.
+        fold = plan_fold([*messages, HumanMessage("?")], {}, self.config)
+        if fold is None:
+            return {}
+        summarizer = RunningSummarizer(max_summary_tokens=self.config.running_summary_tokens or 64)
+        text = fold_incrementally(fold.messages, summarizer, progress)
+        return {"text": text, "upto": fold.upto, "covers": fold.covers}
+
     def context(self, history: Sequence[BaseMessage], question: str) -> ContextResult:
         start = time.perf_counter()
         state = {"messages": list(history), "index": [e.to_dict() for e in self.entries]}
+        if self.gist:
+            state["librarian_summary"] = self.gist
         out = select_and_hydrate(state, {"configurable": {"librarian": self.config}})
         meta = out["librarian_metadata"]
         return ContextResult(
@@ -398,10 +424,12 @@ class Librarian:
 STRATEGY_NAMES = [
     "brute-force",
     "last-n",
+    "running-summary",
     "bm25",
     "vector",
     "librarian-lexical",
     "librarian",
+    "librarian+summary",
     "librarian-llm",
 ]
 
@@ -430,6 +458,10 @@ def make_strategy(
         return Librarian(budget, embeddings=None, name=name, shared=shared)
     if name == "librarian":
         return Librarian(budget, embeddings=embeddings, name=name, shared=shared)
+    if name == "running-summary":
+        return RunningSummaryStrategy(budget)
+    if name == "librarian+summary":
+        return Librarian(budget, embeddings=embeddings, name=name, shared=shared, with_summary=True)
     if name == "librarian-llm":
         if model is None:
             raise ValueError("librarian-llm needs --model provider:model")
