@@ -97,15 +97,49 @@ def test_hydrate_order_duplicates_and_recent_turns():
     assert positions[-4:] == [6, 7, 8, 9]
 
 
-def test_hydrate_budget_drops_lowest_ranked_then_old_turns():
-    messages = conversation(6)
-    full = hydrate(messages, [0, 2, 4], recent_turns=2)
-    small = hydrate(messages, [0, 2, 4], recent_turns=2, token_budget=700)
-    assert len(small.selected) < len(full.selected)
-    assert small.dropped_for_budget
-    assert small.selected == full.selected[: len(small.selected)]
+def tokens(messages):
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    return count_tokens_approximately(messages)
+
+
+def test_hydrate_budget_keeps_room_for_the_selection():
+    messages = conversation(6)  # 12 messages of ~100 tokens each
+    full = hydrate(messages, [0, 2, 4], recent_turns=3)
+    assert full.selected == [0, 2, 4]
+    small = hydrate(messages, [0, 2, 4], recent_turns=3, token_budget=500)
+    current = [m for m in small.messages if m.id in {"h5", "a5"}]
+    assert len(current) == 2  # the current turn is always there, in full
+    assert tokens(small.messages) <= 500
+    # earlier recent turns take at most their share; the selection gets the rest, in rank order
+    earlier = [m for m in small.messages if m.id in {"h3", "a3", "h4", "a4"}]
+    assert tokens(earlier) <= 0.35 * 500
+    assert small.selected == full.selected[: len(small.selected)] and small.selected
+    assert small.dropped_for_budget == full.selected[len(small.selected) :]
     tiny = hydrate(messages, [0], recent_turns=3, token_budget=10)
     assert [m.id for m in tiny.messages] == ["h5", "a5"]  # current turn is never dropped
+
+
+def test_unused_selection_budget_goes_back_to_recent_turns():
+    messages = conversation(6)
+    nothing_selected = hydrate(messages, [], recent_turns=3, token_budget=700)
+    ids = [m.id for m in nothing_selected.messages]
+    assert ids[:2] == ["h3", "a3"] or ids[:2] == ["h4", "a4"]  # earlier turns came back
+    assert tokens(nothing_selected.messages) <= 700
+
+
+def test_long_recent_messages_are_shortened_before_selection_is_cut():
+    messages = conversation(6)
+    summaries = {p: f"summary of message {p}" for p in range(len(messages))}
+    plain = hydrate(messages, [0, 2], recent_turns=3, token_budget=560)
+    short = hydrate(messages, [0, 2], recent_turns=3, token_budget=560, summaries=summaries)
+    assert short.compacted  # some earlier recent messages in short form...
+    compact = [m for m in short.messages if m.additional_kwargs.get("librarian_compact")]
+    assert compact and all("summary of message" in m.content for m in compact)
+    # ...so more of the recent context fits, within its share, next to the best selection
+    assert len(short.messages) > len(plain.messages)
+    assert short.selected[0] == plain.selected[0] == 0
+    assert tokens(short.messages) <= 560
 
 
 def test_hydrate_counter_is_used():

@@ -204,6 +204,7 @@ class _Plan:
     original_tokens: int = 0
     skip: StateUpdate | None = None
     gist: SystemMessage | None = None
+    recent_summaries: dict[int, str] = field(default_factory=dict)
 
 
 def _skipped(plan: _Plan, reason: str) -> StateUpdate:
@@ -261,6 +262,10 @@ def _plan(state: dict[str, Any], config: LibrarianConfig, entries: list[IndexEnt
         unindexed_recent, config.token_counter
     )
     plan.exclude = set(range(recent_start, len(messages)))
+    # Short forms for long recent messages, should the budget need them.
+    plan.recent_summaries = {
+        e.id: e.summary for e in complete if e.id >= recent_start and e.status != "verbatim"
+    }
     if config.running_summary_tokens is not None:
         plan.gist = gist_message(state)
     plan.candidates = [
@@ -283,12 +288,15 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     config, messages = plan.config, plan.messages
     gist_cost = gist_tokens(plan.gist, config)
     budget = config.context_token_budget
+    # Reserve candidates only fill a budget; they never grow an unbounded context.
+    ranked = selection.ids if budget is None else [*selection.ids, *selection.reserve_ids]
     hydrated = hydrate(
         messages,
-        selection.ids,
+        ranked,
         recent_turns=config.always_include_recent_turns,
         token_budget=None if budget is None else max(1, budget - gist_cost),
         token_counter=config.token_counter,
+        summaries=plan.recent_summaries,
     )
     curated = _with_gist(hydrated.messages, plan.gist)
     curated_tokens = count_tokens(curated, config.token_counter)
@@ -314,6 +322,7 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         "selector_prompt_tokens": selection.prompt_tokens,
         "expanded_ids": [p for p in selection.expanded_ids if p in hydrated.selected],
         "dropped_for_budget": hydrated.dropped_for_budget,
+        "shortened_recent_ids": hydrated.compacted,
     }
     if selection.fallback_reason:
         metadata["fallback_reason"] = selection.fallback_reason

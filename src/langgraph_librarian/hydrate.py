@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
@@ -36,6 +37,7 @@ class Hydrated:
         selected: Selected positions that made it in (rank order).
         dropped_for_budget: Selected positions left out to respect the token budget.
         recent_start: Where the kept recent turns begin.
+        compacted: Positions of recent messages given in short form to fit the budget.
     """
 
     messages: list[BaseMessage] = field(default_factory=list)
@@ -43,6 +45,31 @@ class Hydrated:
     selected: list[int] = field(default_factory=list)
     dropped_for_budget: list[int] = field(default_factory=list)
     recent_start: int = 0
+    compacted: list[int] = field(default_factory=list)
+
+
+COMPACT_MARK = "librarian_compact"
+"""``additional_kwargs`` flag of a recent message shortened to fit the budget."""
+
+_COMPACT_MIN_TOKENS = 120
+"""Recent messages shorter than this are never shortened: nothing to gain."""
+
+
+def compact_copy(message: BaseMessage, summary: str) -> BaseMessage:
+    """``message`` with its text replaced by ``summary``, marked as shortened.
+
+    Tool linkage (an AIMessage's tool calls, a ToolMessage's call id) is kept, so the
+    history stays valid for providers.
+    """
+    kwargs = {**message.additional_kwargs, COMPACT_MARK: True}
+    text = f"[shortened earlier message] {summary}"
+    return message.model_copy(update={"content": text, "additional_kwargs": kwargs})
+
+
+def _orphans(messages: Sequence[BaseMessage], groups: dict[int, list[int]]) -> set[int]:
+    # A tool result whose call is gone (deleted, trimmed) is rejected by providers,
+    # wherever it sits, so it never enters the curated context.
+    return {i for i, m in enumerate(messages) if m.type == "tool" and i not in groups}
 
 
 def hydrate(
@@ -52,6 +79,8 @@ def hydrate(
     recent_turns: int = 2,
     token_budget: int | None = None,
     token_counter: TokenCounter | None = None,
+    recent_share: float = 0.35,
+    summaries: Mapping[int, str] | None = None,
 ) -> Hydrated:
     """Build the curated context.
 
@@ -60,20 +89,22 @@ def hydrate(
     each with its whole tool exchange (an AIMessage's tool calls travel with all of
     their ToolMessages and the other way round); a ToolMessage whose call is not in
     the history is left out everywhere. Out-of-range or duplicate positions are
-    ignored. With ``token_budget``, lowest-ranked selections are dropped first, then
-    older recent turns, never the current turn or system messages.
+    ignored.
+
+    With ``token_budget`` the budget is shared: the current turn and system messages
+    are always kept; the earlier recent turns get at most ``recent_share`` of the
+    budget (long messages there are first given in short form, from ``summaries``, a
+    position -> summary mapping, then the oldest turns are left out), so that they
+    cannot crowd out the selection, which fills the rest in rank order; budget the
+    selection leaves unused goes back to the recent turns.
     """
     n = len(messages)
     groups = tool_groups(messages)
     recent_start = recent_turns_start(messages, recent_turns)
+    orphans = _orphans(messages, groups)
     system = {i for i, m in enumerate(messages) if m.type == "system"}
-    # A tool result whose call is gone (deleted, trimmed) is rejected by providers,
-    # wherever it sits, so it never enters the curated context.
-    orphans = {i for i, m in enumerate(messages) if m.type == "tool" and i not in groups}
-    must = (system | set(range(recent_start, n))) - orphans
-
     units: list[tuple[int, list[int]]] = []
-    seen: set[int] = must | orphans
+    seen: set[int] = system | set(range(recent_start, n)) | orphans
     for raw in selected:
         if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw < n or raw in seen:
             continue
@@ -82,41 +113,111 @@ def hydrate(
             continue
         seen.update(members)
         units.append((raw, members))
+    if token_budget is None:
+        chosen = (system | set(range(recent_start, n))) - orphans
+        for _, members in units:
+            chosen.update(members)
+        return _result(messages, chosen, units, [], recent_start, {})
+    return _within_budget(
+        messages,
+        units,
+        _Budget(token_budget, token_counter, recent_share),
+        system - orphans,
+        recent_start,
+        orphans,
+        summaries or {},
+    )
 
-    chosen = set(must)
-    kept_units: list[tuple[int, list[int]]] = list(units)
+
+@dataclass
+class _Budget:
+    total: int
+    counter: TokenCounter | None
+    recent_share: float
+
+    def cost(self, messages: Sequence[BaseMessage]) -> int:
+        return count_tokens(list(messages), self.counter) if messages else 0
+
+
+def _within_budget(
+    messages: Sequence[BaseMessage],
+    units: list[tuple[int, list[int]]],
+    budget: _Budget,
+    system: set[int],
+    recent_start: int,
+    orphans: set[int],
+    summaries: Mapping[int, str],
+) -> Hydrated:
+    n = len(messages)
+    starts = human_positions(messages)
+    current = starts[-1] if starts and starts[-1] >= recent_start else recent_start
+    core = system | ({p for p in range(current, n)} - orphans)
+    # Earlier recent turns, oldest first, each a list of positions.
+    turn_starts = [p for p in starts if recent_start <= p < current]
+    bounds = [*turn_starts, current]
+    turns = [
+        [p for p in range(a, b) if p not in system and p not in orphans]
+        for a, b in itertools.pairwise(bounds)
+    ]
+    used = budget.cost([messages[p] for p in sorted(core)])
+    cap = max(0, min(budget.total - used, int(budget.total * budget.recent_share)))
+    shown: dict[int, BaseMessage] = {}  # earlier recent message -> full or short form
+
+    def fit_recent(room: int) -> None:
+        shown.clear()
+        full = {p: messages[p] for turn in turns for p in turn}
+        if budget.cost(list(full.values())) <= room:
+            shown.update(full)
+            return
+        short = {
+            p: compact_copy(m, summaries[p])
+            if p in summaries and budget.cost([m]) >= _COMPACT_MIN_TOKENS
+            else m
+            for p, m in full.items()
+        }
+        for k in range(len(turns)):  # drop the oldest turns until the rest fits
+            kept = {p: short[p] for turn in turns[k:] for p in turn}
+            if budget.cost(list(kept.values())) <= room:
+                shown.update(kept)
+                return
+
+    fit_recent(cap)
+    used += budget.cost(list(shown.values()))
+    kept_units: list[tuple[int, list[int]]] = []
     dropped: list[int] = []
-    if token_budget is not None:
-
-        def cost(positions: Sequence[int]) -> int:
-            return count_tokens([messages[p] for p in sorted(positions)], token_counter)
-
-        used = cost(sorted(must))
-        # Trim older recent turns while even the mandatory part is over budget.
-        turn_starts = [p for p in human_positions(messages) if p >= recent_start]
-        while used > token_budget and len(turn_starts) > 1:
-            first, nxt = turn_starts[0], turn_starts[1]
-            for p in range(first, nxt):
-                if p not in system and p in chosen:
-                    chosen.discard(p)
-            turn_starts.pop(0)
-            recent_start = nxt
-            used = cost(sorted(chosen))
-        kept_units = []
-        for rank_pos, members in units:
-            extra = cost(members)
-            if used + extra <= token_budget:
-                kept_units.append((rank_pos, members))
-                used += extra
-            else:
-                dropped.append(rank_pos)
+    for rank_pos, members in units:
+        extra = budget.cost([messages[p] for p in members])
+        if used + extra <= budget.total:
+            kept_units.append((rank_pos, members))
+            used += extra
+        else:
+            dropped.append(rank_pos)
+    # What the selection left unused goes back to the recent turns.
+    left = budget.total - used + budget.cost(list(shown.values()))
+    if left > cap:
+        fit_recent(left)
+    chosen = core | set(shown)
     for _, members in kept_units:
         chosen.update(members)
+    replaced = {p: m for p, m in shown.items() if m is not messages[p]}
+    kept_start = min((p for turn in turns for p in turn if p in shown), default=current)
+    return _result(messages, chosen, kept_units, dropped, min(kept_start, current), replaced)
+
+
+def _result(
+    messages: Sequence[BaseMessage],
+    chosen: set[int],
+    units: list[tuple[int, list[int]]],
+    dropped: list[int],
+    recent_start: int,
+    replaced: dict[int, BaseMessage],
+) -> Hydrated:
     positions = sorted(chosen)
     return Hydrated(
-        messages=[messages[p] for p in positions],
+        messages=[replaced.get(p, messages[p]) for p in positions],
         positions=positions,
-        selected=[rank_pos for rank_pos, _ in kept_units],
+        selected=[rank_pos for rank_pos, _ in units],
         dropped_for_budget=dropped,
         recent_start=recent_start,
+        compacted=sorted(replaced),
     )

@@ -11,6 +11,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from langgraph_librarian._messages import message_text
+from langgraph_librarian.hydrate import COMPACT_MARK
 
 __all__ = ["Outcome", "answer_contained", "evidence_recall", "summarize_outcomes"]
 
@@ -18,10 +19,14 @@ _NORMALIZE = re.compile(r"[^\w$.,:%-]+")
 
 
 def evidence_recall(evidence: Sequence[str], context: Sequence[BaseMessage]) -> float:
-    """Share of gold evidence message ids present in ``context`` (1.0 when there is none)."""
+    """Share of gold evidence message ids present in ``context`` (1.0 when there is none).
+
+    A message given in short form (a recent message shortened to fit the budget) does
+    not count: its full text is what the evidence is.
+    """
     if not evidence:
         return 1.0
-    present = {m.id for m in context}
+    present = {m.id for m in context if not m.additional_kwargs.get(COMPACT_MARK)}
     return sum(1 for e in evidence if e in present) / len(evidence)
 
 

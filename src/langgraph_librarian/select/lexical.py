@@ -169,6 +169,13 @@ class BM25Index:
             best[docs[keep]] = ordered[keep]
         return doc_scores, best
 
+    def doc_passages(self, doc: int) -> range:
+        """Passage ids of document ``doc`` (a document's passages are contiguous)."""
+        n = len(self._owner)  # snapshot: another thread may be appending
+        return range(
+            bisect.bisect_left(self._owner, doc, 0, n), bisect.bisect_right(self._owner, doc, 0, n)
+        )
+
     def passage_text(self, passage: int, text: str) -> str:
         """The text of ``passage`` (an id from :meth:`score_passages`), for display.
 

@@ -21,6 +21,8 @@ __all__ = ["LocalSelector"]
 
 RELATIVE_CUTOFF = 0.35
 """Keep candidates scoring at least this share of the best one."""
+_RESERVE_CUTOFF = 0.2
+"""Reserve candidates (for an unused budget) score at least this share of the best one."""
 SEMANTIC_WEIGHT = 0.4
 """Share of the fused score given to embedding similarity when vectors exist."""
 _MIN_SEMANTIC_SPREAD = 0.2
@@ -31,6 +33,10 @@ _SHORT_MESSAGE_WORDS = 60
 """A selected message this short brings its neighbours (the question it answers...)."""
 _NEIGHBOUR_FACTOR = 0.5
 _LINK_FACTOR = 0.95
+"""An earlier statement a selected change refers to ranks just below the change."""
+_SUPERSEDE_FACTOR = 1.02
+"""A later change ranks just above the statement it changes (the latest value wins)."""
+_LINK_ROUNDS = 3
 _RECENCY_BONUS = 0.01
 
 
@@ -246,7 +252,7 @@ class LocalSelector:
         top = float(fused[order[0]])
         primary = [i for i in order[: self.max_selected] if fused[i] >= RELATIVE_CUTOFF * top]
         priority: dict[int, float] = {i: float(fused[i]) for i in primary}
-        linked = self._linked(query, primary, order[:_EXPANSION_POOL], scored, entries)
+        linked = self._linked(query, priority, order[:_EXPANSION_POOL], scored, entries)
         for i, score in linked.items():
             priority[i] = max(priority.get(i, 0.0), score)
         position_to_slot = {e.id: i for i, e in enumerate(entries)}
@@ -262,6 +268,16 @@ class LocalSelector:
             priority.setdefault(i, score)
         ranked = sorted(priority, key=lambda i: (-priority[i], -entries[i].id))
         ids = [entries[i].id for i in ranked]
+        # Next-best candidates, for a budget the selection leaves unused: questions whose
+        # evidence is spread thin (lists, aggregates) gain from them; an unbounded
+        # context never takes them.
+        floor = _RESERVE_CUTOFF * top
+        reserve: list[int] = []
+        for i in order:  # best first: stop at the floor
+            if fused[i] < floor or len(reserve) >= self.max_selected:
+                break
+            if i not in priority:
+                reserve.append(entries[i].id)
         expanded = [entries[i].id for i in ranked if i not in set(primary)]
         reasoning = (
             f"passage-level hybrid ranking over {len(entries)} entries: {len(primary)} at or "
@@ -274,21 +290,32 @@ class LocalSelector:
             strategy="local",
             candidates=len(entries),
             expanded_ids=expanded,
+            reserve_ids=reserve,
         )
 
     @staticmethod
     def _linked(
         query: str,
-        primary: list[int],
+        seeds: dict[int, float],
         pool: list[int],
         scored: _Scored,
         entries: Sequence[IndexEntry],
     ) -> dict[int, float]:
-        """Statements and changes about the same thing as a selected passage."""
+        """Statements and changes about the same thing as a selected passage.
+
+        A later message with a passage that changes what a selected passage stated
+        (enough of the same query terms, and a change cue) is the current truth: it
+        ranks just above the statement it changes, even when it scored lower on its
+        own, so a tight budget keeps the latest value rather than the superseded one.
+        Changes of changes follow (the latest of a chain ranks first). An earlier
+        statement that a selected change refers to ranks just below it. ``seeds`` maps
+        the selected slots to their priorities.
+        """
         query_terms = set(content_terms(query))
-        index, best = scored.lexical, scored.best_passage
+        index, best, fused = scored.lexical, scored.best_passage, scored.fused
+        last = max((entries[slot].id for slot in pool), default=1) or 1
+        priority = dict(seeds)
         linked: dict[int, float] = {}
-        chosen = set(primary)
 
         def matched(slot: int) -> tuple[frozenset[str], bool]:
             pid = int(best[slot])
@@ -296,17 +323,45 @@ class LocalSelector:
                 return frozenset(), False
             return index.passage_terms[pid] & query_terms, index.passage_has_change[pid]
 
-        for seed in primary:
-            seed_terms, seed_changes = matched(seed)
-            if len(seed_terms) < 2 and len(query_terms) >= 2:
-                continue
-            for slot in pool:
-                if slot in chosen or slot in linked:
+        def relation(slot: int, terms: frozenset[str], need: int) -> tuple[bool, bool]:
+            """(some passage shares enough terms, one of those states a change)."""
+            shares = changes = False
+            for pid in index.doc_passages(slot):
+                if len(index.passage_terms[pid] & terms) >= need:
+                    shares = True
+                    changes = changes or index.passage_has_change[pid]
+            return shares, changes
+
+        # First the selected seeds; then, for chains, only the changes just promoted
+        # (a change of a change), looking forward only.
+        frontier = sorted(priority, key=lambda s: -priority[s])
+        for round_ in range(_LINK_ROUNDS):
+            promoted: list[int] = []
+            for seed in frontier:
+                terms, seed_changes = matched(seed)
+                if len(terms) < 2 and len(query_terms) >= 2:
                     continue
-                terms, changes = matched(slot)
-                if len(terms & seed_terms) < max(1, (2 * len(seed_terms) + 2) // 3):
-                    continue
-                later = entries[slot].id > entries[seed].id
-                if (later and changes) or (not later and seed_changes):
-                    linked[slot] = _LINK_FACTOR * float(scored.fused[seed])
+                need = max(1, (2 * len(terms) + 2) // 3)
+                for slot in pool:
+                    if slot == seed:
+                        continue
+                    later = entries[slot].id > entries[seed].id
+                    if not later and (round_ > 0 or not seed_changes):
+                        continue
+                    shares, changes = relation(slot, terms, need)
+                    if not shares or (later and not changes):
+                        continue
+                    if later:
+                        # Of several changes, the latest ranks first.
+                        recency = _RECENCY_BONUS * entries[slot].id / last
+                        score = _SUPERSEDE_FACTOR * priority[seed] + recency
+                    else:
+                        score = _LINK_FACTOR * priority[seed]
+                    if score > max(priority.get(slot, 0.0), float(fused[slot])):
+                        priority[slot] = linked[slot] = score
+                        if later:
+                            promoted.append(slot)
+            if not promoted:
+                break
+            frontier = promoted
         return linked

@@ -31,6 +31,8 @@ class Selection:
         expanded_ids: Ids added by dependency expansion (local selector).
         raw_answer: The selector model's answer as received (truncated), also when it
             was unusable and the local selector was used instead.
+        reserve_ids: Next-best positions, used only to fill a context token budget
+            that ``ids`` leave unused (never added to an unbounded context).
     """
 
     ids: list[int] = field(default_factory=list)
@@ -42,6 +44,7 @@ class Selection:
     prompt_tokens: int = 0
     expanded_ids: list[int] = field(default_factory=list)
     raw_answer: str = ""
+    reserve_ids: list[int] = field(default_factory=list)
 
 
 @runtime_checkable
