@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
 from langgraph_librarian._calls import acall_with_retries, call_with_retries
@@ -201,13 +202,17 @@ class LLMSelector:
         entries: Sequence[IndexEntry],
         *,
         exclude: Collection[int] = (),
+        config: RunnableConfig | None = None,
     ) -> Selection:
-        """Select entries; never raises for model failures (falls back to local)."""
+        """Select entries; never raises for model failures (falls back to local).
+
+        ``config`` is passed to the model call (build it with ``internal_config``).
+        """
         shown, shortlisted, prompt, tokens = self._prepare(query, messages, entries, exclude)
         runnable = self._runnable()
         try:
             result = call_with_retries(
-                lambda: runnable.invoke(prompt),
+                lambda: runnable.invoke(prompt, config=config),
                 timeout=self.timeout,
                 retries=self.max_retries,
                 backoff=self.retry_backoff,
@@ -227,13 +232,14 @@ class LLMSelector:
         entries: Sequence[IndexEntry],
         *,
         exclude: Collection[int] = (),
+        config: RunnableConfig | None = None,
     ) -> Selection:
         """Async twin of :meth:`select`."""
         shown, shortlisted, prompt, tokens = self._prepare(query, messages, entries, exclude)
         runnable = self._runnable()
         try:
             result = await acall_with_retries(
-                lambda: runnable.ainvoke(prompt),
+                lambda: runnable.ainvoke(prompt, config=config),
                 timeout=self.timeout,
                 retries=self.max_retries,
                 backoff=self.retry_backoff,
