@@ -55,6 +55,11 @@ MAX_REMEMBER_CHARS = 4_000
 _MEMORY, _THREADS = "memory", "threads"
 
 
+def _has_text(message: BaseMessage) -> bool:
+    # An AI message that only calls tools says nothing worth recalling by itself.
+    return bool(message.text.strip())
+
+
 class _Capture:
     """What one capture will write: the new messages after the thread's cursor."""
 
@@ -192,7 +197,7 @@ class ScopeMemory:
         chosen = [
             (m, k)
             for m, k in zip(messages[start:], keys[start:], strict=True)
-            if m.type in self.capture_roles and message_text(m).strip()
+            if m.type in self.capture_roles and _has_text(m)
         ]
         return _Capture(
             [m for m, _ in chosen], [k for _, k in chosen], seq, keys[-1] if keys else ""

@@ -124,7 +124,9 @@ def create_memory_tools(
         ```
     """
 
-    def search(query: str, runtime: ToolRuntime, limit: int = SEARCH_DEFAULT_LIMIT) -> str:
+    def search(
+        query: str, runtime: ToolRuntime[Any, Any], limit: int = SEARCH_DEFAULT_LIMIT
+    ) -> str:
         try:
             scope_id, _ = _scope(runtime)
             found = memory.search(scope_id, _query(query), limit=_limit(limit))
@@ -132,7 +134,9 @@ def create_memory_tools(
             return _failure(exc, f"{prefix}_search")
         return render_search(found)
 
-    async def asearch(query: str, runtime: ToolRuntime, limit: int = SEARCH_DEFAULT_LIMIT) -> str:
+    async def asearch(
+        query: str, runtime: ToolRuntime[Any, Any], limit: int = SEARCH_DEFAULT_LIMIT
+    ) -> str:
         try:
             scope_id, _ = _scope(runtime)
             found = await memory.asearch(scope_id, _query(query), limit=_limit(limit))
@@ -140,7 +144,7 @@ def create_memory_tools(
             return _failure(exc, f"{prefix}_search")
         return render_search(found)
 
-    def remember(text: str, runtime: ToolRuntime) -> str:
+    def remember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         try:
             scope_id, context = _scope(runtime)
             record = memory.remember(scope_id, _text(text, context), thread_id=_thread(runtime))
@@ -148,7 +152,7 @@ def create_memory_tools(
             return _failure(exc, f"{prefix}_remember")
         return f"remembered (id {record.key})"
 
-    async def aremember(text: str, runtime: ToolRuntime) -> str:
+    async def aremember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         try:
             scope_id, context = _scope(runtime)
             record = await memory.aremember(
@@ -158,7 +162,7 @@ def create_memory_tools(
             return _failure(exc, f"{prefix}_remember")
         return f"remembered (id {record.key})"
 
-    def context(query: str, runtime: ToolRuntime) -> str:
+    def context(query: str, runtime: ToolRuntime[Any, Any]) -> str:
         try:
             scope_id, ctx = _scope(runtime)
             bound = run_max_bytes(ctx, memory.max_bytes)
@@ -167,7 +171,7 @@ def create_memory_tools(
             return _failure(exc, f"{prefix}_context")
         return _context_answer(result)
 
-    async def acontext(query: str, runtime: ToolRuntime) -> str:
+    async def acontext(query: str, runtime: ToolRuntime[Any, Any]) -> str:
         try:
             scope_id, ctx = _scope(runtime)
             bound = run_max_bytes(ctx, memory.max_bytes)
