@@ -92,6 +92,21 @@ def test_new_thread_recalls_earlier_thread_and_checkpoint_stays_clean():
     assert recall_messages(model.calls[-1]) == []
 
 
+def test_a_thread_is_not_recalled_its_own_messages():
+    memory = ScopeMemory(InMemoryStore())
+    model = ScriptedChatModel(script="ok")
+    agent = agent_with(memory, model)
+    run(agent, "t1", "user:42", ALLERGY)
+    run(agent, "t1", "user:42", QUESTION)  # the allergy is already in this thread's input
+    assert recall_messages(model.calls[-1]) == []
+    memory.remember("user:42", "Also allergic to sesame: no nuts or sesame seeds.")
+    run(agent, "t1", "user:42", "Dessert with nuts or sesame then?")
+    (recalled,) = recall_messages(model.calls[-1])
+    assert "sesame" in recalled.content and ALLERGY not in recalled.content
+    run(agent, "t2", "user:42", "Remind me of my nut allergy.")  # a new thread: recalled
+    assert ALLERGY in recall_messages(model.calls[-1])[0].content
+
+
 def test_capture_is_opt_in():
     memory = ScopeMemory(InMemoryStore())
     model = ScriptedChatModel(script="ok")

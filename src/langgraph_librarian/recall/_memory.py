@@ -60,6 +60,13 @@ def _has_text(message: BaseMessage) -> bool:
     return bool(message.text.strip())
 
 
+def _without(records: list[MemoryRecord], message_ids: Collection[str]) -> list[MemoryRecord]:
+    if not message_ids:
+        return records
+    excluded = set(message_ids)
+    return [r for r in records if r.message_id is None or r.message_id not in excluded]
+
+
 class _Capture:
     """What one capture will write: the new messages after the thread's cursor."""
 
@@ -395,13 +402,16 @@ class ScopeMemory:
         *,
         max_bytes: int | None = None,
         parent: RunnableConfig | None = None,
+        exclude_message_ids: Collection[str] = (),
     ) -> RecallResult:
         """Select and render the scope's evidence for ``query`` (uncached; may raise).
 
-        ``parent`` is the run config the selector's model call inherits.
+        ``parent`` is the run config the selector's model call inherits. Records copied
+        from a message in ``exclude_message_ids`` (the messages the model already gets)
+        are left out, so a thread's own turns are not repeated to it.
         """
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
-        records = self.records(scope_id)
+        records = _without(self.records(scope_id), exclude_message_ids)
         ranked, strategy = _select.select_ranked(
             records, query[:MAX_QUERY_CHARS], self.config, parent
         )
@@ -414,10 +424,11 @@ class ScopeMemory:
         *,
         max_bytes: int | None = None,
         parent: RunnableConfig | None = None,
+        exclude_message_ids: Collection[str] = (),
     ) -> RecallResult:
         """Async twin of :meth:`recall`."""
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
-        records = await self.arecords(scope_id)
+        records = _without(await self.arecords(scope_id), exclude_message_ids)
         ranked, strategy = await _select.aselect_ranked(
             records, query[:MAX_QUERY_CHARS], self.config, parent
         )

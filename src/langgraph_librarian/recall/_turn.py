@@ -64,6 +64,11 @@ def _prepare(memory: ScopeMemory, context: Any, messages: Sequence[BaseMessage])
     return scope_id, query, (key, turn, bound), bound
 
 
+def _ids(messages: Sequence[BaseMessage]) -> set[str]:
+    # The model already gets these messages: recalling their copies would repeat them.
+    return {str(m.id) for m in messages if m.id}
+
+
 def _done(memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallResult) -> None:
     if result.status == "empty":
         logger.debug("scope recall: %s", result.reason)
@@ -85,7 +90,9 @@ def recall_for_turn(
     if cached is not None:
         return cached
     try:
-        result = memory.recall(scope_id, query, max_bytes=bound, parent=parent)
+        result = memory.recall(
+            scope_id, query, max_bytes=bound, parent=parent, exclude_message_ids=_ids(messages)
+        )
     except Exception as exc:  # fail-open: the turn goes on without scope memory
         result = _failed(exc, cache_key[0])
     _done(memory, cache_key, result)
@@ -107,7 +114,9 @@ async def arecall_for_turn(
     if cached is not None:
         return cached
     try:
-        result = await memory.arecall(scope_id, query, max_bytes=bound, parent=parent)
+        result = await memory.arecall(
+            scope_id, query, max_bytes=bound, parent=parent, exclude_message_ids=_ids(messages)
+        )
     except Exception as exc:
         result = _failed(exc, cache_key[0])
     _done(memory, cache_key, result)
