@@ -317,3 +317,23 @@ def test_tool_messages_are_only_captured_when_asked():
 def test_render_with_nothing_that_fits_is_empty():
     assert render_evidence([], 8000) == ("", [])
     assert re.fullmatch(r"~[0-9a-f]{64}", scope_key("a/b"))
+
+
+def test_a_failed_capture_is_made_up_by_the_next_one():
+    store = FlakyStore()
+    memory = ScopeMemory(store)
+    history = first_thread()
+    memory.capture("s", history[:3], thread_id="t")
+    store.down = True
+    with pytest.raises(ConnectionError):
+        memory.capture("s", history[:4], thread_id="t")
+    store.down = False
+    history += [HumanMessage("And for breakfast?", id="t1-h3")]
+    assert memory.capture("s", history, thread_id="t") == 3  # the missed turn and the new one
+    assert [r.message_id for r in memory.records("s")] == [
+        "t1-h1",
+        "t1-a1",
+        "t1-h2",
+        "t1-a2",
+        "t1-h3",
+    ]

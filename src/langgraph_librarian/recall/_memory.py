@@ -11,13 +11,18 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
-from langgraph_librarian._messages import content_hash, message_keys, message_text
+from langgraph_librarian._messages import message_text
 from langgraph_librarian.config import LibrarianConfig
-from langgraph_librarian.entry import IndexEntry, entries_from_dicts
+from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.errors import LibrarianError
-from langgraph_librarian.hydrate import recent_turns_start
 from langgraph_librarian.index.pipeline import aupdate_index, update_index
 from langgraph_librarian.recall import _select
+from langgraph_librarian.recall._capture import (
+    CapturePlan,
+    capture_records,
+    known_entries,
+    plan_capture,
+)
 from langgraph_librarian.recall._records import (
     MemoryRecord,
     clean_text,
@@ -55,23 +60,11 @@ MAX_REMEMBER_CHARS = 4_000
 _MEMORY, _THREADS = "memory", "threads"
 
 
-def _has_text(message: BaseMessage) -> bool:
-    # An AI message that only calls tools says nothing worth recalling by itself.
-    return bool(message.text.strip())
-
-
 def _without(records: list[MemoryRecord], message_ids: Collection[str]) -> list[MemoryRecord]:
     if not message_ids:
         return records
     excluded = set(message_ids)
     return [r for r in records if r.message_id is None or r.message_id not in excluded]
-
-
-class _Capture:
-    """What one capture will write: the new messages after the thread's cursor."""
-
-    def __init__(self, messages: list[BaseMessage], keys: list[str], seq: int, last: str) -> None:
-        self.messages, self.keys, self.seq, self.last = messages, keys, seq, last
 
 
 class ScopeMemory:
@@ -186,66 +179,18 @@ class ScopeMemory:
 
     # -- capture of completed turns -----------------------------------------------------
 
-    def _plan_capture(self, messages: Sequence[BaseMessage], cursor: Any) -> _Capture:
-        """The messages after the thread's cursor (where the previous capture stopped).
-
-        A thread seen for the first time is copied whole; if the cursor's message is no
-        longer in the history (deleted, trimmed), only the latest turn is copied.
-        """
-        keys = message_keys(messages, [content_hash(m) for m in messages])
-        value = getattr(cursor, "value", None) or {}
-        last, seq = value.get("last"), int(value.get("seq") or 0)
-        if not value:
-            start = 0
-        elif last in keys:
-            start = len(keys) - 1 - keys[::-1].index(last) + 1
-        else:
-            start = recent_turns_start(messages, 1)
-        chosen = [
-            (m, k)
-            for m, k in zip(messages[start:], keys[start:], strict=True)
-            if m.type in self.capture_roles and _has_text(m)
-        ]
-        return _Capture(
-            [m for m, _ in chosen], [k for _, k in chosen], seq, keys[-1] if keys else ""
-        )
-
     def _capture_ops(
         self,
         scope_id: str,
         thread_id: str | None,
-        plan: _Capture,
+        plan: CapturePlan,
         entries: Sequence[IndexEntry],
-        cursor_key: str,
+        cursor: str,
     ) -> list[Any]:
         ns = self._ns(scope_id, _MEMORY)
-        created = now_iso()
-        ops = []
-        for n, (message, key, entry) in enumerate(
-            zip(plan.messages, plan.keys, entries, strict=True)
-        ):
-            record = MemoryRecord.from_entry(
-                entry,
-                message_text(message),
-                key=stable_key("turn", thread_id, key),
-                kind="turn",
-                role=message.type,
-                thread_id=thread_id,
-                message_id=message.id,
-                created_at=created,
-                seq=plan.seq + n,
-            )
-            ops.append(put_op(ns, record.key, record.to_value()))
-        cursor = {"last": clean_text(plan.last), "seq": plan.seq + len(plan.messages)}
-        ops.append(put_op(self._ns(scope_id, _THREADS), cursor_key, cursor))
+        ops = [put_op(ns, r.key, r.to_value()) for r in capture_records(plan, thread_id, entries)]
+        ops.append(put_op(self._ns(scope_id, _THREADS), cursor, plan.cursor()))
         return ops
-
-    @staticmethod
-    def _known_entries(index: Any) -> list[IndexEntry]:
-        try:
-            return entries_from_dicts(index) if index else []
-        except ValueError:
-            return []  # an unreadable thread index only costs re-summarizing
 
     def capture(
         self,
@@ -264,8 +209,8 @@ class ScopeMemory:
         """
         cursor_key = stable_key("thread", thread_id)
         (cursor,) = batch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
-        plan = self._plan_capture(messages, cursor)
-        known = self._known_entries(index)
+        plan = plan_capture(messages, getattr(cursor, "value", None), self.capture_roles)
+        known = known_entries(index)
         entries = update_index(plan.messages, known, self.config).entries if plan.messages else []
         batch(self.store, self._capture_ops(scope_id, thread_id, plan, entries, cursor_key))
         return len(plan.messages)
@@ -281,8 +226,8 @@ class ScopeMemory:
         """Async twin of :meth:`capture`."""
         cursor_key = stable_key("thread", thread_id)
         (cursor,) = await abatch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
-        plan = self._plan_capture(messages, cursor)
-        known = self._known_entries(index)
+        plan = plan_capture(messages, getattr(cursor, "value", None), self.capture_roles)
+        known = known_entries(index)
         entries = (
             (await aupdate_index(plan.messages, known, self.config)).entries
             if plan.messages
