@@ -186,7 +186,8 @@ def test_store_failing_before_the_turn_fails_open(caplog):
     assert not any("configuration problem" in m for m in messages)
 
 
-def test_store_failing_mid_turn_keeps_the_turn_alive(caplog):
+def mid_turn_outage() -> tuple[FlakyStore, Any, ToolCallingScriptedModel]:
+    """An agent whose tool takes the store down between the turn's two model calls."""
     store = FlakyStore()
     memory = ScopeMemory(store)
     memory.remember("user:42", "Severe nut allergy.")
@@ -203,11 +204,24 @@ def test_store_failing_mid_turn_keeps_the_turn_alive(caplog):
         return AIMessage("Finished.")
 
     model = ToolCallingScriptedModel(script=decide)
-    agent = agent_with(memory, model, tools=[break_store])
+    return store, agent_with(memory, model, tools=[break_store]), model
+
+
+def test_store_failing_mid_turn_keeps_the_turn_alive(caplog):
+    _, agent, model = mid_turn_outage()
     with caplog.at_level(logging.WARNING, logger="langgraph_librarian.recall"):
         result = run(agent, "t1", "user:42", "Anything about nut allergy?")
     assert result["messages"][-1].content == "Finished."
     assert recall_messages(model.calls[-1]) != []  # the turn's recall was already prepared
+    assert any("capture failed" in r.getMessage() for r in caplog.records)
+
+
+async def test_store_failing_mid_turn_async(caplog):
+    store, agent, model = mid_turn_outage()
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian.recall"):
+        result = await arun(agent, "t1", "user:42", "Anything about nut allergy?")
+    assert result["messages"][-1].content == "Finished." and store.down
+    assert recall_messages(model.calls[-1]) != []
     assert any("capture failed" in r.getMessage() for r in caplog.records)
 
 

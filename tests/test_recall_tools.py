@@ -128,6 +128,19 @@ def test_remember_can_be_disabled_per_scope_or_left_out(memory):
     assert "memory_remember is not a valid tool" in out
 
 
+def test_remember_policy_by_scope(memory):
+    agent = create_agent(
+        calling("memory_remember", {"text": "Team prefers tabs."}),
+        tools=create_memory_tools(memory, can_remember=lambda scope: scope.startswith("user:")),
+        context_schema=RecallScope,
+    )
+    for scope, allowed in (("user:42", True), ("team:core", False)):
+        result = agent.invoke({"messages": [HumanMessage("go")]}, context=RecallScope(scope))
+        (answer,) = [m.content for m in result["messages"] if isinstance(m, ToolMessage)]
+        assert answer.startswith("remembered") is allowed
+        assert bool([r for r in memory.records(scope) if "tabs" in r.text]) is allowed
+
+
 def test_context_is_bounded_and_distinguishes_misses(memory):
     scope = RecallScope(scope_id="user:42", max_bytes=700)
     out = use_tool(memory, "memory_context", {"query": "tomatoes water day"}, scope)

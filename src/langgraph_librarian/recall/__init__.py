@@ -45,6 +45,7 @@ from langgraph_librarian.recall._scope import (
 from langgraph_librarian.recall._tools import (
     SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT,
+    RememberPolicy,
     create_memory_tools,
 )
 
@@ -68,6 +69,7 @@ __all__ = [
     "RecallResult",
     "RecallScope",
     "RecallStatus",
+    "RememberPolicy",
     "ScopeMemory",
     "create_capture_node",
     "create_memory_tools",

@@ -9,6 +9,7 @@ raises through the graph: failures answer ``"memory unavailable: ..."`` or
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any, Final
 
 from langchain_core.tools import BaseTool, StructuredTool
@@ -25,9 +26,12 @@ from langgraph_librarian.recall._scope import (
     run_max_bytes,
 )
 
-__all__ = ["SEARCH_DEFAULT_LIMIT", "SEARCH_MAX_LIMIT", "create_memory_tools"]
+__all__ = ["SEARCH_DEFAULT_LIMIT", "SEARCH_MAX_LIMIT", "RememberPolicy", "create_memory_tools"]
 
 logger = logging.getLogger("langgraph_librarian.recall")
+
+RememberPolicy = Callable[[str], bool]
+"""Decides, from the scope id, whether the remember tool may write."""
 
 SEARCH_DEFAULT_LIMIT: Final = 5
 SEARCH_MAX_LIMIT: Final = 20
@@ -88,8 +92,8 @@ def _limit(limit: Any) -> int:
     return min(limit, SEARCH_MAX_LIMIT)
 
 
-def _text(text: Any, context: Any) -> str:
-    if not context_flag(context, "allow_remember"):
+def _text(text: Any, context: Any, scope_id: str, policy: RememberPolicy | None) -> str:
+    if not context_flag(context, "allow_remember") or (policy is not None and not policy(scope_id)):
         raise _Refused("saving memories is disabled for this conversation; do not retry")
     if not isinstance(text, str) or not text.strip():
         raise _Refused("nothing to remember: the text is empty")
@@ -109,13 +113,18 @@ def _context_answer(result: RecallResult) -> str:
 
 
 def create_memory_tools(
-    memory: ScopeMemory, *, include_remember: bool = True, prefix: str = "memory"
+    memory: ScopeMemory,
+    *,
+    include_remember: bool = True,
+    can_remember: RememberPolicy | None = None,
+    prefix: str = "memory",
 ) -> list[BaseTool]:
     """``[<prefix>_search, <prefix>_remember, <prefix>_context]`` over ``memory``.
 
-    Leave out ``remember`` with ``include_remember=False``; disable it for one scope
-    at run time with ``RecallScope(allow_remember=False)``. Explicit writes persist
-    what the model chooses: put them under your tool permissions and retention policy.
+    Leave out ``remember`` with ``include_remember=False``; refuse it for some scopes
+    with ``can_remember`` (called with the scope id), or for one run with
+    ``RecallScope(allow_remember=False)``. Explicit writes persist what the model
+    chooses: put them under your tool permissions and retention policy.
 
     Example:
         ```python
@@ -147,7 +156,8 @@ def create_memory_tools(
     def remember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         try:
             scope_id, context = _scope(runtime)
-            record = memory.remember(scope_id, _text(text, context), thread_id=_thread(runtime))
+            allowed = _text(text, context, scope_id, can_remember)
+            record = memory.remember(scope_id, allowed, thread_id=_thread(runtime))
         except Exception as exc:
             return _failure(exc, f"{prefix}_remember")
         return f"remembered (id {record.key})"
@@ -155,9 +165,8 @@ def create_memory_tools(
     async def aremember(text: str, runtime: ToolRuntime[Any, Any]) -> str:
         try:
             scope_id, context = _scope(runtime)
-            record = await memory.aremember(
-                scope_id, _text(text, context), thread_id=_thread(runtime)
-            )
+            allowed = _text(text, context, scope_id, can_remember)
+            record = await memory.aremember(scope_id, allowed, thread_id=_thread(runtime))
         except Exception as exc:
             return _failure(exc, f"{prefix}_remember")
         return f"remembered (id {record.key})"
