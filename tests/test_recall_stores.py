@@ -128,6 +128,7 @@ async def test_async_postgres_store(postgres_dsn):
         assert (await memory.arecall("user:42", QUESTION)).status == "recalled"
         assert len(await memory.arecords("\x00" + "x" * 10_000)) == 1
         assert await memory.adelete_scope("user:42") == 5
+        assert await memory.adelete_scope("\x00" + "x" * 10_000) == 1
 
 
 def agent_for(memory: ScopeMemory, model: Any, checkpointer: Any) -> Any:
@@ -194,7 +195,7 @@ def test_end_to_end_postgres(postgres_dsn):
         assert ALLERGY in model.calls[-1][0].content
         ask(agent, f"t3-{uuid.uuid4()}", "user:43", QUESTION)
         assert model.calls[-1][0].id != RECALL_MESSAGE_ID
-        memory.delete_scope("user:42")
+        assert memory.delete_scope("user:42") > 0 and memory.delete_scope("user:43") > 0
     with psycopg.connect(postgres_dsn) as conn:
 
         def saved(thread: str) -> bytes:
