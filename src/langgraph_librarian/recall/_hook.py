@@ -89,7 +89,13 @@ def create_capture_node(memory: ScopeMemory) -> RecallNode:
     """A node to run after the agent: copies the completed turn into scope memory.
 
     It changes no state. Failures are logged, never raised: the turn already has its
-    answer. Pass ``index`` in state (the Librarian's) to reuse its summaries.
+    answer. An ``index`` in state (the Librarian's) is reused for the summaries.
+
+    Example:
+        ```python
+        builder.add_node("capture", create_capture_node(memory))
+        builder.add_edge("model", "capture")
+        ```
     """
 
     def capture(state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
