@@ -1,0 +1,111 @@
+"""Scoped recall for hand-built graphs: a ``pre_model_hook``-style node and a capture node."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.runtime import get_runtime
+
+from langgraph_librarian.recall._memory import ScopeMemory
+from langgraph_librarian.recall._turn import (
+    acapture_turn,
+    arecall_for_turn,
+    capture_turn,
+    recall_for_turn,
+)
+
+__all__ = ["RecallNode", "create_capture_node", "create_recall_hook"]
+
+Update = dict[str, Any]
+
+
+class RecallNode(RunnableLambda[dict[str, Any], Update]):
+    """A graph node with native sync and async paths that can also be called directly."""
+
+    def __call__(self, state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
+        func = cast(Callable[[dict[str, Any], RunnableConfig | None], Update], self.func)
+        return func(state, config)
+
+
+def _runtime() -> Any:
+    try:
+        return get_runtime()
+    except RuntimeError:  # called directly, outside a graph run
+        return None
+
+
+def _messages(state: dict[str, Any]) -> list[BaseMessage]:
+    raw = state.get("messages") or []
+    if all(isinstance(m, BaseMessage) for m in raw):
+        return list(raw)
+    return list(convert_to_messages(raw))
+
+
+def _thread(config: RunnableConfig | None) -> str | None:
+    value = ((config or {}).get("configurable") or {}).get("thread_id")
+    return str(value) if value else None
+
+
+def create_recall_hook(memory: ScopeMemory) -> RecallNode:
+    """A ``pre_model_hook`` node that writes ``llm_input_messages`` on every path.
+
+    On a recall the channel holds the recalled ``SystemMessage`` followed by the
+    original messages in order; on an empty result or any failure it holds the
+    original messages. It is never left unwritten: ``llm_input_messages`` is a
+    checkpointed last-value channel, so skipping the write would hand the model the
+    previous call's input. Your model node must read
+    ``state.get("llm_input_messages") or state["messages"]``; ``messages`` itself is
+    never touched, so the checkpoint holds no recalled text beyond this channel's
+    latest value (overwritten every model step).
+
+    Example:
+        ```python
+        builder.add_node("recall", create_recall_hook(memory))
+        builder.add_edge("recall", "model")
+        graph = builder.compile(checkpointer=checkpointer)
+        graph.invoke(state, config, context=RecallScope(scope_id="user:42"))
+        ```
+    """
+
+    def recall(state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
+        messages = _messages(state)
+        runtime = _runtime()
+        result = recall_for_turn(memory, getattr(runtime, "context", None), messages, config)
+        return {"llm_input_messages": cast(list[AnyMessage], result.apply(messages))}
+
+    async def arecall(state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
+        messages = _messages(state)
+        runtime = _runtime()
+        result = await arecall_for_turn(memory, getattr(runtime, "context", None), messages, config)
+        return {"llm_input_messages": cast(list[AnyMessage], result.apply(messages))}
+
+    return RecallNode(recall, afunc=arecall, name="scope_recall")
+
+
+def create_capture_node(memory: ScopeMemory) -> RecallNode:
+    """A node to run after the agent: copies the completed turn into scope memory.
+
+    It changes no state. Failures are logged, never raised: the turn already has its
+    answer. An ``index`` in state (the Librarian's) is reused for the summaries.
+
+    Example:
+        ```python
+        builder.add_node("capture", create_capture_node(memory))
+        builder.add_edge("model", "capture")
+        ```
+    """
+
+    def capture(state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
+        runtime = _runtime()
+        capture_turn(memory, getattr(runtime, "context", None), state, _thread(config))
+        return {}
+
+    async def acapture(state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
+        runtime = _runtime()
+        await acapture_turn(memory, getattr(runtime, "context", None), state, _thread(config))
+        return {}
+
+    return RecallNode(capture, afunc=acapture, name="scope_capture")

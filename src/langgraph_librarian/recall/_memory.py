@@ -1,0 +1,380 @@
+"""Scope memory in a LangGraph ``BaseStore``: write, read, forget, recall (sync and async)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.store.base import BaseStore
+
+from langgraph_librarian._messages import message_text
+from langgraph_librarian.config import LibrarianConfig
+from langgraph_librarian.entry import IndexEntry
+from langgraph_librarian.errors import LibrarianError
+from langgraph_librarian.index.pipeline import aupdate_index, update_index
+from langgraph_librarian.recall import _select
+from langgraph_librarian.recall._capture import (
+    CapturePlan,
+    capture_records,
+    known_entries,
+    plan_capture,
+)
+from langgraph_librarian.recall._records import (
+    MemoryRecord,
+    clean_text,
+    now_iso,
+    record_from_value,
+    stable_key,
+)
+from langgraph_librarian.recall._render import render_evidence
+from langgraph_librarian.recall._result import RecallCache, RecallResult
+from langgraph_librarian.recall._scope import (
+    DEFAULT_MAX_BYTES,
+    MAX_QUERY_CHARS,
+    RecallConfigError,
+    check_max_bytes,
+    scope_key,
+)
+from langgraph_librarian.recall._store import (
+    DELETE_PAGE,
+    SEARCH_PAGE,
+    abatch,
+    batch,
+    check_namespace,
+    get_op,
+    items_in,
+    put_op,
+    search_op,
+)
+
+__all__ = ["MAX_REMEMBER_CHARS", "ScopeMemory"]
+
+logger = logging.getLogger("langgraph_librarian.recall")
+
+MAX_REMEMBER_CHARS = 4_000
+"""Longest text one explicit ``remember`` accepts."""
+_MEMORY, _THREADS = "memory", "threads"
+
+
+def _without(records: list[MemoryRecord], message_ids: Collection[str]) -> list[MemoryRecord]:
+    if not message_ids:
+        return records
+    excluded = set(message_ids)
+    return [r for r in records if r.message_id is None or r.message_id not in excluded]
+
+
+class ScopeMemory:
+    """A tenant's or project's long-term memory, kept in a LangGraph ``BaseStore``.
+
+    Records live under ``(*namespace, scope_key(scope_id), "memory")``: explicit memories
+    (:meth:`remember`) and, when capture is on, the messages of completed turns of
+    every thread in the scope with their index summaries. Recall selects from them
+    with the Librarian's selector and renders a bounded, fenced block of evidence.
+
+    Args:
+        store: Any ``BaseStore``: ``InMemoryStore``, ``SqliteStore``, ``PostgresStore``
+            (and their async variants). Sync-only stores also work from async code.
+        config: Summaries at write time and the selector at recall time
+            (``None``: the offline engine).
+        namespace: Root namespace of all scopes.
+        max_bytes: Default bound of a recalled block, 512 to 32,768 UTF-8 bytes.
+        max_candidates: Records of a scope read per recall (PostgreSQL and SQLite
+            return the most recently updated first).
+        capture_roles: Message types copied from completed turns.
+        cache_size: Per-turn recall results kept in memory.
+
+    Example:
+        ```python
+        from langgraph.store.memory import InMemoryStore
+
+        memory = ScopeMemory(InMemoryStore())
+        memory.remember("user:42", "Allergic to peanuts.")
+        print(memory.recall("user:42", "Any allergies?").status)  # recalled
+        ```
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        *,
+        config: LibrarianConfig | None = None,
+        namespace: Sequence[str] = ("librarian_recall",),
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_candidates: int = 2_000,
+        capture_roles: Collection[str] = ("human", "ai"),
+        cache_size: int = 1_024,
+    ) -> None:
+        if not isinstance(store, BaseStore):
+            raise RecallConfigError(f"store must be a LangGraph BaseStore, got {type(store)}")
+        if max_candidates < 1:
+            raise RecallConfigError("max_candidates must be >= 1")
+        self.store = store
+        self.config = config if config is not None else LibrarianConfig()
+        self.namespace = check_namespace(namespace)
+        self.max_bytes = check_max_bytes(max_bytes)
+        self.max_candidates = max_candidates
+        self.capture_roles = frozenset(capture_roles) - {"system"}
+        self.cache = RecallCache(cache_size)
+
+    # -- namespaces ---------------------------------------------------------------------
+
+    def scope_namespace(self, scope_id: str) -> tuple[str, ...]:
+        """The namespace prefix holding everything of ``scope_id``."""
+        return (*self.namespace, scope_key(scope_id))
+
+    def _ns(self, scope_id: str, kind: str) -> tuple[str, ...]:
+        return (*self.scope_namespace(scope_id), kind)
+
+    # -- explicit memories --------------------------------------------------------------
+
+    def _explicit(self, text: str, thread_id: str | None) -> tuple[str, HumanMessage]:
+        if not isinstance(text, str) or not text.strip():
+            raise RecallConfigError("nothing to remember: the text is empty")
+        if len(text) > MAX_REMEMBER_CHARS:
+            raise RecallConfigError(f"memory text is longer than {MAX_REMEMBER_CHARS} characters")
+        key = uuid.uuid4().hex
+        return key, HumanMessage(content=clean_text(text.strip()), id=key)
+
+    def _explicit_record(
+        self, key: str, message: HumanMessage, entry: IndexEntry, thread_id: str | None
+    ) -> MemoryRecord:
+        return MemoryRecord.from_entry(
+            entry,
+            message_text(message),
+            key=key,
+            kind="explicit",
+            role="memory",
+            thread_id=thread_id,
+            message_id=None,
+            created_at=now_iso(),
+        )
+
+    def remember(self, scope_id: str, text: str, *, thread_id: str | None = None) -> MemoryRecord:
+        """Store one explicit memory in the scope and return it.
+
+        Raises:
+            RecallConfigError: for empty text or text over 4,000 characters.
+        """
+        ns = self._ns(scope_id, _MEMORY)
+        key, message = self._explicit(text, thread_id)
+        entry = update_index([message], [], self.config).entries[0]
+        record = self._explicit_record(key, message, entry, thread_id)
+        batch(self.store, [put_op(ns, key, record.to_value())])
+        return record
+
+    async def aremember(
+        self, scope_id: str, text: str, *, thread_id: str | None = None
+    ) -> MemoryRecord:
+        """Async twin of :meth:`remember`."""
+        ns = self._ns(scope_id, _MEMORY)
+        key, message = self._explicit(text, thread_id)
+        entry = (await aupdate_index([message], [], self.config)).entries[0]
+        record = self._explicit_record(key, message, entry, thread_id)
+        await abatch(self.store, [put_op(ns, key, record.to_value())])
+        return record
+
+    # -- capture of completed turns -----------------------------------------------------
+
+    def _capture_ops(
+        self,
+        scope_id: str,
+        thread_id: str | None,
+        plan: CapturePlan,
+        entries: Sequence[IndexEntry],
+        cursor: str,
+    ) -> list[Any]:
+        ns = self._ns(scope_id, _MEMORY)
+        ops = [put_op(ns, r.key, r.to_value()) for r in capture_records(plan, thread_id, entries)]
+        ops.append(put_op(self._ns(scope_id, _THREADS), cursor, plan.cursor()))
+        return ops
+
+    def capture(
+        self,
+        scope_id: str,
+        messages: Sequence[BaseMessage],
+        *,
+        thread_id: str | None = None,
+        index: Any = None,
+    ) -> int:
+        """Copy a thread's messages since the last capture into scope memory.
+
+        Each copied message becomes a record with its index summary (entries in
+        ``index``, e.g. the Librarian's ``state["index"]``, are reused by message id and
+        content) and its provenance. Writes are idempotent: a message captured twice
+        keeps one record. Returns how many records were written.
+        """
+        cursor_key = stable_key("thread", thread_id)
+        (cursor,) = batch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
+        plan = plan_capture(messages, getattr(cursor, "value", None), self.capture_roles)
+        known = known_entries(index)
+        entries = update_index(plan.messages, known, self.config).entries if plan.messages else []
+        batch(self.store, self._capture_ops(scope_id, thread_id, plan, entries, cursor_key))
+        return len(plan.messages)
+
+    async def acapture(
+        self,
+        scope_id: str,
+        messages: Sequence[BaseMessage],
+        *,
+        thread_id: str | None = None,
+        index: Any = None,
+    ) -> int:
+        """Async twin of :meth:`capture`."""
+        cursor_key = stable_key("thread", thread_id)
+        (cursor,) = await abatch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
+        plan = plan_capture(messages, getattr(cursor, "value", None), self.capture_roles)
+        known = known_entries(index)
+        entries = (
+            (await aupdate_index(plan.messages, known, self.config)).entries
+            if plan.messages
+            else []
+        )
+        await abatch(self.store, self._capture_ops(scope_id, thread_id, plan, entries, cursor_key))
+        return len(plan.messages)
+
+    # -- reading and forgetting ---------------------------------------------------------
+
+    def _page(self, scope_id: str, offset: int) -> tuple[tuple[str, ...], Any]:
+        ns = self._ns(scope_id, _MEMORY)
+        limit = min(SEARCH_PAGE, self.max_candidates - offset)
+        return ns, search_op(ns, limit, offset)
+
+    @staticmethod
+    def _parse(items: Sequence[Any], into: list[MemoryRecord]) -> None:
+        for item in items:
+            record = record_from_value(str(item.key), item.value)
+            if record is not None:
+                into.append(record)
+
+    @staticmethod
+    def _in_time_order(records: list[MemoryRecord]) -> list[MemoryRecord]:
+        records.sort(key=lambda r: (r.created_at, r.seq, r.key))
+        return records
+
+    def records(self, scope_id: str) -> list[MemoryRecord]:
+        """The scope's records (at most ``max_candidates``), oldest first."""
+        found: list[MemoryRecord] = []
+        offset = 0
+        while offset < self.max_candidates:
+            ns, op = self._page(scope_id, offset)
+            (result,) = batch(self.store, [op])
+            self._parse(items_in(result, ns), found)
+            if len(result or []) < op.limit:
+                break
+            offset += op.limit
+        return self._in_time_order(found)
+
+    async def arecords(self, scope_id: str) -> list[MemoryRecord]:
+        """Async twin of :meth:`records`."""
+        found: list[MemoryRecord] = []
+        offset = 0
+        while offset < self.max_candidates:
+            ns, op = self._page(scope_id, offset)
+            (result,) = await abatch(self.store, [op])
+            self._parse(items_in(result, ns), found)
+            if len(result or []) < op.limit:
+                break
+            offset += op.limit
+        return self._in_time_order(found)
+
+    def _delete_ops(self, prefix: tuple[str, ...], result: Any, seen: set[Any]) -> list[Any]:
+        ops = []
+        for item in result or []:
+            ident = (tuple(item.namespace), item.key)
+            if ident in seen:  # a store that ignores deletes must not loop forever
+                raise LibrarianError(f"store did not delete {item.key!r}; stopping")
+            seen.add(ident)
+            ops.append(put_op(tuple(item.namespace), item.key, None))
+        return ops
+
+    def delete_scope(self, scope_id: str) -> int:
+        """Forget everything of ``scope_id`` (memories, captured turns, cursors).
+
+        Returns the number of items deleted. Cached recalls of the scope are dropped.
+        """
+        prefix = self.scope_namespace(scope_id)
+        self.cache.drop_scope(prefix[-1])
+        seen: set[Any] = set()
+        while True:
+            (result,) = batch(self.store, [search_op(prefix, DELETE_PAGE)])
+            ops = self._delete_ops(prefix, result, seen)
+            if not ops:
+                return len(seen)
+            batch(self.store, ops)
+
+    async def adelete_scope(self, scope_id: str) -> int:
+        """Async twin of :meth:`delete_scope`."""
+        prefix = self.scope_namespace(scope_id)
+        self.cache.drop_scope(prefix[-1])
+        seen: set[Any] = set()
+        while True:
+            (result,) = await abatch(self.store, [search_op(prefix, DELETE_PAGE)])
+            ops = self._delete_ops(prefix, result, seen)
+            if not ops:
+                return len(seen)
+            await abatch(self.store, ops)
+
+    # -- search and recall --------------------------------------------------------------
+
+    def search(self, scope_id: str, query: str, *, limit: int = 5) -> list[MemoryRecord]:
+        """The ``limit`` records most relevant to ``query`` (local ranking, no model call)."""
+        return _select.rank(self.records(scope_id), query[:MAX_QUERY_CHARS], self.config, limit)
+
+    async def asearch(self, scope_id: str, query: str, *, limit: int = 5) -> list[MemoryRecord]:
+        """Async twin of :meth:`search`."""
+        records = await self.arecords(scope_id)
+        return await _select.arank(records, query[:MAX_QUERY_CHARS], self.config, limit)
+
+    def _finish(
+        self, scope_id: str, ranked: list[MemoryRecord], strategy: str, total: int, max_bytes: int
+    ) -> RecallResult:
+        key = scope_key(scope_id)
+        if not total:
+            return RecallResult("empty", scope=key, reason="the scope holds no memory")
+        text, kept = render_evidence(ranked, max_bytes)
+        if not kept:
+            return RecallResult("empty", scope=key, reason="no matching memory", strategy=strategy)
+        return RecallResult("recalled", text, kept, key, strategy=strategy)
+
+    def recall(
+        self,
+        scope_id: str,
+        query: str,
+        *,
+        max_bytes: int | None = None,
+        parent: RunnableConfig | None = None,
+        exclude_message_ids: Collection[str] = (),
+    ) -> RecallResult:
+        """Select and render the scope's evidence for ``query`` (uncached; may raise).
+
+        ``parent`` is the run config the selector's model call inherits. Records copied
+        from a message in ``exclude_message_ids`` (the messages the model already gets)
+        are left out, so a thread's own turns are not repeated to it.
+        """
+        bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
+        records = _without(self.records(scope_id), exclude_message_ids)
+        ranked, strategy = _select.select_ranked(
+            records, query[:MAX_QUERY_CHARS], self.config, parent
+        )
+        return self._finish(scope_id, ranked, strategy, len(records), bound)
+
+    async def arecall(
+        self,
+        scope_id: str,
+        query: str,
+        *,
+        max_bytes: int | None = None,
+        parent: RunnableConfig | None = None,
+        exclude_message_ids: Collection[str] = (),
+    ) -> RecallResult:
+        """Async twin of :meth:`recall`."""
+        bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
+        records = _without(await self.arecords(scope_id), exclude_message_ids)
+        ranked, strategy = await _select.aselect_ranked(
+            records, query[:MAX_QUERY_CHARS], self.config, parent
+        )
+        return self._finish(scope_id, ranked, strategy, len(records), bound)

@@ -1,0 +1,120 @@
+"""Scoped recall for LangChain ``create_agent``: ephemeral evidence before each model call."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
+from langchain.agents.middleware.types import ModelResponse
+from langchain_core.messages import AnyMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+
+from langgraph_librarian.recall._memory import ScopeMemory
+from langgraph_librarian.recall._result import RecallResult
+from langgraph_librarian.recall._turn import (
+    acapture_turn,
+    arecall_for_turn,
+    capture_turn,
+    recall_for_turn,
+)
+
+__all__ = ["RecallMiddleware"]
+
+
+def _run_config() -> RunnableConfig | None:
+    try:
+        return get_config()
+    except RuntimeError:  # called outside a LangGraph run
+        return None
+
+
+def _context(runtime: Any) -> Any:
+    return getattr(runtime, "context", None)
+
+
+def _thread(runtime: Any) -> str | None:
+    info = getattr(runtime, "execution_info", None)
+    thread = getattr(info, "thread_id", None)
+    if thread:
+        return str(thread)
+    configurable = (_run_config() or {}).get("configurable") or {}
+    value = configurable.get("thread_id")
+    return str(value) if value else None
+
+
+class RecallMiddleware(AgentMiddleware[AgentState[Any], Any]):
+    """Hands the model the scope's recalled memory, never writing it to state.
+
+    Before each model call (``wrap_model_call``) the turn's recall (prepared once per
+    user turn, cached by scope and latest human message) is put in front of the
+    request's messages as one ``SystemMessage`` worded as untrusted evidence, via
+    ``request.override(messages=...)``: nothing recalled reaches ``messages`` or the
+    checkpoint. An empty result or any failure passes the messages unchanged and is
+    logged (configuration and authentication problems at ERROR, outages at WARNING).
+
+    With ``capture_turns=True``, ``after_agent`` copies the completed turn into scope
+    memory (with its summaries), so later threads of the same scope can recall it.
+
+    The scope comes from the run context: declare ``context_schema=RecallScope`` (or
+    any context with a ``scope_id``) and pass ``context=RecallScope(scope_id=...)``.
+    With :class:`~langgraph_librarian.LibrarianMiddleware`, list the Librarian first:
+    it curates the thread, then this middleware adds scope evidence outside the
+    Librarian's token budget.
+
+    Args:
+        memory: The scope memory to recall from (and capture into).
+        capture_turns: Copy completed turns into scope memory (opt-in).
+
+    Example:
+        ```python
+        agent = create_agent(
+            model,
+            middleware=[LibrarianMiddleware(), RecallMiddleware(memory, capture_turns=True)],
+            context_schema=RecallScope,
+            checkpointer=checkpointer,
+        )
+        agent.invoke({"messages": [...]}, config, context=RecallScope(scope_id="user:42"))
+        ```
+    """
+
+    def __init__(self, memory: ScopeMemory, *, capture_turns: bool = False) -> None:
+        super().__init__()
+        self.memory = memory
+        self.capture_turns = capture_turns
+
+    @staticmethod
+    def _apply(request: ModelRequest[Any], result: RecallResult) -> ModelRequest[Any]:
+        if result.message() is None:
+            return request
+        return request.override(messages=cast(list[AnyMessage], result.apply(request.messages)))
+
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
+    ) -> ModelResponse[Any]:
+        result = recall_for_turn(
+            self.memory, _context(request.runtime), request.messages, _run_config()
+        )
+        return handler(self._apply(request, result))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        result = await arecall_for_turn(
+            self.memory, _context(request.runtime), request.messages, _run_config()
+        )
+        return await handler(self._apply(request, result))
+
+    def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        if self.capture_turns:
+            capture_turn(self.memory, _context(runtime), state, _thread(runtime))
+        return None
+
+    async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        if self.capture_turns:
+            await acapture_turn(self.memory, _context(runtime), state, _thread(runtime))
+        return None

@@ -1,0 +1,221 @@
+"""Memory records: what one remembered message or explicit memory looks like in a store.
+
+A record keeps the message text (bounded), the index entry the Librarian made for it
+(summary, embedding) and where it came from (thread, message id, time,
+role). Records are presented to the selectors as index entries plus messages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from langgraph_librarian.entry import IndexEntry
+
+__all__ = [
+    "MAX_RECORD_CHARS",
+    "MemoryRecord",
+    "RecordKind",
+    "clean_text",
+    "now_iso",
+    "record_from_value",
+    "records_as_index",
+    "stable_key",
+]
+
+logger = logging.getLogger("langgraph_librarian.recall")
+
+RecordKind = Literal["turn", "explicit"]
+MAX_RECORD_CHARS = 12_000
+"""Longer message text is cut when it is copied into scope memory."""
+_FORMAT = 1
+_STATUSES = frozenset({"summarized", "verbatim", "extractive", "fallback"})
+_KINDS = frozenset({"turn", "explicit"})
+
+
+def clean_text(text: str) -> str:
+    """``text`` without what stores reject: NUL (PostgreSQL) and lone surrogates (UTF-8).
+
+    Both become U+FFFD. Most text passes through untouched (one encode to check).
+    """
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+def now_iso() -> str:
+    """Current UTC time, ISO 8601 with microseconds (sorts as text)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def stable_key(*parts: str | None) -> str:
+    """A store key from identifying parts (hex, so any input gives a safe key)."""
+    joined = "\x1f".join("" if p is None else p for p in parts)
+    return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+@dataclass
+class MemoryRecord:
+    """One item of scope memory.
+
+    Attributes:
+        key: Store key (unique within the scope).
+        text: The remembered text (a message's text, cut at 12,000 characters).
+        summary: The index summary made when the record was written.
+        role: ``"human"``, ``"ai"``, ``"tool"`` for copied messages, ``"memory"`` for
+            explicit memories.
+        kind: ``"turn"`` (copied from a completed turn) or ``"explicit"`` (remember).
+        thread_id: The thread it came from, when known.
+        message_id: The message it was copied from, when it had an id.
+        created_at: When it was written (ISO 8601, UTC).
+        seq: Order within its thread (copied messages), for stable ordering.
+        name: The message's ``name`` (tool name), if any.
+        status: How the summary was produced (as in :class:`IndexEntry`).
+        content_hash: Hash of the source content (selection caches key on it).
+        vector: Embedding (base64 float16) when an embedding model was available.
+        original_tokens: Estimated tokens of the source message.
+    """
+
+    key: str
+    text: str
+    summary: str
+    role: str
+    kind: RecordKind
+    thread_id: str | None = None
+    message_id: str | None = None
+    created_at: str = ""
+    seq: int = 0
+    name: str | None = None
+    status: str = "verbatim"
+    content_hash: str = ""
+    vector: str | None = None
+    original_tokens: int = 0
+
+    @classmethod
+    def from_entry(
+        cls,
+        entry: IndexEntry,
+        text: str,
+        *,
+        key: str,
+        kind: RecordKind,
+        role: str,
+        thread_id: str | None,
+        message_id: str | None,
+        created_at: str,
+        seq: int = 0,
+    ) -> MemoryRecord:
+        """A record for ``text`` carrying what the indexer made of it."""
+        if len(text) > MAX_RECORD_CHARS:
+            text = text[: MAX_RECORD_CHARS - 1] + "…"
+        return cls(
+            key=key,
+            text=clean_text(text),
+            summary=clean_text(entry.summary),
+            role=role,
+            kind=kind,
+            thread_id=None if thread_id is None else clean_text(thread_id),
+            message_id=None if message_id is None else clean_text(message_id),
+            created_at=created_at,
+            seq=seq,
+            name=None if entry.name is None else clean_text(entry.name),
+            status=entry.status if entry.status in _STATUSES else "verbatim",
+            content_hash=entry.content_hash or stable_key("text", text),
+            vector=entry.vector,
+            original_tokens=entry.original_tokens,
+        )
+
+    def to_value(self) -> dict[str, Any]:
+        """The JSON-safe value stored in the ``BaseStore`` item."""
+        return {
+            "v": _FORMAT,
+            "text": self.text,
+            "summary": self.summary,
+            "role": self.role,
+            "kind": self.kind,
+            "thread_id": self.thread_id,
+            "message_id": self.message_id,
+            "created_at": self.created_at,
+            "seq": self.seq,
+            "name": self.name,
+            "status": self.status,
+            "content_hash": self.content_hash,
+            "vector": self.vector,
+            "original_tokens": self.original_tokens,
+        }
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else clean_text(str(value))
+
+
+def record_from_value(key: str, value: Any) -> MemoryRecord | None:
+    """Parse a stored value; ``None`` (and a warning) when it is not a record we wrote."""
+    try:
+        if not isinstance(value, dict) or value.get("v") != _FORMAT:
+            raise ValueError("not a scope memory record")
+        text, role, kind = value["text"], value["role"], value["kind"]
+        if not (isinstance(text, str) and isinstance(role, str) and kind in _KINDS):
+            raise ValueError("text, role or kind has the wrong type")
+        vector = value.get("vector")
+        return MemoryRecord(
+            key=key,
+            text=clean_text(text),
+            summary=clean_text(str(value.get("summary") or "")),
+            role=role,
+            kind=kind,
+            thread_id=_optional_str(value.get("thread_id")),
+            message_id=_optional_str(value.get("message_id")),
+            created_at=str(value.get("created_at") or ""),
+            seq=int(value.get("seq") or 0),
+            name=_optional_str(value.get("name")),
+            status=str(value.get("status") or "verbatim"),
+            content_hash=str(value.get("content_hash") or stable_key("text", text)),
+            vector=vector if isinstance(vector, str) else None,
+            original_tokens=int(value.get("original_tokens") or 0),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        logger.warning("scope memory: skipping unreadable record %s: %s", key[:48], exc)
+        return None
+
+
+def _message_for(record: MemoryRecord) -> BaseMessage:
+    if record.role == "ai":
+        return AIMessage(content=record.text, id=record.key, name=record.name)
+    return HumanMessage(content=record.text, id=record.key, name=record.name)
+
+
+def records_as_index(
+    records: Sequence[MemoryRecord],
+) -> tuple[list[BaseMessage], list[IndexEntry]]:
+    """Records as the selectors' inputs: one message and one index entry per record.
+
+    Position ``i`` of both lists is ``records[i]``; records should be in time order so
+    the selectors' "later wins" preference means "more recent".
+    """
+    messages = [_message_for(r) for r in records]
+    entries = [
+        IndexEntry(
+            id=i,
+            role=r.role,
+            summary=r.summary or r.text[:400],
+            original_tokens=r.original_tokens,
+            message_id=r.key,
+            content_hash=r.content_hash,
+            name=r.name,
+            status=r.status if r.status in _STATUSES else "verbatim",  # type: ignore[arg-type]
+            vector=r.vector,
+        )
+        for i, r in enumerate(records)
+    ]
+    return messages, entries

@@ -1,0 +1,81 @@
+"""Store plumbing for scope memory: namespaces, batched ops, sync-only stores from async code."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchOp
+
+from langgraph_librarian.recall._scope import RecallConfigError
+
+__all__ = [
+    "DELETE_PAGE",
+    "SEARCH_PAGE",
+    "abatch",
+    "batch",
+    "check_namespace",
+    "get_op",
+    "items_in",
+    "put_op",
+    "search_op",
+]
+
+SEARCH_PAGE = 500
+DELETE_PAGE = 500
+
+
+def check_namespace(namespace: Sequence[str]) -> tuple[str, ...]:
+    """Validate the root namespace scope memory lives under.
+
+    Raises:
+        RecallConfigError: on an empty namespace or a label LangGraph stores reject.
+    """
+    labels = tuple(namespace)
+    if not labels:
+        raise RecallConfigError("namespace must have at least one label")
+    for label in labels:
+        if not isinstance(label, str) or not label or "." in label or "\x00" in label:
+            raise RecallConfigError(f"invalid namespace label {label!r}")
+    if labels[0] == "langgraph":
+        raise RecallConfigError('the root namespace label cannot be "langgraph"')
+    return labels
+
+
+def get_op(namespace: tuple[str, ...], key: str) -> GetOp:
+    return GetOp(namespace, key)
+
+
+def put_op(namespace: tuple[str, ...], key: str, value: dict[str, Any] | None) -> PutOp:
+    # index=False: selection is ours; a store with its own vector index must not embed
+    # every record a second time.
+    return PutOp(namespace, key, value, index=False if value is not None else None)
+
+
+def search_op(prefix: tuple[str, ...], limit: int, offset: int = 0) -> SearchOp:
+    return SearchOp(namespace_prefix=prefix, limit=limit, offset=offset)
+
+
+def batch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
+    """Run ``ops`` in one round trip."""
+    return list(store.batch(list(ops))) if ops else []
+
+
+async def abatch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
+    """Async :func:`batch`; a sync-only store (``SqliteStore``) runs in a worker thread."""
+    if not ops:
+        return []
+    try:
+        return list(await store.abatch(list(ops)))
+    except NotImplementedError:
+        return await asyncio.to_thread(batch, store, ops)
+
+
+def items_in(result: Any, namespace: tuple[str, ...]) -> list[Item]:
+    """Items of a search result that sit exactly in ``namespace``.
+
+    Prefix search also matches deeper namespaces; scope memory never writes there,
+    and filtering here keeps one scope's read from ever returning another's items.
+    """
+    return [item for item in result or [] if tuple(item.namespace) == namespace]

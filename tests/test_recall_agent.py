@@ -1,0 +1,337 @@
+"""Scoped recall inside agents: create_agent middleware, composition, concurrency, failures."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
+
+from fakes import ScriptedChatModel, ToolCallingScriptedModel
+from helpers import conversation
+from langgraph_librarian import LibrarianConfig, LibrarianMiddleware
+from langgraph_librarian.recall import (
+    RECALL_MESSAGE_ID,
+    SCOPE_ENV_VAR,
+    RecallMiddleware,
+    RecallScope,
+    ScopeMemory,
+)
+from test_recall_helpers import FlakyStore
+
+ALLERGY = "Please remember that I have a severe nut allergy."
+QUESTION = "Suggest a dessert with nuts for tonight."
+
+
+def recall_messages(call: list[Any]) -> list[Any]:
+    return [m for m in call if m.id == RECALL_MESSAGE_ID]
+
+
+def agent_with(memory: ScopeMemory, model: Any, *, tools: Any = (), **kwargs: Any) -> Any:
+    middleware = kwargs.pop("middleware", None) or [RecallMiddleware(memory, capture_turns=True)]
+    return create_agent(
+        model,
+        tools=list(tools),
+        middleware=middleware,
+        context_schema=RecallScope,
+        checkpointer=kwargs.pop("checkpointer", InMemorySaver()),
+        **kwargs,
+    )
+
+
+def run(agent: Any, thread: str, scope: str | None, text: str, msg_id: str | None = None) -> Any:
+    context = RecallScope(scope_id=scope) if scope is not None else None
+    return agent.invoke(
+        {"messages": [HumanMessage(text, id=msg_id)]},
+        {"configurable": {"thread_id": thread}},
+        context=context,
+    )
+
+
+async def arun(agent: Any, thread: str, scope: str, text: str, msg_id: str | None = None) -> Any:
+    return await agent.ainvoke(
+        {"messages": [HumanMessage(text, id=msg_id)]},
+        {"configurable": {"thread_id": thread}},
+        context=RecallScope(scope_id=scope),
+    )
+
+
+def saved_bytes(saver: InMemorySaver, thread: str) -> bytes:
+    """Every saved checkpoint and pending write of ``thread``, serialized as stored."""
+    blobs = []
+    for saved in saver.list({"configurable": {"thread_id": thread}}):
+        blobs.append(saver.serde.dumps_typed(saved.checkpoint)[1])
+        blobs += [saver.serde.dumps_typed(v)[1] for _, _, v in saved.pending_writes or []]
+    return b"".join(blobs)
+
+
+def test_new_thread_recalls_earlier_thread_and_checkpoint_stays_clean():
+    memory = ScopeMemory(InMemoryStore())
+    model = ScriptedChatModel(script="Here is an idea.")
+    saver = InMemorySaver()
+    agent = agent_with(memory, model, checkpointer=saver)
+    run(agent, "t1", "user:42", ALLERGY)
+    result = run(agent, "t2", "user:42", QUESTION)
+    seen = model.calls[-1]
+    assert isinstance(seen[0], SystemMessage) and seen[0].id == RECALL_MESSAGE_ID
+    assert ALLERGY in seen[0].content and "UNTRUSTED" in seen[0].content
+    assert seen[1:] == result["messages"][:-1]  # originals follow, in order
+    assert len(recall_messages(seen)) == 1
+    # nothing recalled was written to state or any checkpoint of the new thread
+    assert all(m.id != RECALL_MESSAGE_ID for m in result["messages"])
+    assert ALLERGY.encode() not in saved_bytes(saver, "t2")
+    assert b"UNTRUSTED" not in saved_bytes(saver, "t2")
+    assert ALLERGY.encode() in saved_bytes(saver, "t1")  # the check can see text
+    run(agent, "t3", "user:43", QUESTION)
+    assert recall_messages(model.calls[-1]) == []
+
+
+def test_a_thread_is_not_recalled_its_own_messages():
+    memory = ScopeMemory(InMemoryStore())
+    model = ScriptedChatModel(script="ok")
+    agent = agent_with(memory, model)
+    run(agent, "t1", "user:42", ALLERGY)
+    run(agent, "t1", "user:42", QUESTION)  # the allergy is already in this thread's input
+    assert recall_messages(model.calls[-1]) == []
+    memory.remember("user:42", "Also allergic to sesame: no nuts or sesame seeds.")
+    run(agent, "t1", "user:42", "Dessert with nuts or sesame then?")
+    (recalled,) = recall_messages(model.calls[-1])
+    assert "sesame" in recalled.content and ALLERGY not in recalled.content
+    run(agent, "t2", "user:42", "Remind me of my nut allergy.")  # a new thread: recalled
+    assert ALLERGY in recall_messages(model.calls[-1])[0].content
+
+
+def test_capture_is_opt_in():
+    memory = ScopeMemory(InMemoryStore())
+    model = ScriptedChatModel(script="ok")
+    agent = agent_with(memory, model, middleware=[RecallMiddleware(memory)])
+    run(agent, "t1", "user:42", ALLERGY)
+    assert memory.records("user:42") == []
+    run(agent, "t2", "user:42", QUESTION)
+    assert recall_messages(model.calls[-1]) == []
+
+
+def test_capture_can_be_switched_off_per_run():
+    memory = ScopeMemory(InMemoryStore())
+    agent = agent_with(memory, ScriptedChatModel(script="ok"))
+    agent.invoke(
+        {"messages": [HumanMessage(ALLERGY)]},
+        {"configurable": {"thread_id": "incognito"}},
+        context=RecallScope(scope_id="user:42", allow_capture=False),
+    )
+    assert memory.records("user:42") == []
+
+
+@tool
+def pantry(item: str) -> str:
+    """Check whether an item is in the pantry."""
+    return f"{item}: 2 left"
+
+
+def tool_then_answer() -> ToolCallingScriptedModel:
+    def decide(messages: list[Any]) -> AIMessage:
+        if isinstance(messages[-1], HumanMessage):
+            call = {"name": "pantry", "args": {"item": "nuts"}, "id": "p1", "type": "tool_call"}
+            return AIMessage("", tool_calls=[call])
+        return AIMessage("Done.")
+
+    return ToolCallingScriptedModel(script=decide)
+
+
+def test_recall_runs_once_per_turn_across_tool_steps():
+    store = FlakyStore()
+    memory = ScopeMemory(store)
+    memory.remember("user:42", "Severe nut allergy.")
+    model = tool_then_answer()
+    agent = agent_with(memory, model, tools=[pantry])
+    before = store.searches
+    run(agent, "t1", "user:42", "Do we have nuts for the cake?")
+    assert store.searches - before == 1  # one read of scope memory for two model calls
+    first, second = model.calls[-2:]
+    assert recall_messages(first) == recall_messages(second) != []
+    assert any(isinstance(m, ToolMessage) for m in second)
+
+
+def test_llm_selector_is_called_once_per_turn():
+    selector = ScriptedChatModel(script="IDs: [0]")
+    memory = ScopeMemory(
+        InMemoryStore(), config=LibrarianConfig(selector_model=selector, indexer_model="local")
+    )
+    memory.remember("user:42", "Severe nut allergy.")
+    agent = agent_with(memory, tool_then_answer(), tools=[pantry])
+    run(agent, "t1", "user:42", "Do we have nuts for the cake?")
+    assert len(selector.calls) == 1
+
+
+def test_store_failing_before_the_turn_fails_open(caplog):
+    store = FlakyStore()
+    memory = ScopeMemory(store)
+    model = ScriptedChatModel(script="An answer anyway.")
+    agent = agent_with(memory, model)
+    run(agent, "t1", "user:42", ALLERGY)
+    store.down = True
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian.recall"):
+        result = run(agent, "t2", "user:42", QUESTION)
+    assert result["messages"][-1].content == "An answer anyway."
+    assert recall_messages(model.calls[-1]) == []
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("recall skipped: memory unavailable" in m for m in messages)
+    assert any("capture failed: memory unavailable" in m for m in messages)
+    assert not any("configuration problem" in m for m in messages)
+
+
+def mid_turn_outage() -> tuple[FlakyStore, Any, ToolCallingScriptedModel]:
+    """An agent whose tool takes the store down between the turn's two model calls."""
+    store = FlakyStore()
+    memory = ScopeMemory(store)
+    memory.remember("user:42", "Severe nut allergy.")
+
+    @tool
+    def break_store() -> str:
+        """Take the memory store down (simulates an outage during the turn)."""
+        store.down = True
+        return "ok"
+
+    def decide(messages: list[Any]) -> AIMessage:
+        if isinstance(messages[-1], HumanMessage):
+            return AIMessage("", tool_calls=[{"name": "break_store", "args": {}, "id": "b1"}])
+        return AIMessage("Finished.")
+
+    model = ToolCallingScriptedModel(script=decide)
+    return store, agent_with(memory, model, tools=[break_store]), model
+
+
+def test_store_failing_mid_turn_keeps_the_turn_alive(caplog):
+    _, agent, model = mid_turn_outage()
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian.recall"):
+        result = run(agent, "t1", "user:42", "Anything about nut allergy?")
+    assert result["messages"][-1].content == "Finished."
+    assert recall_messages(model.calls[-1]) != []  # the turn's recall was already prepared
+    assert any("capture failed" in r.getMessage() for r in caplog.records)
+
+
+async def test_store_failing_mid_turn_async(caplog):
+    store, agent, model = mid_turn_outage()
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian.recall"):
+        result = await arun(agent, "t1", "user:42", "Anything about nut allergy?")
+    assert result["messages"][-1].content == "Finished." and store.down
+    assert recall_messages(model.calls[-1]) != []
+    assert any("capture failed" in r.getMessage() for r in caplog.records)
+
+
+async def test_store_failing_async_fails_open(caplog):
+    store = FlakyStore()
+    memory = ScopeMemory(store)
+    model = ScriptedChatModel(script="Async answer.")
+    agent = agent_with(memory, model)
+    await arun(agent, "t1", "user:42", ALLERGY)
+    store.down = True
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian.recall"):
+        result = await arun(agent, "t2", "user:42", QUESTION)
+    assert result["messages"][-1].content == "Async answer."
+    assert recall_messages(model.calls[-1]) == []
+    assert any("memory unavailable" in r.getMessage() for r in caplog.records)
+    store.down = False
+    await arun(agent, "t3", "user:42", QUESTION)
+    assert ALLERGY in recall_messages(model.calls[-1])[0].content
+
+
+def test_missing_scope_is_logged_as_configuration_not_empty_memory(caplog, monkeypatch):
+    monkeypatch.delenv(SCOPE_ENV_VAR, raising=False)
+    memory = ScopeMemory(InMemoryStore())
+    model = ScriptedChatModel(script="ok")
+    agent = agent_with(memory, model)
+    with caplog.at_level(logging.ERROR, logger="langgraph_librarian.recall"):
+        result = run(agent, "t1", None, QUESTION)
+    assert result["messages"][-1].content == "ok"
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert any("configuration problem" in r.getMessage() for r in errors)
+    assert any("MissingScopeError" in r.getMessage() for r in errors)
+
+
+def test_environment_scope_is_used_when_the_context_has_none(monkeypatch):
+    memory = ScopeMemory(InMemoryStore())
+    memory.remember("env-scope", "Severe nut allergy.")
+    monkeypatch.setenv(SCOPE_ENV_VAR, "env-scope")
+    model = ScriptedChatModel(script="ok")
+    run(agent_with(memory, model), "t1", None, QUESTION)
+    assert recall_messages(model.calls[-1])
+
+
+def test_out_of_range_bound_in_context_is_a_configuration_problem(caplog):
+    memory = ScopeMemory(InMemoryStore())
+    memory.remember("user:42", "Severe nut allergy.")
+    model = ScriptedChatModel(script="ok")
+    agent = agent_with(memory, model)
+    with caplog.at_level(logging.ERROR, logger="langgraph_librarian.recall"):
+        agent.invoke(
+            {"messages": [HumanMessage(QUESTION)]},
+            {"configurable": {"thread_id": "t"}},
+            context=RecallScope(scope_id="user:42", max_bytes=10),
+        )
+    assert recall_messages(model.calls[-1]) == []
+    assert any("max_bytes" in r.getMessage() for r in caplog.records)
+
+
+def test_permission_errors_are_configuration_problems(caplog):
+    store = FlakyStore()
+    store.error = PermissionError("role recall_ro may not read")
+    memory = ScopeMemory(store)
+    store.down = True
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian.recall"):
+        run(agent_with(memory, ScriptedChatModel(script="ok")), "t", "user:42", QUESTION)
+    assert any(
+        r.levelno == logging.ERROR and "configuration problem" in r.getMessage()
+        for r in caplog.records
+    )
+
+
+def librarian_and_recall(order: str, memory: ScopeMemory) -> list[Any]:
+    librarian = LibrarianMiddleware(LibrarianConfig())
+    recall = RecallMiddleware(memory)
+    return [librarian, recall] if order == "librarian-first" else [recall, librarian]
+
+
+@pytest.mark.parametrize("order", ["librarian-first", "recall-first"])
+def test_composes_with_librarian_middleware(order):
+    memory = ScopeMemory(InMemoryStore())
+    memory.remember("user:42", "Severe nut allergy: never serve nuts at the offsite.")
+    model = ScriptedChatModel(script="ok")
+    agent = agent_with(memory, model, middleware=librarian_and_recall(order, memory))
+    cfg = {"configurable": {"thread_id": "offsite"}}
+    scope = RecallScope(scope_id="user:42")
+    agent.invoke({"messages": conversation(12)}, cfg, context=scope)
+    question = HumanMessage("What is the offsite budget now, and any nut allergy to know?")
+    result = agent.invoke({"messages": [question]}, cfg, context=scope)
+    seen = model.calls[-1]
+    assert seen[0].id == RECALL_MESSAGE_ID and len(recall_messages(seen)) == 1  # scope memory
+    assert "nut allergy" in seen[0].content
+    assert len(seen) < len(result["messages"]) - 5  # thread memory: a curated subset
+    assert {"h2", "h8"} <= {m.id for m in seen}
+    assert result["librarian_metadata"]["selection_skipped"] is False
+    assert all(m.id != RECALL_MESSAGE_ID for m in result["messages"])
+
+
+async def test_two_tenants_same_prompt_at_once_see_only_their_own():
+    memory = ScopeMemory(InMemoryStore())
+    memory.remember("tenant:a", "Tenant A dessert rule: nut allergy, no nuts.")
+    memory.remember("tenant:b", "Tenant B dessert rule: lactose intolerant, no cream.")
+    model = ScriptedChatModel(script="ok", latency=0.05)
+    agent = agent_with(memory, model)
+    prompt = "What is our dessert rule?"
+    await asyncio.gather(
+        *(
+            arun(agent, f"thread-{s}-{n}", f"tenant:{s}", prompt, "same-id")
+            for n, s in enumerate("ab" * 3)
+        )
+    )
+    calls = [recall_messages(c)[0].content for c in model.calls]
+    assert len(calls) == 6
+    assert sum("Tenant A" in c and "Tenant B" not in c for c in calls) == 3
+    assert sum("Tenant B" in c and "Tenant A" not in c for c in calls) == 3
