@@ -18,6 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -63,6 +64,9 @@ class Reconciled:
         return [e for e in self.entries if e is not None]
 
 
+_COMMON = attrgetter("id", "type", "name", "content")
+
+
 @dataclass(frozen=True)
 class _Columns:
     """Per-message fields a content hash depends on, read once into plain lists.
@@ -77,30 +81,39 @@ class _Columns:
     types: list[str]
     names: list[Any]
     contents: list[Any]
-    call_ids: list[Any]
-    calls: list[Any]
+    call_ids: list[Any]  # of the AI and tool messages only, in order
+    calls: list[Any]  # likewise
 
     @classmethod
     def of(cls, messages: Sequence[BaseMessage]) -> _Columns:
-        fields = [m.__dict__ for m in messages]
+        ids, types, names, contents = (
+            (list(column) for column in zip(*map(_COMMON, messages), strict=True))
+            if messages
+            else ([], [], [], [])
+        )
+        linkage = [
+            m.__dict__
+            for m, kind in zip(messages, types, strict=True)
+            if kind == "ai" or kind == "tool"
+        ]
         return cls(
-            ids=[f.get("id") for f in fields],
-            types=[m.type for m in messages],
-            names=[f.get("name") for f in fields],
-            contents=[f.get("content") for f in fields],
-            call_ids=[f.get("tool_call_id") for f in fields],
-            calls=[f.get("tool_calls") for f in fields],
+            ids=ids,
+            types=types,
+            names=names,
+            contents=contents,
+            call_ids=[f.get("tool_call_id") for f in linkage],
+            calls=[f.get("tool_calls") for f in linkage],
         )
 
     def starts_with(self, other: _Columns) -> bool:
-        k = len(other.ids)
+        k, j = len(other.ids), len(other.call_ids)
         return len(self.ids) >= k and (
             self.ids[:k] == other.ids
             and self.types[:k] == other.types
             and self.contents[:k] == other.contents
             and self.names[:k] == other.names
-            and self.call_ids[:k] == other.call_ids
-            and self.calls[:k] == other.calls
+            and self.call_ids[:j] == other.call_ids
+            and self.calls[:j] == other.calls
         )
 
 

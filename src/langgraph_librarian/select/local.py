@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -50,14 +51,18 @@ def _doc_text(entry: IndexEntry, message: BaseMessage) -> str:
     return "\n".join(parts)
 
 
-def _doc_keys(entries: Sequence[IndexEntry]) -> list[tuple[str, str]]:
+_DOC_KEY = attrgetter("content_hash", "status", "summary")
+
+
+def _doc_keys(entries: Sequence[IndexEntry]) -> list[tuple[str, str, str]]:
     """Identity of each :func:`_doc_text` result, for the lexical cache.
 
     The text depends on the content and, once a model summary arrives, on the summary
     too: a message first scored while pending must be re-read when it is summarized.
-    Tuples (not joined strings) so hashing reuses the strings' cached hashes.
+    Tuples of the entries' own strings (built in C by ``attrgetter``), so hashing reuses
+    the strings' cached hashes.
     """
-    return [(e.content_hash, e.summary if e.status == "summarized" else "") for e in entries]
+    return list(map(_DOC_KEY, entries))
 
 
 @dataclass
