@@ -12,39 +12,52 @@ The rules, checked by :func:`history_problems` and enforced by :func:`repair_his
 1. System messages form a prefix (none after a conversational message).
 2. With ``require_human_first``, the first non-system message is a human message.
 3. An AIMessage's tool calls each have an id and exactly one ToolMessage answering
-   them, in the run of ToolMessages that directly follows the AIMessage.
+   them, in the run of ToolMessages that directly follows the AIMessage. "Tool calls"
+   means every call a provider converter sends: ``tool_calls``, ``invalid_tool_calls``
+   (a call whose arguments did not parse; ``ToolNode`` never answers it) and raw
+   ``additional_kwargs["tool_calls"]`` (older integrations).
 4. Every ToolMessage sits in such a run and answers a call of that AIMessage.
+
+This is the library's one definition of a valid history: ``hydrate`` (the Librarian's
+curated context) is held to it too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    convert_to_messages,
-    filter_messages,
-    trim_messages,
-)
+from langchain_core.messages import AIMessage, BaseMessage, filter_messages, trim_messages
 from langchain_core.messages.utils import count_tokens_approximately
 
+from langgraph_librarian._pipeline import read_messages
+from langgraph_librarian.memory._prompts import summary_message
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
-__all__ = ["filter_history", "history_problems", "repair_history", "trim_history"]
+__all__ = [
+    "filter_history",
+    "history_problems",
+    "repair_history",
+    "repair_positions",
+    "trim_history",
+]
 
 
 def _as_messages(messages: Sequence[Any]) -> list[BaseMessage]:
-    if all(isinstance(m, BaseMessage) for m in messages):
-        return list(messages)
-    return list(convert_to_messages(messages))
+    return read_messages({"messages": list(messages)})
+
+
+def _raw_calls(message: AIMessage) -> list[dict[str, Any]]:
+    raw = (message.additional_kwargs or {}).get("tool_calls")
+    return [c for c in raw if isinstance(c, dict)] if isinstance(raw, list) else []
 
 
 def _call_ids(message: BaseMessage) -> list[str | None]:
+    """Ids of every call a provider would send for ``message`` (once each)."""
     if not isinstance(message, AIMessage):
         return []
-    return [call.get("id") for call in message.tool_calls]
+    calls: list[Any] = [*message.tool_calls, *message.invalid_tool_calls, *_raw_calls(message)]
+    return list(dict.fromkeys(str(c["id"]) if c.get("id") else None for c in calls))
 
 
 def history_problems(
@@ -98,10 +111,15 @@ def history_problems(
 def _strip_calls(message: AIMessage, keep: set[str]) -> AIMessage | None:
     """The message with only the tool calls in ``keep``; ``None`` if nothing is left.
 
-    ``filter_messages(exclude_tool_calls=...)`` drops the whole AIMessage once all its
-    calls are excluded, even when it also carries text; here the text survives.
+    Valid, invalid and raw (``additional_kwargs``) calls are all filtered: a provider
+    converter sends each of them. ``filter_messages(exclude_tool_calls=...)`` drops the
+    whole AIMessage once all its calls are excluded, even when it also carries text;
+    here the text survives.
     """
     calls = [c for c in message.tool_calls if c.get("id") in keep]
+    invalid = [c for c in message.invalid_tool_calls if c.get("id") in keep]
+    raw = _raw_calls(message)
+    raw_kept = [c for c in raw if c.get("id") in keep]
     content: Any = message.content
     if isinstance(content, list):  # Anthropic-style tool_use blocks mirror tool_calls
         kept_blocks = [
@@ -115,40 +133,78 @@ def _strip_calls(message: AIMessage, keep: set[str]) -> AIMessage | None:
         ]
         if len(kept_blocks) != len(content):
             content = kept_blocks
-    if len(calls) == len(message.tool_calls) and content is message.content:
+    unchanged = (
+        len(calls) == len(message.tool_calls)
+        and len(invalid) == len(message.invalid_tool_calls)
+        and len(raw_kept) == len(raw)
+        and content is message.content
+    )
+    if unchanged:
         return message
     has_text = bool(content.strip()) if isinstance(content, str) else bool(content)
-    if not calls and not has_text:
+    if not (calls or invalid or raw_kept or has_text):
         return None
-    return message.model_copy(update={"tool_calls": calls, "content": content})
+    extra = dict(message.additional_kwargs)
+    if raw_kept:
+        extra["tool_calls"] = raw_kept
+    else:
+        extra.pop("tool_calls", None)
+    update = {
+        "tool_calls": calls,
+        "invalid_tool_calls": invalid,
+        "content": content,
+        "additional_kwargs": extra,
+    }
+    return message.model_copy(update=update)
 
 
-def _whole_exchanges(conversation: list[BaseMessage]) -> list[BaseMessage]:
+Placed = tuple[int, BaseMessage]
+"""A message and its position in the list it came from."""
+
+
+def _whole_exchanges(conversation: list[Placed]) -> list[Placed]:
     """Keep each AIMessage's answered calls with their results; drop orphan results."""
-    out: list[BaseMessage] = []
+    out: list[Placed] = []
     i, n = 0, len(conversation)
     while i < n:
-        message = conversation[i]
+        position, message = conversation[i]
         i += 1
         if message.type == "tool":
             continue  # not in the run right after its call: an orphan
-        if not isinstance(message, AIMessage) or not message.tool_calls:
-            out.append(message)
+        if not _call_ids(message):
+            out.append((position, message))
             continue
-        wanted = {str(c) for c in _call_ids(message) if c}
-        results: list[BaseMessage] = []
-        while i < n and conversation[i].type == "tool":
-            call = str(getattr(conversation[i], "tool_call_id", ""))
+        wanted = {c for c in _call_ids(message) if c}
+        results: list[Placed] = []
+        while i < n and conversation[i][1].type == "tool":
+            call = str(getattr(conversation[i][1], "tool_call_id", ""))
             if call in wanted:
                 wanted.discard(call)
                 results.append(conversation[i])
             i += 1
-        answered = {str(getattr(r, "tool_call_id", "")) for r in results}
-        kept = _strip_calls(message, answered)
+        answered = {str(getattr(r, "tool_call_id", "")) for _, r in results}
+        kept = _strip_calls(cast(AIMessage, message), answered)
         if kept is not None:
-            out.append(kept)
+            out.append((position, kept))
             out.extend(results)
     return out
+
+
+def repair_positions(
+    messages: Sequence[BaseMessage], *, require_human_first: bool = True
+) -> list[Placed]:
+    """:func:`repair_history`, with each kept message's position in ``messages``.
+
+    A message whose unanswered calls were stripped is a copy; its position is the
+    original's. Used by ``hydrate``, which reports positions in the full history.
+    """
+    items = _as_messages(messages)
+    system = [(i, m) for i, m in enumerate(items) if m.type == "system"]
+    conversation = _whole_exchanges([(i, m) for i, m in enumerate(items) if m.type != "system"])
+    if require_human_first:
+        first_human = next((k for k, (_, m) in enumerate(conversation) if m.type == "human"), None)
+        conversation = [] if first_human is None else conversation[first_human:]
+    return system + conversation
 
 
 def repair_history(
@@ -169,13 +225,7 @@ def repair_history(
         >>> [m.type for m in fixed]
         ['system', 'human']
     """
-    items = _as_messages(messages)
-    system = [m for m in items if m.type == "system"]
-    conversation = _whole_exchanges([m for m in items if m.type != "system"])
-    if require_human_first:
-        first_human = next((i for i, m in enumerate(conversation) if m.type == "human"), None)
-        conversation = [] if first_human is None else conversation[first_human:]
-    return system + conversation
+    return [m for _, m in repair_positions(messages, require_human_first=require_human_first)]
 
 
 def trim_history(
@@ -184,10 +234,12 @@ def trim_history(
     max_tokens: int,
     token_counter: TokenCounter | None = None,
     require_human_first: bool = True,
+    summary: str = "",
 ) -> list[BaseMessage]:
     """The most recent messages that fit ``max_tokens``, as a valid history.
 
-    Runs :func:`repair_history`, keeps the system messages, then lets
+    Runs :func:`repair_history`, keeps the system messages (and, with ``summary``, the
+    running summary as system context after them), then lets
     ``trim_messages(strategy="last")`` keep the newest whole messages that fit the
     rest of the budget, starting on a human message (or, without
     ``require_human_first``, on a human or AI message, never inside a tool exchange).
@@ -198,9 +250,12 @@ def trim_history(
 
     Args:
         messages: The history.
-        max_tokens: Token budget for the result.
+        max_tokens: Token budget for the result, summary included.
         token_counter: Counts a list of messages; default LangChain's approximate one.
         require_human_first: Start the conversation on a human message.
+        summary: A running summary to send along (as
+            :func:`~langgraph_librarian.memory.build_model_input` would); its tokens
+            count against ``max_tokens``. The result is then the whole model input.
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -213,7 +268,9 @@ def trim_history(
         raise ValueError("max_tokens must be >= 0")
     repaired = repair_history(messages, require_human_first=require_human_first)
     split = next((i for i, m in enumerate(repaired) if m.type != "system"), len(repaired))
-    system, conversation = repaired[:split], repaired[split:]
+    carried = summary_message(summary)
+    system = [*repaired[:split], *([carried] if carried is not None else [])]
+    conversation = repaired[split:]
     if not conversation:
         return system
     counter = token_counter or count_tokens_approximately
