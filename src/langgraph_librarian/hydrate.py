@@ -62,6 +62,12 @@ def hydrate(
     the history is left out everywhere. Out-of-range or duplicate positions are
     ignored. With ``token_budget``, lowest-ranked selections are dropped first, then
     older recent turns, never the current turn or system messages.
+
+    The result always passes ``memory.history_problems(..., require_human_first=False)``
+    (the library's one definition of a valid history): system messages first, each
+    tool call directly followed by its results. A call whose results are not adjacent
+    in the curated list, or that has none, is stripped (its text stays); a valid
+    selection comes back unchanged.
     """
     n = len(messages)
     groups = tool_groups(messages)
@@ -113,10 +119,17 @@ def hydrate(
     for _, members in kept_units:
         chosen.update(members)
     positions = sorted(chosen)
+    # tool_groups pairs a call with its results wherever they sit; providers want them
+    # adjacent (and a call may have no result at all): repair to the one definition.
+    # Imported here because the memory package imports the pipeline, which imports us.
+    from langgraph_librarian.memory._history import repair_positions
+
+    repaired = repair_positions([messages[p] for p in positions], require_human_first=False)
+    kept = {positions[i] for i, _ in repaired}
     return Hydrated(
-        messages=[messages[p] for p in positions],
-        positions=positions,
-        selected=[rank_pos for rank_pos, _ in kept_units],
+        messages=[m for _, m in repaired],
+        positions=[positions[i] for i, _ in repaired],
+        selected=[rank_pos for rank_pos, _ in kept_units if rank_pos in kept],
         dropped_for_budget=dropped,
         recent_start=recent_start,
     )
