@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, NotRequired
+from typing import Any, NotRequired, cast
 
 from langchain.agents.middleware import AgentState, SummarizationMiddleware
 from langchain.agents.middleware.summarization import ContextSize, TokenCounter, TriggerClause
@@ -33,7 +33,7 @@ from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
 from langgraph_librarian.memory._adapter import captured_results
-from langgraph_librarian.memory._graph import resolve_summarizer
+from langgraph_librarian.memory._graph import SummarizerLike, resolve_summarizer
 from langgraph_librarian.memory._nodes import fails_open, failure_metadata, waiting_after_failure
 from langgraph_librarian.memory._result import SummaryResult
 from langgraph_librarian.memory._summarizer import RunningSummarizer
@@ -142,7 +142,7 @@ class RunningSummaryMiddleware(SummarizationMiddleware[Any, Any]):
                     "to change the running summarizer's instructions"
                 )
             counter = None if token_counter is count_tokens_approximately else token_counter
-            self.running_summarizer = resolve_summarizer(summarizer, counter)
+            self.running_summarizer = resolve_summarizer(cast(SummarizerLike, summarizer), counter)
             handed = self.running_summarizer.as_langchain_summarizer()
             # The running summarizer bounds its own prompt and must see the previous
             # summary message, which trimming the batch would drop first.
