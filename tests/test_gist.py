@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import MemorySaver
 
@@ -34,14 +33,6 @@ def is_gist(message: Any) -> bool:
     return message.type == "system" and "conversation_summary" in str(message.content)
 
 
-_DROPS_FACTS = pytest.mark.xfail(
-    strict=True,
-    reason="the offline running summary keeps filler and drops the user's fact "
-    "(review finding A3/A4, being fixed on the memfix branch)",
-)
-
-
-@_DROPS_FACTS
 def test_the_gist_carries_old_facts_and_is_never_indexed():
     seen: list[list[Any]] = []
     config = LibrarianConfig(running_summary_tokens=200, embeddings=None)
@@ -106,7 +97,6 @@ def test_a_failing_summary_model_keeps_the_old_gist():
     assert any("running_summary_error" in r["librarian_metadata"] for r in results)
 
 
-@_DROPS_FACTS
 def test_the_gist_through_the_middleware():
     from langchain.agents import create_agent
 

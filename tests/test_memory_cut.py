@@ -7,7 +7,12 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_librarian._messages import tool_groups
-from langgraph_librarian.memory import build_model_input, history_problems, plan_summary_cut
+from langgraph_librarian.memory import (
+    build_model_input,
+    history_problems,
+    plan_summary_cut,
+    repair_history,
+)
 from test_trim_properties import SETTINGS, call, histories
 
 
@@ -90,8 +95,31 @@ def test_cut_properties_on_random_histories(history, keep_last):
         assert kept[0].type != "tool"
         if cut.turn_aligned:
             assert kept[0].type == "human"
-    model_input = build_model_input(kept, "- summary")
-    assert history_problems(model_input) == []
+
+
+@SETTINGS
+@given(histories(), st.integers(0, 8), st.booleans())
+def test_a_valid_history_stays_valid_after_the_cut_without_any_repair(raw, keep_last, human_first):
+    history = repair_history(raw, require_human_first=human_first)
+    cut = plan_summary_cut(history, keep_last)
+    kept = [history[p] for p in cut.keep]
+    model_input = build_model_input(kept, "- summary", repair=False)
+    assert history_problems(model_input, require_human_first=human_first) == []
+    assert [m for m in model_input if m.type != "system"] == [m for m in kept if m.type != "system"]
+
+
+def test_an_orphan_result_behind_a_system_message_is_not_left_first():
+    history = [
+        AIMessage("a", id="a0"),
+        AIMessage("b", id="a1"),
+        SystemMessage("rules", id="s2"),
+        ToolMessage("stale", tool_call_id="ghost", id="t3"),
+        HumanMessage("hi", id="h4"),
+        HumanMessage("hi again", id="h5"),
+    ]
+    cut = plan_summary_cut(history, keep_last=4)
+    kept = [history[p].id for p in cut.keep]
+    assert kept == ["s2", "h4", "h5"] and cut.summarize == [0, 1, 3]
 
 
 def test_exchange_spanning_a_turn_start_moves_the_cut_to_an_earlier_turn():

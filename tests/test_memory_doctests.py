@@ -12,6 +12,9 @@ MODULES = [
     "langgraph_librarian.memory._cut",
     "langgraph_librarian.memory._graph",
     "langgraph_librarian.memory._history",
+    "langgraph_librarian.memory._middleware",
+    "langgraph_librarian.memory._nodes",
+    "langgraph_librarian.memory._prompts",
     "langgraph_librarian.memory._summarizer",
 ]
 

@@ -1,53 +1,96 @@
 """The recipe-assistant examples run offline, and remember across a process restart.
 
-Each variant runs Monday in one process and Thursday in another, on the same SQLite
-file. The offline chef answers only from its input, so its Thursday answer shows
-whether Monday's allergy reached the model, and whether Kim's thread saw Sam's.
+Monday runs for every variant in one child process; Thursday runs here, in the test
+process, on the same SQLite files: each variant crosses one real restart (a new
+process, a new connection), without paying a Python start-up per day and variant.
+The offline chef answers only from its input, so its Thursday answer shows whether
+Monday's allergy reached the model, and whether Kim's thread saw Sam's.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import runpy
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "recipe_assistant"
 VARIANTS = ["summary", "librarian", "both"]
+OFFLINE = {"LIBRARIAN_EMBEDDINGS": "none", "PYTHONUNBUFFERED": "1"}
+
+# Runs each example's Monday in turn, like `python <variant>.py monday --db <file>`.
+MONDAY = """
+import runpy, sys
+folder, *pairs = sys.argv[1:]
+sys.path.insert(0, folder)
+for variant, db in zip(pairs[::2], pairs[1::2]):
+    print(f"=== {variant}", flush=True)
+    sys.argv = [f"{variant}.py", "monday", "--db", db]
+    runpy.run_path(f"{folder}/{variant}.py", run_name="__main__")
+"""
+
+Transcript = dict[str, list[str]]
 
 
-def start(variant: str, day: str, db: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "LIBRARIAN_EMBEDDINGS": "none", "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen(
-        [sys.executable, str(EXAMPLES / f"{variant}.py"), day, "--db", str(db)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-
-
-def finish(process: subprocess.Popen[str]) -> dict[str, list[str]]:
-    out, err = process.communicate(timeout=240)
-    assert process.returncode == 0, err
-    lines: dict[str, list[str]] = {}
+def parse(out: str) -> Transcript:
+    lines: Transcript = {}
     for line in out.splitlines():
         head, _, text = line.partition(": ")
         lines.setdefault(head, []).append(text)
     return lines
 
 
+def mondays(dbs: dict[str, Path]) -> dict[str, Transcript]:
+    pairs = [str(x) for v in VARIANTS for x in (v, dbs[v])]
+    run = subprocess.run(
+        [sys.executable, "-c", MONDAY, str(EXAMPLES), *pairs],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **OFFLINE},
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stderr
+    sections = run.stdout.split("=== ")[1:]
+    return {s.split("\n", 1)[0]: parse(s.split("\n", 1)[1]) for s in sections}
+
+
+@contextlib.contextmanager
+def example_process(variant: str, *args: str) -> Iterator[io.StringIO]:
+    """Run an example here as if started with ``python <variant>.py <args>``."""
+    out = io.StringIO()
+    with (
+        mock.patch.dict(os.environ, OFFLINE),
+        mock.patch.object(sys, "argv", [f"{variant}.py", *args]),
+        mock.patch.object(sys, "path", [str(EXAMPLES), *sys.path]),
+        contextlib.redirect_stdout(out),
+    ):
+        try:
+            runpy.run_path(str(EXAMPLES / f"{variant}.py"), run_name="__main__")
+            yield out
+        finally:
+            sys.modules.pop("shared", None)  # the examples' helper module
+
+
+def here(variant: str, *args: str) -> Transcript:
+    with example_process(variant, *args) as out:
+        pass
+    return parse(out.getvalue())
+
+
 @pytest.fixture(scope="module")
-def week(tmp_path_factory) -> dict[str, tuple[dict[str, list[str]], dict[str, list[str]]]]:
-    """Monday then Thursday for every variant; the variants run side by side."""
+def week(tmp_path_factory) -> dict[str, tuple[Transcript, Transcript]]:
+    """Monday (child process) then Thursday (this process) for every variant."""
     folder = tmp_path_factory.mktemp("recipes")
     dbs = {v: folder / f"{v}.db" for v in VARIANTS}
-    monday = {v: finish(p) for v, p in {v: start(v, "monday", dbs[v]) for v in VARIANTS}.items()}
-    thursday = {
-        v: finish(p) for v, p in {v: start(v, "thursday", dbs[v]) for v in VARIANTS}.items()
-    }
+    monday = mondays(dbs)
+    thursday = {v: here(v, "thursday", "--db", str(dbs[v])) for v in VARIANTS}
     return {v: (monday[v], thursday[v]) for v in VARIANTS}
 
 
@@ -81,15 +124,13 @@ def test_both_keeps_a_summary_and_a_bounded_history(week):
 
 
 def test_say_sends_one_message_to_a_thread(tmp_path):
-    db = tmp_path / "say.db"
-    args = [sys.executable, str(EXAMPLES / "summary.py"), "say", "I'm allergic to nuts."]
-    env = {**os.environ, "LIBRARIAN_EMBEDDINGS": "none"}
-    run = subprocess.run(
-        [*args, "--db", str(db), "--thread", "ana"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=240,
-        check=True,
+    said = here(
+        "summary",
+        "say",
+        "I'm allergic to nuts.",
+        "--db",
+        str(tmp_path / "say.db"),
+        "--thread",
+        "ana",
     )
-    assert "[ana] aria: Noted! (What I know about your diet: allergic to nuts.)" in run.stdout
+    assert said["[ana] aria"] == ["Noted! (What I know about your diet: allergic to nuts.)"]

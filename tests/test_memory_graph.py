@@ -27,6 +27,7 @@ from langgraph_librarian.memory import (
     RunningSummarizer,
     SummaryState,
     build_model_input,
+    create_delete_messages_node,
     create_summarize_node,
     create_summary_chat_node,
     create_summary_graph,
@@ -180,7 +181,7 @@ async def test_failed_summary_async(tmp_path):
 
 
 def test_node_runs_natively_sync_and_async():
-    model = ScriptedChatModel(script="- summary")
+    model = ScriptedChatModel(script="- old; then m0, m1 and m2")
     node = create_summarize_node(model, keep_last=2)
     state = {
         "messages": [HumanMessage(f"m{i}", id=f"m{i}") for i in range(5)],
@@ -188,7 +189,7 @@ def test_node_runs_natively_sync_and_async():
     }
     update = node(state)
     assert [m.id for m in update["messages"]] == ["m0", "m1", "m2"]
-    assert asyncio.run(node.ainvoke(state))["summary"] == "- summary"
+    assert asyncio.run(node.ainvoke(state))["summary"] == "- old; then m0, m1 and m2"
     assert model.async_calls == 1
 
 
@@ -230,11 +231,23 @@ def test_messages_without_ids_are_left_alone():
     assert "without ids" in update["summary_metadata"]["summary_skipped"]
 
 
+def check_survivors(state: dict[str, Any], sent: list[str]) -> None:
+    """What a race leaves: a valid history, ids once, Monday's allergy still summarized,
+    and only messages that were really sent."""
+    messages = state["messages"]
+    assert history_problems(messages) == []  # as stored, no repair
+    assert len({m.id for m in messages}) == len(messages)
+    assert "allergic to nuts" in state["summary"]
+    humans = [m.content for m in messages if m.type == "human"]
+    assert set(humans) <= set(sent)
+
+
 def test_two_concurrent_runs_on_one_thread(tmp_path):
     conn = sqlite3.connect(tmp_path / "db", check_same_thread=False)
     graph = create_summary_graph(chef(), max_messages=2, checkpointer=SqliteSaver(conn))
     for text in MONDAY[:3]:
         graph.invoke({"messages": [HumanMessage(text)]}, cfg("sam"))
+    assert "allergic to nuts" in graph.get_state(cfg("sam")).values["summary"]
     errors: list[BaseException] = []
     barrier = threading.Barrier(4)
 
@@ -251,9 +264,12 @@ def test_two_concurrent_runs_on_one_thread(tmp_path):
     for w in workers:
         w.join()
     assert errors == []
+    sent = [*MONDAY[:3], *(f"concurrent {i}" for i in range(4))]
     final = graph.get_state(cfg("sam")).values
-    assert history_problems(build_model_input(final["messages"], final["summary"])) == []
-    graph.invoke({"messages": [HumanMessage("after the race")]}, cfg("sam"))  # still works
+    check_survivors(final, sent)
+    after = graph.invoke({"messages": [HumanMessage("after the race")]}, cfg("sam"))
+    check_survivors(after, [*sent, "after the race"])
+    assert after["summary"].startswith(final["summary"].splitlines()[0])  # extended
 
 
 async def test_two_concurrent_async_runs_on_one_thread(tmp_path):
@@ -265,7 +281,8 @@ async def test_two_concurrent_async_runs_on_one_thread(tmp_path):
             *(graph.ainvoke({"messages": [HumanMessage(f"c{i}")]}, cfg("sam")) for i in range(4))
         )
         final = (await graph.aget_state(cfg("sam"))).values
-        assert len(final["messages"]) <= 4 and final["summary"]
+        assert len(final["messages"]) <= 4
+        check_survivors(final, [*MONDAY[:3], *(f"c{i}" for i in range(4))])
 
 
 # -- tool exchanges and bad histories ----
@@ -383,8 +400,121 @@ def test_model_input_order_fencing_and_repair():
     assert build_model_input([HumanMessage("x")], "") == [HumanMessage("x")]
 
 
+def test_the_graph_can_keep_an_assistant_greeting_first(tmp_path):
+    greeting = AIMessage("Hi, I'm Aria! Tell me what you like to eat.", id="greet")
+    for human_first, seen in [(True, False), (False, True)]:
+        model = chef()
+        graph = create_summary_graph(
+            model,
+            require_human_first=human_first,
+            checkpointer=SqliteSaver(
+                sqlite3.connect(tmp_path / f"{human_first}.db", check_same_thread=False)
+            ),
+        )
+        graph.update_state(cfg("t"), {"messages": [greeting]})
+        graph.invoke({"messages": [HumanMessage("Hello!")]}, cfg("t"))
+        assert any(m.id == "greet" for m in model.calls[-1]) is seen
+
+
+def test_a_repair_of_the_model_input_is_logged(caplog):
+    with caplog.at_level("WARNING", logger="langgraph_librarian.memory._graph"):
+        build_model_input([HumanMessage("q"), AIMessage("a")])
+        assert not caplog.records  # a valid history: nothing to say
+        build_model_input([AIMessage("Hi, I'm Aria!"), HumanMessage("Hello")])
+    (record,) = caplog.records
+    assert "0:ai" in record.getMessage() and "require_human_first=False" in record.getMessage()
+
+
 def test_model_input_can_keep_an_assistant_greeting_first():
     history = [AIMessage("Hi, I'm Aria!"), HumanMessage("Hello")]
     assert [m.type for m in build_model_input(history)] == ["human"]
     loose = build_model_input(history, "- likes basil", require_human_first=False)
     assert [m.type for m in loose] == ["system", "ai", "human"]
+
+
+def test_max_tokens_threshold_end_to_end(tmp_path):
+    model = chef()
+    graph = create_summary_graph(
+        model,
+        max_messages=None,
+        max_tokens=120,
+        checkpointer=SqliteSaver(sqlite3.connect(tmp_path / "db", check_same_thread=False)),
+    )
+    sizes = []
+    for text in [ALLERGY, "I love Thai curry. " * 10, "Shopping list please? " * 10, "Dessert?"]:
+        state = graph.invoke({"messages": [HumanMessage(text)]}, cfg("t"))
+        sizes.append(len(state["messages"]))
+    assert sizes == [2, 4, 2, 4]  # turn 3 passed 120 tokens: all but the last turn folded
+    assert "allergic to nuts" in state["summary"]
+    assert state["summary_metadata"]["removed_count"] == 4
+
+
+def test_system_messages_in_state_are_never_summarized_or_deleted(tmp_path):
+    model = chef()
+    graph = create_summary_graph(
+        model,
+        max_messages=4,
+        checkpointer=SqliteSaver(sqlite3.connect(tmp_path / "db", check_same_thread=False)),
+    )
+    rule = SystemMessage("House rule: metric units only.", id="rule")
+    graph.update_state(cfg("t"), {"messages": [rule]})
+    for text in MONDAY:
+        state = graph.invoke({"messages": [HumanMessage(text)]}, cfg("t"))
+        assert state["messages"][0].id == "rule"
+        assert model.calls[-1][0].content == "House rule: metric units only."
+    assert state["summary"] and "metric units" not in state["summary"]
+    assert state["summary_metadata"]["removed_count"] > 0
+
+
+# -- spec 05: delete old messages without a summary ----
+
+
+def test_delete_messages_node_keeps_the_last_turns_whole(tmp_path):
+    builder = StateGraph(SummaryState)
+    model = ToolCallingScriptedModel(
+        script=lambda messages: (
+            AIMessage(
+                "",
+                tool_calls=[
+                    {
+                        "name": "pantry",
+                        "args": {"item": "rice"},
+                        "id": f"c{len(messages)}",
+                        "type": "tool_call",
+                    }
+                ],
+            )
+            if messages[-1].type == "human"
+            else AIMessage("You have rice.")
+        )
+    )
+    builder.add_node("chat", create_summary_chat_node(model))
+    builder.add_node("tools", ToolNode([pantry]))
+    builder.add_node("delete_messages", create_delete_messages_node(keep_last=3))
+    router = create_summary_router(max_messages=4, summarize_node="delete_messages")
+
+    def after_chat(state: dict[str, Any]) -> str:
+        last = state["messages"][-1]
+        return "tools" if getattr(last, "tool_calls", None) else router(state)
+
+    builder.add_edge(START, "chat")
+    builder.add_conditional_edges("chat", after_chat, ["tools", "delete_messages", END])
+    builder.add_edge("tools", "chat")
+    builder.add_edge("delete_messages", END)
+    conn = sqlite3.connect(tmp_path / "db", check_same_thread=False)
+    graph = builder.compile(checkpointer=SqliteSaver(conn))
+    graph.update_state(cfg("t"), {"messages": [SystemMessage("Be brief.", id="rule")]})
+    for i in range(4):
+        state = graph.invoke({"messages": [HumanMessage(f"rice check {i}")]}, cfg("t"))
+        assert history_problems(state["messages"]) == []
+    # the last turn is 4 messages (question, call, result, answer): it stays whole
+    assert [m.type for m in state["messages"]] == ["system", "human", "ai", "tool", "ai"]
+    assert "summary" not in state
+
+
+async def test_delete_messages_node_async_and_without_ids():
+    node = create_delete_messages_node(keep_last=1)
+    history = [HumanMessage("a", id="1"), AIMessage("b", id="2"), HumanMessage("c", id="3")]
+    update = await node.ainvoke({"messages": history})
+    assert [m.id for m in update["messages"]] == ["1", "2"]
+    assert node({"messages": [HumanMessage("a"), AIMessage("b"), HumanMessage("c")]}) == {}

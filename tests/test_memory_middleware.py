@@ -134,7 +134,7 @@ async def test_stacks_async(tmp_path):
 
 def test_llm_summarizer_extends_the_previous_summary_message(tmp_path):
     model = agent_model()
-    writer = ScriptedChatModel(script=lambda messages: f"- summary {len(writer.calls)}")
+    writer = ScriptedChatModel(script=lambda messages: f"- summary {len(writer.calls)}: nuts")
     agent = make_agent(
         model,
         [
@@ -149,9 +149,9 @@ def test_llm_summarizer_extends_the_previous_summary_message(tmp_path):
     n = len(writer.calls)
     assert n >= 2
     last_prompt = prompt_text(writer.calls[-1])
-    assert f"<previous_summary>\n- summary {n - 1}\n</previous_summary>" in last_prompt
+    assert f"<previous_summary>\n- summary {n - 1}: nuts\n</previous_summary>" in last_prompt
     assert SUMMARY_PREFIX not in last_prompt  # the old summary is data, not a message
-    assert summary_of(state).endswith(f"- summary {n}")
+    assert summary_of(state).endswith(f"- summary {n}: nuts")
 
 
 def failing_summarizer() -> RunningSummarizer:
@@ -219,3 +219,170 @@ def test_plain_summarization_middleware_fails_the_turn_which_is_why_we_subclass(
     )
     with pytest.raises(RuntimeError, match="provider down"):
         agent.invoke({"messages": [HumanMessage("hi"), AIMessage("yo"), HumanMessage("again")]})
+
+
+# -- the current question is never summarized (A7) ----
+
+
+def looping_agent_model(calls: int = 3) -> ToolCallingScriptedModel:
+    """One long agentic turn: ``calls`` pantry calls, then an answer."""
+    made = {"n": 0}
+
+    def decide(messages: list[Any]) -> AIMessage:
+        if made["n"] < calls:
+            made["n"] += 1
+            call = {"name": "pantry", "args": {"item": f"x{made['n']}"}, "id": f"c{made['n']}"}
+            return AIMessage("", tool_calls=[{**call, "type": "tool_call"}])
+        return AIMessage("done")
+
+    return ToolCallingScriptedModel(script=decide)
+
+
+QUESTION = "Which of x1, x2, x3 do I have? Answer in French."
+
+
+@pytest.mark.parametrize("run_async", [False, True], ids=["sync", "async"])
+async def test_a_long_agentic_turn_keeps_its_question(tmp_path, run_async):
+    model = looping_agent_model()
+    middleware = RunningSummaryMiddleware(model, trigger=("messages", 4), keep=("messages", 2))
+    agent = make_agent(model, [middleware], None)
+    payload = {"messages": [HumanMessage(QUESTION)]}
+    state = await agent.ainvoke(payload) if run_async else agent.invoke(payload)
+    for call in model.calls:
+        questions = [
+            m for m in call if m.type == "human" and "lc_source" not in m.additional_kwargs
+        ]
+        assert [m.content for m in questions] == [QUESTION]  # never folded into the summary
+        assert history_problems(call) == []
+    assert QUESTION not in summary_of(state)
+    assert state["summary_metadata"]["turn_aligned"] is False
+    assert state["messages"][-1].content == "done"
+
+
+# -- metadata (A11) ----
+
+
+def test_metadata_counts_only_conversation_and_matches_the_graph_nodes_schema(tmp_path):
+    model = agent_model()
+    agent = make_agent(
+        model,
+        [RunningSummaryMiddleware(model, trigger=("messages", 6), keep=("messages", 2))],
+        SqliteSaver(sqlite3.connect(tmp_path / "db", check_same_thread=False)),
+    )
+    summarized = []
+    for text in ["I'm allergic to nuts.", "Lunch?", "I love curry.", "Dessert?", "Tea?", "Soup?"]:
+        before = agent.get_state(cfg("sam")).values.get("messages", [])
+        state = agent.invoke({"messages": [HumanMessage(text)]}, cfg("sam"))
+        metadata = state.get("summary_metadata")
+        if metadata and len(summarized) < 2 and metadata != (summarized or [None])[-1]:
+            had_summary = any("lc_source" in m.additional_kwargs for m in before)
+            conversation = len(before) + 1 - (1 if had_summary else 0)  # + the new question
+            assert metadata["summarized_count"] == conversation - metadata["kept_count"]
+            assert metadata["removed_count"] == len(before) + 1 - metadata["kept_count"]
+            summarized.append(metadata)
+    assert len(summarized) == 2  # a first and a second summarization
+    second = summarized[1]
+    assert second["removed_count"] == second["summarized_count"] + 1  # the old summary message
+    for key in ("summary_method", "summary_tokens", "summary_recompressed", "turn_aligned"):
+        assert key in second
+    assert second["summary_method"] == "extractive" and second["turn_aligned"] is True
+
+
+# -- LangChain-style arguments (D) ----
+
+
+async def test_a_langchain_style_async_summarizer_and_summary_prompt_pass_through():
+    async def summarize(messages: list[Any]) -> str:
+        return f"{len(messages)} messages about nuts"
+
+    model = agent_model()
+    agent = make_agent(
+        model,
+        [
+            RunningSummaryMiddleware(
+                model, summarizer=summarize, trigger=("messages", 4), keep=("messages", 2)
+            )
+        ],
+        None,
+    )
+    history = [HumanMessage("I'm allergic to nuts."), AIMessage("Noted."), HumanMessage("Lunch?")]
+    state = await agent.ainvoke({"messages": [*history, AIMessage("Soup."), HumanMessage("Tea?")]})
+    assert summary_of(state).endswith("messages about nuts")
+    assert state["summary_metadata"]["summarized_count"] == 3
+
+    writer = ScriptedChatModel(script="- Sam is allergic to nuts.")
+    middleware = RunningSummaryMiddleware(
+        model,
+        summarizer=writer,
+        summary_prompt="Summarize briefly:\n{messages}",
+        trigger=("messages", 4),
+        keep=("messages", 2),
+    )
+    agent = make_agent(model, [middleware], None)
+    state = agent.invoke({"messages": [*history, AIMessage("Soup."), HumanMessage("Tea?")]})
+    assert summary_of(state).endswith("- Sam is allergic to nuts.")
+    assert prompt_text(writer.calls[0]).startswith("Summarize briefly:")
+
+
+def test_bad_summarizer_arguments_get_clear_errors():
+    model = agent_model()
+    with pytest.raises(TypeError, match="not int"):
+        RunningSummaryMiddleware(model, summarizer=42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"RunningSummarizer\(prompt="):
+        RunningSummaryMiddleware(model, summarizer=RunningSummarizer(), summary_prompt="{messages}")
+
+
+# -- budgets, restarts of the summary, cool-down ----
+
+
+def test_the_token_counter_reaches_the_running_summary(tmp_path):
+    def per_char(messages: Any) -> int:
+        return sum(len(str(getattr(m, "content", m))) for m in messages)
+
+    model = agent_model()
+    middleware = RunningSummaryMiddleware(
+        model,
+        summarizer=RunningSummarizer(max_summary_tokens=60),
+        trigger=("messages", 4),
+        keep=("messages", 2),
+        token_counter=per_char,
+    )
+    agent = make_agent(model, [middleware], None)
+    history: list[Any] = []
+    for i in range(4):
+        history += [HumanMessage(f"第{i}天。" + "我们讨论了菜谱和做法。" * 5), AIMessage("好的。")]
+    state = agent.invoke({"messages": [*history, HumanMessage("还有吗？")]})
+    body = summary_of(state).removeprefix(SUMMARY_PREFIX).strip()
+    assert body and len(body) <= 60
+
+
+def test_the_previous_summary_is_read_back_whatever_langchain_writes_around_it():
+    (written,) = SummarizationMiddleware._build_new_messages("- User: allergic to nuts.")
+    runnable = RunningSummarizer(max_summary_tokens=200).as_langchain_summarizer()
+    assert runnable.invoke([written]) == "- User: allergic to nuts."  # LangChain's own message
+    (ours,) = RunningSummaryMiddleware._build_new_messages("- User: likes basil.")
+    ours.content = "Some other wording entirely:\n\n- User: likes basil."
+    assert runnable.invoke([ours]) == "- User: likes basil."
+
+
+def test_after_a_failure_the_middleware_waits_before_trying_again():
+    failing = ScriptedChatModel(script=[ConnectionError("down")])
+    model = agent_model()
+    agent = make_agent(
+        model,
+        [
+            RunningSummaryMiddleware(
+                model,
+                summarizer=RunningSummarizer(failing, max_retries=0),
+                trigger=("messages", 2),
+                keep=("messages", 1),
+            )
+        ],
+        SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False)),
+    )
+    for i in range(4):
+        state = agent.invoke({"messages": [HumanMessage(f"turn {i}")]}, cfg("t"))
+    # due from the 2nd turn (3 messages): tries at 3, then from 3 + 4 = 7 messages on
+    assert len(failing.calls) == 2
+    assert state["summary_metadata"]["summary_failures"] == 2
+    assert state["messages"][0].content == "turn 0"

@@ -1,53 +1,22 @@
-"""Random histories with deletions, edits and tool calls never hydrate a wrong message."""
+"""Random histories with deletions, edits and tool calls never hydrate a wrong message.
+
+Validity is the library's one definition, ``memory.history_problems``; the random
+histories are the trimming property test's (system messages anywhere, missing,
+duplicated, displaced, orphan and invalid tool results, deletions, messages without ids).
+"""
 
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langgraph_librarian import LibrarianConfig
 from langgraph_librarian._messages import content_hash
-from langgraph_librarian.hydrate import hydrate
+from langgraph_librarian.hydrate import Hydrated, hydrate
 from langgraph_librarian.index import reconcile_index, update_index
-
-WORDS = ["budget", "venue", "Lisbon", "flight", "hotel", "12,000", "changed", "instead", "menu"]
-
-
-@st.composite
-def histories(draw) -> list[BaseMessage]:
-    messages: list[BaseMessage] = []
-    if draw(st.booleans()):
-        messages.append(SystemMessage("You are helpful.", id="sys"))
-    n_turns = draw(st.integers(1, 8))
-    counter = 0
-    for t in range(n_turns):
-        text = " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=40)))
-        messages.append(HumanMessage(text, id=f"h{t}"))
-        if draw(st.booleans()):
-            n_calls = draw(st.integers(1, 3))
-            calls = []
-            for _ in range(n_calls):
-                counter += 1
-                calls.append(
-                    {
-                        "name": "tool",
-                        "args": {"n": counter},
-                        "id": f"c{counter}",
-                        "type": "tool_call",
-                    }
-                )
-            messages.append(AIMessage("", tool_calls=calls, id=f"ai{t}"))
-            for call in calls:
-                messages.append(
-                    ToolMessage(
-                        f"result {call['id']} " + text,
-                        tool_call_id=call["id"],
-                        id=f"tm-{call['id']}",
-                    )
-                )
-        messages.append(AIMessage(f"answer {t} " + text, id=f"a{t}"))
-    return messages
+from langgraph_librarian.memory import history_problems
+from test_trim_properties import call, histories
 
 
 @st.composite
@@ -68,23 +37,21 @@ def mutated(draw):
     return before, after
 
 
-def check_valid(curated: list[BaseMessage], history: list[BaseMessage]) -> None:
-    positions = {id(m): i for i, m in enumerate(history)}
-    assert all(id(m) in positions for m in curated), "hydrated a message not in history"
-    order = [positions[id(m)] for m in curated]
-    assert order == sorted(set(order)), "order or duplicates broken"
+def check_valid(hydrated: Hydrated, history: list[BaseMessage]) -> None:
+    curated = hydrated.messages
+    assert history_problems(curated, require_human_first=False) == []
+    assert len(hydrated.positions) == len(curated)
+    for message, position in zip(curated, hydrated.positions, strict=True):
+        original = history[position]
+        # the message itself, or a copy whose unanswered tool calls were stripped
+        assert message is original or (
+            message.id == original.id and message.content == original.content
+        ), "hydrated a message not in history"
+    conversation = [
+        p for p, m in zip(hydrated.positions, curated, strict=True) if m.type != "system"
+    ]
+    assert conversation == sorted(set(conversation)), "order or duplicates broken"
     assert curated[-1].id == "current"
-    call_ids_present = {c["id"] for m in curated if isinstance(m, AIMessage) for c in m.tool_calls}
-    for m in curated:
-        if isinstance(m, ToolMessage):
-            assert m.tool_call_id in call_ids_present, "orphan tool message"
-    results_present = {m.tool_call_id for m in curated if isinstance(m, ToolMessage)}
-    results_in_history = {m.tool_call_id for m in history if isinstance(m, ToolMessage)}
-    for m in curated:
-        if isinstance(m, AIMessage):
-            for call in m.tool_calls:
-                if call["id"] in results_in_history:
-                    assert call["id"] in results_present, "tool call without its results"
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -102,7 +69,48 @@ def test_reconcile_then_hydrate_is_always_valid(pair, picks, recent):
     new = update_index(after, old, config).entries
     assert [e.id for e in new] == list(range(len(after)))
     assert [e.content_hash for e in new] == [content_hash(m) for m in after]
-    hydrated = hydrate(after, picks, recent_turns=recent)
-    check_valid(hydrated.messages, after)
-    budgeted = hydrate(after, picks, recent_turns=recent, token_budget=60)
-    check_valid(budgeted.messages, after)
+    check_valid(hydrate(after, picks, recent_turns=recent), after)
+    check_valid(hydrate(after, picks, recent_turns=recent, token_budget=60), after)
+
+
+def test_a_result_separated_from_its_call_is_never_hydrated_apart_from_it():
+    history = [
+        HumanMessage("find my flight", id="h0"),
+        AIMessage("", tool_calls=[call("c1")], id="ai1"),
+        HumanMessage("hurry up", id="h2"),
+        ToolMessage("LX318", tool_call_id="c1", id="t3"),
+        AIMessage("It is LX318.", id="a4"),
+        HumanMessage("and the gate?", id="h5"),
+    ]
+    hydrated = hydrate(history, [1])
+    assert history_problems(hydrated.messages, require_human_first=False) == []
+    assert hydrated.messages[-1].id == "h5"
+
+
+def test_a_call_without_any_result_is_stripped_but_its_text_kept():
+    history = [
+        HumanMessage("check the pantry", id="h0"),
+        AIMessage("Checking.", tool_calls=[call("c1")], id="ai1"),  # the tool never ran
+        HumanMessage("never mind, lunch?", id="h2"),
+    ]
+    hydrated = hydrate(history, [], recent_turns=2)
+    assert history_problems(hydrated.messages) == []
+    assert [m.content for m in hydrated.messages] == [
+        "check the pantry",
+        "Checking.",
+        "never mind, lunch?",
+    ]
+    assert hydrated.positions == [0, 1, 2] and not hydrated.messages[1].tool_calls
+
+
+def test_a_valid_selection_comes_back_as_the_same_objects():
+    history = [
+        HumanMessage("q", id="h0"),
+        AIMessage("", tool_calls=[call("c1")], id="ai1"),
+        ToolMessage("r", tool_call_id="c1", id="t2"),
+        AIMessage("a", id="a3"),
+        HumanMessage("now?", id="h4"),
+    ]
+    hydrated = hydrate(history, [2], recent_turns=1)
+    assert all(m is history[p] for m, p in zip(hydrated.messages, hydrated.positions, strict=True))
+    assert hydrated.positions == [1, 2, 4] and hydrated.selected == [2]

@@ -14,13 +14,16 @@ from langchain_core.messages import (
     HumanMessage,
     SystemMessage,
     ToolMessage,
+    filter_messages,
 )
 from langchain_core.messages.utils import count_tokens_approximately
+from langchain_openai.chat_models.base import _convert_message_to_dict
 
 from langgraph_librarian.memory import (
     filter_history,
     history_problems,
     repair_history,
+    summary_message,
     trim_history,
 )
 
@@ -29,6 +32,40 @@ WORDS = ["nuts", "curry", "Thursday", "oat", "milk", "12", "allergic", "tart", "
 
 def call(call_id: str | None, name: str = "lookup") -> dict:
     return {"name": name, "args": {"q": call_id}, "id": call_id, "type": "tool_call"}
+
+
+def invalid_call(call_id: str | None, name: str = "lookup") -> dict:
+    """A call whose arguments did not parse (``ToolNode`` never answers it)."""
+    return {
+        "name": name,
+        "args": "{oops",
+        "id": call_id,
+        "error": "bad json",
+        "type": "invalid_tool_call",
+    }
+
+
+def raw_call(call_id: str) -> dict:
+    """A call as older integrations keep it in ``additional_kwargs["tool_calls"]``."""
+    return {"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+
+
+def openai_payload(messages: list[BaseMessage]) -> list[dict]:
+    return [_convert_message_to_dict(m) for m in messages]
+
+
+def unanswered_calls(payload: list[dict]) -> list[str]:
+    """Tool call ids the OpenAI API would reject: sent without a tool reply after them."""
+    missing: list[str] = []
+    for i, item in enumerate(payload):
+        wanted = [c["id"] for c in item.get("tool_calls") or []]
+        replies = set()
+        for later in payload[i + 1 :]:
+            if later.get("role") != "tool":
+                break
+            replies.add(later.get("tool_call_id"))
+        missing.extend(c for c in wanted if c not in replies)
+    return missing
 
 
 # -- the checker ----
@@ -86,6 +123,17 @@ def test_checker_flags_every_rule():
     assert problems == ["1: tool call without an id"]
 
 
+def test_checker_counts_every_call_a_provider_sends():
+    bad = AIMessage("", invalid_tool_calls=[invalid_call("c1")])
+    assert history_problems([HumanMessage("q"), bad, HumanMessage("again?")]) == [
+        "1: tool call c1 has no result"
+    ]
+    answered = [HumanMessage("q"), bad, ToolMessage("bad args", tool_call_id="c1")]
+    assert history_problems(answered) == []
+    legacy = AIMessage("Let me check.", additional_kwargs={"tool_calls": [raw_call("c2")]})
+    assert history_problems([HumanMessage("q"), legacy]) == ["1: tool call c2 has no result"]
+
+
 # -- hand-made repairs ----
 
 
@@ -109,6 +157,30 @@ def test_unanswered_call_is_stripped_but_text_survives():
     assert ai.tool_calls and len(ai.tool_calls) == 2  # the input is not mutated
 
 
+def test_unanswered_invalid_and_raw_calls_are_stripped_and_openai_accepts_the_result():
+    bad = AIMessage("", invalid_tool_calls=[invalid_call("c1")], id="bad")
+    legacy = AIMessage(
+        "Let me check.",
+        additional_kwargs={"tool_calls": [raw_call("c2")]},
+        tool_calls=[call("c2")],
+        id="legacy",
+    )
+    history = [HumanMessage("q"), bad, HumanMessage("again?"), legacy, HumanMessage("never mind")]
+    assert unanswered_calls(openai_payload(history)) == ["c1", "c2"]
+    fixed = repair_history(history)
+    assert history_problems(fixed) == []
+    assert unanswered_calls(openai_payload(fixed)) == []
+    assert [m.id for m in fixed] == [None, None, "legacy", None]  # "bad" had nothing else
+    assert fixed[-2].content == "Let me check." and "tool_calls" not in fixed[-2].additional_kwargs
+    assert legacy.additional_kwargs["tool_calls"]  # the input is not mutated
+
+
+def test_answered_invalid_call_is_kept():
+    bad = AIMessage("", invalid_tool_calls=[invalid_call("c1")])
+    history = [HumanMessage("q"), bad, ToolMessage("Error: bad args", tool_call_id="c1")]
+    assert all(a is b for a, b in zip(repair_history(history), history, strict=True))
+
+
 def test_anthropic_tool_use_blocks_follow_their_calls():
     content = [
         {"type": "text", "text": "Checking both."},
@@ -130,6 +202,19 @@ def test_trim_keeps_the_current_turn_even_over_budget():
     history = [HumanMessage("old " * 50), AIMessage("x " * 50), HumanMessage("now " * 400)]
     trimmed = trim_history(history, max_tokens=20)
     assert [m.content[:3] for m in trimmed] == ["now"]
+
+
+def test_trim_budgets_the_summary_it_sends_along():
+    history = [HumanMessage(f"turn {i} " + "word " * 10) for i in range(10)]
+    summary = "- User: allergic to nuts. " + "detail " * 40
+    budget = count_tokens_approximately([summary_message(summary)]) + 60
+    trimmed = trim_history(history, max_tokens=budget, summary=summary)
+    assert trimmed[0].additional_kwargs["lc_source"] == "running_summary"
+    assert trimmed[0].content == summary_message(summary).content
+    assert count_tokens_approximately(trimmed) <= budget
+    assert len(trimmed) >= 3 and trimmed[-1] is history[-1] and history_problems(trimmed) == []
+    plain = trim_history(history, max_tokens=budget)
+    assert len(plain) > len(trimmed) - 1  # the summary took room from the messages
 
 
 def test_trim_never_splits_a_tool_exchange():
@@ -184,8 +269,23 @@ def histories(draw) -> list[BaseMessage]:
             for _ in range(draw(st.integers(1, 3))):
                 counter += 1
                 calls.append(call(f"c{counter}" if draw(st.integers(0, 9)) else None))
-            messages.append(AIMessage(text, tool_calls=calls, id=f"ai{t}"))
-            results = [c for c in calls if c["id"] and draw(st.integers(0, 5))]
+            invalid = []
+            if draw(st.integers(0, 3)) == 0:
+                counter += 1
+                invalid.append(invalid_call(f"c{counter}"))
+            extra = {}
+            if draw(st.integers(0, 3)) == 0:  # older integrations mirror calls here
+                extra["tool_calls"] = [raw_call(c["id"]) for c in calls if c["id"]]
+            messages.append(
+                AIMessage(
+                    text,
+                    tool_calls=calls,
+                    invalid_tool_calls=invalid,
+                    additional_kwargs=extra,
+                    id=f"ai{t}",
+                )
+            )
+            results = [c for c in calls + invalid if c["id"] and draw(st.integers(0, 5))]
             if draw(st.booleans()):
                 results = list(reversed(results))
             if results and draw(st.integers(0, 4)) == 0:
@@ -208,10 +308,19 @@ def histories(draw) -> list[BaseMessage]:
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def is_subsequence(part: list[BaseMessage], whole: list[BaseMessage]) -> bool:
-    """``part`` is ``whole`` with some messages left out (order kept)."""
+def is_subsequence(
+    part: list[BaseMessage], whole: list[BaseMessage], *, loose: bool = False
+) -> bool:
+    """``part`` is ``whole`` with some messages left out (order kept).
+
+    ``loose`` compares role, content and id only: a repair may strip a message's calls.
+    """
+
+    def key(m: BaseMessage) -> object:
+        return (m.type, str(m.content), m.id) if loose else m
+
     rest = iter(whole)
-    return all(any(m == w for w in rest) for m in part)
+    return all(any(key(m) == key(w) for w in rest) for m in part)
 
 
 @SETTINGS
@@ -219,6 +328,7 @@ def is_subsequence(part: list[BaseMessage], whole: list[BaseMessage]) -> bool:
 def test_repair_always_valid_idempotent_and_identity_on_valid(history, human_first):
     fixed = repair_history(history, require_human_first=human_first)
     assert history_problems(fixed, require_human_first=human_first) == []
+    assert unanswered_calls(openai_payload(fixed)) == []  # what the OpenAI API checks
     again = repair_history(fixed, require_human_first=human_first)
     assert all(a is b for a, b in zip(again, fixed, strict=True))
     if not history_problems(history, require_human_first=human_first):
@@ -265,3 +375,9 @@ def test_trim_always_valid_and_within_budget_except_current_turn(history, budget
 def test_filter_always_valid(history, criteria):
     filtered = filter_history(history, **criteria)
     assert history_problems(filtered) == []
+    conversation = [m for m in filtered if m.type != "system"]
+    assert is_subsequence(conversation, [m for m in history if m.type != "system"], loose=True)
+    # the question survives whenever the criteria keep it
+    allowed = filter_messages([m for m in history if m.type == "human"], **criteria)
+    if allowed:
+        assert any(m is allowed[-1] for m in filtered)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,9 +56,21 @@ def message_text(message: BaseMessage) -> str:
     return "\n".join(p for p in parts if p)
 
 
+_REASONING_TAGS = re.compile(r"<(think|thinking)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
+
+
 def output_text(result: object) -> str:
-    """Text of a model's answer (a message of any content shape, or anything else)."""
-    return message_text(result) if isinstance(result, BaseMessage) else str(result)
+    """Text of a model's answer: its text blocks only (or ``str(result)`` for non-messages).
+
+    Unlike :func:`message_text`, which describes a message for a summary, this reads
+    what a model *answered*: thinking and reasoning blocks, tool calls and other
+    non-text blocks are left out (``BaseMessage.text``), and so are the
+    ``<think>...</think>`` sections reasoning models served behind OpenAI-compatible
+    endpoints put inline. Their reasoning must never be taken for the answer.
+    """
+    if not isinstance(result, BaseMessage):
+        return str(result)
+    return _REASONING_TAGS.sub("", str(result.text))
 
 
 def message_role(message: BaseMessage) -> str:

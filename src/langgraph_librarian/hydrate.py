@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
 
+from langgraph_librarian._history import repair_positions
 from langgraph_librarian._messages import human_positions, tool_groups
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
@@ -89,7 +90,11 @@ def hydrate(
     each with its whole tool exchange (an AIMessage's tool calls travel with all of
     their ToolMessages and the other way round); a ToolMessage whose call is not in
     the history is left out everywhere. Out-of-range or duplicate positions are
-    ignored.
+    ignored. The result always passes
+    :func:`~langgraph_librarian.memory.history_problems` (with
+    ``require_human_first=False``): system messages first, each tool call directly
+    followed by its results; a call whose results are not adjacent in the curated list,
+    or that has none, is stripped (its text stays).
 
     With ``token_budget`` the budget is shared: the current turn and system messages
     are always kept; the earlier recent turns get at most ``recent_share`` of the
@@ -213,11 +218,18 @@ def _result(
     replaced: dict[int, BaseMessage],
 ) -> Hydrated:
     positions = sorted(chosen)
+    # tool_groups pairs a call with its results wherever they sit; providers want them
+    # adjacent (and a call may have no result at all): repair to the one definition of
+    # a valid history. A valid selection comes back as the same objects.
+    curated = [replaced.get(p, messages[p]) for p in positions]
+    repaired = repair_positions(curated, require_human_first=False)
+    kept = [positions[i] for i, _ in repaired]
+    kept_set = set(kept)
     return Hydrated(
-        messages=[replaced.get(p, messages[p]) for p in positions],
-        positions=positions,
-        selected=[rank_pos for rank_pos, _ in units],
+        messages=[m for _, m in repaired],
+        positions=kept,
+        selected=[rank_pos for rank_pos, _ in units if rank_pos in kept_set],
         dropped_for_budget=dropped,
         recent_start=recent_start,
-        compacted=sorted(replaced),
+        compacted=[p for p in sorted(replaced) if p in kept_set],
     )

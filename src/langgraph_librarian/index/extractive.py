@@ -24,6 +24,11 @@ _DECISION = re.compile(
     r"schedul\w*|will|we'll|going to|remember|prefer\w*|allerg\w*)\b",
     re.IGNORECASE,
 )
+_PERSONAL = re.compile(
+    r"\b(?:i am|i'm|i have|i've|i prefer|i like|i love|i hate|i can't|i cannot|i don't|"
+    r"i never|i always|i need|i want|my)\b",
+    re.IGNORECASE,
+)
 _NUMBER = re.compile(
     r"[$€£¥]?\d[\d,.:/-]*%?|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b",
     re.IGNORECASE,
@@ -83,10 +88,15 @@ def _score(sentence: str, position: int, role: str, doc_freq: Counter[str]) -> f
     score += min(3, len(_CAPITAL.findall(sentence))) * 0.6
     if sentence.rstrip().endswith("?"):
         score += 2.0 if role == "human" else 0.5
+    if role == "human" and _PERSONAL.search(sentence):
+        score += 1.0  # what the user says of themselves is what a chat must remember
     # Favour sentences whose content words recur in the message: they carry its topic.
+    # Only recurrence counts: a word seen once is no evidence, and counting it would
+    # simply favour long sentences.
     terms = set(stem_terms(tokenize(sentence)))
     if terms:
-        score += sum(min(doc_freq[t], 4) for t in terms) / (len(terms) ** 0.5) * 0.4
+        repeats = sum(min(doc_freq[t], 4) - 1 for t in terms)
+        score += repeats / (len(terms) ** 0.5) * 0.4
     if len(words) < 4:
         score -= 1.5
     return score
@@ -116,6 +126,9 @@ def extractive_summary(text: str, role: str = "human", max_sentences: int = 3) -
             + sentences[len(sentences) // 2 : len(sentences) // 2 + 50]
             + sentences[-150:]
         )
+    # A sentence repeated word for word (a signature, boilerplate, a pasted block) says
+    # nothing new the second time, and must not make its own words look like the topic.
+    sentences = list(dict.fromkeys(sentences))
     doc_freq: Counter[str] = Counter(stem_terms(tokenize(" ".join(sentences))))
     ranked = sorted(
         range(len(sentences)),

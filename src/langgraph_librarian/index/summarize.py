@@ -21,7 +21,13 @@ from langgraph_librarian.entry import EntryStatus, IndexEntry
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
-__all__ = ["DEFAULT_SUMMARY_PROMPT", "LLMSummarizer", "local_entry", "make_entry"]
+__all__ = [
+    "DEFAULT_SUMMARY_PROMPT",
+    "LLMSummarizer",
+    "local_entry",
+    "make_entry",
+    "summary_problem",
+]
 
 DEFAULT_SUMMARY_PROMPT = """You write entries for the searchable index of a long conversation. \
 Summarize the message you are given in at most 3 sentences (about 100 tokens).
@@ -120,13 +126,14 @@ def _clean_summary(raw: object) -> str:
     return text
 
 
-def _summary_problem(summary: str, source: str, prompt: str) -> str | None:
-    """Why a model's summary must not be stored, or ``None`` when it may.
+def summary_problem(summary: str, source: str, prompt: str) -> str | None:
+    """Why a model's summary of ``source`` must not be stored, or ``None`` when it may.
 
-    Small or misconfigured models return the instructions instead of a summary, refuse,
-    or describe something else; stored as ``"summarized"`` such an entry would hide
-    the message from selection for good. Rejected summaries become extractive entries
-    marked ``"fallback"``.
+    Small or misconfigured models return the instructions (``prompt``) instead of a
+    summary, refuse, or describe something else; stored as ``"summarized"`` such an
+    entry would hide the message from selection for good. Rejected summaries become
+    extractive entries marked ``"fallback"``. The running summary
+    (:mod:`langgraph_librarian.memory`) applies the same checks to its answers.
     """
     if not summary:
         return "empty summary"
@@ -196,7 +203,7 @@ class LLMSummarizer:
 
     def _outcome(self, message: BaseMessage, raw: object, start: float) -> _Outcome:
         summary = _clean_summary(raw)
-        problem = _summary_problem(summary, message_text(message), self.prompt)
+        problem = summary_problem(summary, message_text(message), self.prompt)
         latency = (time.perf_counter() - start) * 1000
         if problem is not None:
             return _Outcome(None, latency, f"summary rejected: {problem}")

@@ -5,27 +5,23 @@
   offline (extractive) or with a chat model, sync and async, usable anywhere.
 - ``StateGraph`` pieces: :class:`SummaryState` / :class:`SummaryFields`,
   :func:`create_summarize_node`, :func:`create_summary_router` (and
-  :data:`should_summarize`), :func:`build_model_input`, :func:`create_summary_chat_node`
-  and the ready two-node :func:`create_summary_graph`.
+  :data:`should_summarize`), :func:`build_model_input` / :func:`summary_message`,
+  :func:`create_summary_chat_node` and the ready two-node :func:`create_summary_graph`;
+  spec 05's plain :func:`create_delete_messages_node`.
 - ``create_agent``: :class:`RunningSummaryMiddleware`, LangChain's
   ``SummarizationMiddleware`` with an offline summarizer and fail-open behaviour.
 - Valid histories: :func:`history_problems`, :func:`repair_history`,
-  :func:`trim_history`, :func:`filter_history`.
+  :func:`trim_history`, :func:`filter_history`, and :func:`plan_summary_cut`.
 """
 
 from langgraph_librarian.memory._assistant import create_summary_chat_node, create_summary_graph
 from langgraph_librarian.memory._cut import SummaryCut, plan_summary_cut
 from langgraph_librarian.memory._graph import (
-    SUMMARY_SOURCE,
     SummaryFields,
-    SummaryNode,
     SummaryState,
     build_model_input,
-    create_summarize_node,
     create_summary_router,
-    resolve_summarizer,
     should_summarize,
-    summary_message,
 )
 from langgraph_librarian.memory._history import (
     filter_history,
@@ -37,6 +33,8 @@ from langgraph_librarian.memory._middleware import (
     RunningSummaryMiddleware,
     RunningSummaryMiddlewareState,
 )
+from langgraph_librarian.memory._nodes import create_delete_messages_node, create_summarize_node
+from langgraph_librarian.memory._prompts import SUMMARY_SOURCE, summary_message
 from langgraph_librarian.memory._summarizer import (
     DEFAULT_RUNNING_SUMMARY_PROMPT,
     RunningSummarizer,
@@ -55,11 +53,11 @@ __all__ = [
     "SummarizationError",
     "SummaryCut",
     "SummaryFields",
-    "SummaryNode",
     "SummaryResult",
     "SummaryState",
     "asummarize_messages",
     "build_model_input",
+    "create_delete_messages_node",
     "create_summarize_node",
     "create_summary_chat_node",
     "create_summary_graph",
@@ -68,7 +66,6 @@ __all__ = [
     "history_problems",
     "plan_summary_cut",
     "repair_history",
-    "resolve_summarizer",
     "should_summarize",
     "summarize_messages",
     "summary_message",

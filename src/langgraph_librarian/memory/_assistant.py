@@ -2,57 +2,48 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
 from langgraph_librarian.memory._graph import (
-    StateUpdate,
     SummarizerLike,
-    SummaryNode,
     SummaryState,
-    _messages,
+    SystemPrompt,
     build_model_input,
-    create_summarize_node,
     create_summary_router,
+    state_messages,
 )
+from langgraph_librarian.memory._lazy_model import LazyModel
+from langgraph_librarian.memory._nodes import create_summarize_node
+from langgraph_librarian.nodes import LibrarianNode
 from langgraph_librarian.tokens import TokenCounter
 
 __all__ = ["create_summary_chat_node", "create_summary_graph"]
 
-SystemPrompt = str | SystemMessage | Sequence[str | SystemMessage] | None
+StateUpdate = dict[str, Any]
 
 
-class _LazyModel:
-    """Resolves a ``"provider:model"`` string on first use (no API key needed to build)."""
+def _init_chat_model(spec: str) -> Runnable[Any, Any]:
+    # The user's own chat model: their provider defaults (retries, output length)
+    # apply, unlike the library's internal calls (``_models.build_model``).
+    from langchain.chat_models import init_chat_model
 
-    def __init__(self, model: Runnable[Any, Any] | str) -> None:
-        self._spec = model
-        self._model: Runnable[Any, Any] | None = None if isinstance(model, str) else model
-        self._lock = threading.Lock()
-
-    def get(self) -> Runnable[Any, Any]:
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    from langchain.chat_models import init_chat_model
-
-                    self._model = init_chat_model(str(self._spec))
-        return self._model
+    return init_chat_model(spec)
 
 
 def create_summary_chat_node(
     model: BaseChatModel | Runnable[Any, Any] | str,
     *,
     system_prompt: SystemPrompt = None,
-) -> SummaryNode:
+    require_human_first: bool = True,
+    repair: bool = True,
+) -> LibrarianNode:
     """A chat node that answers from system prompt + summary + recent messages.
 
     The model gets :func:`~langgraph_librarian.memory.build_model_input` of the state
@@ -62,8 +53,14 @@ def create_summary_chat_node(
 
     Args:
         model: A chat model, any Runnable taking messages, or a ``"provider:model"``
-            string (created with ``init_chat_model`` on first use).
+            string (its provider package is checked now; the model is created with
+            ``init_chat_model`` on first use).
         system_prompt: Your persona/instructions (a string, a SystemMessage or a list).
+        require_human_first: Drop conversational messages before the first human
+            message (what Anthropic and Gemini require). Pass ``False`` to keep an
+            assistant greeting that opens the thread.
+        repair: Repair the history for the provider (see
+            :func:`~langgraph_librarian.memory.build_model_input`); repairs are logged.
 
     Example:
         >>> from langchain_core.language_models import GenericFakeChatModel
@@ -73,19 +70,24 @@ def create_summary_chat_node(
         >>> node({"messages": [HumanMessage("hello")], "summary": ""})["messages"][0].content
         'Hi!'
     """
-    lazy = _LazyModel(model)
+    lazy = LazyModel(model, "model", _init_chat_model)
 
     def prepare(state: Mapping[str, Any]) -> list[Any]:
-        summary = state.get("summary") or ""
-        return build_model_input(_messages(state), str(summary), system_prompt=system_prompt)
+        return build_model_input(
+            state_messages(state),
+            str(state.get("summary") or ""),
+            system_prompt=system_prompt,
+            repair=repair,
+            require_human_first=require_human_first,
+        )
 
-    def run(state: Mapping[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
+    def run(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
         return {"messages": [lazy.get().invoke(prepare(state), config=config)]}
 
-    async def arun(state: Mapping[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
+    async def arun(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
         return {"messages": [await lazy.get().ainvoke(prepare(state), config=config)]}
 
-    return SummaryNode(run, afunc=arun, name="chat")
+    return LibrarianNode(run, afunc=arun, name="chat")
 
 
 def create_summary_graph(
@@ -97,6 +99,8 @@ def create_summary_graph(
     max_tokens: int | None = None,
     keep_last: int = 2,
     token_counter: TokenCounter | None = None,
+    require_human_first: bool = True,
+    repair: bool = True,
     checkpointer: Any = None,
     store: BaseStore | None = None,
     state_schema: type[Any] = SummaryState,
@@ -112,7 +116,10 @@ def create_summary_graph(
         max_messages: Summarize when more messages than this are in state.
         max_tokens: Summarize when the messages count more tokens than this.
         keep_last: Messages kept verbatim after summarizing.
-        token_counter: Token counter for ``max_tokens``; default approximate.
+        token_counter: Your model's token counter, for ``max_tokens`` and for the
+            summary's own budget (default approximate, which undercounts CJK text).
+        require_human_first: See :func:`create_summary_chat_node`.
+        repair: See :func:`create_summary_chat_node`.
         checkpointer: A LangGraph checkpointer (e.g. ``SqliteSaver``) so the summary
             and the recent messages survive restarts, per ``thread_id``.
         store: Optional LangGraph store passed to ``compile``.
@@ -126,11 +133,21 @@ def create_summary_graph(
         >>> sorted(graph.get_graph().nodes)
         ['__end__', '__start__', 'chat', 'summarize_conversation']
     """
+    # Typed Any like graph.py's nodes: StateGraph's node typing wants a state class.
+    nodes: dict[str, Any] = {
+        "chat": create_summary_chat_node(
+            model,
+            system_prompt=system_prompt,
+            require_human_first=require_human_first,
+            repair=repair,
+        ),
+        "summarize_conversation": create_summarize_node(
+            summarizer, keep_last=keep_last, token_counter=token_counter
+        ),
+    }
     builder: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)
-    builder.add_node("chat", create_summary_chat_node(model, system_prompt=system_prompt))
-    builder.add_node(
-        "summarize_conversation", create_summarize_node(summarizer, keep_last=keep_last)
-    )
+    for node_name, node in nodes.items():
+        builder.add_node(node_name, node)
     builder.add_edge(START, "chat")
     router = create_summary_router(
         max_messages=max_messages, max_tokens=max_tokens, token_counter=token_counter

@@ -90,8 +90,11 @@ def plan_summary_cut(messages: Sequence[BaseMessage], keep_last: int = 2) -> Sum
     if not aligned:
         cut = _exchange_safe(messages, target)
     groups = tool_groups(messages)
-    # A kept part must not begin with tool results whose call is gone: fold them in.
-    while cut < n and messages[cut].type == "tool" and cut not in groups:
+    # A kept part must not begin with tool results whose call is gone: fold them in
+    # (looking past system messages, which stay wherever the cut falls).
+    while cut < n and (
+        messages[cut].type == "system" or (messages[cut].type == "tool" and cut not in groups)
+    ):
         cut += 1
     protected = {i for i, m in enumerate(messages) if m.type == "system"}
     if not aligned:

@@ -3,11 +3,24 @@
 No model is involved. Each summarized message becomes one line (``- User: ...``):
 short messages verbatim, longer ones through the offline engine's extractive
 summarizer. The lines of the previous summary are kept and the new lines appended.
-When the whole exceeds the budget it is re-compressed: long lines are shortened first,
-then the least important lines are dropped until it fits. Importance favours what a
-long-running assistant must not forget: what the user said about themselves
-(preferences, constraints such as allergies or diets, names), decisions, changes to
-earlier facts, and concrete values; ties go to the newer line.
+
+Under budget nothing is touched: distinct facts that look alike ("Dinner for Ann on
+Friday", "Dinner for Tom on Friday") are both facts. Over budget the summary is
+re-compressed in this order:
+
+1. identical lines (same text, case and spacing aside) are kept once, the newest;
+   a question and the statement it echoes are not identical;
+2. long lines are cut down to their key sentence, then every line to a quarter of
+   the budget (at least about one sentence), counted with the token counter, so text
+   without spaces (CJK, URLs, base64) is cut too: one enormous line cannot evict
+   every other fact;
+3. the least important lines are dropped until the rest fits.
+
+Importance favours what a long-running assistant must not forget, in any domain:
+what the user said about themselves (who they are, what they need, like or cannot
+have), requests to remember, decisions, changes to earlier facts and concrete values.
+A line that a newer statement repeats almost word for word counts less (it is mostly
+covered), a question less than a statement, and ties go to the newer line.
 """
 
 from __future__ import annotations
@@ -19,46 +32,44 @@ from dataclasses import dataclass
 from langchain_core.messages import BaseMessage
 
 from langgraph_librarian._messages import message_text
-from langgraph_librarian._text import content_terms
+from langgraph_librarian._text import CHANGE_CUES, VALUE_PATTERN, WHITESPACE, content_terms
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_text_tokens
 
-__all__ = ["compress_lines", "merge_facts", "message_fact", "parse_summary"]
+__all__ = ["clip_to_tokens", "compress_lines", "merge_facts", "message_fact", "parse_summary"]
 
 _VERBATIM_CHARS = 240
 """Messages up to this length are kept word for word (after whitespace clean-up)."""
 _MAX_FACT_CHARS = 320
 _SHORT_FACT_WORDS = 30
-_DEDUPE_WINDOW = 200
-_WS = re.compile(r"\s+")
+_LINE_SHARE = 4
+"""Over budget, no line may take more than 1/_LINE_SHARE of the budget..."""
+_MIN_LINE_CAP = 40
+"""...or this many tokens (about one shortened fact), whichever is more."""
+_CANDIDATE_FACTOR = 4
+"""New fact lines beyond this many budgets' worth (newest first) cannot survive: not read."""
+_REDUNDANCY_WINDOW = 200
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _LABELLED = re.compile(r"^(?:User|Assistant|Tool[^:\n]{0,60}):")
 _ROLE_LABELS = {"human": "User", "ai": "Assistant", "tool": "Tool"}
 _ROLE_WEIGHT = {"User": 2.0, "Assistant": 1.0, "Tool": 0.5}
 _PROSE_WEIGHT = 1.5  # lines without a role label, e.g. from a model-written summary
-_MEMORY_CUES = re.compile(
-    r"\b(allerg\w*|intoleran\w*|vegetarian|vegan|gluten|lactose|kosher|halal|diet\w*|"
-    r"avoid\w*|prefer\w*|favou?rite|love[sd]?|hate[sd]?|dislike[sd]?|can'?t (?:eat|have|stand)|"
-    r"don'?t (?:eat|like|want)|never|always|my name|call me|i am|i'm|remember|important|"
-    r"must|need to|deadline|budget|birthday|live[sd]? in|work(?:s|ed)? (?:at|as|for))\b",
+# What a user discloses about themselves and asks to be remembered. Domain-free on
+# purpose (no diets or recipes): the same cues matter for travel, code or health.
+_DURABLE = re.compile(
+    r"\b(i am|i'm|i have|i've|my|mine|call me|allerg\w*|intoleran\w*|avoid\w*|prefer\w*|"
+    r"favou?rite|love[sd]?|hate[sd]?|dislike[sd]?|can'?t|cannot|don'?t|never|always|"
+    r"remember|forget|important|must|need(?:s|ed)? to|deadline|budget|birthday|"
+    r"live[sd]? in|work(?:s|ed)? (?:at|as|for))\b",
     re.IGNORECASE,
-)
-# Own cue lists (not the indexer's): they rank facts for a chat memory, not for search.
-_CHANGES = re.compile(
-    r"\b(instead|no longer|not anymore|any ?more|changed?|switch(?:ed)?|actually|correction|"
-    r"scratch that|replac(?:e|ed|ing)|rather than|moved?|postpone[d]?|cancel(?:l?ed)?|"
-    r"now (?:is|are|it'?s|i|we))\b",
-    re.IGNORECASE,
-)
-_VALUES = re.compile(
-    r"[$€£¥]?\d[\d,.:/-]*|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)"
-    r"|(?<=[a-z,;:] )[A-Z][\w-]+"
 )
 _DECISIONS = re.compile(
     r"\b(decid\w*|agree\w*|confirm\w*|book(?:ed)?|chose|chosen|settled|plan(?:ned)?|"
     r"schedul\w*|will|going to)\b",
     re.IGNORECASE,
 )
+# (pattern, weight): changes and values use the offline engine's shared patterns.
+_CUES = ((_DURABLE, 2.0), (CHANGE_CUES, 2.0), (_DECISIONS, 1.0))
 
 
 @dataclass(frozen=True)
@@ -73,18 +84,42 @@ class _Line:
             return "Tool" if head.startswith("Tool") else head
         return None
 
+    @property
+    def body(self) -> str:
+        return self.text.partition(":")[2].strip() if self.label else self.text
+
+    @property
+    def is_question(self) -> bool:
+        return self.body.rstrip().endswith(("?", "？"))
+
 
 def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
-    return text[: limit - 1].rstrip() + "…"
+    return text[: max(0, limit - 1)].rstrip() + "…"
+
+
+def clip_to_tokens(text: str, max_tokens: int, counter: TokenCounter | None = None) -> str:
+    """The start of ``text`` within ``max_tokens`` (``…`` marks the cut).
+
+    Cuts by characters and checks with the token counter, so text without spaces
+    (CJK, URLs, base64) is cut as well as prose.
+    """
+    if count_text_tokens(text, counter) <= max_tokens:
+        return text
+    limit = min(len(text), max(1, max_tokens * 4))
+    clipped = _clip(text, limit)
+    while limit > 1 and count_text_tokens(clipped, counter) > max_tokens:
+        limit = max(1, int(limit * 0.8))
+        clipped = _clip(text, limit)
+    return clipped
 
 
 def message_fact(message: BaseMessage) -> str:
     """One summary line for ``message`` (``""`` for empty and system messages)."""
     if message.type == "system":
         return ""
-    text = _WS.sub(" ", message_text(message)).strip()
+    text = WHITESPACE.sub(" ", message_text(message)).strip()
     if not text:
         return ""
     label = _ROLE_LABELS.get(message.type, message.type.capitalize())
@@ -94,7 +129,7 @@ def message_fact(message: BaseMessage) -> str:
     if len(text) > _VERBATIM_CHARS:
         role = "human" if message.type == "human" else "ai"
         text = extractive_summary(message_text(message), role, max_sentences=2) or text
-        text = _WS.sub(" ", text).strip()
+        text = WHITESPACE.sub(" ", text).strip()
     return f"{label}: {_clip(text, _MAX_FACT_CHARS)}"
 
 
@@ -112,52 +147,68 @@ def parse_summary(summary: str) -> list[str]:
     return lines
 
 
-def _importance(line: _Line, newest: int) -> float:
-    label = line.label
-    score = _ROLE_WEIGHT.get(label, _PROSE_WEIGHT) if label else _PROSE_WEIGHT
-    body = line.text.partition(":")[2] if label else line.text
-    if _MEMORY_CUES.search(body):
-        score += 2.0
-    if _CHANGES.search(body):
-        score += 2.0
-    if _DECISIONS.search(body):
-        score += 1.0
-    score += min(2, len(_VALUES.findall(body))) * 0.5
-    if label == "User" and body.rstrip().endswith("?"):
-        score -= 0.5  # a question asked is less durable than a fact stated
-    return score + 0.75 * (line.order / max(newest, 1))
+def _identical_once(lines: list[_Line]) -> list[_Line]:
+    """Each line once (the newest copy), comparing text without case or spacing.
+
+    Trailing ``.`` and ``!`` do not count; ``?`` does, so a question never stands
+    in for the statement it repeats.
+    """
+    newest: dict[str, int] = {}
+    for line in lines:
+        newest[WHITESPACE.sub(" ", line.text).casefold().rstrip(" .!")] = line.order
+    keep = set(newest.values())
+    return [line for line in lines if line.order in keep]
 
 
-def _dedupe(lines: list[_Line]) -> list[_Line]:
-    """Drop a line whose content words a newer line repeats (mostly) in full.
+def _covered(lines: list[_Line]) -> set[int]:
+    """Orders of lines whose content words a newer statement repeats (mostly) in full.
 
-    Only the next ``_DEDUPE_WINDOW`` lines are compared, which bounds the cost of a
-    first summary over thousands of messages.
+    Only the next ``_REDUNDANCY_WINDOW`` lines are compared (bounded cost). Such a line
+    is not removed, only ranked lower: it may still carry a detail of its own.
     """
     terms = [frozenset(content_terms(line.text)) for line in lines]
-    kept: list[_Line] = []
-    for i, line in enumerate(lines):
-        mine = terms[i]
-        later = range(i + 1, min(len(lines), i + 1 + _DEDUPE_WINDOW))
-        if not (mine and any(len(mine & terms[j]) >= 0.85 * len(mine) for j in later)):
-            kept.append(line)
-    return kept
+    covered: set[int] = set()
+    for i, mine in enumerate(terms):
+        if not mine:
+            continue
+        later = range(i + 1, min(len(lines), i + 1 + _REDUNDANCY_WINDOW))
+        if any(
+            not lines[j].is_question and len(mine & terms[j]) >= 0.85 * len(mine) for j in later
+        ):
+            covered.add(lines[i].order)
+    return covered
+
+
+def _importance(line: _Line, newest: int, covered: set[int]) -> float:
+    label = line.label
+    score = _ROLE_WEIGHT.get(label, _PROSE_WEIGHT) if label else _PROSE_WEIGHT
+    body = line.body
+    score += sum(weight for pattern, weight in _CUES if pattern.search(body))
+    score += min(2, len(VALUE_PATTERN.findall(body))) * 0.5
+    if line.is_question:
+        score -= 0.5  # a question asked is less durable than a fact stated
+    if line.order in covered:
+        score -= 1.5
+    return score + 0.75 * (line.order / max(newest, 1))
 
 
 def _render(lines: Sequence[_Line]) -> str:
     return "\n".join(f"- {line.text}" for line in lines)
 
 
-def _shorten(line: _Line) -> _Line:
+def _shorten(line: _Line, cap: int, counter: TokenCounter | None) -> _Line:
+    """The line cut to its key sentence (if long), then to ``cap`` tokens."""
     label = line.label
-    head, _, body = line.text.partition(":") if label else ("", "", line.text)
-    if len(body.split()) <= _SHORT_FACT_WORDS:
-        return line
-    short = extractive_summary(body, "human", max_sentences=1) or body
-    words = short.split()
-    if len(words) > _SHORT_FACT_WORDS:
-        short = " ".join(words[:_SHORT_FACT_WORDS]) + " …"
-    return _Line(f"{head}: {short.strip()}" if label else short.strip(), line.order)
+    head = line.text.partition(":")[0] + ": " if label else ""
+    body = line.body
+    if len(body.split()) > _SHORT_FACT_WORDS:
+        body = extractive_summary(body, "human", max_sentences=1) or body
+        words = body.split()
+        if len(words) > _SHORT_FACT_WORDS:
+            body = " ".join(words[:_SHORT_FACT_WORDS]) + " …"
+    room = max(1, cap - count_text_tokens(f"- {head}", counter))
+    body = clip_to_tokens(body.strip(), room, counter)
+    return _Line(f"{head}{body}", line.order)
 
 
 def compress_lines(
@@ -167,17 +218,17 @@ def compress_lines(
 
     Returns the summary and whether anything had to be shortened or dropped.
     """
-    texts = [t for t in lines if t.strip()]
-    items = _dedupe([_Line(text, i) for i, text in enumerate(texts)])
-    changed = len(items) != len(texts)
+    items = [_Line(text.strip(), i) for i, text in enumerate(t for t in lines if t.strip())]
     text = _render(items)
     if count_text_tokens(text, counter) <= max_tokens:
-        return text, changed
-    items = [_shorten(line) for line in items]
+        return text, False
+    cap = max(_MIN_LINE_CAP, max_tokens // _LINE_SHARE)
+    items = [_shorten(line, cap, counter) for line in _identical_once(items)]
     newest = max((line.order for line in items), default=0)
+    covered = _covered(items)
     # Drop the least important lines (the oldest among equals) until the rest fits:
     # estimate with per-line counts first, then confirm on the rendered text.
-    ranked = sorted(items, key=lambda line: (_importance(line, newest), line.order))
+    ranked = sorted(items, key=lambda line: (_importance(line, newest, covered), line.order))
     cost = {line.order: count_text_tokens(f"- {line.text}", counter) + 1 for line in items}
     total = sum(cost.values())
     dropped: set[int] = set()
@@ -195,20 +246,11 @@ def compress_lines(
             dropped.add(line.order)
             kept = [k for k in kept if k.order != line.order]
             text = _render(kept)
-    if not kept and texts:
-        # Not even one shortened line fits: keep the start of the most important one.
-        best = max(items, key=lambda line: _importance(line, newest))
-        text = _hard_clip(f"- {best.text}", max_tokens, counter)
+    if not kept and items:
+        # Not even one capped line fits (a tiny budget): keep the start of the best one.
+        best = max(items, key=lambda line: _importance(line, newest, covered))
+        text = clip_to_tokens(f"- {best.text}", max_tokens, counter)
     return text, True
-
-
-def _hard_clip(text: str, max_tokens: int, counter: TokenCounter | None) -> str:
-    limit = max(1, max_tokens * 4)
-    clipped = _clip(text, limit)
-    while len(clipped) > 1 and count_text_tokens(clipped, counter) > max_tokens:
-        limit = max(1, int(limit * 0.8))
-        clipped = _clip(text, limit)
-    return clipped
 
 
 def merge_facts(
@@ -217,7 +259,19 @@ def merge_facts(
     max_tokens: int,
     counter: TokenCounter | None = None,
 ) -> tuple[str, bool]:
-    """Previous summary plus one line per message, re-compressed to ``max_tokens``."""
-    lines = parse_summary(previous_summary)
-    lines.extend(fact for fact in (message_fact(m) for m in messages) if fact)
-    return compress_lines(lines, max_tokens, counter)
+    """Previous summary plus one line per message, re-compressed to ``max_tokens``.
+
+    Fact lines are made newest first and only while they could still fit: once the
+    newer lines alone are worth several budgets, older messages are not read (a first
+    summary over a 10,000-message backlog costs what the budget can hold).
+    """
+    facts: list[str] = []
+    worth = 0
+    for message in reversed(messages):
+        if worth > _CANDIDATE_FACTOR * max_tokens:
+            break
+        fact = message_fact(message)
+        if fact:
+            facts.append(fact)
+            worth += count_text_tokens(fact, counter)
+    return compress_lines([*parse_summary(previous_summary), *facts[::-1]], max_tokens, counter)

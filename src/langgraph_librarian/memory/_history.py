@@ -1,19 +1,9 @@
-"""Provider-valid histories: check, repair, trim and filter message lists.
+"""Trimming and filtering that always return provider-valid histories.
 
-Chat providers reject histories that break a few structural rules (spec 05 warns
-about them): system messages must come first, many providers want the first
-conversational message to be from the user, every tool call needs its result right
-after it, and a tool result needs its call. ``trim_messages`` and ``filter_messages``
-from ``langchain_core`` do the trimming and filtering; the functions here make sure
-what they return still follows these rules, whatever history came in.
-
-The rules, checked by :func:`history_problems` and enforced by :func:`repair_history`:
-
-1. System messages form a prefix (none after a conversational message).
-2. With ``require_human_first``, the first non-system message is a human message.
-3. An AIMessage's tool calls each have an id and exactly one ToolMessage answering
-   them, in the run of ToolMessages that directly follows the AIMessage.
-4. Every ToolMessage sits in such a run and answers a call of that AIMessage.
+``trim_messages`` and ``filter_messages`` from ``langchain_core`` do the trimming and
+filtering; the functions here make sure what they return still follows the rules of
+:mod:`langgraph_librarian._history` (the library's one definition of a valid history),
+whatever history came in.
 """
 
 from __future__ import annotations
@@ -21,161 +11,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    convert_to_messages,
-    filter_messages,
-    trim_messages,
-)
+from langchain_core.messages import BaseMessage, filter_messages, trim_messages
 from langchain_core.messages.utils import count_tokens_approximately
 
+from langgraph_librarian._history import (
+    as_messages,
+    history_problems,
+    repair_history,
+    repair_positions,
+)
+from langgraph_librarian.memory._prompts import summary_message
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
-__all__ = ["filter_history", "history_problems", "repair_history", "trim_history"]
-
-
-def _as_messages(messages: Sequence[Any]) -> list[BaseMessage]:
-    if all(isinstance(m, BaseMessage) for m in messages):
-        return list(messages)
-    return list(convert_to_messages(messages))
-
-
-def _call_ids(message: BaseMessage) -> list[str | None]:
-    if not isinstance(message, AIMessage):
-        return []
-    return [call.get("id") for call in message.tool_calls]
-
-
-def history_problems(
-    messages: Sequence[BaseMessage], *, require_human_first: bool = True
-) -> list[str]:
-    """What makes ``messages`` a history a chat provider may reject (empty: valid).
-
-    Checks the rules in this module's docstring; each problem names a position.
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage, ToolMessage
-        >>> history_problems([ToolMessage("42", tool_call_id="c1"), HumanMessage("hi")])
-        ['0: first conversational message is tool, not human', '0: orphan tool result c1']
-    """
-    problems: list[str] = []
-    seen_conversation = False
-    open_calls: set[str] = set()  # calls of the current AIMessage still awaiting a result
-    answered: set[str] = set()
-    owner: int | None = None  # position of the AIMessage whose tool run we are in
-    for i, message in enumerate(messages):
-        kind = message.type
-        if kind != "tool" and owner is not None:
-            problems.extend(f"{owner}: tool call {c} has no result" for c in sorted(open_calls))
-            open_calls, owner = set(), None
-        if kind == "system":
-            if seen_conversation:
-                problems.append(f"{i}: system message after the conversation started")
-            continue
-        if not seen_conversation and require_human_first and kind != "human":
-            problems.append(f"{i}: first conversational message is {kind}, not human")
-        seen_conversation = True
-        if kind == "tool":
-            call = str(getattr(message, "tool_call_id", ""))
-            if owner is None or call not in open_calls:
-                label = "duplicate" if call in answered else "orphan"
-                problems.append(f"{i}: {label} tool result {call}")
-            else:
-                open_calls.discard(call)
-                answered.add(call)
-            continue
-        ids = _call_ids(message)
-        if ids:
-            if any(c is None or c == "" for c in ids):
-                problems.append(f"{i}: tool call without an id")
-            owner, open_calls = i, {c for c in ids if c}
-    if owner is not None:
-        problems.extend(f"{owner}: tool call {c} has no result" for c in sorted(open_calls))
-    return problems
-
-
-def _strip_calls(message: AIMessage, keep: set[str]) -> AIMessage | None:
-    """The message with only the tool calls in ``keep``; ``None`` if nothing is left.
-
-    ``filter_messages(exclude_tool_calls=...)`` drops the whole AIMessage once all its
-    calls are excluded, even when it also carries text; here the text survives.
-    """
-    calls = [c for c in message.tool_calls if c.get("id") in keep]
-    content: Any = message.content
-    if isinstance(content, list):  # Anthropic-style tool_use blocks mirror tool_calls
-        kept_blocks = [
-            block
-            for block in content
-            if not (
-                isinstance(block, dict)
-                and block.get("type") in {"tool_use", "function_call"}
-                and block.get("id") not in keep
-            )
-        ]
-        if len(kept_blocks) != len(content):
-            content = kept_blocks
-    if len(calls) == len(message.tool_calls) and content is message.content:
-        return message
-    has_text = bool(content.strip()) if isinstance(content, str) else bool(content)
-    if not calls and not has_text:
-        return None
-    return message.model_copy(update={"tool_calls": calls, "content": content})
-
-
-def _whole_exchanges(conversation: list[BaseMessage]) -> list[BaseMessage]:
-    """Keep each AIMessage's answered calls with their results; drop orphan results."""
-    out: list[BaseMessage] = []
-    i, n = 0, len(conversation)
-    while i < n:
-        message = conversation[i]
-        i += 1
-        if message.type == "tool":
-            continue  # not in the run right after its call: an orphan
-        if not isinstance(message, AIMessage) or not message.tool_calls:
-            out.append(message)
-            continue
-        wanted = {str(c) for c in _call_ids(message) if c}
-        results: list[BaseMessage] = []
-        while i < n and conversation[i].type == "tool":
-            call = str(getattr(conversation[i], "tool_call_id", ""))
-            if call in wanted:
-                wanted.discard(call)
-                results.append(conversation[i])
-            i += 1
-        answered = {str(getattr(r, "tool_call_id", "")) for r in results}
-        kept = _strip_calls(message, answered)
-        if kept is not None:
-            out.append(kept)
-            out.extend(results)
-    return out
-
-
-def repair_history(
-    messages: Sequence[BaseMessage], *, require_human_first: bool = True
-) -> list[BaseMessage]:
-    """The smallest edit of ``messages`` that passes :func:`history_problems`.
-
-    System messages move to the front (in order; their content is kept), tool results
-    outside the run right after their call are dropped, tool calls without a result
-    are removed from their AIMessage (the message itself stays if it has text), and
-    with ``require_human_first`` conversational messages before the first human
-    message are dropped. A valid history comes back unchanged (same objects).
-
-    Example:
-        >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-        >>> fixed = repair_history([AIMessage("Hello!"), SystemMessage("Be brief."),
-        ...                         HumanMessage("hi")])
-        >>> [m.type for m in fixed]
-        ['system', 'human']
-    """
-    items = _as_messages(messages)
-    system = [m for m in items if m.type == "system"]
-    conversation = _whole_exchanges([m for m in items if m.type != "system"])
-    if require_human_first:
-        first_human = next((i for i, m in enumerate(conversation) if m.type == "human"), None)
-        conversation = [] if first_human is None else conversation[first_human:]
-    return system + conversation
+__all__ = [
+    "filter_history",
+    "history_problems",
+    "repair_history",
+    "repair_positions",
+    "trim_history",
+]
 
 
 def trim_history(
@@ -184,10 +38,12 @@ def trim_history(
     max_tokens: int,
     token_counter: TokenCounter | None = None,
     require_human_first: bool = True,
+    summary: str = "",
 ) -> list[BaseMessage]:
     """The most recent messages that fit ``max_tokens``, as a valid history.
 
-    Runs :func:`repair_history`, keeps the system messages, then lets
+    Runs :func:`repair_history`, keeps the system messages (and, with ``summary``, the
+    running summary as system context after them), then lets
     ``trim_messages(strategy="last")`` keep the newest whole messages that fit the
     rest of the budget, starting on a human message (or, without
     ``require_human_first``, on a human or AI message, never inside a tool exchange).
@@ -198,9 +54,12 @@ def trim_history(
 
     Args:
         messages: The history.
-        max_tokens: Token budget for the result.
+        max_tokens: Token budget for the result, summary included.
         token_counter: Counts a list of messages; default LangChain's approximate one.
         require_human_first: Start the conversation on a human message.
+        summary: A running summary to send along (as
+            :func:`~langgraph_librarian.memory.build_model_input` would); its tokens
+            count against ``max_tokens``. The result is then the whole model input.
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -213,7 +72,9 @@ def trim_history(
         raise ValueError("max_tokens must be >= 0")
     repaired = repair_history(messages, require_human_first=require_human_first)
     split = next((i for i, m in enumerate(repaired) if m.type != "system"), len(repaired))
-    system, conversation = repaired[:split], repaired[split:]
+    carried = summary_message(summary)
+    system = [*repaired[:split], *([carried] if carried is not None else [])]
+    conversation = repaired[split:]
     if not conversation:
         return system
     counter = token_counter or count_tokens_approximately
@@ -252,5 +113,5 @@ def filter_history(
         >>> [m.type for m in filter_history(history, exclude_types=["tool"])]
         ['human', 'ai', 'ai']
     """
-    filtered = filter_messages(_as_messages(messages), **criteria)
+    filtered = filter_messages(as_messages(messages), **criteria)
     return repair_history(filtered, require_human_first=require_human_first)

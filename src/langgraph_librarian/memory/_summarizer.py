@@ -2,25 +2,38 @@
 
 from __future__ import annotations
 
-import logging
+import asyncio
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.errors import GraphBubbleUp
 
 from langgraph_librarian._calls import ModelCaller
 from langgraph_librarian._messages import message_text, output_text
-from langgraph_librarian.errors import LibrarianError
+from langgraph_librarian._models import build_model
+from langgraph_librarian._text import content_terms
+from langgraph_librarian.index.summarize import summary_problem
+from langgraph_librarian.memory._adapter import langchain_summarizer
 from langgraph_librarian.memory._facts import compress_lines, merge_facts, parse_summary
+from langgraph_librarian.memory._lazy_model import LazyModel, is_configuration_error
 from langgraph_librarian.memory._prompts import (
+    DATA_TAGS,
     DEFAULT_RUNNING_SUMMARY_PROMPT,
+    MAX_MESSAGE_CHARS,
+    RECOMPRESS_PROMPT,
+    RECOMPRESS_TAGS,
+    clip_middle,
     recompress_prompt,
+    render_messages,
     summary_prompt,
 )
+from langgraph_librarian.memory._result import SummarizationError, SummaryResult
+from langgraph_librarian.select.prompts import echoes_template
 from langgraph_librarian.tokens import TokenCounter, count_text_tokens
 
 __all__ = [
@@ -32,66 +45,63 @@ __all__ = [
     "summarize_messages",
 ]
 
-logger = logging.getLogger(__name__)
+_MIN_RETAINED = 0.3
+"""An answer must keep this share of the previous summary's content words."""
 
-_SUMMARY_PREFIX = "Here is a summary of the conversation to date:"
-"""Prefix of the summary message LangChain's ``SummarizationMiddleware`` writes."""
+Prompt = list[BaseMessage]
+_Flow = Generator[Prompt, object, "SummaryResult"]
 
 
-class SummarizationError(LibrarianError):
-    """The summary model failed, timed out or answered nothing usable."""
+def _answer_problem(
+    answer: str, source: str, instructions: str, fences: Sequence[str], previous: str = ""
+) -> str | None:
+    """Why a model's answer must not become the summary, or ``None``.
+
+    The index's checks (empty, instructions repeated, refusal, nothing in common with
+    the source) and the selector's echo check (the prompt's data tags in the answer),
+    plus two that only a running summary has: it must say something about the
+    conversation ("OK" or "Done." does not), and keep most of the previous summary.
+    """
+    problem = summary_problem(answer, source, instructions)
+    if problem is None and echoes_template(answer, instructions, fences):
+        problem = "the model repeated its prompt"
+    source_terms = set(content_terms(source))
+    if problem is None and source_terms and not source_terms & set(content_terms(answer)):
+        problem = "the summary says nothing about the conversation"
+    if problem is None and previous:
+        kept = set(content_terms(previous))
+        if kept and len(kept & set(content_terms(answer))) < _MIN_RETAINED * len(kept):
+            problem = "the summary drops most of the previous summary"
+    return problem
+
+
+def _passes_through(exc: BaseException) -> bool:
+    """Interrupts and configuration errors are not summary failures: they propagate."""
+    return isinstance(exc, GraphBubbleUp) or is_configuration_error(exc)
 
 
 @dataclass
-class SummaryResult:
-    """A new running summary and how it was made.
-
-    Attributes:
-        summary: The summary text, within the summarizer's ``max_summary_tokens``.
-        method: ``"extractive"`` (offline) or ``"llm"``.
-        summarized_count: Messages folded in by this call.
-        summary_tokens: Token count of ``summary``.
-        recompressed: True when the result had to be shortened to fit the budget.
-        latency_ms: Wall time of the call.
-        notes: Non-fatal events (e.g. a failed re-compression call).
-    """
-
-    summary: str
-    method: Literal["extractive", "llm"]
-    summarized_count: int
-    summary_tokens: int
-    recompressed: bool = False
-    latency_ms: float = 0.0
-    notes: list[str] = field(default_factory=list)
-
-    def to_metadata(self) -> dict[str, Any]:
-        """JSON-safe description for graph state (``summary_metadata``)."""
-        return {
-            "summary_method": self.method,
-            "summarized_count": self.summarized_count,
-            "summary_tokens": self.summary_tokens,
-            "summary_recompressed": self.recompressed,
-            "summary_latency_ms": round(self.latency_ms, 3),
-            **({"summary_notes": list(self.notes)} if self.notes else {}),
-        }
+class _Request:
+    prompt: Prompt
+    previous: str  # the previous summary as the model sees it
+    source: str  # everything the model was given to summarize
+    notes: list[str]
 
 
-def _failure(exc: Exception) -> SummarizationError:
-    return SummarizationError(f"{type(exc).__name__}: {exc}")
+@dataclass
+class _Reply:
+    value: object = None
+    error: Exception | None = None
 
 
-def _resolve_model(model: BaseChatModel | str) -> BaseChatModel:
-    if isinstance(model, BaseChatModel):
-        return model
-    from langchain.chat_models import init_chat_model
-
+def _advance(flow: _Flow, reply: _Reply) -> tuple[bool, Any]:
+    """Give ``reply`` to ``flow``: ``(True, result)`` when done, else ``(False, prompt)``."""
     try:
-        resolved = init_chat_model(model)
-    except Exception as exc:
-        raise ValueError(f"cannot create the summary model from {model!r}: {exc}") from exc
-    if not isinstance(resolved, BaseChatModel):
-        raise ValueError(f"{model!r} did not produce a chat model")
-    return resolved
+        if reply.error is not None:
+            return False, flow.throw(reply.error)
+        return False, flow.send(reply.value)
+    except StopIteration as done:  # caught here: a StopIteration must not cross threads
+        return True, done.value
 
 
 class RunningSummarizer:
@@ -99,10 +109,18 @@ class RunningSummarizer:
 
     With no model, the offline engine writes the summary (one extractive fact line
     per message, least important lines dropped first when over budget). With a chat
-    model (an object or a ``"provider:model"`` string for ``init_chat_model``) the
-    model extends the previous summary; an answer over budget is re-compressed by a
-    second call, then offline if still too long. A failed or timed-out model call
-    raises :class:`SummarizationError`: callers keep their messages and old summary.
+    model (an object or a ``"provider:model"`` string, checked now and created on
+    first use with a client timeout and no client retries) the model extends the
+    previous summary; an answer over budget is re-compressed by a second call, then
+    offline if still too long.
+
+    An answer that is not a summary (an echo of the prompt, a refusal, "OK", text
+    unrelated to the conversation, or one that drops most of the previous summary) is
+    never used: the offline summary is returned instead (``method="extractive"``, a
+    note says why). A failed or timed-out call raises :class:`SummarizationError`:
+    callers keep their messages and old summary. A model string that cannot become a
+    model, or a provider answering 401/403/404, raises as it is (a configuration error
+    to fix, not a failure to wait out).
 
     Args:
         model: Chat model for LLM summaries; ``None``: offline.
@@ -111,7 +129,8 @@ class RunningSummarizer:
         timeout: Seconds before one model call is abandoned.
         max_retries: Extra attempts after a failed model call.
         retry_backoff: Seconds before the first retry (doubles).
-        token_counter: Your model's message token counter; default approximate.
+        token_counter: Your model's message token counter (budget counts); default
+            approximate, which undercounts CJK text.
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -128,7 +147,7 @@ class RunningSummarizer:
         *,
         max_summary_tokens: int = 400,
         prompt: str | None = None,
-        timeout: float | None = 60.0,
+        timeout: float | None = 20.0,
         max_retries: int = 1,
         retry_backoff: float = 0.5,
         token_counter: TokenCounter | None = None,
@@ -139,8 +158,20 @@ class RunningSummarizer:
             raise ValueError("timeout must be > 0 or None")
         if max_retries < 0 or retry_backoff < 0:
             raise ValueError("max_retries and retry_backoff must be >= 0")
-        self._model_spec = model
-        self._model: BaseChatModel | None = None
+        if model is not None and not isinstance(model, str | BaseChatModel):
+            raise TypeError(
+                "model must be a chat model, a 'provider:model' string or None, "
+                f"not {type(model).__name__}"
+            )
+        self._lazy = (
+            None
+            if model is None
+            else LazyModel(
+                model,
+                "summary_model",
+                lambda spec: build_model(spec, "summary_model", timeout=timeout),
+            )
+        )
         self._summary_caller: ModelCaller | None = None
         self.max_summary_tokens = max_summary_tokens
         self.prompt = prompt or DEFAULT_RUNNING_SUMMARY_PROMPT
@@ -152,31 +183,48 @@ class RunningSummarizer:
     @property
     def uses_model(self) -> bool:
         """True when summaries come from a chat model."""
-        return self._model_spec is not None
+        return self._lazy is not None
 
     @property
     def model(self) -> BaseChatModel | None:
         """The summary chat model (created on first use from a string), or ``None``."""
-        if self._model is None and self._model_spec is not None:
-            self._model = _resolve_model(self._model_spec)
-        return self._model
+        return None if self._lazy is None else cast(BaseChatModel, self._lazy.get())
+
+    def _caller(self) -> ModelCaller | None:
+        model = self.model
+        if model is not None and self._summary_caller is None:
+            self._summary_caller = ModelCaller(
+                model,
+                step="running_summary",
+                timeout=self.timeout,
+                retries=self.max_retries,
+                backoff=self.retry_backoff,
+            )
+        return self._summary_caller
 
     # -- offline ----------------------------------------------------------------------
 
     def compress(self, summary: str) -> str:
         """``summary`` re-compressed offline to ``max_summary_tokens`` (unchanged if it fits)."""
-        if count_text_tokens(summary, self.token_counter) <= self.max_summary_tokens:
+        if not self._over(summary):
             return summary
         text, _ = compress_lines(
             parse_summary(summary), self.max_summary_tokens, self.token_counter
         )
         return text
 
-    def _extractive(
-        self, messages: Sequence[BaseMessage], previous: str, start: float
+    def _over(self, text: str) -> bool:
+        return count_text_tokens(text, self.token_counter) > self.max_summary_tokens
+
+    def _offline(
+        self,
+        messages: Sequence[BaseMessage],
+        previous: str,
+        start: float,
+        notes: list[str] | None = None,
     ) -> SummaryResult:
         text, changed = merge_facts(previous, messages, self.max_summary_tokens, self.token_counter)
-        return self._result(text, "extractive", messages, changed, start)
+        return self._result(text, "extractive", messages, changed, start, notes)
 
     def _result(
         self,
@@ -190,7 +238,7 @@ class RunningSummarizer:
         return SummaryResult(
             summary=text,
             method=method,
-            summarized_count=len(messages),
+            summarized_count=sum(1 for m in messages if m.type != "system"),
             summary_tokens=count_text_tokens(text, self.token_counter),
             recompressed=recompressed,
             latency_ms=(time.perf_counter() - start) * 1000,
@@ -203,35 +251,79 @@ class RunningSummarizer:
     def _max_words(self) -> int:
         return max(10, int(self.max_summary_tokens * 0.7))
 
+    def _request(self, messages: Sequence[BaseMessage], previous_summary: str) -> _Request:
+        conversation = [m for m in messages if m.type != "system"]
+        lines, older = render_messages(conversation)
+        previous, notes = previous_summary.strip(), []
+        if older:
+            # What the prompt cannot hold is folded offline into the previous summary,
+            # so nothing the node is about to delete goes unread.
+            previous, _ = merge_facts(
+                previous, conversation[:older], self.max_summary_tokens, self.token_counter
+            )
+            notes.append(f"{older} older message(s) folded in offline (prompt full)")
+        elif self._over(previous):
+            previous = self.compress(previous)
+            notes.append("previous summary re-compressed offline")
+        # Within budget a summary is never cut; this only bounds odd token counters.
+        previous = clip_middle(previous, max(2 * MAX_MESSAGE_CHARS, 8 * self.max_summary_tokens))
+        source = "\n".join([previous, *(message_text(m) for m in conversation[older:])])
+        prompt = summary_prompt(lines, previous, self.prompt, self._max_words)
+        return _Request(prompt, previous, source, notes)
+
     def build_prompt(
         self, messages: Sequence[BaseMessage], previous_summary: str = ""
     ) -> list[BaseMessage]:
         """The summary model's input: instructions, then the fenced summary and messages.
 
-        Each message is clipped to a few thousand characters (head and tail); when the
-        whole is still too long, older messages are given as offline fact lines.
+        The previous summary is given whole (re-compressed offline first if over
+        budget). Each message is clipped to a few thousand characters (head and
+        tail); past the prompt's size, older messages are given as offline fact lines,
+        and the oldest are folded offline into the previous summary.
         """
-        return summary_prompt(messages, previous_summary, self.prompt, self._max_words)
+        return self._request(messages, previous_summary).prompt
 
-    def _recompress_prompt(self, summary: str) -> list[BaseMessage]:
-        return recompress_prompt(summary, self._max_words)
+    # -- one summary, whatever runs the calls -----------------------------------------------
 
-    def _clean(self, raw: object) -> str:
+    def _flow(self, messages: Sequence[BaseMessage], previous_summary: str) -> _Flow:
+        """The whole summary step; it yields each model prompt and is sent the answer
+        (or thrown the error). :meth:`summarize` and :meth:`asummarize` only run the calls.
+        """
+        start = time.perf_counter()
+        if not self.uses_model:
+            return self._offline(messages, previous_summary, start)
+        request = self._request(messages, previous_summary)
+        try:
+            raw = yield request.prompt
+        except Exception as exc:
+            if _passes_through(exc):
+                raise
+            raise SummarizationError(f"{type(exc).__name__}: {exc}") from exc
         text = output_text(raw).strip()
-        if not text:
-            raise SummarizationError("the summary model answered with an empty summary")
-        return text
-
-    def _fit(self, text: str, notes: list[str]) -> tuple[str, bool]:
-        if count_text_tokens(text, self.token_counter) <= self.max_summary_tokens:
-            return text, False
-        notes.append("offline re-compression")
-        return self.compress(text), True
-
-    def _over(self, text: str) -> bool:
-        return count_text_tokens(text, self.token_counter) > self.max_summary_tokens
-
-    # -- public entry points -----------------------------------------------------------------
+        problem = _answer_problem(text, request.source, self.prompt, DATA_TAGS, request.previous)
+        if problem is not None:
+            note = f"model summary rejected ({problem}); offline summary used"
+            return self._offline(messages, previous_summary, start, [*request.notes, note])
+        notes = list(request.notes)
+        if not self._over(text):
+            return self._result(text, "llm", messages, False, start, notes)
+        try:
+            raw = yield recompress_prompt(text, self._max_words)
+        except Exception as exc:  # the first summary is real: compress it offline
+            if _passes_through(exc):
+                raise
+            notes.append(f"re-compression call failed: {type(exc).__name__}")
+        else:
+            shorter = output_text(raw).strip()
+            problem = _answer_problem(shorter, text, RECOMPRESS_PROMPT, RECOMPRESS_TAGS)
+            if problem is None:
+                text = shorter
+            else:
+                notes.append(f"re-compression rejected ({problem})")
+        if self._over(text):
+            notes.append("offline re-compression")
+            text = self.compress(text)
+        return self._result(text, "llm", messages, True, start, notes)
 
     def summarize(
         self,
@@ -250,28 +342,20 @@ class RunningSummarizer:
                 tagged ``nostream``.
 
         Raises:
-            SummarizationError: the model failed, timed out or answered nothing.
+            SummarizationError: the model failed or timed out.
         """
-        start = time.perf_counter()
         caller = self._caller()
-        if caller is None:
-            return self._extractive(messages, previous_summary, start)
-        prompt = self.build_prompt(messages, previous_summary)
-        try:
-            text = self._clean(caller.invoke(prompt, config))
-        except SummarizationError:
-            raise
-        except Exception as exc:
-            raise _failure(exc) from exc
-        notes: list[str] = []
-        if not self._over(text):
-            return self._result(text, "llm", messages, False, start)
-        try:
-            text = self._clean(caller.invoke(self._recompress_prompt(text), config))
-        except Exception as exc:  # the first summary is real: compress it offline
-            notes.append(f"re-compression call failed: {type(exc).__name__}")
-        text, _ = self._fit(text, notes)
-        return self._result(text, "llm", messages, True, start, notes)
+        flow = self._flow(messages, previous_summary)
+        reply = _Reply()
+        while True:
+            done, value = _advance(flow, reply)
+            if done:
+                return cast(SummaryResult, value)
+            assert caller is not None  # only the model path yields prompts
+            try:
+                reply = _Reply(caller.invoke(value, config))
+            except Exception as exc:
+                reply = _Reply(error=exc)
 
     async def asummarize(
         self,
@@ -280,41 +364,23 @@ class RunningSummarizer:
         *,
         config: RunnableConfig | None = None,
     ) -> SummaryResult:
-        """Async twin of :meth:`summarize`."""
-        start = time.perf_counter()
-        caller = self._caller()
-        if caller is None:
-            return self._extractive(messages, previous_summary, start)
-        prompt = self.build_prompt(messages, previous_summary)
-        try:
-            text = self._clean(await caller.ainvoke(prompt, config))
-        except SummarizationError:
-            raise
-        except Exception as exc:
-            raise _failure(exc) from exc
-        notes: list[str] = []
-        if not self._over(text):
-            return self._result(text, "llm", messages, False, start)
-        try:
-            text = self._clean(await caller.ainvoke(self._recompress_prompt(text), config))
-        except Exception as exc:
-            notes.append(f"re-compression call failed: {type(exc).__name__}")
-        text, _ = self._fit(text, notes)
-        return self._result(text, "llm", messages, True, start, notes)
+        """Async twin of :meth:`summarize`.
 
-    def _caller(self) -> ModelCaller | None:
-        model = self.model
-        if model is None:
-            return None
-        if self._summary_caller is None:
-            self._summary_caller = ModelCaller(
-                model,
-                step="running_summary",
-                timeout=self.timeout,
-                retries=self.max_retries,
-                backoff=self.retry_backoff,
-            )
-        return self._summary_caller
+        The offline work (fact extraction, re-compression, prompt building) runs in a
+        worker thread, so the event loop is never blocked by it.
+        """
+        caller = self._caller()
+        flow = self._flow(messages, previous_summary)
+        reply = _Reply()
+        while True:
+            done, value = await asyncio.to_thread(_advance, flow, reply)
+            if done:
+                return cast(SummaryResult, value)
+            assert caller is not None
+            try:
+                reply = _Reply(await caller.ainvoke(value, config))
+            except Exception as exc:
+                reply = _Reply(error=exc)
 
     # -- LangChain SummarizationMiddleware ----------------------------------------------------
 
@@ -325,28 +391,10 @@ class RunningSummarizer:
         message (``lc_source == "summarization"``) among them; that message is read back
         as the previous summary so the new one extends it instead of summarizing a
         summary. Sync and async. Raises :class:`SummarizationError` on model failure.
+        (:class:`RunningSummaryMiddleware` also collects each :class:`SummaryResult`
+        for ``summary_metadata``.)
         """
-
-        def split(messages: list[AnyMessage]) -> tuple[list[BaseMessage], str]:
-            previous: list[str] = []
-            rest: list[BaseMessage] = []
-            for message in messages:
-                if (message.additional_kwargs or {}).get("lc_source") == "summarization":
-                    text = message_text(message)
-                    previous.append(text.removeprefix(_SUMMARY_PREFIX).strip())
-                else:
-                    rest.append(message)
-            return rest, "\n".join(previous)
-
-        def run(messages: list[AnyMessage], config: RunnableConfig) -> str:
-            rest, previous = split(messages)
-            return self.summarize(rest, previous, config=config).summary
-
-        async def arun(messages: list[AnyMessage], config: RunnableConfig) -> str:
-            rest, previous = split(messages)
-            return (await self.asummarize(rest, previous, config=config)).summary
-
-        return RunnableLambda(run, afunc=arun, name="running_summary")
+        return langchain_summarizer(self.summarize, self.asummarize)
 
 
 def summarize_messages(
@@ -355,12 +403,14 @@ def summarize_messages(
     *,
     model: BaseChatModel | str | None = None,
     max_summary_tokens: int = 400,
+    token_counter: TokenCounter | None = None,
     config: RunnableConfig | None = None,
 ) -> SummaryResult:
     """Fold ``messages`` into ``previous_summary`` once (offline when ``model`` is ``None``).
 
     A shortcut for ``RunningSummarizer(model, ...).summarize(...)``; build the
     summarizer once when you call it repeatedly (a model string is resolved once).
+    Pass your model's ``token_counter`` when the text is CJK or otherwise dense.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -370,7 +420,9 @@ def summarize_messages(
         - User: allergic to nuts.
         - User: I avoid mushrooms.
     """
-    summarizer = RunningSummarizer(model, max_summary_tokens=max_summary_tokens)
+    summarizer = RunningSummarizer(
+        model, max_summary_tokens=max_summary_tokens, token_counter=token_counter
+    )
     return summarizer.summarize(messages, previous_summary, config=config)
 
 
@@ -380,8 +432,11 @@ async def asummarize_messages(
     *,
     model: BaseChatModel | str | None = None,
     max_summary_tokens: int = 400,
+    token_counter: TokenCounter | None = None,
     config: RunnableConfig | None = None,
 ) -> SummaryResult:
     """Async twin of :func:`summarize_messages`."""
-    summarizer = RunningSummarizer(model, max_summary_tokens=max_summary_tokens)
+    summarizer = RunningSummarizer(
+        model, max_summary_tokens=max_summary_tokens, token_counter=token_counter
+    )
     return await summarizer.asummarize(messages, previous_summary, config=config)

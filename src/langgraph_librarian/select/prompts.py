@@ -89,14 +89,15 @@ JSON_ANSWER_INSTRUCTIONS = (
 _FENCE_MARKERS = ("<index>", "</index>", "<query>", "</query>")
 
 
-def echoes_template(answer: str, template: str) -> bool:
-    """True when a selector answer repeats the prompt instead of answering it.
+def echoes_template(answer: str, template: str, fences: Sequence[str] = _FENCE_MARKERS) -> bool:
+    """True when a model's answer repeats its prompt instead of answering it.
 
-    Small models served locally sometimes return their input: the fences, or several of
-    the template's own instruction lines (which contain example answers such as
-    ``IDs: [<...>]`` that must not be read as a selection).
+    Small models served locally sometimes return their input: the data fences
+    (``fences``; by default the selection prompt's ``<index>``/``<query>`` tags), or
+    several of the template's own instruction lines (which contain example answers such
+    as ``IDs: [<...>]`` that must not be read as a selection).
     """
-    if any(marker in answer for marker in _FENCE_MARKERS):
+    if any(marker in answer for marker in fences):
         return True
     lines = [
         line.strip()
