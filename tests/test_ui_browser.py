@@ -446,9 +446,9 @@ def test_offline_demo_strategy_switch_and_screenshot(pages: Pages, tmp_path: Pat
         assert "context the model would have received" in reply
         positions = [
             int(p)
-            for p in page.locator(
-                "#lib-inspector [data-section='selected'] details"
-            ).evaluate_all("els => els.map(e => e.dataset.position)")
+            for p in page.locator("#lib-inspector [data-section='selected'] details").evaluate_all(
+                "els => els.map(e => e.dataset.position)"
+            )
         ]
         assert set(needed) <= set(positions), (needed, positions)
         assert f"#{needed[0]} user" in reply or f"#{needed[0]} assistant" in reply

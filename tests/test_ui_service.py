@@ -178,6 +178,21 @@ def test_a_model_failing_mid_stream_keeps_the_conversation(db: Path) -> None:
     service.close()
 
 
+def test_a_reader_that_leaves_mid_reply_still_gets_the_turn_saved(db: Path) -> None:
+    service = ChatService(db, model=_model("a complete answer in several words"))
+    thread = service.new_thread_id()
+    turn = service.send(thread, "Tell me something.", "librarian")
+    assert isinstance(next(turn), TurnToken)
+    turn.close()  # the browser tab closed after the first token
+    assert service.history(thread) == [
+        {"role": "user", "content": "Tell me something."},
+        {"role": "assistant", "content": "a complete answer in several words"},
+    ]
+    assert service.overview(thread)["indexed"] == 2  # the whole turn ran, indexing included
+    assert _turn(service, thread, "Next?")[-1].error is None  # the thread is not left locked
+    service.close()
+
+
 def test_empty_and_oversized_messages_change_nothing(db: Path) -> None:
     service = ChatService(db, max_message_chars=1_000)
     thread = service.new_thread_id()

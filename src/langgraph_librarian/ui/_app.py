@@ -6,6 +6,7 @@ and renders its results with :mod:`langgraph_librarian.ui._render`.
 
 from __future__ import annotations
 
+import logging
 import os
 
 # Before gradio is imported: no usage statistics sent anywhere from a user's machine.
@@ -32,6 +33,8 @@ from langgraph_librarian.ui._service import (
 )
 
 __all__ = ["CSS", "build_app", "launch", "theme"]
+
+logger = logging.getLogger("langgraph_librarian.ui")
 
 CSS = """
 #lib-inspector { max-height: 78vh; overflow-y: auto; }
@@ -194,6 +197,15 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                     chat: history,
                     box: text,
                     status: _status(service, thread_id, f"**Not sent:** {exc}"),
+                }
+            except Exception as exc:  # the graph or the database failed: say so, keep the text
+                logger.exception("librarian ui: the turn failed")
+                yield {
+                    chat: _chat_lines(service, thread_id),
+                    box: text,
+                    status: _status(
+                        service, thread_id, f"**The turn failed:** {type(exc).__name__}: {exc}"
+                    ),
                 }
 
         def _finished(event: TurnFinished, thread_id: str) -> dict[Any, Any]:

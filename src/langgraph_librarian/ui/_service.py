@@ -343,7 +343,14 @@ class ChatService:
                     continue  # the Librarian's own output (the gist message, nostream calls)
                 if isinstance(chunk, AIMessageChunk | AIMessage) and (piece := message_text(chunk)):
                     parts.append(piece)
-                    yield TurnToken(piece)
+                    try:
+                        yield TurnToken(piece)
+                    except GeneratorExit:
+                        # The reader went away (a tab closed mid-reply): finish the turn
+                        # anyway, so the question and its answer are saved, not lost.
+                        for _ in stream:
+                            pass
+                        raise
             values = self._values(thread_id)
             report = build_report(thread_id, values, self.config)
             if report.error or report.model is None:
