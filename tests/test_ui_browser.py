@@ -160,10 +160,9 @@ class UiProcess:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 pytest.fail(f"librarian ui exited early:\n{self.log.read_text()[-3000:]}")
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(self.url, timeout=2) as response:
-                    if response.status == 200:
-                        return
+            with contextlib.suppress(OSError), urllib.request.urlopen(self.url, timeout=2) as page:
+                if page.status == 200:
+                    return
             time.sleep(0.5)
         self.stop()
         pytest.fail(f"librarian ui did not start in time:\n{self.log.read_text()[-3000:]}")
