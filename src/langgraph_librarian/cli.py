@@ -1,4 +1,4 @@
-"""The ``librarian`` command: ``demo`` and ``bench``.
+"""The ``librarian`` command: ``demo``, ``bench``, ``ui`` and ``chat``.
 
 Bad input (a value out of range, a file that is missing or a directory, an option that
 does not apply to the chosen dataset) prints one ``librarian: error: ...`` line and
@@ -50,14 +50,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"librarian: error: {message}\n")
 
 
-def _model(spec: str | None) -> BaseChatModel | None:
+def _model(spec: str | None, option: str = "--model") -> BaseChatModel | None:
     if not spec:
         return None
     from langgraph_librarian._models import build_model, check_model_spec
 
     try:
-        check_model_spec(spec, "--model")
-        return build_model(spec, "--model", timeout=60.0)
+        check_model_spec(spec, option)
+        return build_model(spec, option, timeout=60.0)
     except ValueError as exc:
         raise CliError(str(exc).splitlines()[0]) from None
 
@@ -91,6 +91,54 @@ def _demo(args: argparse.Namespace) -> int:
         as_json=args.json,
     )
     return 0
+
+
+def _chat_service(args: argparse.Namespace) -> Any:
+    """The chat behind ``ui`` and ``chat``: bad options and a bad --db fail here."""
+    from langgraph_librarian.config import LibrarianConfig
+    from langgraph_librarian.ui import ChatDatabaseError, ChatService
+
+    _at_least(16, "--summary-tokens", args.summary_tokens)
+    librarian_model = _model(args.librarian_model, "--librarian-model")
+    config = LibrarianConfig(
+        indexer_model=librarian_model,
+        selector_model=librarian_model,
+        running_summary_tokens=args.summary_tokens,
+    )
+    try:
+        return ChatService(
+            args.db, model=_model(args.model), model_label=args.model, librarian_config=config
+        )
+    except ChatDatabaseError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _ui(args: argparse.Namespace) -> int:
+    if not 1 <= args.port <= 65535:
+        raise CliError(f"--port must be between 1 and 65535 (got {args.port})")
+    if importlib.util.find_spec("gradio") is None:
+        raise CliError("the web UI needs Gradio: pip install 'langgraph-librarian[ui]'")
+    service = _chat_service(args)
+    from langgraph_librarian.ui import launch
+
+    _say(f"chat database: {service.db_path}")
+    try:
+        launch(service, host=args.host, port=args.port)
+    except OSError as exc:  # the port is taken, or the host cannot be bound
+        raise CliError(f"cannot serve on {args.host}:{args.port}: {exc}") from None
+    finally:
+        service.close()
+    return 0
+
+
+def _chat(args: argparse.Namespace) -> int:
+    from langgraph_librarian.ui._terminal import run_terminal_chat
+
+    service = _chat_service(args)
+    try:
+        return run_terminal_chat(service, thread_id=args.thread, strategy=args.strategy)
+    finally:
+        service.close()
 
 
 def _check_bench_options(args: argparse.Namespace) -> None:
@@ -450,14 +498,81 @@ def _add_bench(sub: Any) -> _Parser:
     return bench
 
 
+def _chat_options(parser: _Parser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        default="librarian-chat.db",
+        help="SQLite file for the conversations (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="PROVIDER:MODEL",
+        help="chat model that answers (default: none: offline, shows the context instead)",
+    )
+    parser.add_argument(
+        "--librarian-model",
+        metavar="PROVIDER:MODEL",
+        help="model for indexing and selection (default: the offline engine)",
+    )
+    parser.add_argument(
+        "--summary-tokens",
+        type=int,
+        metavar="N",
+        default=400,
+        help="size of the running summary (the gist) (default: %(default)s)",
+    )
+
+
+def _add_ui(sub: Any) -> _Parser:
+    ui: _Parser = sub.add_parser(
+        "ui",
+        help="web chat with an inspector of each turn",
+        description="Serve a web chat (Gradio) whose inspector shows, for each answer, the "
+        "messages the Librarian selected, the tokens saved and the running summary; switch "
+        "between Librarian, running summary, both and everything on the same thread. "
+        "Needs: pip install 'langgraph-librarian[ui]'.",
+    )
+    ui.add_argument(
+        "--host", default="127.0.0.1", help="address to serve on (default: %(default)s)"
+    )
+    ui.add_argument("--port", type=int, default=7860, help="port (default: %(default)s)")
+    _chat_options(ui)
+    ui.set_defaults(func=_ui, parser=ui)
+    return ui
+
+
+def _add_chat(sub: Any) -> _Parser:
+    from langgraph_librarian.context import CONTEXT_STRATEGIES
+
+    chat: _Parser = sub.add_parser(
+        "chat",
+        help="the same chat in the terminal",
+        description="Chat in the terminal with the web UI's threads (same --db): replies "
+        "stream; /new starts a new thread, /help lists the commands.",
+    )
+    chat.add_argument("--thread", metavar="ID", help="reopen this thread (default: a new one)")
+    chat.add_argument(
+        "--strategy",
+        choices=CONTEXT_STRATEGIES,
+        default="librarian",
+        help="context sent to the model (default: %(default)s)",
+    )
+    _chat_options(chat)
+    chat.set_defaults(func=_chat, parser=chat)
+    return chat
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="librarian", description="langgraph-librarian tools")
     parser.add_argument(
         "--version", action="version", version=f"librarian {_version('langgraph-librarian')}"
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,bench}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,bench,ui,chat}")
     _add_demo(sub)
     _add_bench(sub)
+    _add_ui(sub)
+    _add_chat(sub)
     return parser
 
 

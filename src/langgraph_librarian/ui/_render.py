@@ -1,0 +1,263 @@
+"""Turn reports as HTML (the web inspector), Markdown (the offline reply) and plain text.
+
+Every piece of message text is escaped: a message is data, it must not become markup
+in the inspector.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from langgraph_librarian.ui._report import STRATEGY_LABELS, MessageRow, SentRow, TurnReport
+
+__all__ = [
+    "DISPLAY_CHARS",
+    "NO_MODEL",
+    "clip",
+    "inspector_html",
+    "inspector_text",
+    "offline_reply",
+    "overview_html",
+]
+
+DISPLAY_CHARS = 6_000
+"""Characters of a message shown in the chat and in the inspector (the rest is kept)."""
+
+_CONTEXT_LINES = 40
+_EXCERPT = 160
+
+NO_MODEL = "No chat model is configured"
+
+_RECALL_OFF = (
+    "Scoped recall is not configured: nothing was recalled from other threads of this scope."
+)
+
+
+def clip(text: str, limit: int = DISPLAY_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n\n[... {len(text) - limit:,} more characters, kept in the thread]"
+
+
+def _one_line(text: str, limit: int = _EXCERPT) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _role(role: str) -> str:
+    return {"human": "user", "ai": "assistant"}.get(role, role)
+
+
+# -- the offline reply -----------------------------------------------------------------------
+
+
+def _sent_label(row: SentRow) -> str:
+    if row.gist:
+        return "gist (running summary)"
+    where = f"#{row.position} " if row.position is not None else ""
+    return f"{where}{_role(row.role)}"
+
+
+def offline_reply(report: TurnReport) -> str:
+    """What the reply area says when no chat model is configured (Markdown).
+
+    It says so plainly and lists the context the model would have received.
+    """
+    lines = [
+        f"**{NO_MODEL}**, so there is no answer. Start the UI with "
+        "`--model provider:model` to get one.",
+        "",
+        f"This is the context the model would have received ({report.strategy_label}): "
+        f"{len(report.sent)} messages, {report.sent_tokens:,} tokens of the "
+        f"{report.history_tokens:,} in the whole history.",
+        "",
+    ]
+    for n, row in enumerate(report.sent[:_CONTEXT_LINES], start=1):
+        excerpt = escape(_one_line(row.excerpt)).replace("`", "'")
+        lines.append(f"{n}. `{_sent_label(row)}` ({row.tokens:,} tokens): {excerpt}")
+    hidden = report.sent[_CONTEXT_LINES:]
+    if hidden:
+        tokens = sum(r.tokens for r in hidden)
+        lines.append(f"\n... and {len(hidden)} more messages ({tokens:,} tokens).")
+    return "\n".join(lines)
+
+
+# -- the inspector (HTML) --------------------------------------------------------------------
+
+
+def _kpi(name: str, label: str, value: str) -> str:
+    return (
+        f'<div class="lib-kpi" data-kpi="{name}"><div class="lib-kpi-label">{escape(label)}</div>'
+        f'<div class="lib-kpi-value">{escape(value)}</div></div>'
+    )
+
+
+def _message_html(row: MessageRow, kind: str) -> str:
+    tags = [f"#{row.position}", _role(row.role), f"{row.tokens:,} tokens"]
+    badges = (
+        '<span class="lib-badge lib-sent">sent</span>'
+        if row.sent
+        else ('<span class="lib-badge lib-unsent">not sent</span>')
+    )
+    if row.linked:
+        badges += '<span class="lib-badge">linked</span>'
+    summary = row.summary or "(no summary yet)"
+    return (
+        f'<details class="lib-msg" data-kind="{kind}" data-position="{row.position}">'
+        f'<summary><span class="lib-meta">{escape(" · ".join(tags))}</span> {badges}'
+        f'<div class="lib-summary">{escape(_one_line(summary, 400))}</div></summary>'
+        f'<div class="lib-full"><div class="lib-id">id {escape(row.message_id)} · index: '
+        f"{escape(row.status)}</div><pre>{escape(clip(row.text))}</pre></div></details>"
+    )
+
+
+def _strategy_table(report: TurnReport) -> str:
+    rows = []
+    for name, label in STRATEGY_LABELS.items():
+        tokens = report.strategy_tokens.get(name)
+        if tokens is None:
+            continue
+        mark = ' class="lib-current"' if name == report.strategy else ""
+        rows.append(f"<tr{mark}><td>{escape(label)}</td><td>{tokens:,}</td></tr>")
+    return (
+        '<table class="lib-strategies" data-section="strategies"><thead><tr><th>strategy</th>'
+        f"<th>tokens it sends for this turn</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _selection_html(report: TurnReport) -> str:
+    if report.selection_skipped:
+        return (
+            f'<p class="lib-note">Selection skipped ({escape(str(report.skip_reason))}): '
+            "the whole history fits, so all of it was passed on.</p>"
+        )
+    if not report.selected:
+        return '<p class="lib-note">No earlier message was needed for this question.</p>'
+    return "".join(_message_html(row, "selected") for row in report.selected)
+
+
+def _fallback_html(report: TurnReport) -> str:
+    if report.fallback_reason:
+        return (
+            '<div class="lib-warn" data-section="fallback"><b>Fallback:</b> the model selector '
+            f"failed, the local selector answered. Reason: {escape(report.fallback_reason)}</div>"
+        )
+    engine = report.selection_strategy or "none"
+    return f'<p class="lib-note" data-section="fallback">No fallback (selector: {engine}).</p>'
+
+
+def _gist_html(report: TurnReport) -> str:
+    if not report.gist_text:
+        return '<p class="lib-note">No gist yet: nothing has left the recent turns.</p>'
+    state = "sent with this turn" if report.gist_sent else "kept, not sent with this strategy"
+    return (
+        f'<p class="lib-note">{report.gist_tokens:,} tokens, {state}.</p>'
+        f'<pre class="lib-gist">{escape(clip(report.gist_text))}</pre>'
+    )
+
+
+def _recall_html(recall: dict[str, Any] | None) -> str:
+    if not recall:
+        return f'<p class="lib-note">{escape(_RECALL_OFF)}</p>'
+    records = recall.get("records") or []
+    head = f"{escape(str(recall.get('status', '')))}"
+    if recall.get("reason"):
+        head += f" ({escape(str(recall['reason']))})"
+    items = "".join(
+        f"<li>{escape(_one_line(str(r.get('text', '')), 300))} <span class='lib-meta'>from "
+        f"{escape(str(r.get('thread_id', '?')))}</span></li>"
+        for r in records
+    )
+    return f'<p class="lib-note">{head}</p><ul>{items}</ul>'
+
+
+def inspector_html(report: TurnReport) -> str:
+    """The inspector panel for the last turn."""
+    latency = (
+        f"{report.selection_latency_ms:,.0f} ms" if report.selection_latency_ms is not None else "-"
+    )
+    error = (
+        f'<div class="lib-error" data-section="error"><b>The model failed:</b> '
+        f"{escape(report.error)}</div>"
+        if report.error
+        else ""
+    )
+    kpis = "".join(
+        [
+            _kpi("sent", "sent to the model", f"{report.sent_tokens:,} tokens"),
+            _kpi("history", "whole history", f"{report.history_tokens:,} tokens"),
+            _kpi("saved", "not sent", f"{report.saved_pct:.1f}%"),
+            _kpi("latency", "selection latency", latency),
+        ]
+    )
+    recent_rows = "".join(_message_html(row, "recent") for row in report.recent)
+    return (
+        f'<div class="lib-inspector" data-thread="{escape(report.thread_id)}" '
+        f'data-strategy="{escape(report.strategy)}">'
+        f'<div class="lib-question"><b>Last question:</b> {escape(_one_line(report.question, 300))}'
+        f'</div><div class="lib-kpis">{kpis}</div>'
+        f'<p class="lib-note">Strategy <b>{escape(report.strategy_label)}</b>: '
+        f"{len(report.sent)} of {report.history_count} messages sent; "
+        f"index: {report.index_size} entries.</p>{error}"
+        f"{_fallback_html(report)}{_strategy_table(report)}"
+        f"<h4>Selected by the Librarian ({len(report.selected)})</h4>"
+        f'<div data-section="selected">{_selection_html(report)}</div>'
+        f"<h4>Recent turns, always included ({len(report.recent)})</h4>"
+        f'<div data-section="recent">{recent_rows}</div>'
+        f'<h4>The gist (running summary)</h4><div data-section="gist">{_gist_html(report)}</div>'
+        f'<h4>Recalled from the scope</h4><div data-section="recall">'
+        f"{_recall_html(report.recall)}</div></div>"
+    )
+
+
+def overview_html(thread_id: str, overview: dict[str, Any]) -> str:
+    """The inspector for a thread with no turn yet (a new one, or the demo just loaded)."""
+    gist = overview.get("gist") or ""
+    gist_html = (
+        f'<pre class="lib-gist">{escape(clip(gist))}</pre>'
+        if gist
+        else '<p class="lib-note">No gist yet.</p>'
+    )
+    return (
+        f'<div class="lib-inspector" data-thread="{escape(thread_id)}" data-empty="true">'
+        f'<p class="lib-note">No question asked on this thread yet. History: '
+        f"{overview.get('messages', 0):,} messages, {overview.get('tokens', 0):,} tokens; "
+        f"index: {overview.get('indexed', 0):,} entries.</p>"
+        f'<h4>The gist (running summary)</h4><div data-section="gist">{gist_html}</div>'
+        f'<h4>Recalled from the scope</h4><div data-section="recall">'
+        f'<p class="lib-note">{escape(_RECALL_OFF)}</p></div></div>'
+    )
+
+
+# -- plain text (the terminal chat) ----------------------------------------------------------
+
+
+def inspector_text(report: TurnReport) -> str:
+    """The inspector as a few lines of text."""
+    latency = (
+        f"{report.selection_latency_ms:,.0f} ms" if report.selection_latency_ms is not None else "-"
+    )
+    lines = [
+        f"strategy {report.strategy_label}: sent {report.sent_tokens:,} of "
+        f"{report.history_tokens:,} tokens ({report.saved_pct:.1f}% not sent), "
+        f"{len(report.sent)} of {report.history_count} messages; selection {latency}"
+        + (f"; FALLBACK: {report.fallback_reason}" if report.fallback_reason else ""),
+    ]
+    if report.selection_skipped:
+        lines.append(f"selection skipped: {report.skip_reason}")
+    for row in report.selected:
+        mark = "sent" if row.sent else "not sent"
+        lines.append(
+            f"  selected #{row.position} {_role(row.role)} [{mark}]: {_one_line(row.summary, 100)}"
+        )
+    positions = [row.position for row in report.recent]
+    if positions:
+        lines.append(f"  recent turns: #{positions[0]}..#{positions[-1]}")
+    if report.gist_text:
+        state = "sent" if report.gist_sent else "not sent"
+        lines.append(f"  gist: {report.gist_tokens:,} tokens ({state})")
+    if report.error:
+        lines.append(f"  model error: {report.error}")
+    return "\n".join(lines)

@@ -1,0 +1,409 @@
+"""The chat behind ``librarian ui`` and ``librarian chat``, with no web framework in it.
+
+:class:`ChatService` owns one Librarian graph (``create_librarian_graph`` with a running
+summary, so every thread keeps both its index and its gist), a ``SqliteSaver`` on the
+``--db`` file and the thread list. Each turn streams the agent's tokens; the strategy
+switch only changes which model input the agent node sends
+(:func:`~langgraph_librarian.context.context_for_strategy`), so the same thread can be
+answered by every strategy without losing anything.
+
+Nothing here selects, summarizes or indexes: the graph does.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from langgraph_librarian._messages import message_text
+from langgraph_librarian.config import LibrarianConfig
+from langgraph_librarian.context import (
+    CONTEXT_STRATEGIES,
+    ContextStrategy,
+    context_for_strategy,
+    is_running_summary,
+)
+from langgraph_librarian.graph import create_librarian_graph
+from langgraph_librarian.hydrate import recent_turns_start
+from langgraph_librarian.index import update_index
+from langgraph_librarian.state import LibrarianState
+from langgraph_librarian.tokens import count_tokens
+from langgraph_librarian.ui._db import ThreadInfo, ThreadRegistry, check_database, connect
+from langgraph_librarian.ui._report import TurnReport, build_report
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_CHARS",
+    "ChatService",
+    "DemoLoaded",
+    "MessageRejected",
+    "RecallSource",
+    "TurnEvent",
+    "TurnFinished",
+    "TurnToken",
+    "TurnWaiting",
+]
+
+DEFAULT_MAX_MESSAGE_CHARS = 200_000
+"""Longest message accepted (a long paste is fine; a runaway one is refused, not cut)."""
+
+STRATEGY_KEY = "librarian_ui_strategy"
+"""``configurable`` key that tells the agent node which context to send."""
+
+_BUSY_TIMEOUT = 300.0
+
+
+class UiState(LibrarianState, total=False):
+    """The Librarian's state plus what the agent sent in the last turn (for the inspector)."""
+
+    ui_turn: dict[str, Any]
+
+
+class RecallSource(Protocol):
+    """Scoped cross-thread recall, once ``langgraph_librarian.recall`` provides it.
+
+    The agent node calls it with the turn's state and run config before building the
+    model input. It returns the recalled message to put in front of the input (or
+    ``None``) and a JSON-safe record for the inspector: ``{"status", "reason",
+    "records": [{"text", "thread_id", "message_id"}]}``.
+    """
+
+    def __call__(
+        self, state: dict[str, Any], config: RunnableConfig
+    ) -> tuple[BaseMessage | None, dict[str, Any]]: ...
+
+
+class MessageRejected(ValueError):
+    """The message was not sent (empty or too long); nothing changed."""
+
+
+@dataclass
+class TurnWaiting:
+    """Another tab is answering on this thread; this message goes next."""
+
+    note: str
+
+
+@dataclass
+class TurnToken:
+    """A piece of the reply as the model streams it."""
+
+    text: str
+
+
+@dataclass
+class TurnFinished:
+    """The turn is over and saved: the reply, or why there is none, and the inspector."""
+
+    reply: str
+    report: TurnReport
+    error: str | None = None
+
+    @property
+    def offline(self) -> bool:
+        """No chat model is configured: there is no reply, only the context it would get."""
+        return self.report.model is None and self.error is None
+
+
+TurnEvent = TurnWaiting | TurnToken | TurnFinished
+
+
+@dataclass
+class DemoLoaded:
+    """The demo conversation, saved as a thread of its own."""
+
+    thread_id: str
+    messages: int
+    tokens: int
+    questions: list[str] = field(default_factory=list)
+
+
+def _model_name(model: BaseChatModel | None, spec: str | None) -> str | None:
+    if model is None:
+        return None
+    return (
+        spec
+        or getattr(model, "model_name", None)
+        or getattr(model, "model", None)
+        or (type(model).__name__)
+    )
+
+
+class ChatService:
+    """Threads, turns and the demo, persisted in one SQLite file.
+
+    Args:
+        db_path: The SQLite file (created if missing; refused if not a usable database).
+        model: The chat model that answers; ``None`` runs offline (no answers, the
+            context the model would get is shown instead).
+        model_label: How to name the model in the UI (``"provider:model"``).
+        librarian_config: The Librarian's settings; default: the offline engine with a
+            400-token running summary. ``running_summary_tokens`` must be set.
+        max_message_chars: Longest message accepted.
+        recall: Scoped recall to show in the inspector (see :class:`RecallSource`).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> service = ChatService(pathlib.Path(tempfile.mkdtemp()) / "chat.db")
+        >>> thread = service.new_thread_id()
+        >>> events = list(service.send(thread, "The venue is Porto.", "librarian"))
+        >>> events[-1].offline
+        True
+        >>> service.close()
+    """
+
+    def __init__(
+        self,
+        db_path: str | Path,
+        *,
+        model: BaseChatModel | None = None,
+        model_label: str | None = None,
+        librarian_config: LibrarianConfig | None = None,
+        max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
+        recall: RecallSource | None = None,
+    ) -> None:
+        path = Path(db_path)
+        check_database(path)
+        self.config = librarian_config or LibrarianConfig(running_summary_tokens=400)
+        if self.config.running_summary_tokens is None:
+            raise ValueError("the chat needs LibrarianConfig(running_summary_tokens=...)")
+        self.db_path = path
+        self.model = model
+        self.model_label = _model_name(model, model_label)
+        self.max_message_chars = max_message_chars
+        self.recall = recall
+        self._conn = connect(path)
+        self._saver = SqliteSaver(self._conn)
+        self._saver.setup()
+        self.threads = ThreadRegistry(path)
+        self.graph = create_librarian_graph(
+            self._agent, self.config, checkpointer=self._saver, state_schema=UiState
+        )
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    # -- the agent node -----------------------------------------------------------------
+
+    def _agent(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        strategy = (config.get("configurable") or {}).get(STRATEGY_KEY, "librarian")
+        context = context_for_strategy(state, strategy)
+        recalled: dict[str, Any] | None = None
+        if self.recall is not None:
+            message, recalled = self.recall(state, config)
+            if message is not None:
+                context = [message, *context]
+        turn = self._turn_record(state, strategy, context, recalled)
+        if self.model is None:
+            # No fake answer: the turn ends without a reply; the UI shows the context.
+            return {"ui_turn": turn}
+        try:
+            reply = self.model.invoke(context, config)
+        except Exception as exc:  # shown to the user; the conversation stays as it was
+            turn["error"] = f"{type(exc).__name__}: {exc}"[:500]
+            return {"ui_turn": turn}
+        return {"messages": [reply], "ui_turn": turn}
+
+    def _turn_record(
+        self,
+        state: dict[str, Any],
+        strategy: ContextStrategy,
+        context: list[BaseMessage],
+        recalled: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        messages: list[BaseMessage] = list(state["messages"])
+        positions = {m.id: p for p, m in enumerate(messages) if m.id}
+        counter = self.config.token_counter
+        gist = next((m for m in state.get("curated_messages") or [] if is_running_summary(m)), None)
+        sizes = {
+            s: count_tokens(context_for_strategy(state, s), counter) for s in CONTEXT_STRATEGIES
+        }
+        return {
+            "strategy": strategy,
+            "model": self.model_label,
+            "sent": [
+                {
+                    "position": positions.get(m.id) if m.id else None,
+                    "role": m.type,
+                    "gist": is_running_summary(m),
+                    "tokens": count_tokens([m], counter),
+                    "excerpt": message_text(m)[:400],
+                }
+                for m in context
+            ],
+            "sent_tokens": count_tokens(context, counter),
+            "history_count": len(messages),
+            "history_tokens": sizes["everything"],
+            "strategy_tokens": sizes,
+            "gist_text": message_text(gist) if gist is not None else None,
+            "gist_tokens": count_tokens([gist], counter) if gist is not None else 0,
+            "recent_start": recent_turns_start(messages, self.config.always_include_recent_turns),
+            "question_position": len(messages) - 1,
+            "recall": recalled,
+            "error": None,
+        }
+
+    # -- threads ----------------------------------------------------------------------------
+
+    @staticmethod
+    def new_thread_id() -> str:
+        """A fresh thread id (nothing is saved until the first message)."""
+        return f"chat-{uuid.uuid4().hex[:12]}"
+
+    def list_threads(self) -> list[ThreadInfo]:
+        """Saved threads, most recently used first."""
+        return self.threads.list()
+
+    def _config(self, thread_id: str, strategy: str = "librarian") -> RunnableConfig:
+        return {"configurable": {"thread_id": thread_id, STRATEGY_KEY: strategy}}
+
+    def _values(self, thread_id: str) -> dict[str, Any]:
+        return dict(self.graph.get_state(self._config(thread_id)).values or {})
+
+    def history(self, thread_id: str) -> list[dict[str, str]]:
+        """The thread as chat lines ``{"role": "user"|"assistant", "content": text}``."""
+        lines: list[dict[str, str]] = []
+        for message in self._values(thread_id).get("messages") or []:
+            if message.type in {"human", "ai"} and message_text(message).strip():
+                role = "user" if message.type == "human" else "assistant"
+                lines.append({"role": role, "content": message_text(message)})
+        return lines
+
+    def report(self, thread_id: str) -> TurnReport | None:
+        """The inspector's view of the thread's last turn (``None`` before the first)."""
+        values = self._values(thread_id)
+        return build_report(thread_id, values, self.config) if values.get("ui_turn") else None
+
+    def overview(self, thread_id: str) -> dict[str, Any]:
+        """Size of the thread, its index and its gist (for a thread with no turn yet)."""
+        values = self._values(thread_id)
+        messages = values.get("messages") or []
+        gist = values.get("librarian_summary") or {}
+        return {
+            "messages": len(messages),
+            "tokens": count_tokens(messages, self.config.token_counter),
+            "indexed": len(values.get("index") or []),
+            "gist": gist.get("text") or "",
+        }
+
+    # -- turns ------------------------------------------------------------------------------
+
+    def check_message(self, text: str) -> str:
+        """The message to send, or :class:`MessageRejected` saying why not."""
+        if not text or not text.strip():
+            raise MessageRejected("The message is empty: type something first.")
+        if len(text) > self.max_message_chars:
+            raise MessageRejected(
+                f"The message has {len(text):,} characters; the limit is "
+                f"{self.max_message_chars:,}. Nothing was sent; your text is still in the box."
+            )
+        return text
+
+    def _lock(self, thread_id: str) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks.setdefault(thread_id, threading.Lock())
+
+    def send(self, thread_id: str, text: str, strategy: ContextStrategy) -> Iterator[TurnEvent]:
+        """Run one turn: stream the reply's tokens, then the saved result.
+
+        Turns on one thread run one at a time (two tabs on a thread wait for each
+        other instead of forking it). A model that fails, even mid-stream, ends the turn
+        with ``error`` set; the user's message stays in the thread.
+
+        Raises:
+            MessageRejected: ``text`` is empty or too long (nothing was saved).
+            ValueError: an unknown strategy.
+        """
+        self.check_message(text)
+        if strategy not in CONTEXT_STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}")
+        lock = self._lock(thread_id)
+        if not lock.acquire(blocking=False):
+            yield TurnWaiting("Another tab is answering on this thread; this message goes next.")
+            if not lock.acquire(timeout=_BUSY_TIMEOUT):
+                raise MessageRejected("This thread stayed busy in another tab; try again.")
+        try:
+            self.threads.touch(thread_id, text)
+            parts: list[str] = []
+            stream = self.graph.stream(
+                {"messages": [HumanMessage(text)]},
+                self._config(thread_id, strategy),
+                stream_mode="messages",
+                durability="exit",  # one checkpoint per turn, not one per node
+            )
+            for chunk, meta in stream:
+                if not isinstance(meta, dict) or meta.get("langgraph_node") != "agent":
+                    continue  # the Librarian's own output (the gist message, nostream calls)
+                if isinstance(chunk, AIMessageChunk | AIMessage) and (piece := message_text(chunk)):
+                    parts.append(piece)
+                    try:
+                        yield TurnToken(piece)
+                    except GeneratorExit:
+                        # The reader went away (a tab closed mid-reply): finish the turn
+                        # anyway, so the question and its answer are saved, not lost.
+                        for _ in stream:
+                            pass
+                        raise
+            values = self._values(thread_id)
+            report = build_report(thread_id, values, self.config)
+            if report.error or report.model is None:
+                reply = "".join(parts)  # a failed model's partial text; offline: nothing
+            else:
+                final = values["messages"][-1]
+                reply = message_text(final) if final.type == "ai" else "".join(parts)
+            yield TurnFinished(reply, report, report.error)
+        finally:
+            lock.release()
+
+    # -- the demo ---------------------------------------------------------------------------
+
+    def load_demo(
+        self,
+        *,
+        seed: int = 11,
+        n_messages: int = 240,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> DemoLoaded:
+        """Save the ``librarian demo`` conversation as a new thread, indexed, with its gist.
+
+        The history is indexed once (``progress(done, total)`` as it goes), written as if
+        the agent had just answered, and the graph's own ``index_messages`` step then
+        takes the index and folds the older messages into the gist.
+        """
+        from langgraph_librarian.evals.datasets.synthetic import generate_conversation
+
+        conv = generate_conversation(
+            seed, n_messages=n_messages, noise="medium", n_facts=12, conv_id="demo"
+        )
+        thread_id = self.new_thread_id()
+        entries = update_index(conv.messages, [], self.config, progress=progress).entries
+        cfg = self._config(thread_id)
+        with self._lock(thread_id):
+            self.graph.update_state(
+                cfg,
+                {"messages": conv.messages, "index": [e.to_dict() for e in entries]},
+                as_node="agent",
+            )
+            for _ in self.graph.stream(None, cfg, stream_mode="updates"):
+                pass  # index_messages: reuses the entries, builds the gist
+            self.threads.touch(
+                thread_id, f"Demo conversation ({len(conv.messages)} messages)", turns=0
+            )
+        return DemoLoaded(
+            thread_id,
+            len(conv.messages),
+            count_tokens(conv.messages, self.config.token_counter),
+            [q.text for q in conv.questions],
+        )
+
+    def close(self) -> None:
+        """Close the database connections."""
+        self.threads.close()
+        self._conn.close()

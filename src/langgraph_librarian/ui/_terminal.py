@@ -1,0 +1,122 @@
+"""``librarian chat``: the web UI's chat in a terminal, over the same service and database.
+
+Replies stream as they come; after each turn one short inspector block says what the
+Librarian selected and what was sent. Commands start with ``/`` (``/help``).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from langgraph_librarian.context import CONTEXT_STRATEGIES, ContextStrategy
+from langgraph_librarian.ui._render import NO_MODEL, inspector_text
+from langgraph_librarian.ui._service import (
+    ChatService,
+    MessageRejected,
+    TurnFinished,
+    TurnToken,
+    TurnWaiting,
+)
+
+__all__ = ["run_terminal_chat"]
+
+HELP = """commands:
+  /new              start a new thread (the old one stays saved)
+  /threads          list saved threads
+  /open ID          reopen a thread
+  /strategy NAME    context sent to the model: {strategies}
+  /demo             load the demo conversation into a new thread
+  /quit             leave (Ctrl-D works too)"""
+
+
+class _Chat:
+    def __init__(
+        self, service: ChatService, thread_id: str, strategy: ContextStrategy, out: TextIO
+    ) -> None:
+        self.service, self.thread_id, self.strategy, self.out = service, thread_id, strategy, out
+
+    def say(self, text: str = "", end: str = "\n") -> None:
+        print(text, end=end, file=self.out, flush=True)
+
+    def command(self, line: str) -> bool:
+        """Run a ``/command``; ``False`` means leave."""
+        name, _, arg = line[1:].strip().partition(" ")
+        arg = arg.strip()
+        if name in {"quit", "exit", "q"}:
+            return False
+        if name == "new":
+            self.thread_id = self.service.new_thread_id()
+            self.say(f"new thread {self.thread_id}")
+        elif name == "threads":
+            for info in self.service.list_threads():
+                self.say(f"  {info.thread_id}  {info.label()}")
+        elif name == "open" and arg:
+            if self.service.threads.get(arg) is None:
+                self.say(f"no saved thread {arg!r} (see /threads)")
+            else:
+                self.thread_id = arg
+                history = self.service.history(arg)
+                self.say(f"thread {arg}: {len(history)} messages")
+                for entry in history[-4:]:
+                    self.say(f"  {entry['role']}: {' '.join(entry['content'].split())[:200]}")
+        elif name == "strategy" and arg in CONTEXT_STRATEGIES:
+            self.strategy = arg
+            self.say(f"strategy: {arg}")
+        elif name == "demo":
+            demo = self.service.load_demo()
+            self.thread_id = demo.thread_id
+            self.say(
+                f"demo loaded into thread {demo.thread_id}: {demo.messages} messages; "
+                f"try: {demo.questions[0]}"
+            )
+        else:
+            self.say(HELP.format(strategies=", ".join(CONTEXT_STRATEGIES)))
+        return True
+
+    def turn(self, text: str) -> None:
+        self.say("assistant: ", end="")
+        try:
+            for event in self.service.send(self.thread_id, text, self.strategy):
+                if isinstance(event, TurnWaiting):
+                    self.say(f"({event.note}) ", end="")
+                elif isinstance(event, TurnToken):
+                    self.say(event.text, end="")
+                elif isinstance(event, TurnFinished):
+                    if event.offline:
+                        self.say(f"({NO_MODEL}: here is what it would have received.)")
+                    elif event.error:
+                        self.say(f"\n(the model failed: {event.error}; your message is saved)")
+                    else:
+                        self.say()
+                    self.say(inspector_text(event.report))
+        except MessageRejected as exc:
+            self.say(f"(not sent: {exc})")
+
+
+def run_terminal_chat(
+    service: ChatService,
+    *,
+    thread_id: str | None = None,
+    strategy: ContextStrategy = "librarian",
+    stdin: TextIO | None = None,
+    out: TextIO | None = None,
+) -> int:
+    """Read lines until end of input or ``/quit``; return the exit status."""
+    source = stdin if stdin is not None else sys.stdin
+    chat = _Chat(
+        service,
+        thread_id or service.new_thread_id(),
+        strategy,
+        out if out is not None else sys.stdout,
+    )
+    model = service.model_label or "no chat model (offline: shows the context instead)"
+    chat.say(f"thread {chat.thread_id} · {model} · /help for commands")
+    for raw in source:
+        line = raw.rstrip("\n")
+        if line.startswith("/"):
+            if not chat.command(line):
+                break
+        elif line.strip():
+            chat.turn(line)
+    return 0

@@ -1,0 +1,476 @@
+"""``librarian ui`` end to end: a real server process, a real headless Chromium.
+
+The browser is Debian's ``chromium`` package driven by Playwright (never a downloaded
+browser). The chat model is the real ``ChatOpenAI`` client talking to a scripted
+OpenAI-compatible server on 127.0.0.1 that streams word by word, can stream slowly, and
+can fail in the middle of a reply. The page may not fetch anything from outside
+127.0.0.1 (fonts, analytics): every test checks that.
+
+In CI (``CI=true``) a missing browser or Playwright is a failure, never a skip.
+
+Set ``LIBRARIAN_UI_SCREENSHOT=docs/ui-inspector.png`` to save the inspector screenshot
+of the demo test there (the README and docs/ui.md show it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CI = os.environ.get("CI", "").lower() == "true"
+CHROMIUM = shutil.which("chromium")
+try:
+    from playwright.sync_api import Browser, Page, sync_playwright
+except ImportError:  # pragma: no cover - exercised only where Playwright is missing
+    sync_playwright = None  # type: ignore[assignment]
+
+BROWSER_ARGS = [
+    "--no-sandbox",
+    "--headless=new",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+START_TIMEOUT = 180.0  # importing Gradio on a loaded 2-core machine takes a while
+TURN_TIMEOUT_MS = 60_000
+
+
+def _require_browser() -> None:
+    missing = []
+    if sync_playwright is None:
+        missing.append("playwright (pip install -e '.[test]')")
+    if CHROMIUM is None:
+        missing.append("chromium (apt-get install -y chromium)")
+    if missing:
+        message = "browser tests need " + " and ".join(missing)
+        if CI:
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+# -- a scripted OpenAI-compatible server that streams -----------------------------------------
+
+
+class StreamingChatServer:
+    """``POST /v1/chat/completions`` with ``stream: true``, answered word by word.
+
+    The reply names how many messages the model got. A last user message containing
+    ``FAIL`` gets two words and then an error event (the client raises mid-stream);
+    ``SLOW`` streams slowly (to overlap two tabs).
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        owner = self
+
+        class Handle(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                owner.requests.append(body)
+                last = str(body["messages"][-1].get("content") or "")
+                words = f"I read {len(body['messages'])} messages and here is my answer .".split()
+                pause = 0.4 if "SLOW" in last else 0.12
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for n, word in enumerate(words):
+                    if "FAIL" in last and n == 2:
+                        self._event({"error": {"message": "scripted failure mid-stream"}})
+                        return
+                    self._event(_chunk(word + (" " if n < len(words) - 1 else "")))
+                    time.sleep(pause)
+                self._event(_chunk("", finish="stop"))
+                self.wfile.write(b"data: [DONE]\n\n")
+
+            def _event(self, payload: dict[str, Any]) -> None:
+                self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
+                self.wfile.flush()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handle)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _chunk(text: str, finish: str | None = None) -> dict[str, Any]:
+    delta = {"content": text} if text else {}
+    return {
+        "id": "chatcmpl-ui",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": "scripted",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+# -- the UI server process ----------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class UiProcess:
+    """``librarian ui`` in its own process, on a free loopback port."""
+
+    def __init__(self, db: Path, log: Path, model_url: str | None = None) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        command = [sys.executable, "-m", "langgraph_librarian.cli", "ui", "--db", str(db)]
+        command += ["--host", "127.0.0.1", "--port", str(self.port)]
+        env = {**os.environ, "LIBRARIAN_EMBEDDINGS": "none", "GRADIO_ANALYTICS_ENABLED": "False"}
+        if model_url:
+            command += ["--model", "openai:gpt-4o-mini"]
+            env.update(OPENAI_BASE_URL=model_url, OPENAI_API_KEY="sk-scripted")
+        self.log = log
+        self._log_file = log.open("ab")
+        self.process = subprocess.Popen(
+            command, env=env, stdout=self._log_file, stderr=subprocess.STDOUT
+        )
+        self._wait_until_up()
+
+    def _wait_until_up(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"librarian ui exited early:\n{self.log.read_text()[-3000:]}")
+            with contextlib.suppress(OSError), urllib.request.urlopen(self.url, timeout=2) as page:
+                if page.status == 200:
+                    return
+            time.sleep(0.5)
+        self.stop()
+        pytest.fail(f"librarian ui did not start in time:\n{self.log.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self._log_file.close()
+
+
+# -- fixtures -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    _require_browser()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def chat_model() -> Iterator[StreamingChatServer]:
+    server = StreamingChatServer()
+    yield server
+    server.stop()
+
+
+class Pages:
+    """Opens pages that may only talk to 127.0.0.1; records anything else they try."""
+
+    def __init__(self, browser: Browser) -> None:
+        self.context = browser.new_context(viewport={"width": 1600, "height": 1150})
+        self.outside: list[str] = []
+        self.context.route("**/*", self._route)
+
+    def _route(self, route: Any) -> None:
+        if re.match(r"^(https?|wss?)://127\.0\.0\.1[:/]", route.request.url):
+            route.continue_()
+        else:
+            self.outside.append(route.request.url)
+            route.abort()
+
+    def open(self, url: str) -> Page:
+        page = self.context.new_page()
+        page.goto(url)
+        page.wait_for_selector("#lib-status :text('Thread')", timeout=TURN_TIMEOUT_MS)
+        return page
+
+
+@pytest.fixture
+def pages(browser: Browser) -> Iterator[Pages]:
+    opened = Pages(browser)
+    yield opened
+    opened.context.close()
+    assert opened.outside == [], "the page fetched from outside 127.0.0.1"
+
+
+# -- page helpers ---------------------------------------------------------------------------------
+
+
+def _thread_id(page: Page) -> str:
+    match = re.search(r"Thread (chat-[0-9a-f]+)", page.inner_text("#lib-status"))
+    assert match, page.inner_text("#lib-status")
+    return match.group(1)
+
+
+def _bots(page: Page) -> list[str]:
+    return page.locator('#lib-chat [data-testid="bot"]').all_inner_texts()
+
+
+def _users(page: Page) -> list[str]:
+    return page.locator('#lib-chat [data-testid="user"]').all_inner_texts()
+
+
+def _send(page: Page, text: str) -> None:
+    page.fill("#lib-message textarea", text)
+    page.press("#lib-message textarea", "Enter")
+
+
+def _wait_turn(page: Page, question: str) -> None:
+    """Until the inspector shows the turn that asked ``question`` (it is saved then)."""
+    page.wait_for_function(
+        "q => (document.querySelector('#lib-inspector .lib-question') || {}).innerText"
+        "?.includes(q)",
+        arg=" ".join(question.split())[:60],  # the inspector shows the question on one line
+        timeout=TURN_TIMEOUT_MS,
+    )
+
+
+def _ask(page: Page, text: str) -> None:
+    _send(page, text)
+    _wait_turn(page, text)
+
+
+def _pick_thread(page: Page, title: str) -> None:
+    page.click("#lib-threads input")
+    page.locator("ul[role=listbox] li", has_text=title).first.click()
+    page.wait_for_function(
+        "t => document.querySelector('#lib-status').innerText.includes('Reopened')",
+        arg=title,
+        timeout=TURN_TIMEOUT_MS,
+    )
+
+
+def _kpi(page: Page, name: str) -> int:
+    text = page.inner_text(f"#lib-inspector [data-kpi='{name}'] .lib-kpi-value")
+    return int(re.sub(r"[^0-9]", "", text.split(" ")[0]))
+
+
+FACTS = [
+    "I'm allergic to peanuts and tree nuts, please remember it.",
+    "Our flat has a tiny oven that only fits one tray.",
+    "My sister visits on Friday and she is vegan.",
+    "We had ramen for lunch yesterday, it was great.",
+]
+QUESTION = "Which nuts am I allergic to?"
+
+
+# -- the tests ------------------------------------------------------------------------------------
+
+
+def test_chat_streams_inspects_and_reopens_after_a_restart(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "chat.db"
+    server = UiProcess(db, tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        first_thread = _thread_id(page)
+        for fact in FACTS:
+            _ask(page, fact)
+        assert len(_bots(page)) == 4
+
+        _send(page, QUESTION)
+        seen: list[str] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            texts = _bots(page)
+            if len(texts) == 5:
+                seen.append(texts[-1])
+            inspector = page.inner_text("#lib-inspector .lib-question")
+            if QUESTION in inspector:
+                break
+            time.sleep(0.03)
+        final = _bots(page)[-1]
+        assert final.startswith("I read ") and final.endswith("here is my answer .")
+        partial = [t for t in seen if t.strip() not in {"", "…"} and t != final]
+        assert partial, f"no partial reply was ever shown: {seen[:5]}"
+        assert all(final.startswith(p.strip()) for p in partial)  # it grew word by word
+
+        # The inspector: the allergy message was selected; its full text opens on demand.
+        selected = page.locator("#lib-inspector [data-section='selected'] details")
+        assert selected.first.get_attribute("data-position") == "0"
+        full = selected.first.locator(".lib-full")
+        assert not full.is_visible()
+        selected.first.locator("summary").click()
+        assert FACTS[0] in full.inner_text()
+        assert page.locator("#lib-inspector [data-section='recent'] details").count() >= 1
+        assert 0 < _kpi(page, "sent") <= _kpi(page, "history")
+        assert "Scoped recall is not configured" in page.inner_text(
+            "#lib-inspector [data-section='recall']"
+        )
+
+        page.click("#lib-new")
+        page.wait_for_function(
+            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=first_thread
+        )
+        assert _bots(page) == [] and _users(page) == []
+        second_thread = _thread_id(page)
+        _ask(page, "A second session starts here.")
+        assert _users(page) == ["A second session starts here."]
+    finally:
+        server.stop()
+
+    restarted = UiProcess(db, tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(restarted.url)
+        _pick_thread(page, FACTS[0][:40])
+        assert _thread_id(page) == first_thread != second_thread
+        assert _users(page) == [*FACTS, QUESTION]
+        assert len(_bots(page)) == 5
+        assert QUESTION in page.inner_text("#lib-inspector .lib-question")
+        _ask(page, "And which day does my sister come?")  # the old thread goes on
+        assert len(_users(page)) == 6
+    finally:
+        restarted.stop()
+
+
+def test_bad_input_in_the_browser(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        # An empty message: refused, nothing added.
+        page.press("#lib-message textarea", "Enter")
+        page.wait_for_selector("#lib-status :text('Not sent')")
+        assert _users(page) == []
+
+        # A 100k-character paste: taken, answered, shown clipped.
+        paste = ("The quarterly report says revenue grew in Porto. " * 2_100)[:100_000]
+        _ask(page, paste)
+        assert "more characters, kept in the thread" in _users(page)[0]
+        assert _bots(page)[-1].endswith("here is my answer .")
+
+        # Over the limit: refused, and the text stays in the box.
+        too_long = "z" * 200_001
+        page.fill("#lib-message textarea", too_long)
+        page.press("#lib-message textarea", "Enter")
+        page.wait_for_selector("#lib-status :text('200,001 characters')")
+        assert len(page.input_value("#lib-message textarea")) == 200_001
+        assert len(_users(page)) == 1
+
+        # A model that fails mid-stream: the error is shown, the conversation is kept.
+        _ask(page, "Please FAIL in the middle")
+        page.wait_for_selector("#lib-chat :text('The model failed')")
+        assert "I read" in _bots(page)[-1]  # the words that did arrive
+        assert "scripted failure mid-stream" in page.inner_text("#lib-inspector")
+        _ask(page, "Are you back?")
+        assert _users(page)[-2:] == ["Please FAIL in the middle", "Are you back?"]
+        assert "no reply saved for this message" in _bots(page)[-2]
+        assert _bots(page)[-1].endswith("here is my answer .")
+
+        # Two tabs on one thread: turns wait for each other; nothing is lost.
+        page.click("#lib-new")
+        _ask(page, "Shared thread opened in two tabs")
+        other = pages.open(server.url)
+        _pick_thread(other, "Shared thread opened in two tabs")
+        _send(page, "SLOW message from tab one")
+        page.wait_for_function(
+            "() => document.querySelectorAll('#lib-chat [data-testid=\"bot\"]').length >= 2"
+        )
+        _send(other, "message from tab two")
+        _wait_turn(other, "message from tab two")
+        assert _users(other) == [
+            "Shared thread opened in two tabs",
+            "SLOW message from tab one",
+            "message from tab two",
+        ]
+        assert len(_bots(other)) == 3 and all(b.endswith("my answer .") for b in _bots(other))
+    finally:
+        server.stop()
+
+
+def test_offline_demo_strategy_switch_and_screenshot(pages: Pages, tmp_path: Path) -> None:
+    from langgraph_librarian.evals.datasets.synthetic import generate_conversation
+
+    conv = generate_conversation(11, n_messages=240, noise="medium", n_facts=12, conv_id="demo")
+    question = conv.questions[0]
+    ids = [m.id for m in conv.messages]
+    needed = [ids.index(e) for e in question.evidence]
+
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log")
+    try:
+        page = pages.open(server.url)
+        page.click("#lib-demo")
+        page.wait_for_selector(
+            "#lib-status :text('Demo conversation loaded')", timeout=TURN_TIMEOUT_MS * 3
+        )
+        assert len(_users(page)) + len(_bots(page)) == 240
+        assert "240 messages" in page.inner_text("#lib-inspector")
+
+        page.click("#lib-questions input")
+        page.locator("ul[role=listbox] li", has_text=question.text).first.click()
+        page.wait_for_function(
+            "q => document.querySelector('#lib-message textarea').value === q", arg=question.text
+        )
+        page.click("#lib-send")
+        _wait_turn(page, question.text)
+
+        reply = _bots(page)[-1]
+        assert "No chat model is configured" in reply
+        assert "context the model would have received" in reply
+        positions = [
+            int(p)
+            for p in page.locator("#lib-inspector [data-section='selected'] details").evaluate_all(
+                "els => els.map(e => e.dataset.position)"
+            )
+        ]
+        assert set(needed) <= set(positions), (needed, positions)
+        assert f"#{needed[0]} user" in reply or f"#{needed[0]} assistant" in reply
+        assert _kpi(page, "sent") < _kpi(page, "history") / 5
+
+        needed_row = page.locator(
+            f"#lib-inspector [data-section='selected'] details[data-position='{needed[0]}']"
+        )
+        needed_row.locator("summary").click()
+        assert question.answer in needed_row.locator(".lib-full").inner_text()
+        target = os.environ.get("LIBRARIAN_UI_SCREENSHOT")
+        page.screenshot(path=target or str(tmp_path / "ui-inspector.png"))
+
+        # The same question with every message, then with the running summary.
+        page.click("#lib-strategy label:has-text('Everything')")
+        _ask(page, f"Again: {question.text}")
+        page.wait_for_selector("#lib-inspector .lib-inspector[data-strategy='everything']")
+        assert _kpi(page, "sent") == _kpi(page, "history")
+        page.click("#lib-strategy label:has-text('Running summary')")
+        _ask(page, "And the launch deadline for Project Coral Meadow?")
+        page.wait_for_selector("#lib-inspector .lib-inspector[data-strategy='running_summary']")
+        assert "sent with this turn" in page.inner_text("#lib-inspector [data-section='gist']")
+        assert _kpi(page, "sent") < _kpi(page, "history") / 5
+        assert len(_users(page)) == 120 + 3  # nothing deleted by any strategy
+    finally:
+        server.stop()

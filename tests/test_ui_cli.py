@@ -1,0 +1,156 @@
+"""``librarian ui`` and ``librarian chat`` on the command line: errors first, then the chat."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from langgraph_librarian.cli import main
+from langgraph_librarian.ui import ChatService
+from langgraph_librarian.ui._terminal import run_terminal_chat
+
+
+@pytest.fixture
+def no_server(monkeypatch):
+    """Fail the test if a server starts: bad input must be reported first."""
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the server started before the bad input was reported")
+
+    monkeypatch.setattr("langgraph_librarian.ui.launch", boom)
+
+
+def one_error_line(capsys) -> str:
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if line.startswith("librarian: error:")]
+    assert len(lines) == 1, captured.err
+    assert "Traceback" not in captured.err
+    return lines[0]
+
+
+def test_a_corrupt_database_is_one_error_line_and_stays_as_it_was(tmp_path, capsys, no_server):
+    db = tmp_path / "chat.db"
+    content = b"not a database, but someone's notes\n" * 100
+    db.write_bytes(content)
+    assert main(["ui", "--db", str(db)]) == 2
+    line = one_error_line(capsys)
+    assert "is not a readable SQLite database" in line and "left untouched" in line
+    assert db.read_bytes() == content
+    assert [p.name for p in tmp_path.iterdir()] == ["chat.db"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["ui", "--port", "0"], "--port must be between 1 and 65535 (got 0)"),
+        (["ui", "--port", "70000"], "--port must be between 1 and 65535"),
+        (["ui", "--summary-tokens", "5"], "--summary-tokens must be at least 16 (got 5)"),
+        (["ui", "--model", "nosuchprovider:model"], "--model"),
+        (["chat", "--librarian-model", "nosuchprovider:x"], "--librarian-model"),
+    ],
+)
+def test_bad_options_give_one_error_line(argv, expected, tmp_path, capsys, no_server):
+    assert main([*argv, "--db", str(tmp_path / "chat.db")]) == 2
+    assert expected in one_error_line(capsys)
+    assert not (tmp_path / "chat.db").exists()
+
+
+def test_database_paths_that_cannot_work(tmp_path, capsys, no_server):
+    assert main(["ui", "--db", str(tmp_path)]) == 2
+    assert "is a directory" in one_error_line(capsys)
+    assert main(["chat", "--db", str(tmp_path / "no" / "chat.db")]) == 2
+    assert "does not exist" in one_error_line(capsys)
+    foreign = tmp_path / "app.db"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER)")
+    assert main(["ui", "--db", str(foreign)]) == 2
+    assert "another application's database" in one_error_line(capsys)
+
+
+def test_help_lists_ui_and_chat(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "{demo,bench,ui,chat}" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["ui", "--help"])
+    out = capsys.readouterr().out
+    for option in ("--host", "--port", "--db", "--model", "--librarian-model"):
+        assert option in out
+
+
+def test_terminal_chat_streams_and_starts_new_threads(tmp_path):
+    service = ChatService(tmp_path / "chat.db")
+    script = io.StringIO(
+        "The offsite is in Porto.\n"
+        "\n"
+        "/strategy everything\n"
+        "Where is the offsite?\n"
+        "/new\n"
+        "Hello again.\n"
+        "/threads\n"
+        "/nonsense\n"
+        "/quit\n"
+        "never read\n"
+    )
+    out = io.StringIO()
+    assert run_terminal_chat(service, stdin=script, out=out) == 0
+    text = out.getvalue()
+    assert text.count("No chat model is configured") == 3
+    assert "strategy: everything" in text and "strategy Everything: sent" in text
+    threads = service.list_threads()
+    assert len(threads) == 2 and {t.turns for t in threads} == {1, 2}
+    assert "/new " in text  # the help after an unknown command
+    assert "never read" not in text
+    service.close()
+
+
+def test_librarian_chat_reopens_a_thread_from_the_web_ui(tmp_path):
+    db = tmp_path / "chat.db"
+    service = ChatService(db)
+    thread = service.new_thread_id()
+    list(service.send(thread, "I'm allergic to peanuts.", "librarian"))
+    service.close()
+    result = subprocess.run(
+        [sys.executable, "-m", "langgraph_librarian.cli", "chat", "--db", str(db)],
+        input=f"/open {thread}\nWhat am I allergic to?\n/open chat-nope\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert f"thread {thread}: 1 messages" in result.stdout
+    assert "user: I'm allergic to peanuts." in result.stdout
+    assert "no saved thread 'chat-nope'" in result.stdout
+    reopened = ChatService(db)
+    assert [h["content"] for h in reopened.history(thread)] == [
+        "I'm allergic to peanuts.",
+        "What am I allergic to?",
+    ]
+    reopened.close()
+
+
+def test_the_core_does_not_import_gradio():
+    code = (
+        "import sys, langgraph_librarian, langgraph_librarian.ui, langgraph_librarian.cli; "
+        "assert 'gradio' not in sys.modules, 'gradio imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_a_missing_gradio_is_named_with_its_extra(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "gradio" else real(name, *a),
+    )
+    assert main(["ui", "--db", str(tmp_path / "chat.db")]) == 2
+    assert "pip install 'langgraph-librarian[ui]'" in one_error_line(capsys)
+    assert not Path(tmp_path / "chat.db").exists()
