@@ -88,11 +88,17 @@ _WEATHER = [
 ]
 
 
+def _unused(c: Ctx, bank: list[str]) -> str:
+    """Chatter never names a person or a town that a question is about, so a gold answer
+    (or a bridge name) occurs only where the dataset says it does."""
+    return c.pick([value for value in bank if not c.used(value)])
+
+
 def _slots(c: Ctx) -> dict[str, str]:
     hour, minute = c.rng.randrange(7, 23), c.rng.randrange(0, 60, 5)
     return {
-        "name": c.pick(FIRST_NAMES),
-        "town": c.pick(TOWNS),
+        "name": _unused(c, FIRST_NAMES),
+        "town": _unused(c, TOWNS),
         "day": c.pick(WEEKDAYS),
         "n": str(c.rng.randrange(2, 13)),
         "month": c.pick(MONTHS),
@@ -196,7 +202,7 @@ def _noise_date(c: Ctx) -> str:
 def _noise_records(c: Ctx, tool: str, count: int) -> list[str]:
     if tool == "search_email":
         return [
-            f"From: {c.pick(FIRST_NAMES).lower()}@mail.example | {c.pick(_EMAIL_NOISE)}"
+            f"From: {_unused(c, FIRST_NAMES).lower()}@mail.example | {c.pick(_EMAIL_NOISE)}"
             for _ in range(count)
         ]
     if tool == "calendar_search":
@@ -211,7 +217,7 @@ def _noise_records(c: Ctx, tool: str, count: int) -> list[str]:
             f"{c.pick(WEEKDAYS)}: {line}"
             for line in c.rng.sample(_PARCEL_NOISE, min(count, len(_PARCEL_NOISE)))
         ]
-    town = c.pick(TOWNS)
+    town = _unused(c, TOWNS)
     return [
         f"{town}, {day}: {c.pick(_WEATHER)}, high {c.rng.randrange(8, 29)}°C"
         for day in WEEKDAYS[:count]

@@ -16,7 +16,7 @@ from typing import Literal
 
 from langgraph_librarian.evals.datasets._phenomena_text import FIRST_NAMES, SURNAMES, TOWNS
 
-__all__ = ["Ctx", "Derivation", "Item", "Plant", "Who"]
+__all__ = ["Ctx", "Derivation", "FrameText", "Item", "Plant", "Who", "long_date", "parse_frames"]
 
 Who = Literal["user", "any", "tool"]
 """Who may state a planted sentence: the user only, either side, or a tool result."""
@@ -83,6 +83,36 @@ class Item:
     keywords: list[str] = field(default_factory=list)
     derivation: Derivation | None = None
     implicit: bool = False
+
+
+@dataclass(frozen=True)
+class FrameText:
+    """One ``## name | field...`` block of tagged template lines (see _phenomena_templates)."""
+
+    name: str
+    fields: tuple[str, ...]
+    lines: dict[str, list[str]]
+
+    def say(self, c: Ctx, tag: str, **slots: str) -> str:
+        """One line of ``tag``, chosen at random, with ``slots`` filled in."""
+        return c.pick(self.lines[tag]).format(**slots)
+
+
+def parse_frames(block: str) -> dict[str, FrameText]:
+    """Blocks by name, in order; a line outside ``TAG: text`` or a block is an error."""
+    frames: dict[str, FrameText] = {}
+    current: FrameText | None = None
+    for raw in block.strip().splitlines():
+        line = raw.strip()
+        if line.startswith("## "):
+            name, *fields = (part.strip() for part in line[3:].split("|"))
+            current = frames[name] = FrameText(name, tuple(fields), {})
+        elif line:
+            tag, sep, text = line.partition(": ")
+            if current is None or not sep:
+                raise ValueError(f"malformed frame line: {line!r}")
+            current.lines.setdefault(tag, []).append(text)
+    return frames
 
 
 def long_date(day: datetime.date) -> str:

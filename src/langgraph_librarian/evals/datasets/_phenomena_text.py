@@ -4,8 +4,9 @@
 
 Written for this dataset and independent of the older synthetic generator: none of its
 names, places, families or sentences are reused. Filler sentences carry the slots
-``{name}``, ``{town}``, ``{day}``, ``{n}`` and ``{month}`` and never state a fact that a
-question asks about.
+``{name}``, ``{town}``, ``{day}``, ``{n}``, ``{month}`` (and ``{money}``, ``{clock}``...
+in incidental facts) and never state a fact that a question asks about; the generator
+fills ``{name}`` and ``{town}`` only with names and towns that no question is about.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ __all__ = [
     "AI_CLOSERS",
     "AI_GENERIC",
     "AI_OPENERS",
+    "BANKS",
     "FIRST_NAMES",
     "INCIDENTAL",
+    "SAME_DAY",
     "SURNAMES",
     "TOPICS",
     "TOWNS",
@@ -536,3 +539,190 @@ def user_lines(topic: str) -> list[str]:
 def assistant_lines(topic: str) -> list[str]:
     """Filler sentences an assistant might reply with about ``topic``."""
     return _lines(_ASSISTANT[topic])
+
+
+def _banks(block: str) -> dict[str, list[str]]:
+    banks: dict[str, list[str]] = {}
+    name = ""
+    for line in _lines(block):
+        if line.startswith("## "):
+            name = line[3:].strip()
+            banks[name] = []
+        else:
+            banks[name].append(line)
+    return banks
+
+
+# Values that questions ask about, drawn without repetition within a conversation.
+BANKS = _banks("""
+## pets
+Biscuit
+Pickle
+Nutmeg
+Waffles
+Pretzel
+Mabel
+Crumpet
+Ziggy
+Dumpling
+Olive
+## titles
+The Salt Orchard
+A Map of Small Winters
+Nine Bridges Down
+The Glassblower's Niece
+Tides of Ash
+The Last Ferry to Inishmore
+Paper Kingdoms
+The Clockmaker's Garden
+Under the Linden
+A Season of Foxes
+## restaurants
+The Crooked Spoon
+Bramble & Rye
+Casa Lumi
+The Salt House
+Mizuna
+The Copper Pot
+Olive & Vine
+Little Hanoi
+## cars
+Volvo 240
+Saab 900
+Citroën 2CV
+Land Rover Defender
+Fiat Panda
+Morris Minor
+Peugeot 205
+## instruments
+accordion
+cello
+bodhrán
+mandolin
+double bass
+banjo
+harmonica
+fiddle
+## words
+otter
+basil
+quartz
+pepper
+cobalt
+thistle
+marble
+walnut
+saffron
+pebble
+## hotels
+Hotel Miramar
+the Lantana Inn
+Casa dos Ventos
+the Old Customs House
+Pension Adler
+the Harbourmaster's Lodge
+Villa Sorgente
+the Granary Rooms
+## crops
+purple sprouting broccoli
+runner beans
+Swiss chard
+rainbow carrots
+garlic
+sugar snap peas
+butternut squash
+leeks
+## containers
+green biscuit tin
+red toolbox
+shoebox marked 'cables'
+blue document wallet
+old tea caddy
+wicker basket
+## places
+the top shelf of the airing cupboard
+the bottom drawer of the hall dresser
+the loft, just left of the hatch
+the cupboard under the stairs, behind the hoover
+the garage, on the shelf above the bikes
+the spare room wardrobe
+## firms
+Keyworth & Sons
+Brightbolt Locks
+Tumbler Security
+Latchford Ltd
+Anchor Keys
+Deadbolt Brothers
+## items
+the new desk chair
+the replacement kettle
+the garden bench
+the standing lamp
+the bookcase
+the bike rack
+## cafes
+the Tin Kettle
+Marrow & Mint
+the Lido Café
+Hartley's
+the Orangery
+Crumb & Co
+the Boathouse
+Fig Tree Deli
+## codenames
+Marigold
+Tamarind
+Pumice
+Sorrel
+Gannet
+Nimbus
+Quokka
+Obsidian
+## pickups
+the airport desk
+the station forecourt
+the harbour office
+the town-centre depot
+the hotel car park
+## insurance
+car
+home
+pet
+travel
+contents
+life
+## rooms
+spare bedroom
+main bedroom
+box room
+kitchen
+living room
+study
+## features
+login page
+export button
+search bar
+settings screen
+upload dialog
+billing page
+## accounts
+joint account
+savings account
+business account
+kids' account
+## nights
+Thursday
+Friday
+Saturday
+Sunday
+""")
+
+# Spread "same day" pairs: the event asked about | the event whose date is stated | topic.
+SAME_DAY = [
+    ("the plumber's visit", "the kitchen delivery", "home"),
+    ("the chimney sweep's visit", "the window cleaner's round", "home"),
+    ("my follow-up scan", "the team away-day", "health"),
+    ("the school photo", "the harvest assembly", "family"),
+    ("the leaving drinks for the old boss", "the quarterly review", "work"),
+    ("the allotment committee meeting", "the seed swap", "hobbies"),
+]

@@ -35,6 +35,7 @@ Example:
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -89,6 +90,7 @@ CATEGORIES: tuple[str, ...] = tuple(QUESTIONS_PER_CATEGORY)
 _MESSAGES = (76, 90)  # messages per conversation (drawn)
 _TAIL_TURNS = 3  # the last turns hold no planted statement
 _PER_MESSAGE = {"long": 3, "short": 2}  # planted statements a prose message may hold
+_FIRST_PERSON = re.compile(r"\b(?:I|I'[a-z]+|[Ww]e|[Ww]e'[a-z]+|[Oo]ur|[Mm]y|me|us)\b")
 
 
 @dataclass
@@ -198,7 +200,9 @@ def _place(c: Ctx, items: list[Item], slots: list[_Slot], per_message: int) -> N
         for plant in plants:
             if plant.who == "tool":
                 continue
-            pool = users if plant.who == "user" else prose_slots
+            # A first-person line ("I measured...") is the user's even where either could say it.
+            either = plant.who == "any" and not _FIRST_PERSON.search(plant.text)
+            pool = prose_slots if either else users
             free = [i for i in pool if len(slots[i].plants) < per_message and i not in mine]
             if not free:
                 raise RuntimeError("conversation too short for its planted statements")
