@@ -26,7 +26,7 @@ from langgraph_librarian.evals.datasets._phenomena_text import (
     user_lines,
 )
 
-__all__ = ["NOISE_TOOLS", "REQUESTS", "prose", "tool_call_line", "tool_result"]
+__all__ = ["NOISE_ARGS", "NOISE_TOOLS", "REQUESTS", "prose", "tool_call_line", "tool_result"]
 
 # What the user says to prompt each tool call (never the looked-up value).
 REQUESTS = {
@@ -37,6 +37,7 @@ REQUESTS = {
     "weather_forecast": "What's the forecast looking like for the weekend?",
 }
 NOISE_TOOLS = ["weather_forecast", "search_email"]
+NOISE_ARGS = {"weather_forecast": {"days": "3"}, "search_email": {"query": "school"}}
 AFTER_TOOL = [
     "Here's what came back; the details are in the result above.",
     "That's the lookup done, and everything it returned is above.",

@@ -1,7 +1,7 @@
 """A seeded dataset of long conversations built from general linguistic phenomena.
 
-Each conversation has 70-90 messages between a user and an assistant about everyday
-life (work, travel, health, home, hobbies, money, family, food), a few tool calls
+Each conversation has 76-90 messages between a user and an assistant about everyday
+life (work, travel, health, home, hobbies, money, family, food), one to six tool calls
 (flight status, parcel tracking, email and calendar search, weather) and about 25
 questions, four or five per phenomenon:
 
@@ -15,10 +15,10 @@ questions, four or five per phenomenon:
   which in half of the questions carries no change cue ("changed", "instead"...);
 - ``distractor``: other messages state the same attribute for other instances.
 
-Message length: ``"long"`` (default) gives prose messages of 150-600 words, about
-50-70k tokens per conversation; ``"short"`` gives 20-80 words. Tool-call messages are
-one line and tool results a list of records, in both. No evidence sits in the last
-three turns, which every strategy keeps anyway.
+Message length: ``"long"`` (default) gives prose messages of 150-600 words (about 530
+on average), 48-63k tokens per conversation (mean ~55k); ``"short"`` gives 20-80 words.
+Tool-call messages are one line and tool results a list of records, in both. No
+evidence sits in the last three turns, which every strategy keeps anyway.
 
 **Splits.** ``dev`` and ``heldout`` are independent draws from the same generator:
 conversation ``k`` of a split is seeded with the string ``"phenomena/<split>/<seed>/<k>"``,
@@ -47,6 +47,7 @@ from langgraph_librarian.evals.datasets._phenomena_chains import (
     UPDATED_FRAMES,
 )
 from langgraph_librarian.evals.datasets._phenomena_compose import (
+    NOISE_ARGS,
     NOISE_TOOLS,
     REQUESTS,
     prose,
@@ -187,9 +188,7 @@ def _place(c: Ctx, items: list[Item], slots: list[_Slot], per_message: int) -> N
     prose_slots = [i for i in open_slots if slots[i].kind in ("user", "assistant")]
     # Long chains first: they need several free user messages in order.
     for item in sorted(items, key=lambda it: -len(it.evidence + it.near)):
-        plants = [
-            p for p in (item.near + item.evidence if item.ordered else item.evidence + item.near)
-        ]
+        plants = item.near + item.evidence if item.ordered else item.evidence + item.near
         mine: set[int] = set()
         free = [i for i in users if len(slots[i].plants) < per_message]
         if item.ordered:
@@ -224,7 +223,7 @@ def _render(
         if slot.kind == "call":
             call_id = f"call-{prefix}-{index}"
             call_ids.append(call_id)
-            args = dict(slot.tool_plant.args) if slot.tool_plant else {}
+            args = dict(slot.tool_plant.args) if slot.tool_plant else dict(NOISE_ARGS[slot.tool])
             call = {"name": slot.tool, "args": args, "id": call_id, "type": "tool_call"}
             messages.append(AIMessage(content=tool_call_line(c), tool_calls=[call], id=message_id))
             continue
@@ -237,7 +236,7 @@ def _render(
                 where[id(slot.tool_plant)] = (message_id, slot.tool_plant.text)
             continue
         if length == "long":
-            # Skewed towards the long end (mean ~525 words; one in twelve under 300), as in
+            # Skewed towards the long end (mean ~530 words; about 7% under 300), as in
             # the held-out set of issue 10 (78 messages, ~63k tokens).
             target = round(high - (high - low) * c.rng.random() ** 5)
         else:
@@ -309,7 +308,7 @@ def generate_dataset(
 ) -> list[Conversation]:
     """The ``split`` (``"dev"`` or ``"heldout"``) of the dataset: ``conversations`` of it.
 
-    The default (6 conversations) has 150 questions and about 360k tokens of history
+    The default (6 conversations) has 150 questions and about 330k tokens of history
     with long messages.
 
     Raises:
