@@ -149,6 +149,8 @@ def _check_bench_options(args: argparse.Namespace) -> None:
         "--tools": ("tools", args.tools),
         "--messages": ("synthetic", args.messages),
         "--conversations": ("synthetic", args.conversations),
+        "--split": ("phenomena", args.split),
+        "--message-length": ("phenomena", args.message_length),
     }
     for option, (dataset, value) in only.items():
         if value is not None and args.dataset != dataset:
@@ -164,6 +166,10 @@ def _check_bench_options(args: argparse.Namespace) -> None:
     _at_least(1, "--conversations", args.conversations)
     for size in args.tools or []:
         _at_least(1, "--tools", size)
+    if args.split is not None and args.split not in ("dev", "heldout"):
+        raise CliError(f"--split takes dev or heldout (got {args.split!r})")
+    if args.message_length is not None and args.message_length not in ("long", "short"):
+        raise CliError(f"--message-length takes long or short (got {args.message_length!r})")
     if args.dataset == "locomo":
         if not args.data:
             raise CliError("--dataset locomo needs --data PATH (e.g. path/to/locomo10.json)")
@@ -203,7 +209,21 @@ def _categories(raw: str | None) -> set[int]:
     return chosen
 
 
+def _dataset_label(args: argparse.Namespace) -> str:
+    """The dataset name in reports: a phenomena run names its split, so dev and held-out
+    results never land in the same report files."""
+    if args.dataset == "phenomena":
+        return f"phenomena-{args.split or 'heldout'}"
+    return str(args.dataset)
+
+
 def _load(args: argparse.Namespace, extra: dict[str, Any]) -> list[Any]:
+    if args.dataset == "phenomena":
+        from langgraph_librarian.evals.datasets.phenomena import generate_dataset as phenomena
+
+        extra["split"] = args.split or "heldout"
+        extra["message_length"] = args.message_length or "long"
+        return phenomena(extra["split"], seed=args.seed, message_length=extra["message_length"])
     if args.dataset == "synthetic":
         from langgraph_librarian.evals.datasets.synthetic import generate_dataset
 
@@ -284,6 +304,7 @@ def _bench(args: argparse.Namespace) -> int:
     strategies = _strategies(args, embeddings, model)
     extra: dict[str, Any] = {}
     conversations = _load(args, extra)
+    dataset = _dataset_label(args)
     plan = plan_questions(conversations, args.limit)
     if not plan:
         raise CliError(f"the {args.dataset} data has no question to ask (check --categories)")
@@ -295,12 +316,12 @@ def _bench(args: argparse.Namespace) -> int:
         assert answer_model is not None and judge_model is not None
         judge = AnswerJudge(answer_model, judge_model)
     engine = type(embeddings).__name__ if embeddings is not None else "none (lexical only)"
-    _say(f"bench {describe_plan(args.dataset, conversations, plan, strategies)}")
+    _say(f"bench {describe_plan(dataset, conversations, plan, strategies)}")
     _say(f"embeddings: {engine}; context budget {args.budget:,} tokens")
     shared = SharedIndexing(embeddings)
     reports: dict[str, dict[str, Any]] = {}
     outcomes, index_seconds = run_bench(
-        args.dataset,
+        dataset,
         conversations,
         strategies,
         budget=args.budget,
@@ -315,7 +336,7 @@ def _bench(args: argparse.Namespace) -> int:
     rows = summary_rows(outcomes)
     versions = {p: _version(p) for p in ("langgraph-librarian", "langgraph", "langchain-core")}
     meta = {
-        "dataset": args.dataset,
+        "dataset": dataset,
         "strategies": strategies,
         "budget": args.budget,
         "seed": args.seed,
@@ -343,7 +364,7 @@ def _bench(args: argparse.Namespace) -> int:
     print("Per category (evidence recall / context success):")
     print(format_by_category(rows))
     if args.out:
-        for path in write_report(Path(args.out), args.dataset, outcomes, meta):
+        for path in write_report(Path(args.out), dataset, outcomes, meta):
             print(f"wrote {path}", file=sys.stderr)
     if args.json:
         print(json.dumps({"meta": meta, "summary": rows}, indent=1))
@@ -431,7 +452,7 @@ def _add_bench(sub: Any) -> _Parser:
     bench.add_argument(
         "--dataset",
         default="synthetic",
-        choices=["synthetic", "locomo", "tools"],
+        choices=["synthetic", "phenomena", "locomo", "tools"],
         help="(default: %(default)s)",
     )
     bench.add_argument("--data", metavar="PATH", help="locomo: the LoCoMo-format JSON file")
@@ -483,6 +504,16 @@ def _add_bench(sub: Any) -> _Parser:
         type=int,
         metavar="N",
         help="synthetic: conversations per noise level (default: 3)",
+    )
+    bench.add_argument(
+        "--split",
+        metavar="{dev,heldout}",
+        help="phenomena: develop on dev, report heldout (default: heldout)",
+    )
+    bench.add_argument(
+        "--message-length",
+        metavar="{long,short}",
+        help="phenomena: 150-600 or 20-80 words per message (default: long)",
     )
     bench.add_argument(
         "--categories", metavar="LIST", help="locomo: comma-separated categories (default: 1,2,3,4)"
