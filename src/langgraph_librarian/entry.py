@@ -32,6 +32,10 @@ class IndexEntry:
         keywords: Salient terms (names, numbers, rare words) used by the local selector.
         vector: Embedding of the message (base64 float16, unit length) when the
             local selector has an embedding model; computed once at index time.
+        vector_model: Id of the model that made ``vector``
+            (:func:`~langgraph_librarian.embeddings.embedding_model_id`); a query
+            embedded by another model is never compared with it. ``None`` for
+            vectors stored before models were recorded.
     """
 
     id: int
@@ -45,6 +49,7 @@ class IndexEntry:
     status: EntryStatus = "summarized"
     keywords: list[str] = field(default_factory=list)
     vector: str | None = None
+    vector_model: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dict, the form kept in graph state and stores."""
@@ -84,6 +89,8 @@ class IndexEntry:
             entry.keywords = [str(k) for k in (entry.keywords or [])]
         if entry.vector is not None and not isinstance(entry.vector, str):
             raise ValueError("index entry vector must be a base64 string")
+        if entry.vector_model is not None and not isinstance(entry.vector_model, str):
+            entry.vector_model = str(entry.vector_model)
         return entry
 
 
