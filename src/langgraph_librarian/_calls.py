@@ -41,6 +41,7 @@ def internal_config(step: str, parent: RunnableConfig | None = None) -> Runnable
         config["callbacks"] = base["callbacks"]
     return config
 
+
 T = TypeVar("T")
 
 

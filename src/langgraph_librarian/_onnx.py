@@ -85,7 +85,9 @@ def build_minilm_graph(model_dir: Path) -> Any:
     hidden_shape = const("hidden_shape", np.array([0, 0, _HIDDEN], dtype=np.int64))
     one = const("one", np.array(1.0, dtype=np.float32))
     # Embeddings: word + position (0..length-1) + token type 0, then LayerNorm.
-    words = node("Gather", [const("word_emb", weights["embeddings.word_embeddings.weight"]), "input_ids"])
+    words = node(
+        "Gather", [const("word_emb", weights["embeddings.word_embeddings.weight"]), "input_ids"]
+    )
     # Slicing the position table (rather than Gather over a Range) keeps onnxruntime's
     # embedding fusion, which expects the exporter's pattern, from rewriting it wrongly.
     length = node("Shape", ["input_ids"], start=1, end=2)
@@ -103,9 +105,21 @@ def build_minilm_graph(model_dir: Path) -> Any:
     scale = const("scale", np.array(1.0 / np.sqrt(head_dim), dtype=np.float32))
     for i in range(layers):
         p = f"encoder.layer.{i}."
-        q = node("Transpose", [node("Reshape", [linear(x, p + "attention.self.query"), heads_shape])], perm=[0, 2, 1, 3])
-        k = node("Transpose", [node("Reshape", [linear(x, p + "attention.self.key"), heads_shape])], perm=[0, 2, 3, 1])
-        v = node("Transpose", [node("Reshape", [linear(x, p + "attention.self.value"), heads_shape])], perm=[0, 2, 1, 3])
+        q = node(
+            "Transpose",
+            [node("Reshape", [linear(x, p + "attention.self.query"), heads_shape])],
+            perm=[0, 2, 1, 3],
+        )
+        k = node(
+            "Transpose",
+            [node("Reshape", [linear(x, p + "attention.self.key"), heads_shape])],
+            perm=[0, 2, 3, 1],
+        )
+        v = node(
+            "Transpose",
+            [node("Reshape", [linear(x, p + "attention.self.value"), heads_shape])],
+            perm=[0, 2, 1, 3],
+        )
         scores = node("Add", [node("Mul", [node("MatMul", [q, k]), scale]), additive])
         probs = node("Softmax", [scores], axis=-1)
         context = node("Transpose", [node("MatMul", [probs, v])], perm=[0, 2, 1, 3])
@@ -114,14 +128,29 @@ def build_minilm_graph(model_dir: Path) -> Any:
         x = layer_norm(node("Add", [attn, x]), p + "attention.output.LayerNorm")
         inter = linear(x, p + "intermediate.dense")
         # Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2))); onnxruntime fuses the pattern.
-        erf = node("Erf", [node("Div", [inter, const(f"sqrt2_{i}", np.array(np.sqrt(2.0), dtype=np.float32))])])
-        gelu = node("Mul", [node("Mul", [inter, node("Add", [erf, one])]), const(f"half_{i}", np.array(0.5, dtype=np.float32))])
+        erf = node(
+            "Erf",
+            [node("Div", [inter, const(f"sqrt2_{i}", np.array(np.sqrt(2.0), dtype=np.float32))])],
+        )
+        gelu = node(
+            "Mul",
+            [
+                node("Mul", [inter, node("Add", [erf, one])]),
+                const(f"half_{i}", np.array(0.5, dtype=np.float32)),
+            ],
+        )
         out = linear(gelu, p + "output.dense")
         x = layer_norm(node("Add", [out, x]), p + "output.LayerNorm")
     mask3 = node("Unsqueeze", [mask, const("axis2", np.array([2], dtype=np.int64))])
     axis1 = const("axis1", np.array([1], dtype=np.int64))
     summed = node("ReduceSum", [node("Mul", [x, mask3]), axis1], keepdims=0)
-    count = node("Max", [node("ReduceSum", [mask, axis1], keepdims=1), const("tiny", np.array(1e-9, dtype=np.float32))])
+    count = node(
+        "Max",
+        [
+            node("ReduceSum", [mask, axis1], keepdims=1),
+            const("tiny", np.array(1e-9, dtype=np.float32)),
+        ],
+    )
     pooled = node("Div", [summed, count])
     norm = node("ReduceL2", [pooled, const("axis_1", np.array([-1], dtype=np.int64))], keepdims=1)
     norm = node("Max", [norm, const("tiny12", np.array(1e-12, dtype=np.float32))])
@@ -186,9 +215,7 @@ class OnnxMiniLMEmbeddings(Embeddings):
                 payload = target.read_bytes()
         else:
             payload = model.SerializeToString()
-        self._session = ort.InferenceSession(
-            payload, options, providers=["CPUExecutionProvider"]
-        )
+        self._session = ort.InferenceSession(payload, options, providers=["CPUExecutionProvider"])
         self.quantize = quantize
         self.batch_size = batch_size
         self.max_length = max_length
@@ -203,8 +230,12 @@ class OnnxMiniLMEmbeddings(Embeddings):
             encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        out = self._session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})
-        return np.asarray(out[0], dtype=np.float32)
+        return self.forward(ids, mask)
+
+    def forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Unit-length embeddings of token id batches (as ``MiniLMEmbeddings.forward``)."""
+        feed = {"input_ids": ids.astype(np.int64), "attention_mask": mask.astype(np.int64)}
+        return np.asarray(self._session.run(["embedding"], feed)[0], dtype=np.float32)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length embeddings, one row per text."""

@@ -98,9 +98,7 @@ def _embed_texts(entries: Sequence[IndexEntry], messages: Sequence[BaseMessage])
     ]
 
 
-def _attach(
-    entries: Sequence[IndexEntry], vectors: Sequence[Sequence[float]], model: str
-) -> None:
+def _attach(entries: Sequence[IndexEntry], vectors: Sequence[Sequence[float]], model: str) -> None:
     for entry, vector in zip(entries, vectors, strict=True):
         entry.vector = encode_vector(vector)
         entry.vector_model = model
