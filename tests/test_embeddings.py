@@ -200,13 +200,14 @@ def test_index_records_the_model_and_selector_ignores_vectors_of_another_model()
     lexical = LocalSelector(embeddings=None).scores(query, messages, entries)
     same = LocalSelector(embeddings=static)
     mismatched = LocalSelector(embeddings=other)
-    assert not np.allclose(same.scores(query, messages, entries, static.embed_query(query)), lexical)
+    static_vector = static.embed_query(query)
+    assert not np.allclose(same.scores(query, messages, entries, static_vector), lexical)
     # The other model's query vector has the right length but must not be compared.
     other_vector = other.embed_query(query)
     assert np.array_equal(mismatched.scores(query, messages, entries, other_vector), lexical)
     # Vectors stored before models were recorded still count when the length fits.
     legacy = [dataclasses.replace(e, vector_model=None) for e in entries]
-    assert not np.allclose(same.scores(query, messages, legacy, static.embed_query(query)), lexical)
+    assert not np.allclose(same.scores(query, messages, legacy, static_vector), lexical)
     # A query from a model of another dimension never meets them either.
     minilm_vector = _model("minilm").embed_query(query)
     plain = LocalSelector(embeddings=None)  # no model id: only the length check applies
