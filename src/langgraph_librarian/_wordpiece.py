@@ -38,14 +38,31 @@ def _is_ascii_punct(code: int) -> bool:
     return 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126
 
 
-def _patterns(full: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(characters BERT deletes, words and single punctuation/CJK characters).
+def _char_class(codes: list[int]) -> str:
+    """A compact regex class body: runs of consecutive code points become ranges."""
+    parts: list[str] = []
+    i = 0
+    while i < len(codes):
+        j = i
+        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
+            j += 1
+        low, high = re.escape(chr(codes[i])), re.escape(chr(codes[j]))
+        parts.append(low if i == j else f"{low}-{high}")
+        i = j + 1
+    return "".join(parts)
 
-    The ASCII pair is cheap; the full pair scans the Unicode tables (a fraction of a
-    second), so it is built only when a non-ASCII text first comes along.
+
+def _patterns(full: bool) -> tuple[dict[int, None], re.Pattern[str], dict[int, None]]:
+    """(characters BERT deletes, words and single punctuation/CJK characters, accents).
+
+    Deletions are ``str.translate`` tables: a dictionary lookup per character, where a
+    regex class of thousands of code points is scanned range by range. The ASCII set
+    is cheap; the full set scans the Unicode tables (a fraction of a second), so it is
+    built only when a non-ASCII text first comes along.
     """
-    punct: list[str] = []
-    drop: list[str] = []
+    punct: list[int] = []
+    drop: list[int] = []
+    marks: list[int] = []
     ranges = _SCANNED if full else ((0, 127),)
     for low, high in ranges:
         for code in range(low, high + 1):
@@ -54,16 +71,19 @@ def _patterns(full: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
             char = chr(code)
             category = unicodedata.category(char)
             if _is_ascii_punct(code) or category.startswith("P"):
-                punct.append(re.escape(char))
+                punct.append(code)
             elif (category in ("Cc", "Cf") and char not in "\t\n\r") or code in (0, 0xFFFD):
-                drop.append(re.escape(char))
-    p = "".join(punct)
+                drop.append(code)
+            elif category == "Mn":
+                marks.append(code)
+    p = _char_class(punct)
     cjk = "".join(f"{chr(a)}-{chr(b)}" for a, b in _CJK_RANGES) if full else ""
-    return re.compile(f"[{''.join(drop)}]"), re.compile(f"[{p}{cjk}]|[^\\s{p}{cjk}]+")
+    words = re.compile(f"[{p}{cjk}]|[^\\s{p}{cjk}]+")
+    return dict.fromkeys(drop), words, dict.fromkeys(marks)
 
 
 _ASCII = _patterns(full=False)
-_FULL: list[tuple[re.Pattern[str], re.Pattern[str]]] = []
+_FULL: list[tuple[dict[int, None], re.Pattern[str], dict[int, None]]] = []
 
 
 class WordPieceTokenizer:
@@ -107,17 +127,14 @@ class WordPieceTokenizer:
     def _split(self, text: str) -> list[str]:
         """Normalized words and punctuation: clean, strip accents, lowercase, split."""
         if text.isascii():
-            drop, words = _ASCII
+            drop, words, _ = _ASCII
             if not text.isprintable():
-                text = drop.sub("", text)
+                text = text.translate(drop)
             return words.findall(text.lower())
         if not _FULL:
             _FULL.append(_patterns(full=True))
-        drop, words = _FULL[0]
-        text = drop.sub("", text)
-        text = "".join(
-            c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn"
-        )
+        drop, words, accents = _FULL[0]
+        text = unicodedata.normalize("NFD", text.translate(drop)).translate(accents)
         return words.findall(text.lower())
 
     def encode(self, text: str) -> list[int]:
