@@ -230,8 +230,14 @@ def quality(models: list[str], data: str | None, synthetic: bool) -> None:
                 )
 
 
-def tools(models: list[str], sizes: list[int], grid: list[float]) -> None:
-    """Tool search with the default thresholds, then loaded recall over a threshold grid."""
+def _grid_cell(index: Any, cases: list[Any], vectors: list[Any]) -> str:
+    results = [index.search(c.query, query_vector=v) for c, v in zip(cases, vectors, strict=True)]
+    recall = statistics.fmean(c.gold in r.names for c, r in zip(cases, results, strict=True))
+    return f"{recall:.3f} / {statistics.fmean(len(r.names) for r in results):.1f}"
+
+
+def tools(models: list[str], sizes: list[int], grid: list[float], domain_grid: list[float]) -> None:
+    """Tool search with the default thresholds, then loaded recall over threshold grids."""
     from langgraph_librarian.evals.datasets.tools import generate_tool_catalog
     from langgraph_librarian.evals.tool_bench import format_tool_table, run_tool_bench
     from langgraph_librarian.tools.index import ToolIndex
@@ -239,27 +245,28 @@ def tools(models: list[str], sizes: list[int], grid: list[float]) -> None:
     for name in models:
         model = load(name)
         print(f"\n{name} (default thresholds)")
-        print(format_tool_table(run_tool_bench(sizes, embeddings=model)))
-        print(f"\n{name}: loaded recall / mean tools loaded by threshold")
-        print("| tools | " + " | ".join(f"{t:.2f}" for t in grid) + " |")
-        print("|---:|" + "---:|" * len(grid))
-        for n in sizes:
+        print(format_tool_table(run_tool_bench(sizes, embeddings=model)), flush=True)
+        grids = (("threshold", grid), ("domain_threshold", domain_grid))
+        rows: dict[str, list[str]] = {attribute: [] for attribute, _ in grids}
+        for n in sizes:  # one index per size (embedding a catalog is the slow part)
             specs, cases = generate_tool_catalog(n, 150, 5)
             index = ToolIndex([s.schema() for s in specs], embeddings=model)
             vectors = [index.embed_query(c.query) for c in cases]
-            cells = []
-            for threshold in grid:
-                index.threshold = threshold
-                results = [
-                    index.search(c.query, query_vector=v)
-                    for c, v in zip(cases, vectors, strict=True)
-                ]
-                recall = statistics.fmean(
-                    c.gold in r.names for c, r in zip(cases, results, strict=True)
-                )
-                loaded = statistics.fmean(len(r.names) for r in results)
-                cells.append(f"{recall:.3f} / {loaded:.1f}")
-            print(f"| {n:,} | " + " | ".join(cells) + " |")
+            for attribute, values in grids:
+                default = getattr(index, attribute)
+                cells = []
+                for value in values:
+                    setattr(index, attribute, value)
+                    cells.append(_grid_cell(index, cases, vectors))
+                setattr(index, attribute, default)
+                rows[attribute].append(f"| {n:,} | " + " | ".join(cells) + " |")
+        for attribute, values in grids:
+            other = "domain threshold" if attribute == "threshold" else "threshold"
+            print(f"\n{name}: loaded recall / mean tools loaded, by {attribute.replace('_', ' ')}"
+                  f" ({other} at its default)")  # fmt: skip
+            print("| tools | " + " | ".join(f"{t:.2f}" for t in values) + " |")
+            print("|---:|" + "---:|" * len(values))
+            print("\n".join(rows[attribute]), flush=True)
 
 
 def build_50k(models: list[str]) -> None:
@@ -288,8 +295,9 @@ def main() -> None:
     parser.add_argument("--no-synthetic", action="store_true")
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 5000])
     parser.add_argument(
-        "--grid", type=float, nargs="+", default=[0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5]
+        "--grid", type=float, nargs="+", default=[0.25, 0.35, 0.45, 0.55, 0.65, 0.75]
     )
+    parser.add_argument("--domain-grid", type=float, nargs="+", default=[0.5, 0.6, 0.7, 0.8, 0.9])
     args = parser.parse_args()
     models = args.models or [m for m in MODELS if m != "wordllama" or _has("wordllama")]
     print(f"# load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", file=sys.stderr)
@@ -302,7 +310,7 @@ def main() -> None:
     elif args.part == "quality":
         quality(args.models or ["none", *models], args.data, not args.no_synthetic)
     elif args.part == "tools":
-        tools(models, args.sizes, args.grid)
+        tools(models, args.sizes, args.grid, args.domain_grid)
     else:
         build_50k(args.models or ["static"])
 
