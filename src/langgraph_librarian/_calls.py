@@ -41,7 +41,6 @@ def internal_config(step: str, parent: RunnableConfig | None = None) -> Runnable
         config["callbacks"] = base["callbacks"]
     return config
 
-
 T = TypeVar("T")
 
 
