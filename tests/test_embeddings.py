@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -65,3 +66,162 @@ def test_index_stores_vectors_once_and_selection_uses_them():
         "Which foods must we avoid for the kids?", messages, entries[:-1]
     )
     assert 6 not in lexical.ids[:1]
+
+
+# -- model choice, the packaged static model, the other runners ---------------------
+
+SIMILAR = (
+    "My flight to Paris leaves on Monday morning from the main airport.",
+    "The plane to France departs early on Monday; I fly out of the big airport.",
+)
+UNRELATED = "The kitchen sink is leaking again and the plumber can only come next week."
+
+
+def _model(name: str):
+    from langgraph_librarian.embeddings import load_embeddings
+
+    model = load_embeddings(name)
+    assert model is not None
+    return model
+
+
+ALL_MODELS = ["static", "minilm", "minilm-onnx", "minilm-onnx-int8"]
+
+
+def test_default_is_the_packaged_static_model_and_loads_with_the_network_blocked(monkeypatch):
+    import socket
+
+    from langgraph_librarian._static import STATIC_MODEL_ID, StaticEmbeddings
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the embedding model tried to open a socket")
+
+    monkeypatch.setattr(socket, "socket", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    fresh = StaticEmbeddings()  # not the cached instance: really reads the packaged files
+    assert fresh.model_id == STATIC_MODEL_ID
+    assert len(fresh.embed_query("where is the hotel?")) == 256
+    default = default_embeddings()
+    assert isinstance(default, StaticEmbeddings)
+    assert default.model_id == STATIC_MODEL_ID
+
+
+def test_model_is_chosen_by_name_and_environment(monkeypatch):
+    from langgraph_librarian.embeddings import load_embeddings
+
+    monkeypatch.setenv("LIBRARIAN_EMBEDDINGS", "minilm")
+    assert isinstance(default_embeddings(), MiniLMEmbeddings)
+    monkeypatch.setenv("LIBRARIAN_EMBEDDINGS", "none")
+    assert default_embeddings() is None
+    monkeypatch.setenv("LIBRARIAN_EMBEDDINGS", "no-such-model")
+    with pytest.raises(ValueError, match="unknown embedding model 'no-such-model'"):
+        default_embeddings()
+    assert load_embeddings("minilm") is load_embeddings("MiniLM")  # loaded once
+
+
+@pytest.mark.parametrize("name", ALL_MODELS)
+def test_vectors_are_deterministic_and_batch_independent(name):
+    model = _model(name)
+    texts = [SIMILAR[0], UNRELATED, "", "短い日本語の文です。"]
+    first = np.asarray(model.embed_documents(texts))
+    assert np.array_equal(first, np.asarray(model.embed_documents(texts)))
+    again = np.asarray(model.embed_documents(list(reversed(texts))))[::-1]
+    alone = np.asarray([model.embed_query(t) for t in texts])
+    if name == "minilm-onnx-int8":
+        # Dynamic quantization scales activations per batch: a text's vector moves a
+        # little with its batch-mates (documented), but stays the same direction.
+        cosines = np.sum(first * alone, axis=1)
+        assert (cosines > 0.95).all(), cosines
+        return
+    assert np.allclose(first, again, atol=1e-5)
+    assert np.allclose(first, alone, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ALL_MODELS)
+def test_similar_texts_are_closer_than_unrelated_ones(name):
+    model = _model(name)
+    a, b, c = (np.asarray(v) for v in model.embed_documents([*SIMILAR, UNRELATED]))
+    assert float(a @ b) > float(a @ c) + 0.1
+    assert float(a @ b) > float(b @ c) + 0.1
+
+
+def test_static_model_embeds_empty_text_as_zero_and_rows_have_unit_length():
+    vectors = _model("static").encode(["", "   ", "hello there", "€ 😀"])
+    assert not vectors[0].any() and not vectors[1].any()
+    assert np.allclose(np.linalg.norm(vectors[2]), 1.0, atol=1e-5)
+
+
+def test_wordpiece_tokenizer_matches_the_tokenizers_wheel():
+    from tokenizers import Tokenizer
+
+    from langgraph_librarian._wordpiece import WordPieceTokenizer
+    from langgraph_librarian.minilm import _model_dir
+
+    directory = _model_dir()
+    ours = WordPieceTokenizer((directory / "vocab.txt").read_text(encoding="utf-8").splitlines())
+    reference = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    reference.no_truncation()
+    reference.no_padding()
+    texts = [
+        "Hello, World! It's 3.14 e.g. a_b-c (x) [y] {z} <html> ~tilde~ `code`",
+        "Héllo wörld: café, naïve façade, Ünïcödé, İstanbul, ﬁne, ½ ³ ③",
+        "東京タワーに行きました 中文句子 한국어 ไทย हिन्दी عربي Ελληνικά Дом",
+        "emoji 😀👍🏽 €5 £10 ¥300 $7 — dashes – and “quotes” … ellipsis",
+        "tabs\tand\nnew lines\r\nzero\u200bwidth no\u00a0break ctrl\x00\x07 chars",
+        "supercalifragilisticexpialidocious " + "x" * 120 + " antidisestablishmentarianism",
+        "",
+    ]
+    for text in texts:
+        assert ours.encode(text) == reference.encode(text, add_special_tokens=False).ids, text
+
+
+def test_onnx_encoder_matches_sentence_transformers_reference():
+    vectors = _model("minilm-onnx").encode(REFERENCE["sentences"])
+    for row, expected in zip(vectors, REFERENCE["first8"], strict=True):
+        assert np.allclose(row[:8], expected, atol=1e-4)
+    assert abs(float(vectors[0] @ vectors[1]) - REFERENCE["dot01"]) < 1e-4
+
+
+def test_index_records_the_model_and_selector_ignores_vectors_of_another_model():
+    from langgraph_librarian._static import StaticEmbeddings
+    from langgraph_librarian.embeddings import embedding_model_id
+
+    static = _model("static")
+    # Another model of the same dimension: same vocabulary, shuffled vectors.
+    table = static._vectors[np.random.default_rng(1).permutation(static._vectors.shape[0])]
+    other = StaticEmbeddings(table, model_id="shuffled-static")
+    messages = [
+        *conversation(3),
+        HumanMessage("My daughter is allergic to peanuts, so no nuts at the party. " * 3, id="al"),
+    ]
+    entries = update_index(messages, [], LibrarianConfig(embeddings=static)).entries
+    assert {e.vector_model for e in entries} == {embedding_model_id(static)}
+    query = "Which foods must we avoid for the kids at the party?"
+    lexical = LocalSelector(embeddings=None).scores(query, messages, entries)
+    same = LocalSelector(embeddings=static)
+    mismatched = LocalSelector(embeddings=other)
+    static_vector = static.embed_query(query)
+    assert not np.allclose(same.scores(query, messages, entries, static_vector), lexical)
+    # The other model's query vector has the right length but must not be compared.
+    other_vector = other.embed_query(query)
+    assert np.array_equal(mismatched.scores(query, messages, entries, other_vector), lexical)
+    # Vectors stored before models were recorded still count when the length fits.
+    legacy = [dataclasses.replace(e, vector_model=None) for e in entries]
+    assert not np.allclose(same.scores(query, messages, legacy, static_vector), lexical)
+    # A query from a model of another dimension never meets them either.
+    minilm_vector = _model("minilm").embed_query(query)
+    plain = LocalSelector(embeddings=None)  # no model id: only the length check applies
+    assert np.array_equal(plain.scores(query, messages, legacy, minilm_vector), lexical)
+
+
+def test_model_id_of_third_party_embeddings():
+    from langchain_core.embeddings import FakeEmbeddings
+
+    from langgraph_librarian.embeddings import embedding_model_id
+
+    class Named(FakeEmbeddings):
+        model: str = "text-embedding-3-small"
+
+    assert embedding_model_id(FakeEmbeddings(size=8)) == "FakeEmbeddings"
+    assert embedding_model_id(Named(size=8)) == "Named:text-embedding-3-small"
+    assert embedding_model_id(_model("minilm")) == embedding_model_id(_model("minilm-onnx"))

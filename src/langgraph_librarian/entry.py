@@ -34,6 +34,10 @@ class IndexEntry:
             ``"pending"`` (provisional, made at selection time, never saved).
         vector: Embedding of the message (base64 float16, unit length) when the
             local selector has an embedding model; computed once at index time.
+        vector_model: Id of the model that made ``vector``
+            (:func:`~langgraph_librarian.embeddings.embedding_model_id`); a query
+            embedded by another model is never compared with it. ``None`` for
+            vectors stored before models were recorded.
     """
 
     id: int
@@ -46,6 +50,7 @@ class IndexEntry:
     name: str | None = None
     status: EntryStatus = "summarized"
     vector: str | None = None
+    vector_model: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dict, the form kept in graph state and stores."""
@@ -62,6 +67,7 @@ class IndexEntry:
             "name": self.name,
             "status": self.status,
             "vector": self.vector,
+            "vector_model": self.vector_model,
         }
 
     @classmethod
@@ -103,7 +109,7 @@ def _type_problem(entry: IndexEntry) -> str | None:
         return "indexing_latency_ms must be a number"
     if entry.status not in _STATUSES:
         return f"unknown status {entry.status!r}"
-    for name in ("message_id", "name", "vector"):
+    for name in ("message_id", "name", "vector", "vector_model"):
         value = getattr(entry, name)
         if value is not None and type(value) is not str:
             return f"{name} must be a string or null"

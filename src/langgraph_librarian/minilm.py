@@ -102,6 +102,7 @@ class MiniLMEmbeddings(Embeddings):
         self.layers = int(config["num_hidden_layers"])
         self.batch_size = batch_size
         self.max_length = max_length
+        self.model_id = "all-MiniLM-L6-v2"  # recorded with stored vectors
         self._w: dict[str, Any] = load_file(str(directory / "model.safetensors"))
         # Pre-transpose linear weights once: x @ W.T becomes x @ Wt.
         for name in list(self._w):
@@ -118,6 +119,14 @@ class MiniLMEmbeddings(Embeddings):
             self._tokenizer.no_padding()
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
+        return self.forward(ids, mask)
+
+    def forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Unit-length mean-pooled embeddings of token id batches (``[batch, length]``).
+
+        ``mask`` is 1.0 for real tokens and 0.0 for padding. Exposed so that
+        :mod:`langgraph_librarian._static` can distill the model token by token.
+        """
         w = self._w
         batch, length = ids.shape
         x = (

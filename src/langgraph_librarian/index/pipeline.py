@@ -13,7 +13,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph_librarian._messages import message_text
 from langgraph_librarian._vectors import encode_vector
 from langgraph_librarian.config import LibrarianConfig
-from langgraph_librarian.embeddings import resolve_embeddings
+from langgraph_librarian.embeddings import embedding_model_id, resolve_embeddings
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.index.reconcile import Reconciled, reconcile_index
 from langgraph_librarian.index.summarize import LLMSummarizer, local_entry, make_entry
@@ -133,9 +133,10 @@ def _embed_texts(entries: Sequence[IndexEntry], messages: Sequence[BaseMessage])
     ]
 
 
-def _attach(entries: Sequence[IndexEntry], vectors: Sequence[Sequence[float]]) -> None:
+def _attach(entries: Sequence[IndexEntry], vectors: Sequence[Sequence[float]], model: str) -> None:
     for entry, vector in zip(entries, vectors, strict=True):
         entry.vector = encode_vector(vector)
+        entry.vector_model = model
 
 
 def _embed(
@@ -150,7 +151,8 @@ def _embed(
     for start in range(0, len(fresh), _EMBED_BATCH):
         batch = fresh[start : start + _EMBED_BATCH]
         try:
-            _attach(batch, embeddings.embed_documents(_embed_texts(batch, messages)))
+            vectors = embeddings.embed_documents(_embed_texts(batch, messages))
+            _attach(batch, vectors, embedding_model_id(embeddings))
         except Exception as exc:  # embeddings are an optimisation: index without them
             update.errors.append(f"embedding failed: {type(exc).__name__}: {exc}"[:300])
             return
@@ -169,7 +171,8 @@ async def _aembed(
     for start in range(0, len(fresh), _EMBED_BATCH):
         batch = fresh[start : start + _EMBED_BATCH]
         try:
-            _attach(batch, await embeddings.aembed_documents(_embed_texts(batch, messages)))
+            vectors = await embeddings.aembed_documents(_embed_texts(batch, messages))
+            _attach(batch, vectors, embedding_model_id(embeddings))
         except Exception as exc:
             update.errors.append(f"embedding failed: {type(exc).__name__}: {exc}"[:300])
             return

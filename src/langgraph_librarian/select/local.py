@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph_librarian._messages import message_text
 from langgraph_librarian._text import content_terms
 from langgraph_librarian._vectors import vector_matrix
+from langgraph_librarian.embeddings import embedding_model_id
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select.lexical import BM25Index, bm25_index_for
 from langgraph_librarian.select.result import Selection
@@ -92,13 +93,15 @@ class LocalSelector:
 
     Args:
         max_selected: Upper bound on primary selections for one query.
-        embeddings: Embeds the query; entries must carry ``vector``s made by the
-            same model (the indexer does this when given the same embeddings).
+        embeddings: Embeds the query; only entries whose ``vector`` was made by the
+            same model (``vector_model``) are compared with it (the indexer records
+            the model when given the same embeddings).
     """
 
     def __init__(self, *, max_selected: int = 16, embeddings: Embeddings | None = None) -> None:
         self.max_selected = max_selected
         self.embeddings = embeddings
+        self._query_model = embedding_model_id(embeddings) if embeddings is not None else None
 
     # -- scoring --------------------------------------------------------------------
 
@@ -114,7 +117,7 @@ class LocalSelector:
         raw, best = index.score_passages(query)
         top = float(raw.max()) if raw.size else 0.0
         fused = raw / top if top > 0 else raw
-        semantic = self._semantic(query_vector, entries)
+        semantic = self._semantic(query_vector, entries, self._query_model)
         if semantic is not None:
             fused = (1 - SEMANTIC_WEIGHT) * fused + SEMANTIC_WEIGHT * semantic
         if len(entries) > 1:
@@ -125,25 +128,37 @@ class LocalSelector:
 
     @staticmethod
     def _semantic(
-        query_vector: Sequence[float] | None, entries: Sequence[IndexEntry]
+        query_vector: Sequence[float] | None,
+        entries: Sequence[IndexEntry],
+        query_model: str | None = None,
     ) -> np.ndarray | None:
         if query_vector is None:
-            return None
-        idx = [i for i, e in enumerate(entries) if e.vector]
-        if len(idx) < max(1, len(entries) // 2):
             return None
         q = np.asarray(query_vector, dtype=np.float32)
         norm = float(np.linalg.norm(q))
         if norm == 0:
             return None
         q = q / norm
+        # Only vectors of the query's model (same id, and the same length: entries
+        # stored before ids were recorded have none) are comparable with it.
+        encoded_length = 4 * -(-2 * q.shape[0] // 3)
+        idx = [
+            i
+            for i, e in enumerate(entries)
+            if e.vector
+            and len(e.vector) == encoded_length
+            and (query_model is None or e.vector_model in (None, query_model))
+        ]
+        if len(idx) < max(1, len(entries) // 2):
+            return None
         vectors = [entries[i].vector or "" for i in idx]
         matrix = vector_matrix(
-            [f"{entries[i].content_hash}:{v[:16]}" for i, v in zip(idx, vectors, strict=True)],
+            [
+                f"{entries[i].vector_model}:{entries[i].content_hash}:{v[:16]}"
+                for i, v in zip(idx, vectors, strict=True)
+            ],
             vectors,
         )
-        if matrix.shape[1] != q.shape[0]:
-            return None
         sims = np.zeros(len(entries), dtype=np.float32)
         sims[idx] = matrix @ q
         # Similarity only counts where it stands out from the typical entry, and a
