@@ -239,3 +239,28 @@ def test_a_raising_token_counter_falls_back_to_the_approximate_count(caplog):
     assert out["librarian_metadata"]["curated_tokens"] > 0
     warnings = [r for r in caplog.records if "token counter" in r.getMessage()]
     assert len(warnings) == 1  # said once, not every call
+
+
+def test_the_same_messages_indexed_with_and_without_vectors_are_not_confused():
+    """The state-index cache tells an index with vectors from one without."""
+    from langgraph_librarian._state_cache import state_entries
+    from langgraph_librarian.index import update_index
+
+    messages = [*conversation(40), HumanMessage("budget?", id="q")]
+
+    class Tiny:  # a deterministic stand-in embedding model
+        model_id = "tiny-test-model"
+
+        def embed_documents(self, texts):
+            return [[float(len(t) % 7), 1.0, 0.5] for t in texts]
+
+        def embed_query(self, text):
+            return [1.0, 1.0, 0.5]
+
+    from langchain_core.embeddings import Embeddings
+
+    tiny = type("TinyEmbeddings", (Tiny, Embeddings), {})()
+    lexical = update_index(messages, [], LibrarianConfig(embeddings=None)).entries
+    vectors = update_index(messages, [], LibrarianConfig(embeddings=tiny)).entries
+    assert state_entries({"index": [e.to_dict() for e in lexical]})[0].vector is None
+    assert state_entries({"index": [e.to_dict() for e in vectors]})[0].vector is not None

@@ -3,7 +3,7 @@
 A checkpointer hands every node a freshly deserialized ``state["index"]``: thousands
 of dicts that are the same as last call's. Turning them into validated
 :class:`IndexEntry` objects costs about a microsecond each; a fingerprint (message id,
-content hash and status per entry) costs a small fraction of that, so a hit returns
+content hash, status and embedding model per entry) costs a small fraction of that, so a hit returns
 the entries parsed before. The summary is not part of the fingerprint: an entry's
 summary is made once from its content (an edit changes the content hash) and never
 rewritten in place. The index node registers what it writes, so the next turn's read
@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 from typing import Any
 
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts
@@ -23,6 +23,7 @@ from langgraph_librarian.entry import IndexEntry, entries_from_dicts
 __all__ = ["remember_state_entries", "state_entries"]
 
 _FINGERPRINT = itemgetter("message_id", "content_hash", "status")
+_VECTOR_MODEL = methodcaller("get", "vector_model")
 _CACHE: OrderedDict[int, tuple[tuple[Any, ...], list[IndexEntry]]] = OrderedDict()
 _CACHE_SIZE = 16
 _LOCK = threading.Lock()
@@ -31,7 +32,9 @@ _MIN_CACHED = 64  # small indexes parse faster than they fingerprint and look up
 
 def _fingerprint(raw: Sequence[Any]) -> tuple[tuple[Any, ...], int] | None:
     try:
-        fingerprint = tuple(map(_FINGERPRINT, raw))
+        # The embedding model too: the same messages indexed with and without vectors
+        # (or by two models) are different indexes.
+        fingerprint = (tuple(map(_FINGERPRINT, raw)), tuple(map(_VECTOR_MODEL, raw)))
         return fingerprint, hash(fingerprint)
     except (KeyError, TypeError):  # not our format: the strict parser explains
         return None

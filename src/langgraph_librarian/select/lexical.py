@@ -169,6 +169,15 @@ class BM25Index:
             best[docs[keep]] = ordered[keep]
         return doc_scores, best
 
+    @property
+    def passage_count(self) -> int:
+        """Passages indexed so far."""
+        return len(self._owner)
+
+    def passage_frequency(self, term: str) -> int:
+        """In how many passages ``term`` (a content term, as ``content_terms`` gives) occurs."""
+        return len(self._postings.get(term, ()))
+
     def doc_passages(self, doc: int) -> range:
         """Passage ids of document ``doc`` (a document's passages are contiguous)."""
         n = len(self._owner)  # snapshot: another thread may be appending

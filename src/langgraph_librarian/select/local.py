@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -27,6 +28,10 @@ _RESERVE_CUTOFF = 0.2
 """Reserve candidates (for an unused budget) score at least this share of the best one."""
 SEMANTIC_WEIGHT = 0.4
 """Share of the fused score given to embedding similarity when vectors exist."""
+_SUMMARY_EMBEDDED_TOKENS = 250
+"""Messages longer than this (about 1,000 characters) are embedded by their summary."""
+_LONG_SEMANTIC_FACTOR = 0.5
+"""Semantic weight kept for such messages."""
 _MIN_SEMANTIC_SPREAD = 0.2
 """Cosine similarity above the median that earns full semantic weight."""
 _EXPANSION_POOL = 60
@@ -39,6 +44,13 @@ _LINK_FACTOR = 0.95
 _SUPERSEDE_FACTOR = 1.02
 """A later change ranks just above the statement it changes (the latest value wins)."""
 _LINK_ROUNDS = 3
+_BRIDGE_SEEDS = 3
+"""Top matches whose names may bridge to other messages."""
+_BRIDGE_FACTOR = 0.8
+"""A bridged message ranks at most this share of the top match's score."""
+_BRIDGE_MIN_DF, _BRIDGE_DF_SHARE = 5, 0.003
+"""A bridging name occurs in at most max(5, 0.3% of passages) passages."""
+_NAME = re.compile(r"\b[A-Z][a-zà-ÿ]+(?:[- ][A-Z][a-zà-ÿ]+)*")
 _RECENCY_BONUS = 0.01
 
 
@@ -119,7 +131,14 @@ class LocalSelector:
         fused = raw / top if top > 0 else raw
         semantic = self._semantic(query_vector, entries, self._query_model)
         if semantic is not None:
-            fused = (1 - SEMANTIC_WEIGHT) * fused + SEMANTIC_WEIGHT * semantic
+            # A long message is embedded through its summary (a small model reads about
+            # 256 tokens): its vector speaks for a few sentences, not the whole text.
+            weight = np.full(len(entries), SEMANTIC_WEIGHT)
+            tokens = np.fromiter(
+                (e.original_tokens for e in entries), dtype=np.float64, count=len(entries)
+            )
+            weight[tokens > _SUMMARY_EMBEDDED_TOKENS] *= _LONG_SEMANTIC_FACTOR
+            fused = (1 - weight) * fused + weight * semantic
         if len(entries) > 1:
             # Among equally relevant messages the later one is the current truth.
             positions = np.fromiter((e.id for e in entries), dtype=np.float64, count=len(entries))
@@ -275,6 +294,9 @@ class LocalSelector:
         linked = self._linked(query, priority, order[:_EXPANSION_POOL], scored, entries)
         for i, score in linked.items():
             priority[i] = max(priority.get(i, 0.0), score)
+        bridged = self._bridged(query, order, scored, entries, messages, excluded)
+        for i, score in bridged.items():
+            priority[i] = max(priority.get(i, 0.0), score)
         position_to_slot = {e.id: i for i, e in enumerate(entries)}
         neighbours: dict[int, float] = {}
         for i in primary:
@@ -312,6 +334,54 @@ class LocalSelector:
             expanded_ids=expanded,
             reserve_ids=reserve,
         )
+
+    @staticmethod
+    def _bridged(
+        query: str,
+        order: list[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+        excluded: set[int],
+    ) -> dict[int, float]:
+        """Messages about a rare name that the best matches mention (a bridge entity).
+
+        "Where has my physio moved to?" finds "Farah has just moved to Annecy"; the
+        message that says who Farah is ("my physiotherapist, Farah") shares no word with
+        the question, only the name with the first find. Names in the best passages
+        of the top few matches, when rare in the conversation (a name on every line,
+        such as a speaker's, links nothing), become a second query; its best matches
+        rank a little below the top match.
+        """
+        query_terms = set(content_terms(query))
+        index, best, fused = scored.lexical, scored.best_passage, scored.fused
+        rare = max(_BRIDGE_MIN_DF, int(_BRIDGE_DF_SHARE * index.passage_count))
+        names: set[str] = set()
+        for slot in order[:_BRIDGE_SEEDS]:
+            pid = int(best[slot])
+            if pid < 0:
+                continue
+            text = index.passage_text(pid, _doc_text(entries[slot], messages[entries[slot].id]))
+            for name in _NAME.findall(text):
+                names.update(
+                    term
+                    for term in content_terms(name)
+                    if term not in query_terms
+                    and len(term) > 2
+                    and index.passage_frequency(term) <= rare
+                )
+        if not names:
+            return {}
+        raw, _ = index.score_passages(" ".join(sorted(names)))
+        top = float(raw.max()) if raw.size else 0.0
+        if top <= 0:
+            return {}
+        seed = float(fused[order[0]])
+        found: dict[int, float] = {}
+        for slot in np.argsort(-raw, kind="stable")[: 2 * _BRIDGE_SEEDS]:
+            if raw[slot] > 0 and entries[slot].id not in excluded:
+                found[int(slot)] = _BRIDGE_FACTOR * seed * float(raw[slot]) / top
+        return found
 
     @staticmethod
     def _linked(
