@@ -17,6 +17,7 @@ from typing_extensions import TypedDict
 from fakes import ScriptedChatModel
 from helpers import conversation
 from langgraph_librarian import (
+    LOCAL,
     FileIndexStore,
     LibrarianConfig,
     LibrarianState,
@@ -52,7 +53,10 @@ def checkpointer(request, tmp_path):
 def test_quick_start_runs_as_written():
     indexer = ScriptedChatModel(script="A short summary of the message.")
     selector = selector_answer("[4, 16]")
-    config = LibrarianConfig(indexer_model=indexer, selector_model=selector)
+    # Unbounded context: the spec's first turn passes everything through.
+    config = LibrarianConfig(
+        indexer_model=indexer, selector_model=selector, context_token_budget=None
+    )
     seen: list[list[Any]] = []
     graph = create_librarian_graph(agent_fn=recording_agent(seen), config=config)
     messages = conversation(12)
@@ -67,6 +71,33 @@ def test_quick_start_runs_as_written():
     assert len(result["index"]) == len(messages) + 1
     assert result["librarian_metadata"]["indexing_new_count"] == len(messages) + 1
     assert len(indexer.calls) == len(messages)  # the short AI reply is indexed verbatim
+
+
+def test_first_turn_over_the_default_budget_is_curated_from_provisional_entries():
+    """A long history arriving with no index (an import, a migrated thread) is not sent
+    whole: the default budget is enforced with provisional (extractive) entries."""
+    selector = selector_answer("[4, 16]")
+    config = LibrarianConfig(indexer_model=ScriptedChatModel(script="s"), selector_model=selector)
+    seen: list[list[Any]] = []
+    graph = create_librarian_graph(agent_fn=recording_agent(seen), config=config)
+    messages = conversation(12)
+    result = graph.invoke({"messages": messages, "query": "What was the budget?", "index": []})
+    meta = result["librarian_metadata"]
+    assert meta["selection_skipped"] is False
+    assert meta["context_budget"] == 2000  # the auto floor: 8% of ~3.3k tokens is less
+    assert meta["original_tokens"] > meta["context_budget"] >= meta["curated_tokens"]
+    assert len(seen[0]) < len(messages)
+    assert len(selector.calls) == 1
+
+
+def test_short_history_with_no_index_passes_through_under_the_default_budget():
+    config = LibrarianConfig(indexer_model=ScriptedChatModel(script="s"), selector_model=LOCAL)
+    seen: list[list[Any]] = []
+    graph = create_librarian_graph(agent_fn=recording_agent(seen), config=config)
+    messages = conversation(3)
+    result = graph.invoke({"messages": messages, "query": "budget?", "index": []})
+    assert result["librarian_metadata"]["reason"] == "no_index"
+    assert len(seen[0]) == len(messages)
 
 
 def test_second_turn_selects_and_hydrates(checkpointer):

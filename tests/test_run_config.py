@@ -108,7 +108,8 @@ async def test_callbacks_see_internal_calls_as_tagged_child_runs(use_async):
         graph.invoke(first, cfg)
         graph.invoke(second, cfg)
     steps = [r["step"] for r in recorder.runs]
-    assert steps.count("index") >= 20 and steps.count("select") == 1
+    # Both turns select: the first one's 10 long turns are over the default budget.
+    assert steps.count("index") >= 20 and steps.count("select") == 2
     for run in recorder.runs:
         assert run["parent"] is not None  # a child of the user's graph run, not a root
         if run["step"] is not None:
@@ -130,7 +131,8 @@ def test_middleware_stream_shows_only_the_agents_tokens():
     )
     cfg = {"configurable": {"thread_id": "mw"}}
     agent.invoke({"messages": conversation(10)}, cfg)
+    before = len(selector.calls)
     question = {"messages": [HumanMessage("What is the budget?")]}
     chunks = list(agent.stream(question, cfg, stream_mode="messages"))
-    assert len(selector.calls) == 1  # the selector did run in this turn...
+    assert len(selector.calls) == before + 1  # the selector did run in this turn...
     assert streamed_texts(chunks) == ["Final answer."]  # ...and did not stream

@@ -218,6 +218,9 @@ def test_a_100k_character_paste_is_taken_and_indexed(db: Path) -> None:
     assert len(finished.report.selected[0].text) == 100_000
     assert len(service.history(thread)[0]["content"]) == 100_000
     assert "more characters, kept in the thread" in inspector_html(finished.report)
+    # ~25k tokens cannot fit the default budget: the model got the paste's summary.
+    assert finished.report.selected[0].shortened
+    assert "summary sent (too long)" in inspector_html(finished.report)
     service.close()
 
 

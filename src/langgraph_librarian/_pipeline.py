@@ -220,6 +220,7 @@ def _skipped(plan: _Plan, reason: str) -> StateUpdate:
         "curated_count": len(messages),
         "curated_tokens": tokens,
         "token_reduction_pct": 0.0,
+        "context_budget": config.budget_for(tokens),
         "selection_latency_ms": round((time.perf_counter() - plan.started) * 1000, 3),
     }
     return {"curated_messages": list(messages), "selected_ids": [], "librarian_metadata": metadata}
@@ -244,11 +245,9 @@ def _plan(state: dict[str, Any], config: LibrarianConfig, entries: list[IndexEnt
         plan.skip = _skipped(plan, "no_earlier_messages")
         return plan
     if not entries:
-        too_big = (
-            config.context_token_budget is not None
-            and count_tokens(messages, config.token_counter) > config.context_token_budget
-        )
-        if not too_big:
+        tokens = count_tokens(messages, config.token_counter)
+        budget = config.budget_for(tokens)
+        if budget is None or tokens <= budget:
             plan.skip = _skipped(plan, "no_index")
             return plan
     rec = reconcile_index(messages, entries)
@@ -287,18 +286,25 @@ def _with_gist(curated: list[BaseMessage], gist: SystemMessage | None) -> list[B
 def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     config, messages = plan.config, plan.messages
     gist_cost = gist_tokens(plan.gist, config)
-    budget = config.context_token_budget
+    budget = config.budget_for(plan.original_tokens)
     # Reserve candidates only fill a budget; they never grow an unbounded context.
     ranked = selection.ids if budget is None else [*selection.ids, *selection.reserve_ids]
+    summaries = plan.recent_summaries
+    if budget is not None:  # short forms for selections too long to fit whole
+        wanted = set(ranked)
+        summaries = summaries | {
+            e.id: e.summary for e in plan.candidates if e.id in wanted and e.status != "verbatim"
+        }
     hydrated = hydrate(
         messages,
         ranked,
         recent_turns=config.always_include_recent_turns,
         token_budget=None if budget is None else max(1, budget - gist_cost),
         token_counter=config.token_counter,
-        summaries=plan.recent_summaries,
+        summaries=summaries,
     )
     curated = _with_gist(hydrated.messages, plan.gist)
+    selected = set(hydrated.selected)
     curated_tokens = count_tokens(curated, config.token_counter)
     original = plan.original_tokens
     metadata: dict[str, Any] = {
@@ -322,7 +328,9 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         "selector_prompt_tokens": selection.prompt_tokens,
         "expanded_ids": [p for p in selection.expanded_ids if p in hydrated.selected],
         "dropped_for_budget": hydrated.dropped_for_budget,
-        "shortened_recent_ids": hydrated.compacted,
+        "shortened_recent_ids": [p for p in hydrated.compacted if p not in selected],
+        "shortened_selected_ids": [p for p in hydrated.compacted if p in selected],
+        "context_budget": budget,
     }
     if selection.fallback_reason:
         metadata["fallback_reason"] = selection.fallback_reason

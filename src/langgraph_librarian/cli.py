@@ -161,7 +161,13 @@ def _check_bench_options(args: argparse.Namespace) -> None:
                 flag = "--" + option.replace("_", "-")
                 raise CliError(f"{flag} does not apply to --dataset tools")
     _at_least(1, "--limit", args.limit)
-    _at_least(1, "--budget", args.budget)
+    if args.dataset != "tools":
+        from langgraph_librarian.evals._budget import parse_budget
+
+        try:
+            args.budget = parse_budget(args.budget)
+        except ValueError as exc:
+            raise CliError(f"--budget: {exc}") from None
     _at_least(_MIN_MESSAGES, "--messages", args.messages)
     _at_least(1, "--conversations", args.conversations)
     for size in args.tools or []:
@@ -287,6 +293,7 @@ def _bench(args: argparse.Namespace) -> int:
     embeddings = _embeddings(args.no_embeddings)
     if args.dataset == "tools":
         return _tool_bench(args, embeddings)
+    from langgraph_librarian.evals._budget import budget_label
     from langgraph_librarian.evals.runner import (
         ProgressPrinter,
         describe_plan,
@@ -317,7 +324,7 @@ def _bench(args: argparse.Namespace) -> int:
         judge = AnswerJudge(answer_model, judge_model)
     engine = type(embeddings).__name__ if embeddings is not None else "none (lexical only)"
     _say(f"bench {describe_plan(dataset, conversations, plan, strategies)}")
-    _say(f"embeddings: {engine}; context budget {args.budget:,} tokens")
+    _say(f"embeddings: {engine}; context budget {budget_label(args.budget)}")
     shared = SharedIndexing(embeddings)
     reports: dict[str, dict[str, Any]] = {}
     outcomes, index_seconds = run_bench(
@@ -485,10 +492,11 @@ def _add_bench(sub: Any) -> _Parser:
     )
     bench.add_argument(
         "--budget",
-        type=int,
-        metavar="TOKENS",
-        default=2000,
-        help="context tokens for retrieval strategies (default: %(default)s)",
+        metavar="TOKENS|auto|N%",
+        default="2000",
+        help="context budget of every strategy but brute-force: tokens, 'auto' (the "
+        "Librarian's default: 7%% of each history, 2,000-8,000 tokens) or a share of each "
+        "history such as 6%% (default: %(default)s)",
     )
     bench.add_argument(
         "--seed", type=int, metavar="N", default=7, help="seed of the generated data (default: 7)"

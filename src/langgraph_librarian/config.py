@@ -21,6 +21,10 @@ from langgraph_librarian.tokens import TokenCounter
 
 __all__ = ["LOCAL", "LibrarianConfig", "resolve_config", "session_id_from_config"]
 
+AUTO_BUDGET_SHARE: Final = 0.07
+AUTO_BUDGET_MIN: Final = 2_000
+AUTO_BUDGET_MAX: Final = 8_000
+
 LOCAL: Final = "local"
 """Pass as ``indexer_model`` or ``selector_model`` to force the offline engine for that step."""
 
@@ -67,12 +71,17 @@ class LibrarianConfig:
             ``"text"``).
         selector_token_budget: Upper bound on the selection prompt; larger indexes
             are shortlisted by the local ranker first.
-        context_token_budget: Optional bound on the curated context; lowest-ranked
-            selections are dropped first, then older recent turns.
+        context_token_budget: Bound on the curated context. ``"auto"`` (default): 7%
+            of the whole history, at least 2,000 and at most 8,000 tokens (see
+            :meth:`budget_for`). An int: that many tokens. ``None``: unbounded (every
+            selected message, all recent turns). Within the budget the current turn is
+            always kept, earlier recent turns take at most about a third (long ones
+            shortened to their summaries), and the selection fills the rest.
         token_counter: Your model's message token counter; default approximate.
         embeddings: LangChain embeddings for the local selector. ``"auto"``: the
-            packaged offline model (all-MiniLM-L6-v2) when installed, else lexical
-            only; ``None``: lexical only. Vectors are computed once, at index time.
+            model named by ``LIBRARIAN_EMBEDDINGS``, else the packaged static model
+            (distilled from all-MiniLM-L6-v2, no download); ``None``: lexical only.
+            Vectors are computed once, at index time.
         max_selected: Most messages the local selector returns for one query.
         background_indexing: ``index_messages`` hands indexing to a worker thread and
             returns at once (needs ``store``: the index lands there when done; until
@@ -98,7 +107,7 @@ class LibrarianConfig:
     max_retries: int = 2
     retry_backoff: float = 0.5
     selector_token_budget: int = 8000
-    context_token_budget: int | None = None
+    context_token_budget: int | Literal["auto"] | None = "auto"
     token_counter: TokenCounter | None = None
     embeddings: Embeddings | Literal["auto"] | None = "auto"
     max_selected: int = 16
@@ -125,8 +134,13 @@ class LibrarianConfig:
                 "model_timeout must be > 0 or None",
             ),
             (
-                self.context_token_budget is None or self.context_token_budget > 0,
-                "context_token_budget must be > 0 or None",
+                self.context_token_budget in (None, "auto")
+                or (
+                    isinstance(self.context_token_budget, int)
+                    and not isinstance(self.context_token_budget, bool)
+                    and self.context_token_budget > 0
+                ),
+                "context_token_budget must be a positive int, 'auto' or None",
             ),
             (
                 self.selection_timeout is None or self.selection_timeout > 0,
@@ -164,6 +178,26 @@ class LibrarianConfig:
             raise ValueError(
                 "background_indexing needs a store: graph state can only change while a node runs"
             )
+
+    # -- budget ---------------------------------------------------------------------
+
+    def budget_for(self, history_tokens: int) -> int | None:
+        """The curated-context budget for a history of ``history_tokens`` tokens.
+
+        With ``"auto"``: 7% of the history, within 2,000..8,000 tokens. A long chat
+        then costs a small, bounded share of sending everything, and a short one is
+        not squeezed below what a few turns and a few selected messages need.
+
+        Example:
+            >>> LibrarianConfig().budget_for(60_000)
+            4200
+            >>> LibrarianConfig(context_token_budget=None).budget_for(60_000) is None
+            True
+        """
+        if self.context_token_budget == "auto":
+            share = round(AUTO_BUDGET_SHARE * history_tokens)
+            return max(AUTO_BUDGET_MIN, min(AUTO_BUDGET_MAX, share))
+        return self.context_token_budget
 
     # -- models ---------------------------------------------------------------------
 

@@ -126,7 +126,9 @@ def _question_rows(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(selected messages, needed messages that were not selected), with their passages."""
     needed_ids = set(question.evidence)
-    selected: list[int] = list(meta["selected_ids"])
+    # A selection sent as its summary (too long for the budget) is not sent in full.
+    shortened = set(meta.get("shortened_selected_ids") or [])
+    selected: list[int] = [p for p in meta["selected_ids"] if p not in shortened]
     expanded = set(meta.get("expanded_ids") or [])
     needed = [p for p, mid in ids.items() if mid in needed_ids]
     missed = [p for p in needed if p not in selected]
@@ -140,7 +142,10 @@ def _question_rows(
         }
         for p in selected
     ]
-    missing = [{"position": p, "needed": True, "passage": passages[p]} for p in missed]
+    missing = [
+        {"position": p, "needed": True, "passage": passages[p], "shortened": p in shortened}
+        for p in missed
+    ]
     return picked, missing
 
 
@@ -164,7 +169,8 @@ def _print_question(
         say(f"   ... and {len(picked) - len(shown)} more")
     for row in missing:
         passage = f'"{row["passage"]}"' if row["passage"] else "(no passage matches)"
-        say(f"   #{row['position']:<4} MISSED {passage}")
+        note = " (only its summary fit the budget)" if row.get("shortened") else ""
+        say(f"   #{row['position']:<4} MISSED {passage}{note}")
 
 
 def run_demo(

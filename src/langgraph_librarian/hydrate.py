@@ -38,7 +38,9 @@ class Hydrated:
         selected: Selected positions that made it in (rank order).
         dropped_for_budget: Selected positions left out to respect the token budget.
         recent_start: Where the kept recent turns begin.
-        compacted: Positions of recent messages given in short form to fit the budget.
+        compacted: Positions of messages given in short form (their summary) to fit the
+            budget: long earlier recent messages, and selected messages longer than the
+            whole budget.
     """
 
     messages: list[BaseMessage] = field(default_factory=list)
@@ -101,7 +103,9 @@ def hydrate(
     budget (long messages there are first given in short form, from ``summaries``, a
     position -> summary mapping, then the oldest turns are left out), so that they
     cannot crowd out the selection, which fills the rest in rank order; budget the
-    selection leaves unused goes back to the recent turns.
+    selection leaves unused goes back to the recent turns. A selected message longer
+    than all the room there is (a pasted document) is given in short form when
+    ``summaries`` has it and that fits.
     """
     n = len(messages)
     groups = tool_groups(messages)
@@ -144,6 +148,20 @@ class _Budget:
         return count_tokens(list(messages), self.counter) if messages else 0
 
 
+def _short_forms(
+    messages: Sequence[BaseMessage],
+    positions: Sequence[int],
+    summaries: Mapping[int, str],
+    budget: _Budget,
+) -> dict[int, BaseMessage]:
+    """Short forms of the long messages among ``positions`` that have a summary."""
+    return {
+        p: compact_copy(messages[p], summaries[p])
+        for p in positions
+        if p in summaries and budget.cost([messages[p]]) >= _COMPACT_MIN_TOKENS
+    }
+
+
 def _within_budget(
     messages: Sequence[BaseMessage],
     units: list[tuple[int, list[int]]],
@@ -165,6 +183,7 @@ def _within_budget(
         for a, b in itertools.pairwise(bounds)
     ]
     used = budget.cost([messages[p] for p in sorted(core)])
+    room = budget.total - used  # the most any selection could ever get
     cap = max(0, min(budget.total - used, int(budget.total * budget.recent_share)))
     shown: dict[int, BaseMessage] = {}  # earlier recent message -> full or short form
 
@@ -174,12 +193,7 @@ def _within_budget(
         if budget.cost(list(full.values())) <= room:
             shown.update(full)
             return
-        short = {
-            p: compact_copy(m, summaries[p])
-            if p in summaries and budget.cost([m]) >= _COMPACT_MIN_TOKENS
-            else m
-            for p, m in full.items()
-        }
+        short = {**full, **_short_forms(messages, list(full), summaries, budget)}
         for k in range(len(turns)):  # drop the oldest turns until the rest fits
             kept = {p: short[p] for turn in turns[k:] for p in turn}
             if budget.cost(list(kept.values())) <= room:
@@ -190,10 +204,21 @@ def _within_budget(
     used += budget.cost(list(shown.values()))
     kept_units: list[tuple[int, list[int]]] = []
     dropped: list[int] = []
+    shortened: dict[int, BaseMessage] = {}  # selected messages given in short form
     for rank_pos, members in units:
         extra = budget.cost([messages[p] for p in members])
         if used + extra <= budget.total:
             kept_units.append((rank_pos, members))
+            used += extra
+            continue
+        # Too long to ever fit whole (a pasted report...): its summary, if that fits.
+        # A message that merely lost the race for room is dropped instead, so smaller
+        # selections below it can still come in full.
+        short = _short_forms(messages, members, summaries, budget) if extra > room else {}
+        extra = budget.cost([short.get(p, messages[p]) for p in members])
+        if short and used + extra <= budget.total:
+            kept_units.append((rank_pos, members))
+            shortened.update(short)
             used += extra
         else:
             dropped.append(rank_pos)
@@ -204,7 +229,7 @@ def _within_budget(
     chosen = core | set(shown)
     for _, members in kept_units:
         chosen.update(members)
-    replaced = {p: m for p, m in shown.items() if m is not messages[p]}
+    replaced = {p: m for p, m in shown.items() if m is not messages[p]} | shortened
     kept_start = min((p for turn in turns for p in turn if p in shown), default=current)
     return _result(messages, chosen, kept_units, dropped, min(kept_start, current), replaced)
 

@@ -20,6 +20,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.messages.utils import trim_messages
 
+from langgraph_librarian.evals._budget import BudgetSpec, budget_tokens
 from langgraph_librarian.index.pipeline import IndexProgress
 from langgraph_librarian.memory import RunningSummarizer, summary_message
 from langgraph_librarian.tokens import count_tokens
@@ -59,16 +60,16 @@ class RunningSummaryStrategy:
 
     name = "running-summary"
 
-    def __init__(self, budget: int, **_: Any) -> None:
+    def __init__(self, budget: BudgetSpec, **_: Any) -> None:
         self.budget = budget
-        self.summary_tokens = summary_share(budget)
+        self.summary_tokens = summary_share(budget_tokens(budget, 0))
         self.summarizer = RunningSummarizer(max_summary_tokens=self.summary_tokens)
         self.summary = ""
 
     def _window(self, history: Sequence[BaseMessage]) -> list[BaseMessage]:
         kept = trim_messages(
             list(history),
-            max_tokens=self.budget - self.summary_tokens,
+            max_tokens=max(1, budget_tokens(self.budget, history) - self.summary_tokens),
             strategy="last",
             token_counter="approximate",
             start_on="human",
@@ -81,6 +82,8 @@ class RunningSummaryStrategy:
     ) -> int:
         # Everything older than the recent window is summarized (the question to come
         # is short, so the window is the same for every question of the conversation).
+        self.summary_tokens = summary_share(budget_tokens(self.budget, messages))
+        self.summarizer = RunningSummarizer(max_summary_tokens=self.summary_tokens)
         window = self._window(messages)
         older = messages[: len(messages) - len(window)]
         self.summary = fold_incrementally(older, self.summarizer, progress)

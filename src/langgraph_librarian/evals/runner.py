@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
+from langgraph_librarian.evals._budget import BudgetSpec
 from langgraph_librarian.evals._plot import plot_recall_vs_tokens
 from langgraph_librarian.evals.datasets.base import Conversation, Question
 from langgraph_librarian.evals.judge import AnswerJudge
@@ -176,7 +177,7 @@ def run_bench(
     conversations: Sequence[Conversation],
     strategy_names: Sequence[str],
     *,
-    budget: int,
+    budget: BudgetSpec,
     embeddings: Embeddings | None = None,
     model: BaseChatModel | None = None,
     limit: int | None = None,

@@ -20,8 +20,8 @@ import time
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -33,6 +33,7 @@ from langgraph_librarian._gist import plan_fold
 from langgraph_librarian._messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.entry import IndexEntry
+from langgraph_librarian.evals._budget import AUTO, BudgetSpec, budget_tokens
 from langgraph_librarian.evals._memory_strategies import (
     RunningSummaryStrategy,
     fold_incrementally,
@@ -230,7 +231,7 @@ class BruteForce:
 class LastN:
     name = "last-n"
 
-    def __init__(self, budget: int, **_: Any) -> None:
+    def __init__(self, budget: BudgetSpec, **_: Any) -> None:
         self.budget = budget
 
     def prepare(
@@ -242,7 +243,7 @@ class LastN:
         start = time.perf_counter()
         kept = trim_messages(
             list(history),
-            max_tokens=self.budget,
+            max_tokens=budget_tokens(self.budget, history),
             strategy="last",
             token_counter="approximate",
             start_on="human",
@@ -258,7 +259,7 @@ class _Ranked(ABC):
 
     name = "ranked"
 
-    def __init__(self, budget: int, **_: Any) -> None:
+    def __init__(self, budget: BudgetSpec, **_: Any) -> None:
         self.budget = budget
 
     @abstractmethod
@@ -272,7 +273,12 @@ class _Ranked(ABC):
     def context(self, history: Sequence[BaseMessage], question: str) -> ContextResult:
         start = time.perf_counter()
         ranked = self.rank(history, question)
-        result = hydrate(history, ranked, recent_turns=RECENT_TURNS, token_budget=self.budget)
+        result = hydrate(
+            history,
+            ranked,
+            recent_turns=RECENT_TURNS,
+            token_budget=budget_tokens(self.budget, history),
+        )
         return ContextResult(
             result.messages, count_tokens(result.messages), latency_ms=_timed(start)
         )
@@ -300,7 +306,7 @@ class VectorRag(_Ranked):
 
     def __init__(
         self,
-        budget: int,
+        budget: BudgetSpec,
         embeddings: Embeddings | None = None,
         shared: SharedIndexing | None = None,
         **_: Any,
@@ -336,12 +342,16 @@ class VectorRag(_Ranked):
         return [int(i) for i in np.argsort(-sims, kind="stable")]
 
 
+def _auto_or_none(budget: str) -> Literal["auto"] | None:
+    return "auto" if budget == AUTO else None
+
+
 class Librarian:
     """The Librarian through its public node, exactly as a graph would run it."""
 
     def __init__(
         self,
-        budget: int,
+        budget: BudgetSpec,
         embeddings: Embeddings | None = None,
         model: BaseChatModel | None = None,
         name: str = "librarian",
@@ -351,6 +361,8 @@ class Librarian:
     ) -> None:
         self.name = name
         self.shared = shared
+        self.budget = budget
+        self.with_summary = with_summary
         self.gist: dict[str, Any] = {}
         # Two strategies with the same models build the same index.
         self._signature = ("librarian", id(model), id(embeddings))
@@ -360,9 +372,12 @@ class Librarian:
             indexer_model=model,
             selector_model=model,
             embeddings=embeddings,
-            context_token_budget=budget,
+            # "auto" is the Librarian's own default; a share is set per question below.
+            context_token_budget=budget if isinstance(budget, int) else _auto_or_none(budget),
             always_include_recent_turns=RECENT_TURNS,
-            running_summary_tokens=summary_share(budget) if with_summary else None,
+            running_summary_tokens=summary_share(budget_tokens(budget, 0))
+            if with_summary
+            else None,
         )
         self.entries: list[IndexEntry] = []
         self.indexing = IndexingReport()
@@ -379,7 +394,9 @@ class Librarian:
             update = self.shared.index((_fingerprint(messages), self._signature), build)
         self.entries = update.entries
         self.indexing.add(update)
-        if self.config.running_summary_tokens is not None:
+        if self.with_summary:
+            share = summary_share(budget_tokens(self.budget, messages))
+            self.config = replace(self.config, running_summary_tokens=share)
             self.gist = self._gist(messages, progress)
         if self.config.uses_local_indexer:
             return 0
@@ -408,7 +425,10 @@ class Librarian:
         state = {"messages": list(history), "index": [e.to_dict() for e in self.entries]}
         if self.gist:
             state["librarian_summary"] = self.gist
-        out = select_and_hydrate(state, {"configurable": {"librarian": self.config}})
+        config = self.config
+        if not isinstance(self.budget, int) and self.budget != AUTO:
+            config = replace(config, context_token_budget=budget_tokens(self.budget, history))
+        out = select_and_hydrate(state, {"configurable": {"librarian": config}})
         meta = out["librarian_metadata"]
         return ContextResult(
             out["curated_messages"],
@@ -437,7 +457,7 @@ STRATEGY_NAMES = [
 def make_strategy(
     name: str,
     *,
-    budget: int,
+    budget: BudgetSpec,
     embeddings: Embeddings | None,
     model: BaseChatModel | None,
     shared: SharedIndexing | None = None,

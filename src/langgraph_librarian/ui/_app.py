@@ -57,6 +57,7 @@ CSS = """
              border: 1px solid var(--border-color-primary); }
 .lib-sent { background: #d7f5dd; color: #14532d; }
 .lib-unsent { background: #eee; color: #444; }
+.lib-shortened { background: #fff3cd; color: #664d03; }
 .lib-warn { background: #fff4d6; color: #5c4400; border-radius: 6px; padding: 6px; }
 .lib-error { background: #fde2e1; color: #7a1212; border-radius: 6px; padding: 6px; }
 .lib-strategies { width: 100%; font-size: 13px; margin: 6px 0; }

@@ -103,6 +103,8 @@ def _message_html(row: MessageRow, kind: str) -> str:
     )
     if row.linked:
         badges += '<span class="lib-badge">linked</span>'
+    if row.shortened:
+        badges += '<span class="lib-badge lib-shortened">summary sent (too long)</span>'
     summary = row.summary or "(no summary yet)"
     return (
         f'<details class="lib-msg" data-kind="{kind}" data-position="{row.position}">'

@@ -41,6 +41,8 @@ class MessageRow:
     tokens: int
     sent: bool
     linked: bool = False
+    shortened: bool = False
+    """Sent as its summary: too long for the context budget."""
 
 
 @dataclass
@@ -115,6 +117,7 @@ def _row(
     sent: set[int],
     config: LibrarianConfig,
     linked: bool = False,
+    shortened: frozenset[int] = frozenset(),
 ) -> MessageRow:
     message = messages[position]
     entry = entries.get(position) or {}
@@ -128,6 +131,7 @@ def _row(
         tokens=int(entry.get("original_tokens") or count_tokens([message], config.token_counter)),
         sent=position in sent,
         linked=linked,
+        shortened=position in shortened,
     )
 
 
@@ -148,6 +152,9 @@ def build_report(thread_id: str, values: dict[str, Any], config: LibrarianConfig
     question_at = int(turn.get("question_position", len(messages) - 1))
     in_range = [p for p in meta.get("selected_ids") or [] if 0 <= p < len(messages)]
     expanded = set(meta.get("expanded_ids") or [])
+    short = frozenset(
+        [*(meta.get("shortened_selected_ids") or []), *(meta.get("shortened_recent_ids") or [])]
+    )
     recent_start = int(turn.get("recent_start", question_at))
     recent = range(max(0, recent_start), min(question_at + 1, len(messages)))
     question = message_text(messages[question_at]) if 0 <= question_at < len(messages) else ""
@@ -156,8 +163,8 @@ def build_report(thread_id: str, values: dict[str, Any], config: LibrarianConfig
         strategy=str(turn.get("strategy")),
         model=turn.get("model"),
         question=question,
-        selected=[_row(p, messages, entries, sent, config, p in expanded) for p in in_range],
-        recent=[_row(p, messages, entries, sent, config) for p in recent],
+        selected=[_row(p, messages, entries, sent, config, p in expanded, short) for p in in_range],
+        recent=[_row(p, messages, entries, sent, config, shortened=short) for p in recent],
         sent=sent_rows,
         sent_tokens=int(turn.get("sent_tokens") or 0),
         history_count=int(turn.get("history_count") or 0),

@@ -1,0 +1,73 @@
+"""Context budgets of ``librarian bench``: fixed tokens, the Librarian's default, or a share.
+
+Every strategy of a run gets the same budget for the same history, so comparisons are
+at equal tokens whichever form is chosen.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TypeAlias
+
+from langchain_core.messages import BaseMessage
+
+from langgraph_librarian.config import LibrarianConfig
+from langgraph_librarian.tokens import count_tokens
+
+__all__ = ["AUTO", "BudgetSpec", "budget_label", "budget_tokens", "parse_budget"]
+
+AUTO = "auto"
+
+BudgetSpec: TypeAlias = int | str
+"""Tokens (``2000``), ``"auto"`` (the Librarian's default rule, see
+:meth:`LibrarianConfig.budget_for`) or a share of each history (``"6%"``)."""
+
+_SHARE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
+_DEFAULT = LibrarianConfig()
+
+
+def parse_budget(value: str | int) -> BudgetSpec:
+    """Check a budget given as text (the CLI) or tokens; raise ``ValueError`` if invalid."""
+    if isinstance(value, bool):
+        raise ValueError(f"invalid budget {value!r}")
+    if isinstance(value, int):
+        if value < 1:
+            raise ValueError(f"a token budget must be at least 1 (got {value})")
+        return value
+    text = value.strip().lower()
+    if text == AUTO:
+        return AUTO
+    share = _SHARE.match(text)
+    if share:
+        pct = float(share.group(1))
+        if not 0 < pct <= 100:
+            raise ValueError(f"a share budget must be in (0, 100]% (got {value!r})")
+        return f"{pct:g}%"
+    if text.isdigit():
+        return parse_budget(int(text))
+    raise ValueError(f"budget must be tokens (2000), 'auto' or a share ('8%'), got {value!r}")
+
+
+def budget_tokens(spec: BudgetSpec, history: Sequence[BaseMessage] | int) -> int:
+    """The token budget ``spec`` gives a history (messages, or their token count)."""
+    if isinstance(spec, int):
+        return spec
+    tokens = history if isinstance(history, int) else count_tokens(list(history))
+    if spec == AUTO:
+        budget = _DEFAULT.budget_for(tokens)
+        assert budget is not None
+        return budget
+    share = _SHARE.match(spec)
+    if share is None:
+        raise ValueError(f"invalid budget {spec!r}")
+    return max(1, round(float(share.group(1)) / 100 * tokens))
+
+
+def budget_label(spec: BudgetSpec) -> str:
+    """How a run's budget is described in reports."""
+    if isinstance(spec, int):
+        return f"{spec:,} tokens"
+    if spec == AUTO:
+        return "auto (the Librarian's default: 7% of each history, 2,000-8,000 tokens)"
+    return f"{spec} of each history"

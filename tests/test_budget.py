@@ -1,0 +1,86 @@
+"""The default context budget and how a budget is shared."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langgraph_librarian import LibrarianConfig
+from langgraph_librarian.evals._budget import budget_tokens, parse_budget
+from langgraph_librarian.hydrate import COMPACT_MARK, hydrate
+from langgraph_librarian.nodes import select_and_hydrate
+from langgraph_librarian.tokens import count_tokens
+
+
+def test_auto_budget_is_a_share_of_the_history_within_bounds():
+    config = LibrarianConfig()
+    assert config.context_token_budget == "auto"
+    assert config.budget_for(1_000) == 2_000  # floor
+    assert config.budget_for(50_000) == 3_500  # 7%
+    assert config.budget_for(10_000_000) == 8_000  # ceiling
+    assert LibrarianConfig(context_token_budget=1234).budget_for(10**6) == 1234
+    assert LibrarianConfig(context_token_budget=None).budget_for(10**6) is None
+
+
+@pytest.mark.parametrize("bad", [0, -5, True, "big", 12.5])
+def test_invalid_budgets_are_rejected(bad):
+    with pytest.raises(ValueError, match="context_token_budget"):
+        LibrarianConfig(context_token_budget=bad)
+
+
+def _history(words_per_message: list[int]) -> list:
+    messages = []
+    for n, words in enumerate(words_per_message):
+        text = " ".join(f"w{n}x{i}" for i in range(words))
+        messages.append(
+            HumanMessage(text, id=f"h{n}") if n % 2 == 0 else AIMessage(text, id=f"a{n}")
+        )
+    messages.append(HumanMessage("the question?", id="q"))
+    return messages
+
+
+def test_a_selection_longer_than_the_whole_budget_is_sent_as_its_summary():
+    messages = _history([3_000, 5, 40, 5])
+    out = hydrate(messages, [0, 2], recent_turns=1, token_budget=600, summaries={0: "A report."})
+    assert out.selected == [0, 2] and out.compacted == [0]
+    short = out.messages[0]
+    assert short.additional_kwargs[COMPACT_MARK] and "A report." in str(short.content)
+    assert count_tokens(out.messages) <= 600
+
+
+def test_a_selection_that_only_lost_the_race_for_room_is_dropped_not_shortened():
+    # Message 2 would fit alone, but message 0 took the room first.
+    messages = _history([300, 5, 300, 5])
+    budget = count_tokens(messages[:1]) + count_tokens(messages[-1:]) + 20
+    out = hydrate(messages, [0, 2], recent_turns=1, token_budget=budget, summaries={0: "a", 2: "b"})
+    assert out.selected == [0] and out.dropped_for_budget == [2] and out.compacted == []
+
+
+def test_without_a_summary_an_oversized_selection_is_dropped():
+    messages = _history([3_000, 5, 40, 5])
+    out = hydrate(messages, [0, 2], recent_turns=1, token_budget=600)
+    assert out.selected == [2] and out.dropped_for_budget == [0]
+
+
+def test_metadata_reports_the_budget_applied():
+    messages = _history([400] * 12)
+    for setting, expected in [("auto", 2_000), (3_000, 3_000), (None, None)]:
+        config = LibrarianConfig(context_token_budget=setting, selector_model="local")
+        state = {"messages": messages, "query": "w0x3"}
+        meta = select_and_hydrate(state, {"configurable": {"librarian": config}})[
+            "librarian_metadata"
+        ]
+        assert meta["context_budget"] == expected
+        if expected is not None:
+            assert meta["curated_tokens"] <= expected
+
+
+def test_bench_budget_specs():
+    assert parse_budget("auto") == "auto" and parse_budget(" 6 % ") == "6%"
+    assert parse_budget("2500") == 2500 and parse_budget(300) == 300
+    for bad in ("0", "0%", "150%", "lots", True):
+        with pytest.raises(ValueError):
+            parse_budget(bad)
+    assert budget_tokens("6%", 50_000) == 3_000
+    assert budget_tokens("auto", 50_000) == LibrarianConfig().budget_for(50_000)
+    assert budget_tokens(1234, 50_000) == 1234
