@@ -13,7 +13,9 @@ Librarian's default, :meth:`LibrarianConfig.budget_for`) or a share of each hist
 (``6%``); every strategy gets the same budget for the same question.
 
 Columns: context success (every gold message present in full), evidence recall,
-mean and p95 context tokens, and the mean context as a share of sending the whole
+answer in context (every part of the gold answer appears in the context text: the fair
+measure for a running summary, which holds facts but no original message), mean and
+p95 context tokens, and the mean context as a share of sending the whole
 history (brute force) on the same questions. Nothing here calls a model.
 """
 
@@ -85,6 +87,7 @@ def _rows(outcomes: Sequence[Outcome], full: dict[tuple[str, str], int]) -> list
                 "questions": len(mine),
                 "context_success": sum(o.success for o in mine) / len(mine),
                 "evidence_recall": statistics.fmean(o.recall for o in mine),
+                "answer_in_context": sum(o.contained for o in mine) / len(mine),
                 "mean_tokens": statistics.fmean(tokens),
                 "p95_tokens": _p95(tokens),
                 "share_of_history": statistics.fmean(tokens) / whole,
@@ -113,10 +116,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         whole = statistics.fmean(full.values())
         print(f"\n## {args.dataset}, {half}: {len(full)} questions, history {whole:,.0f} tokens")
         print(
-            "| budget | strategy | context success | evidence recall | mean tokens | p95 tokens "
-            "| share of history |"
+            "| budget | strategy | context success | evidence recall | answer in context "
+            "| mean tokens | p95 tokens | share of history |"
         )
-        print("|---|---|---:|---:|---:|---:|---:|")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
         for budget in budgets:
             outcomes, _ = run_bench(
                 args.dataset,
@@ -131,7 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results.append(row)
                 print(
                     f"| {budget} | {row['strategy']} | {row['context_success']:.1%} | "
-                    f"{row['evidence_recall']:.3f} | {row['mean_tokens']:,.0f} | "
+                    f"{row['evidence_recall']:.3f} | {row['answer_in_context']:.1%} | "
+                    f"{row['mean_tokens']:,.0f} | "
                     f"{row['p95_tokens']:,.0f} | {row['share_of_history']:.1%} |",
                     flush=True,
                 )
