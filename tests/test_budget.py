@@ -78,6 +78,7 @@ def test_metadata_reports_the_budget_applied():
 def test_bench_budget_specs():
     assert parse_budget("auto") == "auto" and parse_budget(" 6 % ") == "6%"
     assert parse_budget("2500") == 2500 and parse_budget(300) == 300
+    assert parse_budget("None") == "none" and budget_tokens("none", 50_000) == 50_000
     for bad in ("0", "0%", "150%", "lots", True):
         with pytest.raises(ValueError):
             parse_budget(bad)

@@ -492,11 +492,11 @@ def _add_bench(sub: Any) -> _Parser:
     )
     bench.add_argument(
         "--budget",
-        metavar="TOKENS|auto|N%",
+        metavar="TOKENS|auto|none|N%",
         default="2000",
         help="context budget of every strategy but brute-force: tokens, 'auto' (the "
-        "Librarian's default: 7%% of each history, 2,000-8,000 tokens) or a share of each "
-        "history such as 6%% (default: %(default)s)",
+        "Librarian's default: 7%% of each history, 2,000-8,000 tokens), 'none' (unbounded) "
+        "or a share of each history such as 6%% (default: %(default)s)",
     )
     bench.add_argument(
         "--seed", type=int, metavar="N", default=7, help="seed of the generated data (default: 7)"

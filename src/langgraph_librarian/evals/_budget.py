@@ -15,13 +15,15 @@ from langchain_core.messages import BaseMessage
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.tokens import count_tokens
 
-__all__ = ["AUTO", "BudgetSpec", "budget_label", "budget_tokens", "parse_budget"]
+__all__ = ["AUTO", "UNBOUNDED", "BudgetSpec", "budget_label", "budget_tokens", "parse_budget"]
 
 AUTO = "auto"
+UNBOUNDED = "none"
 
 BudgetSpec: TypeAlias = int | str
 """Tokens (``2000``), ``"auto"`` (the Librarian's default rule, see
-:meth:`LibrarianConfig.budget_for`) or a share of each history (``"6%"``)."""
+:meth:`LibrarianConfig.budget_for`), ``"none"`` (unbounded) or a share of each
+history (``"6%"``)."""
 
 _SHARE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 _DEFAULT = LibrarianConfig()
@@ -36,8 +38,8 @@ def parse_budget(value: str | int) -> BudgetSpec:
             raise ValueError(f"a token budget must be at least 1 (got {value})")
         return value
     text = value.strip().lower()
-    if text == AUTO:
-        return AUTO
+    if text in (AUTO, UNBOUNDED):
+        return text
     share = _SHARE.match(text)
     if share:
         pct = float(share.group(1))
@@ -46,7 +48,9 @@ def parse_budget(value: str | int) -> BudgetSpec:
         return f"{pct:g}%"
     if text.isdigit():
         return parse_budget(int(text))
-    raise ValueError(f"budget must be tokens (2000), 'auto' or a share ('8%'), got {value!r}")
+    raise ValueError(
+        f"budget must be tokens (2000), 'auto', 'none' or a share ('8%'), got {value!r}"
+    )
 
 
 def budget_tokens(spec: BudgetSpec, history: Sequence[BaseMessage] | int) -> int:
@@ -54,6 +58,8 @@ def budget_tokens(spec: BudgetSpec, history: Sequence[BaseMessage] | int) -> int
     if isinstance(spec, int):
         return spec
     tokens = history if isinstance(history, int) else count_tokens(list(history))
+    if spec == UNBOUNDED:  # the whole history: a ranking strategy then sends everything
+        return max(1, tokens)
     if spec == AUTO:
         budget = _DEFAULT.budget_for(tokens)
         assert budget is not None
@@ -68,6 +74,8 @@ def budget_label(spec: BudgetSpec) -> str:
     """How a run's budget is described in reports."""
     if isinstance(spec, int):
         return f"{spec:,} tokens"
+    if spec == UNBOUNDED:
+        return "none (unbounded: the Librarian sends every selected message)"
     if spec == AUTO:
         return "auto (the Librarian's default: 7% of each history, 2,000-8,000 tokens)"
     return f"{spec} of each history"

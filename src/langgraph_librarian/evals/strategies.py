@@ -33,7 +33,7 @@ from langgraph_librarian._gist import plan_fold
 from langgraph_librarian._messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.entry import IndexEntry
-from langgraph_librarian.evals._budget import AUTO, BudgetSpec, budget_tokens
+from langgraph_librarian.evals._budget import AUTO, UNBOUNDED, BudgetSpec, budget_tokens
 from langgraph_librarian.evals._memory_strategies import (
     RunningSummaryStrategy,
     fold_incrementally,
@@ -426,7 +426,7 @@ class Librarian:
         if self.gist:
             state["librarian_summary"] = self.gist
         config = self.config
-        if not isinstance(self.budget, int) and self.budget != AUTO:
+        if not isinstance(self.budget, int) and self.budget not in (AUTO, UNBOUNDED):
             config = replace(config, context_token_budget=budget_tokens(self.budget, history))
         out = select_and_hydrate(state, {"configurable": {"librarian": config}})
         meta = out["librarian_metadata"]
