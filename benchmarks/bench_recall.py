@@ -180,7 +180,9 @@ def main() -> None:
         "5-9": [r for r in rows if r["position"] >= 5],
     }
     groups = {k: v for k, v in groups.items() if v}
-    print(f"embeddings: {'MiniLM' if embeddings is not None else 'none (lexical)'}")
+    print(
+        f"embeddings: {type(embeddings).__name__ if embeddings is not None else 'none (lexical)'}"
+    )
     print(f"max_bytes={args.max_bytes}, in-thread budget={args.budget} tokens")
     print(table(groups))
     print()

@@ -29,13 +29,7 @@ def blocks() -> list[pytest.param]:
     params = []
     for path in DOCS:
         for n, block in enumerate(python_blocks(path)):
-            marks = []
-            if path.name == "README.md" and n == 1 and "# doc: no-run" not in block:
-                # The README is the integrator's file: its "With models" block needs the
-                # import and the no-run marker given in this branch's report. Strict, so
-                # this mark fails (and must go) once the README is fixed.
-                marks.append(pytest.mark.xfail(strict=True, reason="README fix pending"))
-            params.append(pytest.param(path, n, block, id=f"{path.name}[{n}]", marks=marks))
+            params.append(pytest.param(path, n, block, id=f"{path.name}[{n}]"))
     return params
 
 
