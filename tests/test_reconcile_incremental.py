@@ -23,6 +23,8 @@ OPERATIONS = [
     "resend_first",
     "drop",
     "rewind",
+    "repeat",
+    "repeat",
 ]
 
 
@@ -73,6 +75,10 @@ def test_incremental_equals_full(data):
             messages = [*messages, HumanMessage(text, id=messages[0].id)]
         elif op == "resend_first" and messages:
             messages = [*messages, messages[0]]  # same id, same content
+        elif op == "repeat":
+            # A new message whose content was already summarized (a repeated "Noted."):
+            # indexed by reusing that summary, then stored under its own id.
+            messages = [*messages, AIMessage("Noted, thanks.", id=f"r{counter}")]
         elif op == "drop" and entries:
             entries = entries[: len(entries) // 2]
         elif op == "rewind":

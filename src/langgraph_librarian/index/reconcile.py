@@ -124,7 +124,7 @@ class _Matcher:
     by_key: dict[str, IndexEntry] = field(default_factory=dict)
     by_hash: dict[str, IndexEntry] = field(default_factory=dict)
     used: set[str] = field(default_factory=set)
-    reused: int = 0
+    reused_at: set[int] = field(default_factory=set)  # positions aligned by content
 
     def add(self, entries: Sequence[IndexEntry]) -> None:
         for entry in entries:
@@ -143,7 +143,7 @@ class _Matcher:
             return found if found.id == position else dataclasses.replace(found, id=position)
         donor = self.by_hash.get(digest)
         if donor is not None:
-            self.reused += 1
+            self.reused_at.add(position)
             return dataclasses.replace(donor, id=position, message_id=key)
         return None
 
@@ -160,7 +160,11 @@ class _Snapshot:
     key_set: frozenset[str]  # every message key
     unmatched: dict[str, IndexEntry]  # stored entries (by message id) matched to no message
     by_hash: dict[str, IndexEntry]
-    reused: int
+    reused_at: frozenset[int]
+
+    @property
+    def reused(self) -> int:
+        return len(self.reused_at)
 
 
 _SNAPSHOTS: OrderedDict[Any, _Snapshot] = OrderedDict()
@@ -216,7 +220,7 @@ def _snapshot(
         key_set=key_set,
         unmatched=unmatched,
         by_hash=matcher.by_hash,
-        reused=matcher.reused,
+        reused_at=frozenset(matcher.reused_at),
     )
 
 
@@ -235,23 +239,41 @@ def _extend(
     new_entries = entries[s:]
     missing_keys = {snap.keys[p] for p in snap.missing}
     duplicate_keys = len(snap.key_set) != len(snap.keys)
+    rematch: list[int] = []
     for entry in new_entries:
-        # A second entry for a message already aligned (or for a key several messages
-        # share): the full path's rule (the later entry wins) decides, not this shortcut.
-        if entry.message_id in snap.key_set and (
-            duplicate_keys or entry.message_id not in missing_keys
+        if entry.message_id not in snap.key_set or (
+            not duplicate_keys and entry.message_id in missing_keys
         ):
-            return None
+            continue
+        # The stored form of an entry this snapshot aligned by reusing another
+        # message's summary (same content, e.g. a repeated "Noted."): align it like the
+        # full path does (by key) instead of starting over.
+        p = entry.id
+        if (
+            not duplicate_keys
+            and 0 <= p < k
+            and snap.keys[p] == entry.message_id
+            and snap.hashes[p] == entry.content_hash
+        ):
+            rematch.append(p)
+            continue
+        # Any other second entry for an aligned message (or for a key several messages
+        # share): the full path's rule (the later entry wins) decides, not this shortcut.
+        return None
     seen = dict(snap.seen)
     tail = messages[k:]
     tail_hashes = [content_hash(m) for m in tail]
     tail_keys = [_key(m, d, seen) for m, d in zip(tail, tail_hashes, strict=True)]
     if not snap.key_set.isdisjoint(tail_keys):
         return None  # a duplicate message id: the full path handles it
-    matcher = _Matcher(by_key=dict(snap.unmatched), by_hash=dict(snap.by_hash), reused=snap.reused)
+    matcher = _Matcher(
+        by_key=dict(snap.unmatched), by_hash=dict(snap.by_hash), reused_at=set(snap.reused_at)
+    )
+    matcher.reused_at.difference_update(rematch)  # now stored: matched by key below
     matcher.add(new_entries)
     aligned = list(snap.aligned)
-    for position in snap.missing:  # indexed since (e.g. by the node after selection)?
+    # Indexed since (e.g. by the node after selection)? Stored since?
+    for position in [*snap.missing, *rematch]:
         aligned[position] = matcher.match(position, snap.keys[position], snap.hashes[position])
     aligned += [
         matcher.match(k + i, key, digest)
