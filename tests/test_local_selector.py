@@ -50,3 +50,28 @@ def test_a_change_to_another_instance_is_not_promoted():
     ids = select(messages, "When is the launch deadline for Project Coral Summit?")
     assert ids[0] == 0
     assert 2 not in ids[:1]
+
+
+def test_bm25_scores_after_appends_equal_a_fresh_index():
+    """Term arrays are extended as documents arrive; scores must match a rebuild."""
+    import numpy as np
+
+    from langgraph_librarian.select.lexical import BM25Index
+
+    texts = [
+        f"note {i}: the visa figure is {i * 7} and the hotel is near gate {i}" for i in range(30)
+    ]
+    texts += [f"filler about catering number {i}" for i in range(10)]
+    grown = BM25Index()
+    for i, text in enumerate(texts[:12]):
+        grown.add(i, text)
+    grown.scores("what is the visa figure near the hotel?")  # caches the term arrays
+    for i, text in enumerate(texts[12:], start=12):
+        grown.add(i, text)
+        if i % 5 == 0:
+            grown.scores("visa figure")
+    fresh = BM25Index()
+    for i, text in enumerate(texts):
+        fresh.add(i, text)
+    for query in ["what is the visa figure near the hotel?", "catering number", "gate 17"]:
+        assert np.allclose(grown.scores(query), fresh.scores(query))

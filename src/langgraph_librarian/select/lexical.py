@@ -103,7 +103,6 @@ class BM25Index:
             counts = Counter(terms)
             for term, tf in counts.items():
                 self._postings.setdefault(term, []).append((pid, tf))
-                self._arrays.pop(term, None)
             self._owner.append(doc)
             self._lengths.append(len(terms))
             self.passage_terms.append(frozenset(counts))
@@ -118,14 +117,20 @@ class BM25Index:
         self.keys.append(key)
 
     def _array(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        cached = self._arrays.get(term)
-        if cached is not None:
-            return cached
         postings = self._postings.get(term)
         if not postings:
             return None
-        docs = np.fromiter((d for d, _ in postings), dtype=np.int64, count=len(postings))
-        tfs = np.fromiter((t for _, t in postings), dtype=np.float64, count=len(postings))
+        cached = self._arrays.get(term)
+        done = 0 if cached is None else len(cached[0])
+        if cached is not None and done == len(postings):
+            return cached
+        # Postings only grow (passages are appended, never removed): convert only the
+        # new tail, so a term that every turn repeats is not re-read whole each turn.
+        tail = postings[done:]
+        docs = np.fromiter((d for d, _ in tail), dtype=np.int64, count=len(tail))
+        tfs = np.fromiter((t for _, t in tail), dtype=np.float64, count=len(tail))
+        if cached is not None:
+            docs, tfs = np.concatenate([cached[0], docs]), np.concatenate([cached[1], tfs])
         self._arrays[term] = (docs, tfs)
         return docs, tfs
 
