@@ -13,8 +13,8 @@ from langchain_core.embeddings import Embeddings
 from langgraph_librarian.evals.datasets.tool_phrasings import (
     PhrasingCase,
     Split,
-    phrasing_catalog,
     phrasing_cases,
+    phrasing_catalog,
 )
 from langgraph_librarian.evals.datasets.tools import generate_tool_catalog
 from langgraph_librarian.tokens import count_text_tokens
@@ -146,6 +146,7 @@ def _phrasing_index(
         domain_threshold=calibration.domain_threshold,
         candidate_threshold=calibration.candidate_threshold,
         semantic_weight=calibration.semantic_weight,
+        neighbor_weight=calibration.neighbor_weight,
     )
 
 
@@ -183,10 +184,10 @@ def run_phrasing_bench(
     index.search("warm up the index")
     outcomes: list[tuple[PhrasingCase, list[str], list[str], str, float]] = []
     for case, vector in zip(cases, vectors, strict=True):
-        ranked = [n for n, _ in index.rank(case.query, limit=k, query_vector=vector)]
         start = time.perf_counter()
         result = index.search(case.query, query_vector=vector)
         elapsed = (time.perf_counter() - start) * 1000
+        ranked = [n for n, _ in index.rank(case.query, limit=k, query_vector=vector)]
         kind = result.fallback or "confident"
         outcomes.append((case, ranked, result.names, kind, elapsed))
     groups: dict[str, list[tuple[PhrasingCase, list[str], list[str], str, float]]] = {}

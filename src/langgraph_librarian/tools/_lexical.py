@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -30,6 +31,10 @@ _B = 0.5
 _MIN_SIMILARITY = 0.5
 """Dice similarity of padded trigrams below which two words are unrelated."""
 _MAX_FUZZY = 3
+_MAX_NEIGHBORS = 5
+"""Catalog words, close in meaning, a query word may also stand for."""
+_NEIGHBOR_CACHE = 20_000
+"""Query words whose neighbors are remembered (oldest forgotten first)."""
 """Catalog words an unknown query word may stand for."""
 
 
@@ -53,6 +58,11 @@ def lexical_terms(text: str) -> list[str]:
     return stem_terms(_words(text))
 
 
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-9)
+
+
 def _trigrams(word: str) -> set[str]:
     padded = f"^{word}$"
     return {padded[i : i + 3] for i in range(len(padded) - 2)}
@@ -66,7 +76,17 @@ class LexicalScorer:
     index compacts its matrix it rebuilds the scorer.
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        word_vectors: Callable[[list[str]], np.ndarray] | None = None,
+        *,
+        neighbor_similarity: float = 0.35,
+    ) -> None:
+        self._word_vectors = word_vectors
+        self.neighbor_similarity = neighbor_similarity
+        self._vocabulary: list[str] = []  # catalog words with a row in _vocab_matrix
+        self._vocab_matrix = np.zeros((0, 0), dtype=np.float32)
+        self._neighbor_cache: dict[str, list[tuple[str, float]]] = {}
         self._postings: dict[str, tuple[list[int], list[float]]] = {}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._lengths: list[float] = []
@@ -129,6 +149,36 @@ class LexicalScorer:
                 best[stem] = sim
         return sorted(best.items(), key=lambda kv: -kv[1])[:_MAX_FUZZY]
 
+    def _neighbors(self, words: list[str], scale: float) -> list[list[tuple[str, float]]]:
+        """Per query word: catalog stems whose word vectors are close (similarity * scale)."""
+        if self._word_vectors is None or not self._surface or scale <= 0 or not words:
+            return [[] for _ in words]
+        if len(self._vocabulary) < len(self._surface):
+            known = set(self._vocabulary)
+            new = [w for w in self._surface if w not in known]
+            vectors = _unit(self._word_vectors(new))
+            self._vocab_matrix = (
+                vectors if not self._vocabulary else np.vstack([self._vocab_matrix, vectors])
+            )
+            self._vocabulary.extend(new)
+            self._neighbor_cache.clear()
+        missing = [w for w in dict.fromkeys(words) if w not in self._neighbor_cache]
+        if missing:
+            sims = self._vocab_matrix @ _unit(self._word_vectors(missing)).T  # [vocab, words]
+            for j, word in enumerate(missing):
+                column = sims[:, j]
+                close = np.flatnonzero(column >= self.neighbor_similarity)
+                best: dict[str, float] = {}
+                for i in close[np.argsort(-column[close])][: _MAX_NEIGHBORS * 2]:
+                    other = self._vocabulary[i]
+                    stem = self._surface[other]
+                    if other != word and stem not in best:
+                        best[stem] = float(column[i])
+                if len(self._neighbor_cache) >= _NEIGHBOR_CACHE:
+                    self._neighbor_cache.pop(next(iter(self._neighbor_cache)))
+                self._neighbor_cache[word] = list(best.items())[:_MAX_NEIGHBORS]
+        return [[(stem, sim * scale) for stem, sim in self._neighbor_cache[w]] for w in words]
+
     def idf(self, term: str) -> float:
         """Robertson idf of a catalog term (a term no tool uses gets the rarest idf)."""
         n = max(self._live, 1)
@@ -136,8 +186,12 @@ class LexicalScorer:
         df = min(len(posting[0]), n) if posting else 0
         return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
-    def scores(self, query: str, n_rows: int) -> np.ndarray:
-        """Coverage score of every row for ``query`` (zeros when nothing matches)."""
+    def scores(self, query: str, n_rows: int, *, neighbor_weight: float = 0.0) -> np.ndarray:
+        """Coverage score of every row for ``query`` (zeros when nothing matches).
+
+        With ``neighbor_weight > 0`` (and word vectors), each query word also matches
+        catalog words close to it in meaning, counted ``similarity * neighbor_weight``.
+        """
         out = np.zeros(n_rows, dtype=np.float32)
         words = list(dict.fromkeys(_words(query)))
         if not words or not self._live:
@@ -148,18 +202,23 @@ class LexicalScorer:
         average = float(lengths.sum()) / max(self._live, 1) or 1.0
         weights: list[tuple[float, list[tuple[str, float]]]] = []
         seen_stems: set[str] = set()
+        kept: list[tuple[str, str]] = []
         for word, stem in zip(words, stem_terms(words), strict=True):
-            if stem in seen_stems:
-                continue
-            seen_stems.add(stem)
-            if stem in self._postings:
-                weights.append((self.idf(stem), [(stem, 1.0)]))
-            elif word.isdigit():
+            if stem in seen_stems or (word.isdigit() and stem not in self._postings):
                 continue  # a number the catalog never mentions says nothing about tools
+            seen_stems.add(stem)
+            kept.append((word, stem))
+        neighbors = self._neighbors([w for w, _ in kept], neighbor_weight)
+        for (word, stem), close in zip(kept, neighbors, strict=True):
+            if stem in self._postings:
+                alternatives = [(stem, 1.0)]
+                idf = self.idf(stem)
             else:
-                similar = self._similar(word)
-                idf = max((self.idf(s) for s, _ in similar), default=self.idf(""))
-                weights.append((idf, similar))
+                alternatives = self._similar(word)
+                idf = max((self.idf(s) for s, _ in alternatives), default=self.idf(""))
+            seen = {s for s, _ in alternatives}
+            alternatives += [(s, sim) for s, sim in close if s not in seen]
+            weights.append((idf, alternatives))
         total = sum(w for w, _ in weights)
         if total <= 0:
             return out
@@ -177,7 +236,7 @@ class LexicalScorer:
                 if best is None:
                     out[rows] += gain
                 else:
-                    np.maximum.at(best, rows, gain)
+                    best[rows] = np.maximum(best[rows], gain)  # rows of a posting are unique
             if best is not None:
                 out += best
         return out

@@ -30,12 +30,16 @@ __all__ = [
     "CALIBRATIONS",
     "DEFAULT_CALIBRATION",
     "LEXICAL_MODEL_ID",
+    "NEIGHBOR_WEIGHTS",
     "CalibrationCase",
     "SearchCalibration",
     "calibrate_thresholds",
     "calibration_for",
 ]
 
+_POOL = 200
+NEIGHBOR_WEIGHTS = (0.0, 0.35, 0.7)
+"""Neighbor weights :func:`calibrate_thresholds` tries by default."""
 LEXICAL_MODEL_ID = "lexical"
 """Key of the calibration used when the index has no embedding model."""
 
@@ -52,18 +56,21 @@ class SearchCalibration:
             answers with the domain list.
         semantic_weight: Weight of the cosine similarity in the hybrid score (the
             lexical coverage gets the rest).
+        neighbor_weight: How much a query word's near-synonyms in the catalog count
+            in the lexical score (0: exact, stemmed and typo matches only).
     """
 
     threshold: float
     domain_threshold: float
     candidate_threshold: float
     semantic_weight: float
+    neighbor_weight: float = 0.0
 
 
 CALIBRATIONS: dict[str, SearchCalibration] = {
-    "minilm-static-256-v1": SearchCalibration(0.595, 0.595, 0.058, 0.4),
-    "all-MiniLM-L6-v2": SearchCalibration(0.508, 0.508, 0.079, 0.6),
-    LEXICAL_MODEL_ID: SearchCalibration(math.inf, math.inf, 0.01, 0.0),
+    "minilm-static-256-v1": SearchCalibration(0.489, 0.489, 0.085, 0.6, 0.7),
+    "all-MiniLM-L6-v2": SearchCalibration(0.294, 0.294, 0.078, 0.8, 0.35),
+    LEXICAL_MODEL_ID: SearchCalibration(0.555, 0.555, 0.06, 0.0, 0.0),
 }
 """Calibration per embedding model id (measured values, see docs/tools.md)."""
 
@@ -111,21 +118,25 @@ def calibrate_thresholds(
     budget: int | None = None,
     weights: Sequence[float] | None = None,
     grid: int = 16,
+    neighbor_weights: Sequence[float] | None = None,
+    k: int = 5,
 ) -> SearchCalibration:
     """Derive a :class:`SearchCalibration` for ``index``'s engine from labelled requests.
 
-    1. ``semantic_weight``: of ``weights`` (default ``grid`` evenly spaced values in
-       0..1; only 0 without embeddings), the one that most often puts the right tool
-       in the best ``budget`` (default ``index.max_loaded``); ties go to the better
-       mean reciprocal rank, then to the smaller weight.
+    1. ``semantic_weight`` and ``neighbor_weight``: of ``weights`` (default ``grid``
+       evenly spaced values in 0..1; only 0 without embeddings) and
+       ``neighbor_weights`` (default :data:`NEIGHBOR_WEIGHTS`; only 0 without
+       embeddings), the pair that most often puts the right tool in the best
+       ``budget`` (default ``index.max_loaded``); ties go to the better mean
+       reciprocal rank, then to the smaller neighbor weight and semantic weight.
     2. ``candidate_threshold``: the highest floor that still answers with candidates
        (instead of the bare domain list) for at least ``coverage`` of the requests
        whose right tool is in the best ``budget``.
     3. ``threshold`` (and ``domain_threshold``, equal to it): the lowest best score
        from which confident answers, built the way :meth:`ToolIndex.search` builds
-       them, contain the right tool at least ``confidence`` of the time with at most
-       ``budget`` tools on average; ``inf`` when no cut-off does (every answer is then
-       low-confidence candidates).
+       them (``k`` direct matches plus siblings), contain the right tool at least
+       ``confidence`` of the time with at most ``budget`` tools on average; ``inf``
+       when no cut-off does (every answer is then low-confidence candidates).
 
     Requests without a right tool (``gold=None``) count as wrong whenever they get a
     confident answer. Deterministic for a given index and cases.
@@ -136,65 +147,77 @@ def calibrate_thresholds(
     semantic = index.embeddings is not None
     if weights is None:
         weights = [float(w) for w in np.linspace(0.0, 1.0, grid)] if semantic else [0.0]
-    parts = [index.score_parts(c.query) for c in cases]
+    if neighbor_weights is None:
+        neighbor_weights = NEIGHBOR_WEIGHTS if semantic else (0.0,)
     names = index.row_names()
     row_of = {n: i for i, n in enumerate(names) if n}
-    best_weight, best_key = 0.0, (-1.0, -1.0, 0.0)
-    for w in weights:
-        hits, rr = 0, 0.0
-        for case, (cos, lex) in zip(cases, parts, strict=True):
-            if case.gold is None or case.gold not in row_of:
-                continue
-            rank = _rank(w * cos + (1 - w) * lex, row_of[case.gold])
-            hits += rank < budget
-            rr += 1 / (rank + 1)
-        key = (float(hits), rr, -w)
-        if key > best_key:
-            best_weight, best_key = float(w), key
-    w = best_weight
+    saved_neighbors = index.neighbor_weight
+    best: tuple[float, float] = (0.0, 0.0)
+    best_key: tuple[float, ...] = (-1.0,)
+    best_parts: list[tuple[np.ndarray, np.ndarray]] = []
+    vectors = [index.embed_query(c.query) for c in cases]
+    try:
+        for nw in neighbor_weights:
+            index.neighbor_weight = nw
+            parts = [index.score_parts(c.query, v) for c, v in zip(cases, vectors, strict=True)]
+            for w in weights:
+                hits, rr = 0, 0.0
+                for case, (cos, lex) in zip(cases, parts, strict=True):
+                    if case.gold is None or case.gold not in row_of:
+                        continue
+                    rank = _rank(w * cos + (1 - w) * lex, row_of[case.gold])
+                    hits += rank < budget
+                    rr += 1 / (rank + 1)
+                key = (float(hits), rr, -nw, -w)
+                if key > best_key:
+                    best, best_key, best_parts = (float(w), float(nw)), key, parts
+    finally:
+        index.neighbor_weight = saved_neighbors
+    w, nw = best
+    parts = best_parts
     best_scores: list[float] = []
     in_budget: list[bool] = []
-    confident_hits: list[tuple[float, bool, int]] = []
-    saved = index.semantic_weight, index.threshold, index.domain_threshold
-    try:
-        index.semantic_weight = w
-        for case, (cos, lex) in zip(cases, parts, strict=True):
-            combined = w * cos + (1 - w) * lex
-            if names and any(not n for n in names):
-                combined[[i for i, n in enumerate(names) if not n]] = -np.inf
-            top = float(combined.max()) if combined.size else 0.0
-            best_scores.append(top)
-            gold_row = row_of.get(case.gold) if case.gold else None
-            ok = gold_row is not None and _rank(combined, gold_row) < budget
-            in_budget.append(ok)
-        # Floor: keep candidates for all but (1 - coverage) of the answerable requests.
-        answerable = sorted(s for s, ok in zip(best_scores, in_budget, strict=True) if ok)
-        if answerable:
-            cut = int(math.floor((1 - coverage) * len(answerable)))
-            floor = answerable[min(cut, len(answerable) - 1)]
-        else:
-            floor = 0.0
-        # Confident threshold: simulate the confident answer at each candidate cut-off.
-        for case, top in zip(cases, best_scores, strict=True):
-            index.threshold = index.domain_threshold = top
-            loaded = index.search(case.query).names
-            confident_hits.append((top, case.gold in loaded, len(loaded)))
-    finally:
-        index.semantic_weight, index.threshold, index.domain_threshold = saved
+    rankings: list[list[tuple[str, float]]] = []
+    for case, (cos, lex) in zip(cases, parts, strict=True):
+        combined = w * cos + (1 - w) * lex
+        dead = [i for i, n in enumerate(names) if not n]
+        if dead:
+            combined[dead] = -np.inf
+        order = np.argsort(-combined, kind="stable")[: _POOL + k]
+        rankings.append([(names[i], float(combined[i])) for i in order if names[i]])
+        best_scores.append(rankings[-1][0][1] if rankings[-1] else 0.0)
+        gold_row = row_of.get(case.gold) if case.gold else None
+        in_budget.append(gold_row is not None and _rank(combined, gold_row) < budget)
+    # Floor: keep candidates for all but (1 - coverage) of the answerable requests.
+    answerable = sorted(s for s, ok in zip(best_scores, in_budget, strict=True) if ok)
+    floor = 0.0
+    if answerable:
+        floor = answerable[min(math.floor((1 - coverage) * len(answerable)), len(answerable) - 1)]
+    # Confident threshold: the lowest cut-off whose confident answers are right often enough.
     threshold = math.inf
-    for cut in sorted({t for t, _, _ in confident_hits}):
-        # Answers a cut-off makes confident are those whose best score reaches it;
-        # their loaded sets are approximated by the sets built at their own score.
-        chosen = [(hit, n) for t, hit, n in confident_hits if t >= cut]
-        if not chosen:
-            break
-        precision = sum(hit for hit, _ in chosen) / len(chosen)
-        mean_loaded = sum(n for _, n in chosen) / len(chosen)
-        if precision >= confidence and mean_loaded <= budget:
-            threshold = cut
-            break
+    saved = index.domain_threshold
+    index.domain_threshold = -math.inf  # the domain threshold follows the cut-off
+    try:
+        for cut in sorted(set(best_scores)):
+            chosen = [
+                (case.gold, ranking)
+                for case, ranking, top in zip(cases, rankings, best_scores, strict=True)
+                if top >= cut
+            ]
+            loaded = [
+                [m.name for m in index.confident_matches(ranking, k=k, threshold=cut)]
+                for _, ranking in chosen
+            ]
+            precision = sum(g in n for (g, _), n in zip(chosen, loaded, strict=True)) / len(chosen)
+            if precision >= confidence and sum(map(len, loaded)) / len(chosen) <= budget:
+                threshold = cut
+                break
+    finally:
+        index.domain_threshold = saved
     floor = min(floor, threshold)
-    return SearchCalibration(_round(threshold), _round(threshold), _round(floor), round(w, 3))
+    return SearchCalibration(
+        _round(threshold), _round(threshold), _round(floor), round(w, 3), round(nw, 3)
+    )
 
 
 def describe(calibration: SearchCalibration) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.tools import BaseTool, StructuredTool
 
-from langgraph_librarian.embeddings import default_embeddings
+from langgraph_librarian.embeddings import default_embeddings, load_embeddings
 from langgraph_librarian.tools._lexical import LexicalScorer
 from langgraph_librarian.tools.calibration import SearchCalibration, calibration_for
 
@@ -199,7 +199,9 @@ class ToolIndex:
     (``name: description (arguments: ...)``, with any LangChain ``Embeddings``; the
     packaged static model by default) and a lexical coverage score (the idf-weighted
     share of the query's words found in the tool's name, description and arguments,
-    typo- and accent-tolerant). The score is ``semantic_weight * cosine +
+    typo- and accent-tolerant; with embeddings, a query word also matches catalog
+    words close to it in meaning, by the packaged static model's word vectors,
+    counted ``neighbor_weight`` times their similarity). The score is ``semantic_weight * cosine +
     (1 - semantic_weight) * lexical``; without embeddings it is the lexical score.
 
     The index is built lazily on the first search and updated incrementally: adding
@@ -240,6 +242,7 @@ class ToolIndex:
         domain_threshold: float | None = None,
         candidate_threshold: float | None = None,
         semantic_weight: float | None = None,
+        neighbor_weight: float | None = None,
         max_siblings: int = 8,
         max_candidates: int = 8,
         max_loaded: int = 8,
@@ -250,7 +253,9 @@ class ToolIndex:
         self.calibration: SearchCalibration = calibration_for(self._embeddings)
         cal = self.calibration
         self.threshold = cal.threshold if threshold is None else threshold
-        self.domain_threshold = cal.domain_threshold if domain_threshold is None else domain_threshold
+        self.domain_threshold = (
+            cal.domain_threshold if domain_threshold is None else domain_threshold
+        )
         self.candidate_threshold = (
             cal.candidate_threshold if candidate_threshold is None else candidate_threshold
         )
@@ -258,6 +263,7 @@ class ToolIndex:
         if not 0.0 <= weight <= 1.0:
             raise ValueError(f"semantic_weight must be within 0..1 (got {weight})")
         self.semantic_weight = weight if self._embeddings is not None else 0.0
+        self.neighbor_weight = cal.neighbor_weight if neighbor_weight is None else neighbor_weight
         self.max_siblings = max_siblings
         self.max_candidates = max_candidates
         self.max_loaded = max_loaded
@@ -268,10 +274,21 @@ class ToolIndex:
         self._dead = 0  # rows of removed tools not yet compacted
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._pending: list[str] = []
-        self._lexical = LexicalScorer()
+        self._lexical = self._new_lexical()
         self._by_domain: dict[str, dict[str, None]] = {}  # domain -> names (ordered set)
         self._lock = threading.RLock()
         self.add(tools)
+
+    def _new_lexical(self) -> LexicalScorer:
+        if self._embeddings is None:
+            return LexicalScorer()
+        words = load_embeddings("static")
+        assert words is not None
+
+        def vectors(texts: list[str]) -> np.ndarray:
+            return np.asarray(words.embed_documents(texts), dtype=np.float32)
+
+        return LexicalScorer(vectors)
 
     @property
     def embeddings(self) -> Embeddings | None:
@@ -362,7 +379,7 @@ class ToolIndex:
                 self._rows = [self._rows[i] for i in keep]
                 self._row_of = {n: i for i, n in enumerate(self._rows)}
                 self._dead = 0
-                self._lexical = LexicalScorer()
+                self._lexical = self._new_lexical()
                 for i, name in enumerate(self._rows):
                     self._index_lexical(i, self._records[name])
             if not self._pending:
@@ -400,7 +417,7 @@ class ToolIndex:
         self._sync()
         with self._lock:
             n = len(self._rows)
-            lexical = self._lexical.scores(query, n)
+            lexical = self._lexical.scores(query, n, neighbor_weight=self.neighbor_weight)
             if self._embeddings is None or n == 0:
                 return np.zeros(n, dtype=np.float32), lexical
             if query_vector is None:
@@ -445,7 +462,7 @@ class ToolIndex:
         return self._top(combined, rows, limit)
 
     def scores(self, query: str, query_vector: Sequence[float] | None = None) -> dict[str, float]:
-        """Hybrid score of every tool for ``query`` (pass ``query_vector`` to reuse an embedding)."""
+        """Hybrid score of every tool (pass ``query_vector`` to reuse an embedding)."""
         combined, rows = self._combined(query, query_vector)
         return {name: float(s) for name, s in zip(rows, combined, strict=True) if name}
 

@@ -90,8 +90,11 @@ TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     ),
     "markets_currency_convert": (
         "Convert an amount between currencies at the current exchange rate.",
-        {"amount": "Amount to convert.", "source": "Currency code to convert from.",
-         "target": "Currency code to convert to."},
+        {
+            "amount": "Amount to convert.",
+            "source": "Currency code to convert from.",
+            "target": "Currency code to convert to.",
+        },
     ),
     "markets_crypto_price": (
         "Current price of a cryptocurrency such as bitcoin or ether.",
@@ -111,8 +114,11 @@ TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     ),
     "travel_search_flights": (
         "Search flights between two airports on a date.",
-        {"origin": "Departure city or airport.", "destination": "Arrival city or airport.",
-         "date": "Travel date."},
+        {
+            "origin": "Departure city or airport.",
+            "destination": "Arrival city or airport.",
+            "date": "Travel date.",
+        },
     ),
     "travel_book_hotel": (
         "Book a hotel room in a city for given nights.",
@@ -285,7 +291,8 @@ REQUESTS: dict[str, tuple[str, str, str, str, str, str, str]] = {
     ),
     "calendar_find_free_slot": (
         "Anna, Ben and I need an hour together sometime next week, when can that happen",
-        "the whole board has to sit down for 30 minutes before the vote, when are they all available",
+        "the whole board has to sit down for 30 minutes before the vote, "
+        "when are they all available",
         "when are Lee and I both not swamped on Monday",
         "common availability for the four of us, 45 min",
         "find a tiem when me and Olga are both fre next week",
@@ -455,7 +462,8 @@ REQUESTS: dict[str, tuple[str, str, str, str, str, str, str]] = {
         "muéstrame los movimientos de mi cuenta de este mes",
     ),
     "travel_search_flights": (
-        "I have to be in Toronto for a conference on the 3rd, leaving from Boston, what are my options",
+        "I have to be in Toronto for a conference on the 3rd, leaving from Boston, "
+        "what are my options",
         "how can I get from Paris to Rome by plane next weekend, cheaply",
         "any cheap hops from London to Barcelona in May",
         "NYC to LA, June 12",
