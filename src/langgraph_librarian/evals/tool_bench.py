@@ -198,13 +198,13 @@ def run_phrasing_bench(
             groups.setdefault("all", []).append(outcome)
     rows: list[dict[str, Any]] = []
     order = ["all", "indirect", "colloquial", "elliptic", "typo", "foreign", "none"]
-    for style in [s for s in order if s in groups]:
-        group = groups[style]
+    for label in [s for s in order if s in groups]:
+        group = groups[label]
         kinds = {kind: sum(o[3] == kind for o in group) / len(group) for kind in _KINDS}
         row: dict[str, Any] = {
             "engine": engine_name(embeddings),
             "split": split,
-            "style": style,
+            "style": label,
             "requests": len(group),
             "k": k,
             "mean_loaded_tools": statistics.fmean(len(o[2]) for o in group),
@@ -212,7 +212,7 @@ def run_phrasing_bench(
             "search_p50_ms": statistics.median(o[4] for o in group),
             **{f"share_{kind}": share for kind, share in kinds.items()},
         }
-        if style == "none":
+        if label == "none":
             row["nothing_loaded"] = sum(not o[2] for o in group) / len(group)
         else:
             row["recall_at_1"] = sum(o[1][:1] == [o[0].gold] for o in group) / len(group)

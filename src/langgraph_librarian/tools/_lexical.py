@@ -59,8 +59,9 @@ def lexical_terms(text: str) -> list[str]:
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-9)
+    array = np.asarray(vectors, dtype=np.float32)
+    norms = np.maximum(np.linalg.norm(array, axis=-1, keepdims=True), 1e-9)
+    return np.asarray(array / norms, dtype=np.float32)
 
 
 def _trigrams(word: str) -> set[str]:
@@ -97,11 +98,11 @@ class LexicalScorer:
 
     def add(self, row: int, texts: list[tuple[str, float]]) -> None:
         """Index the row's texts; each text's terms count ``weight`` times."""
-        tf: Counter[str] = Counter()
+        tf: dict[str, float] = {}
         for text, weight in texts:
             words = _words(text)
             for word, stem in zip(words, stem_terms(words), strict=True):
-                tf[stem] += weight
+                tf[stem] = tf.get(stem, 0.0) + weight
                 if word not in self._surface and not word.isdigit():
                     self._surface[word] = stem
                     for gram in _trigrams(word):

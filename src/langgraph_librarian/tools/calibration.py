@@ -128,7 +128,8 @@ def calibrate_thresholds(
        ``neighbor_weights`` (default :data:`NEIGHBOR_WEIGHTS`; only 0 without
        embeddings), the pair that most often puts the right tool in the best
        ``budget`` (default ``index.max_loaded``); ties go to the better mean
-       reciprocal rank, then to the smaller neighbor weight and semantic weight.
+       reciprocal rank, then to the smaller neighbor weight, then to the semantic
+       weight nearer 0.5 (an even mix).
     2. ``candidate_threshold``: the highest floor that still answers with candidates
        (instead of the bare domain list) for at least ``coverage`` of the requests
        whose right tool is in the best ``budget``.
@@ -168,7 +169,7 @@ def calibrate_thresholds(
                     rank = _rank(w * cos + (1 - w) * lex, row_of[case.gold])
                     hits += rank < budget
                     rr += 1 / (rank + 1)
-                key = (float(hits), rr, -nw, -w)
+                key = (float(hits), rr, -nw, -abs(w - 0.5))
                 if key > best_key:
                     best, best_key, best_parts = (float(w), float(nw)), key, parts
     finally:
