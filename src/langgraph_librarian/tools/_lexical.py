@@ -93,6 +93,7 @@ class LexicalScorer:
         self._lengths: list[float] = []
         self._length_array: np.ndarray | None = None
         self._surface: dict[str, str] = {}  # catalog word -> its stem
+        self._gram_count: dict[str, int] = {}  # catalog word -> number of its trigrams
         self._by_trigram: dict[str, set[str]] = {}
         self._live = 0
 
@@ -105,7 +106,9 @@ class LexicalScorer:
                 tf[stem] = tf.get(stem, 0.0) + weight
                 if word not in self._surface and not word.isdigit():
                     self._surface[word] = stem
-                    for gram in _trigrams(word):
+                    grams = _trigrams(word)
+                    self._gram_count[word] = len(grams)
+                    for gram in grams:
                         self._by_trigram.setdefault(gram, set()).add(word)
         while len(self._lengths) <= row:
             self._lengths.append(0.0)
@@ -144,7 +147,7 @@ class LexicalScorer:
                 shared[other] += 1
         best: dict[str, float] = {}
         for other, common in shared.items():
-            sim = 2 * common / (len(grams) + len(_trigrams(other)))
+            sim = 2 * common / (len(grams) + self._gram_count[other])
             stem = self._surface[other]
             if sim >= _MIN_SIMILARITY and sim > best.get(stem, 0.0):
                 best[stem] = sim
