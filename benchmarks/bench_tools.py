@@ -1,21 +1,54 @@
-"""Tool-librarian scale benchmark: search latency and memory from 50 to 50,000 tools.
+"""Tool-librarian benchmarks: scale (50 to 50,000 tools) and the phrasing set.
 
 Run: python benchmarks/bench_tools.py [--sizes 50 500 5000 50000] [--embeddings NAME]
-                                     [--no-embeddings]
+                                     [--no-embeddings] [--json]
+     python benchmarks/bench_tools.py --phrasings [--models static minilm none]
+                                     [--calibrate] [--json]
 
-Uses the generated catalog of ``librarian bench --dataset tools``; the index is semantic
-with the default embedding model (or the one named by ``--embeddings``, see
+Scale: the generated catalog of ``librarian bench --dataset tools``; the index is
+semantic with the default embedding model (or the one named by ``--embeddings``, see
 ``langgraph_librarian.embeddings.EMBEDDING_MODELS``), lexical with ``--no-embeddings``.
-Latency is reported for the search itself (matrix product, thresholds, domain
-expansion) and, separately, for embedding the query. Results are recorded in docs/benchmarks.md.
+Latency is reported for the search itself (scores, thresholds, domain expansion) and,
+separately, for embedding the query.
+
+Phrasings: loaded recall and tools loaded per request on the hand-written phrasing set
+(``langgraph_librarian.evals.datasets.tool_phrasings``), for each model of
+``--models`` ("none" is the lexical engine), on the held-out half with the stored
+calibration. ``--calibrate`` first re-derives each model's thresholds from the
+calibration half, prints them next to the stored ones, and reports with the fresh
+values. Results are recorded in docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 
 from langgraph_librarian.embeddings import EMBEDDING_MODELS, default_embeddings, load_embeddings
-from langgraph_librarian.evals.tool_bench import format_tool_table, run_tool_bench
+from langgraph_librarian.evals.tool_bench import (
+    calibrate_engine,
+    engine_name,
+    format_phrasing_table,
+    format_tool_table,
+    run_phrasing_bench,
+    run_tool_bench,
+)
+from langgraph_librarian.tools.calibration import calibration_for
+
+
+def _phrasings(models: list[str], *, calibrate: bool, as_json: bool) -> None:
+    rows = []
+    for name in models:
+        embeddings = load_embeddings(name)
+        calibration = None
+        if calibrate:
+            calibration = calibrate_engine(embeddings)
+            print(f"{engine_name(embeddings)}: stored {calibration_for(embeddings)}")
+            print(f"{engine_name(embeddings)}: derived {calibration}")
+        rows += run_phrasing_bench(embeddings, split="heldout", calibration=calibration)
+    print(format_phrasing_table(rows))
+    if as_json:
+        print(json.dumps(rows, indent=1))
 
 
 def main() -> None:
@@ -24,14 +57,30 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--embeddings", choices=EMBEDDING_MODELS, help="default: the default")
     parser.add_argument("--no-embeddings", action="store_true")
+    parser.add_argument("--phrasings", action="store_true", help="run the phrasing set")
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        choices=EMBEDDING_MODELS,
+        default=["static", "minilm", "none"],
+        help="phrasings: engines to compare (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--calibrate", action="store_true", help="phrasings: re-derive thresholds first"
+    )
+    parser.add_argument("--json", action="store_true", help="also print the rows as JSON")
     args = parser.parse_args()
+    if args.phrasings:
+        _phrasings(args.models, calibrate=args.calibrate, as_json=args.json)
+        return
     if args.no_embeddings:
         embeddings = None
     else:
         embeddings = load_embeddings(args.embeddings) if args.embeddings else default_embeddings()
-    print(
-        format_tool_table(run_tool_bench(args.sizes, n_queries=args.queries, embeddings=embeddings))
-    )
+    rows = run_tool_bench(args.sizes, n_queries=args.queries, embeddings=embeddings)
+    print(format_tool_table(rows))
+    if args.json:
+        print(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

@@ -158,8 +158,9 @@ def test_semantic_search_with_the_packaged_model():
     result = index.search("email John about the quarterly report")
     assert result.names[0] == "email_send"
     assert "email_read" in result.names  # domain sibling travels along
-    french = index.search("envoyer un courriel")  # another language: still something useful
-    assert french.matches or french.domains
+    # Another language: a cognate ("e-mail") is enough for the right tool to be loaded.
+    french = index.search("envoyer un e-mail à Jean")
+    assert french.fallback in {None, "candidates"} and french.names[0] == "email_send"
 
 
 def test_merge_loaded_tools():
@@ -366,7 +367,7 @@ def test_request_tools_failure_is_a_message_not_a_crash():
         tools=[memory_note],
         middleware=[ToolLibrarianMiddleware(lexical_index())],
     ).invoke({"messages": [HumanMessage("x")]})
-    assert "No tools matched" in no_match["messages"][-1].content
+    assert "No tools matched" in no_match["messages"][-1].content  # "x": no word to match
 
 
 # -- hand-built StateGraph ---------------------------------------------------------------------

@@ -147,6 +147,7 @@ def _check_bench_options(args: argparse.Namespace) -> None:
         "--data": ("locomo", args.data),
         "--categories": ("locomo", args.categories),
         "--tools": ("tools", args.tools),
+        "--phrasings": ("tools", args.phrasings or None),
         "--messages": ("synthetic", args.messages),
         "--conversations": ("synthetic", args.conversations),
         "--split": ("phenomena", args.split),
@@ -378,8 +379,32 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _phrasing_bench(args: argparse.Namespace, embeddings: Any) -> int:
+    from langgraph_librarian.evals.tool_bench import (
+        engine_name,
+        format_phrasing_table,
+        run_phrasing_bench,
+    )
+
+    _say(f"bench tools --phrasings: held-out half of the phrasing set; {engine_name(embeddings)}")
+    rows = run_phrasing_bench(embeddings, split="heldout")
+    print(format_phrasing_table(rows))
+    if args.out:
+        out = Path(args.out)
+        (out / "tools-phrasings.json").write_text(json.dumps(rows, indent=1))
+        print(f"wrote {out / 'tools-phrasings.json'}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    return 0
+
+
 def _tool_bench(args: argparse.Namespace, embeddings: Any) -> int:
     from langgraph_librarian.evals.tool_bench import format_tool_table, run_tool_bench
+
+    if args.phrasings:
+        if args.tools:
+            raise CliError("--phrasings and --tools are two different tool benchmarks")
+        return _phrasing_bench(args, embeddings)
 
     sizes = args.tools or [500, 5000]
     engine = type(embeddings).__name__ if embeddings is not None else "lexical search only"
@@ -528,6 +553,12 @@ def _add_bench(sub: Any) -> _Parser:
     )
     bench.add_argument(
         "--tools", type=int, metavar="N", nargs="+", help="tools: catalog sizes (default: 500 5000)"
+    )
+    bench.add_argument(
+        "--phrasings",
+        action="store_true",
+        help="tools: loaded recall on the held-out half of the phrasing set (indirect, "
+        "colloquial, elliptic, typo and other-language requests) instead of catalog sizes",
     )
     bench.add_argument("--no-embeddings", action="store_true", help="lexical-only local engine")
     bench.add_argument("--out", metavar="DIR", help="directory for JSON, CSV and PNG results")

@@ -10,11 +10,34 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from langgraph_librarian.evals.datasets.tool_phrasings import (
+    PhrasingCase,
+    Split,
+    phrasing_cases,
+    phrasing_catalog,
+)
 from langgraph_librarian.evals.datasets.tools import generate_tool_catalog
 from langgraph_librarian.tokens import count_text_tokens
+from langgraph_librarian.tools.calibration import SearchCalibration, calibrate_thresholds
 from langgraph_librarian.tools.index import ToolIndex
 
-__all__ = ["format_tool_table", "run_tool_bench"]
+__all__ = [
+    "calibrate_engine",
+    "engine_name",
+    "format_phrasing_table",
+    "format_tool_table",
+    "run_phrasing_bench",
+    "run_tool_bench",
+]
+
+
+def engine_name(embeddings: Embeddings | None) -> str:
+    """A short name for the search engine: the embedding model id, or ``lexical``."""
+    if embeddings is None:
+        return "lexical"
+    from langgraph_librarian.embeddings import embedding_model_id
+
+    return embedding_model_id(embeddings)
 
 
 def run_tool_bench(
@@ -57,10 +80,10 @@ def run_tool_bench(
             start = time.perf_counter()
             result = index.search(case.query, k=k, query_vector=vector)
             latencies.append((time.perf_counter() - start) * 1000)
-            direct = [m.name for m in result.matches if m.reason != "sibling"]
+            ranked = [n for n, _ in index.rank(case.query, limit=k, query_vector=vector)]
             names = result.names
-            hits1 += bool(direct[:1] == [case.gold])
-            hitsk += case.gold in direct[:k]
+            hits1 += bool(ranked[:1] == [case.gold])
+            hitsk += case.gold in ranked[:k]
             loaded_hits += case.gold in names
             loaded_counts.append(len(names))
             loaded_tokens.append(sum(schema_tokens[x] for x in names))
@@ -71,7 +94,7 @@ def run_tool_bench(
                 "tools": len(specs),
                 "queries": len(cases),
                 "k": k,
-                "embeddings": type(embeddings).__name__ if embeddings is not None else "lexical",
+                "embeddings": engine_name(embeddings),
                 "recall_at_1": hits1 / len(cases),
                 f"recall_at_{k}": hitsk / len(cases),
                 "loaded_recall": loaded_hits / len(cases),
@@ -107,5 +130,121 @@ def format_tool_table(rows: list[dict[str, Any]]) -> str:
             f"{r['tokens_saved_pct']:.1f}% | {r['search_p50_ms']:.2f} / {r['search_p95_ms']:.2f} | "
             f"{r['query_embed_p50_ms']:.1f} | "
             f"{r['build_s']:.1f} | {r['vector_mb']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def _phrasing_index(
+    embeddings: Embeddings | None, calibration: SearchCalibration | None
+) -> ToolIndex:
+    if calibration is None:
+        return ToolIndex(phrasing_catalog(), embeddings=embeddings)
+    return ToolIndex(
+        phrasing_catalog(),
+        embeddings=embeddings,
+        threshold=calibration.threshold,
+        domain_threshold=calibration.domain_threshold,
+        candidate_threshold=calibration.candidate_threshold,
+        semantic_weight=calibration.semantic_weight,
+        neighbor_weight=calibration.neighbor_weight,
+    )
+
+
+def calibrate_engine(
+    embeddings: Embeddings | None, *, seed: int = 13, **options: Any
+) -> SearchCalibration:
+    """Derive thresholds for ``embeddings`` from the calibration half of the phrasing set.
+
+    ``options`` go to :func:`~langgraph_librarian.tools.calibration.calibrate_thresholds`.
+    """
+    index = ToolIndex(phrasing_catalog(), embeddings=embeddings)
+    return calibrate_thresholds(index, phrasing_cases("calibration", seed=seed), **options)
+
+
+def run_phrasing_bench(
+    embeddings: Embeddings | None,
+    *,
+    split: Split = "heldout",
+    seed: int = 13,
+    k: int = 8,
+    calibration: SearchCalibration | None = None,
+) -> list[dict[str, Any]]:
+    """Loaded recall and tools loaded per request on the phrasing set, by style.
+
+    One row per style plus ``all`` (requests with a right tool) and ``none`` (requests
+    without one: the share that loaded nothing, and the share answered confidently).
+    ``recall_at_1`` / ``recall_at_k`` come from the hybrid ranking; ``loaded_recall``
+    is the share of requests whose answer loaded the right tool, whatever its kind.
+    Query embeddings are computed before the searches are timed. ``calibration``
+    overrides the stored thresholds (for example a fresh :func:`calibrate_engine`).
+    """
+    index = _phrasing_index(embeddings, calibration)
+    cases = phrasing_cases(split, seed=seed)
+    vectors = [index.embed_query(c.query) for c in cases]
+    index.search("warm up the index")
+    outcomes: list[tuple[PhrasingCase, list[str], list[str], str, float]] = []
+    for case, vector in zip(cases, vectors, strict=True):
+        start = time.perf_counter()
+        result = index.search(case.query, query_vector=vector)
+        elapsed = (time.perf_counter() - start) * 1000
+        ranked = [n for n, _ in index.rank(case.query, limit=k, query_vector=vector)]
+        kind = result.fallback or "confident"
+        outcomes.append((case, ranked, result.names, kind, elapsed))
+    groups: dict[str, list[tuple[PhrasingCase, list[str], list[str], str, float]]] = {}
+    for outcome in outcomes:
+        style = outcome[0].style
+        groups.setdefault(style, []).append(outcome)
+        if style != "none":
+            groups.setdefault("all", []).append(outcome)
+    rows: list[dict[str, Any]] = []
+    order = ["all", "indirect", "colloquial", "elliptic", "typo", "foreign", "none"]
+    for label in [s for s in order if s in groups]:
+        group = groups[label]
+        kinds = {kind: sum(o[3] == kind for o in group) / len(group) for kind in _KINDS}
+        row: dict[str, Any] = {
+            "engine": engine_name(embeddings),
+            "split": split,
+            "style": label,
+            "requests": len(group),
+            "k": k,
+            "mean_loaded_tools": statistics.fmean(len(o[2]) for o in group),
+            "max_loaded_tools": max(len(o[2]) for o in group),
+            "search_p50_ms": statistics.median(o[4] for o in group),
+            **{f"share_{kind}": share for kind, share in kinds.items()},
+        }
+        if label == "none":
+            row["nothing_loaded"] = sum(not o[2] for o in group) / len(group)
+        else:
+            row["recall_at_1"] = sum(o[1][:1] == [o[0].gold] for o in group) / len(group)
+            row["recall_at_k"] = sum(o[0].gold in o[1] for o in group) / len(group)
+            row["loaded_recall"] = sum(o[0].gold in o[2] for o in group) / len(group)
+        rows.append(row)
+    return rows
+
+
+_KINDS = ("confident", "name", "candidates", "domain", "domains")
+
+
+def format_phrasing_table(rows: list[dict[str, Any]]) -> str:
+    """Markdown table of :func:`run_phrasing_bench` rows."""
+    k = rows[0]["k"] if rows else 8
+    lines = [
+        f"| engine | split | style | requests | recall@1 | recall@{k} | loaded recall | "
+        "tools loaded (mean / max) | confident / candidates / domain(s) | search p50 ms |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        if r["style"] == "none":
+            recall = f"— | — | nothing loaded {r['nothing_loaded']:.2f}"
+        else:
+            recall = f"{r['recall_at_1']:.3f} | {r['recall_at_k']:.3f} | {r['loaded_recall']:.3f}"
+        shares = (
+            f"{r['share_confident']:.2f} / {r['share_candidates']:.2f} / "
+            f"{r['share_domain'] + r['share_domains']:.2f}"
+        )
+        lines.append(
+            f"| {r['engine']} | {r['split']} | {r['style']} | {r['requests']} | {recall} | "
+            f"{r['mean_loaded_tools']:.1f} / {r['max_loaded_tools']} | {shares} | "
+            f"{r['search_p50_ms']:.2f} |"
         )
     return "\n".join(lines)

@@ -1,4 +1,8 @@
-"""ToolIndex: embedding search over a tool catalog, with domain siblings and fallbacks."""
+"""ToolIndex: hybrid (embedding + lexical) search over a tool catalog.
+
+A search never dead-ends while a plausible tool exists: it answers with confident
+matches, or with low-confidence candidates, or with a domain, or with the domain list.
+"""
 
 from __future__ import annotations
 
@@ -15,23 +19,32 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.tools import BaseTool, StructuredTool
 
-from langgraph_librarian._text import content_terms
-from langgraph_librarian.embeddings import default_embeddings
+from langgraph_librarian.embeddings import default_embeddings, load_embeddings
+from langgraph_librarian.tools._lexical import LexicalScorer
+from langgraph_librarian.tools.calibration import SearchCalibration, calibration_for
 
 __all__ = ["ToolIndex", "ToolMatch", "ToolRecord", "ToolSearchResult", "infer_domain"]
 
 ToolLike = BaseTool | Callable[..., Any] | dict[str, Any]
-MatchReason = Literal["match", "sibling", "name", "domain"]
+MatchReason = Literal["match", "sibling", "name", "domain", "candidate"]
+Fallback = Literal["name", "candidates", "domain", "domains"]
 _DOMAIN_SPLIT = re.compile(r"[_.\-:/]")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NAME_TOKEN = re.compile(r"[\w.\-:/]+")
 _SIBLING_POOL = 200
 """Top-ranked tools in which domain siblings are looked for first."""
+MAX_DOMAINS_LISTED = 40
+"""Domains a "no match" answer lists at most (the candidates' domains first)."""
 
 
 def infer_domain(name: str) -> str:
     """The domain a name implies: ``email_send`` -> ``email``, ``github.list`` -> ``github``."""
     head = _DOMAIN_SPLIT.split(_CAMEL.sub("_", name.strip()), maxsplit=1)[0].lower()
     return head if head and head != name.strip().lower() else "general"
+
+
+def _readable(name: str) -> str:
+    return _CAMEL.sub(" ", name).replace("_", " ").replace(".", " ")
 
 
 @dataclass
@@ -45,6 +58,8 @@ class ToolRecord:
         arguments: Argument names, part of the embedded text.
         tool: The executable tool, when the entry came from a tool or function.
         schema: The JSON schema, when the entry came from a schema dict.
+        argument_descriptions: One description per argument ("" when it has none);
+            read by the lexical half of the search.
     """
 
     name: str
@@ -53,13 +68,20 @@ class ToolRecord:
     arguments: list[str] = field(default_factory=list)
     tool: BaseTool | None = None
     schema: dict[str, Any] | None = None
+    argument_descriptions: list[str] = field(default_factory=list)
 
     @property
     def text(self) -> str:
         """What is embedded: ``name: description (arguments: a, b)``."""
-        readable = _CAMEL.sub(" ", self.name).replace("_", " ").replace(".", " ")
+        readable = _readable(self.name)
         args = f" (arguments: {', '.join(self.arguments)})" if self.arguments else ""
         return f"{readable}: {self.description or readable}{args}"
+
+    @property
+    def search_text(self) -> str:
+        """Everything the lexical search reads: the embedded text plus argument descriptions."""
+        described = [d for d in self.argument_descriptions if d]
+        return self.text + (" " + " ".join(described) if described else "")
 
     @property
     def summary(self) -> str:
@@ -70,7 +92,7 @@ class ToolRecord:
 
 @dataclass
 class ToolMatch:
-    """A tool returned by a search and why."""
+    """A tool returned by a search and why (``"candidate"``: a low-confidence guess)."""
 
     name: str
     score: float
@@ -83,19 +105,33 @@ class ToolSearchResult:
     """Outcome of :meth:`ToolIndex.search`.
 
     Attributes:
-        matches: Tools to load, best first (direct matches, then domain siblings).
-        fallback: ``None`` for a semantic match, else ``"name"``, ``"domain"`` or
-            ``"domains"`` (nothing found: ``domains`` lists what exists).
-        domains: Domain names with tool counts, when the agent should refine its query.
+        matches: Tools to load, best first.
+        fallback: ``None`` for a confident match; ``"name"`` (tools named exactly in the
+            query), ``"candidates"`` (no confident match: the best guesses), ``"domain"``
+            (the tools of a domain named in the query or passed) or ``"domains"``
+            (nothing loaded; ``domains`` lists what exists).
+        domains: Domain names with tool counts, for the agent to refine its query
+            (with ``"candidates"`` and ``"domains"``; at most 40, candidates' first).
+        low_confidence: ``True`` when ``matches`` are guesses (``"candidates"``).
     """
 
     matches: list[ToolMatch] = field(default_factory=list)
-    fallback: Literal["name", "domain", "domains"] | None = None
+    fallback: Fallback | None = None
     domains: dict[str, int] = field(default_factory=dict)
+    low_confidence: bool = False
 
     @property
     def names(self) -> list[str]:
         return [m.name for m in self.matches]
+
+
+def _argument_descriptions(properties: Any, names: list[str]) -> list[str]:
+    out = []
+    for name in names:
+        spec = properties.get(name) if isinstance(properties, dict) else None
+        text = spec.get("description") if isinstance(spec, dict) else None
+        out.append(str(text) if text else "")
+    return out
 
 
 def _record(item: ToolLike, domain: str | None) -> ToolRecord:
@@ -107,7 +143,8 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
         if not name:
             raise ValueError(f"tool schema without a name: {item!r}")
         params = spec.get("parameters") or spec.get("input_schema") or {}
-        args = list((params.get("properties") or {}).keys()) if isinstance(params, dict) else []
+        properties = (params.get("properties") or {}) if isinstance(params, dict) else {}
+        args = list(properties.keys()) if isinstance(properties, dict) else []
         explicit = domain or item.get("domain") or spec.get("domain")
         return ToolRecord(
             str(name),
@@ -116,6 +153,7 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
             args,
             None,
             dict(item),
+            _argument_descriptions(properties, args),
         )
     elif callable(item):
         doc = (item.__doc__ or "").strip()
@@ -123,22 +161,25 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
         # LangChain needs a description; a function without a docstring gets its name.
         tool = StructuredTool.from_function(item, description=doc or name.replace("_", " "))
         if not doc:
+            args = list(tool.args.keys())
             return ToolRecord(
                 tool.name,
                 "",
                 str(domain or infer_domain(tool.name)),
-                list(tool.args.keys()),
+                args,
                 tool,
                 None,
+                _argument_descriptions(tool.args, args),
             )
     else:
         raise TypeError(f"cannot index {type(item).__name__} as a tool")
     metadata = tool.metadata or {}
     explicit = domain or metadata.get("domain")
     try:
-        args = list(tool.args.keys())
+        properties = tool.args
+        args = list(properties.keys())
     except Exception:  # a tool with an unusual schema still gets indexed
-        args = []
+        properties, args = {}, []
     return ToolRecord(
         tool.name,
         tool.description or "",
@@ -146,24 +187,42 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
         args,
         tool,
         None,
+        _argument_descriptions(properties, args),
     )
 
 
 class ToolIndex:
     """Search a tool catalog by stated intent.
 
-    Tools (LangChain ``BaseTool``s, plain functions, or JSON schemas) are embedded as
-    ``name: description (arguments: ...)`` with any LangChain ``Embeddings`` (the
-    packaged offline model by default when installed; a lexical scorer otherwise).
+    Tools (LangChain ``BaseTool``s, plain functions, or JSON schemas) are scored by a
+    hybrid of two signals: the cosine similarity of the query's embedding to the tool's
+    (``name: description (arguments: ...)``, with any LangChain ``Embeddings``; the
+    packaged static model by default) and a lexical coverage score (the idf-weighted
+    share of the query's words found in the tool's name, description and arguments,
+    typo- and accent-tolerant; with embeddings, a query word also matches catalog
+    words close to it in meaning, by the packaged static model's word vectors,
+    counted ``neighbor_weight`` times their similarity). The score is ``semantic_weight * cosine +
+    (1 - semantic_weight) * lexical``; without embeddings it is the lexical score.
+
     The index is built lazily on the first search and updated incrementally: adding
     tools embeds only the new ones, removing drops rows. Vectors live in one float32
     matrix, so a search is one matrix-vector product whatever the catalog size.
 
-    A search keeps tools whose similarity clears ``threshold`` (at most ``k``), then
-    expands domains: a match scoring at least ``domain_threshold``, or two matches in
-    one domain, bring that domain's other tools (at most ``max_siblings``). When nothing
-    clears the threshold the fallbacks are, in order: a tool named in the query, a
-    domain named in the query, and finally the list of domains.
+    A search answers in one of five ways (``ToolSearchResult.fallback``):
+
+    - ``"name"``: the query names tools exactly (a word containing ``_`` or ``.`` that
+      is a tool name, or a query made only of tool names): exactly those are loaded.
+    - ``None`` (confident): the best score reaches ``threshold``; the tools that do (at
+      most ``k``) are loaded, and a match reaching ``domain_threshold``, or two matches
+      in one domain, bring that domain's other tools (at most ``max_siblings``).
+    - ``"candidates"``: the best score is below ``threshold`` but reaches
+      ``candidate_threshold``: the best ``max_candidates`` tools are loaded anyway,
+      marked ``low_confidence``, with the domain list so the agent can refine.
+    - ``"domain"``: a domain named in the query (or passed) gets its tools.
+    - ``"domains"``: nothing is loaded; ``domains`` lists what exists.
+
+    No answer loads more than ``max_loaded`` tools. Thresholds and the weight default
+    to the calibration stored for the embedding model (:mod:`.calibration`).
 
     Example:
         >>> def email_send(to: str, body: str) -> str:
@@ -181,26 +240,60 @@ class ToolIndex:
         embeddings: Embeddings | Literal["auto"] | None = "auto",
         threshold: float | None = None,
         domain_threshold: float | None = None,
+        candidate_threshold: float | None = None,
+        semantic_weight: float | None = None,
+        neighbor_weight: float | None = None,
         max_siblings: int = 8,
+        max_candidates: int = 8,
+        max_loaded: int = 8,
     ) -> None:
         self._embeddings = default_embeddings() if embeddings == "auto" else embeddings
-        semantic = self._embeddings is not None
-        # Defaults measured on the tool benchmark (docs/benchmarks.md) for MiniLM and
-        # for the lexical scorer; other embedding models may want other values.
-        self.threshold = threshold if threshold is not None else (0.35 if semantic else 0.3)
+        if max_loaded < 1 or max_candidates < 1 or max_siblings < 0:
+            raise ValueError("max_loaded and max_candidates must be >= 1, max_siblings >= 0")
+        self.calibration: SearchCalibration = calibration_for(self._embeddings)
+        cal = self.calibration
+        self.threshold = cal.threshold if threshold is None else threshold
         self.domain_threshold = (
-            domain_threshold if domain_threshold is not None else (0.6 if semantic else 0.75)
+            cal.domain_threshold if domain_threshold is None else domain_threshold
         )
+        self.candidate_threshold = (
+            cal.candidate_threshold if candidate_threshold is None else candidate_threshold
+        )
+        weight = cal.semantic_weight if semantic_weight is None else semantic_weight
+        if not 0.0 <= weight <= 1.0:
+            raise ValueError(f"semantic_weight must be within 0..1 (got {weight})")
+        self.semantic_weight = weight if self._embeddings is not None else 0.0
+        self.neighbor_weight = cal.neighbor_weight if neighbor_weight is None else neighbor_weight
         self.max_siblings = max_siblings
+        self.max_candidates = max_candidates
+        self.max_loaded = max_loaded
         self._records: dict[str, ToolRecord] = {}
+        self._lower: dict[str, str] = {}  # lower-cased name -> name
         self._rows: list[str] = []  # matrix row -> tool name ("" for a removed row)
+        self._row_of: dict[str, int] = {}
         self._dead = 0  # rows of removed tools not yet compacted
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._pending: list[str] = []
-        self._postings: dict[str, set[str]] = {}  # lexical: term -> tool names
+        self._lexical = self._new_lexical()
         self._by_domain: dict[str, dict[str, None]] = {}  # domain -> names (ordered set)
         self._lock = threading.RLock()
         self.add(tools)
+
+    def _new_lexical(self) -> LexicalScorer:
+        if self._embeddings is None:
+            return LexicalScorer()
+        words = load_embeddings("static")
+        assert words is not None
+
+        def vectors(texts: list[str]) -> np.ndarray:
+            return np.asarray(words.embed_documents(texts), dtype=np.float32)
+
+        return LexicalScorer(vectors)
+
+    @property
+    def embeddings(self) -> Embeddings | None:
+        """The embedding model (``None``: lexical search only)."""
+        return self._embeddings
 
     # -- catalog --------------------------------------------------------------------
 
@@ -217,8 +310,10 @@ class ToolIndex:
                         record.name, None
                     )
                 self._records[record.name] = record
+                self._lower[record.name.lower()] = record.name
                 self._by_domain.setdefault(record.domain, {})[record.name] = None
-                self._pending.append(record.name)
+                if record.name not in self._pending:
+                    self._pending.append(record.name)
                 names.append(record.name)
         return names
 
@@ -228,18 +323,18 @@ class ToolIndex:
             for name in [names] if isinstance(names, str) else list(names):
                 record = self._records.pop(name, None)
                 if record is not None:
+                    self._lower.pop(name.lower(), None)
                     self._by_domain.get(record.domain, {}).pop(name, None)
                     self._drop_row(name)
                     if name in self._pending:
                         self._pending.remove(name)
 
     def _drop_row(self, name: str) -> None:
-        for i, row in enumerate(self._rows):
-            if row == name:
-                self._rows[i] = ""
-                self._dead += 1
-        for names in self._postings.values():
-            names.discard(name)
+        row = self._row_of.pop(name, None)
+        if row is not None:
+            self._rows[row] = ""
+            self._lexical.forget(row)
+            self._dead += 1
 
     def __len__(self) -> int:
         return len(self._records)
@@ -263,7 +358,17 @@ class ToolIndex:
         """Approximate memory held by the vectors."""
         return int(self._matrix.nbytes)
 
+    def row_names(self) -> list[str]:
+        """Tool name of each score row (``""`` for a removed tool); builds the index."""
+        self._sync()
+        with self._lock:
+            return list(self._rows)
+
     # -- building -------------------------------------------------------------------
+
+    def _index_lexical(self, row: int, record: ToolRecord) -> None:
+        # The name counts twice: it is the most specific thing a tool says about itself.
+        self._lexical.add(row, [(_readable(record.name), 2.0), (record.search_text, 1.0)])
 
     def _sync(self) -> None:
         """Embed pending tools and compact removed rows (called before a search)."""
@@ -272,81 +377,117 @@ class ToolIndex:
                 keep = [i for i, name in enumerate(self._rows) if name]
                 self._matrix = self._matrix[keep] if self._matrix.size else self._matrix
                 self._rows = [self._rows[i] for i in keep]
+                self._row_of = {n: i for i, n in enumerate(self._rows)}
                 self._dead = 0
+                self._lexical = self._new_lexical()
+                for i, name in enumerate(self._rows):
+                    self._index_lexical(i, self._records[name])
             if not self._pending:
                 return
             pending = [n for n in self._pending if n in self._records]
             self._pending = []
-            if self._embeddings is None:
-                for name in pending:
-                    for term in set(content_terms(self._records[name].text)):
-                        self._postings.setdefault(term, set()).add(name)
-                self._rows.extend(pending)
-                return
-            vectors = np.asarray(
-                self._embeddings.embed_documents([self._records[n].text for n in pending]),
-                dtype=np.float32,
-            )
-            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-            self._matrix = vectors if self._matrix.size == 0 else np.vstack([self._matrix, vectors])
-            self._rows.extend(pending)
+            if self._embeddings is not None and pending:
+                vectors = np.asarray(
+                    self._embeddings.embed_documents([self._records[n].text for n in pending]),
+                    dtype=np.float32,
+                )
+                vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+                self._matrix = (
+                    vectors if self._matrix.size == 0 else np.vstack([self._matrix, vectors])
+                )
+            for name in pending:
+                row = len(self._rows)
+                self._rows.append(name)
+                self._row_of[name] = row
+                self._index_lexical(row, self._records[name])
 
-    # -- search ---------------------------------------------------------------------
-
-    def _lexical_scores(self, query: str) -> dict[str, float]:
-        """Idf-weighted share of the query's terms a tool's text contains (0..1)."""
-        terms = set(content_terms(query))
-        if not terms:
-            return {}
-        n = max(len(self._records), 1)
-        idf = {}
-        for t in terms:
-            df = len(self._postings.get(t, ()))
-            idf[t] = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        total = sum(idf.values()) or 1.0
-        scores: dict[str, float] = {}
-        for t in terms:
-            for name in self._postings.get(t, ()):
-                if name in self._records:
-                    scores[name] = scores.get(name, 0.0) + idf[t] / total
-        return scores
+    # -- scoring --------------------------------------------------------------------
 
     def embed_query(self, query: str) -> list[float] | None:
         """The query vector (``None`` for the lexical scorer)."""
         return None if self._embeddings is None else list(self._embeddings.embed_query(query))
 
-    def _ranked(
-        self, query: str, query_vector: Sequence[float] | None, limit: int
-    ) -> tuple[list[tuple[str, float]], dict[str, float]]:
-        """(best ``limit`` tools with scores, best first; score lookup for those and more)."""
+    def score_parts(
+        self, query: str, query_vector: Sequence[float] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(cosine, lexical) score arrays, one entry per row of :meth:`row_names`.
+
+        Without embeddings the cosine array is all zeros.
+        """
         self._sync()
         with self._lock:
-            if self._embeddings is None:
-                scores = self._lexical_scores(query)
-                ranked = sorted(scores.items(), key=lambda kv: -kv[1])[:limit]
-                return ranked, scores
-            if not self._rows:
-                return [], {}
+            n = len(self._rows)
+            lexical = self._lexical.scores(query, n, neighbor_weight=self.neighbor_weight)
+            if self._embeddings is None or n == 0:
+                return np.zeros(n, dtype=np.float32), lexical
             if query_vector is None:
                 query_vector = self._embeddings.embed_query(query)
             q = np.asarray(query_vector, dtype=np.float32)
-            q /= max(float(np.linalg.norm(q)), 1e-9)
-            sims = self._matrix @ q
-            rows = self._rows
+            q = q / max(float(np.linalg.norm(q)), 1e-9)
+            return self._matrix @ q, lexical
+
+    def _combined(
+        self, query: str, query_vector: Sequence[float] | None
+    ) -> tuple[np.ndarray, list[str]]:
+        cosine, lexical = self.score_parts(query, query_vector)
+        w = self.semantic_weight
+        combined = lexical.copy() if w == 0.0 else w * cosine + (1.0 - w) * lexical
+        with self._lock:
+            rows = list(self._rows) if self._dead else self._rows
             if self._dead:  # removed tools not compacted yet never rank
-                sims[[i for i, r in enumerate(rows) if not r]] = -np.inf
+                combined[[i for i, r in enumerate(rows) if not r]] = -np.inf
+        return combined, rows
+
+    @staticmethod
+    def _top(
+        combined: np.ndarray, rows: list[str], limit: int, allowed: np.ndarray | None = None
+    ) -> list[tuple[str, float]]:
+        if allowed is not None:
+            combined = np.where(allowed, combined, -np.inf)
         limit = min(limit, len(rows))
-        top = (
-            np.argpartition(-sims, limit - 1)[:limit] if limit < len(rows) else np.arange(len(rows))
-        )
-        top = top[np.argsort(-sims[top], kind="stable")]
-        ranked = [(rows[i], float(sims[i])) for i in top if rows[i]]
-        return ranked, dict(ranked)
+        if limit <= 0:
+            return []
+        if limit < len(rows):
+            top = np.argpartition(-combined, limit - 1)[:limit]
+        else:
+            top = np.arange(len(rows))
+        top = top[np.argsort(-combined[top], kind="stable")]
+        return [(rows[i], float(combined[i])) for i in top if rows[i] and combined[i] > -np.inf]
+
+    def rank(
+        self, query: str, *, limit: int = 10, query_vector: Sequence[float] | None = None
+    ) -> list[tuple[str, float]]:
+        """The best ``limit`` tools by hybrid score, best first (no thresholds applied)."""
+        combined, rows = self._combined(query, query_vector)
+        return self._top(combined, rows, limit)
 
     def scores(self, query: str, query_vector: Sequence[float] | None = None) -> dict[str, float]:
-        """Similarity of every tool to ``query`` (pass ``query_vector`` to reuse an embedding)."""
-        ranked, _ = self._ranked(query, query_vector, max(len(self._rows), 1))
-        return dict(ranked)
+        """Hybrid score of every tool (pass ``query_vector`` to reuse an embedding)."""
+        combined, rows = self._combined(query, query_vector)
+        return {name: float(s) for name, s in zip(rows, combined, strict=True) if name}
+
+    # -- search ---------------------------------------------------------------------
+
+    def named_tools(self, query: str) -> list[str]:
+        """Tools the query names exactly.
+
+        A word counts when it is a tool name and contains ``_`` or ``.`` (plain words
+        such as ``search`` are intents, not names), or when the query is made only of
+        tool names.
+        """
+        words = [w.strip(".:/-,;") for w in _NAME_TOKEN.findall(query.lower())]
+        words = [w for w in words if w]
+        hits = [self._lower[w] for w in words if w in self._lower]
+        if words and len(hits) == len(words):
+            return list(dict.fromkeys(hits))
+        return list(dict.fromkeys(h for h in hits if "_" in h or "." in h))
+
+    def domain_list(self, first: Iterable[str] = ()) -> dict[str, int]:
+        """Domains with tool counts: ``first`` ones, then the largest (at most 40)."""
+        counts = self.domains()
+        order = [d for d in dict.fromkeys(first) if d in counts]
+        order += sorted((d for d in counts if d not in order), key=lambda d: (-counts[d], d))
+        return {d: counts[d] for d in order[:MAX_DOMAINS_LISTED]}
 
     def search(
         self,
@@ -358,37 +499,69 @@ class ToolIndex:
     ) -> ToolSearchResult:
         """Tools for a need stated in natural language (see the class docstring)."""
         if not isinstance(query, str) or not query.strip():
-            return ToolSearchResult(fallback="domains", domains=self.domains())
-        pool = _SIBLING_POOL + k
-        if domain:
-            wanted = domain.strip().lower()
-            ranked, _ = self._ranked(query, query_vector, max(len(self._rows), 1))
-            ranked = [(n, sc) for n, sc in ranked if self._records[n].domain.lower() == wanted]
-        else:
-            ranked, _ = self._ranked(query, query_vector, pool)
-        direct = [(n, sc) for n, sc in ranked[:k] if sc >= self.threshold]
-        if direct:
-            return ToolSearchResult(matches=self._expand(direct, ranked[:pool]))
-        return self._fallback(query, domain)
+            return ToolSearchResult(fallback="domains", domains=self.domain_list())
+        named = self.named_tools(query)
+        if named:
+            return ToolSearchResult(
+                matches=[
+                    ToolMatch(n, 1.0, "name", self._records[n].domain)
+                    for n in named[: self.max_loaded]
+                ],
+                fallback="name",
+            )
+        combined, rows = self._combined(query, query_vector)
+        wanted = domain.strip().lower() if domain and domain.strip() else None
+        allowed = None
+        if wanted is not None:
+            allowed = np.fromiter(
+                (bool(r) and self._records[r].domain.lower() == wanted for r in rows),
+                dtype=bool,
+                count=len(rows),
+            )
+        ranked = self._top(combined, rows, _SIBLING_POOL + k, allowed)
+        best = ranked[0][1] if ranked else -math.inf
+        if best >= self.threshold:
+            matches = self.confident_matches(ranked, k=k)
+            return ToolSearchResult(matches=matches)
+        if best >= self.candidate_threshold and best > 0:
+            candidates = [
+                ToolMatch(n, s, "candidate", self._records[n].domain)
+                for n, s in ranked[: min(self.max_candidates, self.max_loaded)]
+                if s > 0
+            ]
+            return ToolSearchResult(
+                matches=candidates,
+                fallback="candidates",
+                domains=self.domain_list(m.domain for m in candidates),
+                low_confidence=True,
+            )
+        return self._domain_fallback(query, wanted, ranked)
 
-    def _expand(
-        self, direct: list[tuple[str, float]], ranked: list[tuple[str, float]]
+    def confident_matches(
+        self, ranked: Sequence[tuple[str, float]], *, k: int = 5, threshold: float | None = None
     ) -> list[ToolMatch]:
-        """Add siblings of strong domains: best-ranked members first, then any members."""
-        matches = [ToolMatch(n, sc, "match", self._records[n].domain) for n, sc in direct]
+        """The confident answer for a ranking: matches, then siblings of strong domains.
+
+        ``ranked`` is (name, score) best first; ``threshold`` defaults to the index's
+        (the domain threshold is never below it). At most ``max_loaded`` tools.
+        """
+        cut = self.threshold if threshold is None else threshold
+        strong_cut = max(self.domain_threshold, cut)
+        direct = [(n, s) for n, s in ranked[: min(k, self.max_loaded)] if s >= cut]
+        matches = [ToolMatch(n, s, "match", self._records[n].domain) for n, s in direct]
         per_domain = Counter(m.domain for m in matches)
-        strong = {m.domain for m in matches if m.score >= self.domain_threshold}
+        strong = {m.domain for m in matches if m.score >= strong_cut}
         chosen = {m.name for m in matches}
         for dom in dict.fromkeys(m.domain for m in matches):
             if dom not in strong and per_domain[dom] < 2:
                 continue
-            ranked_members = [(n, sc) for n, sc in ranked if self._records[n].domain == dom]
+            ranked_members = [(n, s) for n, s in ranked if self._records[n].domain == dom]
             # Best-ranked members first; then any members, read lazily (a domain of an
             # integration catalog can hold tens of thousands of tools).
             others = ((n, 0.0) for n in self._by_domain.get(dom, ()))
             added = 0
             for name, score in itertools.chain(ranked_members, others):
-                if added >= self.max_siblings:
+                if added >= self.max_siblings or len(matches) >= self.max_loaded:
                     break
                 if name in chosen or name not in self._records:
                     continue
@@ -397,39 +570,23 @@ class ToolIndex:
                 added += 1
         return matches
 
-    def _fallback(self, query: str, domain: str | None) -> ToolSearchResult:
-        lowered = query.lower()
-        words = set(re.findall(r"[\w.\-:/]+", lowered))
-        named = [
-            r
-            for r in self._records.values()
-            if r.name.lower() in words or r.name.lower() == lowered.strip()
-        ]
-        if named:
-            return ToolSearchResult(
-                matches=[ToolMatch(r.name, 1.0, "name", r.domain) for r in named], fallback="name"
-            )
+    def _domain_fallback(
+        self, query: str, wanted: str | None, ranked: list[tuple[str, float]]
+    ) -> ToolSearchResult:
         domains = self.domains()
-        target = (
-            domain.strip().lower()
-            if domain
-            else next((d for d in domains if d.lower() in words), None)
-        )
-        if target and target in {d.lower() for d in domains}:
-            members = [
-                self._records[n]
-                for d, names in self._by_domain.items()
-                if d.lower() == target
-                for n in names
-            ]
+        lowered = {d.lower(): d for d in domains}
+        if wanted is None:
+            words = {w.strip(".:/-,;") for w in _NAME_TOKEN.findall(query.lower())}
+            wanted = next((w for w in lowered if w in words), None)
+        if wanted is not None and wanted in lowered:
+            dom = lowered[wanted]
+            members = [n for n, _ in ranked if self._records[n].domain == dom]
+            members += [n for n in self._by_domain.get(dom, ()) if n not in members]
             return ToolSearchResult(
-                matches=[
-                    ToolMatch(r.name, 0.0, "domain", r.domain)
-                    for r in members[: self.max_siblings * 2]
-                ],
+                matches=[ToolMatch(n, 0.0, "domain", dom) for n in members[: self.max_loaded]],
                 fallback="domain",
             )
-        return ToolSearchResult(fallback="domains", domains=domains)
+        return ToolSearchResult(fallback="domains", domains=self.domain_list())
 
     async def asearch(
         self, query: str, *, k: int = 5, domain: str | None = None

@@ -23,10 +23,13 @@ __all__ = [
 ]
 
 REQUEST_TOOLS_DESCRIPTION = (
-    "Find and load tools for what you need to do next. Describe the capability in plain "
-    "words after you have understood the user's request (for example 'send an email', "
-    "'list open pull requests'); optionally name a domain. The tools found are available "
-    "from your next step until the end of this turn."
+    "Find and load tools for what you need to do next. After you have understood the "
+    "user's request, describe the capability in plain English (for example 'send an "
+    "email', 'list open pull requests'), even when the user wrote in another language; "
+    "optionally name a domain. If you already know exact tool names, pass them as the "
+    "query to load exactly those. The tools found are available from your next step "
+    "until the end of this turn. When the answer says there was no confident match, its "
+    "best guesses are loaded anyway: use one if it fits, or ask again in other words."
 )
 
 
@@ -56,27 +59,46 @@ class ToolLibrarianStateFields(TypedDict):
     loaded_tools: NotRequired[Annotated[LoadedTools, merge_loaded_tools]]
 
 
+def _tool_lines(result: ToolSearchResult, index: ToolIndex) -> list[str]:
+    out = []
+    for match in result.matches:
+        record = index.get(match.name)
+        summary = record.summary if record else ""
+        extra = " (related)" if match.reason == "sibling" else ""
+        out.append(f"- {match.name}{extra}: {summary}")
+    return out
+
+
+def _domain_listing(result: ToolSearchResult, index: ToolIndex) -> str:
+    listing = ", ".join(f"{name} ({count})" for name, count in result.domains.items())
+    more = len(index.domains()) - len(result.domains)
+    return listing + (f", and {more} more" if more > 0 else "")
+
+
 def format_search_result(result: ToolSearchResult, index: ToolIndex) -> str:
-    """The text the agent reads after ``request_tools``."""
+    """The text the agent reads after ``request_tools`` (one wording per kind of answer)."""
+    if result.fallback == "name" and result.matches:
+        return "\n".join(["Tools loaded by name:", *_tool_lines(result, index)])
+    if result.fallback == "candidates" and result.matches:
+        lines = [
+            "No confident match for that request. Best guesses, loaded so you can call one "
+            "now if it fits:",
+            *_tool_lines(result, index),
+            "If none fits, call request_tools again describing the capability in other "
+            "plain-English words, or pass one of these domains: "
+            f"{_domain_listing(result, index)}.",
+        ]
+        return "\n".join(lines)
+    if result.fallback == "domain" and result.matches:
+        lines = ["No single tool matched; tools of the domain you named, now loaded:"]
+        return "\n".join([*lines, *_tool_lines(result, index)])
     if result.matches:
-        lines = {
-            None: "Tools now available:",
-            "name": "No capability matched your words, but these tools have that name:",
-            "domain": "No single tool matched; here is the whole domain you named:",
-        }
-        out = [lines.get(result.fallback, "Tools now available:")]
-        for match in result.matches:
-            record = index.get(match.name)
-            summary = record.summary if record else ""
-            extra = " (related)" if match.reason == "sibling" else ""
-            out.append(f"- {match.name}{extra}: {summary}")
-        return "\n".join(out)
+        return "\n".join(["Tools now available:", *_tool_lines(result, index)])
     if not result.domains:
         return "No tools matched, and the tool catalog is empty."
-    listing = ", ".join(f"{name} ({count})" for name, count in sorted(result.domains.items()))
     return (
         "No tools matched that request. Describe the capability differently, or pass one of "
-        f"these domains: {listing}."
+        f"these domains: {_domain_listing(result, index)}."
     )
 
 

@@ -1,0 +1,246 @@
+"""Lexical half of the tool search: idf-weighted term coverage with fuzzy word matching.
+
+A tool's score for a query is the idf-weighted share of the query's terms that the
+tool's text contains (name, description, argument names and argument descriptions),
+each term's contribution saturated and length-normalized the BM25 way, so one
+occurrence in a tool text of average length counts 1. Scores run from 0 to about 1
+(a little above when terms repeat), which keeps them comparable across queries.
+
+Words are lower-cased, accent-folded and stemmed. A query word the catalog never uses
+is matched by character trigrams to the catalog's own words, so typos ("calender"),
+accents ("hôtel") and cognates ("calendrier") still count, weighted by how alike the
+words are.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections import Counter
+from collections.abc import Callable
+from functools import lru_cache
+
+import numpy as np
+
+from langgraph_librarian._text import STOPWORDS, stem_terms, tokenize
+
+__all__ = ["LexicalScorer", "fold_accents", "lexical_terms"]
+
+_K1 = 1.2
+_B = 0.5
+_MIN_SIMILARITY = 0.5
+"""Dice similarity of padded trigrams below which two words are unrelated."""
+_MAX_FUZZY = 3
+_MAX_NEIGHBORS = 5
+"""Catalog words, close in meaning, a query word may also stand for."""
+_NEIGHBOR_CACHE = 20_000
+"""Query words whose neighbors are remembered (oldest forgotten first)."""
+"""Catalog words an unknown query word may stand for."""
+
+
+@lru_cache(maxsize=65536)
+def fold_accents(text: str) -> str:
+    """``text`` lower-cased without diacritics: ``"Hôtel"`` -> ``"hotel"``."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _words(text: str) -> list[str]:
+    return [
+        t
+        for t in tokenize(fold_accents(text))
+        if t not in STOPWORDS and (len(t) > 1 or t.isdigit())
+    ]
+
+
+def lexical_terms(text: str) -> list[str]:
+    """The stemmed, accent-folded content terms the lexical scorer uses for ``text``."""
+    return stem_terms(_words(text))
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    array = np.asarray(vectors, dtype=np.float32)
+    norms = np.maximum(np.linalg.norm(array, axis=-1, keepdims=True), 1e-9)
+    return np.asarray(array / norms, dtype=np.float32)
+
+
+def _trigrams(word: str) -> set[str]:
+    padded = f"^{word}$"
+    return {padded[i : i + 3] for i in range(len(padded) - 2)}
+
+
+class LexicalScorer:
+    """Postings over row numbers (the rows of the tool index's vector matrix).
+
+    ``add(row, weighted_texts)`` indexes one tool; ``scores(query, n_rows)`` returns a
+    float32 array of coverage scores, one per row. Rows are never reused: when the
+    index compacts its matrix it rebuilds the scorer.
+    """
+
+    def __init__(
+        self,
+        word_vectors: Callable[[list[str]], np.ndarray] | None = None,
+        *,
+        neighbor_similarity: float = 0.35,
+    ) -> None:
+        self._word_vectors = word_vectors
+        self.neighbor_similarity = neighbor_similarity
+        self._vocabulary: list[str] = []  # catalog words with a row in _vocab_matrix
+        self._vocab_matrix = np.zeros((0, 0), dtype=np.float32)
+        self._neighbor_cache: dict[str, list[tuple[str, float]]] = {}
+        self._postings: dict[str, tuple[list[int], list[float]]] = {}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._lengths: list[float] = []
+        self._length_array: np.ndarray | None = None
+        self._surface: dict[str, str] = {}  # catalog word -> its stem
+        self._gram_count: dict[str, int] = {}  # catalog word -> number of its trigrams
+        self._by_trigram: dict[str, set[str]] = {}
+        self._live = 0
+
+    def add(self, row: int, texts: list[tuple[str, float]]) -> None:
+        """Index the row's texts; each text's terms count ``weight`` times."""
+        tf: dict[str, float] = {}
+        for text, weight in texts:
+            words = _words(text)
+            for word, stem in zip(words, stem_terms(words), strict=True):
+                tf[stem] = tf.get(stem, 0.0) + weight
+                if word not in self._surface and not word.isdigit():
+                    self._surface[word] = stem
+                    grams = _trigrams(word)
+                    self._gram_count[word] = len(grams)
+                    for gram in grams:
+                        self._by_trigram.setdefault(gram, set()).add(word)
+        while len(self._lengths) <= row:
+            self._lengths.append(0.0)
+        self._lengths[row] = float(sum(tf.values()))
+        self._length_array = None
+        for term, count in tf.items():
+            rows, counts = self._postings.setdefault(term, ([], []))
+            rows.append(row)
+            counts.append(count)
+            self._arrays.pop(term, None)
+        self._live += 1
+
+    def forget(self, row: int) -> None:
+        """Count one row fewer (its postings stay until the next rebuild; the index masks it)."""
+        self._live = max(0, self._live - 1)
+        if row < len(self._lengths):
+            self._lengths[row] = 0.0
+            self._length_array = None
+
+    def _array(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        cached = self._arrays.get(term)
+        if cached is None:
+            posting = self._postings.get(term)
+            if posting is None:
+                return None
+            cached = (np.asarray(posting[0], dtype=np.int64), np.asarray(posting[1], np.float32))
+            self._arrays[term] = cached
+        return cached
+
+    def _similar(self, word: str) -> list[tuple[str, float]]:
+        """Catalog stems that look like ``word`` (trigram Dice similarity), best first."""
+        grams = _trigrams(word)
+        shared: Counter[str] = Counter()
+        for gram in grams:
+            for other in self._by_trigram.get(gram, ()):
+                shared[other] += 1
+        best: dict[str, float] = {}
+        for other, common in shared.items():
+            sim = 2 * common / (len(grams) + self._gram_count[other])
+            stem = self._surface[other]
+            if sim >= _MIN_SIMILARITY and sim > best.get(stem, 0.0):
+                best[stem] = sim
+        return sorted(best.items(), key=lambda kv: -kv[1])[:_MAX_FUZZY]
+
+    def _neighbors(self, words: list[str], scale: float) -> list[list[tuple[str, float]]]:
+        """Per query word: catalog stems whose word vectors are close (similarity * scale)."""
+        if self._word_vectors is None or not self._surface or scale <= 0 or not words:
+            return [[] for _ in words]
+        if len(self._vocabulary) < len(self._surface):
+            known = set(self._vocabulary)
+            new = [w for w in self._surface if w not in known]
+            vectors = _unit(self._word_vectors(new))
+            self._vocab_matrix = (
+                vectors if not self._vocabulary else np.vstack([self._vocab_matrix, vectors])
+            )
+            self._vocabulary.extend(new)
+            self._neighbor_cache.clear()
+        missing = [w for w in dict.fromkeys(words) if w not in self._neighbor_cache]
+        if missing:
+            sims = self._vocab_matrix @ _unit(self._word_vectors(missing)).T  # [vocab, words]
+            for j, word in enumerate(missing):
+                column = sims[:, j]
+                close = np.flatnonzero(column >= self.neighbor_similarity)
+                best: dict[str, float] = {}
+                for i in close[np.argsort(-column[close])][: _MAX_NEIGHBORS * 2]:
+                    other = self._vocabulary[i]
+                    stem = self._surface[other]
+                    if other != word and stem not in best:
+                        best[stem] = float(column[i])
+                if len(self._neighbor_cache) >= _NEIGHBOR_CACHE:
+                    self._neighbor_cache.pop(next(iter(self._neighbor_cache)))
+                self._neighbor_cache[word] = list(best.items())[:_MAX_NEIGHBORS]
+        return [[(stem, sim * scale) for stem, sim in self._neighbor_cache[w]] for w in words]
+
+    def idf(self, term: str) -> float:
+        """Robertson idf of a catalog term (a term no tool uses gets the rarest idf)."""
+        n = max(self._live, 1)
+        posting = self._postings.get(term)
+        df = min(len(posting[0]), n) if posting else 0
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    def scores(self, query: str, n_rows: int, *, neighbor_weight: float = 0.0) -> np.ndarray:
+        """Coverage score of every row for ``query`` (zeros when nothing matches).
+
+        With ``neighbor_weight > 0`` (and word vectors), each query word also matches
+        catalog words close to it in meaning, counted ``similarity * neighbor_weight``.
+        """
+        out = np.zeros(n_rows, dtype=np.float32)
+        words = list(dict.fromkeys(_words(query)))
+        if not words or not self._live:
+            return out
+        if self._length_array is None or len(self._length_array) != len(self._lengths):
+            self._length_array = np.asarray(self._lengths, dtype=np.float32)
+        lengths = self._length_array
+        average = float(lengths.sum()) / max(self._live, 1) or 1.0
+        weights: list[tuple[float, list[tuple[str, float]]]] = []
+        seen_stems: set[str] = set()
+        kept: list[tuple[str, str]] = []
+        for word, stem in zip(words, stem_terms(words), strict=True):
+            if stem in seen_stems or (word.isdigit() and stem not in self._postings):
+                continue  # a number the catalog never mentions says nothing about tools
+            seen_stems.add(stem)
+            kept.append((word, stem))
+        neighbors = self._neighbors([w for w, _ in kept], neighbor_weight)
+        for (word, stem), close in zip(kept, neighbors, strict=True):
+            if stem in self._postings:
+                alternatives = [(stem, 1.0)]
+                idf = self.idf(stem)
+            else:
+                alternatives = self._similar(word)
+                idf = max((self.idf(s) for s, _ in alternatives), default=self.idf(""))
+            seen = {s for s, _ in alternatives}
+            alternatives += [(s, sim) for s, sim in close if s not in seen]
+            weights.append((idf, alternatives))
+        total = sum(w for w, _ in weights)
+        if total <= 0:
+            return out
+        for idf, alternatives in weights:
+            best = np.zeros(n_rows, dtype=np.float32) if len(alternatives) > 1 else None
+            for term, similarity in alternatives:
+                arrays = self._array(term)
+                if arrays is None:
+                    continue
+                rows, tf = arrays
+                keep = rows < n_rows
+                rows, tf = rows[keep], tf[keep]
+                norm = _K1 * (1 - _B + _B * lengths[rows] / average)
+                gain = (tf * (_K1 + 1) / (tf + norm)) * (similarity * idf / total)
+                if best is None:
+                    out[rows] += gain
+                else:
+                    best[rows] = np.maximum(best[rows], gain)  # rows of a posting are unique
+            if best is not None:
+                out += best
+        return out
