@@ -329,9 +329,8 @@ def test_chat_streams_inspects_and_reopens_after_a_restart(
         assert FACTS[0] in full.inner_text()
         assert page.locator("#lib-inspector [data-section='recent'] details").count() >= 1
         assert 0 < _kpi(page, "sent") <= _kpi(page, "history")
-        assert "Scoped recall is not configured" in page.inner_text(
-            "#lib-inspector [data-section='recall']"
-        )
+        # Recall is on by default; this thread's own messages are never recalled into it.
+        assert "Nothing recalled" in page.inner_text("#lib-inspector [data-section='recall']")
 
         page.click("#lib-new")
         page.wait_for_function(
@@ -339,8 +338,21 @@ def test_chat_streams_inspects_and_reopens_after_a_restart(
         )
         assert _bots(page) == [] and _users(page) == []
         second_thread = _thread_id(page)
-        _ask(page, "A second session starts here.")
-        assert _users(page) == ["A second session starts here."]
+        assert "Recall is on" in page.inner_text("#lib-inspector [data-section='recall']")
+        _ask(page, "A second session: which nuts should I avoid?")
+        assert _users(page) == ["A second session: which nuts should I avoid?"]
+        # The New Session recalls the allergy from the first thread, and says where from.
+        recalled = page.locator("#lib-inspector [data-section='recall'] li.lib-recalled")
+        sources = dict(
+            zip(
+                recalled.all_inner_texts(),
+                recalled.evaluate_all("items => items.map(i => i.dataset.thread)"),
+                strict=True,
+            )
+        )
+        allergy = [text for text in sources if FACTS[0][:30] in text]
+        assert allergy and sources[allergy[0]] == first_thread
+        assert "Recalled from other threads" in page.inner_text("#lib-inspector")
     finally:
         server.stop()
 

@@ -105,9 +105,15 @@ def _chat_service(args: argparse.Namespace) -> Any:
         selector_model=librarian_model,
         running_summary_tokens=args.summary_tokens,
     )
+    if not args.scope:
+        raise CliError("--scope needs a name (use --no-recall to turn recall off)")
     try:
         return ChatService(
-            args.db, model=_model(args.model), model_label=args.model, librarian_config=config
+            args.db,
+            model=_model(args.model),
+            model_label=args.model,
+            librarian_config=config,
+            scope=None if args.no_recall else args.scope,
         )
     except ChatDatabaseError as exc:
         raise CliError(str(exc)) from None
@@ -122,6 +128,7 @@ def _ui(args: argparse.Namespace) -> int:
     from langgraph_librarian.ui import launch
 
     _say(f"chat database: {service.db_path}")
+    _say(f"recall scope: {service.scope_id}" if service.scope_id else "recall: off")
     try:
         launch(service, host=args.host, port=args.port)
     except OSError as exc:  # the port is taken, or the host cannot be bound
@@ -591,6 +598,19 @@ def _chat_options(parser: _Parser) -> None:
         metavar="N",
         default=400,
         help="size of the running summary (the gist) (default: %(default)s)",
+    )
+    recall = parser.add_mutually_exclusive_group()
+    recall.add_argument(
+        "--scope",
+        metavar="NAME",
+        default="default",
+        help="recall scope shared by every thread of this chat: a new thread recalls what "
+        "the others said (default: %(default)s)",
+    )
+    recall.add_argument(
+        "--no-recall",
+        action="store_true",
+        help="no recall across threads, and nothing copied into a scope",
     )
 
 

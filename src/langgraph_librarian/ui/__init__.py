@@ -3,7 +3,8 @@
 The chat itself (:class:`ChatService`: threads, streamed turns, the strategy switch, the
 demo conversation, persistence in one SQLite file) has no web framework in it; the
 Gradio page (:func:`create_app`, extra ``[ui]``) and the terminal chat are thin faces
-over it. Gradio is imported only when :func:`create_app` is called.
+over it. Threads of one file share a recall scope (:class:`ScopeRecall`): a new thread
+recalls what the others said. Gradio is imported only when :func:`create_app` is called.
 
 Example:
     ```python
@@ -19,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from langgraph_librarian.ui._db import ChatDatabaseError, ThreadInfo
+from langgraph_librarian.ui._recall import DEFAULT_SCOPE, ScopeRecall
 from langgraph_librarian.ui._report import STRATEGY_LABELS, MessageRow, SentRow, TurnReport
 from langgraph_librarian.ui._service import (
     DEFAULT_MAX_MESSAGE_CHARS,
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_CHARS",
+    "DEFAULT_SCOPE",
     "STRATEGY_LABELS",
     "ChatDatabaseError",
     "ChatService",
@@ -44,6 +47,7 @@ __all__ = [
     "MessageRejected",
     "MessageRow",
     "RecallSource",
+    "ScopeRecall",
     "SentRow",
     "ThreadInfo",
     "TurnEvent",

@@ -19,6 +19,7 @@ __all__ = [
     "inspector_text",
     "offline_reply",
     "overview_html",
+    "recall_summary",
 ]
 
 DISPLAY_CHARS = 6_000
@@ -29,9 +30,8 @@ _EXCERPT = 160
 
 NO_MODEL = "No chat model is configured"
 
-_RECALL_OFF = (
-    "Scoped recall is not configured: nothing was recalled from other threads of this scope."
-)
+_RECALL_OFF = "Scoped recall is off (--no-recall): nothing is recalled from other threads."
+_RECALL_FAILED = ("unavailable", "misconfigured")
 
 
 def clip(text: str, limit: int = DISPLAY_CHARS) -> str:
@@ -56,6 +56,8 @@ def _role(role: str) -> str:
 def _sent_label(row: SentRow) -> str:
     if row.gist:
         return "gist (running summary)"
+    if row.recalled:
+        return "recalled from other threads"
     where = f"#{row.position} " if row.position is not None else ""
     return f"{where}{_role(row.role)}"
 
@@ -160,19 +162,66 @@ def _gist_html(report: TurnReport) -> str:
     )
 
 
-def _recall_html(recall: dict[str, Any] | None) -> str:
+def _scope_name(recall: dict[str, Any]) -> str:
+    scope = recall.get("scope")
+    return f"Scope <b>{escape(str(scope))}</b>" if scope else "Scope"
+
+
+def recall_summary(recall: dict[str, Any] | None) -> str:
+    """One plain line on the turn's recall: what came back, or why nothing did."""
+    if not recall:
+        return _RECALL_OFF
+    status = str(recall.get("status") or "")
+    reason = str(recall.get("reason") or "")
+    count = len(recall.get("records") or [])
+    if status == "recalled":
+        plural = "s" if count != 1 else ""
+        return (
+            f"{count} record{plural} recalled and put in front of the model input "
+            "(not saved in this thread)."
+        )
+    if status in _RECALL_FAILED:
+        return f"Recall failed ({status}): {reason}. This turn went on without it."
+    return f"Nothing recalled ({status}: {reason or 'no reason given'})."
+
+
+def _capture_html(capture: dict[str, Any] | None) -> str:
+    if not capture:
+        return ""
+    if capture.get("status") == "captured":
+        written = int(capture.get("records") or 0)
+        return (
+            f'<p class="lib-note" data-capture="captured">This turn was copied into the scope '
+            f"({written} new record{'s' if written != 1 else ''}).</p>"
+        )
+    return (
+        f'<div class="lib-warn" data-capture="failed"><b>Copying this turn into the scope '
+        f"failed</b> ({escape(str(capture.get('status')))}): "
+        f"{escape(str(capture.get('reason') or ''))}. The next turn tries again.</div>"
+    )
+
+
+def _recall_html(recall: dict[str, Any] | None, capture: dict[str, Any] | None = None) -> str:
     if not recall:
         return f'<p class="lib-note">{escape(_RECALL_OFF)}</p>'
-    records = recall.get("records") or []
-    head = f"{escape(str(recall.get('status', '')))}"
-    if recall.get("reason"):
-        head += f" ({escape(str(recall['reason']))})"
-    items = "".join(
-        f"<li>{escape(_one_line(str(r.get('text', '')), 300))} <span class='lib-meta'>from "
-        f"{escape(str(r.get('thread_id', '?')))}</span></li>"
-        for r in records
+    status = str(recall.get("status") or "")
+    line = escape(recall_summary(recall))
+    head = (
+        f'<div class="lib-error" data-recall-status="{escape(status)}">{line}</div>'
+        if status in _RECALL_FAILED
+        else f'<p class="lib-note" data-recall-status="{escape(status)}">'
+        f"{_scope_name(recall)}: {line}</p>"
     )
-    return f'<p class="lib-note">{head}</p><ul>{items}</ul>'
+    items = "".join(
+        f'<li class="lib-recalled" data-thread="{escape(str(r.get("thread_id") or ""))}">'
+        f"{escape(_one_line(str(r.get('text', '')), 300))} <span class='lib-meta'>"
+        f"{escape(_role(str(r.get('role') or '')))} · from thread "
+        f"{escape(str(r.get('thread_id') or '(remembered)'))}</span></li>"
+        for r in recall.get("records") or []
+        if isinstance(r, dict)
+    )
+    listing = f"<ul>{items}</ul>" if items else ""
+    return head + listing + _capture_html(capture)
 
 
 def inspector_html(report: TurnReport) -> str:
@@ -209,8 +258,8 @@ def inspector_html(report: TurnReport) -> str:
         f"<h4>Recent turns, always included ({len(report.recent)})</h4>"
         f'<div data-section="recent">{recent_rows}</div>'
         f'<h4>The gist (running summary)</h4><div data-section="gist">{_gist_html(report)}</div>'
-        f'<h4>Recalled from the scope</h4><div data-section="recall">'
-        f"{_recall_html(report.recall)}</div></div>"
+        f"<h4>Recalled from other threads ({len(report.recalled)})</h4>"
+        f'<div data-section="recall">{_recall_html(report.recall, report.capture)}</div></div>'
     )
 
 
@@ -228,8 +277,19 @@ def overview_html(thread_id: str, overview: dict[str, Any]) -> str:
         f"{overview.get('messages', 0):,} messages, {overview.get('tokens', 0):,} tokens; "
         f"index: {overview.get('indexed', 0):,} entries.</p>"
         f'<h4>The gist (running summary)</h4><div data-section="gist">{gist_html}</div>'
-        f'<h4>Recalled from the scope</h4><div data-section="recall">'
-        f'<p class="lib-note">{escape(_RECALL_OFF)}</p></div></div>'
+        f'<h4>Recalled from other threads</h4><div data-section="recall">'
+        f'<p class="lib-note">{_overview_recall(overview)}</p></div></div>'
+    )
+
+
+def _overview_recall(overview: dict[str, Any]) -> str:
+    if not overview.get("recall"):
+        return escape(_RECALL_OFF)
+    scope = overview.get("scope")
+    where = f"scope <b>{escape(str(scope))}</b>" if scope else "the scope"
+    return (
+        f"Recall is on ({where}): the first question recalls what other threads of the "
+        "scope said about it."
     )
 
 
@@ -260,6 +320,15 @@ def inspector_text(report: TurnReport) -> str:
     if report.gist_text:
         state = "sent" if report.gist_sent else "not sent"
         lines.append(f"  gist: {report.gist_tokens:,} tokens ({state})")
+    if report.recall is not None:
+        lines.append(f"  recall: {recall_summary(report.recall)}")
+        for record in report.recalled:
+            lines.append(
+                f"    from {record.get('thread_id') or '(remembered)'}: "
+                f"{_one_line(str(record.get('text', '')), 100)}"
+            )
+    if report.capture and report.capture.get("status") != "captured":
+        lines.append(f"  copying this turn into the scope failed: {report.capture.get('reason')}")
     if report.error:
         lines.append(f"  model error: {report.error}")
     return "\n".join(lines)

@@ -54,6 +54,8 @@ class SentRow:
     gist: bool
     tokens: int
     excerpt: str
+    recalled: bool = False
+    """The block recalled from other threads of the scope (never saved in the thread)."""
 
 
 @dataclass
@@ -84,11 +86,20 @@ class TurnReport:
     recall: dict[str, Any] | None
     error: str | None
     metadata: dict[str, Any] = field(default_factory=dict)
+    capture: dict[str, Any] | None = None
+    """What copying this turn into the recall scope did (live turns only, not saved)."""
 
     @property
     def strategy_label(self) -> str:
         """The strategy as the UI names it."""
         return STRATEGY_LABELS.get(self.strategy, self.strategy)
+
+    @property
+    def recalled(self) -> list[dict[str, Any]]:
+        """The records recalled from other threads and sent with this turn."""
+        if not self.recall:
+            return []
+        return [r for r in self.recall.get("records") or [] if isinstance(r, dict)]
 
     @property
     def gist_sent(self) -> bool:

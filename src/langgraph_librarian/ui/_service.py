@@ -7,7 +7,12 @@ switch only changes which model input the agent node sends
 (:func:`~langgraph_librarian.context.context_for_strategy`), so the same thread can be
 answered by every strategy without losing anything.
 
-Nothing here selects, summarizes or indexes: the graph does.
+Scoped recall (on by default, one scope for every thread of the file) is
+:class:`~langgraph_librarian.ui.ScopeRecall`: before each reply the question recalls
+from the other threads of the scope, and after each turn the thread's new messages are
+copied into it.
+
+Nothing here selects, summarizes or indexes: the graph and ``ScopeMemory`` do.
 """
 
 from __future__ import annotations
@@ -35,9 +40,11 @@ from langgraph_librarian.context import (
 from langgraph_librarian.graph import create_librarian_graph
 from langgraph_librarian.hydrate import recent_turns_start
 from langgraph_librarian.index import update_index
+from langgraph_librarian.recall import RECALL_MESSAGE_ID, scope_key
 from langgraph_librarian.state import LibrarianState
 from langgraph_librarian.tokens import count_tokens
 from langgraph_librarian.ui._db import ThreadInfo, ThreadRegistry, check_database, connect
+from langgraph_librarian.ui._recall import DEFAULT_SCOPE, ScopeRecall
 from langgraph_librarian.ui._report import TurnReport, build_report
 
 __all__ = [
@@ -68,12 +75,16 @@ class UiState(LibrarianState, total=False):
 
 
 class RecallSource(Protocol):
-    """Scoped cross-thread recall, once ``langgraph_librarian.recall`` provides it.
+    """Cross-thread recall for the chat (:class:`~langgraph_librarian.ui.ScopeRecall`).
 
     The agent node calls it with the turn's state and run config before building the
     model input. It returns the recalled message to put in front of the input (or
-    ``None``) and a JSON-safe record for the inspector: ``{"status", "reason",
-    "records": [{"text", "thread_id", "message_id"}]}``.
+    ``None``; it is never written to the thread) and a JSON-safe record for the
+    inspector: ``{"status", "reason", "records": [{"text", "thread_id",
+    "message_id"}]}``. A source that raises is reported as ``"unavailable"`` and the
+    turn goes on without it. A source with a ``capture(thread_id, state)`` method gets
+    the thread's state after each turn (to copy it into its memory); what it returns
+    is shown as the turn's capture status.
     """
 
     def __call__(
@@ -148,7 +159,10 @@ class ChatService:
         librarian_config: The Librarian's settings; default: the offline engine with a
             400-token running summary. ``running_summary_tokens`` must be set.
         max_message_chars: Longest message accepted.
-        recall: Scoped recall to show in the inspector (see :class:`RecallSource`).
+        scope: The recall scope every thread shares (default ``"default"``):
+            :class:`ScopeRecall` with its memory in ``db_path``. ``None`` turns recall off.
+        recall: Your own recall source instead (see :class:`RecallSource`); it wins
+            over ``scope``.
 
     Example:
         >>> import tempfile, pathlib
@@ -168,10 +182,13 @@ class ChatService:
         model_label: str | None = None,
         librarian_config: LibrarianConfig | None = None,
         max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
+        scope: str | None = DEFAULT_SCOPE,
         recall: RecallSource | None = None,
     ) -> None:
         path = Path(db_path)
         check_database(path)
+        if recall is None and scope is not None:
+            scope_key(scope)  # a bad scope fails before anything is opened
         self.config = librarian_config or LibrarianConfig(running_summary_tokens=400)
         if self.config.running_summary_tokens is None:
             raise ValueError("the chat needs LibrarianConfig(running_summary_tokens=...)")
@@ -179,11 +196,16 @@ class ChatService:
         self.model = model
         self.model_label = _model_name(model, model_label)
         self.max_message_chars = max_message_chars
-        self.recall = recall
         self._conn = connect(path)
         self._saver = SqliteSaver(self._conn)
         self._saver.setup()
         self.threads = ThreadRegistry(path)
+        self._own_recall: ScopeRecall | None = None
+        if recall is None and scope is not None:
+            self._own_recall = ScopeRecall.open(path, scope, self.config)
+            recall = self._own_recall
+        self.recall = recall
+        self.scope_id: str | None = getattr(recall, "scope_id", None) if recall else None
         self.graph = create_librarian_graph(
             self._agent, self.config, checkpointer=self._saver, state_schema=UiState
         )
@@ -197,7 +219,12 @@ class ChatService:
         context = context_for_strategy(state, strategy)
         recalled: dict[str, Any] | None = None
         if self.recall is not None:
-            message, recalled = self.recall(state, config)
+            try:
+                message, recalled = self.recall(state, config)
+            except Exception as exc:  # fail-open: the turn goes on without recall
+                message = None
+                reason = f"{type(exc).__name__}: {exc}"[:300]
+                recalled = {"status": "unavailable", "reason": reason, "records": []}
             if message is not None:
                 context = [message, *context]
         turn = self._turn_record(state, strategy, context, recalled)
@@ -233,6 +260,7 @@ class ChatService:
                     "position": positions.get(m.id) if m.id else None,
                     "role": m.type,
                     "gist": is_running_summary(m),
+                    "recalled": m.id == RECALL_MESSAGE_ID,
                     "tokens": count_tokens([m], counter),
                     "excerpt": message_text(m)[:400],
                 }
@@ -291,6 +319,8 @@ class ChatService:
             "tokens": count_tokens(messages, self.config.token_counter),
             "indexed": len(values.get("index") or []),
             "gist": gist.get("text") or "",
+            "scope": self.scope_id,
+            "recall": self.recall is not None,
         }
 
     # -- turns ------------------------------------------------------------------------------
@@ -350,9 +380,11 @@ class ChatService:
                         # anyway, so the question and its answer are saved, not lost.
                         for _ in stream:
                             pass
+                        self._capture(thread_id, self._values(thread_id))
                         raise
             values = self._values(thread_id)
             report = build_report(thread_id, values, self.config)
+            report.capture = self._capture(thread_id, values)
             if report.error or report.model is None:
                 reply = "".join(parts)  # a failed model's partial text; offline: nothing
             else:
@@ -361,6 +393,17 @@ class ChatService:
             yield TurnFinished(reply, report, report.error)
         finally:
             lock.release()
+
+    def _capture(self, thread_id: str, values: dict[str, Any]) -> dict[str, Any] | None:
+        """Hand the finished turn to the recall source's ``capture`` (if it has one)."""
+        capture = getattr(self.recall, "capture", None)
+        if not callable(capture):
+            return None
+        try:
+            result = capture(thread_id, values)
+        except Exception as exc:  # the answer is saved; the next turn captures again
+            return {"status": "unavailable", "reason": f"{type(exc).__name__}: {exc}"[:300]}
+        return dict(result) if isinstance(result, dict) else None
 
     # -- the demo ---------------------------------------------------------------------------
 
@@ -404,6 +447,8 @@ class ChatService:
         )
 
     def close(self) -> None:
-        """Close the database connections."""
+        """Close the database connections (a recall source passed in is left open)."""
         self.threads.close()
+        if self._own_recall is not None:
+            self._own_recall.close()
         self._conn.close()

@@ -1,7 +1,8 @@
 """``librarian chat``: the web UI's chat in a terminal, over the same service and database.
 
 Replies stream as they come; after each turn one short inspector block says what the
-Librarian selected and what was sent. Commands start with ``/`` (``/help``).
+Librarian selected, what was sent and what was recalled from other threads. Commands
+start with ``/`` (``/help``).
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ def run_terminal_chat(
         out if out is not None else sys.stdout,
     )
     model = service.model_label or "no chat model (offline: shows the context instead)"
-    chat.say(f"thread {chat.thread_id} · {model} · /help for commands")
+    recall = f"recall scope {service.scope_id}" if service.scope_id else "recall off"
+    chat.say(f"thread {chat.thread_id} · {model} · {recall} · /help for commands")
     for raw in source:
         line = raw.rstrip("\n")
         if line.startswith("/"):
