@@ -446,7 +446,10 @@ class LocalSelector:
                         recency = _RECENCY_BONUS * entries[slot].id / last
                         score = _SUPERSEDE_FACTOR * priority[seed] + recency
                     else:
-                        score = _LINK_FACTOR * priority[seed]
+                        # Several earlier messages a change may refer to tie here: the
+                        # more relevant one on its own (a statement of the value, not a
+                        # mention of the topic) goes first.
+                        score = _LINK_FACTOR * priority[seed] + _RECENCY_BONUS * float(fused[slot])
                     if score > max(priority.get(slot, 0.0), float(fused[slot])):
                         priority[slot] = linked[slot] = score
                         if later:
