@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from langgraph_librarian import LibrarianConfig
 from langgraph_librarian._messages import content_hash
-from langgraph_librarian.hydrate import Hydrated, hydrate
+from langgraph_librarian.hydrate import COMPACT_MARK, Hydrated, hydrate
 from langgraph_librarian.index import reconcile_index, update_index
 from langgraph_librarian.memory import history_problems
 from test_trim_properties import call, histories
@@ -43,6 +43,9 @@ def check_valid(hydrated: Hydrated, history: list[BaseMessage]) -> None:
     assert len(hydrated.positions) == len(curated)
     for message, position in zip(curated, hydrated.positions, strict=True):
         original = history[position]
+        if message.additional_kwargs.get(COMPACT_MARK):  # sent as its summary
+            assert message.id == original.id and position in hydrated.compacted
+            continue
         # the message itself, or a copy whose unanswered tool calls were stripped
         assert message is original or (
             message.id == original.id and message.content == original.content
@@ -71,6 +74,19 @@ def test_reconcile_then_hydrate_is_always_valid(pair, picks, recent):
     assert [e.content_hash for e in new] == [content_hash(m) for m in after]
     check_valid(hydrate(after, picks, recent_turns=recent), after)
     check_valid(hydrate(after, picks, recent_turns=recent, token_budget=60), after)
+    # Long messages with summaries under tight budgets: some are sent in short form.
+    longer = [
+        m.model_copy(update={"content": m.content * 80})
+        if i % 3 == 0 and isinstance(m.content, str) and m.content and m.id != "current"
+        else m
+        for i, m in enumerate(after)
+    ]
+    summaries = {p: f"summary of {p}" for p in range(len(longer))}
+    for budget in (40, 300, 1500):
+        shown = hydrate(
+            longer, picks, recent_turns=recent, token_budget=budget, summaries=summaries
+        )
+        check_valid(shown, longer)
 
 
 def test_a_result_separated_from_its_call_is_never_hydrated_apart_from_it():
