@@ -13,9 +13,11 @@ import dataclasses
 import logging
 import threading
 import time
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from langchain_core.messages import BaseMessage, SystemMessage, convert_to_messages
@@ -64,6 +66,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger("langgraph_librarian")
+_ENTRY_ID = attrgetter("id")
 
 StateUpdate = dict[str, Any]
 
@@ -283,6 +286,22 @@ def _with_gist(curated: list[BaseMessage], gist: SystemMessage | None) -> list[B
     return [*curated[:head], gist, *curated[head:]]
 
 
+def _summaries_of(candidates: list[IndexEntry], positions: list[int]) -> dict[int, str]:
+    """Summaries of the candidates at ``positions`` (candidates are in message order).
+
+    Looked up by bisection: the ranked positions are a handful, the candidates may be
+    tens of thousands, and this runs every turn.
+    """
+    found: dict[int, str] = {}
+    for position in positions:
+        i = bisect_left(candidates, position, key=_ENTRY_ID)
+        if i < len(candidates) and candidates[i].id == position:
+            entry = candidates[i]
+            if entry.status != "verbatim":
+                found[position] = entry.summary
+    return found
+
+
 def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     config, messages = plan.config, plan.messages
     gist_cost = gist_tokens(plan.gist, config)
@@ -291,10 +310,7 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     ranked = selection.ids if budget is None else [*selection.ids, *selection.reserve_ids]
     summaries = plan.recent_summaries
     if budget is not None:  # short forms for selections too long to fit whole
-        wanted = set(ranked)
-        summaries = summaries | {
-            e.id: e.summary for e in plan.candidates if e.id in wanted and e.status != "verbatim"
-        }
+        summaries = summaries | _summaries_of(plan.candidates, ranked)
     hydrated = hydrate(
         messages,
         ranked,
