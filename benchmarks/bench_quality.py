@@ -32,7 +32,7 @@ from typing import Any
 from langgraph_librarian.embeddings import default_embeddings
 from langgraph_librarian.evals._budget import BudgetSpec, parse_budget
 from langgraph_librarian.evals.datasets.base import Conversation
-from langgraph_librarian.evals.metrics import Outcome
+from langgraph_librarian.evals.metrics import Outcome, percentile
 from langgraph_librarian.evals.runner import run_bench
 from langgraph_librarian.evals.strategies import SharedIndexing, question_message
 from langgraph_librarian.tokens import count_tokens
@@ -61,11 +61,6 @@ def _halves(args: argparse.Namespace) -> list[tuple[str, list[Conversation]]]:
     return [("conv 0-4", conversations[:5]), ("conv 5-9", conversations[5:])]
 
 
-def _p95(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-
-
 def _history_tokens(conversations: Sequence[Conversation]) -> dict[tuple[str, str], int]:
     out: dict[tuple[str, str], int] = {}
     for conv in conversations:
@@ -89,7 +84,7 @@ def _rows(outcomes: Sequence[Outcome], full: dict[tuple[str, str], int]) -> list
                 "evidence_recall": statistics.fmean(o.recall for o in mine),
                 "answer_in_context": sum(o.contained for o in mine) / len(mine),
                 "mean_tokens": statistics.fmean(tokens),
-                "p95_tokens": _p95(tokens),
+                "p95_tokens": percentile(tokens, 0.95),
                 "share_of_history": statistics.fmean(tokens) / whole,
             }
         )

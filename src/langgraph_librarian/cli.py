@@ -397,10 +397,15 @@ def _phrasing_bench(args: argparse.Namespace, embeddings: Any) -> int:
     _say(f"bench tools --phrasings: held-out half of the phrasing set; {engine_name(embeddings)}")
     rows = run_phrasing_bench(embeddings, split="heldout")
     print(format_phrasing_table(rows))
+    return _emit_rows(args, rows, "tools-phrasings.json")
+
+
+def _emit_rows(args: argparse.Namespace, rows: list[dict[str, Any]], name: str) -> int:
+    """Write a tool benchmark's rows to ``--out`` and print them with ``--json``."""
     if args.out:
-        out = Path(args.out)
-        (out / "tools-phrasings.json").write_text(json.dumps(rows, indent=1))
-        print(f"wrote {out / 'tools-phrasings.json'}", file=sys.stderr)
+        target = Path(args.out) / name
+        target.write_text(json.dumps(rows, indent=1))
+        print(f"wrote {target}", file=sys.stderr)
     if args.json:
         print(json.dumps(rows, indent=1))
     return 0
@@ -430,13 +435,7 @@ def _tool_bench(args: argparse.Namespace, embeddings: Any) -> int:
         progress=None if args.quiet else ProgressPrinter(),
     )
     print(format_tool_table(rows))
-    if args.out:
-        out = Path(args.out)
-        (out / "tools-summary.json").write_text(json.dumps(rows, indent=1))
-        print(f"wrote {out / 'tools-summary.json'}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(rows, indent=1))
-    return 0
+    return _emit_rows(args, rows, "tools-summary.json")
 
 
 def _version(package: str) -> str:

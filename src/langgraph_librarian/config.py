@@ -25,6 +25,13 @@ AUTO_BUDGET_SHARE: Final = 0.07
 AUTO_BUDGET_MIN: Final = 2_000
 AUTO_BUDGET_MAX: Final = 8_000
 
+
+def auto_budget(history_tokens: int) -> int:
+    """The ``"auto"`` context budget: 7% of the history, within 2,000..8,000 tokens."""
+    share = round(AUTO_BUDGET_SHARE * history_tokens)
+    return max(AUTO_BUDGET_MIN, min(AUTO_BUDGET_MAX, share))
+
+
 LOCAL: Final = "local"
 """Pass as ``indexer_model`` or ``selector_model`` to force the offline engine for that step."""
 
@@ -195,8 +202,7 @@ class LibrarianConfig:
             True
         """
         if self.context_token_budget == "auto":
-            share = round(AUTO_BUDGET_SHARE * history_tokens)
-            return max(AUTO_BUDGET_MIN, min(AUTO_BUDGET_MAX, share))
+            return auto_budget(history_tokens)
         return self.context_token_budget
 
     # -- models ---------------------------------------------------------------------

@@ -8,14 +8,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TypeAlias
+from typing import Literal, TypeAlias
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian.config import LibrarianConfig
+from langgraph_librarian.config import auto_budget
 from langgraph_librarian.tokens import count_tokens
 
-__all__ = ["AUTO", "UNBOUNDED", "BudgetSpec", "budget_label", "budget_tokens", "parse_budget"]
+__all__ = [
+    "AUTO",
+    "UNBOUNDED",
+    "BudgetSpec",
+    "budget_label",
+    "budget_tokens",
+    "config_budget",
+    "is_share",
+    "parse_budget",
+]
 
 AUTO = "auto"
 UNBOUNDED = "none"
@@ -26,7 +35,6 @@ BudgetSpec: TypeAlias = int | str
 history (``"6%"``)."""
 
 _SHARE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
-_DEFAULT = LibrarianConfig()
 
 
 def parse_budget(value: str | int) -> BudgetSpec:
@@ -61,13 +69,27 @@ def budget_tokens(spec: BudgetSpec, history: Sequence[BaseMessage] | int) -> int
     if spec == UNBOUNDED:  # the whole history: a ranking strategy then sends everything
         return max(1, tokens)
     if spec == AUTO:
-        budget = _DEFAULT.budget_for(tokens)
-        assert budget is not None
-        return budget
+        return auto_budget(tokens)
     share = _SHARE.match(spec)
     if share is None:
         raise ValueError(f"invalid budget {spec!r}")
     return max(1, round(float(share.group(1)) / 100 * tokens))
+
+
+def is_share(spec: BudgetSpec) -> bool:
+    """Whether ``spec`` is a share of each history (``"6%"``)."""
+    return isinstance(spec, str) and spec not in (AUTO, UNBOUNDED)
+
+
+def config_budget(spec: BudgetSpec) -> int | Literal["auto"] | None:
+    """What ``LibrarianConfig.context_token_budget`` gets for ``spec``.
+
+    A share of the history has no config form: it is applied per question (``None``
+    here, replaced by the question's token budget).
+    """
+    if isinstance(spec, int):
+        return spec
+    return "auto" if spec == AUTO else None
 
 
 def budget_label(spec: BudgetSpec) -> str:

@@ -13,7 +13,7 @@ from langchain_core.messages import BaseMessage
 from langgraph_librarian._messages import message_text
 from langgraph_librarian.hydrate import COMPACT_MARK
 
-__all__ = ["Outcome", "answer_contained", "evidence_recall", "summarize_outcomes"]
+__all__ = ["Outcome", "answer_contained", "evidence_recall", "percentile", "summarize_outcomes"]
 
 _NORMALIZE = re.compile(r"[^\w$.,:%-]+")
 
@@ -76,7 +76,8 @@ class Outcome:
         return data
 
 
-def _percentile(values: Sequence[float], q: float) -> float:
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile of ``values`` (nearest rank; 0.0 when empty)."""
     if not values:
         return 0.0
     ordered = sorted(values)
@@ -97,8 +98,8 @@ def summarize_outcomes(outcomes: Iterable[Outcome]) -> dict[str, Any]:
         "answer_containment": sum(o.contained for o in items) / len(items),
         "context_tokens": statistics.fmean(o.context_tokens for o in items),
         "total_tokens": statistics.fmean(o.total_tokens for o in items),
-        "latency_p50_ms": _percentile(latencies, 0.5),
-        "latency_p95_ms": _percentile(latencies, 0.95),
+        "latency_p50_ms": percentile(latencies, 0.5),
+        "latency_p95_ms": percentile(latencies, 0.95),
         "fallbacks": sum(o.fallback for o in items),
         **_selection_breakdown(items),
         **_answer_success(items),

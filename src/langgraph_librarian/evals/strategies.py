@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -33,7 +33,7 @@ from langgraph_librarian._gist import plan_fold
 from langgraph_librarian._messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.entry import IndexEntry
-from langgraph_librarian.evals._budget import AUTO, UNBOUNDED, BudgetSpec, budget_tokens
+from langgraph_librarian.evals._budget import BudgetSpec, budget_tokens, config_budget, is_share
 from langgraph_librarian.evals._memory_strategies import (
     RunningSummaryStrategy,
     fold_incrementally,
@@ -342,10 +342,6 @@ class VectorRag(_Ranked):
         return [int(i) for i in np.argsort(-sims, kind="stable")]
 
 
-def _auto_or_none(budget: str) -> Literal["auto"] | None:
-    return "auto" if budget == AUTO else None
-
-
 class Librarian:
     """The Librarian through its public node, exactly as a graph would run it."""
 
@@ -372,12 +368,10 @@ class Librarian:
             indexer_model=model,
             selector_model=model,
             embeddings=embeddings,
-            # "auto" is the Librarian's own default; a share is set per question below.
-            context_token_budget=budget if isinstance(budget, int) else _auto_or_none(budget),
+            # A share of the history is set per question (context), the gist's size
+            # per conversation (prepare).
+            context_token_budget=config_budget(budget),
             always_include_recent_turns=RECENT_TURNS,
-            running_summary_tokens=summary_share(budget_tokens(budget, 0))
-            if with_summary
-            else None,
         )
         self.entries: list[IndexEntry] = []
         self.indexing = IndexingReport()
@@ -426,7 +420,7 @@ class Librarian:
         if self.gist:
             state["librarian_summary"] = self.gist
         config = self.config
-        if not isinstance(self.budget, int) and self.budget not in (AUTO, UNBOUNDED):
+        if is_share(self.budget):
             config = replace(config, context_token_budget=budget_tokens(self.budget, history))
         out = select_and_hydrate(state, {"configurable": {"librarian": config}})
         meta = out["librarian_metadata"]
