@@ -14,6 +14,7 @@ __all__ = [
     "VALUE_PATTERN",
     "WHITESPACE",
     "content_terms",
+    "one_line",
     "split_sentences",
     "stem_terms",
     "tokenize",
@@ -267,3 +268,9 @@ def split_sentences(text: str) -> list[str]:
     """Split prose into sentences; bullet lines and paragraphs count as sentences."""
     pieces = _SENTENCE.split(text.strip())
     return [p.strip() for p in pieces if p and p.strip()]
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line (whitespace runs collapsed), cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

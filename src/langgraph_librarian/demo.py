@@ -21,7 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import MemorySaver
 
 from langgraph_librarian._messages import message_text
-from langgraph_librarian._text import content_terms
+from langgraph_librarian._text import content_terms, one_line
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry
@@ -139,7 +139,7 @@ def _question_rows(
             "needed": ids.get(p) in needed_ids,
             "expanded": p in expanded,
             "passage": passages[p],
-            "opening": _opening(evidence.texts[p]) if p < len(evidence.texts) else "",
+            "opening": one_line(evidence.texts[p], 90) if p < len(evidence.texts) else "",
         }
         for p in selected
     ]
@@ -148,12 +148,6 @@ def _question_rows(
         for p in missed
     ]
     return picked, missing
-
-
-def _opening(text: str, limit: int = 90) -> str:
-    """The first words of a message, to show what a pick with no matching passage is."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "..."
 
 
 def _print_question(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from langgraph_librarian._text import one_line
 from langgraph_librarian.ui._report import STRATEGY_LABELS, MessageRow, SentRow, TurnReport
 
 __all__ = [
@@ -42,8 +43,7 @@ def clip(text: str, limit: int = DISPLAY_CHARS) -> str:
 
 
 def _one_line(text: str, limit: int = _EXCERPT) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _role(role: str) -> str:
