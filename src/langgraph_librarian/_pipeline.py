@@ -210,9 +210,11 @@ class _Plan:
     recent_summaries: dict[int, str] = field(default_factory=dict)
 
 
-def _skipped(plan: _Plan, reason: str) -> StateUpdate:
+def _skipped(plan: _Plan, reason: str, tokens: int | None = None) -> StateUpdate:
+    """Everything passed through; ``tokens`` is the history's count when already known."""
     messages, config = plan.messages, plan.config
-    tokens = count_tokens(messages, config.token_counter)
+    if tokens is None:
+        tokens = count_tokens(messages, config.token_counter)
     metadata = {
         "selection_skipped": True,
         "reason": reason,
@@ -251,7 +253,7 @@ def _plan(state: dict[str, Any], config: LibrarianConfig, entries: list[IndexEnt
         tokens = count_tokens(messages, config.token_counter)
         budget = config.budget_for(tokens)
         if budget is None or tokens <= budget:
-            plan.skip = _skipped(plan, "no_index")
+            plan.skip = _skipped(plan, "no_index", tokens)
             return plan
     rec = reconcile_index(messages, entries)
     plan.unindexed = sum(1 for p in rec.missing if p < recent_start)
