@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import statistics
 import sys
@@ -42,6 +43,7 @@ from langgraph_librarian.recall import ScopeMemory
 from langgraph_librarian.tokens import count_text_tokens
 
 _SESSION = re.compile(r":D(\d+):")
+_UNRELATED_PER_CONVERSATION = 40
 
 
 def sessions(messages: Sequence[BaseMessage]) -> dict[int, list[BaseMessage]]:
@@ -68,6 +70,10 @@ def run_conversation(
         # The thread's Librarian index is reused: capture copies its summaries/vectors.
         memory.capture(conv.id, turns, thread_id=f"session-{number}", index=index)
     capture_s = time.perf_counter() - start
+    unrelated = [
+        memory.recall(conv.id, text).status == "empty"
+        for text in unrelated_questions(_UNRELATED_PER_CONVERSATION, seed=len(conv.messages))
+    ]
     rows = []
     for question in conv.questions:
         start = time.perf_counter()
@@ -90,9 +96,57 @@ def run_conversation(
                 "thread_tokens": baseline.context_tokens,
                 "thread_ms": baseline.latency_ms,
                 "capture_s": capture_s / max(len(conv.questions), 1),
+                "recalled": recalled.status == "recalled",
+                "unrelated_empty": statistics.fmean(unrelated),
             }
         )
     return rows
+
+
+# Questions on subjects a personal chat between friends does not touch: specialised
+# technical, legal and scientific matters. Each question is a frame around a subject;
+# the set is generated, seeded, and never tuned against the conversations.
+_UNRELATED_SUBJECTS = [
+    "the torque spec for the cylinder head bolts",
+    "the VPN client configuration on the build server",
+    "the yen to won exchange rate on the invoice",
+    "the Kubernetes pod eviction threshold",
+    "the statute of limitations for the contract dispute",
+    "the boiling point of the solvent in the lab protocol",
+    "the firmware version on the warehouse scanners",
+    "the API rate limit for the payments gateway",
+    "the dosage schedule in the clinical trial protocol",
+    "the load rating of the steel beams in the spec",
+    "the SQL index on the orders table",
+    "the tax code for the quarterly VAT return",
+    "the satellite orbit inclination in the mission brief",
+    "the baud rate of the serial console",
+    "the TLS certificate expiry on the mail server",
+    "the pipe diameter in the plumbing schematic",
+    "the compiler flag for the ARM build",
+    "the half-life of the isotope in the report",
+    "the clause on indemnity in the supplier agreement",
+    "the voltage of the backup battery bank",
+    "the sample size in the survey methodology",
+    "the mortgage amortization table for the loan",
+    "the DNS TTL for the staging domain",
+    "the gear ratio of the test rig gearbox",
+]
+_UNRELATED_FRAMES = [
+    "What did we decide about {}?",
+    "Can you remind me of {}?",
+    "What was the number for {}?",
+    "Did anyone confirm {}?",
+    "Where did we note down {}?",
+]
+
+
+def unrelated_questions(count: int, seed: int = 0) -> list[str]:
+    """``count`` questions about subjects the conversations never discuss (seeded)."""
+    rng = random.Random(seed)
+    pairs = [(f, s) for f in _UNRELATED_FRAMES for s in _UNRELATED_SUBJECTS]
+    rng.shuffle(pairs)
+    return [frame.format(subject) for frame, subject in pairs[:count]]
 
 
 def _p(values: list[float], q: float) -> float:
@@ -114,6 +168,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "thread_success": statistics.fmean(r["thread_recall"] == 1.0 for r in rows),
         "thread_tokens": statistics.fmean(r["thread_tokens"] for r in rows),
         "thread_p50_ms": _p([r["thread_ms"] for r in rows], 0.5),
+        "related_recalled": statistics.fmean(r["recalled"] for r in rows),
+        "unrelated_empty": statistics.fmean(r["unrelated_empty"] for r in rows),
     }
 
 
@@ -185,6 +241,14 @@ def main() -> None:
     )
     print(f"max_bytes={args.max_bytes}, in-thread budget={args.budget} tokens")
     print(table(groups))
+    print()
+    for label, group in groups.items():
+        s = summarize(group)
+        print(
+            f"{label}: related questions recalled {s['related_recalled']:.1%}; "
+            f"{_UNRELATED_PER_CONVERSATION} unrelated questions per conversation empty "
+            f"{s['unrelated_empty']:.1%}"
+        )
     print()
     print(by_category(groups))
     print(f"\nwall time: {time.perf_counter() - started:.0f} s")

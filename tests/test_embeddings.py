@@ -182,7 +182,7 @@ def test_onnx_encoder_matches_sentence_transformers_reference():
     assert abs(float(vectors[0] @ vectors[1]) - REFERENCE["dot01"]) < 1e-4
 
 
-def test_index_records_the_model_and_selector_ignores_vectors_of_another_model():
+def test_selector_compares_the_query_with_its_own_models_passage_vectors_only():
     from langgraph_librarian._static import StaticEmbeddings
     from langgraph_librarian.embeddings import embedding_model_id
 
@@ -199,19 +199,20 @@ def test_index_records_the_model_and_selector_ignores_vectors_of_another_model()
     query = "Which foods must we avoid for the kids at the party?"
     lexical = LocalSelector(embeddings=None).scores(query, messages, entries)
     same = LocalSelector(embeddings=static)
-    mismatched = LocalSelector(embeddings=other)
     static_vector = static.embed_query(query)
-    assert not np.allclose(same.scores(query, messages, entries, static_vector), lexical)
-    # The other model's query vector has the right length but must not be compared.
-    other_vector = other.embed_query(query)
-    assert np.array_equal(mismatched.scores(query, messages, entries, other_vector), lexical)
-    # Vectors stored before models were recorded still count when the length fits.
-    legacy = [dataclasses.replace(e, vector_model=None) for e in entries]
-    assert not np.allclose(same.scores(query, messages, legacy, static_vector), lexical)
-    # A query from a model of another dimension never meets them either.
+    with_model = same.scores(query, messages, entries, static_vector)
+    assert not np.allclose(with_model, lexical)
+    # Stored entry vectors (of any model) play no part: passages are embedded by the
+    # selector's own model.
+    bare = [dataclasses.replace(e, vector=None, vector_model=None) for e in entries]
+    assert np.array_equal(same.scores(query, messages, bare, static_vector), with_model)
+    mismatched = LocalSelector(embeddings=other)
+    other_scores = mismatched.scores(query, messages, entries, other.embed_query(query))
+    assert not np.allclose(other_scores, with_model)
+    # A query vector of another dimension is never compared with them.
     minilm_vector = _model("minilm").embed_query(query)
-    plain = LocalSelector(embeddings=None)  # no model id: only the length check applies
-    assert np.array_equal(plain.scores(query, messages, legacy, minilm_vector), lexical)
+    assert np.array_equal(same.scores(query, messages, entries, minilm_vector), lexical)
+
 
 
 def test_model_id_of_third_party_embeddings():

@@ -205,7 +205,8 @@ def test_unmatched_query_and_empty_scope_are_empty_not_failures():
     assert empty.status == "empty" and "no memory" in empty.reason
     memory.remember("s", "Likes sailing.")
     miss = memory.recall("s", "quantum chromodynamics lecture")
-    assert miss.status == "empty" and miss.reason == "no matching memory"
+    assert miss.status == "empty" and "bears on the question" in miss.reason
+    assert miss.relevance is not None and miss.relevance < 1.5
     assert miss.message() is None and miss.apply([HumanMessage("x")]) == [HumanMessage("x")]
 
 

@@ -227,8 +227,8 @@ def test_the_terminal_chat_prints_what_was_recalled(db: Path) -> None:
     assert run_terminal_chat(service, stdin=script, out=out) == 0
     text = out.getvalue()
     assert "recall scope default" in text
-    assert "recall: 2 records recalled" in text
-    assert "allergic to peanuts" in text.split("recall: 2 records recalled")[1]
+    assert "recall: 1 record recalled" in text
+    assert "allergic to peanuts" in text.split("recall: 1 record recalled")[1]
     service.close()
 
 

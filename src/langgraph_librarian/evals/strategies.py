@@ -45,6 +45,7 @@ from langgraph_librarian.index.summarize import DEFAULT_SUMMARY_PROMPT
 from langgraph_librarian.memory import RunningSummarizer
 from langgraph_librarian.nodes import select_and_hydrate
 from langgraph_librarian.select.lexical import BM25Index
+from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.tokens import count_text_tokens, count_tokens
 
 __all__ = ["STRATEGY_NAMES", "ContextResult", "SharedIndexing", "Strategy", "make_strategy"]
@@ -388,6 +389,10 @@ class Librarian:
             update = self.shared.index((_fingerprint(messages), self._signature), build)
         self.entries = update.entries
         self.indexing.add(update)
+        # The passages' vectors are part of indexing (as background indexing does).
+        embeddings = self.config.embeddings
+        if embeddings is not None and embeddings != "auto":
+            LocalSelector(embeddings=embeddings).warm(messages, self.entries)
         if self.with_summary:
             share = summary_share(budget_tokens(self.budget, messages))
             self.config = replace(self.config, running_summary_tokens=share)

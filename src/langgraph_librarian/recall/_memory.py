@@ -50,6 +50,7 @@ from langgraph_librarian.recall._store import (
     put_op,
     search_op,
 )
+from langgraph_librarian.select._evidence import EVIDENCE_FLOOR
 
 __all__ = ["MAX_REMEMBER_CHARS", "ScopeMemory"]
 
@@ -330,15 +331,34 @@ class ScopeMemory:
         return await _select.arank(records, query[:MAX_QUERY_CHARS], self.config, limit)
 
     def _finish(
-        self, scope_id: str, ranked: list[MemoryRecord], strategy: str, total: int, max_bytes: int
+        self, scope_id: str, ranked: _select.Ranked, total: int, max_bytes: int
     ) -> RecallResult:
         key = scope_key(scope_id)
         if not total:
             return RecallResult("empty", scope=key, reason="the scope holds no memory")
-        text, kept = render_evidence(ranked, max_bytes)
+        if ranked.strategy == "floor":
+            return RecallResult(
+                "empty",
+                scope=key,
+                reason=(
+                    f"nothing in the scope bears on the question (best relevance "
+                    f"{ranked.relevance:.2f} < floor {EVIDENCE_FLOOR})"
+                ),
+                strategy="local",
+                relevance=ranked.relevance,
+            )
+        text, kept = render_evidence(ranked.records, max_bytes)
         if not kept:
-            return RecallResult("empty", scope=key, reason="no matching memory", strategy=strategy)
-        return RecallResult("recalled", text, kept, key, strategy=strategy)
+            return RecallResult(
+                "empty",
+                scope=key,
+                reason="no matching memory",
+                strategy=ranked.strategy,
+                relevance=ranked.relevance,
+            )
+        return RecallResult(
+            "recalled", text, kept, key, strategy=ranked.strategy, relevance=ranked.relevance
+        )
 
     def recall(
         self,
@@ -357,10 +377,8 @@ class ScopeMemory:
         """
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
         records = _without(self.records(scope_id), exclude_message_ids)
-        ranked, strategy = _select.select_ranked(
-            records, query[:MAX_QUERY_CHARS], self.config, parent
-        )
-        return self._finish(scope_id, ranked, strategy, len(records), bound)
+        ranked = _select.select_ranked(records, query[:MAX_QUERY_CHARS], self.config, parent)
+        return self._finish(scope_id, ranked, len(records), bound)
 
     async def arecall(
         self,
@@ -374,7 +392,5 @@ class ScopeMemory:
         """Async twin of :meth:`recall`."""
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
         records = _without(await self.arecords(scope_id), exclude_message_ids)
-        ranked, strategy = await _select.aselect_ranked(
-            records, query[:MAX_QUERY_CHARS], self.config, parent
-        )
-        return self._finish(scope_id, ranked, strategy, len(records), bound)
+        ranked = await _select.aselect_ranked(records, query[:MAX_QUERY_CHARS], self.config, parent)
+        return self._finish(scope_id, ranked, len(records), bound)

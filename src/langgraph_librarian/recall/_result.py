@@ -60,6 +60,10 @@ class RecallResult:
         scope: The scope's namespace label (``None`` when no scope was resolved).
         reason: Why the result is not ``"recalled"`` (for logs and metadata).
         strategy: The selector that chose the records (``"local"``, ``"llm"``...).
+        relevance: How far the scope's best record stands above chance for the
+            question (standard deviations; a shared rare word counts as 2.0). Recall
+            is ``"empty"`` when it is under the floor (1.5). ``None`` when no ranking
+            ran (an empty scope, a failure).
     """
 
     status: RecallStatus
@@ -68,6 +72,7 @@ class RecallResult:
     scope: str | None = None
     reason: str = ""
     strategy: str = ""
+    relevance: float | None = None
 
     def message(self) -> SystemMessage | None:
         """The ``SystemMessage`` to hand the model, or ``None`` when nothing was recalled."""

@@ -8,22 +8,71 @@ a search never costs a model call.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numpy as np
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._pipeline import make_selector
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.recall._records import MemoryRecord, records_as_index
+from langgraph_librarian.select._evidence import EVIDENCE_FLOOR
 from langgraph_librarian.select.local import LocalSelector
+from langgraph_librarian.select.result import Selection
 
-__all__ = ["arank", "aselect_ranked", "rank", "select_ranked"]
-
-"""``librarian_step`` metadata of the selector's model call during recall."""
+__all__ = ["Ranked", "arank", "aselect_ranked", "rank", "select_ranked"]
 
 
 def _ordered(records: Sequence[MemoryRecord], ids: Sequence[int]) -> list[MemoryRecord]:
     return [records[i] for i in dict.fromkeys(ids) if 0 <= i < len(records)]
+
+
+@dataclass
+class Ranked:
+    """What recall's selection found: the records, best first, and why.
+
+    Attributes:
+        records: The chosen records, most relevant first.
+        strategy: The selector that chose them (``"local"``, ``"llm"``...), or
+            ``"floor"`` when nothing in the scope reached the relevance floor.
+        relevance: The best record's evidence (standard deviations above chance; see
+            :meth:`LocalSelector.evidence`), ``None`` when the scope is empty.
+    """
+
+    records: list[MemoryRecord]
+    strategy: str
+    relevance: float | None = None
+
+
+def _floor_filter(
+    records: Sequence[MemoryRecord], ids: Sequence[int], evidence: np.ndarray
+) -> list[int]:
+    """``ids`` that bear on the query, and the replies or questions next to those.
+
+    A record under the floor stays when it is the other half of an exchange whose
+    first half bears on the query (the answer to a matching question), in the same
+    thread; echoes and filler (``-inf``) never do.
+    """
+    bearing = {i for i in ids if evidence[i] >= EVIDENCE_FLOOR}
+
+    def partner(i: int) -> bool:
+        return any(
+            j in bearing and records[j].thread_id == records[i].thread_id for j in (i - 1, i + 1)
+        )
+
+    return [i for i in ids if i in bearing or (np.isfinite(evidence[i]) and partner(i))]
+
+
+def _held_to_floor(config: LibrarianConfig) -> bool:
+    """The offline selector is held to the floor; a model selector judges meaning itself
+    (and may answer that nothing applies)."""
+    return config.selector is None and config.uses_local_selector
+
+
+def _best(evidence: np.ndarray) -> float:
+    best = float(evidence.max()) if evidence.size else float("-inf")
+    return best if np.isfinite(best) else 0.0
 
 
 def select_ranked(
@@ -31,14 +80,24 @@ def select_ranked(
     query: str,
     config: LibrarianConfig,
     parent: RunnableConfig | None = None,
-) -> tuple[list[MemoryRecord], str]:
-    """(records the configured selector picks for ``query``, best first; its strategy)."""
+) -> Ranked:
+    """The records the configured selector picks for ``query``, best first.
+
+    Nothing is picked when no record reaches the relevance floor
+    (:data:`~langgraph_librarian.select._evidence.EVIDENCE_FLOOR` standard deviations
+    above chance, or a rare query word): a question about something the scope never
+    discussed recalls nothing rather than the nearest records. The local selector's
+    picks are held to the floor one by one; a model selector's picks are its own.
+    """
     if not records:
-        return [], "none"
+        return Ranked([], "none")
     messages, entries = records_as_index(records)
+    evidence = _local(config).evidence(query, messages, entries)
+    if _held_to_floor(config) and _best(evidence) < EVIDENCE_FLOOR:
+        return Ranked([], "floor", _best(evidence))
     # The selector's own model call (if any) runs as a child of ``parent``, tagged.
     selection = make_selector(config).select(query, messages, entries, config=parent)
-    return _ordered(records, selection.ids), selection.strategy
+    return _ranked(records, selection, evidence)
 
 
 async def aselect_ranked(
@@ -46,13 +105,25 @@ async def aselect_ranked(
     query: str,
     config: LibrarianConfig,
     parent: RunnableConfig | None = None,
-) -> tuple[list[MemoryRecord], str]:
+) -> Ranked:
     """Async twin of :func:`select_ranked`."""
     if not records:
-        return [], "none"
+        return Ranked([], "none")
     messages, entries = records_as_index(records)
+    local = _local(config)
+    vector = await local.embeddings.aembed_query(query) if local.embeddings is not None else None
+    evidence = local.evidence(query, messages, entries, vector)
+    if _held_to_floor(config) and _best(evidence) < EVIDENCE_FLOOR:
+        return Ranked([], "floor", _best(evidence))
     selection = await make_selector(config).aselect(query, messages, entries, config=parent)
-    return _ordered(records, selection.ids), selection.strategy
+    return _ranked(records, selection, evidence)
+
+
+def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: np.ndarray) -> Ranked:
+    ids = selection.ids
+    if selection.strategy == "local":
+        ids = _floor_filter(records, ids, evidence)
+    return Ranked(_ordered(records, ids), selection.strategy, _best(evidence))
 
 
 def _local(config: LibrarianConfig) -> LocalSelector:

@@ -21,6 +21,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
 
 from langgraph_librarian._text import (
     CHANGE_CUES,
@@ -29,6 +30,7 @@ from langgraph_librarian._text import (
     split_sentences,
     tokenize,
 )
+from langgraph_librarian.select._evidence import is_filler
 
 __all__ = ["BM25Index", "bm25_index_for"]
 
@@ -39,6 +41,8 @@ VALUE_BOOST = 1.3
 
 
 _SHORT_TEXT_WORDS = 40
+_CONTEXT_CHARS = 300
+"""How much of the previous message a short message's vector is made with."""
 _MIN_PASSAGE_WORDS = 6
 
 
@@ -90,6 +94,11 @@ class BM25Index:
         self.passage_has_change: list[bool] = []
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._owner_array: np.ndarray | None = None
+        self._passages: list[str] = []
+        self._embedded: list[str] = []
+        self._filler: list[bool] = []
+        self._vectors: dict[str, np.ndarray] = {}
+        self._vector_lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -97,13 +106,20 @@ class BM25Index:
     def add(self, key: Hashable, text: str) -> None:
         """Append one document."""
         doc = len(self.keys)
-        for passage in split_passages(text):
+        passages = split_passages(text)
+        # A short message (a reply, "I'm excited!") means what it answers: its vector
+        # is made with the end of the message before it, so "how did Jon feel about the
+        # opening?" finds the reply to "the studio looks amazing, launch tomorrow".
+        context = self._passages[-1] if self._passages and len(passages) == 1 else ""
+        for passage in passages:
             pid = len(self._owner)
             terms = content_terms(passage)
             counts = Counter(terms)
             for term, tf in counts.items():
                 self._postings.setdefault(term, []).append((pid, tf))
             self._owner.append(doc)
+            self._passages.append(passage)
+            self._embedded.append(f"{context[-_CONTEXT_CHARS:]}\n{passage}" if context else passage)
             self._lengths.append(len(terms))
             self.passage_terms.append(frozenset(counts))
             values = value_tokens(passage)
@@ -114,6 +130,7 @@ class BM25Index:
             self.passage_has_change.append(CHANGE_CUES.search(passage) is not None)
         self._owner_array = None
         self._has_value_array = None
+        self._filler.append(is_filler(text))
         self.keys.append(key)
 
     def _array(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -174,6 +191,53 @@ class BM25Index:
             best[docs[keep]] = ordered[keep]
         return doc_scores, best
 
+    def passage_vectors(self, embeddings: Embeddings, model: str) -> np.ndarray:
+        """Unit vectors of every passage by ``embeddings`` (``model`` names it), one row each.
+
+        Embedding passages rather than whole messages is what lets a paraphrased fact
+        inside a long message be found (a message vector averages it away with the
+        chatter around it). Vectors are kept with the index and, per message, in a
+        process-wide cache: a turn that appends two messages embeds their passages
+        only, and another index over the same messages (the next turn's candidates,
+        another thread's view) reuses them.
+        """
+        with self._vector_lock:
+            n_docs = len(self.keys)  # snapshot: another thread may be appending
+            n = self.doc_passages(n_docs - 1).stop if n_docs else 0
+            done = self._vectors.get(model)
+            have = 0 if done is None else done.shape[0]
+            if have >= n and done is not None:
+                return done[:n]
+            first_doc = self._owner[have]
+            fresh = _cached_vectors(
+                embeddings,
+                model,
+                [
+                    tuple(self._embedded[p] for p in self.doc_passages(d))
+                    for d in range(first_doc, n_docs)
+                ],
+            )
+            matrix = fresh if done is None else np.concatenate([done, fresh])
+            self._vectors[model] = matrix
+            return matrix
+
+    def filler(self) -> np.ndarray:
+        """Which documents are acknowledgements only ("Noted.", "Reply 8.")."""
+        return np.asarray(self._filler[: len(self.keys)], dtype=bool)
+
+    def doc_max(self, passage_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(max of ``passage_values`` per document, the passage holding it)."""
+        n_docs, n = len(self.keys), len(passage_values)
+        owner = np.asarray(self._owner[:n], dtype=np.int64)
+        best = np.full(n_docs, -np.inf)
+        where = np.full(n_docs, -1, dtype=np.int64)
+        order = np.argsort(passage_values, kind="stable")
+        docs = owner[order]
+        keep = docs < n_docs
+        best[docs[keep]] = passage_values[order[keep]]
+        where[docs[keep]] = order[keep]
+        return best, where
+
     @property
     def passage_count(self) -> int:
         """Passages indexed so far."""
@@ -190,22 +254,20 @@ class BM25Index:
             bisect.bisect_left(self._owner, doc, 0, n), bisect.bisect_right(self._owner, doc, 0, n)
         )
 
-    def passage_text(self, passage: int, text: str) -> str:
-        """The text of ``passage`` (an id from :meth:`score_passages`), for display.
+    def passage_text(self, passage: int, text: str | None = None) -> str:
+        """The text of ``passage`` (an id from :meth:`score_passages`).
 
-        Passage texts are not kept (a cached index may cover 10,000 messages); pass the
-        text its document was added with and the passage is cut from it again. Read-only.
+        ``text`` (the document's text) is accepted for compatibility and ignored: the
+        index keeps its passages.
 
         Example:
             >>> index = BM25Index()
             >>> index.add("m1", "Short note about lunch.")
             >>> scores, best = index.score_passages("lunch")
-            >>> index.passage_text(int(best[0]), "Short note about lunch.")
+            >>> index.passage_text(int(best[0]))
             'Short note about lunch.'
         """
-        doc = self._owner[passage]
-        first = bisect.bisect_left(self._owner, doc)  # documents' passages are contiguous
-        return split_passages(text)[passage - first]
+        return self._passages[passage]
 
     def _passage_scores(self, query: str, n: int) -> np.ndarray:
         result = np.zeros(n, dtype=np.float64)
@@ -228,6 +290,52 @@ class BM25Index:
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             result[docs] += qtf * idf * tfs * (_K1 + 1.0) / (tfs + norm[docs])
         return result
+
+
+_VECTORS: OrderedDict[tuple[str, tuple[str, ...]], np.ndarray] = OrderedDict()
+_VECTOR_ROWS = [0]
+_VECTOR_LIMIT = 250_000
+"""Passage vectors kept per process (float16: ~130 MB at 256 dimensions)."""
+_VECTORS_LOCK = threading.Lock()
+
+
+def _cached_vectors(embeddings: Embeddings, model: str, docs: list[tuple[str, ...]]) -> np.ndarray:
+    """Unit vectors of the passages of ``docs`` (each a tuple of passage texts), in order.
+
+    Documents seen before (by their passage texts and the model) come from the cache;
+    the rest are embedded in one call.
+    """
+    with _VECTORS_LOCK:
+        found = [_VECTORS.get((model, doc)) for doc in docs]
+        for doc, hit in zip(docs, found, strict=True):
+            if hit is not None:
+                _VECTORS.move_to_end((model, doc))
+    missing = [doc for doc, hit in zip(docs, found, strict=True) if hit is None]
+    texts = [text for doc in missing for text in doc]
+    if texts:
+        raw = np.asarray(embeddings.embed_documents(texts), dtype=np.float32)
+        raw = raw.reshape(len(texts), -1)
+        norms = np.linalg.norm(raw, axis=1, keepdims=True)
+        raw /= np.where(norms > 0, norms, 1.0)
+        start = 0
+        made: dict[tuple[str, ...], np.ndarray] = {}
+        for doc in missing:
+            made[doc] = raw[start : start + len(doc)].astype(np.float16)
+            start += len(doc)
+        with _VECTORS_LOCK:
+            for doc, vectors in made.items():
+                if (model, doc) not in _VECTORS:
+                    _VECTORS[(model, doc)] = vectors
+                    _VECTOR_ROWS[0] += len(vectors)
+            while _VECTOR_ROWS[0] > _VECTOR_LIMIT and _VECTORS:
+                _, evicted = _VECTORS.popitem(last=False)
+                _VECTOR_ROWS[0] -= len(evicted)
+        found = [
+            hit if hit is not None else made[doc] for doc, hit in zip(docs, found, strict=True)
+        ]
+    if not found:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.concatenate(found).astype(np.float32)
 
 
 _CACHE: OrderedDict[tuple[int, int], BM25Index] = OrderedDict()

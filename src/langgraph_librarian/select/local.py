@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
@@ -14,9 +15,18 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._messages import message_text
 from langgraph_librarian._text import content_terms
-from langgraph_librarian._vectors import vector_matrix
 from langgraph_librarian.embeddings import embedding_model_id
 from langgraph_librarian.entry import IndexEntry
+from langgraph_librarian.select._evidence import (
+    LEXICAL_EVIDENCE,
+    background_vectors,
+    chance_level,
+    informative_terms,
+    is_echo,
+    is_filler,
+    repeat_key,
+    shares_evidence,
+)
 from langgraph_librarian.select.lexical import BM25Index, bm25_index_for
 from langgraph_librarian.select.result import Selection
 
@@ -26,7 +36,7 @@ RELATIVE_CUTOFF = 0.35
 """Keep candidates scoring at least this share of the best one."""
 _RESERVE_CUTOFF = 0.2
 """Reserve candidates (for an unused budget) score at least this share of the best one."""
-SEMANTIC_WEIGHT = 0.4
+SEMANTIC_WEIGHT = float(os.environ.get("SW", "0.4"))
 """Share of the fused score given to embedding similarity when vectors exist."""
 _SUMMARY_EMBEDDED_TOKENS = 250
 """Messages longer than this (about 1,000 characters) are embedded by their summary."""
@@ -52,6 +62,12 @@ _BRIDGE_MIN_DF, _BRIDGE_DF_SHARE = 5, 0.003
 """A bridging name occurs in at most max(5, 0.3% of passages) passages."""
 _NAME = re.compile(r"\b[A-Z][a-zà-ÿ]+(?:[- ][A-Z][a-zà-ÿ]+)*")
 _RECENCY_BONUS = 0.01
+_ECHO_FACTOR = 0.25
+"""An earlier message asking what the query asks keeps this share of its score."""
+_ECHO_CHECKED = 8
+_TYPICAL_SAMPLE = 30
+"""Fewer messages than this have no reliable median similarity: chance level is used."""
+"""An earlier message asking what the query asks keeps this share of its score."""
 
 
 def _doc_text(entry: IndexEntry, message: BaseMessage) -> str:
@@ -83,6 +99,36 @@ class _Scored:
     fused: np.ndarray
     lexical: BM25Index
     best_passage: np.ndarray
+    cosines: np.ndarray | None
+    """Best-passage cosine per message (``None`` without a model)."""
+    echoes: np.ndarray
+    """Slots of earlier messages asking what the query asks."""
+
+
+def _first_copies(
+    slots: list[int], entries: Sequence[IndexEntry], messages: Sequence[BaseMessage]
+) -> list[int]:
+    """``slots`` with each text once: the first (best-ranked) copy of a repeat stays."""
+    seen: set[str] = set()
+    kept = []
+    for slot in slots:
+        key = repeat_key(message_text(messages[entries[slot].id]))
+        if key not in seen:
+            seen.add(key)
+            kept.append(slot)
+    return kept
+
+
+def _rescaled(
+    values: np.ndarray, echoes: np.ndarray, spread: Callable[[float], float]
+) -> np.ndarray:
+    """``values`` divided by ``spread(top)``, clipped to 0..1; echoes never set the top."""
+    rest = values if not echoes.size else np.delete(values, echoes)
+    top = float(rest.max()) if rest.size else 0.0
+    if top <= 0:
+        return np.zeros(len(values), dtype=np.float64)
+    result: np.ndarray = np.clip(values / spread(top), 0.0, 1.0)
+    return result
 
 
 class LocalSelector:
@@ -127,69 +173,80 @@ class LocalSelector:
         keys = _doc_keys(entries)
         index = bm25_index_for(keys, lambda i: _doc_text(entries[i], messages[entries[i].id]))
         raw, best = index.score_passages(query)
-        top = float(raw.max()) if raw.size else 0.0
-        fused = raw / top if top > 0 else raw
-        semantic = self._semantic(query_vector, entries, self._query_model)
-        if semantic is not None:
-            # A long message is embedded through its summary (a small model reads about
-            # 256 tokens): its vector speaks for a few sentences, not the whole text.
-            weight = np.full(len(entries), SEMANTIC_WEIGHT)
-            tokens = np.fromiter(
-                (e.original_tokens for e in entries), dtype=np.float64, count=len(entries)
-            )
-            weight[tokens > _SUMMARY_EMBEDDED_TOKENS] *= _LONG_SEMANTIC_FACTOR
-            fused = (1 - weight) * fused + weight * semantic
+        cosines = self._cosines(query_vector, index)
+        # Filler ("Noted.", "Reply 8.") carries nothing on its own: it scores zero and
+        # sets no scale (it still travels with its exchange, by hydration).
+        filler = index.filler()
+        raw[filler] = 0.0
+        echoes = self._echoes(query, raw, cosines, entries, messages)
+        fused = _rescaled(raw, echoes, lambda top: top)
+        if cosines is not None:
+            # Cosines count from the typical message up (or from chance, in a history
+            # too short to have a typical message), over at least a minimum spread: a top
+            # that barely stands out (a model that does not know the language, a query
+            # about nothing here) is not stretched to full weight.
+            usable = cosines[~filler]
+            floor = float(np.median(usable)) if usable.size else 0.0
+            if usable.size < _TYPICAL_SAMPLE and self.embeddings is not None and query_vector:
+                q = np.asarray(query_vector, dtype=np.float32)
+                unit = q / max(float(np.linalg.norm(q)), 1e-12)
+                mean, std = chance_level(self.embeddings, self._query_model or "", unit)
+                floor = mean + std
+            centred = np.where(filler, 0.0, cosines - floor)
+            semantic = _rescaled(centred, echoes, lambda top: max(top, _MIN_SEMANTIC_SPREAD))
+            fused = (1 - SEMANTIC_WEIGHT) * fused + SEMANTIC_WEIGHT * semantic
+        if echoes.size:
+            fused[echoes] *= _ECHO_FACTOR
         if len(entries) > 1:
             # Among equally relevant messages the later one is the current truth.
             positions = np.fromiter((e.id for e in entries), dtype=np.float64, count=len(entries))
             fused = fused + _RECENCY_BONUS * (fused > 0) * positions / max(positions.max(), 1.0)
-        return _Scored(fused, index, best)
+        return _Scored(fused, index, best, cosines, echoes)
 
-    @staticmethod
-    def _semantic(
-        query_vector: Sequence[float] | None,
-        entries: Sequence[IndexEntry],
-        query_model: str | None = None,
-    ) -> np.ndarray | None:
-        if query_vector is None:
+    def _cosines(self, query_vector: Sequence[float] | None, index: BM25Index) -> np.ndarray | None:
+        """Each message's best passage cosine with the query (``None`` without a model).
+
+        Passages are embedded with the selector's model (cached with the lexical index),
+        so a fact stated in one sentence of a long message is compared on its own.
+        """
+        if query_vector is None or self.embeddings is None or self._query_model is None:
             return None
         q = np.asarray(query_vector, dtype=np.float32)
         norm = float(np.linalg.norm(q))
-        if norm == 0:
+        if norm == 0 or len(index) == 0:
             return None
-        q = q / norm
-        # Only vectors of the query's model (same id, and the same length: entries
-        # stored before ids were recorded have none) are comparable with it.
-        encoded_length = 4 * -(-2 * q.shape[0] // 3)
-        idx = [
-            i
-            for i, e in enumerate(entries)
-            if e.vector
-            and len(e.vector) == encoded_length
-            and (query_model is None or e.vector_model in (None, query_model))
-        ]
-        if len(idx) < max(1, len(entries) // 2):
-            return None
-        vectors = [entries[i].vector or "" for i in idx]
-        matrix = vector_matrix(
-            [
-                f"{entries[i].vector_model}:{entries[i].content_hash}:{v[:16]}"
-                for i, v in zip(idx, vectors, strict=True)
-            ],
-            vectors,
-        )
-        sims = np.zeros(len(entries), dtype=np.float32)
-        sims[idx] = matrix @ q
-        # Similarity only counts where it stands out from the typical entry, and a
-        # top that barely stands out (a model that does not know the language, a
-        # query about nothing in the history) is not stretched to full weight.
-        floor = float(np.median(sims[idx]))
-        top = float(sims.max())
-        if top <= floor:
-            return np.zeros(len(entries), dtype=np.float64)
-        spread = max(top - floor, _MIN_SEMANTIC_SPREAD)
-        result: np.ndarray = np.clip((sims - floor) / spread, 0.0, 1.0).astype(np.float64)
-        return result
+        matrix = index.passage_vectors(self.embeddings, self._query_model)
+        if matrix.shape[1] != q.shape[0]:
+            return None  # a query vector of another model: never compared
+        sims = matrix @ (q / norm)
+        best, _ = index.doc_max(sims)
+        best[~np.isfinite(best)] = float(np.min(sims)) if sims.size else 0.0
+        return best.astype(np.float64)
+
+    @staticmethod
+    def _echoes(
+        query: str,
+        raw: np.ndarray,
+        cosines: np.ndarray | None,
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+    ) -> np.ndarray:
+        """Slots of earlier messages that ask what the query asks (they answer nothing).
+
+        Only the few best matches by either score are read: an echo of the query is
+        always among them.
+        """
+        terms = frozenset(content_terms(query))
+        key = repeat_key(query)
+        heads = [np.argsort(-raw, kind="stable")[:_ECHO_CHECKED]]
+        if cosines is not None:
+            heads.append(np.argsort(-cosines, kind="stable")[:_ECHO_CHECKED])
+        found = []
+        for slot in dict.fromkeys(int(i) for head in heads for i in head):
+            text = message_text(messages[entries[slot].id])
+            if repeat_key(text) == key or is_echo(text, terms):
+                found.append(slot)
+        return np.asarray(sorted(found), dtype=np.int64)
 
     def scores(
         self,
@@ -202,6 +259,56 @@ class LocalSelector:
         if not entries:
             return np.zeros(0)
         return self._score(query, messages, entries, query_vector).fused
+
+    def warm(self, messages: Sequence[BaseMessage], entries: Sequence[IndexEntry]) -> None:
+        """Build the lexical view and embed the passages of ``entries`` ahead of a query.
+
+        Selection does this on demand; calling it after indexing (in the background)
+        moves the cost of embedding new passages off the next user turn.
+        """
+        if not entries:
+            return
+        keys = _doc_keys(entries)
+        index = bm25_index_for(keys, lambda i: _doc_text(entries[i], messages[entries[i].id]))
+        if self.embeddings is not None and self._query_model is not None:
+            index.passage_vectors(self.embeddings, self._query_model)
+            background_vectors(self.embeddings, self._query_model)
+
+    def evidence(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        query_vector: Sequence[float] | None = None,
+    ) -> np.ndarray:
+        """How far each entry stands above chance for ``query``, in standard deviations.
+
+        The best passage's cosine is compared with the query's cosine to unrelated
+        everyday lines (see :mod:`langgraph_librarian.select._evidence`); sharing a rare
+        query word counts as :data:`LEXICAL_EVIDENCE`. Echoes of the query and filler
+        get ``-inf``: they can never carry evidence. Aligned with ``entries``.
+        """
+        result = np.zeros(len(entries))
+        if not entries:
+            return result
+        if query_vector is None:
+            query_vector = self._query_vector(query)
+        scored = self._score(query, messages, entries, query_vector)
+        if scored.cosines is not None and self.embeddings is not None and self._query_model:
+            q = np.asarray(query_vector, dtype=np.float32)
+            mean, std = chance_level(self.embeddings, self._query_model, q / np.linalg.norm(q))
+            result = (scored.cosines - mean) / std
+        terms = frozenset(content_terms(query))
+        rare = informative_terms(query)
+        index = scored.lexical
+        for slot in range(len(entries)):
+            shared = frozenset().union(*(index.passage_terms[p] for p in index.doc_passages(slot)))
+            if shares_evidence(shared & terms, terms, rare):
+                result[slot] = max(result[slot], LEXICAL_EVIDENCE)
+            if is_filler(message_text(messages[entries[slot].id])):
+                result[slot] = -np.inf
+        result[scored.echoes] = -np.inf
+        return result
 
     def rank(
         self,
@@ -281,6 +388,7 @@ class LocalSelector:
         positive = np.flatnonzero(fused > 0)
         by_score = positive[np.argsort(-fused[positive], kind="stable")]
         order = [int(i) for i in by_score if entries[i].id not in excluded]
+        order, fillers = self._evidence_order(order, entries, messages)
         if not order:
             return Selection(
                 ids=[],
@@ -304,21 +412,32 @@ class LocalSelector:
                 continue
             for near in (entries[i].id - 1, entries[i].id + 1):
                 slot = position_to_slot.get(near)
-                if slot is not None and near not in excluded and slot not in priority:
+                if (
+                    slot is not None
+                    and near not in excluded
+                    and slot not in priority
+                    and slot not in fillers
+                    and not is_filler(message_text(messages[near]))
+                ):
                     neighbours[slot] = max(neighbours.get(slot, 0.0), _NEIGHBOUR_FACTOR * fused[i])
         for i, score in neighbours.items():
             priority.setdefault(i, score)
-        ranked = sorted(priority, key=lambda i: (-priority[i], -entries[i].id))
+        ranked = _first_copies(
+            sorted(priority, key=lambda i: (-priority[i], -entries[i].id)), entries, messages
+        )
         ids = [entries[i].id for i in ranked]
         # Next-best candidates, for a budget the selection leaves unused: questions whose
         # evidence is spread thin (lists, aggregates) gain from them; an unbounded
         # context never takes them.
         floor = _RESERVE_CUTOFF * top
         reserve: list[int] = []
+        taken = {repeat_key(message_text(messages[entries[i].id])) for i in ranked}
         for i in order:  # best first: stop at the floor
             if fused[i] < floor or len(reserve) >= self.max_selected:
                 break
-            if i not in priority:
+            key = repeat_key(message_text(messages[entries[i].id]))
+            if i not in priority and key not in taken:
+                taken.add(key)
                 reserve.append(entries[i].id)
         expanded = [entries[i].id for i in ranked if i not in set(primary)]
         reasoning = (
@@ -334,6 +453,33 @@ class LocalSelector:
             expanded_ids=expanded,
             reserve_ids=reserve,
         )
+
+    @staticmethod
+    def _evidence_order(
+        order: list[int],
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+    ) -> tuple[list[int], set[int]]:
+        """``order`` without filler and repeats (the best-ranked copy, the latest, stays).
+
+        Only the head of the ranking is read (the expansion pool and a margin), so a
+        long history costs no extra pass. Returns the new order and the filler slots
+        seen (never added as neighbours either).
+        """
+        head, tail = order[: 2 * _EXPANSION_POOL], order[2 * _EXPANSION_POOL :]
+        kept: list[int] = []
+        fillers: set[int] = set()
+        seen: set[str] = set()
+        for i in head:
+            text = message_text(messages[entries[i].id])
+            if is_filler(text):
+                fillers.add(i)
+                continue
+            key = repeat_key(text)
+            if key not in seen:
+                seen.add(key)
+                kept.append(i)
+        return kept + tail, fillers
 
     @staticmethod
     def _bridged(
@@ -361,7 +507,7 @@ class LocalSelector:
             pid = int(best[slot])
             if pid < 0:
                 continue
-            text = index.passage_text(pid, _doc_text(entries[slot], messages[entries[slot].id]))
+            text = index.passage_text(pid)
             for name in _NAME.findall(text):
                 names.update(
                     term

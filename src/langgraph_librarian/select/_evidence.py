@@ -1,0 +1,221 @@
+"""What counts as evidence for a query, apart from how well it matches.
+
+Ranking orders messages by how well they match; this module says which of them can
+carry evidence at all, and how far above chance a match stands:
+
+- **Echoes are not answers.** An earlier message that asks what the query asks (the
+  same question, in another thread or turn) matches best and says nothing.
+- **Filler carries nothing on its own.** "Noted.", "Sounds good!", "Reply 8." match
+  nothing and hold no fact; they travel only as part of an exchange.
+- **Repeats appear once.** The same text sent twice is one piece of evidence.
+- **Chance level.** Cosine similarity has no fixed scale: every model and every query
+  has its own level for an unrelated sentence. The query is compared with a fixed set
+  of everyday lines on unrelated topics (``_data/background.txt``); a message's
+  evidence is how many standard deviations its best passage stands above that level
+  (a z-score). A query word that is rare in English (not among the few thousand most
+  frequent words of BERT's vocabulary, which lists words by frequency) shared with the
+  message is evidence too. Scoped recall uses this as its floor: when nothing reaches
+  it, recall is empty rather than the nearest records.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langgraph_librarian._text import WHITESPACE, content_terms, stem_terms, tokenize
+
+__all__ = [
+    "EVIDENCE_FLOOR",
+    "LEXICAL_EVIDENCE",
+    "background_vectors",
+    "chance_level",
+    "informative_terms",
+    "is_echo",
+    "is_filler",
+    "repeat_key",
+    "shares_evidence",
+]
+
+EVIDENCE_FLOOR = 1.5
+"""Standard deviations above chance a message must reach to bear on a query."""
+LEXICAL_EVIDENCE = 2.0
+"""Evidence credited to a message sharing a rare query word (above the floor)."""
+_COMMON_WORDS = 3000
+"""Words among this many most frequent English words are not evidence by themselves."""
+_FIRST_WORD = 1996
+"""Id of "the" in BERT's uncased vocabulary: from here on words are in frequency order."""
+_DATA = Path(__file__).resolve().parent / "_data" / "background.txt"
+_VOCABULARY = Path(__file__).resolve().parent.parent / "_models" / "minilm-vocab.txt.gz"
+
+_FILLER_WORDS = frozenset(
+    [
+        "ok",
+        "okay",
+        "k",
+        "sure",
+        "thanks",
+        "thank",
+        "thx",
+        "ty",
+        "noted",
+        "great",
+        "good",
+        "nice",
+        "cool",
+        "awesome",
+        "perfect",
+        "fine",
+        "yes",
+        "yeah",
+        "yep",
+        "yup",
+        "no",
+        "nope",
+        "right",
+        "alright",
+        "got",
+        "it",
+        "will",
+        "do",
+        "done",
+        "reply",
+        "replied",
+        "welcome",
+        "sounds",
+        "sound",
+        "lovely",
+        "wonderful",
+        "excellent",
+        "brilliant",
+        "agreed",
+        "agree",
+        "understood",
+        "choice",
+        "idea",
+        "hmm",
+        "hm",
+        "oh",
+        "ah",
+        "wow",
+        "haha",
+        "lol",
+        "indeed",
+        "exactly",
+        "absolutely",
+        "definitely",
+        "appreciate",
+        "appreciated",
+        "cheers",
+        "bye",
+        "goodbye",
+        "hi",
+        "hello",
+        "hey",
+    ]
+)
+_FILLER_MAX_WORDS = 6
+_QUESTION_START = re.compile(
+    r"^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|am|was|were|do|does|did|"
+    r"can|could|should|would|will|shall|may|might|have|has|had)\b",
+    re.IGNORECASE,
+)
+_ECHO_COVERAGE = 0.6
+"""Share of the query's terms an earlier question must repeat to be its echo."""
+_ECHO_EXTRA = 0.4
+"""At most this share of the earlier question's terms may be new."""
+
+
+def _lines() -> list[str]:
+    text = _DATA.read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip() and line[0] != "#"]
+
+
+_CHANCE: dict[str, np.ndarray] = {}
+_CHANCE_LOCK = threading.Lock()
+
+
+def background_vectors(embeddings: Embeddings, model: str) -> np.ndarray:
+    """Unit vectors of the unrelated everyday lines by ``model`` (embedded once)."""
+    with _CHANCE_LOCK:
+        matrix = _CHANCE.get(model)
+        if matrix is None:
+            raw = np.asarray(embeddings.embed_documents(_lines()), dtype=np.float32)
+            norms = np.linalg.norm(raw, axis=1, keepdims=True)
+            matrix = _CHANCE[model] = raw / np.where(norms > 0, norms, 1.0)
+        return matrix
+
+
+def chance_level(embeddings: Embeddings, model: str, query_unit: np.ndarray) -> tuple[float, float]:
+    """(mean, standard deviation) of the query's cosine with unrelated everyday lines."""
+    matrix = background_vectors(embeddings, model)
+    if matrix.shape[1] != query_unit.shape[0]:
+        return 0.0, 1.0
+    sims = matrix @ query_unit
+    return float(sims.mean()), max(float(sims.std()), 1e-3)
+
+
+@lru_cache(maxsize=1)
+def _common_stems() -> frozenset[str]:
+    with gzip.open(_VOCABULARY, "rt", encoding="utf-8") as handle:
+        words = [line.strip() for line in handle]
+    top = [w for w in words[_FIRST_WORD : _FIRST_WORD + _COMMON_WORDS] if w.isalpha()]
+    return frozenset(stem_terms(top))
+
+
+def informative_terms(query: str) -> frozenset[str]:
+    """The query's content terms (stemmed) that are not among the most common words."""
+    common = _common_stems()
+    return frozenset(t for t in content_terms(query) if t not in common and not t.isdigit())
+
+
+def shares_evidence(
+    shared: frozenset[str], query_terms: frozenset[str], rare: frozenset[str]
+) -> bool:
+    """Whether the query terms a message shares (``shared``) make it evidence alone.
+
+    A rare word does; so does every term of the query ("cat" for "Owns a cat."), or
+    at least two terms that make half of a longer query. One common word ("problem",
+    "week") shared with a long question does not.
+    """
+    if not shared:
+        return False
+    return bool(shared & rare) or shared == query_terms or 2 <= len(shared) >= len(query_terms) / 2
+
+
+def is_filler(text: str) -> bool:
+    """A short message of acknowledgements only ("Noted, thanks.", "Reply 8.")."""
+    words = tokenize(text)
+    if not words or len(words) > _FILLER_MAX_WORDS:
+        return not words
+    return all(w in _FILLER_WORDS or w.isdigit() for w in words)
+
+
+def is_question(text: str) -> bool:
+    """A question or a request for information, by its punctuation or first word."""
+    stripped = text.strip()
+    return stripped.endswith("?") or "? " in stripped or bool(_QUESTION_START.match(stripped))
+
+
+def is_echo(text: str, query_terms: frozenset[str]) -> bool:
+    """An earlier question asking what the query asks (it matches, it answers nothing)."""
+    if not query_terms or len(text) > 600 or not is_question(text):
+        return False
+    terms = frozenset(content_terms(text))
+    if not terms:
+        return False
+    shared = len(terms & query_terms)
+    return shared >= _ECHO_COVERAGE * len(query_terms) and len(
+        terms - query_terms
+    ) <= _ECHO_EXTRA * len(terms)
+
+
+def repeat_key(text: str) -> str:
+    """Texts with the same key are repeats of one another (case and spacing aside)."""
+    return WHITESPACE.sub(" ", text.strip().lower())

@@ -1,0 +1,156 @@
+"""Questions are not answers, filler is not evidence, repeats appear once, and recall has
+a relevance floor: in-thread selection and scoped recall, with the packaged model."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.store.memory import InMemoryStore
+
+from langgraph_librarian import LibrarianConfig
+from langgraph_librarian.index.pipeline import update_index
+from langgraph_librarian.recall import ScopeMemory
+from langgraph_librarian.select._evidence import (
+    informative_terms,
+    is_echo,
+    is_filler,
+    repeat_key,
+    shares_evidence,
+)
+from langgraph_librarian.select.local import LocalSelector
+
+TAHINI = "is tahini sauce a problem for me?"
+
+
+def _terms(text: str) -> frozenset[str]:
+    from langgraph_librarian._text import content_terms
+
+    return frozenset(content_terms(text))
+
+
+@pytest.mark.parametrize(
+    "text", ["Reply 8.", "Noted.", "Noted, thanks.", "Sounds good!", "Great choice.", "OK", ""]
+)
+def test_acknowledgements_are_filler(text: str) -> None:
+    assert is_filler(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["O negative.", "Paris.", "Tuesday at 3pm.", "No peanuts, ever.", "I'm allergic."]
+)
+def test_short_answers_are_not_filler(text: str) -> None:
+    assert not is_filler(text)
+
+
+def test_an_earlier_question_asking_the_same_is_an_echo() -> None:
+    query = _terms(TAHINI)
+    assert is_echo(TAHINI, query)
+    assert is_echo("Is tahini sauce OK for me?", query)
+    assert not is_echo("I'm allergic to sesame.", query)  # a statement answers
+    assert not is_echo("Tahini sauce is made from sesame, so yes, avoid it.", query)
+    assert not is_echo("Is the tahini sauce from the market vegan and gluten free?", query)
+
+
+def test_rare_words_and_whole_queries_are_lexical_evidence() -> None:
+    rare = informative_terms(TAHINI)
+    assert "tahini" in rare and "problem" not in rare
+    query = _terms(TAHINI)
+    assert shares_evidence(frozenset({"tahini"}), query, rare)
+    assert not shares_evidence(frozenset({"problem"}), query, rare)  # one common word
+    cat = _terms("cat")
+    assert shares_evidence(cat, cat, informative_terms("cat"))
+    assert repeat_key("  Is  Tahini OK? ") == repeat_key("is tahini ok?")
+
+
+def _scope(memory: ScopeMemory, scope: str, thread: str, turns: list[str]) -> None:
+    messages: list[BaseMessage] = []
+    for n, text in enumerate(turns):
+        cls = HumanMessage if n % 2 == 0 else AIMessage
+        messages.append(cls(text, id=f"{thread}-{n}"))
+    memory.capture(scope, messages, thread_id=thread)
+
+
+@pytest.mark.embeddings
+def test_a_question_asked_before_does_not_push_out_the_fact_that_answers_it() -> None:
+    memory = ScopeMemory(InMemoryStore())
+    _scope(memory, "u", "A", ["I'm allergic to sesame.", "Reply 1.", "Best shoe for flat feet?"])
+    first = memory.recall("u", TAHINI)
+    assert [r.text for r in first.records] == ["I'm allergic to sesame."]  # no "Reply 1."
+    _scope(memory, "u", "B", [TAHINI, "Reply 2."])
+    for n in range(3, 7):
+        _scope(memory, "u", f"T{n}", [f"Weather in Paris on day {n}?", f"Reply {n}."])
+    again = memory.recall("u", TAHINI)
+    texts = [r.text for r in again.records]
+    assert "I'm allergic to sesame." in texts
+    assert TAHINI not in texts and not any(t.startswith("Reply") for t in texts)
+
+
+@pytest.mark.embeddings
+def test_the_same_text_twice_is_recalled_once() -> None:
+    memory = ScopeMemory(InMemoryStore())
+    for thread in ("A", "B", "C"):
+        _scope(memory, "u", thread, ["My flight to Oslo leaves Friday at 7am.", "Noted."])
+    result = memory.recall("u", "When does my Oslo flight leave?")
+    assert [r.text for r in result.records] == ["My flight to Oslo leaves Friday at 7am."]
+
+
+@pytest.mark.embeddings
+def test_recall_is_empty_when_nothing_bears_on_the_question_and_says_why() -> None:
+    memory = ScopeMemory(InMemoryStore())
+    _scope(
+        memory,
+        "u",
+        "A",
+        [
+            "I'm vegetarian and I hate mushrooms.",
+            "Noted.",
+            "I love Thai curries, especially green curry.",
+            "Great choice.",
+            "My sister visits next week.",
+            "Nice.",
+        ],
+    )
+    unrelated = memory.recall("u", "Our project deadline is March 3.")
+    assert unrelated.status == "empty" and unrelated.records == []
+    assert unrelated.relevance is not None and unrelated.relevance < 1.5
+    assert "bears on the question" in unrelated.reason
+    diet = memory.recall("u", "Suggest a dinner recipe, remember my diet.")
+    assert diet.status == "recalled" and diet.relevance is not None and diet.relevance >= 1.5
+    texts = [r.text for r in diet.records]
+    assert "I'm vegetarian and I hate mushrooms." in texts
+    assert not {"Noted.", "Great choice.", "Nice."} & set(texts)
+
+
+@pytest.mark.embeddings
+async def test_async_recall_applies_the_same_floor() -> None:
+    memory = ScopeMemory(InMemoryStore())
+    _scope(memory, "u", "A", ["I'm allergic to sesame.", "Noted."])
+    assert (await memory.arecall("u", "Our project deadline is March 3.")).status == "empty"
+    hit = await memory.arecall("u", TAHINI)
+    assert [r.text for r in hit.records] == ["I'm allergic to sesame."]
+
+
+@pytest.mark.embeddings
+def test_in_thread_selection_prefers_the_statement_to_an_earlier_echo() -> None:
+    history: list[BaseMessage] = [
+        HumanMessage("I'm allergic to sesame.", id="m0"),
+        AIMessage("Reply 1.", id="m1"),
+        HumanMessage(TAHINI, id="m2"),
+        AIMessage("Reply 2.", id="m3"),
+        *[
+            m
+            for n in range(10)
+            for m in (
+                HumanMessage(f"Plan the garden bed number {n} with tomatoes.", id=f"g{n}"),
+                AIMessage(f"Garden bed {n}: tomatoes along the south fence.", id=f"r{n}"),
+            )
+        ],
+        HumanMessage(TAHINI, id="q"),
+    ]
+    config = LibrarianConfig()
+    entries = update_index(history[:-1], [], config).entries
+    from langgraph_librarian.embeddings import default_embeddings
+
+    selection = LocalSelector(embeddings=default_embeddings()).select(TAHINI, history, entries)
+    assert selection.ids[0] == 0  # the statement first, the echo (2) after it if at all
+    assert 1 not in selection.ids and 3 not in selection.ids  # filler never rides along
