@@ -214,7 +214,6 @@ def test_selector_compares_the_query_with_its_own_models_passage_vectors_only():
     assert np.array_equal(same.scores(query, messages, entries, minilm_vector), lexical)
 
 
-
 def test_model_id_of_third_party_embeddings():
     from langchain_core.embeddings import FakeEmbeddings
 

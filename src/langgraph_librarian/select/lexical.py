@@ -333,9 +333,10 @@ def _cached_vectors(embeddings: Embeddings, model: str, docs: list[tuple[str, ..
         found = [
             hit if hit is not None else made[doc] for doc, hit in zip(docs, found, strict=True)
         ]
-    if not found:
+    rows = [hit for hit in found if hit is not None]
+    if not rows:
         return np.zeros((0, 0), dtype=np.float32)
-    return np.concatenate(found).astype(np.float32)
+    return np.concatenate(rows).astype(np.float32)
 
 
 _CACHE: OrderedDict[tuple[int, int], BM25Index] = OrderedDict()
