@@ -6,6 +6,7 @@ in the inspector.
 
 from __future__ import annotations
 
+import re
 from html import escape
 from typing import Any
 
@@ -21,6 +22,8 @@ __all__ = [
     "offline_reply",
     "overview_html",
     "recall_summary",
+    "reply_markdown",
+    "user_markdown",
 ]
 
 DISPLAY_CHARS = 6_000
@@ -40,6 +43,86 @@ def clip(text: str, limit: int = DISPLAY_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}\n\n[... {len(text) - limit:,} more characters, kept in the thread]"
+
+
+# Every ASCII punctuation character may be backslash-escaped in CommonMark (and in the
+# chat's Markdown renderer), which makes it a literal character: no tag, link, list,
+# heading or emphasis can start from what a user typed.
+_MD_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+_SPACES = re.compile(r"(?m)^[ \t]+| {2,}")
+
+
+def _keep_spaces(match: re.Match[str]) -> str:
+    run = match.group(0).replace("\t", "    ")
+    if match.start() == 0 or match.string[match.start() - 1] == "\n":
+        # Leading indentation would make a code block, and the renderer strips leading
+        # whitespace, no-break spaces included; an entity is decoded after that.
+        return "&nbsp;" * len(run)
+    return " " + "\u00a0" * (len(run) - 1)  # runs of spaces would collapse to one
+
+
+def user_markdown(text: str) -> str:
+    """What someone typed, as Markdown that shows it exactly as text.
+
+    ``<img src=x onerror=...>``, ``<script>``, ``[link](javascript:...)``, ``# title``
+    or ``**bold**`` appear as typed, never as markup; line breaks and indentation stay.
+    Replies from the model are not passed through this: they are the model's Markdown,
+    which the chat renders and sanitizes.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _SPACES.sub(_keep_spaces, _MD_PUNCTUATION.sub(r"\\\1", text))
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1", re.S)
+_TAG_START = re.compile(r"(?<!\\)<(?=[A-Za-z/!?])")
+_IMAGE = re.compile(r"(?<!\\)!\[")
+
+
+def _outside_code(text: str) -> str:
+    parts = []
+    end = 0
+    for match in _CODE_SPAN.finditer(text):
+        parts.append(_plain(text[end : match.start()]))
+        parts.append(match.group(0))
+        end = match.end()
+    parts.append(_plain(text[end:]))
+    return "".join(parts)
+
+
+def _plain(text: str) -> str:
+    return _IMAGE.sub(r"\\![", _TAG_START.sub(r"\\<", text))
+
+
+def reply_markdown(text: str) -> str:
+    """A model's reply as Markdown the page can render without loading anything.
+
+    The reply keeps its Markdown (bold, lists, code, links; the chat's sanitizer drops
+    ``javascript:`` links), but raw HTML is shown as text and an image becomes a link:
+    a reply cannot make the page fetch a URL (a tracking pixel, or data smuggled into
+    one by a prompt injection). Code spans and fenced blocks are left as they are.
+    """
+    lines = text.split("\n")
+    out: list[str] = []
+    block: list[str] = []
+    fence: str | None = None
+    for line in lines:
+        opened = _FENCE.match(line)
+        if fence is None and opened:
+            if block:
+                out.append(_outside_code("\n".join(block)))
+            block = []
+            fence = opened.group(1)
+            out.append(line)
+        elif fence is not None:
+            out.append(line)
+            if line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0]):
+                fence = None
+        else:
+            block.append(line)
+    if block:
+        out.append(_outside_code("\n".join(block)))
+    return "\n".join(out)
 
 
 def _one_line(text: str, limit: int = _EXCERPT) -> str:
@@ -77,7 +160,7 @@ def offline_reply(report: TurnReport) -> str:
         "",
     ]
     for n, row in enumerate(report.sent[:_CONTEXT_LINES], start=1):
-        excerpt = escape(_one_line(row.excerpt)).replace("`", "'")
+        excerpt = user_markdown(_one_line(row.excerpt))
         lines.append(f"{n}. `{_sent_label(row)}` ({row.tokens:,} tokens): {excerpt}")
     hidden = report.sent[_CONTEXT_LINES:]
     if hidden:
@@ -235,14 +318,16 @@ def inspector_html(report: TurnReport) -> str:
         if report.error
         else ""
     )
+    recalled = f" (+ {report.recalled_tokens:,} recalled)" if report.recalled_tokens else ""
     kpis = "".join(
         [
-            _kpi("sent", "sent to the model", f"{report.sent_tokens:,} tokens"),
-            _kpi("history", "whole history", f"{report.history_tokens:,} tokens"),
-            _kpi("saved", "not sent", f"{report.saved_pct:.1f}%"),
+            _kpi("sent", "sent from this thread", f"{report.thread_tokens_sent:,} tokens"),
+            _kpi("history", "whole thread", f"{report.history_tokens:,} tokens"),
+            _kpi("saved", "of the thread not sent", f"{report.saved_pct:.1f}%"),
             _kpi("latency", "selection latency", latency),
         ]
     )
+    extras = "".join(f" + {extra}" for extra in report.extras_sent())
     recent_rows = "".join(_message_html(row, "recent") for row in report.recent)
     return (
         f'<div class="lib-inspector" data-thread="{escape(report.thread_id)}" '
@@ -250,7 +335,8 @@ def inspector_html(report: TurnReport) -> str:
         f'<div class="lib-question"><b>Last question:</b> {escape(_one_line(report.question, 300))}'
         f'</div><div class="lib-kpis">{kpis}</div>'
         f'<p class="lib-note">Strategy <b>{escape(report.strategy_label)}</b>: '
-        f"{len(report.sent)} of {report.history_count} messages sent; "
+        f"{report.messages_sent} of {report.history_count} messages sent{escape(extras)}; "
+        f"{report.sent_tokens:,} tokens in all{escape(recalled)}; "
         f"index: {report.index_size} entries.</p>{error}"
         f"{_fallback_html(report)}{_strategy_table(report)}"
         f"<h4>Selected by the Librarian ({len(report.selected)})</h4>"
@@ -296,15 +382,34 @@ def _overview_recall(overview: dict[str, Any]) -> str:
 # -- plain text (the terminal chat) ----------------------------------------------------------
 
 
+def _totals(report: TurnReport) -> str:
+    """What was sent, each count against what it can be compared with.
+
+    The thread's tokens and messages are compared with the thread; the recalled block
+    comes from other threads, so it is added apart, never counted against this one.
+    """
+    thread = (
+        f"{report.thread_tokens_sent:,} of the thread's {report.history_tokens:,} tokens "
+        f"({report.saved_pct:.1f}% not sent)"
+    )
+    if report.recalled_tokens:
+        head = (
+            f"sent {report.sent_tokens:,} tokens: {thread} + {report.recalled_tokens:,} "
+            "recalled from other threads"
+        )
+    else:
+        head = f"sent {thread}"
+    extras = "".join(f" + {extra}" for extra in report.extras_sent())
+    return f"{head}; {report.messages_sent} of {report.history_count} messages{extras}"
+
+
 def inspector_text(report: TurnReport) -> str:
     """The inspector as a few lines of text."""
     latency = (
         f"{report.selection_latency_ms:,.0f} ms" if report.selection_latency_ms is not None else "-"
     )
     lines = [
-        f"strategy {report.strategy_label}: sent {report.sent_tokens:,} of "
-        f"{report.history_tokens:,} tokens ({report.saved_pct:.1f}% not sent), "
-        f"{len(report.sent)} of {report.history_count} messages; selection {latency}"
+        f"strategy {report.strategy_label}: {_totals(report)}; selection {latency}"
         + (f"; FALLBACK: {report.fallback_reason}" if report.fallback_reason else ""),
     ]
     if report.selection_skipped:
