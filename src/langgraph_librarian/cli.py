@@ -90,6 +90,7 @@ def _demo(args: argparse.Namespace) -> int:
         noise=args.noise,
         model=_model(args.model),
         as_json=args.json,
+        verbose=args.verbose,
     )
     return 0
 
@@ -520,6 +521,12 @@ def _add_demo(sub: Any) -> _Parser:
     )
     demo.add_argument(
         "--seed", type=int, metavar="N", default=11, help="data seed (default: %(default)s)"
+    )
+    demo.add_argument(
+        "--verbose",
+        action="store_true",
+        help="every question with every message picked (default: one question of each "
+        "kind, then the table over all of them)",
     )
     demo.add_argument("--json", action="store_true", help="machine-readable output")
     demo.set_defaults(func=_demo, parser=demo)
