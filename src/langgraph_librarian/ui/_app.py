@@ -17,13 +17,12 @@ from typing import Any
 
 import gradio as gr
 
+from langgraph_librarian.ui._markdown import reply_markdown, user_markdown
 from langgraph_librarian.ui._render import (
     clip,
     inspector_html,
     offline_reply,
     overview_html,
-    reply_markdown,
-    user_markdown,
 )
 from langgraph_librarian.ui._report import STRATEGY_LABELS
 from langgraph_librarian.ui._service import (
