@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
 from langgraph.store.memory import InMemoryStore
+from typing_extensions import TypedDict
 
-from langgraph_librarian.recall import RecallMiddleware, RecallScope, ScopeMemory
+from langgraph_librarian.recall import (
+    RecallMiddleware,
+    RecallScope,
+    ScopeMemory,
+    create_capture_node,
+    create_recall_hook,
+)
+
+
+class HookState(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    llm_input_messages: list[AnyMessage]
+    librarian_recall: dict[str, Any]
 
 
 class CountingStore(InMemoryStore):
@@ -86,3 +101,35 @@ async def test_the_async_path_reports_too() -> None:
         context=RecallScope(scope_id="u"),
     )
     assert state["librarian_recall"]["status"] == "recalled"
+
+
+def test_the_hook_reports_into_a_state_key_when_asked() -> None:
+    def model(state: HookState) -> dict[str, Any]:
+        return {"messages": [AIMessage(f"read {len(state['llm_input_messages'])}")]}
+
+    memory = ScopeMemory(InMemoryStore())
+    builder = StateGraph(HookState, context_schema=RecallScope)
+    builder.add_node("recall", create_recall_hook(memory, report=True))
+    builder.add_node("model", model)
+    builder.add_node("capture", create_capture_node(memory))
+    builder.add_edge(START, "recall")
+    builder.add_edge("recall", "model")
+    builder.add_edge("model", "capture")
+    builder.add_edge("capture", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    scope = RecallScope(scope_id="project:api")
+    graph.invoke(
+        {"messages": [HumanMessage("API versions go in the URL path.")]},
+        {"configurable": {"thread_id": "a"}},
+        context=scope,
+    )
+    state = graph.invoke(
+        {"messages": [HumanMessage("Where do API versions go?")]},
+        {"configurable": {"thread_id": "b"}},
+        context=scope,
+    )
+    recall = state["librarian_recall"]
+    assert recall["status"] == "recalled"
+    assert any(r["thread_id"] == "a" and "URL path" in r["text"] for r in recall["records"])
+    plain = create_recall_hook(memory)({"messages": [HumanMessage("Where?")]})
+    assert "librarian_recall" not in plain
