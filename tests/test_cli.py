@@ -212,3 +212,24 @@ def test_parser_is_built_without_running_anything():
     parser = cli.build_parser()
     args = parser.parse_args(["bench", "--dataset", "tools", "--tools", "10", "20"])
     assert args.tools == [10, 20] and args.messages is None
+
+
+def test_demo_is_short_by_default_and_marks_the_superseded_value(capsys):
+    assert main(["demo"]) == 0
+    short = capsys.readouterr().out
+    assert len(short.splitlines()) < 60
+    assert "--verbose" in short
+    # The booking reference changed: the old one is marked, with the message that replaced it.
+    superseded = [line for line in short.splitlines() if "SUPERSEDED" in line and "#" in line]
+    assert any("(old value, replaced by #" in line for line in superseded)
+    assert "the same #number can show a different passage" in " ".join(short.split())
+
+    assert main(["demo", "--verbose", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    for row in report["questions"]:
+        for pick in row["selected"]:
+            if pick["superseded"]:
+                assert not pick["needed"] and pick["replaced_by"]
+    assert main(["demo", "--verbose"]) == 0
+    verbose = capsys.readouterr().out
+    assert verbose.count("\nQ: ") == len(report["questions"]) > short.count("\nQ: ")

@@ -58,6 +58,11 @@ def test_wheel_ships_license_typing_marker_and_console_script(dist):
         metadata = Parser().parsestr(wheel.read(metadata_name).decode())
     assert metadata["License-Expression"] == "MIT"
     assert metadata["License-File"] == "LICENSE"
+    # SQLite persistence comes with the base install (SqliteSaver / SqliteStore in the
+    # docs' chatbot recipe, and the chat's file); the old [sqlite] extra still resolves.
+    requires = metadata.get_all("Requires-Dist") or []
+    assert any(r.startswith("langgraph-checkpoint-sqlite") and "extra" not in r for r in requires)
+    assert "sqlite" in (metadata.get_all("Provides-Extra") or [])
     assert metadata["Description-Content-Type"] == "text/markdown"
     assert "langgraph-librarian" in metadata.get_payload()  # the README as description
     assert not any(n.startswith(("tests/", "examples/")) for n in names)

@@ -73,7 +73,8 @@ class StreamingChatServer:
 
     The reply names how many messages the model got. A last user message containing
     ``FAIL`` gets two words and then an error event (the client raises mid-stream);
-    ``SLOW`` streams slowly (to overlap two tabs).
+    ``SLOW`` streams slowly (to overlap two tabs); ``MARKUP`` gets a reply in Markdown
+    with bold text, a ``javascript:`` link and raw HTML (for the chat's sanitizer).
     """
 
     def __init__(self) -> None:
@@ -89,6 +90,8 @@ class StreamingChatServer:
                 owner.requests.append(body)
                 last = str(body["messages"][-1].get("content") or "")
                 words = f"I read {len(body['messages'])} messages and here is my answer .".split()
+                if "MARKUP" in last:
+                    words = MARKUP_REPLY.split(" ")
                 pause = 0.4 if "SLOW" in last else 0.12
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
@@ -114,6 +117,12 @@ class StreamingChatServer:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+MARKUP_REPLY = (
+    "A **bold** word, [a bad link](javascript:window.__pwned='bot-link') and "
+    "<img src=x onerror=\"window.__pwned='bot-img'\"> end ."
+)
 
 
 def _chunk(text: str, finish: str | None = None) -> dict[str, Any]:
@@ -484,5 +493,127 @@ def test_offline_demo_strategy_switch_and_screenshot(pages: Pages, tmp_path: Pat
         assert "sent with this turn" in page.inner_text("#lib-inspector [data-section='gist']")
         assert _kpi(page, "sent") < _kpi(page, "history") / 5
         assert len(_users(page)) == 120 + 3  # nothing deleted by any strategy
+    finally:
+        server.stop()
+
+
+def _status_thread_stays(page: Page, expected: str, seconds: float) -> None:
+    """The page shows ``expected`` (status, inspector, hidden id) for ``seconds``, sampled.
+
+    ``page.wait_for_timeout``, not ``time.sleep``: the routed requests of the page are
+    answered by this process, which must keep running meanwhile.
+    """
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert _thread_id(page) == expected
+        assert page.get_attribute("#lib-inspector .lib-inspector", "data-thread") == expected
+        page.wait_for_timeout(250)
+
+
+def test_new_session_stays_new_and_takes_the_next_message(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """New Session must not bounce back to the previous thread, seconds after the click.
+
+    The cause was the thread dropdown: it sends an ``input`` event whenever it loses
+    focus, so a click on New Session with the list focused raced that event against
+    the new thread (the page showed the new id while messages went to the old thread).
+    """
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        page.set_viewport_size({"width": 1280, "height": 800})
+        _ask(page, "The first thread is about peanuts.")
+        seen = [_thread_id(page)]
+        for run in range(3):
+            page.click("#lib-threads input")  # the list has focus, as after a look at it
+            page.wait_for_timeout(150)
+            page.click("#lib-new")
+            page.wait_for_function(
+                "t => !document.querySelector('#lib-status').innerText.includes(t)",
+                arg=seen[-1],
+            )
+            new = _thread_id(page)
+            assert new not in seen
+            _status_thread_stays(page, new, 2.0)  # two seconds later: still the new one
+            assert _users(page) == [] and _bots(page) == []
+            _ask(page, f"Message {run} of the new session")
+            _status_thread_stays(page, new, 1.0)
+            assert _users(page) == [f"Message {run} of the new session"]
+            seen.append(new)
+
+        # A message sent right after the click goes to the new thread.
+        page.click("#lib-new")
+        _send(page, "Sent at once after New Session")
+        _wait_turn(page, "Sent at once after New Session")
+        newest = _thread_id(page)
+        assert newest not in seen
+        _status_thread_stays(page, newest, 2.0)
+        assert _users(page) == ["Sent at once after New Session"]
+        # ... and every earlier thread kept exactly its own messages.
+        _pick_thread(page, "The first thread is about peanuts.")
+        assert _thread_id(page) == seen[0]
+        assert _users(page) == ["The first thread is about peanuts."]
+    finally:
+        server.stop()
+
+
+TYPED = [
+    "<img src=x onerror=\"window.__pwned='img'\">",
+    "<script>window.__pwned='script'</script> after the script",
+    "<svg onload=\"window.__pwned='svg'\"><circle r=5></circle></svg>",
+    "[click me](javascript:window.__pwned='link') and **not bold** # not a heading",
+    "def f():\n    return '<b>x</b>'  # two spaces kept",
+]
+
+
+def test_what_a_user_types_is_shown_as_typed(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        for text in TYPED:
+            _ask(page, text)
+        shown = [u.replace("\xa0", " ").rstrip("\n") for u in _users(page)]
+        assert shown == TYPED
+        # The model's Markdown is rendered, and sanitized: bold is bold, the link and the
+        # raw HTML do nothing.
+        _ask(page, "MARKUP please")
+        bot = page.locator('#lib-chat [data-testid="bot"]').last
+        assert bot.locator("strong", has_text="bold").count() == 1
+        assert "a bad link" in bot.inner_text()
+        assert "<img src=x onerror=" in bot.inner_text()  # raw HTML from the model: text
+        # Reload: the saved thread is shown the same way.
+        page.reload()
+        page.wait_for_selector("#lib-status :text('Thread')", timeout=TURN_TIMEOUT_MS)
+        _pick_thread(page, TYPED[0][:30])
+        shown = [u.replace("\xa0", " ").rstrip("\n") for u in _users(page)]
+        assert shown == [*TYPED, "MARKUP please"]
+        assert page.evaluate("() => window.__pwned") is None
+        chat = page.locator("#lib-chat")
+        assert chat.locator("img, script, svg circle").count() == 0
+        hrefs = chat.locator("a").evaluate_all("links => links.map(a => a.href)")
+        assert not [h for h in hrefs if h.lower().startswith("javascript:")]
+    finally:
+        server.stop()
+
+
+def test_a_message_sent_while_a_turn_finishes_is_queued(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _send(page, "SLOW first question")
+        page.wait_for_selector("#lib-status :text('queued')")  # says what Enter will do
+        _send(page, "Second question, sent while the first is answered")
+        _wait_turn(page, "Second question, sent while the first is answered")
+        assert _users(page) == [
+            "SLOW first question",
+            "Second question, sent while the first is answered",
+        ]
+        assert all(b.endswith("here is my answer .") for b in _bots(page))
+        assert page.input_value("#lib-message textarea") == ""
     finally:
         server.stop()

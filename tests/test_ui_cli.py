@@ -154,3 +154,49 @@ def test_a_missing_gradio_is_named_with_its_extra(tmp_path, capsys, monkeypatch)
     assert main(["ui", "--db", str(tmp_path / "chat.db")]) == 2
     assert "pip install 'langgraph-librarian[ui]'" in one_error_line(capsys)
     assert not Path(tmp_path / "chat.db").exists()
+
+
+def test_the_default_database_is_in_the_user_data_directory(tmp_path, capsys, monkeypatch):
+    data = tmp_path / "xdg-data"
+    work = tmp_path / "checkout"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    monkeypatch.setattr("sys.stdin", io.StringIO("/quit\n"))
+    assert main(["chat"]) == 0
+    expected = data / "langgraph-librarian" / "librarian-chat.db"
+    assert f"chat database: {expected}" in capsys.readouterr().err
+    assert expected.exists()
+    assert list(work.iterdir()) == []  # nothing written into the current directory
+
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    from langgraph_librarian.cli import user_data_dir
+
+    assert user_data_dir() == tmp_path / "home" / ".local" / "share" / "langgraph-librarian"
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/path")  # invalid per the spec: ignored
+    assert user_data_dir() == tmp_path / "home" / ".local" / "share" / "langgraph-librarian"
+    monkeypatch.setattr("sys.platform", "darwin")
+    assert user_data_dir() == tmp_path / "home" / "Library" / "Application Support" / (
+        "langgraph-librarian"
+    )
+    monkeypatch.setattr("sys.platform", "win32")
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "local"))
+    assert user_data_dir() == tmp_path / "local" / "langgraph-librarian"
+
+    # --db still wins, and its path is printed too.
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.setattr("sys.stdin", io.StringIO("/quit\n"))
+    assert main(["chat", "--db", str(tmp_path / "mine.db")]) == 0
+    assert f"chat database: {tmp_path / 'mine.db'}" in capsys.readouterr().err
+
+
+def test_a_data_directory_that_cannot_be_made_is_one_error_line(tmp_path, capsys, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.setenv("XDG_DATA_HOME", str(blocker))
+    assert main(["chat"]) == 2
+    line = one_error_line(capsys)
+    assert "cannot create the chat's data folder" in line and "--db PATH" in line

@@ -15,7 +15,7 @@ from langgraph.store.base import BaseStore, Op, Result
 from fakes import ScriptedChatModel
 from langgraph_librarian.cli import main
 from langgraph_librarian.recall import RECALL_MESSAGE_ID, RecallConfigError, ScopeMemory
-from langgraph_librarian.ui import ChatService, ScopeRecall, TurnFinished
+from langgraph_librarian.ui import ChatService, MessageRejected, ScopeRecall, TurnFinished
 from langgraph_librarian.ui._render import inspector_html, inspector_text, overview_html
 from langgraph_librarian.ui._terminal import run_terminal_chat
 
@@ -242,7 +242,7 @@ def test_cli_scope_and_no_recall(db: Path, monkeypatch, capsys) -> None:
     monkeypatch.setattr("langgraph_librarian.ui.launch", fake_launch)
     no_recall = False
     assert main(["ui", "--db", str(db), "--scope", "project:x"]) == 0
-    assert "recall scope: project:x" in capsys.readouterr().err
+    assert "recall scope of new threads: project:x" in capsys.readouterr().err
     no_recall = True
     assert main(["ui", "--db", str(db), "--no-recall"]) == 0
     assert "recall: off" in capsys.readouterr().err
@@ -255,3 +255,73 @@ def test_cli_scope_and_no_recall(db: Path, monkeypatch, capsys) -> None:
     assert "--scope needs a name" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["ui", "--db", str(db), "--scope", "a", "--no-recall"])
+
+
+def test_a_thread_keeps_its_scope_when_reopened_under_another(db: Path) -> None:
+    work = ChatService(db, model=_model(), scope="work")
+    thread = work.new_thread_id()
+    _finish(work, thread, ALLERGY)
+    work.close()
+
+    home = ChatService(db, model=_model(), scope="home")
+    assert home.scope_for(thread) == "work"
+    finished = _finish(home, thread, "My sister is vegan and visits on Friday.")
+    assert finished.report.recall is not None and finished.report.recall["scope"] == "work"
+    memory = home.recall.memory  # type: ignore[union-attr]
+    # The thread's new turn went into its own scope, not into the chat's "home".
+    assert any(r.thread_id == thread for r in memory.search("work", "sister vegan Friday"))
+    assert memory.search("home", "sister vegan Friday") == []
+    fresh = home.new_thread_id()
+    report = _finish(home, fresh, QUESTION).report
+    assert report.recall is not None and report.recall["scope"] == "home"
+    assert report.recalled == [] and home.scope_for(fresh) == "home"
+    assert "work" in overview_html(thread, home.overview(thread))
+    home.close()
+
+
+def test_a_thread_list_from_before_scopes_gets_the_column(db: Path) -> None:
+    with sqlite3.connect(db) as conn:  # the table as earlier versions made it
+        conn.execute(
+            "CREATE TABLE librarian_ui_threads (thread_id TEXT PRIMARY KEY, title TEXT NOT "
+            "NULL, turns INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, "
+            "updated_at REAL NOT NULL)"
+        )
+        conn.execute("INSERT INTO librarian_ui_threads VALUES ('chat-old', 'Old', 1, 1.0, 1.0)")
+    service = ChatService(db, model=_model(), scope="team")
+    assert service.scope_for("chat-old") == "team"  # unknown so far: the chat's scope
+    _finish(service, "chat-old", ALLERGY)
+    service.close()
+    other = ChatService(db, model=_model(), scope="elsewhere")
+    assert other.scope_for("chat-old") == "team"  # and from now on it keeps it
+    assert [t.title for t in other.list_threads()] == ["Old"]
+    other.close()
+
+
+def test_the_totals_count_what_they_compare(db: Path) -> None:
+    """A recalled block is counted apart: never "sent 133 of 9 tokens, 2 of 1 messages"."""
+    service = ChatService(db, model=_model())
+    _finish(service, service.new_thread_id(), ALLERGY)
+    report = _finish(service, service.new_thread_id(), QUESTION).report
+    assert report.recalled_tokens > 0
+    assert report.sent_tokens == report.thread_tokens_sent + report.recalled_tokens
+    assert report.thread_tokens_sent <= report.history_tokens
+    assert report.messages_sent == report.history_count == 1
+    line = inspector_text(report).splitlines()[0]
+    assert (
+        f"sent {report.sent_tokens:,} tokens: {report.thread_tokens_sent:,} of the thread's "
+        f"{report.history_tokens:,} tokens ({report.saved_pct:.1f}% not sent) + "
+        f"{report.recalled_tokens:,} recalled from other threads; 1 of 1 messages + the "
+        "recalled block"
+    ) in line
+    html = inspector_html(report)
+    assert f"{report.recalled_tokens:,} recalled" in html
+    service.close()
+
+
+def test_a_thread_id_from_the_page_is_checked(db: Path) -> None:
+    service = ChatService(db)
+    for bad in ["", "../etc", "a b", "x" * 200]:
+        with pytest.raises(MessageRejected):
+            list(service.send(bad, "hello", "librarian"))
+    assert service.list_threads() == []
+    service.close()

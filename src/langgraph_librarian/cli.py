@@ -90,8 +90,48 @@ def _demo(args: argparse.Namespace) -> int:
         noise=args.noise,
         model=_model(args.model),
         as_json=args.json,
+        verbose=args.verbose,
     )
     return 0
+
+
+APP_DIR = "langgraph-librarian"
+DEFAULT_DB_NAME = "librarian-chat.db"
+
+
+def user_data_dir() -> Path:
+    """Where the chat keeps its database when ``--db`` is not given.
+
+    The platform's per-user data directory, as desktop applications use: not the
+    current directory, which may be someone's git checkout. ``$XDG_DATA_HOME`` or
+    ``~/.local/share`` on Linux and other Unix systems, ``~/Library/Application
+    Support`` on macOS, ``%LOCALAPPDATA%`` on Windows; a ``langgraph-librarian`` folder
+    inside. (The few lines of ``platformdirs`` this needs, without the dependency.)
+    """
+    home = Path.home()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = home / "Library" / "Application Support"
+    else:
+        xdg = os.environ.get("XDG_DATA_HOME", "")
+        # The XDG spec: a relative path in the variable is invalid and is ignored.
+        base = Path(xdg) if xdg and Path(xdg).is_absolute() else home / ".local" / "share"
+    return base / APP_DIR
+
+
+def _db_path(args: argparse.Namespace) -> Path:
+    if args.db:
+        return Path(args.db)
+    folder = user_data_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(
+            f"cannot create the chat's data folder {folder} ({exc.strerror}); "
+            "give a file with --db PATH"
+        ) from None
+    return folder / DEFAULT_DB_NAME
 
 
 def _chat_service(args: argparse.Namespace) -> Any:
@@ -110,7 +150,7 @@ def _chat_service(args: argparse.Namespace) -> Any:
         raise CliError("--scope needs a name (use --no-recall to turn recall off)")
     try:
         return ChatService(
-            args.db,
+            _db_path(args),
             model=_model(args.model),
             model_label=args.model,
             librarian_config=config,
@@ -128,8 +168,7 @@ def _ui(args: argparse.Namespace) -> int:
     service = _chat_service(args)
     from langgraph_librarian.ui import launch
 
-    _say(f"chat database: {service.db_path}")
-    _say(f"recall scope: {service.scope_id}" if service.scope_id else "recall: off")
+    _announce(service)
     try:
         launch(service, host=args.host, port=args.port)
     except OSError as exc:  # the port is taken, or the host cannot be bound
@@ -139,10 +178,19 @@ def _ui(args: argparse.Namespace) -> int:
     return 0
 
 
+def _announce(service: Any) -> None:
+    _say(f"chat database: {service.db_path} (--db PATH to use another file)")
+    if service.scope_id:
+        _say(f"recall scope of new threads: {service.scope_id}")
+    else:
+        _say("recall: off")
+
+
 def _chat(args: argparse.Namespace) -> int:
     from langgraph_librarian.ui._terminal import run_terminal_chat
 
     service = _chat_service(args)
+    _announce(service)
     try:
         return run_terminal_chat(service, thread_id=args.thread, strategy=args.strategy)
     finally:
@@ -474,6 +522,12 @@ def _add_demo(sub: Any) -> _Parser:
     demo.add_argument(
         "--seed", type=int, metavar="N", default=11, help="data seed (default: %(default)s)"
     )
+    demo.add_argument(
+        "--verbose",
+        action="store_true",
+        help="every question with every message picked (default: one question of each "
+        "kind, then the table over all of them)",
+    )
     demo.add_argument("--json", action="store_true", help="machine-readable output")
     demo.set_defaults(func=_demo, parser=demo)
     return demo
@@ -579,8 +633,8 @@ def _chat_options(parser: _Parser) -> None:
     parser.add_argument(
         "--db",
         metavar="PATH",
-        default="librarian-chat.db",
-        help="SQLite file for the conversations (default: %(default)s)",
+        help="SQLite file for the conversations (default: librarian-chat.db in the user "
+        "data directory, e.g. ~/.local/share/langgraph-librarian; the path is printed)",
     )
     parser.add_argument(
         "--model",
@@ -604,8 +658,8 @@ def _chat_options(parser: _Parser) -> None:
         "--scope",
         metavar="NAME",
         default="default",
-        help="recall scope shared by every thread of this chat: a new thread recalls what "
-        "the others said (default: %(default)s)",
+        help="recall scope of new threads: a new thread recalls what the other threads of "
+        "its scope said; a thread keeps the scope it started in (default: %(default)s)",
     )
     recall.add_argument(
         "--no-recall",

@@ -1,9 +1,11 @@
 """``librarian demo``: a long conversation, indexed and queried through the real graph.
 
-For each question the demo shows the evidence: every selected message with the passage
+For each question the demo shows the evidence: the selected messages with the passage
 that matched the question (its best-scoring BM25 passage, the signal the offline
-selector ranks by), a mark on the messages the question needs, the needed messages the
-selection missed, and whether embeddings took part.
+selector ranks by), a mark on the messages the question needs and on the older values a
+change superseded, the needed messages the selection missed, and whether embeddings
+took part. By default it shows one question of each kind and the summary table;
+``verbose=True`` (``librarian demo --verbose``) shows every question and every pick.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -38,6 +41,7 @@ __all__ = ["run_demo"]
 
 _BATCH = 20
 _SHOWN = 6
+_MARK = 10  # width of the mark column: "SUPERSEDED"
 _EXCERPT = 190
 _WORD = re.compile(r"\w+")
 
@@ -126,6 +130,7 @@ def _question_rows(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(selected messages, needed messages that were not selected), with their passages."""
     needed_ids = set(question.evidence)
+    older_ids = set(question.superseded)
     # A selection sent as its summary (too long for the budget) is not sent in full.
     shortened = set(meta.get("shortened_selected_ids") or [])
     selected: list[int] = [p for p in meta["selected_ids"] if p not in shortened]
@@ -133,10 +138,13 @@ def _question_rows(
     needed = [p for p, mid in ids.items() if mid in needed_ids]
     missed = [p for p in needed if p not in selected]
     passages = evidence.passages(question.text, [*selected, *missed])
+    current = [p for p in needed if p in selected]
     picked = [
         {
             "position": p,
             "needed": ids.get(p) in needed_ids,
+            "superseded": ids.get(p) in older_ids,
+            "replaced_by": current if ids.get(p) in older_ids else [],
             "expanded": p in expanded,
             "passage": passages[p],
             "opening": one_line(evidence.texts[p], 90) if p < len(evidence.texts) else "",
@@ -151,11 +159,23 @@ def _question_rows(
 
 
 def _print_question(
-    say: Any, picked: list[dict[str, Any]], missing: list[dict[str, Any]], embedded: bool
+    say: Any,
+    picked: list[dict[str, Any]],
+    missing: list[dict[str, Any]],
+    embedded: bool,
+    verbose: bool = True,
 ) -> None:
-    shown = [r for n, r in enumerate(picked) if n < _SHOWN or r["needed"]]
+    key = [r for r in picked if r["needed"] or r["superseded"]]
+    # The short report keeps only the messages that decide the answer.
+    shown = [r for n, r in enumerate(picked) if n < _SHOWN or r in key] if verbose else key
     for row in shown:
-        mark = "NEEDED" if row["needed"] else ("linked" if row["expanded"] else "")
+        mark = (
+            "NEEDED"
+            if row["needed"]
+            else "SUPERSEDED"
+            if row["superseded"]
+            else ("linked" if row["expanded"] else "")
+        )
         passage = row["passage"]
         if passage is None:
             passage = (
@@ -167,13 +187,17 @@ def _print_question(
                 passage = f'{passage} "{row["opening"]}"'
         else:
             passage = f'"{passage}"'
-        say(f"   #{row['position']:<4} {mark:<6} {passage}")
+        if row["superseded"] and row["replaced_by"]:
+            later = ", ".join(f"#{p}" for p in row["replaced_by"])
+            passage = f"{passage} (old value, replaced by {later})"
+        say(f"   #{row['position']:<4} {mark:<{_MARK}} {passage}")
     if len(picked) > len(shown):
-        say(f"   ... and {len(picked) - len(shown)} more")
+        more = "" if verbose else " (--verbose lists them)"
+        say(f"   ... and {len(picked) - len(shown)} more picked{more}")
     for row in missing:
         passage = f'"{row["passage"]}"' if row["passage"] else "(no passage matches)"
         note = " (only its summary fit the budget)" if row.get("shortened") else ""
-        say(f"   #{row['position']:<4} MISSED {passage}{note}")
+        say(f"   #{row['position']:<4} {'MISSED':<{_MARK}} {passage}{note}")
 
 
 def run_demo(
@@ -184,10 +208,14 @@ def run_demo(
     noise: str = "medium",
     model: BaseChatModel | None = None,
     as_json: bool = False,
+    verbose: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> dict[str, Any]:
     """Build, index and query a synthetic conversation; print a report; return the data.
+
+    The printed report shows one question of each kind (``verbose=True``: every question
+    with every pick) and a table over all of them; the returned data has everything.
 
     Example:
         >>> import io
@@ -202,9 +230,9 @@ def run_demo(
     )
     config = LibrarianConfig(indexer_model=model, selector_model=model)
 
-    def say(*parts: object) -> None:
+    def say(*parts: object, sep: str = " ") -> None:
         if not as_json:
-            print(*parts, file=out)
+            print(*parts, sep=sep, file=out)
 
     total_tokens = count_tokens(conv.messages)
     engine_line, embeddings_name = _embeddings_line(config, model)
@@ -225,9 +253,19 @@ def run_demo(
     index_seconds = time.perf_counter() - start
     say(f"Indexed in {index_seconds:.2f} s ({len(conv.messages) / index_seconds:,.0f} messages/s).")
     say(
-        "Per question: the messages picked, with the passage that matched the question; "
-        "NEEDED marks the gold evidence, MISSED a needed message not picked, linked a "
-        "message brought in because it changes or is changed by a pick.\n"
+        *textwrap.wrap(
+            "Per question: the messages picked (#position in the conversation), with the "
+            "passage that matched the question. NEEDED marks the gold evidence, SUPERSEDED an "
+            "older value that a later message changed (sent together with the change, so the "
+            "model sees both), MISSED a needed message not picked, linked a message brought "
+            "in because it changes or is changed by a pick. A long message is indexed in "
+            "passages, so the same #number can show a different passage under another "
+            "question; the same sentence at different numbers is chatter the conversation "
+            "repeats.",
+            100,
+        ),
+        "",
+        sep="\n",
     )
 
     graph = create_librarian_graph(
@@ -238,6 +276,7 @@ def run_demo(
     evidence = _Evidence()
     ids = {n: str(m.id) for n, m in enumerate(conv.messages)}
     rows: list[dict[str, Any]] = []
+    shown_kinds: set[str] = set()
     for question in conv.questions:
         start = time.perf_counter()
         result = graph.invoke({"messages": [HumanMessage(question.text)]}, cfg)
@@ -265,8 +304,11 @@ def run_demo(
             "reply": str(result["messages"][-1].content)[:300],
         }
         rows.append(row)
+        if not verbose and question.category in shown_kinds:
+            continue  # the short report: one question of each kind
+        shown_kinds.add(question.category)
         say(f"Q: {question.text}   [{question.category}; gold: {question.answer}]")
-        _print_question(say, picked, missing, embeddings_name is not None)
+        _print_question(say, picked, missing, embeddings_name is not None, verbose)
         mark = "yes" if recall == 1.0 else f"NO (recall {recall:.2f})"
         say(
             f"   needed messages present: {mark}; {len(picked)} picked; context "
@@ -279,6 +321,11 @@ def run_demo(
     if as_json:
         print(json.dumps({"summary": summary, "questions": rows}, indent=2), file=out)
         return {"summary": summary, "questions": rows}
+    if not verbose and len(rows) > len(shown_kinds):
+        say(
+            f"({len(rows) - len(shown_kinds)} more questions were asked; the table counts "
+            "them all. librarian demo --verbose shows each one with every pick.)\n"
+        )
     _print_table(say, rows, summary)
     return {"summary": summary, "questions": rows}
 

@@ -26,7 +26,11 @@ Example:
 
 from langgraph_librarian.recall._hook import RecallNode, create_capture_node, create_recall_hook
 from langgraph_librarian.recall._memory import MAX_REMEMBER_CHARS, ScopeMemory
-from langgraph_librarian.recall._middleware import RecallMiddleware
+from langgraph_librarian.recall._middleware import (
+    RecallMiddleware,
+    RecallMiddlewareState,
+    recall_report,
+)
 from langgraph_librarian.recall._records import MemoryRecord
 from langgraph_librarian.recall._render import EVIDENCE_HEADER, NO_MATCH
 from langgraph_librarian.recall._result import RECALL_MESSAGE_ID, RecallResult, RecallStatus
@@ -65,6 +69,7 @@ __all__ = [
     "MissingScopeError",
     "RecallConfigError",
     "RecallMiddleware",
+    "RecallMiddlewareState",
     "RecallNode",
     "RecallResult",
     "RecallScope",
@@ -74,6 +79,7 @@ __all__ = [
     "create_capture_node",
     "create_memory_tools",
     "create_recall_hook",
+    "recall_report",
     "resolve_scope",
     "scope_key",
 ]

@@ -10,6 +10,8 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.runtime import get_runtime
 
 from langgraph_librarian.recall._memory import ScopeMemory
+from langgraph_librarian.recall._middleware import recall_report
+from langgraph_librarian.recall._result import RecallResult
 from langgraph_librarian.recall._turn import (
     acapture_turn,
     arecall_for_turn,
@@ -49,8 +51,12 @@ def _thread(config: RunnableConfig | None) -> str | None:
     return str(value) if value else None
 
 
-def create_recall_hook(memory: ScopeMemory) -> RecallNode:
+def create_recall_hook(memory: ScopeMemory, *, report: bool = False) -> RecallNode:
     """A ``pre_model_hook`` node that writes ``llm_input_messages`` on every path.
+
+    With ``report=True`` it also writes the turn's recall to ``librarian_recall``
+    (:func:`~langgraph_librarian.recall.recall_report`); give your state that key
+    (``librarian_recall: dict``).
 
     On a recall the channel holds the recalled ``SystemMessage`` followed by the
     original messages in order; on an empty result or any failure it holds the
@@ -70,17 +76,23 @@ def create_recall_hook(memory: ScopeMemory) -> RecallNode:
         ```
     """
 
+    def update(messages: list[BaseMessage], result: RecallResult) -> Update:
+        out: Update = {"llm_input_messages": cast(list[AnyMessage], result.apply(messages))}
+        if report:
+            out["librarian_recall"] = recall_report(result)
+        return out
+
     def recall(state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
         messages = _messages(state)
         runtime = _runtime()
         result = recall_for_turn(memory, getattr(runtime, "context", None), messages, config)
-        return {"llm_input_messages": cast(list[AnyMessage], result.apply(messages))}
+        return update(messages, result)
 
     async def arecall(state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
         messages = _messages(state)
         runtime = _runtime()
         result = await arecall_for_turn(memory, getattr(runtime, "context", None), messages, config)
-        return {"llm_input_messages": cast(list[AnyMessage], result.apply(messages))}
+        return update(messages, result)
 
     return RecallNode(recall, afunc=arecall, name="scope_recall")
 

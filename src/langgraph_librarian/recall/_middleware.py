@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import Any, NotRequired, cast
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
 from langchain.agents.middleware.types import ModelResponse
@@ -21,7 +21,40 @@ from langgraph_librarian.recall._turn import (
     recall_for_turn,
 )
 
-__all__ = ["RecallMiddleware"]
+__all__ = ["RecallMiddleware", "RecallMiddlewareState", "recall_report"]
+
+_REPORT_TEXT_CHARS = 2_000
+
+
+class RecallMiddlewareState(AgentState[Any]):
+    """Agent state plus, with ``report=True``, the last turn's recall report."""
+
+    librarian_recall: NotRequired[dict[str, Any]]
+
+
+def recall_report(result: RecallResult) -> dict[str, Any]:
+    """A recall as JSON-safe data: status, reason, scope, selector and the records.
+
+    Each record has its ``text`` (cut at 2,000 characters), ``thread_id``,
+    ``message_id``, ``role``, ``kind`` and ``created_at``: where it came from.
+    """
+    return {
+        "status": result.status,
+        "reason": result.reason,
+        "scope": result.scope,
+        "strategy": result.strategy,
+        "records": [
+            {
+                "text": r.text[:_REPORT_TEXT_CHARS],
+                "thread_id": r.thread_id,
+                "message_id": r.message_id,
+                "role": r.role,
+                "kind": r.kind,
+                "created_at": r.created_at,
+            }
+            for r in result.records
+        ],
+    }
 
 
 def _run_config() -> RunnableConfig | None:
@@ -45,7 +78,7 @@ def _thread(runtime: Any) -> str | None:
     return str(value) if value else None
 
 
-class RecallMiddleware(AgentMiddleware[AgentState[Any], Any]):
+class RecallMiddleware(AgentMiddleware[RecallMiddlewareState, Any]):
     """Hands the model the scope's recalled memory, never writing it to state.
 
     Before each model call (``wrap_model_call``) the turn's recall (prepared once per
@@ -64,9 +97,16 @@ class RecallMiddleware(AgentMiddleware[AgentState[Any], Any]):
     it curates the thread, then this middleware adds scope evidence outside the
     Librarian's token budget.
 
+    With ``report=True``, ``after_agent`` writes what the turn recalled to
+    ``state["librarian_recall"]`` (:func:`recall_report`: status, scope, and each
+    record with its text and the thread it came from), the way the Librarian writes
+    ``librarian_metadata``. The recalled text then is in the checkpoint too (only the
+    last turn's: the key is overwritten each turn); it never enters ``messages``.
+
     Args:
         memory: The scope memory to recall from (and capture into).
         capture_turns: Copy completed turns into scope memory (opt-in).
+        report: Keep the last turn's recall in ``state["librarian_recall"]`` (opt-in).
 
     Example:
         ```python
@@ -80,10 +120,15 @@ class RecallMiddleware(AgentMiddleware[AgentState[Any], Any]):
         ```
     """
 
-    def __init__(self, memory: ScopeMemory, *, capture_turns: bool = False) -> None:
+    state_schema = RecallMiddlewareState
+
+    def __init__(
+        self, memory: ScopeMemory, *, capture_turns: bool = False, report: bool = False
+    ) -> None:
         super().__init__()
         self.memory = memory
         self.capture_turns = capture_turns
+        self.report = report
 
     @staticmethod
     def _apply(request: ModelRequest[Any], result: RecallResult) -> ModelRequest[Any]:
@@ -109,12 +154,26 @@ class RecallMiddleware(AgentMiddleware[AgentState[Any], Any]):
         )
         return await handler(self._apply(request, result))
 
+    def _messages(self, state: Any) -> list[AnyMessage]:
+        return list(state.get("messages") or []) if isinstance(state, dict) else []
+
     def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        update = None
+        if self.report:  # the turn's cached result: no second store or selector call
+            messages = self._messages(state)
+            result = recall_for_turn(self.memory, _context(runtime), messages, _run_config())
+            update = {"librarian_recall": recall_report(result)}
         if self.capture_turns:
             capture_turn(self.memory, _context(runtime), state, _thread(runtime))
-        return None
+        return update
 
     async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        update = None
+        if self.report:
+            messages = self._messages(state)
+            context = _context(runtime)
+            result = await arecall_for_turn(self.memory, context, messages, _run_config())
+            update = {"librarian_recall": recall_report(result)}
         if self.capture_turns:
             await acapture_turn(self.memory, _context(runtime), state, _thread(runtime))
-        return None
+        return update

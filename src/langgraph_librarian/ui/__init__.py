@@ -4,7 +4,8 @@ The chat itself (:class:`ChatService`: threads, streamed turns, the strategy swi
 demo conversation, persistence in one SQLite file) has no web framework in it; the
 Gradio page (:func:`create_app`, extra ``[ui]``) and the terminal chat are thin faces
 over it. Threads of one file share a recall scope (:class:`ScopeRecall`): a new thread
-recalls what the others said. Gradio is imported only when :func:`create_app` is called.
+recalls what the others said; each thread keeps the scope it started in. Gradio is
+imported only when :func:`create_app` is called.
 
 Example:
     ```python
@@ -30,6 +31,7 @@ from langgraph_librarian.ui._service import (
     RecallSource,
     TurnEvent,
     TurnFinished,
+    TurnSaving,
     TurnToken,
     TurnWaiting,
 )
@@ -53,6 +55,7 @@ __all__ = [
     "TurnEvent",
     "TurnFinished",
     "TurnReport",
+    "TurnSaving",
     "TurnToken",
     "TurnWaiting",
     "create_app",

@@ -17,6 +17,7 @@ from typing import Any
 
 import gradio as gr
 
+from langgraph_librarian.ui._markdown import reply_markdown, user_markdown
 from langgraph_librarian.ui._render import (
     clip,
     inspector_html,
@@ -28,6 +29,7 @@ from langgraph_librarian.ui._service import (
     ChatService,
     MessageRejected,
     TurnFinished,
+    TurnSaving,
     TurnToken,
     TurnWaiting,
 )
@@ -82,6 +84,19 @@ def _thread_choices(service: ChatService, current: str | None) -> Any:
 
 NO_REPLY = "_(no reply saved for this message)_"
 
+# A new thread id made in the browser, so that New Session takes effect at the click:
+# a message sent right after it must not read the previous id from a server round trip
+# still on its way. getRandomValues works on plain http too (randomUUID does not).
+_NEW_ID_JS = (
+    "'chat-' + Array.from(crypto.getRandomValues(new Uint8Array(6)), "
+    "b => b.toString(16).padStart(2, '0')).join('')"
+)
+NEW_SESSION_JS = f"() => [{_NEW_ID_JS}, [], null]"
+"""New Session in the browser: a fresh thread id, an empty chat, no thread picked."""
+
+BUSY_NOTE = "Answering… A message you send now is queued and goes right after this answer."
+SAVING_NOTE = "Saving the answer… A message you send now is queued and goes right after."
+
 
 def _chat_lines(
     service: ChatService, thread_id: str, *, answer_last: bool = True
@@ -90,12 +105,16 @@ def _chat_lines(
 
     Offline turns and failed model calls save no reply; showing two user messages in a
     row would look like a lost answer. ``answer_last=False`` leaves the last one open
-    for the reply of the turn that just ended.
+    for the reply of the turn that just ended. What the user typed is shown as typed
+    (:func:`user_markdown`); replies are the model's Markdown, with no raw HTML or
+    images (:func:`reply_markdown`).
     """
     lines: list[dict[str, str]] = []
     history = service.history(thread_id)
     for n, line in enumerate(history):
-        lines.append({**line, "content": clip(line["content"])})
+        content = clip(line["content"])
+        content = user_markdown(content) if line["role"] == "user" else reply_markdown(content)
+        lines.append({"role": line["role"], "content": content})
         last = n == len(history) - 1
         unanswered = line["role"] == "user" and (last or history[n + 1]["role"] == "user")
         if unanswered and (answer_last or not last):
@@ -112,7 +131,9 @@ def _inspector(service: ChatService, thread_id: str) -> str:
 
 def _status(service: ChatService, thread_id: str, note: str = "") -> str:
     model = f"model `{service.model_label}`" if service.model_label else "no chat model (offline)"
-    line = f"Thread `{thread_id}` · {model} · `{service.db_path.name}`"
+    scope = service.scope_for(thread_id) if thread_id else None
+    recall = f" · recall scope `{scope}`" if scope else ""
+    line = f"Thread `{thread_id}` · {model}{recall} · `{service.db_path.name}`"
     return f"{line}  \n{note}" if note else line
 
 
@@ -120,7 +141,10 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
     """The page over ``service``; launch it with :func:`launch` (it sets theme and CSS)."""
     app = gr.Blocks(title=title, analytics_enabled=False, fill_width=True)
     with app:
-        thread = gr.State("")
+        # The thread id lives in the page (not in server-side gr.State): every event
+        # carries the id the page showed when it was triggered, so an event still on its
+        # way cannot move the page back to another thread.
+        thread = gr.Textbox(visible="hidden", elem_id="lib-thread-id", show_label=False)
         gr.Markdown(
             "### Librarian chat\nEach answer gets the messages the Librarian selects from "
             "the whole thread. The inspector shows what was chosen and what it saved."
@@ -141,7 +165,10 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                     label="Context sent to the model",
                     elem_id="lib-strategy",
                 )
-                chat = gr.Chatbot(elem_id="lib-chat", height=520, label="Conversation")
+                # No LaTeX: "$$" in what someone types or pastes stays text.
+                chat = gr.Chatbot(
+                    elem_id="lib-chat", height=520, label="Conversation", latex_delimiters=[]
+                )
                 with gr.Row():
                     box = gr.Textbox(
                         placeholder="Message (Enter to send)",
@@ -173,16 +200,29 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 _status(service, thread_id, "New thread."),
             )
 
-        def respond(
-            text: str, thread_id: str, chosen: str, history: list[dict[str, Any]]
-        ) -> Iterator[dict[Any, Any]]:
+        # While a turn runs, switching threads would let its reply stream into another
+        # thread's page: the switches wait for the turn (a few seconds at most).
+        switches = (threads, new_button, demo_button)
+
+        def switching(enabled: bool) -> dict[Any, Any]:
+            return {c: gr.update(interactive=enabled) for c in switches}
+
+        def respond(text: str, thread_id: str, chosen: str) -> Iterator[dict[Any, Any]]:
             try:
+                service.check_thread_id(thread_id)
                 service.check_message(text)
             except MessageRejected as exc:
                 yield {status: _status(service, thread_id, f"**Not sent:** {exc}")}
                 return
-            shown = [*history, {"role": "user", "content": clip(text)}]
-            yield {chat: [*shown, {"role": "assistant", "content": "…"}], box: ""}
+            # The saved thread, not the page's copy: the page may still show another one.
+            history = _chat_lines(service, thread_id)
+            shown = [*history, {"role": "user", "content": user_markdown(clip(text))}]
+            yield {
+                chat: [*shown, {"role": "assistant", "content": "…"}],
+                box: "",
+                status: _status(service, thread_id, BUSY_NOTE),
+                **switching(False),
+            }
             partial = ""
             try:
                 for event in service.send(thread_id, text, chosen):  # type: ignore[arg-type]
@@ -190,14 +230,18 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                         yield {status: _status(service, thread_id, event.note)}
                     elif isinstance(event, TurnToken):
                         partial += event.text
-                        yield {chat: [*shown, {"role": "assistant", "content": partial}]}
+                        reply = reply_markdown(partial)
+                        yield {chat: [*shown, {"role": "assistant", "content": reply}]}
+                    elif isinstance(event, TurnSaving):
+                        yield {status: _status(service, thread_id, SAVING_NOTE)}
                     elif isinstance(event, TurnFinished):
-                        yield _finished(event, thread_id)
+                        yield {**_finished(event, thread_id), **switching(True)}
             except MessageRejected as exc:  # the thread stayed busy: give the text back
                 yield {
                     chat: history,
                     box: text,
                     status: _status(service, thread_id, f"**Not sent:** {exc}"),
+                    **switching(True),
                 }
             except Exception as exc:  # the graph or the database failed: say so, keep the text
                 logger.exception("librarian ui: the turn failed")
@@ -207,6 +251,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                     status: _status(
                         service, thread_id, f"**The turn failed:** {type(exc).__name__}: {exc}"
                     ),
+                    **switching(True),
                 }
 
         def _finished(event: TurnFinished, thread_id: str) -> dict[Any, Any]:
@@ -215,7 +260,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 lines.append({"role": "assistant", "content": offline_reply(event.report)})
                 note = "Offline: no chat model is configured."
             elif event.error:
-                shown = f"{clip(event.reply)}\n\n" if event.reply else ""
+                shown = f"{reply_markdown(clip(event.reply))}\n\n" if event.reply else ""
                 lines.append(
                     {
                         "role": "assistant",
@@ -233,17 +278,29 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 threads: _thread_choices(service, thread_id),
             }
 
-        def new_session() -> tuple[Any, ...]:
-            return start()
-
-        def open_thread(thread_id: str | None, current: str) -> tuple[Any, ...]:
-            if not thread_id or thread_id == current:
-                return (current, gr.update(), gr.update(), gr.update())
+        def show_new_thread(thread_id: str) -> tuple[Any, ...]:
+            """The server's half of New Session (the page already switched to the id)."""
+            try:
+                service.check_thread_id(thread_id)
+            except MessageRejected as exc:
+                return (gr.update(), gr.update(), _status(service, "", f"**Error:** {exc}"))
             return (
-                thread_id,
-                _chat_lines(service, thread_id),
+                _thread_choices(service, None),
                 _inspector(service, thread_id),
-                _status(service, thread_id, "Reopened."),
+                _status(service, thread_id, "New thread."),
+            )
+
+        def open_thread(picked: str | None, current: str) -> tuple[Any, ...]:
+            # The dropdown also sends "input" when it loses focus, with the value it
+            # holds; only a pick of another saved thread switches.
+            unchanged = (gr.update(), gr.update(), gr.update(), gr.update())
+            if not picked or picked == current or service.threads.get(picked) is None:
+                return unchanged
+            return (
+                picked,
+                _chat_lines(service, picked),
+                _inspector(service, picked),
+                _status(service, picked, "Reopened."),
             )
 
         def load_demo(progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008
@@ -265,16 +322,27 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 gr.update(choices=demo.questions, value=None, visible=True),
             )
 
-        outputs = [thread, threads, chat, inspector, status]
-        app.load(start, outputs=outputs)
-        turn_outputs = [chat, box, inspector, status, threads]
-        turn_inputs = [box, thread, strategy, chat]
-        # The reply streaming in is the progress indicator; no spinner over every output.
-        turn_options: dict[str, Any] = {"concurrency_limit": 8, "show_progress": "hidden"}
-        box.submit(respond, turn_inputs, turn_outputs, **turn_options)
-        send_button.click(respond, turn_inputs, turn_outputs, **turn_options)
-        new_button.click(new_session, outputs=outputs)
-        threads.input(open_thread, [threads, thread], [thread, chat, inspector, status])
+        app.load(start, outputs=[thread, threads, chat, inspector, status])
+        # One event for Enter and Send; "always_last": a message sent while a turn is
+        # still streaming or being saved is queued and sent when it ends, not dropped.
+        gr.on(
+            [box.submit, send_button.click],
+            respond,
+            [box, thread, strategy],
+            [chat, box, inspector, status, *switches],
+            concurrency_limit=8,
+            show_progress="hidden",  # the reply streaming in is the progress indicator
+            trigger_mode="always_last",
+        )
+        new_button.click(None, None, [thread, chat, threads], js=NEW_SESSION_JS).then(
+            show_new_thread, [thread], [threads, inspector, status], show_progress="hidden"
+        )
+        threads.input(
+            open_thread,
+            [threads, thread],
+            [thread, chat, inspector, status],
+            show_progress="hidden",
+        )
         demo_button.click(
             load_demo,
             outputs=[thread, chat, inspector, status, threads, questions],

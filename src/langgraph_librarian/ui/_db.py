@@ -2,7 +2,8 @@
 
 One file holds everything: LangGraph's ``SqliteSaver`` tables (every thread's messages,
 index and gist) and a small ``librarian_ui_threads`` table that lists the threads with a
-title, so the thread list does not have to read every checkpoint.
+title and the recall scope each one belongs to, so the thread list does not have to read
+every checkpoint and a thread reopened under another ``--scope`` keeps its own.
 
 A file that is not a SQLite database, a damaged one, or the database of another
 application is refused with :class:`ChatDatabaseError` before anything is written to it.
@@ -85,6 +86,8 @@ class ThreadInfo:
     turns: int
     created_at: float
     updated_at: float
+    scope: str | None = None
+    """The recall scope the thread belongs to (``None``: recall was off so far)."""
 
     def label(self) -> str:
         """A one-line label: title, turns and the last change."""
@@ -93,8 +96,11 @@ class ThreadInfo:
         return f"{self.title} · {turns} · {when}"
 
 
+_COLUMNS = "thread_id, title, turns, created_at, updated_at, scope"
+
+
 class ThreadRegistry:
-    """The list of threads with a title, in the same SQLite file as the checkpoints."""
+    """The list of threads with a title and recall scope, beside the checkpoints."""
 
     def __init__(self, path: Path) -> None:
         self._conn = connect(path)
@@ -103,26 +109,31 @@ class ThreadRegistry:
             self._conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {_THREADS_TABLE} (thread_id TEXT PRIMARY KEY, "
                 "title TEXT NOT NULL, turns INTEGER NOT NULL DEFAULT 0, "
-                "created_at REAL NOT NULL, updated_at REAL NOT NULL)"
+                "created_at REAL NOT NULL, updated_at REAL NOT NULL, scope TEXT)"
             )
+            columns = {row[1] for row in self._conn.execute(f"PRAGMA table_info({_THREADS_TABLE})")}
+            if "scope" not in columns:  # a file from before threads kept their scope
+                self._conn.execute(f"ALTER TABLE {_THREADS_TABLE} ADD COLUMN scope TEXT")
 
-    def touch(self, thread_id: str, title: str, *, turns: int = 1) -> None:
-        """Record activity on ``thread_id``; the first title sticks."""
+    def touch(
+        self, thread_id: str, title: str, *, turns: int = 1, scope: str | None = None
+    ) -> None:
+        """Record activity on ``thread_id``; the first title and the first scope stick."""
         now = time.time()
         title = " ".join(title.split())[:_TITLE_CHARS] or "(untitled)"
         with self._lock, self._conn:
             self._conn.execute(
-                f"INSERT INTO {_THREADS_TABLE} VALUES (?, ?, ?, ?, ?) ON CONFLICT(thread_id) "
-                "DO UPDATE SET turns = turns + excluded.turns, updated_at = excluded.updated_at",
-                (thread_id, title, turns, now, now),
+                f"INSERT INTO {_THREADS_TABLE} ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(thread_id) DO UPDATE SET turns = turns + excluded.turns, "
+                "updated_at = excluded.updated_at, scope = COALESCE(scope, excluded.scope)",
+                (thread_id, title, turns, now, now, scope),
             )
 
     def list(self, limit: int = 200) -> list[ThreadInfo]:
         """The most recently used threads first."""
         with self._lock:
             rows = self._conn.execute(
-                f"SELECT thread_id, title, turns, created_at, updated_at FROM {_THREADS_TABLE} "
-                "ORDER BY updated_at DESC LIMIT ?",
+                f"SELECT {_COLUMNS} FROM {_THREADS_TABLE} ORDER BY updated_at DESC LIMIT ?",
                 (limit,),
             ).fetchall()
         return [ThreadInfo(*row) for row in rows]
@@ -131,8 +142,7 @@ class ThreadRegistry:
         """The thread, if it is listed."""
         with self._lock:
             row = self._conn.execute(
-                f"SELECT thread_id, title, turns, created_at, updated_at FROM {_THREADS_TABLE} "
-                "WHERE thread_id = ?",
+                f"SELECT {_COLUMNS} FROM {_THREADS_TABLE} WHERE thread_id = ?",
                 (thread_id,),
             ).fetchone()
         return ThreadInfo(*row) if row else None

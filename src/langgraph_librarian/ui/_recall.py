@@ -27,10 +27,14 @@ from langgraph_librarian.recall import scope_key as _scope_key
 from langgraph_librarian.recall._result import failure_status
 from langgraph_librarian.recall._turn import recall_for_turn
 
-__all__ = ["DEFAULT_SCOPE", "ScopeRecall"]
+__all__ = ["DEFAULT_SCOPE", "SCOPE_CONFIG_KEY", "ScopeRecall"]
 
 DEFAULT_SCOPE = "default"
 """The scope every thread of the chat shares unless ``--scope`` names another."""
+
+SCOPE_CONFIG_KEY = "librarian_ui_scope"
+"""``configurable`` key naming the scope of the thread being answered (see
+:meth:`ScopeRecall.__call__`): a thread keeps the scope it started in."""
 
 _TEXT_CHARS = 2_000
 
@@ -96,8 +100,8 @@ class ScopeRecall:
         recall._conn = conn
         return recall
 
-    def _context(self) -> RecallScope:
-        return RecallScope(scope_id=self.scope_id)
+    def _context(self, scope_id: str | None = None) -> RecallScope:
+        return RecallScope(scope_id=scope_id or self.scope_id)
 
     def __call__(
         self, state: dict[str, Any], config: RunnableConfig
@@ -105,32 +109,38 @@ class ScopeRecall:
         """Recall for the turn's question; never raises (a failure comes back as a status).
 
         Every message of the thread is passed as already seen, so records copied from
-        this thread are never recalled into it.
+        this thread are never recalled into it. The scope is the thread's own when the
+        run config names one (``configurable["librarian_ui_scope"]``), else
+        :attr:`scope_id`.
         """
         messages = _messages(state)
-        result = recall_for_turn(self.memory, self._context(), messages, config)
-        return result.message(), self._summary(result)
+        scope = (config.get("configurable") or {}).get(SCOPE_CONFIG_KEY) or self.scope_id
+        result = recall_for_turn(self.memory, self._context(scope), messages, config)
+        return result.message(), self._summary(result, scope)
 
-    def _summary(self, result: RecallResult) -> dict[str, Any]:
+    def _summary(self, result: RecallResult, scope: str) -> dict[str, Any]:
         return {
             "status": result.status,
             "reason": result.reason,
-            "scope": self.scope_id,
+            "scope": scope,
             "strategy": result.strategy,
             "records": [_record(r) for r in result.records],
         }
 
-    def capture(self, thread_id: str, state: dict[str, Any]) -> dict[str, Any]:
+    def capture(
+        self, thread_id: str, state: dict[str, Any], scope_id: str | None = None
+    ) -> dict[str, Any]:
         """Copy the thread's messages since its last capture into the scope.
 
-        The thread's Librarian index (``state["index"]``) is reused for the summaries.
+        ``scope_id`` is the thread's own scope (default: :attr:`scope_id`). The
+        thread's Librarian index (``state["index"]``) is reused for the summaries.
         Never raises: a failure is returned as ``{"status": "unavailable" |
         "misconfigured", "reason": ...}``; the next capture makes up for it.
         """
         messages: Sequence[BaseMessage] = _messages(state)
         try:
             written = self.memory.capture(
-                self.scope_id, messages, thread_id=thread_id, index=state.get("index")
+                scope_id or self.scope_id, messages, thread_id=thread_id, index=state.get("index")
             )
         except Exception as exc:  # the turn already has its answer
             return {

@@ -10,6 +10,7 @@ from html import escape
 from typing import Any
 
 from langgraph_librarian._text import one_line
+from langgraph_librarian.ui._markdown import user_markdown
 from langgraph_librarian.ui._report import STRATEGY_LABELS, MessageRow, SentRow, TurnReport
 
 __all__ = [
@@ -77,7 +78,7 @@ def offline_reply(report: TurnReport) -> str:
         "",
     ]
     for n, row in enumerate(report.sent[:_CONTEXT_LINES], start=1):
-        excerpt = escape(_one_line(row.excerpt)).replace("`", "'")
+        excerpt = user_markdown(_one_line(row.excerpt))
         lines.append(f"{n}. `{_sent_label(row)}` ({row.tokens:,} tokens): {excerpt}")
     hidden = report.sent[_CONTEXT_LINES:]
     if hidden:
@@ -235,14 +236,16 @@ def inspector_html(report: TurnReport) -> str:
         if report.error
         else ""
     )
+    recalled = f" (+ {report.recalled_tokens:,} recalled)" if report.recalled_tokens else ""
     kpis = "".join(
         [
-            _kpi("sent", "sent to the model", f"{report.sent_tokens:,} tokens"),
-            _kpi("history", "whole history", f"{report.history_tokens:,} tokens"),
-            _kpi("saved", "not sent", f"{report.saved_pct:.1f}%"),
+            _kpi("sent", "sent from this thread", f"{report.thread_tokens_sent:,} tokens"),
+            _kpi("history", "whole thread", f"{report.history_tokens:,} tokens"),
+            _kpi("saved", "of the thread not sent", f"{report.saved_pct:.1f}%"),
             _kpi("latency", "selection latency", latency),
         ]
     )
+    extras = "".join(f" + {extra}" for extra in report.extras_sent())
     recent_rows = "".join(_message_html(row, "recent") for row in report.recent)
     return (
         f'<div class="lib-inspector" data-thread="{escape(report.thread_id)}" '
@@ -250,7 +253,8 @@ def inspector_html(report: TurnReport) -> str:
         f'<div class="lib-question"><b>Last question:</b> {escape(_one_line(report.question, 300))}'
         f'</div><div class="lib-kpis">{kpis}</div>'
         f'<p class="lib-note">Strategy <b>{escape(report.strategy_label)}</b>: '
-        f"{len(report.sent)} of {report.history_count} messages sent; "
+        f"{report.messages_sent} of {report.history_count} messages sent{escape(extras)}; "
+        f"{report.sent_tokens:,} tokens in all{escape(recalled)}; "
         f"index: {report.index_size} entries.</p>{error}"
         f"{_fallback_html(report)}{_strategy_table(report)}"
         f"<h4>Selected by the Librarian ({len(report.selected)})</h4>"
@@ -296,15 +300,34 @@ def _overview_recall(overview: dict[str, Any]) -> str:
 # -- plain text (the terminal chat) ----------------------------------------------------------
 
 
+def _totals(report: TurnReport) -> str:
+    """What was sent, each count against what it can be compared with.
+
+    The thread's tokens and messages are compared with the thread; the recalled block
+    comes from other threads, so it is added apart, never counted against this one.
+    """
+    thread = (
+        f"{report.thread_tokens_sent:,} of the thread's {report.history_tokens:,} tokens "
+        f"({report.saved_pct:.1f}% not sent)"
+    )
+    if report.recalled_tokens:
+        head = (
+            f"sent {report.sent_tokens:,} tokens: {thread} + {report.recalled_tokens:,} "
+            "recalled from other threads"
+        )
+    else:
+        head = f"sent {thread}"
+    extras = "".join(f" + {extra}" for extra in report.extras_sent())
+    return f"{head}; {report.messages_sent} of {report.history_count} messages{extras}"
+
+
 def inspector_text(report: TurnReport) -> str:
     """The inspector as a few lines of text."""
     latency = (
         f"{report.selection_latency_ms:,.0f} ms" if report.selection_latency_ms is not None else "-"
     )
     lines = [
-        f"strategy {report.strategy_label}: sent {report.sent_tokens:,} of "
-        f"{report.history_tokens:,} tokens ({report.saved_pct:.1f}% not sent), "
-        f"{len(report.sent)} of {report.history_count} messages; selection {latency}"
+        f"strategy {report.strategy_label}: {_totals(report)}; selection {latency}"
         + (f"; FALLBACK: {report.fallback_reason}" if report.fallback_reason else ""),
     ]
     if report.selection_skipped:

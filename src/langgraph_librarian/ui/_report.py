@@ -107,11 +107,37 @@ class TurnReport:
         return any(row.gist for row in self.sent)
 
     @property
+    def recalled_tokens(self) -> int:
+        """Tokens of the block recalled from other threads (not part of this thread)."""
+        return sum(row.tokens for row in self.sent if row.recalled)
+
+    @property
+    def thread_tokens_sent(self) -> int:
+        """Tokens sent from this thread (its messages and its gist): what ``history_tokens``
+        is compared with. The recalled block is counted apart."""
+        return max(0, self.sent_tokens - self.recalled_tokens)
+
+    @property
+    def messages_sent(self) -> int:
+        """Messages of this thread that were sent (the gist and the recalled block are not
+        messages of the thread)."""
+        return sum(1 for row in self.sent if row.position is not None)
+
+    def extras_sent(self) -> list[str]:
+        """What was sent besides the thread's messages: ``"the gist"``, ``"the recalled block"``."""
+        extras = []
+        if self.gist_sent:
+            extras.append("the gist")
+        if any(row.recalled for row in self.sent):
+            extras.append("the recalled block")
+        return extras
+
+    @property
     def saved_pct(self) -> float:
-        """Share of the whole history's tokens that was not sent."""
+        """Share of the thread's tokens that was not sent (the recalled block aside)."""
         if not self.history_tokens:
             return 0.0
-        return max(0.0, 100.0 * (1 - self.sent_tokens / self.history_tokens))
+        return max(0.0, 100.0 * (1 - self.thread_tokens_sent / self.history_tokens))
 
 
 def _entries(thread_id: str, values: dict[str, Any], config: LibrarianConfig) -> dict[int, Any]:

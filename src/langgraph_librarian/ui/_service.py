@@ -7,16 +7,18 @@ switch only changes which model input the agent node sends
 (:func:`~langgraph_librarian.context.context_for_strategy`), so the same thread can be
 answered by every strategy without losing anything.
 
-Scoped recall (on by default, one scope for every thread of the file) is
+Scoped recall (on by default, scope ``"default"``) is
 :class:`~langgraph_librarian.ui.ScopeRecall`: before each reply the question recalls
 from the other threads of the scope, and after each turn the thread's new messages are
-copied into it.
+copied into it. A thread belongs to the scope it was first answered in (kept in the
+thread list), so reopening it under another ``--scope`` does not move it.
 
 Nothing here selects, summarizes or indexes: the graph and ``ScopeMemory`` do.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -44,7 +46,7 @@ from langgraph_librarian.recall import RECALL_MESSAGE_ID, scope_key
 from langgraph_librarian.state import LibrarianState
 from langgraph_librarian.tokens import count_tokens
 from langgraph_librarian.ui._db import ThreadInfo, ThreadRegistry, check_database, connect
-from langgraph_librarian.ui._recall import DEFAULT_SCOPE, ScopeRecall
+from langgraph_librarian.ui._recall import DEFAULT_SCOPE, SCOPE_CONFIG_KEY, ScopeRecall
 from langgraph_librarian.ui._report import TurnReport, build_report
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "RecallSource",
     "TurnEvent",
     "TurnFinished",
+    "TurnSaving",
     "TurnToken",
     "TurnWaiting",
 ]
@@ -66,6 +69,10 @@ STRATEGY_KEY = "librarian_ui_strategy"
 """``configurable`` key that tells the agent node which context to send."""
 
 _BUSY_TIMEOUT = 300.0
+
+# Ids the page makes ("chat-" + 12 hex) and any a user passes to `librarian chat
+# --thread`: plain characters only, since the id comes from the browser.
+_THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+=-]{0,127}")
 
 
 class UiState(LibrarianState, total=False):
@@ -111,6 +118,11 @@ class TurnToken:
 
 
 @dataclass
+class TurnSaving:
+    """The reply is complete; the turn is being saved (and copied into the recall scope)."""
+
+
+@dataclass
 class TurnFinished:
     """The turn is over and saved: the reply, or why there is none, and the inspector."""
 
@@ -124,7 +136,7 @@ class TurnFinished:
         return self.report.model is None and self.error is None
 
 
-TurnEvent = TurnWaiting | TurnToken | TurnFinished
+TurnEvent = TurnWaiting | TurnToken | TurnSaving | TurnFinished
 
 
 @dataclass
@@ -159,8 +171,10 @@ class ChatService:
         librarian_config: The Librarian's settings; default: the offline engine with a
             400-token running summary. ``running_summary_tokens`` must be set.
         max_message_chars: Longest message accepted.
-        scope: The recall scope every thread shares (default ``"default"``):
-            :class:`ScopeRecall` with its memory in ``db_path``. ``None`` turns recall off.
+        scope: The recall scope of new threads (default ``"default"``):
+            :class:`ScopeRecall` with its memory in ``db_path``. A thread keeps the scope
+            it was first answered in, also when the chat is reopened with another one.
+            ``None`` turns recall off.
         recall: Your own recall source instead (see :class:`RecallSource`); it wins
             over ``scope``.
 
@@ -289,8 +303,37 @@ class ChatService:
         """Saved threads, most recently used first."""
         return self.threads.list()
 
-    def _config(self, thread_id: str, strategy: str = "librarian") -> RunnableConfig:
-        return {"configurable": {"thread_id": thread_id, STRATEGY_KEY: strategy}}
+    def _config(
+        self, thread_id: str, strategy: str = "librarian", scope: str | None = None
+    ) -> RunnableConfig:
+        configurable: dict[str, Any] = {"thread_id": thread_id, STRATEGY_KEY: strategy}
+        if scope:
+            configurable[SCOPE_CONFIG_KEY] = scope
+        return {"configurable": configurable}
+
+    def check_thread_id(self, thread_id: str) -> str:
+        """``thread_id`` if it can name a thread, else :class:`MessageRejected`."""
+        if not thread_id:
+            raise MessageRejected("The page has no thread yet: wait a moment or reload it.")
+        if not _THREAD_ID.fullmatch(thread_id):
+            raise MessageRejected(
+                "A thread id is 1-128 letters, digits and _ . : @ + = - (starting with a "
+                "letter or digit)."
+            )
+        return thread_id
+
+    def scope_for(self, thread_id: str) -> str | None:
+        """The recall scope of ``thread_id``: the one it started in, else the chat's.
+
+        ``None`` when recall is off. A recall source passed as ``recall=`` decides its
+        own scope; this is then its ``scope_id``.
+        """
+        if self.recall is None:
+            return None
+        if self._own_recall is None:
+            return self.scope_id
+        info = self.threads.get(thread_id)
+        return info.scope if info is not None and info.scope else self.scope_id
 
     def _values(self, thread_id: str) -> dict[str, Any]:
         return dict(self.graph.get_state(self._config(thread_id)).values or {})
@@ -319,7 +362,7 @@ class ChatService:
             "tokens": count_tokens(messages, self.config.token_counter),
             "indexed": len(values.get("index") or []),
             "gist": gist.get("text") or "",
-            "scope": self.scope_id,
+            "scope": self.scope_for(thread_id),
             "recall": self.recall is not None,
         }
 
@@ -351,6 +394,7 @@ class ChatService:
             MessageRejected: ``text`` is empty or too long (nothing was saved).
             ValueError: an unknown strategy.
         """
+        self.check_thread_id(thread_id)
         self.check_message(text)
         if strategy not in CONTEXT_STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}")
@@ -360,11 +404,12 @@ class ChatService:
             if not lock.acquire(timeout=_BUSY_TIMEOUT):
                 raise MessageRejected("This thread stayed busy in another tab; try again.")
         try:
-            self.threads.touch(thread_id, text)
+            scope = self.scope_for(thread_id)
+            self.threads.touch(thread_id, text, scope=scope)
             parts: list[str] = []
             stream = self.graph.stream(
                 {"messages": [HumanMessage(text)]},
-                self._config(thread_id, strategy),
+                self._config(thread_id, strategy, scope),
                 stream_mode="messages",
                 durability="exit",  # one checkpoint per turn, not one per node
             )
@@ -380,11 +425,16 @@ class ChatService:
                         # anyway, so the question and its answer are saved, not lost.
                         for _ in stream:
                             pass
-                        self._capture(thread_id, self._values(thread_id))
+                        self._capture(thread_id, self._values(thread_id), scope)
                         raise
+            try:
+                yield TurnSaving()
+            except GeneratorExit:  # the reply is saved; copy it into the scope, then go
+                self._capture(thread_id, self._values(thread_id), scope)
+                raise
             values = self._values(thread_id)
             report = build_report(thread_id, values, self.config)
-            report.capture = self._capture(thread_id, values)
+            report.capture = self._capture(thread_id, values, scope)
             if report.error or report.model is None:
                 reply = "".join(parts)  # a failed model's partial text; offline: nothing
             else:
@@ -394,13 +444,18 @@ class ChatService:
         finally:
             lock.release()
 
-    def _capture(self, thread_id: str, values: dict[str, Any]) -> dict[str, Any] | None:
+    def _capture(
+        self, thread_id: str, values: dict[str, Any], scope: str | None
+    ) -> dict[str, Any] | None:
         """Hand the finished turn to the recall source's ``capture`` (if it has one)."""
         capture = getattr(self.recall, "capture", None)
         if not callable(capture):
             return None
         try:
-            result = capture(thread_id, values)
+            if self._own_recall is not None:
+                result = self._own_recall.capture(thread_id, values, scope)
+            else:
+                result = capture(thread_id, values)
         except Exception as exc:  # the answer is saved; the next turn captures again
             return {"status": "unavailable", "reason": f"{type(exc).__name__}: {exc}"[:300]}
         return dict(result) if isinstance(result, dict) else None
@@ -437,7 +492,10 @@ class ChatService:
             for _ in self.graph.stream(None, cfg, stream_mode="updates"):
                 pass  # index_messages: reuses the entries, builds the gist
             self.threads.touch(
-                thread_id, f"Demo conversation ({len(conv.messages)} messages)", turns=0
+                thread_id,
+                f"Demo conversation ({len(conv.messages)} messages)",
+                turns=0,
+                scope=self.scope_id if self.recall is not None else None,
             )
         return DemoLoaded(
             thread_id,

@@ -58,7 +58,9 @@ class _Chat:
             else:
                 self.thread_id = arg
                 history = self.service.history(arg)
-                self.say(f"thread {arg}: {len(history)} messages")
+                scope = self.service.scope_for(arg)
+                where = f"; recall scope {scope}" if scope else ""
+                self.say(f"thread {arg}: {len(history)} messages{where}")
                 for entry in history[-4:]:
                     self.say(f"  {entry['role']}: {' '.join(entry['content'].split())[:200]}")
         elif name == "strategy" and arg in CONTEXT_STRATEGIES:
@@ -112,7 +114,8 @@ def run_terminal_chat(
         out if out is not None else sys.stdout,
     )
     model = service.model_label or "no chat model (offline: shows the context instead)"
-    recall = f"recall scope {service.scope_id}" if service.scope_id else "recall off"
+    scope = service.scope_for(chat.thread_id)
+    recall = f"recall scope {scope}" if scope else "recall off"
     chat.say(f"thread {chat.thread_id} · {model} · {recall} · /help for commands")
     for raw in source:
         line = raw.rstrip("\n")

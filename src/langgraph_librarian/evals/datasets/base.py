@@ -26,6 +26,9 @@ class Question:
     answer: str
     evidence: list[str]
     category: str = "single"
+    superseded: list[str] = field(default_factory=list)
+    """Ids of messages whose value this question's answer replaced (the older values of
+    a changed fact): in context they are fine, as long as the change is there too."""
 
 
 @dataclass

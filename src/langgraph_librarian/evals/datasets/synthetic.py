@@ -573,8 +573,9 @@ def generate_conversation(
         last = n_changes[i]
         current_id = where[(i, last)]
         category = "changed" if last else "single"
+        older = [where[(i, s)] for s in range(last)]
         questions.append(
-            Question(f"{prefix}-q{i}", fact.ask, fact.values[last], [current_id], category)
+            Question(f"{prefix}-q{i}", fact.ask, fact.values[last], [current_id], category, older)
         )
         if last and rng.random() < 0.6:
             chain = [where[(i, s)] for s in range(last + 1)]

@@ -1,0 +1,94 @@
+"""Chat text as Markdown for the page: what a user typed, shown as typed; a model's reply,
+rendered without raw HTML or images.
+
+Gradio's chatbot renders every message as Markdown and sanitizes the HTML. That is right
+for a model's reply, wrong for what a person typed: a pasted ``<img ...>`` or
+``<script>`` was sanitized away (an empty bubble) and ``[x](javascript:...)`` became a
+bare "x". Escaping per message keeps one chatbot for both (Gradio's switch,
+``render_markdown``, is per chatbot, not per message).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["reply_markdown", "user_markdown"]
+
+# Every ASCII punctuation character may be backslash-escaped in CommonMark (and in the
+# chat's Markdown renderer), which makes it a literal character: no tag, link, list,
+# heading or emphasis can start from what a user typed.
+_MD_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+_SPACES = re.compile(r"(?m)^[ \t]+| {2,}")
+
+
+def _keep_spaces(match: re.Match[str]) -> str:
+    run = match.group(0).replace("\t", "    ")
+    if match.start() == 0 or match.string[match.start() - 1] == "\n":
+        # Leading indentation would make a code block, and the renderer strips leading
+        # whitespace, no-break spaces included; an entity is decoded after that.
+        return "&nbsp;" * len(run)
+    return " " + "\u00a0" * (len(run) - 1)  # runs of spaces would collapse to one
+
+
+def user_markdown(text: str) -> str:
+    """What someone typed, as Markdown that shows it exactly as text.
+
+    ``<img src=x onerror=...>``, ``<script>``, ``[link](javascript:...)``, ``# title``
+    or ``**bold**`` appear as typed, never as markup; line breaks and indentation stay.
+    Replies from the model are not passed through this: they are the model's Markdown,
+    which the chat renders and sanitizes.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _SPACES.sub(_keep_spaces, _MD_PUNCTUATION.sub(r"\\\1", text))
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1", re.S)
+_TAG_START = re.compile(r"(?<!\\)<(?=[A-Za-z/!?])")
+_IMAGE = re.compile(r"(?<!\\)!\[")
+
+
+def _outside_code(text: str) -> str:
+    parts = []
+    end = 0
+    for match in _CODE_SPAN.finditer(text):
+        parts.append(_plain(text[end : match.start()]))
+        parts.append(match.group(0))
+        end = match.end()
+    parts.append(_plain(text[end:]))
+    return "".join(parts)
+
+
+def _plain(text: str) -> str:
+    return _IMAGE.sub(r"\\![", _TAG_START.sub(r"\\<", text))
+
+
+def reply_markdown(text: str) -> str:
+    """A model's reply as Markdown the page can render without loading anything.
+
+    The reply keeps its Markdown (bold, lists, code, links; the chat's sanitizer drops
+    ``javascript:`` links), but raw HTML is shown as text and an image becomes a link:
+    a reply cannot make the page fetch a URL (a tracking pixel, or data smuggled into
+    one by a prompt injection). Code spans and fenced blocks are left as they are.
+    """
+    lines = text.split("\n")
+    out: list[str] = []
+    block: list[str] = []
+    fence: str | None = None
+    for line in lines:
+        opened = _FENCE.match(line)
+        if fence is None and opened:
+            if block:
+                out.append(_outside_code("\n".join(block)))
+            block = []
+            fence = opened.group(1)
+            out.append(line)
+        elif fence is not None:
+            out.append(line)
+            if line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0]):
+                fence = None
+        else:
+            block.append(line)
+    if block:
+        out.append(_outside_code("\n".join(block)))
+    return "\n".join(out)
