@@ -33,6 +33,7 @@ def blocks() -> list[pytest.param]:
     return params
 
 
+@pytest.mark.embeddings  # as a reader runs them: with the packaged model
 @pytest.mark.parametrize(("path", "n", "block"), blocks())
 def test_example_runs_alone(path, n, block, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

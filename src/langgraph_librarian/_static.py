@@ -108,6 +108,13 @@ class StaticEmbeddings(Embeddings):
         256
     """
 
+    passage_words = 60
+    """The local selector embeds a message in units of up to 60 words: a sum of word
+    vectors is noisy for one sentence and steadier over a few (measured on the
+    phenomena dev split and LoCoMo conversations 0-4, docs/benchmarks.md)."""
+    semantic_weight = 0.3
+    """Share of the selector's fused score given to this model's similarity."""
+
     def __init__(
         self,
         vectors: np.ndarray | None = None,

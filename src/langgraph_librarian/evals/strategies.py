@@ -79,6 +79,12 @@ class _CachedEmbeddings(Embeddings):
         self._owner = owner
         self._vectors: dict[str, tuple[np.ndarray, float]] = {}
 
+    def __getattr__(self, name: str) -> Any:
+        # The wrapped model's identity and profile (model_id, passage_words, ...).
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
     def _missing(self, texts: Sequence[str]) -> list[str]:
         return [t for t in dict.fromkeys(texts) if t not in self._vectors]
 

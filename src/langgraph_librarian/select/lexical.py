@@ -65,6 +65,21 @@ def split_passages(text: str) -> list[str]:
     return passages or [text]
 
 
+def _embedding_units(passages: list[str], unit_words: int) -> list[str]:
+    """``passages`` joined into units of up to ``unit_words`` words (0: one each)."""
+    units: list[str] = []
+    words = 0
+    for passage in passages:
+        size = len(passage.split())
+        if units and words + size <= unit_words:
+            units[-1] = f"{units[-1]} {passage}"
+            words += size
+        else:
+            units.append(passage)
+            words = size
+    return units
+
+
 def value_tokens(passage: str) -> frozenset[str]:
     """Lower-cased tokens that could answer a question: numbers, months, names."""
     found: set[str] = set()
@@ -95,7 +110,7 @@ class BM25Index:
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._owner_array: np.ndarray | None = None
         self._passages: list[str] = []
-        self._embedded: list[str] = []
+        self._unit_owner: dict[tuple[str, int], np.ndarray] = {}
         self._filler: list[bool] = []
         self._vectors: dict[str, np.ndarray] = {}
         self._vector_lock = threading.Lock()
@@ -110,7 +125,6 @@ class BM25Index:
         # A short message (a reply, "I'm excited!") means what it answers: its vector
         # is made with the end of the message before it, so "how did Jon feel about the
         # opening?" finds the reply to "the studio looks amazing, launch tomorrow".
-        context = self._passages[-1] if self._passages and len(passages) == 1 else ""
         for passage in passages:
             pid = len(self._owner)
             terms = content_terms(passage)
@@ -119,7 +133,6 @@ class BM25Index:
                 self._postings.setdefault(term, []).append((pid, tf))
             self._owner.append(doc)
             self._passages.append(passage)
-            self._embedded.append(f"{context[-_CONTEXT_CHARS:]}\n{passage}" if context else passage)
             self._lengths.append(len(terms))
             self.passage_terms.append(frozenset(counts))
             values = value_tokens(passage)
@@ -191,8 +204,16 @@ class BM25Index:
             best[docs[keep]] = ordered[keep]
         return doc_scores, best
 
-    def passage_vectors(self, embeddings: Embeddings, model: str) -> np.ndarray:
-        """Unit vectors of every passage by ``embeddings`` (``model`` names it), one row each.
+    def passage_vectors(
+        self, embeddings: Embeddings, model: str, unit_words: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(unit vectors, the document of each) by ``embeddings`` (``model`` names it).
+
+        A unit is a passage, or consecutive passages of one message joined up to
+        ``unit_words`` words (a static model averages word vectors, and a few sentences
+        give it more to average than one; a transformer reads one sentence best). A
+        message of a single unit is embedded with the end of the message before it: a
+        reply ("I'm excited!") means what it answers.
 
         Embedding passages rather than whole messages is what lets a paraphrased fact
         inside a long message be found (a message vector averages it away with the
@@ -201,42 +222,39 @@ class BM25Index:
         only, and another index over the same messages (the next turn's candidates,
         another thread's view) reuses them.
         """
+        key = (model, unit_words)
         with self._vector_lock:
             n_docs = len(self.keys)  # snapshot: another thread may be appending
-            n = self.doc_passages(n_docs - 1).stop if n_docs else 0
-            done = self._vectors.get(model)
-            have = 0 if done is None else done.shape[0]
-            if have >= n and done is not None:
-                return done[:n]
-            first_doc = self._owner[have]
-            fresh = _cached_vectors(
-                embeddings,
-                model,
-                [
-                    tuple(self._embedded[p] for p in self.doc_passages(d))
-                    for d in range(first_doc, n_docs)
-                ],
-            )
+            done = self._vectors.get(f"{model}\x1f{unit_words}")
+            owner = self._unit_owner.get(key, np.zeros(0, dtype=np.int64))
+            have_docs = int(owner[-1]) + 1 if owner.size else 0
+            if have_docs >= n_docs and done is not None:
+                return done, owner
+            docs: list[tuple[str, ...]] = []
+            for doc in range(have_docs, n_docs):
+                passages = [self._passages[p] for p in self.doc_passages(doc)]
+                units = _embedding_units(passages, unit_words)
+                if len(units) == 1 and doc > 0:
+                    before = self._passages[self.doc_passages(doc - 1).stop - 1]
+                    units[0] = f"{before[-_CONTEXT_CHARS:]}\n{units[0]}"
+                docs.append(tuple(units))
+            fresh = _cached_vectors(embeddings, model, docs)
+            new_owner = np.repeat(np.arange(have_docs, n_docs), [len(d) for d in docs])
             matrix = fresh if done is None else np.concatenate([done, fresh])
-            self._vectors[model] = matrix
-            return matrix
+            owner = np.concatenate([owner, new_owner])
+            self._vectors[f"{model}\x1f{unit_words}"] = matrix
+            self._unit_owner[key] = owner
+            return matrix, owner
 
     def filler(self) -> np.ndarray:
         """Which documents are acknowledgements only ("Noted.", "Reply 8.")."""
         return np.asarray(self._filler[: len(self.keys)], dtype=bool)
 
-    def doc_max(self, passage_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(max of ``passage_values`` per document, the passage holding it)."""
-        n_docs, n = len(self.keys), len(passage_values)
-        owner = np.asarray(self._owner[:n], dtype=np.int64)
-        best = np.full(n_docs, -np.inf)
-        where = np.full(n_docs, -1, dtype=np.int64)
-        order = np.argsort(passage_values, kind="stable")
-        docs = owner[order]
-        keep = docs < n_docs
-        best[docs[keep]] = passage_values[order[keep]]
-        where[docs[keep]] = order[keep]
-        return best, where
+    def doc_max(self, unit_values: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        """The max of ``unit_values`` per document (``owner`` gives each unit's)."""
+        best = np.full(len(self.keys), -np.inf)
+        np.maximum.at(best, owner[: len(unit_values)], unit_values)
+        return best
 
     @property
     def passage_count(self) -> int:

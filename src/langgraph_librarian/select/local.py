@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -36,8 +35,6 @@ RELATIVE_CUTOFF = 0.35
 """Keep candidates scoring at least this share of the best one."""
 _RESERVE_CUTOFF = 0.2
 """Reserve candidates (for an unused budget) score at least this share of the best one."""
-SEMANTIC_WEIGHT = float(os.environ.get("SW", "0.4"))
-"""Share of the fused score given to embedding similarity when vectors exist."""
 _SUMMARY_EMBEDDED_TOKENS = 250
 """Messages longer than this (about 1,000 characters) are embedded by their summary."""
 _LONG_SEMANTIC_FACTOR = 0.5
@@ -105,6 +102,38 @@ class _Scored:
     """Slots of earlier messages asking what the query asks."""
 
 
+@dataclass(frozen=True)
+class EmbeddingProfile:
+    """How the selector uses an embedding model: what it embeds, how much it trusts it.
+
+    Attributes:
+        unit_words: Passages of one message are joined into units of up to this many
+            words before embedding (0: each passage alone). A static model averages
+            word vectors and needs a few sentences to average; a transformer reads one
+            sentence best.
+        semantic_weight: Share of the fused score given to embedding similarity.
+
+    A model declares its own with ``passage_words`` and ``semantic_weight`` attributes
+    (the packaged static model does); any other model gets the defaults below, suited
+    to sentence-level transformers.
+    """
+
+    unit_words: int = 0
+    semantic_weight: float = 0.5
+
+    @classmethod
+    def of(cls, embeddings: Embeddings | None) -> EmbeddingProfile:
+        default = cls()
+        words = getattr(embeddings, "passage_words", default.unit_words)
+        weight = getattr(embeddings, "semantic_weight", default.semantic_weight)
+        valid_words = isinstance(words, int) and words >= 0
+        valid_weight = isinstance(weight, (int, float)) and 0.0 <= weight <= 1.0
+        return cls(
+            words if valid_words else default.unit_words,
+            float(weight) if valid_weight else default.semantic_weight,
+        )
+
+
 def _first_copies(
     slots: list[int], entries: Sequence[IndexEntry], messages: Sequence[BaseMessage]
 ) -> list[int]:
@@ -160,6 +189,7 @@ class LocalSelector:
         self.max_selected = max_selected
         self.embeddings = embeddings
         self._query_model = embedding_model_id(embeddings) if embeddings is not None else None
+        self._profile = EmbeddingProfile.of(embeddings)
 
     # -- scoring --------------------------------------------------------------------
 
@@ -194,7 +224,8 @@ class LocalSelector:
                 floor = mean + std
             centred = np.where(filler, 0.0, cosines - floor)
             semantic = _rescaled(centred, echoes, lambda top: max(top, _MIN_SEMANTIC_SPREAD))
-            fused = (1 - SEMANTIC_WEIGHT) * fused + SEMANTIC_WEIGHT * semantic
+            weight = self._profile.semantic_weight
+            fused = (1 - weight) * fused + weight * semantic
         if echoes.size:
             fused[echoes] *= _ECHO_FACTOR
         if len(entries) > 1:
@@ -215,11 +246,13 @@ class LocalSelector:
         norm = float(np.linalg.norm(q))
         if norm == 0 or len(index) == 0:
             return None
-        matrix = index.passage_vectors(self.embeddings, self._query_model)
+        matrix, owner = index.passage_vectors(
+            self.embeddings, self._query_model, self._profile.unit_words
+        )
         if matrix.shape[1] != q.shape[0]:
             return None  # a query vector of another model: never compared
         sims = matrix @ (q / norm)
-        best, _ = index.doc_max(sims)
+        best = index.doc_max(sims, owner)
         best[~np.isfinite(best)] = float(np.min(sims)) if sims.size else 0.0
         return best.astype(np.float64)
 
@@ -271,7 +304,7 @@ class LocalSelector:
         keys = _doc_keys(entries)
         index = bm25_index_for(keys, lambda i: _doc_text(entries[i], messages[entries[i].id]))
         if self.embeddings is not None and self._query_model is not None:
-            index.passage_vectors(self.embeddings, self._query_model)
+            index.passage_vectors(self.embeddings, self._query_model, self._profile.unit_words)
             background_vectors(self.embeddings, self._query_model)
 
     def evidence(
