@@ -154,3 +154,30 @@ def test_in_thread_selection_prefers_the_statement_to_an_earlier_echo() -> None:
     selection = LocalSelector(embeddings=default_embeddings()).select(TAHINI, history, entries)
     assert selection.ids[0] == 0  # the statement first, the echo (2) after it if at all
     assert 1 not in selection.ids and 3 not in selection.ids  # filler never rides along
+
+
+def test_the_floor_rises_with_the_number_of_records() -> None:
+    from langgraph_librarian.select._evidence import EVIDENCE_FLOOR, scope_floor
+
+    assert scope_floor(1) == scope_floor(3) == EVIDENCE_FLOOR
+    floors = [scope_floor(n) for n in (10, 50, 400, 5000)]
+    assert floors == sorted(floors) and 3.0 < scope_floor(400) < 4.0
+
+
+@pytest.mark.embeddings
+def test_a_large_scope_recalls_nothing_for_an_unrelated_question_and_finds_a_related_one() -> None:
+    memory = ScopeMemory(InMemoryStore())
+    dishes = ["lentil soup", "mushroom risotto", "green curry", "apple crumble", "fish pie"]
+    sides = ["rice", "bread", "salad", "chips", "greens", "polenta", "couscous", "beans"]
+    turns = []
+    for n in range(120):
+        dish, side = dishes[n % 5], sides[n % 8]
+        turns += [f"Day {n}: we cooked {dish} with {side} for dinner.", f"Enjoy the {dish}!"]
+    _scope(memory, "u", "kitchen", turns)
+    unrelated = memory.recall("u", "What is the torque spec for the cylinder head bolts?")
+    assert unrelated.status == "empty", unrelated.reason
+    related = memory.recall("u", "When did we last have mushroom risotto with polenta?")
+    assert related.status == "recalled"
+    texts = [r.text for r in related.records]
+    assert "Day 21: we cooked mushroom risotto with polenta for dinner." in texts
+    assert "Enjoy the lentil soup!" not in texts  # not the reply to a bearing message

@@ -50,7 +50,6 @@ from langgraph_librarian.recall._store import (
     put_op,
     search_op,
 )
-from langgraph_librarian.select._evidence import EVIDENCE_FLOOR
 
 __all__ = ["MAX_REMEMBER_CHARS", "ScopeMemory"]
 
@@ -342,7 +341,7 @@ class ScopeMemory:
                 scope=key,
                 reason=(
                     f"nothing in the scope bears on the question (best relevance "
-                    f"{ranked.relevance:.2f} < floor {EVIDENCE_FLOOR})"
+                    f"{ranked.relevance:.2f}, needed {ranked.floor:.2f} or a shared rare word)"
                 ),
                 strategy="local",
                 relevance=ranked.relevance,

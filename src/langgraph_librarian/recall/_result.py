@@ -61,9 +61,11 @@ class RecallResult:
         reason: Why the result is not ``"recalled"`` (for logs and metadata).
         strategy: The selector that chose the records (``"local"``, ``"llm"``...).
         relevance: How far the scope's best record stands above chance for the
-            question (standard deviations; a shared rare word counts as 2.0). Recall
-            is ``"empty"`` when it is under the floor (1.5). ``None`` when no ranking
-            ran (an empty scope, a failure).
+            question (standard deviations; a shared rare word counts as 2.0). With the
+            offline selector recall is ``"empty"`` when nothing shares a rare word and
+            this stays under the floor for the scope's size (1.5 for a few records,
+            about 3.5 for 400; see ``docs/recall.md``). ``None`` when no ranking ran
+            (an empty scope, a failure).
     """
 
     status: RecallStatus

@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._pipeline import make_selector
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.recall._records import MemoryRecord, records_as_index
-from langgraph_librarian.select._evidence import EVIDENCE_FLOOR
+from langgraph_librarian.select._evidence import EVIDENCE_FLOOR, Evidence
 from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.select.result import Selection
 
@@ -38,41 +37,44 @@ class Ranked:
             ``"floor"`` when nothing in the scope reached the relevance floor.
         relevance: The best record's evidence (standard deviations above chance; see
             :meth:`LocalSelector.evidence`), ``None`` when the scope is empty.
+        floor: What the best record's similarity had to reach for this scope's size.
     """
 
     records: list[MemoryRecord]
     strategy: str
     relevance: float | None = None
+    floor: float | None = None
 
 
 def _floor_filter(
-    records: Sequence[MemoryRecord], ids: Sequence[int], evidence: np.ndarray
+    records: Sequence[MemoryRecord], ids: Sequence[int], evidence: Evidence
 ) -> list[int]:
-    """``ids`` that bear on the query, and the replies or questions next to those.
+    """``ids`` that bear on the query, and the other half of their exchanges.
 
-    A record under the floor stays when it is the other half of an exchange whose
-    first half bears on the query (the answer to a matching question), in the same
-    thread; echoes and filler (``-inf``) never do.
+    A record under the floor stays when it is the reply to a bearing user message or
+    the user message a bearing reply answers, in the same thread; echoes and filler
+    never do.
     """
-    bearing = {i for i in ids if evidence[i] >= EVIDENCE_FLOOR}
+    scores = evidence.scores()
+    bearing = {i for i in ids if scores[i] >= EVIDENCE_FLOOR}
 
     def partner(i: int) -> bool:
-        return any(
-            j in bearing and records[j].thread_id == records[i].thread_id for j in (i - 1, i + 1)
-        )
+        # The reply to a bearing question, or the question a bearing reply answers.
+        before, after = i - 1, i + 1
+        here = records[i]
+        if here.role == "ai" and before in bearing:
+            return records[before].role == "human" and records[before].thread_id == here.thread_id
+        if here.role == "human" and after in bearing:
+            return records[after].role == "ai" and records[after].thread_id == here.thread_id
+        return False
 
-    return [i for i in ids if i in bearing or (np.isfinite(evidence[i]) and partner(i))]
+    return [i for i in ids if i in bearing or (evidence.usable[i] and partner(i))]
 
 
 def _held_to_floor(config: LibrarianConfig) -> bool:
     """The offline selector is held to the floor; a model selector judges meaning itself
     (and may answer that nothing applies)."""
     return config.selector is None and config.uses_local_selector
-
-
-def _best(evidence: np.ndarray) -> float:
-    best = float(evidence.max()) if evidence.size else float("-inf")
-    return best if np.isfinite(best) else 0.0
 
 
 def select_ranked(
@@ -83,18 +85,19 @@ def select_ranked(
 ) -> Ranked:
     """The records the configured selector picks for ``query``, best first.
 
-    Nothing is picked when no record reaches the relevance floor
-    (:data:`~langgraph_librarian.select._evidence.EVIDENCE_FLOOR` standard deviations
-    above chance, or a rare query word): a question about something the scope never
-    discussed recalls nothing rather than the nearest records. The local selector's
+    Nothing is picked when no record bears on the question (a shared rare word, or a
+    similarity above what the best of that many unrelated records reaches by chance:
+    :func:`~langgraph_librarian.select._evidence.scope_floor`): a question about
+    something the scope never discussed recalls nothing rather than the nearest
+    records. The local selector's
     picks are held to the floor one by one; a model selector's picks are its own.
     """
     if not records:
         return Ranked([], "none")
     messages, entries = records_as_index(records)
     evidence = _local(config).evidence(query, messages, entries)
-    if _held_to_floor(config) and _best(evidence) < EVIDENCE_FLOOR:
-        return Ranked([], "floor", _best(evidence))
+    if _held_to_floor(config) and not evidence.bears():
+        return Ranked([], "floor", evidence.best(), evidence.floor())
     # The selector's own model call (if any) runs as a child of ``parent``, tagged.
     selection = make_selector(config).select(query, messages, entries, config=parent)
     return _ranked(records, selection, evidence)
@@ -113,17 +116,17 @@ async def aselect_ranked(
     local = _local(config)
     vector = await local.embeddings.aembed_query(query) if local.embeddings is not None else None
     evidence = local.evidence(query, messages, entries, vector)
-    if _held_to_floor(config) and _best(evidence) < EVIDENCE_FLOOR:
-        return Ranked([], "floor", _best(evidence))
+    if _held_to_floor(config) and not evidence.bears():
+        return Ranked([], "floor", evidence.best(), evidence.floor())
     selection = await make_selector(config).aselect(query, messages, entries, config=parent)
     return _ranked(records, selection, evidence)
 
 
-def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: np.ndarray) -> Ranked:
+def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: Evidence) -> Ranked:
     ids = selection.ids
     if selection.strategy == "local":
         ids = _floor_filter(records, ids, evidence)
-    return Ranked(_ordered(records, ids), selection.strategy, _best(evidence))
+    return Ranked(_ordered(records, ids), selection.strategy, evidence.best(), evidence.floor())
 
 
 def _local(config: LibrarianConfig) -> LocalSelector:

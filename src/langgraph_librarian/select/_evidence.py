@@ -23,8 +23,10 @@ from __future__ import annotations
 import gzip
 import re
 import threading
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -34,17 +36,21 @@ from langgraph_librarian._text import WHITESPACE, content_terms, stem_terms, tok
 __all__ = [
     "EVIDENCE_FLOOR",
     "LEXICAL_EVIDENCE",
+    "Evidence",
     "background_vectors",
     "chance_level",
     "informative_terms",
     "is_echo",
     "is_filler",
     "repeat_key",
+    "scope_floor",
     "shares_evidence",
 ]
 
 EVIDENCE_FLOOR = 1.5
 """Standard deviations above chance a message must reach to bear on a query."""
+_ABOVE_TYPICAL_MAX = 0.5
+"""How far above the largest chance score among n records the best must stand."""
 LEXICAL_EVIDENCE = 2.0
 """Evidence credited to a message sharing a rare query word (above the floor)."""
 _COMMON_WORDS = 3000
@@ -130,6 +136,70 @@ _ECHO_COVERAGE = 0.6
 """Share of the query's terms an earlier question must repeat to be its echo."""
 _ECHO_EXTRA = 0.4
 """At most this share of the earlier question's terms may be new."""
+
+
+def scope_floor(records: int) -> float:
+    """What the best of ``records`` records must reach for any of them to bear on a query.
+
+    Among many records that have nothing to do with a question, the best one still
+    scores high by chance: the expected largest of ``n`` draws of a standard normal
+    (Blom's approximation), about 1.3 for 6 records and 3.0 for 400. Evidence must stand
+    half a standard deviation above that, and never below :data:`EVIDENCE_FLOOR`.
+    """
+    if records <= 1:
+        return EVIDENCE_FLOOR
+    typical_max = NormalDist().inv_cdf((records - 0.375) / (records + 0.25))
+    return max(EVIDENCE_FLOOR, typical_max + _ABOVE_TYPICAL_MAX)
+
+
+@dataclass
+class Evidence:
+    """What each message of a history can prove for one query.
+
+    Attributes:
+        semantic: Best-passage cosine in standard deviations above chance (zeros
+            without an embedding model).
+        lexical: Shares a rare query word, or all of a short query's words.
+        usable: ``False`` for echoes of the query and filler, which prove nothing.
+        strong: Shares every content word of the query, or two of its rare words:
+            enough to bear on it in a scope of any size.
+    """
+
+    semantic: np.ndarray
+    lexical: np.ndarray
+    usable: np.ndarray
+    strong: np.ndarray
+
+    def scores(self) -> np.ndarray:
+        """One score per message: semantic, at least :data:`LEXICAL_EVIDENCE` when it
+        shares a rare word; ``-inf`` when it cannot be evidence."""
+        combined = np.where(
+            self.lexical, np.maximum(self.semantic, LEXICAL_EVIDENCE), self.semantic
+        )
+        return np.where(self.usable, combined, -np.inf)
+
+    def best(self) -> float:
+        """The best usable score (0.0 when nothing is usable)."""
+        scores = self.scores()
+        top = float(scores.max()) if scores.size else float("-inf")
+        return top if np.isfinite(top) else 0.0
+
+    def floor(self) -> float:
+        """The semantic score the best usable message must reach (see :func:`scope_floor`)."""
+        return scope_floor(int(self.usable.sum()))
+
+    def bears(self) -> bool:
+        """Whether anything here bears on the query.
+
+        The best usable score must reach what the best of this many unrelated messages
+        reaches by chance (:func:`scope_floor`): among a few messages one shared rare
+        word (worth :data:`LEXICAL_EVIDENCE`) is enough; among hundreds, some word of any
+        question turns up by chance, and it takes the meaning, or one message with every
+        content word of the question or two of its rare words (:attr:`strong`).
+        """
+        if not self.usable.any():
+            return False
+        return self.best() >= self.floor() or bool((self.strong & self.usable).any())
 
 
 def _lines() -> list[str]:

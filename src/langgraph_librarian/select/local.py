@@ -17,7 +17,7 @@ from langgraph_librarian._text import content_terms
 from langgraph_librarian.embeddings import embedding_model_id
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select._evidence import (
-    LEXICAL_EVIDENCE,
+    Evidence,
     background_vectors,
     chance_level,
     informative_terms,
@@ -313,35 +313,38 @@ class LocalSelector:
         messages: Sequence[BaseMessage],
         entries: Sequence[IndexEntry],
         query_vector: Sequence[float] | None = None,
-    ) -> np.ndarray:
-        """How far each entry stands above chance for ``query``, in standard deviations.
+    ) -> Evidence:
+        """What each entry can prove for ``query``, aligned with ``entries``.
 
         The best passage's cosine is compared with the query's cosine to unrelated
-        everyday lines (see :mod:`langgraph_librarian.select._evidence`); sharing a rare
-        query word counts as :data:`LEXICAL_EVIDENCE`. Echoes of the query and filler
-        get ``-inf``: they can never carry evidence. Aligned with ``entries``.
+        everyday lines (see :mod:`langgraph_librarian.select._evidence`), in standard
+        deviations; sharing a rare query word is lexical evidence. Echoes of the query
+        and filler are marked unusable: they can never carry evidence.
         """
-        result = np.zeros(len(entries))
+        n = len(entries)
+        evidence = Evidence(
+            np.zeros(n), np.zeros(n, dtype=bool), np.ones(n, dtype=bool), np.zeros(n, dtype=bool)
+        )
         if not entries:
-            return result
+            return evidence
         if query_vector is None:
             query_vector = self._query_vector(query)
         scored = self._score(query, messages, entries, query_vector)
         if scored.cosines is not None and self.embeddings is not None and self._query_model:
             q = np.asarray(query_vector, dtype=np.float32)
             mean, std = chance_level(self.embeddings, self._query_model, q / np.linalg.norm(q))
-            result = (scored.cosines - mean) / std
+            evidence.semantic = (scored.cosines - mean) / std
         terms = frozenset(content_terms(query))
         rare = informative_terms(query)
         index = scored.lexical
-        for slot in range(len(entries)):
+        for slot in range(n):
             shared = frozenset().union(*(index.passage_terms[p] for p in index.doc_passages(slot)))
-            if shares_evidence(shared & terms, terms, rare):
-                result[slot] = max(result[slot], LEXICAL_EVIDENCE)
-            if is_filler(message_text(messages[entries[slot].id])):
-                result[slot] = -np.inf
-        result[scored.echoes] = -np.inf
-        return result
+            evidence.lexical[slot] = shares_evidence(shared & terms, terms, rare)
+            common = shared & terms
+            evidence.strong[slot] = bool(terms) and (common == terms or len(common & rare) >= 2)
+        evidence.usable &= ~index.filler()
+        evidence.usable[scored.echoes] = False
+        return evidence
 
     def rank(
         self,
