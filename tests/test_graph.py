@@ -14,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from typing_extensions import TypedDict
 
-from fakes import ScriptedChatModel
+from fakes import ScriptedChatModel, first_sentence
 from helpers import conversation
 from langgraph_librarian import (
     LOCAL,
@@ -337,7 +337,7 @@ def test_background_indexing_returns_before_the_index_is_built(tmp_path):
         # Blocks until the test releases it: if invoke() waited for indexing, the
         # assertions below would see the index built (and release would time out).
         release.wait(10)
-        return "summary"
+        return first_sentence(messages)
 
     indexer = ScriptedChatModel(script=blocked_summary)
     store = FileIndexStore(tmp_path)
