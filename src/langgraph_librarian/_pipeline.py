@@ -186,6 +186,7 @@ def make_selector(config: LibrarianConfig) -> Selector:
         token_counter=config.token_counter,
         output=config.selector_output,
         time_budget=config.selection_timeout,
+        keep_local=config.selector_keeps_local,
     )
 
 
@@ -354,6 +355,9 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         metadata["fallback_reason"] = selection.fallback_reason
     if selection.raw_answer:
         metadata["selector_answer"] = selection.raw_answer
+    if selection.strategy == "llm":
+        metadata["model_selected_ids"] = selection.model_ids
+        metadata["kept_local_ids"] = [p for p in selection.kept_local_ids if p in selected]
     if plan.gist is not None:
         metadata["running_summary_included_tokens"] = gist_cost
     metadata["selection_latency_ms"] = round((time.perf_counter() - plan.started) * 1000, 3)

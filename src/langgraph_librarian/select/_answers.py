@@ -10,9 +10,41 @@ from pydantic import BaseModel, Field, ValidationError
 
 from langgraph_librarian._messages import output_text
 from langgraph_librarian.select.parse import parse_selected_ids
-from langgraph_librarian.select.prompts import echoes_template
+from langgraph_librarian.select.prompts import echoes_example, echoes_template
 
-__all__ = ["Answer", "SelectionOutput", "interpret"]
+__all__ = [
+    "LENGTH_PROBLEM",
+    "Answer",
+    "SelectionOutput",
+    "cut_off_text",
+    "interpret",
+    "stopped_at_length",
+]
+
+LENGTH_PROBLEM = "selector answer cut off at the output-token limit (finish_reason=length)"
+
+
+def cut_off_text(exc: BaseException) -> str | None:
+    """The text of an answer the client refused because it hit the length limit.
+
+    ``openai`` raises ``LengthFinishReasonError`` (carrying the completion) when a
+    structured (json_schema) answer stops at ``max_tokens``; ``None`` for other errors.
+    """
+    if type(exc).__name__ != "LengthFinishReasonError":
+        return None
+    try:
+        content = exc.completion.choices[0].message.content  # type: ignore[attr-defined]
+    except (AttributeError, IndexError):
+        content = None
+    return str(content or "")
+
+
+def stopped_at_length(result: Any) -> bool:
+    """The model stopped because of the output limit (``finish_reason`` / ``stop_reason``)."""
+    message = result.get("raw") if isinstance(result, dict) else result
+    meta = getattr(message, "response_metadata", None) or {}
+    reason = meta.get("finish_reason") or meta.get("stop_reason") or meta.get("done_reason")
+    return str(reason).lower() in {"length", "max_tokens", "max_output_tokens"}
 
 
 class SelectionOutput(BaseModel):
@@ -78,6 +110,8 @@ def interpret(result: Any, valid_ids: Collection[int], template: str) -> Answer:
         text = output_text(result)
     if echoes_template(text, template):
         return Answer(raw=text, problem="selector echoed the prompt instead of answering")
+    if echoes_example(text, template):
+        return Answer(raw=text, problem="selector repeated an example line of the prompt")
     read = parse_selected_ids(text, valid)
     if not read.found:
         return Answer(raw=text, problem=read.problem or "no usable answer")
