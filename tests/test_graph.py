@@ -102,7 +102,9 @@ def test_short_history_with_no_index_passes_through_under_the_default_budget():
 
 def test_second_turn_selects_and_hydrates(checkpointer):
     config = LibrarianConfig(
-        indexer_model=ScriptedChatModel(script="summary"), selector_model=selector_answer("[4, 16]")
+        indexer_model=ScriptedChatModel(script="summary"),
+        selector_model=selector_answer("[4, 16]"),
+        selector_keeps_local=False,  # the model's picks alone: this tests the plumbing
     )
     seen: list[list[Any]] = []
     graph = create_librarian_graph(recording_agent(seen), config, checkpointer=checkpointer)
@@ -233,6 +235,7 @@ def test_pattern_2_custom_graph_with_node_and_indexer():
     config = LibrarianConfig(
         indexer_model=ScriptedChatModel(script="s"),
         selector_model=ScriptedChatModel(script="IDs: [2]"),
+        selector_keeps_local=False,
     )
     seen: list[list[Any]] = []
     builder = StateGraph(MyState)
@@ -257,6 +260,7 @@ async def test_async_graph_and_index_store(tmp_path):
         indexer_model=indexer,
         selector_model=ScriptedChatModel(script="IDs: [1]"),
         store=FileIndexStore(tmp_path),
+        selector_keeps_local=False,
     )
     graph = create_librarian_graph(recording_agent([]), config, checkpointer=MemorySaver())
     cfg = {"configurable": {"thread_id": "../../etc/passwd"}}

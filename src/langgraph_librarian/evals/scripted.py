@@ -26,6 +26,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from langgraph_librarian._messages import message_text
 from langgraph_librarian._text import content_terms
+from langgraph_librarian.index.extractive import extractive_summary
 
 __all__ = ["SCRIPTED_KINDS", "ScriptedBenchModel"]
 
@@ -92,8 +93,9 @@ class ScriptedBenchModel(BaseChatModel):
         body = prompt.rsplit("<message>", 1)[-1].split("</message>", 1)[0].strip()
         seed = zlib.crc32(body.encode())
         if self.kind == "oracle":
-            sentences = re.split(r"(?<=[.!?])\s+", body)
-            return " ".join(sentences[:2])[:400]
+            # A faithful summary that keeps the index the offline engine would build, so
+            # the bench compares selection only.
+            return extractive_summary(body, "human")
         if seed % 3 == 0:
             return _fabricate(body, seed)
         return _GARBAGE_SUMMARIES[seed % len(_GARBAGE_SUMMARIES)]

@@ -116,6 +116,13 @@ _REFUSAL = re.compile(
     re.IGNORECASE,
 )
 _MIN_SHARED_WITHOUT_FACTS = 3
+_TALK = frozenset(
+    content_terms(
+        "user users assistant asked asks question questions answer answers answered message "
+        "messages said says talked talks discussed discusses mentioned mentions shared "
+        "shares request requested something thing things topic topics conversation"
+    )
+)
 
 
 def _number(token: str) -> str:
@@ -242,11 +249,14 @@ def _carries(summary: str, source: str) -> bool:
         return True
     if {n.lower() for n in _names(summary)} & words:
         return True
-    terms = set(content_terms(summary))
+    terms = set(content_terms(summary)) - _TALK
     shared = terms & stems
     # Without facts, a paraphrase still shares several content words, or at least half
-    # of its own when it is very short ("- allergic to nuts").
-    return len(shared) >= _MIN_SHARED_WITHOUT_FACTS or (bool(shared) and 2 * len(shared) >= len(terms))
+    # of its own when it is very short ("- allergic to nuts"). Words about the talk
+    # itself ("the user asked a question") say nothing of what was said.
+    return len(shared) >= _MIN_SHARED_WITHOUT_FACTS or (
+        len(shared) >= 2 and 2 * len(shared) >= len(terms)
+    )
 
 
 def summary_facts_problem(summary: str, source: str) -> str | None:

@@ -317,18 +317,17 @@ class LLMSelector:
         """The model's picks, merged with what the offline engine is sure of.
 
         A weak model's wrong picks must not push out what the offline engine is sure
-        of (:func:`confident_picks`), and a good model's picks should come first. In
-        rank order: the model's picks the offline engine also made, the rest of the
-        offline selection, the model's other picks, then the offline next-best
-        (``reserve_ids``, only to fill an unused budget). The budget cuts from the end.
+        of (:func:`confident_picks`): in rank order, the offline selection comes first,
+        then the model's picks, then the offline next-best (``reserve_ids``, only to fill
+        an unused budget). The budget cuts from the end, so a model's picks take the
+        place of the offline engine's guesses, never of its selection. Promoting the
+        model's picks above the offline selection was measured and rejected: it lets a
+        weak model's wrong picks cost answers (see docs/local-models.md).
         """
         sure = confident_picks(local) if self.keep_local else []
-        ranked = set(sure)
-        # The model's picks the offline ranking also found go first; picks it did not
-        # find at all (a weak model's guesses) only after its confident ones.
-        backed = [i for i in answer.ids if i in ranked] if self.keep_local else []
-        ids = list(dict.fromkeys([*backed, *sure, *answer.ids]))
-        reserve = [i for i in dict.fromkeys([*local.ids, *local.reserve_ids]) if i not in ids]
+        ids = list(dict.fromkeys([*sure, *answer.ids]))
+        pool = local.reserve_ids if self.keep_local else []
+        reserve = [i for i in dict.fromkeys(pool) if i not in ids]
         return Selection(
             ids=ids,
             reasoning=answer.reasoning,
