@@ -8,9 +8,9 @@ from helpers import conversation, tool_exchange
 from langgraph_librarian import LibrarianConfig, index_messages
 from langgraph_librarian.index import aupdate_index, update_index
 
-
 VENUE = "The venue for the offsite is the Alfama loft, booked for 40 people on 3 June. " * 4
 VENUE_SUMMARY = "Offsite venue: the Alfama loft, for 40 people on 3 June."
+
 
 def llm_config(model, **kwargs):
     return LibrarianConfig(indexer_model=model, retry_backoff=0, **kwargs)

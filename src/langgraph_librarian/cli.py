@@ -309,7 +309,7 @@ def _bench_models(spec: str | None) -> tuple[Any, Any]:
         kind = spec.split(":", 1)[1]
         if kind not in SCRIPTED_KINDS:
             raise CliError(f"--model scripted:KIND takes one of {', '.join(SCRIPTED_KINDS)}")
-        scripted = ScriptedBenchModel(kind=kind)
+        scripted = ScriptedBenchModel(kind=kind)  # type: ignore[arg-type]  # checked above
         return scripted, scripted
     return _model(spec, role="indexer_model"), _model(spec, role="selector_model")
 

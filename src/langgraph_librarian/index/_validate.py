@@ -29,6 +29,11 @@ from langgraph_librarian._text import content_terms
 
 __all__ = ["summary_facts_problem"]
 
+
+def _listed(words: str) -> list[str]:
+    return words.split()
+
+
 _MONTHS = {
     name: i
     for i, names in enumerate(
@@ -68,18 +73,22 @@ _DAYS = {
 _NUMBER_WORDS = {
     w: str(i)
     for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+        _listed(
+            "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+            "fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+        )
     )
 } | {"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "dozen": "12", "half": "0.5"}
-# Generic capitalised words a summary may use without the message containing them.
 _SPOKEN_TIMES = (
     (re.compile(r"\bhalf (?:an )?hour\b|\bhalf past\b"), "30"),
     (re.compile(r"\bquarter (?:of an )?hour\b|\bquarter (?:past|to)\b"), "15"),
 )
+# Generic capitalised words a summary may use without the message containing them.
 _GENERIC_CAPS = frozenset(
-    "i user users assistant ai ok id ids url api faq am pm utc eur usd gbp tldr tl;dr "
-    "note decision summary todo question answer request update fyi re".split()
+    _listed(
+        "i user users assistant ai ok id ids url api faq am pm utc eur usd gbp tldr tl;dr "
+        "note decision summary todo question answer request update fyi re"
+    )
 )
 
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)*")
@@ -147,7 +156,9 @@ def _codes(text: str) -> set[str]:
         letters = re.sub(r"[^A-Za-z]", "", token)
         if len(letters) <= 2 and re.fullmatch(r"\d+[A-Za-z]{1,2}", token):
             continue  # units and ordinals: 3pm, 25th, 10km are numbers
-        if re.fullmatch(r"\d+(?:st|nd|rd|th|am|pm|s|h|m|k|x|g|kg|km|cm|mm|ms|gb|mb|tb)", token, re.I):
+        if re.fullmatch(
+            r"\d+(?:st|nd|rd|th|am|pm|s|h|m|k|x|g|kg|km|cm|mm|ms|gb|mb|tb)", token, re.I
+        ):
             continue
         codes.add(re.sub(r"[^a-z0-9]", "", token.lower()))
     return codes
@@ -232,7 +243,7 @@ def _fabricated(summary: str, source: str) -> str | None:
 
 
 def _initials(name: str, source: str) -> bool:
-    """``nw`` for "north-west", ``pr`` for "pull request": an abbreviation of the message's words."""
+    """``nw`` for "north-west", ``pr`` for "pull request": initials of the message's words."""
     if not 2 <= len(name) <= 5:
         return False
     initials = "".join(w[0] for _, w in _words(source.lower().replace("-", " ")))

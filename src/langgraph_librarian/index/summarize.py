@@ -128,8 +128,8 @@ def summary_problem(summary: str, source: str, prompt: str) -> str | None:
     Small or misconfigured models return the instructions (``prompt``) instead of a
     summary, refuse, answer with filler or a preamble, describe something else, or
     invent facts (see :mod:`langgraph_librarian.index._validate`); stored as
-    ``"summarized"`` such an entry would hide the message from selection for good. Rejected summaries become
-    extractive entries marked ``"fallback"``. The running summary
+    ``"summarized"`` such an entry would hide the message from selection for good.
+    Rejected summaries become extractive entries marked ``"fallback"``. The running summary
     (:mod:`langgraph_librarian.memory`) applies the same checks to its answers.
     """
     if not summary:

@@ -45,6 +45,7 @@ _CAPABILITY_STATUS = frozenset({400, 404, 405, 415, 422, 500, 501})
 # ``parsed`` field makes pydantic warn whenever the message is dumped).
 _SCHEMA: dict[str, Any] = SelectionOutput.model_json_schema()
 
+
 class _Known:
     """What one model's server accepted and refused."""
 

@@ -11,7 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._calls import ModelCaller, status_code
+from langgraph_librarian._calls import ModelCaller, request_bounded, status_code
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select import _ladder
 from langgraph_librarian.select._answers import (
@@ -170,13 +170,19 @@ class LLMSelector:
         ]
         return [(rung, runnable) for rung, runnable in found if runnable is not None]
 
-    def _caller(self, runnable: Any) -> ModelCaller:
+    def _caller(self, runnable: Any, rung: Rung) -> ModelCaller:
+        def bounded(timeout: float) -> Any:
+            # The same output form on a copy of the model whose request ends in time.
+            model = request_bounded(self.model, timeout)
+            return None if model is None else _ladder.build(model, rung)
+
         return ModelCaller(
             runnable,
             step="select",
             timeout=self.timeout,
             retries=self.max_retries,
             backoff=self.retry_backoff,
+            build=bounded,
         )
 
     @staticmethod
@@ -254,7 +260,7 @@ class LLMSelector:
             short, action = False, "shorter"
             while action == "shorter":
                 try:
-                    outcome: object = self._caller(runnable).invoke(
+                    outcome: object = self._caller(runnable, rung).invoke(
                         self._messages(prompt, rung, short), config, deadline=deadline
                     )
                     failed = False
@@ -290,7 +296,7 @@ class LLMSelector:
             short, action = False, "shorter"
             while action == "shorter":
                 try:
-                    outcome: object = await self._caller(runnable).ainvoke(
+                    outcome: object = await self._caller(runnable, rung).ainvoke(
                         self._messages(prompt, rung, short), config, deadline=deadline
                     )
                     failed = False

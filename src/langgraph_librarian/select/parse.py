@@ -6,8 +6,9 @@ an ``IDs: [...]`` line (the label a word of its own: "Paid: 5" is not one), a JS
 with an ``ids`` list, or an answer that is nothing but a JSON list. Lists inside prose
 are not read. Everything else is unusable and the caller falls back to the local
 selector: a bare ``[]`` (the prompt's own example echoed back, or a lazy answer), an
-array of strings (``"tags": ["x"]``), a list of unknown ids, prose without a list. Reading ``[]`` as "select nothing" would silently hand the agent
-only the recent turns; a fallback costs a few hundred tokens at most.
+array of strings (``"tags": ["x"]``), a list of unknown ids, prose without a list.
+Reading ``[]`` as "select nothing" would silently hand the agent only the recent turns;
+a fallback costs a few hundred tokens at most.
 """
 
 from __future__ import annotations
@@ -130,10 +131,10 @@ def _candidates(text: str) -> list[tuple[int, Reading]]:
             found.append((match.start(), (None, True)))
         else:
             try:
-                value: object = json.loads(value_text)
+                labelled: object = json.loads(value_text)
             except ValueError:
-                value = value_text
-            ids = _as_ids(value, text_form=not isinstance(value, list))
+                labelled = value_text
+            ids = _as_ids(labelled, text_form=not isinstance(labelled, list))
             if ids is not None:
                 found.append((match.start(), (ids, False)))
     return found

@@ -90,7 +90,7 @@ JSON_ANSWER_INSTRUCTIONS = (
 
 SHORT_ANSWER_INSTRUCTIONS = (
     "Your previous answer was cut off at the length limit. Do not explain: answer with "
-    "the ids only (in JSON, keep \"reasoning\" under ten words; in text, only the line "
+    'the ids only (in JSON, keep "reasoning" under ten words; in text, only the line '
     "IDs: [...])."
 )
 """Appended when the model's previous answer ran into the output-token limit."""
@@ -119,7 +119,9 @@ def echoes_template(answer: str, template: str, fences: Sequence[str] = _FENCE_M
     return repeated >= max(2, len(lines) // 3)
 
 
-_EXAMPLE = re.compile(r"(?<![\w-])(?:selected[_ ]|message[_ ])?ids?(?![\w-])\s*[:=][^\n]*|\{[^{}\n]*\}", re.I)
+_EXAMPLE = re.compile(
+    r"(?<![\w-])(?:selected[_ ]|message[_ ])?ids?(?![\w-])\s*[:=][^\n]*|\{[^{}\n]*\}", re.I
+)
 
 
 def _flat(text: str) -> str:
