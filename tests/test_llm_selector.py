@@ -157,3 +157,33 @@ def test_an_echoed_prompt_falls_back():
     meta = run(echo)["librarian_metadata"]
     assert meta["selection_strategy"] == "local_fallback"
     assert "echoed the prompt" in meta["fallback_reason"]
+
+
+def test_refused_forms_are_remembered_per_model_not_only_successes():
+    from fakes import StatusError
+
+    from langgraph_librarian.select import _ladder
+
+    class RefusesTools(ToolCallingScriptedModel):
+        def bind_tools(self, tools, **kwargs):  # type: ignore[override]
+            raise NotImplementedError("no tools here")
+
+    model = ToolCallingScriptedModel(script=[StatusError(500, "json_schema unsupported"), "?"])
+    run(model)
+    assert "structured" not in _ladder.rungs(model, "auto")
+    other = ToolCallingScriptedModel(script="IDs: [4]")
+    assert _ladder.rungs(other, "auto")[0] == "structured"  # per model object
+    assert _ladder.rungs(RefusesTools(), "text") == ["text"]
+
+
+def test_a_length_limited_answer_is_kept_and_retried_once():
+    cut = AIMessage(
+        content="Let me go through every", response_metadata={"finish_reason": "length"}
+    )
+    model = ScriptedChatModel(script=[cut, cut, "IDs: [4]"])
+    meta = run(model, selector_output="text")["librarian_metadata"]
+    assert meta["selection_strategy"] == "local_fallback"
+    assert "output-token limit" in meta["fallback_reason"]
+    assert meta["selector_answer"] == "Let me go through every"
+    assert len(model.calls) == 2  # one shorter request, then the local selector
+    assert "cut off" in str(model.calls[1][-1].content)

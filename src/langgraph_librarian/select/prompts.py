@@ -125,7 +125,9 @@ _EXAMPLE = re.compile(
 
 
 def _flat(text: str) -> str:
-    return " ".join(text.split()).strip().rstrip(".").lower()
+    """Case, spacing and a final full stop do not make an answer different."""
+    flat = " ".join(text.split()).strip().rstrip(".").lower()
+    return re.sub(r"\s*([\[\]{},:])\s*", r"\1", flat)
 
 
 def echoes_example(answer: str, template: str) -> bool:
