@@ -530,7 +530,10 @@ def _add_bench(sub: Any) -> _Parser:
         help="ask only the first N questions (tools: N queries, default 150) (default: all)",
     )
     bench.add_argument(
-        "--model", metavar="PROVIDER:MODEL", help="provider:model for the librarian-llm strategy"
+        "--model",
+        metavar="PROVIDER:MODEL",
+        help="provider:model for the librarian-llm strategy (summaries capped at 400 output "
+        "tokens, selections at 1,024), or scripted:weak / scripted:oracle",
     )
     bench.add_argument(
         "--answer-model",
