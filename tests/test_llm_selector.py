@@ -161,7 +161,6 @@ def test_an_echoed_prompt_falls_back():
 
 def test_refused_forms_are_remembered_per_model_not_only_successes():
     from fakes import StatusError
-
     from langgraph_librarian.select import _ladder
 
     class RefusesTools(ToolCallingScriptedModel):
