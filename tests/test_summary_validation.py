@@ -105,3 +105,18 @@ def test_a_good_indexer_keeps_its_summaries():
     )
     update = update_index(messages, [], config)
     assert [e.status for e in update.entries] == ["summarized"] * len(FAITHFUL)
+
+
+def test_a_summary_cut_at_the_output_limit_is_not_stored():
+    from langchain_core.messages import AIMessage
+
+    source = FAITHFUL[0]
+    cut = AIMessage(content=source["summary"], response_metadata={"finish_reason": "length"})
+    config = LibrarianConfig(
+        indexer_model=ScriptedChatModel(script=[cut]),
+        short_message_threshold=10,
+        embeddings=None,
+    )
+    update = update_index([HumanMessage(source["message"], id="m")], [], config)
+    assert update.entries[0].status == "fallback"
+    assert "output-token limit" in update.errors[0]

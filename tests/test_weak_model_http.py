@@ -295,3 +295,15 @@ def test_bounded_sync_attempts_keep_the_run_config(serve):
     tags, metadata = seen[0]
     assert {"user-tag", TAG_NOSTREAM, "langgraph_librarian"} <= set(tags)
     assert metadata["librarian_step"] == "select"
+
+
+def test_openai_itself_gets_only_max_completion_tokens(monkeypatch):
+    from langgraph_librarian._models import build_model
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    model = build_model("openai:gpt-4o-mini", "indexer_model", timeout=5)
+    assert model.max_tokens == 400 and not model.extra_body  # reasoning models reject max_tokens
+    local = build_model("openai:gpt-4o-mini", "x", timeout=5, role="selector_model")
+    assert local.max_tokens == 1024

@@ -20,6 +20,7 @@ from langgraph_librarian._text import WHITESPACE, content_terms
 from langgraph_librarian.entry import EntryStatus, IndexEntry
 from langgraph_librarian.index._validate import summary_facts_problem
 from langgraph_librarian.index.extractive import extractive_summary
+from langgraph_librarian.select._answers import stopped_at_length
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
 __all__ = [
@@ -199,6 +200,9 @@ class LLMSummarizer:
     def _outcome(self, message: BaseMessage, raw: object, start: float) -> _Outcome:
         summary = _clean_summary(raw)
         problem = summary_problem(summary, message_text(message), self.prompt)
+        if problem is None and stopped_at_length(raw):
+            # Asked for about 100 tokens, it ran into the output limit: rambling, and cut.
+            problem = "the summary was cut off at the output-token limit"
         latency = (time.perf_counter() - start) * 1000
         if problem is not None:
             return _Outcome(None, latency, f"summary rejected: {problem}")
