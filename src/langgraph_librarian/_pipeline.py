@@ -397,7 +397,10 @@ class SelectionCache:
 
     def __init__(self, size: int = 512) -> None:
         self._size = size
-        self._selections: OrderedDict[tuple[str, str], tuple[list[str], Selection]] = OrderedDict()
+        # Positions are kept as message ids: (selected, the model's own, offline kept).
+        self._selections: OrderedDict[
+            tuple[str, str], tuple[tuple[list[str], list[str], list[str]], Selection]
+        ] = OrderedDict()
         self._metadata: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -410,10 +413,13 @@ class SelectionCache:
             hit = self._selections.get(key)
         if hit is None:
             return None
-        ids, selection = hit
+        keys, selection = hit
+        ids, model_keys, kept_keys = keys
         position = {m.id: i for i, m in enumerate(messages)}
         return Selection(
             ids=[position[i] for i in ids if i in position],
+            model_ids=[position[i] for i in model_keys if i in position],
+            kept_local_ids=[position[i] for i in kept_keys if i in position],
             reasoning=selection.reasoning,
             strategy=selection.strategy,
             fallback_reason=selection.fallback_reason,
@@ -424,9 +430,12 @@ class SelectionCache:
         )
 
     def put(self, key: tuple[str, str], messages: Sequence[BaseMessage], sel: Selection) -> None:
-        ids = [str(messages[i].id) for i in sel.ids if 0 <= i < len(messages)]
+        def keys(positions: list[int]) -> list[str]:
+            return [str(messages[i].id) for i in positions if 0 <= i < len(messages)]
+
+        stored = (keys(sel.ids), keys(sel.model_ids), keys(sel.kept_local_ids))
         with self._lock:
-            self._selections[key] = (ids, sel)
+            self._selections[key] = (stored, sel)
             while len(self._selections) > self._size:
                 self._selections.popitem(last=False)
 
