@@ -309,8 +309,15 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     config, messages = plan.config, plan.messages
     gist_cost = gist_tokens(plan.gist, config)
     budget = config.budget_for(plan.original_tokens)
-    # Reserve candidates only fill a budget; they never grow an unbounded context.
-    ranked = selection.ids if budget is None else [*selection.ids, *selection.reserve_ids]
+    # Reserve candidates only fill a budget; they never grow an unbounded context. The
+    # LLM selector's picks the offline ranking did not have come last (see
+    # LLMSelector._chosen), and always when there is no budget to protect.
+    listed = {*selection.ids, *selection.reserve_ids}
+    extra = [i for i in selection.model_ids if i not in listed]
+    if budget is None:
+        ranked = [*selection.ids, *extra]
+    else:
+        ranked = [*selection.ids, *selection.reserve_ids, *extra]
     summaries = plan.recent_summaries
     if budget is not None:  # short forms for selections too long to fit whole
         summaries = summaries | _summaries_of(plan.candidates, ranked)

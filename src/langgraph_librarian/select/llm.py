@@ -322,18 +322,23 @@ class LLMSelector:
     ) -> Selection:
         """The model's picks, merged with what the offline engine is sure of.
 
-        A weak model's wrong picks must not push out what the offline engine is sure
-        of (:func:`confident_picks`): in rank order, the offline selection comes first,
-        then the model's picks, then the offline next-best (``reserve_ids``, only to fill
-        an unused budget). The budget cuts from the end, so a model's picks take the
-        place of the offline engine's guesses, never of its selection. Promoting the
-        model's picks above the offline selection was measured and rejected: it lets a
+        A weak model's wrong picks must not push out anything the offline engine would
+        have sent. In rank order: the offline selection (:func:`confident_picks`), the
+        model's picks that the offline engine ranked next-best (its ``reserve_ids``:
+        the model settles its doubt), the rest of that reserve, and last the model's
+        picks the offline ranking did not have at all (the pipeline sends them whole
+        when the context is unbounded, else as budget allows). The budget cuts from the
+        end. Promoting the model's picks further was measured and rejected: it lets a
         weak model's wrong picks cost answers (see docs/local-models.md).
         """
-        sure = confident_picks(local) if self.keep_local else []
-        ids = list(dict.fromkeys([*sure, *answer.ids]))
-        pool = local.reserve_ids if self.keep_local else []
-        reserve = [i for i in dict.fromkeys(pool) if i not in ids]
+        if self.keep_local:
+            sure = confident_picks(local)
+            nextbest = set(local.reserve_ids)
+            backed = [i for i in answer.ids if i in nextbest]
+            ids = list(dict.fromkeys([*sure, *backed])) or list(answer.ids)
+            reserve = [i for i in local.reserve_ids if i not in ids]
+        else:
+            sure, ids, reserve = [], list(answer.ids), []
         return Selection(
             ids=ids,
             reasoning=answer.reasoning,
