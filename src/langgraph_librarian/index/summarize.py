@@ -15,12 +15,16 @@ from langchain_core.runnables.config import ContextThreadPoolExecutor
 
 from langgraph_librarian._calls import ModelCaller
 from langgraph_librarian._concurrency import AsyncGate, Gate
-from langgraph_librarian._messages import message_role, message_text, output_text
+from langgraph_librarian._messages import (
+    message_role,
+    message_text,
+    output_text,
+    stopped_at_length,
+)
 from langgraph_librarian._text import WHITESPACE, content_terms
 from langgraph_librarian.entry import EntryStatus, IndexEntry
 from langgraph_librarian.index._validate import summary_facts_problem
 from langgraph_librarian.index.extractive import extractive_summary
-from langgraph_librarian.select._answers import stopped_at_length
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
 __all__ = [

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from langgraph_librarian._messages import output_text
+from langgraph_librarian._messages import output_text, stopped_at_length
 from langgraph_librarian.select.parse import parse_selected_ids
 from langgraph_librarian.select.prompts import echoes_example, echoes_template
 
@@ -37,14 +37,6 @@ def cut_off_text(exc: BaseException) -> str | None:
     except (AttributeError, IndexError):
         content = None
     return str(content or "")
-
-
-def stopped_at_length(result: Any) -> bool:
-    """The model stopped because of the output limit (``finish_reason`` / ``stop_reason``)."""
-    message = result.get("raw") if isinstance(result, dict) else result
-    meta = getattr(message, "response_metadata", None) or {}
-    reason = meta.get("finish_reason") or meta.get("stop_reason") or meta.get("done_reason")
-    return str(reason).lower() in {"length", "max_tokens", "max_output_tokens"}
 
 
 class SelectionOutput(BaseModel):
