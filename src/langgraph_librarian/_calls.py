@@ -56,6 +56,8 @@ _FINAL = "_librarian_final"
 be closed): it is not retried, so attempts of one call never overlap on the server."""
 
 
+_CLOSE_AFTER = 0.2
+"""Seconds after the attempt's timeout at which a bounded client closes its request."""
 _GRACE = 1.0
 """Seconds a closable sync attempt gets past its timeout to end (the HTTP client closes
 the request at the timeout; this only covers thread and socket teardown)."""
@@ -242,7 +244,10 @@ class ModelCaller:
                 timeout = self._attempt_timeout(deadline)
                 if timeout is None:
                     return self.runnable.invoke(value, config)
-                bounded = self.build(timeout)
+                # The client's own limit a little later than ours: our timer speaks first
+                # (one kind of timeout for retries and the concurrency gate), then the
+                # client closes the request within the grace period.
+                bounded = self.build(timeout + _CLOSE_AFTER)
                 runnable = bounded if bounded is not None else self.runnable
                 future = _SYNC_POOL.submit(runnable.invoke, value, config)
                 try:
