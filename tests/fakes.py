@@ -131,3 +131,14 @@ class ToolCallingScriptedModel(ScriptedChatModel):
     @property
     def bound(self) -> list[Any]:
         return self._bound
+
+
+def first_sentence(messages: Sequence[BaseMessage]) -> str:
+    """A faithful summary for scripted indexers: the fenced message's first sentences.
+
+    Summaries are validated (facts from the message, no filler), so scripted indexers
+    that must be *accepted* answer with text taken from the message.
+    """
+    text = str(messages[-1].content)
+    body = text.split("<message>", 1)[-1].split("</message>", 1)[0].strip()
+    return ". ".join(body.split(". ")[:2]).strip()[:300]

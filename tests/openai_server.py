@@ -2,13 +2,18 @@
 
 It speaks ``POST /v1/chat/completions`` (plain and ``stream: true``) the way llama.cpp,
 Ollama and vLLM servers do, and lets a test decide each answer from the request: the
-text, a tool call, an HTTP error, a stall. Every request body is recorded.
+text, a tool call, an HTTP error, a stall, a finish_reason. Every request body is
+recorded. With ``one_at_a_time`` it serves like a one-slot llama.cpp server: requests
+queue for the slot, and a request whose client disconnects stops (the slot is freed);
+``served`` records when each request waited, ran and whether it was abandoned.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +31,17 @@ class Reply:
     delay: float = 0.0
     tool_call: dict[str, Any] | None = None  # {"name": ..., "arguments": {...}}
     error: str = "scripted failure"
+    finish_reason: str = "stop"
+
+
+@dataclass
+class Served:
+    """One request as a one-slot server handled it (monotonic seconds)."""
+
+    arrived: float
+    started: float = 0.0
+    ended: float = 0.0
+    abandoned: bool = False
 
 
 Handler = Callable[[dict[str, Any]], Reply]
@@ -55,7 +71,10 @@ class ScriptedServer:
     """Runs in a daemon thread; ``url`` is the ``base_url`` for ``ChatOpenAI``."""
 
     handler: Handler
+    one_at_a_time: bool = False
     requests: list[dict[str, Any]] = field(default_factory=list)
+    served: list[Served] = field(default_factory=list)
+    _slot: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
 
@@ -75,9 +94,41 @@ class ScriptedServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 owner.requests.append(body)
+                if owner.one_at_a_time:
+                    self._one_slot(body)
+                    return
                 reply = owner.handler(body)
                 if reply.delay:
                     owner._stop.wait(reply.delay)
+                self._answer(body, reply)
+
+            def _one_slot(self, body: dict[str, Any]) -> None:
+                record = Served(arrived=time.monotonic())
+                owner.served.append(record)
+                with owner._slot:
+                    record.started = time.monotonic()
+                    reply = owner.handler(body)
+                    # "Generate" while watching the client, as llama.cpp does: a closed
+                    # connection ends the request and frees the slot.
+                    until = record.started + reply.delay
+                    while time.monotonic() < until and not owner._stop.is_set():
+                        if self._disconnected():
+                            record.abandoned = True
+                            record.ended = time.monotonic()
+                            return
+                    record.ended = time.monotonic()
+                self._answer(body, reply)
+
+            def _disconnected(self) -> bool:
+                readable, _, _ = select.select([self.connection], [], [], 0.02)
+                if not readable:
+                    return False
+                try:
+                    return self.connection.recv(1, socket.MSG_PEEK) == b""
+                except OSError:
+                    return True
+
+            def _answer(self, body: dict[str, Any], reply: Reply) -> None:
                 if reply.status != 200:
                     self._json(reply.status, {"error": {"message": reply.error, "code": None}})
                 elif body.get("stream"):
@@ -126,7 +177,7 @@ class ScriptedServer:
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
-    finish = "stop"
+    finish = reply.finish_reason
     if reply.tool_call is not None:
         message = {
             "role": "assistant",

@@ -69,12 +69,12 @@ def test_cjk_text_is_searchable():
 
 def test_huge_message_is_indexed_with_bounded_summary():
     huge = HumanMessage("word " * 20_000 + "The deadline is June 3rd.", id="big")
-    model = ScriptedChatModel(script="summary of a huge message")
+    model = ScriptedChatModel(script="A very long message; the deadline is June 3rd.")
     update = update_index([huge], [], LibrarianConfig(indexer_model=model))
     assert len(model.calls[0][-1].content) < 30_000  # bounded model input
     local = update_index([huge], [], LibrarianConfig()).entries[0]
     assert len(local.summary) <= 450
-    assert update.entries[0].summary == "summary of a huge message"
+    assert update.entries[0].summary == "A very long message; the deadline is June 3rd."
 
 
 def test_whitespace_and_code_messages():

@@ -14,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from typing_extensions import TypedDict
 
-from fakes import ScriptedChatModel
+from fakes import ScriptedChatModel, first_sentence
 from helpers import conversation
 from langgraph_librarian import (
     LOCAL,
@@ -102,7 +102,9 @@ def test_short_history_with_no_index_passes_through_under_the_default_budget():
 
 def test_second_turn_selects_and_hydrates(checkpointer):
     config = LibrarianConfig(
-        indexer_model=ScriptedChatModel(script="summary"), selector_model=selector_answer("[4, 16]")
+        indexer_model=ScriptedChatModel(script="summary"),
+        selector_model=selector_answer("[4, 16]"),
+        selector_keeps_local=False,  # the model's picks alone: this tests the plumbing
     )
     seen: list[list[Any]] = []
     graph = create_librarian_graph(recording_agent(seen), config, checkpointer=checkpointer)
@@ -233,6 +235,7 @@ def test_pattern_2_custom_graph_with_node_and_indexer():
     config = LibrarianConfig(
         indexer_model=ScriptedChatModel(script="s"),
         selector_model=ScriptedChatModel(script="IDs: [2]"),
+        selector_keeps_local=False,
     )
     seen: list[list[Any]] = []
     builder = StateGraph(MyState)
@@ -257,6 +260,7 @@ async def test_async_graph_and_index_store(tmp_path):
         indexer_model=indexer,
         selector_model=ScriptedChatModel(script="IDs: [1]"),
         store=FileIndexStore(tmp_path),
+        selector_keeps_local=False,
     )
     graph = create_librarian_graph(recording_agent([]), config, checkpointer=MemorySaver())
     cfg = {"configurable": {"thread_id": "../../etc/passwd"}}
@@ -337,7 +341,7 @@ def test_background_indexing_returns_before_the_index_is_built(tmp_path):
         # Blocks until the test releases it: if invoke() waited for indexing, the
         # assertions below would see the index built (and release would time out).
         release.wait(10)
-        return "summary"
+        return first_sentence(messages)
 
     indexer = ScriptedChatModel(script=blocked_summary)
     store = FileIndexStore(tmp_path)

@@ -8,6 +8,9 @@ from helpers import conversation, tool_exchange
 from langgraph_librarian import LibrarianConfig, index_messages
 from langgraph_librarian.index import aupdate_index, update_index
 
+VENUE = "The venue for the offsite is the Alfama loft, booked for 40 people on 3 June. " * 4
+VENUE_SUMMARY = "Offsite venue: the Alfama loft, for 40 people on 3 June."
+
 
 def llm_config(model, **kwargs):
     return LibrarianConfig(indexer_model=model, retry_backoff=0, **kwargs)
@@ -30,8 +33,8 @@ async def test_async_indexing_respects_concurrency_limit():
 
 
 def test_short_messages_are_verbatim_and_free():
-    model = ScriptedChatModel(script="summary")
-    messages = [HumanMessage("hi there", id="1"), HumanMessage("x" * 300, id="2")]
+    model = ScriptedChatModel(script=VENUE_SUMMARY)
+    messages = [HumanMessage("hi there", id="1"), HumanMessage(VENUE, id="2")]
     update = update_index(messages, [], llm_config(model))
     assert [e.status for e in update.entries] == ["verbatim", "summarized"]
     assert update.entries[0].summary == "hi there"
@@ -49,9 +52,9 @@ def test_prompt_names_role_and_tool_and_fences_content():
 
 @pytest.mark.parametrize("transient", [ConnectionError("reset"), StatusError(429), TimeoutError()])
 def test_transient_failures_are_retried(transient):
-    model = ScriptedChatModel(script=[transient, "good summary"])
-    update = update_index([HumanMessage("z" * 300, id="1")], [], llm_config(model))
-    assert update.entries[0].summary == "good summary"
+    model = ScriptedChatModel(script=[transient, VENUE_SUMMARY])
+    update = update_index([HumanMessage(VENUE, id="1")], [], llm_config(model))
+    assert update.entries[0].summary == VENUE_SUMMARY
     assert update.failed_count == 0 and len(model.calls) == 2
 
 

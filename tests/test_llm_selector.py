@@ -47,10 +47,14 @@ def test_selector_timeout_falls_back():
 
 
 def test_explicit_none_is_respected():
-    result = run(ScriptedChatModel(script="Nothing earlier matters.\nIDs: none"))
+    answer = "Nothing earlier matters.\nIDs: none"
+    result = run(ScriptedChatModel(script=answer), selector_keeps_local=False)
     meta = result["librarian_metadata"]
     assert meta["selection_strategy"] == "llm" and meta["selected_ids"] == []
     assert [m.id for m in result["curated_messages"]] == ["h11", "a11", "q"]
+    # By default the offline engine's own selection stays next to the model's "none".
+    meta = run(ScriptedChatModel(script=answer))["librarian_metadata"]
+    assert meta["model_selected_ids"] == [] and 16 in meta["kept_local_ids"]
 
 
 @pytest.mark.parametrize(
@@ -74,7 +78,7 @@ def test_reasoning_is_reported():
     result = run(ScriptedChatModel(script="Message 16 changes message 4.\nIDs: [4, 16]"))
     meta = result["librarian_metadata"]
     assert meta["selection_reasoning"].startswith("Message 16 changes")
-    assert meta["selected_ids"] == [4, 16]
+    assert meta["model_selected_ids"] == [4, 16] and {4, 16} <= set(meta["selected_ids"])
 
 
 def test_structured_output_when_supported():
@@ -94,13 +98,13 @@ def test_structured_output_when_supported():
     assert model.bound, "with_structured_output should bind the schema as a tool"
     meta = result["librarian_metadata"]
     assert meta["selection_strategy"] == "llm"
-    assert meta["selected_ids"] == [16, 4]
+    assert meta["model_selected_ids"] == [16, 4] and {4, 16} <= set(meta["selected_ids"])
     assert meta["selection_reasoning"] == "budget msgs"
 
 
 def test_structured_output_unparsable_falls_back_to_text():
     model = ToolCallingScriptedModel(script=["no tool call here but IDs: [4]"])
-    result = run(model)
+    result = run(model, selector_keeps_local=False)
     assert result["librarian_metadata"]["selected_ids"] == [4]
 
 
@@ -108,7 +112,8 @@ async def test_async_path():
     model = ScriptedChatModel(script="IDs: [4]")
     config = LibrarianConfig(selector_model=model, indexer_model="local")
     result = await select_and_hydrate.ainvoke(state_for(), {"configurable": {"librarian": config}})
-    assert result["librarian_metadata"]["selected_ids"] == [4]
+    assert result["librarian_metadata"]["model_selected_ids"] == [4]
+    assert 4 in result["librarian_metadata"]["selected_ids"]
     assert model.async_calls == 1
 
 
@@ -127,7 +132,7 @@ def test_prompt_is_bounded_for_huge_index():
     assert selection.shortlisted
     assert selection.prompt_tokens <= 2000
     assert "PELICAN" in model.calls[0][0].content  # the relevant entry survived the shortlist
-    assert selection.ids == [1234]
+    assert selection.model_ids == [1234] and 1234 in selection.ids
 
 
 def test_llm_indexer_with_local_selector():
@@ -152,3 +157,32 @@ def test_an_echoed_prompt_falls_back():
     meta = run(echo)["librarian_metadata"]
     assert meta["selection_strategy"] == "local_fallback"
     assert "echoed the prompt" in meta["fallback_reason"]
+
+
+def test_refused_forms_are_remembered_per_model_not_only_successes():
+    from fakes import StatusError
+    from langgraph_librarian.select import _ladder
+
+    class RefusesTools(ToolCallingScriptedModel):
+        def bind_tools(self, tools, **kwargs):  # type: ignore[override]
+            raise NotImplementedError("no tools here")
+
+    model = ToolCallingScriptedModel(script=[StatusError(500, "json_schema unsupported"), "?"])
+    run(model)
+    assert "structured" not in _ladder.rungs(model, "auto")
+    other = ToolCallingScriptedModel(script="IDs: [4]")
+    assert _ladder.rungs(other, "auto")[0] == "structured"  # per model object
+    assert _ladder.rungs(RefusesTools(), "text") == ["text"]
+
+
+def test_a_length_limited_answer_is_kept_and_retried_once():
+    cut = AIMessage(
+        content="Let me go through every", response_metadata={"finish_reason": "length"}
+    )
+    model = ScriptedChatModel(script=[cut, cut, "IDs: [4]"])
+    meta = run(model, selector_output="text")["librarian_metadata"]
+    assert meta["selection_strategy"] == "local_fallback"
+    assert "output-token limit" in meta["fallback_reason"]
+    assert meta["selector_answer"] == "Let me go through every"
+    assert len(model.calls) == 2  # one shorter request, then the local selector
+    assert "cut off" in str(model.calls[1][-1].content)

@@ -134,7 +134,10 @@ async def test_stacks_async(tmp_path):
 
 def test_llm_summarizer_extends_the_previous_summary_message(tmp_path):
     model = agent_model()
-    writer = ScriptedChatModel(script=lambda messages: f"- summary {len(writer.calls)}: nuts")
+    # No digits: a number the conversation does not contain is an invented fact.
+    writer = ScriptedChatModel(
+        script=lambda messages: f"- summary {'x' * len(writer.calls)}: allergic to nuts"
+    )
     agent = make_agent(
         model,
         [
@@ -149,9 +152,12 @@ def test_llm_summarizer_extends_the_previous_summary_message(tmp_path):
     n = len(writer.calls)
     assert n >= 2
     last_prompt = prompt_text(writer.calls[-1])
-    assert f"<previous_summary>\n- summary {n - 1}: nuts\n</previous_summary>" in last_prompt
+    assert (
+        f"<previous_summary>\n- summary {'x' * (n - 1)}: allergic to nuts\n</previous_summary>"
+        in last_prompt
+    )
     assert SUMMARY_PREFIX not in last_prompt  # the old summary is data, not a message
-    assert summary_of(state).endswith(f"- summary {n}: nuts")
+    assert summary_of(state).endswith(f"- summary {'x' * n}: allergic to nuts")
 
 
 def failing_summarizer() -> RunningSummarizer:

@@ -47,6 +47,12 @@ def client(server: ScriptedServer, **kwargs: Any) -> ChatOpenAI:
     return ChatOpenAI(base_url=server.url, api_key="sk-test", model="local", **settings)
 
 
+def first_sentence_of(body: dict[str, Any]) -> str:
+    """A faithful summary (summaries are validated): the message's first sentences."""
+    text = prompt_of(body).rsplit("<message>", 1)[-1].split("</message>", 1)[0].strip()
+    return ". ".join(text.split(". ")[:2])
+
+
 def is_selection(body: dict[str, Any]) -> bool:
     return "librarian of a long conversation" in prompt_of(body)
 
@@ -93,7 +99,7 @@ def test_an_echoed_prompt_falls_back(serve):
 def test_explicit_none_is_a_selection(serve):
     server = serve(lambda body: Reply(content="Nothing earlier is needed.\nIDs: none"))
     meta = select(client(server), selector_output="text")
-    assert meta["selection_strategy"] == "llm" and meta["selected_ids"] == []
+    assert meta["selection_strategy"] == "llm" and meta["model_selected_ids"] == []
 
 
 # -- 2. structured output is a ladder, not all or nothing ----------------------------------
@@ -112,7 +118,7 @@ def test_json_mode_only_server_selects_through_the_llm(serve):
     server = serve(json_mode_only)
     model = client(server)
     first = select(model)
-    assert first["selection_strategy"] == "llm" and first["selected_ids"][:2] == [4, 16]
+    assert first["selection_strategy"] == "llm" and first["model_selected_ids"] == [4, 16]
     assert server.formats() == ["json_schema", "json_object"]  # one refusal, no retries of it
     second = select(model)
     assert second["selection_strategy"] == "llm"
@@ -138,7 +144,7 @@ def test_text_only_server_selects_from_the_ids_line(serve):
 
     server = serve(text_only)
     meta = select(client(server))
-    assert meta["selection_strategy"] == "llm" and meta["selected_ids"][:2] == [4, 16]
+    assert meta["selection_strategy"] == "llm" and meta["model_selected_ids"] == [4, 16]
     assert server.formats() == ["json_schema", "json_object", "text"]
 
 
@@ -223,7 +229,7 @@ def test_concurrency_adapts_to_a_one_at_a_time_server(serve):
         with gate:  # the server works on one request at a time
             time.sleep(0.15)
         in_flight["now"] -= 1
-        return Reply(content="A summary of the message about the venue and the budget.")
+        return Reply(content=first_sentence_of(body))
 
     server = serve(one_at_a_time)
     model = client(server)

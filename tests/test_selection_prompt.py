@@ -103,3 +103,49 @@ def test_query_with_placeholders_and_quotes_cannot_break_template():
     assert prompt.count('"id": 3') == 1
     assert prompt.endswith("end {other}")
     assert "</query>" not in prompt
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I think we need the budget. Paid: 5",
+        "The venue is valid: 3 options remain",
+        "I looked at [1, 2] and [7] but nothing fits",
+        "Android: 14, Rapid: 3",
+        "Step 2: read message 4",
+    ],
+)
+def test_prose_is_not_an_id_list(text):
+    parsed = parse_selected_ids(text, range(20))
+    assert not parsed.found and not parsed.ids
+
+
+def test_numbers_in_prose_say_why():
+    parsed = parse_selected_ids("Messages [4, 16] look relevant.", range(20))
+    assert not parsed.found and "not an 'IDs: [...]' line" in (parsed.problem or "")
+
+
+@pytest.mark.parametrize(
+    ("answer", "echo"),
+    [
+        ("IDs: [2, 7]", True),
+        ("Looking at the index.\nIDs: [2, 7]", True),
+        ("ids: [2,7]", True),
+        ("Example answer:", True),
+        ("IDs: [2, 8]", False),
+        ("IDs: none", False),
+    ],
+)
+def test_an_example_line_of_a_custom_prompt_is_an_echo(answer, echo):
+    from langgraph_librarian.select.prompts import echoes_example
+
+    template = "Choose messages.\n{query}\n{index}\nExample answer:\nIDs: [2, 7]"
+    assert echoes_example(answer, template) is echo
+
+
+def test_the_default_prompt_still_takes_ids_none():
+    from langgraph_librarian.select.prompts import echoes_example
+
+    assert not echoes_example("IDs: none", DEFAULT_SELECTION_PROMPT)
+    assert not echoes_example("Message 4 is the budget.\nIDs: [4]", DEFAULT_SELECTION_PROMPT)
+    assert echoes_example("IDs: [<comma-separated message ids>]", DEFAULT_SELECTION_PROMPT)

@@ -5,6 +5,14 @@ through :class:`ModelCaller`. Each attempt is bounded in time; tenacity retries 
 transient failures (timeouts, dropped connections, rate limits), never authentication
 or validation errors; an optional deadline bounds the whole call, retries included.
 
+A sync attempt that passes its time cannot be interrupted, and an abandoned request
+keeps a one-request-at-a-time server (llama.cpp, Ollama) busy for the next call. So for
+OpenAI-compatible clients each sync attempt runs on a copy of the client whose HTTP
+request ends at the attempt's deadline (the server sees the connection close and stops)
+and which does not retry by itself (:func:`request_bounded`); async attempts are
+cancelled, which closes the request too. A sync attempt whose request cannot be closed
+is not retried while it may still be running: retries never overlap.
+
 Why not ``Runnable.with_retry``: its ``exponential_jitter_params`` only accept
 tenacity's ``initial``, which tenacity deprecates (a warning on every retry), and
 silently drop the replacement ``multiplier``; nor can it stop at a deadline. The loop
@@ -15,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import inspect
 import time
 from collections.abc import Callable
@@ -31,6 +40,7 @@ __all__ = [
     "ModelCaller",
     "internal_config",
     "is_retryable",
+    "request_bounded",
 ]
 
 INTERNAL_TAG = "langgraph_librarian"
@@ -39,6 +49,39 @@ INTERNAL_TAG = "langgraph_librarian"
 
 class DeadlineExceeded(TimeoutError):
     """The time budget of a whole step (all attempts) ran out."""
+
+
+_FINAL = "_librarian_final"
+"""Set on a ``TimeoutError`` whose sync attempt is still running (its request could not
+be closed): it is not retried, so attempts of one call never overlap on the server."""
+
+
+_CLOSE_AFTER = 0.2
+"""Seconds after the attempt's timeout at which a bounded client closes its request."""
+_GRACE = 1.0
+"""Seconds a closable sync attempt gets past its timeout to end (the HTTP client closes
+the request at the timeout; this only covers thread and socket teardown)."""
+
+
+def request_bounded(model: Any, timeout: float) -> Any | None:
+    """A copy of an OpenAI-compatible chat model whose requests end after ``timeout``
+    seconds and whose client does not retry by itself; ``None`` for other models.
+
+    ``langchain_openai`` clients (``ChatOpenAI``, ``AzureChatOpenAI`` and the
+    OpenAI-compatible integrations built on them) keep an ``openai`` client in
+    ``root_client``; its ``with_options`` makes a per-call copy that shares the
+    connection pool. The copy of the model is shallow and used for one attempt.
+    """
+    root = getattr(model, "root_client", None)
+    if root is None or not callable(getattr(root, "with_options", None)):
+        return None
+    if not callable(getattr(model, "model_copy", None)):
+        return None
+    try:
+        bounded = root.with_options(timeout=timeout, max_retries=0)
+        return model.model_copy(update={"root_client": bounded, "client": bounded.chat.completions})
+    except Exception:  # an unexpected client shape: keep the model as it is
+        return None
 
 
 def internal_config(step: str, parent: RunnableConfig | None = None) -> RunnableConfig:
@@ -101,7 +144,7 @@ def is_retryable(exc: BaseException) -> bool:
     example a json_schema it does not support), and provider clients have already
     retried it themselves. An exhausted step deadline is final.
     """
-    if isinstance(exc, DeadlineExceeded):
+    if isinstance(exc, DeadlineExceeded) or getattr(exc, _FINAL, False):
         return False
     if isinstance(exc, TimeoutError | ConnectionError):
         return True
@@ -152,8 +195,12 @@ class ModelCaller:
         retries: int = 2,
         backoff: float = 0.5,
         retry_if: Callable[[BaseException], bool] = is_retryable,
+        build: Callable[[float], Runnable[Any, Any] | None] | None = None,
     ) -> None:
         self.runnable = runnable
+        # For a sync attempt of ``timeout`` seconds: a runnable whose request ends then
+        # (None: not possible). By default, the model itself bounded when it can be.
+        self.build = build if build is not None else (lambda t: request_bounded(runnable, t))
         self.step = step
         self.timeout = timeout
         self.retries = retries
@@ -197,12 +244,29 @@ class ModelCaller:
                 timeout = self._attempt_timeout(deadline)
                 if timeout is None:
                     return self.runnable.invoke(value, config)
-                future = _SYNC_POOL.submit(self.runnable.invoke, value, config)
+                # The client's own limit a little later than ours: our timer speaks first
+                # (one kind of timeout for retries and the concurrency gate), then the
+                # client closes the request within the grace period.
+                bounded = self.build(timeout + _CLOSE_AFTER)
+                runnable = bounded if bounded is not None else self.runnable
+                future = _SYNC_POOL.submit(runnable.invoke, value, config)
                 try:
                     return future.result(timeout)
                 except concurrent.futures.TimeoutError:
                     future.cancel()
-                    raise TimeoutError(f"model call exceeded {timeout:g}s") from None
+                if bounded is not None:
+                    # The request ends at the timeout; let the attempt finish so that a
+                    # retry never overlaps it.
+                    with contextlib.suppress(Exception):
+                        future.result(_GRACE)
+                if not future.done():
+                    still = TimeoutError(
+                        f"model call exceeded {timeout:g}s (its request could not be "
+                        "closed, so it is not retried)"
+                    )
+                    setattr(still, _FINAL, True)
+                    raise still
+                raise TimeoutError(f"model call exceeded {timeout:g}s")
         raise AssertionError("unreachable")  # pragma: no cover - reraise=True
 
     async def ainvoke(

@@ -19,6 +19,7 @@ __all__ = [
     "message_role",
     "message_text",
     "output_text",
+    "stopped_at_length",
     "tool_groups",
 ]
 
@@ -71,6 +72,14 @@ def output_text(result: object) -> str:
     if not isinstance(result, BaseMessage):
         return str(result)
     return _REASONING_TAGS.sub("", str(result.text))
+
+
+def stopped_at_length(result: object) -> bool:
+    """The model stopped because of the output limit (``finish_reason`` / ``stop_reason``)."""
+    message = result.get("raw") if isinstance(result, dict) else result
+    meta = getattr(message, "response_metadata", None) or {}
+    reason = meta.get("finish_reason") or meta.get("stop_reason") or meta.get("done_reason")
+    return str(reason).lower() in {"length", "max_tokens", "max_output_tokens"}
 
 
 def message_role(message: BaseMessage) -> str:

@@ -4,6 +4,13 @@ A string is checked when the config is built (is the provider's package installe
 and turned into a model on first use, with the settings the library's own calls need:
 a client timeout, no client-side retries (the library retries transient failures
 itself, so attempts do not multiply) and an output limit.
+
+The output limit must reach the server. ``langchain-openai`` sends it as
+``max_completion_tokens``, which OpenAI reads but llama-cpp-python's server and older
+llama.cpp and Ollama builds ignore (a summary then runs for thousands of tokens). For an
+OpenAI-compatible client pointed at another server (a base URL that is not OpenAI's), the
+limit also goes out as ``max_tokens``, which every such server reads; OpenAI itself
+rejects ``max_tokens`` for its reasoning models, so it gets only the new field.
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ from langchain_core.language_models import BaseChatModel
 __all__ = ["MAX_OUTPUT_TOKENS", "build_model", "check_model_spec"]
 
 MAX_OUTPUT_TOKENS = {"indexer_model": 400, "selector_model": 1024}
-"""Output limits for models built from strings, per role."""
+"""Output limits for models built from strings, per role: a summary is asked for in
+about 100 tokens (400 leaves room), a selection may reason before its ``IDs:`` line."""
 
 _TIMEOUT_FIELDS = ("timeout", "request_timeout", "default_request_timeout")
 _RETRY_FIELDS = ("max_retries",)
@@ -65,9 +73,23 @@ def _field(cls: type[Any], names: tuple[str, ...]) -> str | None:
     return None
 
 
-def build_model(spec: str, slot: str, *, timeout: float | None) -> BaseChatModel:
+def _custom_base_url(model: BaseChatModel) -> bool:
+    """An OpenAI-compatible client pointed at a server that is not OpenAI's."""
+    base = getattr(model, "openai_api_base", None)
+    root = getattr(model, "root_client", None)
+    if not base and root is not None:
+        base = str(getattr(root, "base_url", "") or "")
+    return bool(base) and "api.openai.com" not in str(base)
+
+
+def build_model(
+    spec: str, slot: str, *, timeout: float | None, role: str | None = None
+) -> BaseChatModel:
     """Create the chat model for ``spec`` with a client timeout, no client retries and
     an output limit, where the provider's class has such settings.
+
+    ``role`` (``"indexer_model"`` or ``"selector_model"``) picks the output limit of
+    :data:`MAX_OUTPUT_TOKENS`; by default ``slot``'s (1,024 for other names).
 
     Raises:
         ValueError: the model cannot be created (unknown provider, missing package,
@@ -87,8 +109,11 @@ def build_model(spec: str, slot: str, *, timeout: float | None) -> BaseChatModel
         settings[name] = timeout
     if name := _field(cls, _RETRY_FIELDS):
         settings[name] = 0
+    limit = MAX_OUTPUT_TOKENS.get(role or slot, 1024)
     if name := _field(cls, _OUTPUT_FIELDS):
-        settings[name] = MAX_OUTPUT_TOKENS.get(slot, 1024)
+        settings[name] = limit
+    if "extra_body" in getattr(cls, "model_fields", {}) and _custom_base_url(probe):
+        settings["extra_body"] = {**(getattr(probe, "extra_body", None) or {}), "max_tokens": limit}
     if not settings:
         return probe
     try:

@@ -186,6 +186,7 @@ def make_selector(config: LibrarianConfig) -> Selector:
         token_counter=config.token_counter,
         output=config.selector_output,
         time_budget=config.selection_timeout,
+        keep_local=config.selector_keeps_local,
     )
 
 
@@ -308,8 +309,15 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     config, messages = plan.config, plan.messages
     gist_cost = gist_tokens(plan.gist, config)
     budget = config.budget_for(plan.original_tokens)
-    # Reserve candidates only fill a budget; they never grow an unbounded context.
-    ranked = selection.ids if budget is None else [*selection.ids, *selection.reserve_ids]
+    # Reserve candidates only fill a budget; they never grow an unbounded context. The
+    # LLM selector's picks the offline ranking did not have come last (see
+    # LLMSelector._chosen), and always when there is no budget to protect.
+    listed = {*selection.ids, *selection.reserve_ids}
+    extra = [i for i in selection.model_ids if i not in listed]
+    if budget is None:
+        ranked = [*selection.ids, *extra]
+    else:
+        ranked = [*selection.ids, *selection.reserve_ids, *extra]
     summaries = plan.recent_summaries
     if budget is not None:  # short forms for selections too long to fit whole
         summaries = summaries | _summaries_of(plan.candidates, ranked)
@@ -354,6 +362,9 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         metadata["fallback_reason"] = selection.fallback_reason
     if selection.raw_answer:
         metadata["selector_answer"] = selection.raw_answer
+    if selection.strategy == "llm":
+        metadata["model_selected_ids"] = selection.model_ids
+        metadata["kept_local_ids"] = [p for p in selection.kept_local_ids if p in selected]
     if plan.gist is not None:
         metadata["running_summary_included_tokens"] = gist_cost
     metadata["selection_latency_ms"] = round((time.perf_counter() - plan.started) * 1000, 3)
@@ -393,7 +404,10 @@ class SelectionCache:
 
     def __init__(self, size: int = 512) -> None:
         self._size = size
-        self._selections: OrderedDict[tuple[str, str], tuple[list[str], Selection]] = OrderedDict()
+        # Positions are kept as message ids: (selected, the model's own, offline kept).
+        self._selections: OrderedDict[
+            tuple[str, str], tuple[tuple[list[str], list[str], list[str]], Selection]
+        ] = OrderedDict()
         self._metadata: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -406,10 +420,13 @@ class SelectionCache:
             hit = self._selections.get(key)
         if hit is None:
             return None
-        ids, selection = hit
+        keys, selection = hit
+        ids, model_keys, kept_keys = keys
         position = {m.id: i for i, m in enumerate(messages)}
         return Selection(
             ids=[position[i] for i in ids if i in position],
+            model_ids=[position[i] for i in model_keys if i in position],
+            kept_local_ids=[position[i] for i in kept_keys if i in position],
             reasoning=selection.reasoning,
             strategy=selection.strategy,
             fallback_reason=selection.fallback_reason,
@@ -420,9 +437,12 @@ class SelectionCache:
         )
 
     def put(self, key: tuple[str, str], messages: Sequence[BaseMessage], sel: Selection) -> None:
-        ids = [str(messages[i].id) for i in sel.ids if 0 <= i < len(messages)]
+        def keys(positions: list[int]) -> list[str]:
+            return [str(messages[i].id) for i in positions if 0 <= i < len(messages)]
+
+        stored = (keys(sel.ids), keys(sel.model_ids), keys(sel.kept_local_ids))
         with self._lock:
-            self._selections[key] = (ids, sel)
+            self._selections[key] = (stored, sel)
             while len(self._selections) > self._size:
                 self._selections.popitem(last=False)
 

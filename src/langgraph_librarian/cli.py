@@ -51,14 +51,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"librarian: error: {message}\n")
 
 
-def _model(spec: str | None, option: str = "--model") -> BaseChatModel | None:
+def _model(
+    spec: str | None, option: str = "--model", role: str | None = None
+) -> BaseChatModel | None:
     if not spec:
         return None
     from langgraph_librarian._models import build_model, check_model_spec
 
     try:
         check_model_spec(spec, option)
-        return build_model(spec, option, timeout=60.0)
+        return build_model(spec, option, timeout=60.0, role=role)
     except ValueError as exc:
         raise CliError(str(exc).splitlines()[0]) from None
 
@@ -345,6 +347,21 @@ def _strategies(args: argparse.Namespace, embeddings: Any, model: Any) -> list[s
     return chosen
 
 
+def _bench_models(spec: str | None) -> tuple[Any, Any]:
+    """(indexer, selector) for ``--model``: each with its role's output limit (400
+    tokens for summaries, 1,024 for selections); ``scripted:weak`` / ``scripted:oracle``
+    are the bench's scripted models (see :mod:`langgraph_librarian.evals.scripted`)."""
+    if spec and spec.startswith("scripted:"):
+        from langgraph_librarian.evals.scripted import SCRIPTED_KINDS, ScriptedBenchModel
+
+        kind = spec.split(":", 1)[1]
+        if kind not in SCRIPTED_KINDS:
+            raise CliError(f"--model scripted:KIND takes one of {', '.join(SCRIPTED_KINDS)}")
+        scripted = ScriptedBenchModel(kind=kind)  # type: ignore[arg-type]  # checked above
+        return scripted, scripted
+    return _model(spec, role="indexer_model"), _model(spec, role="selector_model")
+
+
 def _bench(args: argparse.Namespace) -> int:
     _check_bench_options(args)
     embeddings = _embeddings(args.no_embeddings)
@@ -364,10 +381,12 @@ def _bench(args: argparse.Namespace) -> int:
     )
     from langgraph_librarian.evals.strategies import SharedIndexing
 
-    model = _model(args.model)
+    model, selector = _bench_models(args.model)
     strategies = _strategies(args, embeddings, model)
     extra: dict[str, Any] = {}
     conversations = _load(args, extra)
+    if hasattr(model, "use"):  # a scripted bench model learns the questions' evidence
+        model.use(conversations)
     dataset = _dataset_label(args)
     plan = plan_questions(conversations, args.limit)
     if not plan:
@@ -391,6 +410,7 @@ def _bench(args: argparse.Namespace) -> int:
         budget=args.budget,
         embeddings=embeddings,
         model=model,
+        selector_model=selector,
         limit=args.limit,
         progress=None if args.quiet else ProgressPrinter(),
         judge=judge,
@@ -564,7 +584,10 @@ def _add_bench(sub: Any) -> _Parser:
         help="ask only the first N questions (tools: N queries, default 150) (default: all)",
     )
     bench.add_argument(
-        "--model", metavar="PROVIDER:MODEL", help="provider:model for the librarian-llm strategy"
+        "--model",
+        metavar="PROVIDER:MODEL",
+        help="provider:model for the librarian-llm strategy (summaries capped at 400 output "
+        "tokens, selections at 1,024), or scripted:weak / scripted:oracle",
     )
     bench.add_argument(
         "--answer-model",

@@ -78,6 +78,11 @@ class LibrarianConfig:
             ``"text"``).
         selector_token_budget: Upper bound on the selection prompt; larger indexes
             are shortlisted by the local ranker first.
+        selector_keeps_local: Keep the offline engine's selection next to the LLM
+            selector's, within the same budget: the model's picks that the offline
+            engine also made come first, then the rest of the offline selection, then
+            the model's other picks. A weak model's wrong picks then cannot push out
+            what the offline engine is sure of. ``False``: the model's picks alone.
         context_token_budget: Bound on the curated context. ``"auto"`` (default): 7%
             of the whole history, at least 2,000 and at most 8,000 tokens (see
             :meth:`budget_for`). An int: that many tokens. ``None``: unbounded (every
@@ -121,6 +126,7 @@ class LibrarianConfig:
     background_indexing: bool = False
     selection_timeout: float | None = 60.0
     selector_output: OutputMode = "auto"
+    selector_keeps_local: bool = True
     running_summary_tokens: int | None = None
     selector: Selector | None = None
     _models: dict[str, BaseChatModel] = field(

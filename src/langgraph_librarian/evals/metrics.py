@@ -65,6 +65,7 @@ class Outcome:
     answer: str | None = None
     selection: str = ""
     fallback_reason: str | None = None
+    kept_local: int = 0  # offline picks kept next to the model's (LLM selections)
 
     @property
     def total_tokens(self) -> float:
@@ -128,6 +129,7 @@ def _selection_breakdown(items: Sequence[Outcome]) -> dict[str, Any]:
             sum(o.success for o in fell_back) / len(fell_back) if fell_back else None
         ),
         "fallback_reasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])[:5]),
+        "kept_local_mean": statistics.fmean(o.kept_local for o in llm) if llm else None,
     }
 
 

@@ -185,9 +185,12 @@ def run_bench(
     judge: AnswerJudge | None = None,
     shared: SharedIndexing | None = None,
     indexing_reports: dict[str, dict[str, Any]] | None = None,
+    selector_model: BaseChatModel | None = None,
 ) -> tuple[list[Outcome], dict[str, float]]:
     """Evaluate each strategy on the planned questions; returns outcomes and indexing seconds.
 
+    ``selector_model`` (default ``model``) selects for librarian-llm while ``model``
+    summarizes: models built from one string get each role's output limit.
     ``indexing_reports``, when given, is filled with each Librarian strategy's
     :class:`~langgraph_librarian.evals.strategies.IndexingReport` (entries by status,
     summary failure rate and reasons), so failures hidden by fallbacks stay visible.
@@ -205,7 +208,12 @@ def run_bench(
     total = sum(len(q) for _, q in plan)
     for name in dict.fromkeys(strategy_names):  # a strategy named twice runs once
         strategy = make_strategy(
-            name, budget=budget, embeddings=embeddings, model=model, shared=shared
+            name,
+            budget=budget,
+            embeddings=embeddings,
+            model=model,
+            shared=shared,
+            selector_model=selector_model,
         )
         done = 0
         indexing_seconds[name] = 0.0
@@ -262,6 +270,7 @@ def _ask(
         answer=graded.answer if graded else None,
         selection=result.selection,
         fallback_reason=result.fallback_reason,
+        kept_local=result.kept_local,
     )
 
 
@@ -312,13 +321,20 @@ def format_llm_health(
 ) -> str:
     """For strategies that use a model: selection by the model vs fallback, and failures.
 
+    ``context success`` is next to the offline Librarian's on the same questions (when
+    the run has it): a weak model must not go below it. ``offline picks kept`` is the
+    mean number of offline picks the model did not make that stayed in its selections.
     Empty when no strategy selected or indexed with a model.
     """
     reports = reports or {}
+    offline = next(
+        (r for r in rows if r["strategy"] == "librarian" and r["category"] == "all"), None
+    )
     lines = [
-        "| strategy | LLM selections | success (LLM) | fallbacks | success (fallback) "
-        "| top fallback reason | summary failures |",
-        "|---|---:|---:|---:|---:|---|---:|",
+        "| strategy | context success | offline Librarian | LLM selections | success (LLM) "
+        "| offline picks kept | fallbacks | success (fallback) | top fallback reason "
+        "| summary failures |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     shown = False
     for row in rows:
@@ -332,9 +348,13 @@ def format_llm_health(
         shown = True
         reasons = row.get("fallback_reasons") or {}
         top = next(iter(reasons), "-")
+        kept = row.get("kept_local_mean")
         lines.append(
-            f"| {row['strategy']} | {_pct(row.get('llm_selection_rate'))} | "
-            f"{_pct(row.get('context_success_llm'))} | {_pct(row.get('fallback_rate'))} | "
+            f"| {row['strategy']} | {_pct(row.get('context_success'))} | "
+            f"{_pct(offline['context_success'] if offline else None)} | "
+            f"{_pct(row.get('llm_selection_rate'))} | "
+            f"{_pct(row.get('context_success_llm'))} | "
+            f"{'-' if kept is None else f'{kept:.1f}'} | {_pct(row.get('fallback_rate'))} | "
             f"{_pct(row.get('context_success_fallback'))} | {top} | {failures:.0%} |"
         )
     return "\n".join(lines) if shown else ""

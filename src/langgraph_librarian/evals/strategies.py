@@ -66,6 +66,7 @@ class ContextResult:
     fallback: bool = False
     selection: str = ""
     fallback_reason: str | None = None
+    kept_local: int = 0
 
 
 class _CachedEmbeddings(Embeddings):
@@ -360,6 +361,7 @@ class Librarian:
         name: str = "librarian",
         shared: SharedIndexing | None = None,
         with_summary: bool = False,
+        selector_model: BaseChatModel | None = None,
         **_: Any,
     ) -> None:
         self.name = name
@@ -373,7 +375,7 @@ class Librarian:
             embeddings = shared.embeddings
         self.config = LibrarianConfig(
             indexer_model=model,
-            selector_model=model,
+            selector_model=selector_model or model,
             embeddings=embeddings,
             # A share of the history is set per question (context), the gist's size
             # per conversation (prepare).
@@ -443,6 +445,7 @@ class Librarian:
             fallback=bool(meta.get("selection_fallback")),
             selection=str(meta.get("selection_strategy") or f"skipped: {meta.get('reason')}"),
             fallback_reason=meta.get("fallback_reason"),
+            kept_local=len(meta.get("kept_local_ids") or []),
         )
 
 
@@ -466,6 +469,7 @@ def make_strategy(
     embeddings: Embeddings | None,
     model: BaseChatModel | None,
     shared: SharedIndexing | None = None,
+    selector_model: BaseChatModel | None = None,
 ) -> Strategy:
     """Build a strategy by name (see :data:`STRATEGY_NAMES`).
 
@@ -490,7 +494,14 @@ def make_strategy(
     if name == "librarian-llm":
         if model is None:
             raise ValueError("librarian-llm needs --model provider:model")
-        return Librarian(budget, embeddings=embeddings, model=model, name=name, shared=shared)
+        return Librarian(
+            budget,
+            embeddings=embeddings,
+            model=model,
+            name=name,
+            shared=shared,
+            selector_model=selector_model,
+        )
     raise ValueError(f"unknown strategy {name!r}; choose from {', '.join(STRATEGY_NAMES)}")
 
 

@@ -15,9 +15,15 @@ from langchain_core.runnables.config import ContextThreadPoolExecutor
 
 from langgraph_librarian._calls import ModelCaller
 from langgraph_librarian._concurrency import AsyncGate, Gate
-from langgraph_librarian._messages import message_role, message_text, output_text
+from langgraph_librarian._messages import (
+    message_role,
+    message_text,
+    output_text,
+    stopped_at_length,
+)
 from langgraph_librarian._text import WHITESPACE, content_terms
 from langgraph_librarian.entry import EntryStatus, IndexEntry
+from langgraph_librarian.index._validate import summary_facts_problem
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
@@ -41,11 +47,6 @@ _MAX_LLM_INPUT_CHARS = 24_000
 _MAX_SUMMARY_CHARS = 700
 _LABEL = re.compile(r"^\s*(?:summary|index entry)\s*:\s*", re.IGNORECASE)
 _WRAPPER = re.compile(r"</?\s*(?:message|summary|index entry|entry)\s*>", re.IGNORECASE)
-_REFUSAL = re.compile(
-    r"^\W*(?:i'?m sorry|sorry,|i am sorry|i can(?:no|')t|i am unable|i'?m unable|i won'?t|"
-    r"as an ai|i'?m not able|unfortunately,? i)",
-    re.IGNORECASE,
-)
 _BLOCK_MARKER = re.compile(r"^\[(?:image|image_url|file|audio|video|document)[^\]]*\]$", re.M)
 
 
@@ -130,9 +131,10 @@ def summary_problem(summary: str, source: str, prompt: str) -> str | None:
     """Why a model's summary of ``source`` must not be stored, or ``None`` when it may.
 
     Small or misconfigured models return the instructions (``prompt``) instead of a
-    summary, refuse, or describe something else; stored as ``"summarized"`` such an
-    entry would hide the message from selection for good. Rejected summaries become
-    extractive entries marked ``"fallback"``. The running summary
+    summary, refuse, answer with filler or a preamble, describe something else, or
+    invent facts (see :mod:`langgraph_librarian.index._validate`); stored as
+    ``"summarized"`` such an entry would hide the message from selection for good.
+    Rejected summaries become extractive entries marked ``"fallback"``. The running summary
     (:mod:`langgraph_librarian.memory`) applies the same checks to its answers.
     """
     if not summary:
@@ -143,11 +145,9 @@ def summary_problem(summary: str, source: str, prompt: str) -> str | None:
         return "the model repeated its instructions"
     terms = set(content_terms(summary))
     overlap = len(terms & set(content_terms(source))) / len(terms) if terms else 0.0
-    if _REFUSAL.match(summary) and overlap < 0.5:
-        return "the model refused"
     if len(terms) >= 4 and overlap < 0.1:
         return "the summary shares no words with the message"
-    return None
+    return summary_facts_problem(summary, source)
 
 
 @dataclass
@@ -204,6 +204,9 @@ class LLMSummarizer:
     def _outcome(self, message: BaseMessage, raw: object, start: float) -> _Outcome:
         summary = _clean_summary(raw)
         problem = summary_problem(summary, message_text(message), self.prompt)
+        if problem is None and stopped_at_length(raw):
+            # Asked for about 100 tokens, it ran into the output limit: rambling, and cut.
+            problem = "the summary was cut off at the output-token limit"
         latency = (time.perf_counter() - start) * 1000
         if problem is not None:
             return _Outcome(None, latency, f"summary rejected: {problem}")

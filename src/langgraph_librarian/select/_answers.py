@@ -8,11 +8,35 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from langgraph_librarian._messages import output_text
+from langgraph_librarian._messages import output_text, stopped_at_length
 from langgraph_librarian.select.parse import parse_selected_ids
-from langgraph_librarian.select.prompts import echoes_template
+from langgraph_librarian.select.prompts import echoes_example, echoes_template
 
-__all__ = ["Answer", "SelectionOutput", "interpret"]
+__all__ = [
+    "LENGTH_PROBLEM",
+    "Answer",
+    "SelectionOutput",
+    "cut_off_text",
+    "interpret",
+    "stopped_at_length",
+]
+
+LENGTH_PROBLEM = "selector answer cut off at the output-token limit (finish_reason=length)"
+
+
+def cut_off_text(exc: BaseException) -> str | None:
+    """The text of an answer the client refused because it hit the length limit.
+
+    ``openai`` raises ``LengthFinishReasonError`` (carrying the completion) when a
+    structured (json_schema) answer stops at ``max_tokens``; ``None`` for other errors.
+    """
+    if type(exc).__name__ != "LengthFinishReasonError":
+        return None
+    try:
+        content = exc.completion.choices[0].message.content  # type: ignore[attr-defined]
+    except (AttributeError, IndexError):
+        content = None
+    return str(content or "")
 
 
 class SelectionOutput(BaseModel):
@@ -78,6 +102,8 @@ def interpret(result: Any, valid_ids: Collection[int], template: str) -> Answer:
         text = output_text(result)
     if echoes_template(text, template):
         return Answer(raw=text, problem="selector echoed the prompt instead of answering")
+    if echoes_example(text, template):
+        return Answer(raw=text, problem="selector repeated an example line of the prompt")
     read = parse_selected_ids(text, valid)
     if not read.found:
         return Answer(raw=text, problem=read.problem or "no usable answer")

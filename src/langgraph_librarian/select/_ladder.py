@@ -5,8 +5,10 @@ Rungs, most to least structured: ``structured`` (the model's own
 elsewhere), ``json_mode`` (``response_format={"type": "json_object"}``) and ``text``
 (the ``IDs: [...]`` line). Local servers often reject json_schema (llama.cpp answers
 HTTP 500) while JSON mode works. When a rung fails with a capability error (the request
-itself is refused, not a timeout), the next rung is tried in the same turn and the
-working rung is remembered for that model object, so later turns start there.
+itself is refused, not a timeout), the next rung is tried in the same turn. Both are
+remembered for that model object: a refused form is never asked again (even when no
+later form gave a usable answer), and later turns start at the form that worked.
+``text`` is never written off: it is the last resort.
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ from langchain_core.runnables import Runnable
 from langgraph_librarian._calls import is_retryable, status_code
 from langgraph_librarian.select._answers import SelectionOutput
 
-__all__ = ["OUTPUT_MODES", "OutputMode", "Rung", "build", "is_capability_error", "rungs"]
+__all__ = [
+    "OUTPUT_MODES",
+    "OutputMode",
+    "Rung",
+    "build",
+    "is_capability_error",
+    "refused",
+    "remember",
+    "rungs",
+]
 
 Rung = Literal["structured", "json_mode", "text"]
 OutputMode = Literal["auto", "structured", "json_mode", "text"]
@@ -34,8 +45,31 @@ _CAPABILITY_STATUS = frozenset({400, 404, 405, 415, 422, 500, 501})
 # ``parsed`` field makes pydantic warn whenever the message is dumped).
 _SCHEMA: dict[str, Any] = SelectionOutput.model_json_schema()
 
-_working: dict[int, tuple[weakref.ref[BaseChatModel], int]] = {}
+
+class _Known:
+    """What one model's server accepted and refused."""
+
+    def __init__(self, model: BaseChatModel) -> None:
+        self.ref = weakref.ref(model)
+        self.working: Rung | None = None
+        self.refused: set[Rung] = set()
+
+
+_known: dict[int, _Known] = {}
 _lock = threading.Lock()
+
+
+def _entry(model: BaseChatModel, create: bool) -> _Known | None:
+    """Call with ``_lock`` held."""
+    known = _known.get(id(model))
+    if known is not None and known.ref() is model:
+        return known
+    if not create:
+        return None
+    for key in [k for k, v in _known.items() if v.ref() is None]:
+        del _known[key]  # models that no longer exist
+    known = _known[id(model)] = _Known(model)
+    return known
 
 
 def _overrides(model: BaseChatModel, name: str) -> bool:
@@ -61,17 +95,30 @@ def rungs(model: BaseChatModel, mode: OutputMode) -> list[Rung]:
     if mode != "auto":
         return [mode]
     with _lock:
-        known = _working.get(id(model))
-    start = known[1] if known is not None and known[0]() is model else 0
-    return list(_ORDER[start:])
+        known = _entry(model, create=False)
+        working = known.working if known else None
+        refused = set(known.refused) if known else set()
+    start = _ORDER.index(working) if working is not None else 0
+    return [r for r in _ORDER[start:] if r not in refused or r == "text"]
 
 
 def remember(model: BaseChatModel, rung: Rung) -> None:
-    """Later turns with this model start at ``rung``."""
+    """``rung`` gave a usable answer: later turns with this model start there."""
     with _lock:
-        for key in [k for k, (ref, _) in _working.items() if ref() is None]:
-            del _working[key]  # models that no longer exist
-        _working[id(model)] = (weakref.ref(model), _ORDER.index(rung))
+        known = _entry(model, create=True)
+        assert known is not None
+        known.working = rung
+        known.refused.discard(rung)
+
+
+def refused(model: BaseChatModel, rung: Rung) -> None:
+    """The server refused ``rung`` for this model: later turns do not ask it again."""
+    with _lock:
+        known = _entry(model, create=True)
+        assert known is not None
+        known.refused.add(rung)
+        if known.working == rung:
+            known.working = None
 
 
 def is_capability_error(exc: BaseException) -> bool:

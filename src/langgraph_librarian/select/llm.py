@@ -11,22 +11,30 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._calls import ModelCaller, status_code
+from langgraph_librarian._calls import ModelCaller, request_bounded, status_code
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select import _ladder
-from langgraph_librarian.select._answers import Answer, SelectionOutput, interpret
+from langgraph_librarian.select._answers import (
+    LENGTH_PROBLEM,
+    Answer,
+    SelectionOutput,
+    cut_off_text,
+    interpret,
+    stopped_at_length,
+)
 from langgraph_librarian.select._ladder import OutputMode, Rung
 from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.select.prompts import (
     DEFAULT_SELECTION_PROMPT,
     JSON_ANSWER_INSTRUCTIONS,
+    SHORT_ANSWER_INSTRUCTIONS,
     format_index_line,
     render_selection_prompt,
 )
 from langgraph_librarian.select.result import Selection
 from langgraph_librarian.tokens import TokenCounter, count_text_tokens
 
-__all__ = ["LLMSelector", "SelectionOutput"]
+__all__ = ["LLMSelector", "SelectionOutput", "confident_picks"]
 
 logger = logging.getLogger("langgraph_librarian")
 
@@ -65,6 +73,8 @@ class LLMSelector:
         output: ``"auto"`` (the ladder) or one fixed form.
         time_budget: Seconds for the whole selection (all forms and retries);
             ``None``: no overall bound.
+        keep_local: Keep the local selector's confident picks next to the model's
+            (see :meth:`_chosen`); ``False``: the model's picks alone.
     """
 
     def __init__(
@@ -80,6 +90,7 @@ class LLMSelector:
         token_counter: TokenCounter | None = None,
         output: OutputMode = "auto",
         time_budget: float | None = 60.0,
+        keep_local: bool = True,
     ) -> None:
         self.model = model
         self.local = local
@@ -91,6 +102,7 @@ class LLMSelector:
         self.counter = token_counter
         self.output = output
         self.time_budget = time_budget
+        self.keep_local = keep_local
 
     # -- prompt ---------------------------------------------------------------------
 
@@ -158,19 +170,27 @@ class LLMSelector:
         ]
         return [(rung, runnable) for rung, runnable in found if runnable is not None]
 
-    def _caller(self, runnable: Any) -> ModelCaller:
+    def _caller(self, runnable: Any, rung: Rung) -> ModelCaller:
+        def bounded(timeout: float) -> Any:
+            # The same output form on a copy of the model whose request ends in time.
+            model = request_bounded(self.model, timeout)
+            return None if model is None else _ladder.build(model, rung)
+
         return ModelCaller(
             runnable,
             step="select",
             timeout=self.timeout,
             retries=self.max_retries,
             backoff=self.retry_backoff,
+            build=bounded,
         )
 
     @staticmethod
-    def _messages(prompt: str, rung: Rung) -> list[BaseMessage]:
+    def _messages(prompt: str, rung: Rung, short: bool = False) -> list[BaseMessage]:
         if rung == "json_mode":  # JSON mode needs the word JSON and the shape in the prompt
-            return [HumanMessage(content=f"{prompt}\n\n{JSON_ANSWER_INSTRUCTIONS}")]
+            prompt = f"{prompt}\n\n{JSON_ANSWER_INSTRUCTIONS}"
+        if short:  # the previous answer ran into the output limit
+            prompt = f"{prompt}\n\n{SHORT_ANSWER_INSTRUCTIONS}"
         return [HumanMessage(content=prompt)]
 
     def _next(self, rung: Rung, exc: Exception, last: bool) -> tuple[bool, Answer]:
@@ -179,6 +199,8 @@ class LLMSelector:
         if status_code(exc) in (401, 403):
             logger.warning("librarian: %s; using the local selector", answer.problem)
             return False, answer
+        if _ladder.is_capability_error(exc) and rung != "text":
+            _ladder.refused(self.model, rung)
         if not last and _ladder.is_capability_error(exc):
             logger.info(
                 "librarian: selector refused %s output (%s); trying a simpler form",
@@ -190,6 +212,29 @@ class LLMSelector:
 
     def _deadline(self) -> float | None:
         return None if self.time_budget is None else time.monotonic() + self.time_budget
+
+    def _outcome(
+        self, rung: Rung, outcome: object, failed: bool, last: bool, short: bool, valid: list[int]
+    ) -> tuple[str, Answer]:
+        """What to do after one call: ``"done"``, ``"shorter"`` (ask again, briefly) or
+        ``"next"`` (a simpler output form), with the answer so far."""
+        if failed:
+            assert isinstance(outcome, Exception)
+            cut = cut_off_text(outcome)
+            if cut is None:
+                go_on, answer = self._next(rung, outcome, last)
+                return ("next" if go_on else "done"), answer
+            answer = Answer(raw=cut, problem=LENGTH_PROBLEM)
+        else:
+            answer = interpret(outcome, valid, self.template)
+            if answer.usable:
+                _ladder.remember(self.model, rung)
+                return "done", answer
+            if not stopped_at_length(outcome):
+                return "done", answer
+            answer = Answer(raw=answer.raw, problem=LENGTH_PROBLEM)
+        # Cut off at the output limit: a shorter answer (no reasoning) usually fits.
+        return ("done" if short else "shorter"), answer
 
     def select(
         self,
@@ -210,25 +255,26 @@ class LLMSelector:
             self._deadline(),
             Answer(problem="the selector model offers no usable output form"),
         )
-        attempts = self._attempts()
+        attempts, valid = self._attempts(), [e.id for e in shown]
         for n, (rung, runnable) in enumerate(attempts):
-            try:
-                result = self._caller(runnable).invoke(
-                    self._messages(prompt, rung), config, deadline=deadline
-                )
-            except Exception as exc:
-                go_on, answer = self._next(rung, exc, n == len(attempts) - 1)
-                if go_on:
-                    continue
+            short, action = False, "shorter"
+            while action == "shorter":
+                try:
+                    outcome: object = self._caller(runnable, rung).invoke(
+                        self._messages(prompt, rung, short), config, deadline=deadline
+                    )
+                    failed = False
+                except Exception as exc:
+                    outcome, failed = exc, True
+                last = n == len(attempts) - 1
+                action, answer = self._outcome(rung, outcome, failed, last, short, valid)
+                short = True
+            if action == "done":
                 break
-            answer = interpret(result, [e.id for e in shown], self.template)
-            if answer.usable:
-                _ladder.remember(self.model, rung)
-            break
+        local = self.local.select(query, messages, entries, exclude=exclude)
         if answer.usable:
-            return self._chosen(answer, shown, shortlisted, tokens)
-        fallback = self.local.select(query, messages, entries, exclude=exclude)
-        return self._fell_back(answer, fallback, shortlisted, tokens)
+            return self._chosen(answer, local, shown, shortlisted, tokens)
+        return self._fell_back(answer, local, shortlisted, tokens)
 
     async def aselect(
         self,
@@ -245,38 +291,65 @@ class LLMSelector:
             self._deadline(),
             Answer(problem="the selector model offers no usable output form"),
         )
-        attempts = self._attempts()
+        attempts, valid = self._attempts(), [e.id for e in shown]
         for n, (rung, runnable) in enumerate(attempts):
-            try:
-                result = await self._caller(runnable).ainvoke(
-                    self._messages(prompt, rung), config, deadline=deadline
-                )
-            except Exception as exc:
-                go_on, answer = self._next(rung, exc, n == len(attempts) - 1)
-                if go_on:
-                    continue
+            short, action = False, "shorter"
+            while action == "shorter":
+                try:
+                    outcome: object = await self._caller(runnable, rung).ainvoke(
+                        self._messages(prompt, rung, short), config, deadline=deadline
+                    )
+                    failed = False
+                except Exception as exc:
+                    outcome, failed = exc, True
+                last = n == len(attempts) - 1
+                action, answer = self._outcome(rung, outcome, failed, last, short, valid)
+                short = True
+            if action == "done":
                 break
-            answer = interpret(result, [e.id for e in shown], self.template)
-            if answer.usable:
-                _ladder.remember(self.model, rung)
-            break
+        local = await self.local.aselect(query, messages, entries, exclude=exclude)
         if answer.usable:
-            return self._chosen(answer, shown, shortlisted, tokens)
-        fallback = await self.local.aselect(query, messages, entries, exclude=exclude)
-        return self._fell_back(answer, fallback, shortlisted, tokens)
+            return self._chosen(answer, local, shown, shortlisted, tokens)
+        return self._fell_back(answer, local, shortlisted, tokens)
 
-    @staticmethod
     def _chosen(
-        answer: Answer, shown: Sequence[IndexEntry], shortlisted: bool, tokens: int
+        self,
+        answer: Answer,
+        local: Selection,
+        shown: Sequence[IndexEntry],
+        shortlisted: bool,
+        tokens: int,
     ) -> Selection:
+        """The model's picks, merged with what the offline engine is sure of.
+
+        A weak model's wrong picks must not push out anything the offline engine would
+        have sent. In rank order: the offline selection (:func:`confident_picks`), the
+        model's picks that the offline engine ranked next-best (its ``reserve_ids``:
+        the model settles its doubt), the rest of that reserve, and last the model's
+        picks the offline ranking did not have at all (the pipeline sends them whole
+        when the context is unbounded, else as budget allows). The budget cuts from the
+        end. Promoting the model's picks further was measured and rejected: it lets a
+        weak model's wrong picks cost answers (see docs/local-models.md).
+        """
+        if self.keep_local:
+            sure = confident_picks(local)
+            nextbest = set(local.reserve_ids)
+            backed = [i for i in answer.ids if i in nextbest]
+            ids = list(dict.fromkeys([*sure, *backed])) or list(answer.ids)
+            reserve = [i for i in local.reserve_ids if i not in ids]
+        else:
+            sure, ids, reserve = [], list(answer.ids), []
         return Selection(
-            ids=answer.ids,
+            ids=ids,
             reasoning=answer.reasoning,
             strategy="llm",
             candidates=len(shown),
             shortlisted=shortlisted,
             prompt_tokens=tokens,
             raw_answer=answer.raw[:_RAW_LIMIT],
+            reserve_ids=reserve,
+            model_ids=list(answer.ids),
+            kept_local_ids=[i for i in sure if i not in answer.ids],
         )
 
     @staticmethod
@@ -290,3 +363,13 @@ class LLMSelector:
         fallback.prompt_tokens = tokens
         fallback.shortlisted = shortlisted
         return fallback
+
+
+def confident_picks(local: Selection) -> list[int]:
+    """What the offline engine is sure of: its selection proper, in rank order.
+
+    That is the matches above its relevance cutoff and their dependencies (a later
+    change, the statement it changes, the question an answer replies to), not its
+    next-best ``reserve_ids``.
+    """
+    return list(local.ids)

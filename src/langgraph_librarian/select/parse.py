@@ -1,15 +1,19 @@
 """Reading a selector model's answer into message ids, strictly.
 
 A usable answer is a non-empty list of integers that are known ids, or an explicit
-"no earlier message is needed" (``IDs: none``). Everything else is unusable and the
-caller falls back to the local selector: a bare ``[]`` (the prompt's own example echoed
-back, or a lazy answer), an array of strings (``"tags": ["x"]``), a list of unknown ids,
-prose without a list. Reading ``[]`` as "select nothing" would silently hand the agent
-only the recent turns; a fallback costs a few hundred tokens at most.
+"no earlier message is needed" (``IDs: none``), in one of the forms the prompts ask for:
+an ``IDs: [...]`` line (the label a word of its own: "Paid: 5" is not one), a JSON object
+with an ``ids`` list, or an answer that is nothing but a JSON list. Lists inside prose
+are not read. Everything else is unusable and the caller falls back to the local
+selector: a bare ``[]`` (the prompt's own example echoed back, or a lazy answer), an
+array of strings (``"tags": ["x"]``), a list of unknown ids, prose without a list.
+Reading ``[]`` as "select nothing" would silently hand the agent only the recent turns;
+a fallback costs a few hundred tokens at most.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Collection
@@ -19,7 +23,8 @@ __all__ = ["ParsedSelection", "parse_selected_ids"]
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _LABELLED = re.compile(
-    r"(?:selected[_ ]?)?(?:message[_ ]?)?ids?\s*[:=]\s*(\[[^\]\n]*\]|[^\n]*)", re.IGNORECASE
+    r"(?<![\w-])(?:selected[_ ]|message[_ ])?ids?(?![\w-])\s*[:=]\s*(\[[^\]\n]*\]|[^\n]*)",
+    re.IGNORECASE,
 )
 _ARRAY = re.compile(r"\[[^\[\]]*\]")
 _OBJECT = re.compile(r"\{[^{}]*\}")
@@ -124,18 +129,14 @@ def _candidates(text: str) -> list[tuple[int, Reading]]:
         value_text = match.group(1)
         if _NONE.fullmatch(value_text):
             found.append((match.start(), (None, True)))
-        elif (ids := _as_ids(value_text, text_form=True)) is not None:
-            found.append((match.start(), (ids, False)))
-    for match in _ARRAY.finditer(text):
-        if any(a <= match.start() < b for a, b in covered):
-            continue
-        try:
-            parsed: object = json.loads(match.group(0))
-        except ValueError:
-            parsed = match.group(0)
-        ids = _as_ids(parsed, text_form=not isinstance(parsed, list))
-        if ids is not None:
-            found.append((match.start(), (ids, False)))
+        else:
+            try:
+                labelled: object = json.loads(value_text)
+            except ValueError:
+                labelled = value_text
+            ids = _as_ids(labelled, text_form=not isinstance(labelled, list))
+            if ids is not None:
+                found.append((match.start(), (ids, False)))
     return found
 
 
@@ -147,6 +148,10 @@ def _read(text: str) -> tuple[list[int] | None, bool, str]:
         return ids, none, ""
     if re.search(r"\[\s*\]", text):
         return None, False, "empty id list (an explicit answer is 'IDs: none')"
+    for match in _ARRAY.finditer(text):
+        with contextlib.suppress(ValueError):
+            if _as_ids(json.loads(match.group(0)), text_form=False):
+                return None, False, "numbers in prose, not an 'IDs: [...]' line"
     if _ARRAY.search(text):
         return None, False, "a list that is not of integer message ids"
     return None, False, "no list of message ids in the answer"
@@ -156,8 +161,9 @@ def parse_selected_ids(text: str, valid_ids: Collection[int]) -> ParsedSelection
     """Read message ids from a selector answer.
 
     Accepts ``IDs: [1, 2]``, ``IDs: 3, 5``, ranges in text (``IDs: 4-6``), JSON objects
-    (``{"ids": [...]}``), code fences, bare integer arrays and integer strings
-    (``["3"]``); the last labelled ``IDs:`` line wins over lists in the reasoning.
+    (``{"ids": [...]}``), code fences, and an answer that is only an integer array
+    (``[4, 5]``, ``["3"]``); the last labelled ``IDs:`` line wins. Lists in prose
+    ("I looked at [1, 2]") and labels inside words ("Paid: 5") are not id lists.
     ``IDs: none`` (or ``{"ids": [], "none_needed": true}``) means no earlier message is
     needed. An empty list, a list of non-integers or only unknown ids is not usable
     (``found`` is false and ``problem`` says why).

@@ -11,6 +11,8 @@ from langgraph_librarian.entry import IndexEntry
 __all__ = [
     "DEFAULT_SELECTION_PROMPT",
     "JSON_ANSWER_INSTRUCTIONS",
+    "SHORT_ANSWER_INSTRUCTIONS",
+    "echoes_example",
     "echoes_template",
     "format_index_line",
     "render_selection_prompt",
@@ -86,6 +88,13 @@ JSON_ANSWER_INSTRUCTIONS = (
 )
 """Appended to the selection prompt when the model is asked for JSON (json mode)."""
 
+SHORT_ANSWER_INSTRUCTIONS = (
+    "Your previous answer was cut off at the length limit. Do not explain: answer with "
+    'the ids only (in JSON, keep "reasoning" under ten words; in text, only the line '
+    "IDs: [...])."
+)
+"""Appended when the model's previous answer ran into the output-token limit."""
+
 _FENCE_MARKERS = ("<index>", "</index>", "<query>", "</query>")
 
 
@@ -108,3 +117,35 @@ def echoes_template(answer: str, template: str, fences: Sequence[str] = _FENCE_M
         return False
     repeated = sum(1 for line in lines if line in answer)
     return repeated >= max(2, len(lines) // 3)
+
+
+_EXAMPLE = re.compile(
+    r"(?<![\w-])(?:selected[_ ]|message[_ ])?ids?(?![\w-])\s*[:=][^\n]*|\{[^{}\n]*\}", re.I
+)
+
+
+def _flat(text: str) -> str:
+    """Case, spacing and a final full stop do not make an answer different."""
+    flat = " ".join(text.split()).strip().rstrip(".").lower()
+    return re.sub(r"\s*([\[\]{},:])\s*", r"\1", flat)
+
+
+def echoes_example(answer: str, template: str) -> bool:
+    """True when the answer is an example line of the prompt, copied back.
+
+    A template line such as ``Example: IDs: [2, 7]`` must not come back as a selection of
+    2 and 7: the whole answer equal to a line of the template, or its last line equal to
+    an example id list the template writes out with concrete numbers, is an echo. The
+    default template's examples have no numbers (``IDs: [<...>]``, ``IDs: none``), so an
+    answer ``IDs: none`` to it is still an answer.
+    """
+    flat = _flat(answer)
+    if not flat:
+        return False
+    body = _PLACEHOLDER.sub("", template)
+    lines = {_flat(line) for line in body.splitlines()} - {""}
+    if flat in lines:
+        return True
+    examples = {_flat(m.group(0)) for m in _EXAMPLE.finditer(body) if re.search(r"\d", m.group(0))}
+    last = _flat(answer.strip().splitlines()[-1])
+    return last in examples or flat in examples

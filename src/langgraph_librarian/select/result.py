@@ -33,6 +33,9 @@ class Selection:
             was unusable and the local selector was used instead.
         reserve_ids: Next-best positions, used only to fill a context token budget
             that ``ids`` leave unused (never added to an unbounded context).
+        model_ids: The LLM selector's own picks (``strategy="llm"``).
+        kept_local_ids: The offline engine's confident picks kept next to the model's
+            (those the model did not pick itself).
     """
 
     ids: list[int] = field(default_factory=list)
@@ -45,6 +48,8 @@ class Selection:
     expanded_ids: list[int] = field(default_factory=list)
     raw_answer: str = ""
     reserve_ids: list[int] = field(default_factory=list)
+    model_ids: list[int] = field(default_factory=list)
+    kept_local_ids: list[int] = field(default_factory=list)
 
 
 @runtime_checkable

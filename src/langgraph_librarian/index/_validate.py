@@ -1,0 +1,287 @@
+"""Is a model's summary of a message a summary? Checks a weak model cannot pass with filler.
+
+A stored summary replaces the message in the selector's index, and the selector trusts
+it. Small local models answer with filler ("Just like that.", "OK"), meta-answers ("Sure!
+Here is the summary:", "The message is not found."), refusals, text about something else,
+or a summary with invented facts (another amount, code, date or name). The rules:
+
+- **Facts must come from the message.** Every number (``4,500`` = ``4500``; ``6`` may be
+  ``six``), code (``CRG-20931``), month or weekday, and capitalised name in the middle
+  of a sentence must occur in the message. Number words in the summary are not checked:
+  "two options" may count what the message lists.
+- **It must carry something of the message**: at least one of the message's facts, or,
+  when it paraphrases without them, several of its content words (or half of its own
+  words, for a very short summary).
+- **Meta-answers and refusals of any length are rejected**: a preamble is stripped
+  first ("Sure! Here is the summary:" followed by a real summary is fine), and what is
+  left must not talk about the message instead of summarising it.
+
+Each rule is general (no phrase lists tuned to one model); the held-out sets in
+``tests/data/summaries_*.json`` measure them.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from langgraph_librarian._text import content_terms
+
+__all__ = ["summary_facts_problem"]
+
+
+def _listed(words: str) -> list[str]:
+    return words.split()
+
+
+_MONTHS = {
+    name: i
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_DAYS = {
+    name: i
+    for i, names in enumerate(
+        [
+            ("monday", "mon"),
+            ("tuesday", "tue", "tues"),
+            ("wednesday", "wed"),
+            ("thursday", "thu", "thurs"),
+            ("friday", "fri"),
+            ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        _listed(
+            "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+            "fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+        )
+    )
+} | {"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "dozen": "12", "half": "0.5"}
+_SPOKEN_TIMES = (
+    (re.compile(r"\bhalf (?:an )?hour\b|\bhalf past\b"), "30"),
+    (re.compile(r"\bquarter (?:of an )?hour\b|\bquarter (?:past|to)\b"), "15"),
+)
+# Generic capitalised words a summary may use without the message containing them.
+_GENERIC_CAPS = frozenset(
+    _listed(
+        "i user users assistant ai ok id ids url api faq am pm utc eur usd gbp tldr tl;dr "
+        "note decision summary todo question answer request update fyi re"
+    )
+)
+
+_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)*")
+_CODE = re.compile(r"\b[A-Za-z]+[-_/.#]?\d[\w\-/.#]*|\b\d+[-_][A-Za-z][\w\-]*")
+_ISO_DATE = re.compile(r"\b\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}\b")
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*|[-*•]\s+|[\"'“(]\s*)$")
+
+_PREAMBLE = re.compile(
+    r"^\W*(?:(?:sure|certainly|of course|absolutely|okay|ok|alright|great|yes)\b[\s!,.]*)?"
+    r"(?:(?:here(?:'s| is| are)|below is|this is)\s+(?:a|an|the|my|your)?\s*"
+    r"(?:(?:short|brief|concise|one-sentence|quick|possible)\s+)*"
+    r"(?:summary|summari[sz]ation|index entry|entry|overview|recap)\b[^:\n]*?[:.!]\s*)?"
+    r"(?:(?:summary|index entry|tl;?dr)\s*:\s*)?",
+    re.IGNORECASE,
+)
+_META = re.compile(
+    r"\b(?:(?:the|this|your|that)\s+(?:message|text|input|content|conversation)\s+"
+    r"(?:is|was|seems|appears)\s+(?:not\b|empty|missing|blank|unavailable|unclear|incomplete)"
+    r"|(?:no|there is no|there's no|without (?:a|any))\s+(?:message|text|input|content)\b"
+    r"|(?:do not|don't|cannot|can't|could not|couldn't)\s+(?:see|find|access|read)\s+"
+    r"(?:any|the|a|your)\s+(?:message|text|input|content)"
+    r"|nothing (?:to|was given to) summari[sz]e"
+    r"|(?:please\s+)?provide\s+(?:the|a|your)\s+(?:message|text|content)"
+    r"|would you like me to|what would you like|how can i help|let me know if"
+    r"|(?:the|this) message (?:is|was) (?:about something|a message))",
+    re.IGNORECASE,
+)
+_REFUSAL = re.compile(
+    r"^\W*(?:i'?m sorry|i am sorry|sorry,|apologi[sz]e|as an ai|unfortunately,? i\b)"
+    r"|\b(?:i|we)\s+(?:cannot|can't|can not|won't|will not|am unable to|'m unable to|"
+    r"am not able to|'m not able to)\s+(?:help|assist|comply|provide|summari[sz]e|do that|"
+    r"fulfil|fulfill|complete|process|create|write)",
+    re.IGNORECASE,
+)
+_MIN_SHARED_WITHOUT_FACTS = 3
+_TALK = frozenset(
+    content_terms(
+        "user users assistant asked asks question questions answer answers answered message "
+        "messages said says talked talks discussed discusses mentioned mentions shared "
+        "shares request requested something thing things topic topics conversation"
+    )
+)
+
+
+def _number(token: str) -> str:
+    token = re.sub(r",(?=\d{3}\b)", "", token).replace(",", ".")
+    whole, dot, rest = token.partition(".")
+    whole = whole.lstrip("0") or "0"
+    return whole + (dot + rest if rest.strip("0") else "")
+
+
+def _numbers(text: str) -> set[str]:
+    found: set[str] = set()
+    for token in _NUMBER.findall(text):
+        found.add(_number(token))
+        found.update(_number(p) for p in re.split(r"[.,]", token) if p)  # 4.500 / 1,2
+    return found
+
+
+def _codes(text: str) -> set[str]:
+    codes = set()
+    for token in _CODE.findall(text):
+        token = token.rstrip(".-/#")
+        letters = re.sub(r"[^A-Za-z]", "", token)
+        if len(letters) <= 2 and re.fullmatch(r"\d+[A-Za-z]{1,2}", token):
+            continue  # units and ordinals: 3pm, 25th, 10km are numbers
+        if re.fullmatch(
+            r"\d+(?:st|nd|rd|th|am|pm|s|h|m|k|x|g|kg|km|cm|mm|ms|gb|mb|tb)", token, re.I
+        ):
+            continue
+        codes.add(re.sub(r"[^a-z0-9]", "", token.lower()))
+    return codes
+
+
+def _words(text: str) -> list[tuple[int, str]]:
+    return [(m.start(), m.group(0)) for m in _WORD.finditer(text)]
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words inside sentences (sentence openings are ordinary words too)."""
+    names = set()
+    for start, word in _words(text):
+        if not word[0].isupper() or _SENTENCE_START.search(text[max(0, start - 3) : start]):
+            continue
+        if start == 0:
+            continue
+        base = re.sub(r"['’]s$", "", word)
+        key = base.lower()
+        if key in _GENERIC_CAPS or key in _MONTHS or key in _DAYS or len(key) < 2:
+            continue
+        names.add(base)
+    return names
+
+
+def _calendar(text: str) -> tuple[set[int], set[int]]:
+    """Months and weekdays named in ``text`` (capitalised; "May" only next to a number)."""
+    months: set[int] = set()
+    days: set[int] = set()
+    for start, word in _words(text):
+        if not word[0].isupper():
+            continue
+        key = word.lower()
+        if key == "may" and not re.search(r"\d", text[max(0, start - 6) : start + 9]):
+            continue  # the verb
+        if key in _MONTHS:
+            months.add(_MONTHS[key])
+        elif key in _DAYS and len(key) > 3:
+            days.add(_DAYS[key])
+    return months, days
+
+
+@lru_cache(maxsize=256)
+def _source_facts(source: str) -> tuple[frozenset[str], frozenset[str], frozenset[str], str]:
+    lowered = source.lower()
+    numbers = set(_numbers(source))
+    numbers.update(
+        _NUMBER_WORDS[w] for _, w in _words(lowered) if w in _NUMBER_WORDS
+    )  # "six" in the message allows "6" in the summary
+    for phrase, value in _SPOKEN_TIMES:
+        if phrase.search(lowered):
+            numbers.add(value)
+    words = {w.lower() for _, w in _words(source)}
+    words.update(re.sub(r"['’]s$", "", w) for w in list(words))
+    flat = re.sub(r"[^a-z0-9]", "", lowered)
+    return frozenset(numbers), frozenset(words), frozenset(content_terms(source)), flat
+
+
+def _fabricated(summary: str, source: str) -> str | None:
+    numbers, words, stems, flat = _source_facts(source)
+    invented = sorted(n for n in _numbers(summary) if n not in numbers)
+    # A number inside a code the message has (CRG-20931) is not a separate claim.
+    invented = [n for n in invented if not any(n in c for c in _codes(summary) if c in flat)]
+    if invented:
+        return f"the summary states {', '.join(invented[:3])}, which the message does not"
+    codes = sorted(c for c in _codes(summary) if c not in flat)
+    if codes:
+        return f"the summary has a code the message does not ({codes[0]})"
+    s_months, s_days = _calendar(summary)
+    m_months, m_days = _calendar(source)
+    numeric_dates = bool(_ISO_DATE.search(source))
+    if (s_months - m_months and not numeric_dates) or s_days - m_days:
+        return "the summary has a date the message does not"
+    for name in sorted(_names(summary)):
+        key, stem = name.lower(), content_terms(name)
+        if key in words or (stem and stem[0] in stems):
+            continue
+        if name.isupper() and _initials(key, source):
+            continue
+        return f"the summary names {name!r}, which the message does not"
+    return None
+
+
+def _initials(name: str, source: str) -> bool:
+    """``nw`` for "north-west", ``pr`` for "pull request": initials of the message's words."""
+    if not 2 <= len(name) <= 5:
+        return False
+    initials = "".join(w[0] for _, w in _words(source.lower().replace("-", " ")))
+    return name in initials
+
+
+def _carries(summary: str, source: str) -> bool:
+    """At least one of the message's facts, or several of its content words."""
+    numbers, words, stems, flat = _source_facts(source)
+    facts = (_numbers(summary) & numbers) | {c for c in _codes(summary) if c in flat}
+    s_months, s_days = _calendar(summary)
+    m_months, m_days = _calendar(source)
+    if facts or (s_months & m_months) or (s_days & m_days):
+        return True
+    if {n.lower() for n in _names(summary)} & words:
+        return True
+    terms = set(content_terms(summary)) - _TALK
+    shared = terms & stems
+    # Without facts, a paraphrase still shares several content words, or at least half
+    # of its own when it is very short ("- allergic to nuts"). Words about the talk
+    # itself ("the user asked a question") say nothing of what was said.
+    return len(shared) >= _MIN_SHARED_WITHOUT_FACTS or (
+        len(shared) >= 2 and 2 * len(shared) >= len(terms)
+    )
+
+
+def summary_facts_problem(summary: str, source: str) -> str | None:
+    """Why ``summary`` is not a faithful summary of ``source`` (see the module docs)."""
+    if _REFUSAL.search(summary.split("\n", 1)[0][:300]):
+        return "the model refused"
+    body = _PREAMBLE.sub("", summary, count=1).strip()
+    if not re.search(r"[^\W_]", body):
+        return "a preamble or filler, not a summary"
+    if _META.search(body):
+        return "the model talked about the message instead of summarizing it"
+    fabricated = _fabricated(body, source)
+    if fabricated:
+        return fabricated
+    if not _carries(body, source):
+        return "the summary carries none of the message's facts"
+    return None

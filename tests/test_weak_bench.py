@@ -1,0 +1,56 @@
+"""The model path on the bench: a weak model costs nothing, an oracle adds.
+
+The scripted models (:mod:`langgraph_librarian.evals.scripted`) replay what weak local
+models do (garbage and fabricated summaries, wrong or unreadable selections) and what a
+perfect one would do (faithful summaries, the gold evidence). The offline Librarian runs
+on the same questions with the same embeddings.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from langgraph_librarian.embeddings import default_embeddings
+from langgraph_librarian.evals.datasets.phenomena import generate_dataset
+from langgraph_librarian.evals.runner import format_llm_health, run_bench, summary_rows
+from langgraph_librarian.evals.scripted import ScriptedBenchModel
+from langgraph_librarian.evals.strategies import SharedIndexing
+
+
+@pytest.fixture(scope="module")
+def dataset():
+    return generate_dataset("dev", seed=0, message_length="long")
+
+
+def _run(dataset, kind):
+    embeddings = default_embeddings()
+    model = ScriptedBenchModel(kind=kind).use(dataset)
+    reports: dict = {}
+    outcomes, _ = run_bench(
+        "phenomena-dev",
+        dataset,
+        ["librarian", "librarian-llm"],
+        budget="auto",
+        embeddings=embeddings,
+        model=model,
+        limit=80,
+        shared=SharedIndexing(embeddings),
+        indexing_reports=reports,
+    )
+    rows = summary_rows(outcomes)
+    by = {r["strategy"]: r for r in rows if r["category"] == "all"}
+    return by["librarian"], by["librarian-llm"], format_llm_health(rows, reports), reports
+
+
+def test_a_weak_model_costs_no_context_success(dataset):
+    offline, llm, table, reports = _run(dataset, "weak")
+    assert llm["llm_selection_rate"] > 0.5  # its wrong selections were used...
+    assert llm["context_success"] >= offline["context_success"]  # ...and cost nothing
+    assert reports["librarian-llm"]["summary_failure_rate"] > 0.9  # garbage not stored
+    assert "| librarian-llm |" in table and "offline Librarian" in table
+
+
+def test_an_oracle_adds_context_success(dataset):
+    offline, llm, _, _ = _run(dataset, "oracle")
+    assert llm["llm_selection_rate"] == 1.0
+    assert llm["context_success"] > offline["context_success"]
