@@ -181,3 +181,18 @@ def test_a_large_scope_recalls_nothing_for_an_unrelated_question_and_finds_a_rel
     texts = [r.text for r in related.records]
     assert "Day 21: we cooked mushroom risotto with polenta for dinner." in texts
     assert "Enjoy the lentil soup!" not in texts  # not the reply to a bearing message
+
+
+def test_without_embeddings_a_shared_rare_word_is_enough_and_nothing_shared_is_empty() -> None:
+    memory = ScopeMemory(InMemoryStore())  # tests run lexical-only unless marked
+    facts = [
+        "I'm allergic to peanuts and tree nuts, please remember it.",
+        "Our flat has a tiny oven that only fits one tray.",
+        "My sister visits on Friday and she is vegan.",
+        "We had ramen for lunch yesterday, it was great.",
+    ]
+    turns = [t for n in range(4) for fact in facts for t in (fact, f"Understood, note {n}.")]
+    _scope(memory, "u", "A", turns)
+    hit = memory.recall("u", "A second session: which nuts should I avoid?")
+    assert hit.status == "recalled" and "peanuts" in hit.records[0].text
+    assert memory.recall("u", "Our project deadline is March 3.").status == "empty"

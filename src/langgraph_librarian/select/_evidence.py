@@ -163,12 +163,14 @@ class Evidence:
         usable: ``False`` for echoes of the query and filler, which prove nothing.
         strong: Shares every content word of the query, or two of its rare words:
             enough to bear on it in a scope of any size.
+        measured: Whether ``semantic`` was measured (an embedding model was used).
     """
 
     semantic: np.ndarray
     lexical: np.ndarray
     usable: np.ndarray
     strong: np.ndarray
+    measured: bool = False
 
     def scores(self) -> np.ndarray:
         """One score per message: semantic, at least :data:`LEXICAL_EVIDENCE` when it
@@ -199,6 +201,10 @@ class Evidence:
         """
         if not self.usable.any():
             return False
+        if not self.measured:
+            # Without embeddings nothing tells a chance match from a real one: a shared
+            # rare word is the best evidence there is.
+            return bool((self.lexical & self.usable).any())
         return self.best() >= self.floor() or bool((self.strong & self.usable).any())
 
 

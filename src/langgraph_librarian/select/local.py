@@ -334,6 +334,7 @@ class LocalSelector:
             q = np.asarray(query_vector, dtype=np.float32)
             mean, std = chance_level(self.embeddings, self._query_model, q / np.linalg.norm(q))
             evidence.semantic = (scored.cosines - mean) / std
+            evidence.measured = True
         terms = frozenset(content_terms(query))
         rare = informative_terms(query)
         index = scored.lexical
