@@ -112,6 +112,7 @@ class BM25Index:
         self._passages: list[str] = []
         self._unit_owner: dict[tuple[str, int], np.ndarray] = {}
         self._filler: list[bool] = []
+        self._filler_array: np.ndarray | None = None
         self._vectors: dict[str, np.ndarray] = {}
         self._vector_lock = threading.Lock()
 
@@ -247,8 +248,13 @@ class BM25Index:
             return matrix, owner
 
     def filler(self) -> np.ndarray:
-        """Which documents are acknowledgements only ("Noted.", "Reply 8.")."""
-        return np.asarray(self._filler[: len(self.keys)], dtype=bool)
+        """Which documents are acknowledgements only ("Noted.", "Reply 8."); read-only."""
+        n = len(self.keys)
+        cached = self._filler_array
+        if cached is None or len(cached) != n:
+            cached = self._filler_array = np.asarray(self._filler[:n], dtype=bool)
+            cached.flags.writeable = False
+        return cached
 
     def doc_max(self, unit_values: np.ndarray, owner: np.ndarray) -> np.ndarray:
         """The max of ``unit_values`` per document (``owner`` gives each unit's)."""

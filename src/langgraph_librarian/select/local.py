@@ -22,7 +22,6 @@ from langgraph_librarian.select._evidence import (
     chance_level,
     informative_terms,
     is_echo,
-    is_filler,
     repeat_key,
     shares_evidence,
 )
@@ -134,6 +133,18 @@ class EmbeddingProfile:
         )
 
 
+def _top(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest ``values`` (unordered; a partial sort)."""
+    if len(values) <= k:
+        return np.arange(len(values))
+    return np.argpartition(-values, k)[:k]
+
+
+def _copy_key(entry: IndexEntry, messages: Sequence[BaseMessage]) -> str:
+    """Equal for copies of one text: the content hash (role and text), else the text."""
+    return entry.content_hash or repeat_key(message_text(messages[entry.id]))
+
+
 def _first_copies(
     slots: list[int], entries: Sequence[IndexEntry], messages: Sequence[BaseMessage]
 ) -> list[int]:
@@ -141,7 +152,7 @@ def _first_copies(
     seen: set[str] = set()
     kept = []
     for slot in slots:
-        key = repeat_key(message_text(messages[entries[slot].id]))
+        key = _copy_key(entries[slot], messages)
         if key not in seen:
             seen.add(key)
             kept.append(slot)
@@ -271,9 +282,9 @@ class LocalSelector:
         """
         terms = frozenset(content_terms(query))
         key = repeat_key(query)
-        heads = [np.argsort(-raw, kind="stable")[:_ECHO_CHECKED]]
+        heads = [_top(raw, _ECHO_CHECKED)]
         if cosines is not None:
-            heads.append(np.argsort(-cosines, kind="stable")[:_ECHO_CHECKED])
+            heads.append(_top(cosines, _ECHO_CHECKED))
         found = []
         for slot in dict.fromkeys(int(i) for head in heads for i in head):
             text = message_text(messages[entries[slot].id])
@@ -425,7 +436,8 @@ class LocalSelector:
         positive = np.flatnonzero(fused > 0)
         by_score = positive[np.argsort(-fused[positive], kind="stable")]
         order = [int(i) for i in by_score if entries[i].id not in excluded]
-        order, fillers = self._evidence_order(order, entries, messages)
+        order = self._distinct(order, entries, messages)
+        filler = scored.lexical.filler()
         if not order:
             return Selection(
                 ids=[],
@@ -453,8 +465,7 @@ class LocalSelector:
                     slot is not None
                     and near not in excluded
                     and slot not in priority
-                    and slot not in fillers
-                    and not is_filler(message_text(messages[near]))
+                    and not filler[slot]
                 ):
                     neighbours[slot] = max(neighbours.get(slot, 0.0), _NEIGHBOUR_FACTOR * fused[i])
         for i, score in neighbours.items():
@@ -468,11 +479,11 @@ class LocalSelector:
         # context never takes them.
         floor = _RESERVE_CUTOFF * top
         reserve: list[int] = []
-        taken = {repeat_key(message_text(messages[entries[i].id])) for i in ranked}
+        taken = {_copy_key(entries[i], messages) for i in ranked}
         for i in order:  # best first: stop at the floor
             if fused[i] < floor or len(reserve) >= self.max_selected:
                 break
-            key = repeat_key(message_text(messages[entries[i].id]))
+            key = _copy_key(entries[i], messages)
             if i not in priority and key not in taken:
                 taken.add(key)
                 reserve.append(entries[i].id)
@@ -492,31 +503,16 @@ class LocalSelector:
         )
 
     @staticmethod
-    def _evidence_order(
-        order: list[int],
-        entries: Sequence[IndexEntry],
-        messages: Sequence[BaseMessage],
-    ) -> tuple[list[int], set[int]]:
-        """``order`` without filler and repeats (the best-ranked copy, the latest, stays).
+    def _distinct(
+        order: list[int], entries: Sequence[IndexEntry], messages: Sequence[BaseMessage]
+    ) -> list[int]:
+        """``order`` with each text once (the best-ranked copy, the latest, stays).
 
         Only the head of the ranking is read (the expansion pool and a margin), so a
-        long history costs no extra pass. Returns the new order and the filler slots
-        seen (never added as neighbours either).
+        long history costs no extra pass. Filler never gets here: it scores zero.
         """
         head, tail = order[: 2 * _EXPANSION_POOL], order[2 * _EXPANSION_POOL :]
-        kept: list[int] = []
-        fillers: set[int] = set()
-        seen: set[str] = set()
-        for i in head:
-            text = message_text(messages[entries[i].id])
-            if is_filler(text):
-                fillers.add(i)
-                continue
-            key = repeat_key(text)
-            if key not in seen:
-                seen.add(key)
-                kept.append(i)
-        return kept + tail, fillers
+        return _first_copies(head, entries, messages) + tail
 
     @staticmethod
     def _bridged(
