@@ -79,3 +79,16 @@ def test_session_id():
     assert session_id_from_config({"configurable": {"thread_id": 7}}) == "7"
     assert session_id_from_config(None) is None
     assert session_id_from_config({"configurable": {"thread_id": ""}}) is None
+
+
+def test_a_model_that_cannot_be_built_is_a_librarian_error():
+    from langgraph_librarian.errors import LibrarianError
+    from langgraph_librarian.memory._lazy_model import LazyModel, ModelConfigError
+
+    def failing(spec: str):
+        raise RuntimeError("no credentials")
+
+    lazy = LazyModel("openai:gpt-4o-mini", slot="summarizer", build=failing)
+    with pytest.raises(LibrarianError, match="no credentials") as caught:
+        lazy.get()
+    assert isinstance(caught.value, ModelConfigError) and isinstance(caught.value, ValueError)

@@ -270,7 +270,7 @@ def test_llm_selector_call_carries_the_run_config_and_no_stream_tag():
     assert len(selector.calls) == 1
     ((tags, metadata),) = recorder.starts
     assert {"nostream", "langgraph_librarian", "user-tag"} <= set(tags)
-    assert metadata["librarian_step"] == "select" and metadata["tenant"] == "acme"
+    assert metadata["librarian_step"] == "scope_recall" and metadata["tenant"] == "acme"
 
 
 async def test_llm_selector_async_call_carries_the_run_config():

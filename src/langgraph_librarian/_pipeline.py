@@ -168,8 +168,11 @@ class Run:
         return self.config.store is None
 
 
-def make_selector(config: LibrarianConfig) -> Selector:
-    """The selector the config asks for (an LLM selector always wraps a local fallback)."""
+def make_selector(config: LibrarianConfig, step: str = "select") -> Selector:
+    """The selector the config asks for (an LLM selector always wraps a local fallback).
+
+    ``step`` names its model calls in ``metadata["librarian_step"]``.
+    """
     if config.selector is not None:
         return config.selector
     local = LocalSelector(max_selected=config.max_selected, embeddings=resolve_embeddings(config))
@@ -187,6 +190,7 @@ def make_selector(config: LibrarianConfig) -> Selector:
         output=config.selector_output,
         time_budget=config.selection_timeout,
         keep_local=config.selector_keeps_local,
+        step=step,
     )
 
 

@@ -18,6 +18,7 @@ from langchain_core.runnables import Runnable
 
 from langgraph_librarian._calls import status_code
 from langgraph_librarian._models import check_model_spec
+from langgraph_librarian.errors import LibrarianError
 
 __all__ = ["LazyModel", "ModelConfigError", "is_configuration_error"]
 
@@ -25,7 +26,7 @@ _CONFIGURATION_STATUS = frozenset({401, 403, 404})
 """Bad key, no access, unknown model: retrying or waiting will not help."""
 
 
-class ModelConfigError(ValueError):
+class ModelConfigError(LibrarianError, ValueError):
     """A model string that cannot become a model (unknown provider, missing credentials)."""
 
 

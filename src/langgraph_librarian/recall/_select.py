@@ -23,6 +23,10 @@ from langgraph_librarian.select.result import Selection
 __all__ = ["Ranked", "arank", "aselect_ranked", "rank", "select_ranked"]
 
 
+_STEP = "scope_recall"
+"""``metadata["librarian_step"]`` of the selector's model call during recall."""
+
+
 def _ordered(records: Sequence[MemoryRecord], ids: Sequence[int]) -> list[MemoryRecord]:
     return [records[i] for i in dict.fromkeys(ids) if 0 <= i < len(records)]
 
@@ -99,7 +103,7 @@ def select_ranked(
     if _held_to_floor(config) and not evidence.bears():
         return Ranked([], "floor", evidence.best(), evidence.floor())
     # The selector's own model call (if any) runs as a child of ``parent``, tagged.
-    selection = make_selector(config).select(query, messages, entries, config=parent)
+    selection = make_selector(config, _STEP).select(query, messages, entries, config=parent)
     return _ranked(records, selection, evidence)
 
 
@@ -118,7 +122,7 @@ async def aselect_ranked(
     evidence = local.evidence(query, messages, entries, vector)
     if _held_to_floor(config) and not evidence.bears():
         return Ranked([], "floor", evidence.best(), evidence.floor())
-    selection = await make_selector(config).aselect(query, messages, entries, config=parent)
+    selection = await make_selector(config, _STEP).aselect(query, messages, entries, config=parent)
     return _ranked(records, selection, evidence)
 
 

@@ -75,6 +75,8 @@ class LLMSelector:
             ``None``: no overall bound.
         keep_local: Keep the local selector's confident picks next to the model's
             (see :meth:`_chosen`); ``False``: the model's picks alone.
+        step: ``metadata["librarian_step"]`` of the model call (``"select"`` in a
+            Librarian turn, ``"scope_recall"`` when recall selects scope memory).
     """
 
     def __init__(
@@ -91,8 +93,10 @@ class LLMSelector:
         output: OutputMode = "auto",
         time_budget: float | None = 60.0,
         keep_local: bool = True,
+        step: str = "select",
     ) -> None:
         self.model = model
+        self.step = step
         self.local = local
         self.template = prompt_template or DEFAULT_SELECTION_PROMPT
         self.token_budget = token_budget
@@ -178,7 +182,7 @@ class LLMSelector:
 
         return ModelCaller(
             runnable,
-            step="select",
+            step=self.step,
             timeout=self.timeout,
             retries=self.max_retries,
             backoff=self.retry_backoff,
