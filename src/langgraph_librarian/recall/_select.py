@@ -127,7 +127,9 @@ async def aselect_ranked(
 
 
 def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: Evidence) -> Ranked:
-    ids = selection.ids
+    # The next-best candidates come after the selection, as in a Librarian turn: the
+    # byte bound takes them only while room is left (lists and aggregates gain).
+    ids = [*selection.ids, *selection.reserve_ids]
     if selection.strategy == "local":
         ids = _floor_filter(records, ids, evidence)
     return Ranked(_ordered(records, ids), selection.strategy, evidence.best(), evidence.floor())
