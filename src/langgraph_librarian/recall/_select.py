@@ -93,16 +93,20 @@ def select_ranked(
     similarity above what the best of that many unrelated records reaches by chance:
     :func:`~langgraph_librarian.select._evidence.scope_floor`): a question about
     something the scope never discussed recalls nothing rather than the nearest
-    records. The local selector's
-    picks are held to the floor one by one; a model selector's picks are its own.
+    records. The local selector is held to the floor, and its picks one by one; a model
+    selector's picks are its own.
     """
     if not records:
         return Ranked([], "none")
     messages, entries = records_as_index(records)
-    evidence = _local(config).evidence(query, messages, entries)
-    if _held_to_floor(config) and not evidence.bears():
-        return Ranked([], "floor", evidence.best(), evidence.floor())
-    # The selector's own model call (if any) runs as a child of ``parent``, tagged.
+    local = _local(config)
+    vector = local.embeddings.embed_query(query) if local.embeddings is not None else None
+    if _held_to_floor(config):
+        # One scoring pass gives both the selection and the evidence it is held to.
+        selection, evidence = local.weigh(query, messages, entries, query_vector=vector)
+        return _ranked(records, selection, evidence)
+    evidence = local.evidence(query, messages, entries, vector)
+    # The selector's own model call runs as a child of ``parent``, tagged.
     selection = make_selector(config, _STEP).select(query, messages, entries, config=parent)
     return _ranked(records, selection, evidence)
 
@@ -119,14 +123,19 @@ async def aselect_ranked(
     messages, entries = records_as_index(records)
     local = _local(config)
     vector = await local.embeddings.aembed_query(query) if local.embeddings is not None else None
+    if _held_to_floor(config):
+        selection, evidence = local.weigh(query, messages, entries, query_vector=vector)
+        return _ranked(records, selection, evidence)
     evidence = local.evidence(query, messages, entries, vector)
-    if _held_to_floor(config) and not evidence.bears():
-        return Ranked([], "floor", evidence.best(), evidence.floor())
     selection = await make_selector(config, _STEP).aselect(query, messages, entries, config=parent)
     return _ranked(records, selection, evidence)
 
 
 def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: Evidence) -> Ranked:
+    """The selection in records, the local one held to the floor (all of it, when
+    nothing bears on the query: ``"floor"``); a model's picks are its own."""
+    if selection.strategy == "local" and not evidence.bears():
+        return Ranked([], "floor", evidence.best(), evidence.floor())
     # The next-best candidates come after the selection, as in a Librarian turn: the
     # byte bound takes them only while room is left (lists and aggregates gain).
     ids = [*selection.ids, *selection.reserve_ids]

@@ -332,15 +332,44 @@ class LocalSelector:
         deviations; sharing a rare query word is lexical evidence. Echoes of the query
         and filler are marked unusable: they can never carry evidence.
         """
-        n = len(entries)
+        if query_vector is None:
+            query_vector = self._query_vector(query)
+        if not entries:
+            return self._weighed(query, None, query_vector)
+        return self._weighed(
+            query, self._score(query, messages, entries, query_vector), query_vector
+        )
+
+    def weigh(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        *,
+        query_vector: Sequence[float] | None = None,
+        exclude: Collection[int] = (),
+    ) -> tuple[Selection, Evidence]:
+        """:meth:`select` and :meth:`evidence` from one scoring pass (scoped recall
+        needs both: the selection, and whether anything bears on the query at all)."""
+        if query_vector is None:
+            query_vector = self._query_vector(query)
+        if not entries:
+            return self._select(query, messages, entries, exclude, query_vector), self._weighed(
+                query, None, query_vector
+            )
+        scored = self._score(query, messages, entries, query_vector)
+        selection = self._select(query, messages, entries, exclude, query_vector, scored)
+        return selection, self._weighed(query, scored, query_vector)
+
+    def _weighed(
+        self, query: str, scored: _Scored | None, query_vector: Sequence[float] | None
+    ) -> Evidence:
+        n = 0 if scored is None else len(scored.fused)
         evidence = Evidence(
             np.zeros(n), np.zeros(n, dtype=bool), np.ones(n, dtype=bool), np.zeros(n, dtype=bool)
         )
-        if not entries:
+        if scored is None:
             return evidence
-        if query_vector is None:
-            query_vector = self._query_vector(query)
-        scored = self._score(query, messages, entries, query_vector)
         if scored.cosines is not None and self.embeddings is not None and self._query_model:
             q = np.asarray(query_vector, dtype=np.float32)
             mean, std = chance_level(self.embeddings, self._query_model, q / np.linalg.norm(q))
@@ -350,9 +379,10 @@ class LocalSelector:
         rare = informative_terms(query)
         index = scored.lexical
         for slot in range(n):
-            shared = frozenset().union(*(index.passage_terms[p] for p in index.doc_passages(slot)))
-            evidence.lexical[slot] = shares_evidence(shared & terms, terms, rare)
-            common = shared & terms
+            common = terms & frozenset().union(
+                *(index.passage_terms[p] for p in index.doc_passages(slot))
+            )
+            evidence.lexical[slot] = shares_evidence(common, terms, rare)
             evidence.strong[slot] = bool(terms) and (common == terms or len(common & rare) >= 2)
         evidence.usable &= ~index.filler()
         evidence.usable[scored.echoes] = False
@@ -427,11 +457,13 @@ class LocalSelector:
         entries: Sequence[IndexEntry],
         exclude: Collection[int],
         query_vector: Sequence[float] | None,
+        scored: _Scored | None = None,
     ) -> Selection:
         excluded = set(exclude)
         if not entries:
             return Selection(ids=[], reasoning="empty index", strategy="local")
-        scored = self._score(query, messages, entries, query_vector)
+        if scored is None:
+            scored = self._score(query, messages, entries, query_vector)
         fused = scored.fused
         positive = np.flatnonzero(fused > 0)
         by_score = positive[np.argsort(-fused[positive], kind="stable")]
