@@ -32,6 +32,7 @@ from langchain_core.messages.utils import trim_messages
 from langgraph_librarian._gist import plan_fold
 from langgraph_librarian._messages import message_text
 from langgraph_librarian.config import LibrarianConfig
+from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.evals._budget import BudgetSpec, budget_tokens, config_budget, is_share
 from langgraph_librarian.evals._memory_strategies import (
@@ -398,9 +399,7 @@ class Librarian:
         self.entries = update.entries
         self.indexing.add(update)
         # The passages' vectors are part of indexing (as background indexing does).
-        embeddings = self.config.embeddings
-        if embeddings is not None and embeddings != "auto":
-            LocalSelector(embeddings=embeddings).warm(messages, self.entries)
+        LocalSelector(embeddings=resolve_embeddings(self.config)).warm(messages, self.entries)
         if self.with_summary:
             share = summary_share(budget_tokens(self.budget, messages))
             self.config = replace(self.config, running_summary_tokens=share)
