@@ -99,11 +99,7 @@ class _Evidence:
         found: dict[int, str | None] = {}
         for position in positions:
             pid = int(best[position]) if position < len(best) else -1
-            found[position] = (
-                _excerpt(self.index.passage_text(pid, self.texts[position]), query)
-                if pid >= 0
-                else None
-            )
+            found[position] = _excerpt(self.index.passage_text(pid), query) if pid >= 0 else None
         return found
 
 

@@ -278,11 +278,8 @@ class BM25Index:
             bisect.bisect_left(self._owner, doc, 0, n), bisect.bisect_right(self._owner, doc, 0, n)
         )
 
-    def passage_text(self, passage: int, text: str | None = None) -> str:
+    def passage_text(self, passage: int) -> str:
         """The text of ``passage`` (an id from :meth:`score_passages`).
-
-        ``text`` (the document's text) is accepted for compatibility and ignored: the
-        index keeps its passages.
 
         Example:
             >>> index = BM25Index()
@@ -316,11 +313,38 @@ class BM25Index:
         return result
 
 
-_VECTORS: OrderedDict[tuple[str, tuple[str, ...]], np.ndarray] = OrderedDict()
-_VECTOR_ROWS = [0]
-_VECTOR_LIMIT = 250_000
-"""Passage vectors kept per process (float16: ~130 MB at 256 dimensions)."""
-_VECTORS_LOCK = threading.Lock()
+class _VectorCache:
+    """Passage vectors per (model, message passages), least recently used out first.
+
+    Bounded by rows (float16: 250,000 rows are ~130 MB at 256 dimensions).
+    """
+
+    def __init__(self, limit: int = 250_000) -> None:
+        self.limit = limit
+        self._rows = 0
+        self._items: OrderedDict[tuple[str, tuple[str, ...]], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, model: str, docs: list[tuple[str, ...]]) -> list[np.ndarray | None]:
+        with self._lock:
+            found = [self._items.get((model, doc)) for doc in docs]
+            for doc, hit in zip(docs, found, strict=True):
+                if hit is not None:
+                    self._items.move_to_end((model, doc))
+            return found
+
+    def put(self, model: str, made: dict[tuple[str, ...], np.ndarray]) -> None:
+        with self._lock:
+            for doc, vectors in made.items():
+                if (model, doc) not in self._items:
+                    self._items[(model, doc)] = vectors
+                    self._rows += len(vectors)
+            while self._rows > self.limit and self._items:
+                _, evicted = self._items.popitem(last=False)
+                self._rows -= len(evicted)
+
+
+_VECTORS = _VectorCache()
 
 
 def _cached_vectors(embeddings: Embeddings, model: str, docs: list[tuple[str, ...]]) -> np.ndarray:
@@ -329,11 +353,7 @@ def _cached_vectors(embeddings: Embeddings, model: str, docs: list[tuple[str, ..
     Documents seen before (by their passage texts and the model) come from the cache;
     the rest are embedded in one call.
     """
-    with _VECTORS_LOCK:
-        found = [_VECTORS.get((model, doc)) for doc in docs]
-        for doc, hit in zip(docs, found, strict=True):
-            if hit is not None:
-                _VECTORS.move_to_end((model, doc))
+    found = _VECTORS.get(model, docs)
     missing = [doc for doc, hit in zip(docs, found, strict=True) if hit is None]
     texts = [text for doc in missing for text in doc]
     if texts:
@@ -346,17 +366,8 @@ def _cached_vectors(embeddings: Embeddings, model: str, docs: list[tuple[str, ..
         for doc in missing:
             made[doc] = raw[start : start + len(doc)].astype(np.float16)
             start += len(doc)
-        with _VECTORS_LOCK:
-            for doc, vectors in made.items():
-                if (model, doc) not in _VECTORS:
-                    _VECTORS[(model, doc)] = vectors
-                    _VECTOR_ROWS[0] += len(vectors)
-            while _VECTOR_ROWS[0] > _VECTOR_LIMIT and _VECTORS:
-                _, evicted = _VECTORS.popitem(last=False)
-                _VECTOR_ROWS[0] -= len(evicted)
-        found = [
-            hit if hit is not None else made[doc] for doc, hit in zip(docs, found, strict=True)
-        ]
+        _VECTORS.put(model, made)
+        found = [made[doc] if hit is None else hit for doc, hit in zip(docs, found, strict=True)]
     rows = [hit for hit in found if hit is not None]
     if not rows:
         return np.zeros((0, 0), dtype=np.float32)
