@@ -9,7 +9,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["decode_vector", "encode_vector", "vector_matrix"]
+__all__ = ["decode_vector", "encode_vector", "unit_rows", "vector_matrix"]
+
+
+def unit_rows(vectors: Sequence[Sequence[float]], count: int) -> np.ndarray:
+    """``count`` vectors as float32 rows of unit length (zero rows stay zero)."""
+    matrix = np.asarray(vectors, dtype=np.float32).reshape(count, -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix /= np.where(norms > 0, norms, 1.0)
+    return matrix
 
 
 def encode_vector(values: Sequence[float]) -> str:

@@ -32,6 +32,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langgraph_librarian._text import WHITESPACE, content_terms, stem_terms, tokenize
+from langgraph_librarian._vectors import unit_rows
 
 __all__ = [
     "EVIDENCE_FLOOR",
@@ -222,9 +223,8 @@ def background_vectors(embeddings: Embeddings, model: str) -> np.ndarray:
     with _CHANCE_LOCK:
         matrix = _CHANCE.get(model)
         if matrix is None:
-            raw = np.asarray(embeddings.embed_documents(_lines()), dtype=np.float32)
-            norms = np.linalg.norm(raw, axis=1, keepdims=True)
-            matrix = _CHANCE[model] = raw / np.where(norms > 0, norms, 1.0)
+            lines = _lines()
+            matrix = _CHANCE[model] = unit_rows(embeddings.embed_documents(lines), len(lines))
         return matrix
 
 

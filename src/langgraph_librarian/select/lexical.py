@@ -30,6 +30,7 @@ from langgraph_librarian._text import (
     split_sentences,
     tokenize,
 )
+from langgraph_librarian._vectors import unit_rows
 from langgraph_librarian.select._evidence import is_filler
 
 __all__ = ["BM25Index", "bm25_index_for"]
@@ -357,10 +358,7 @@ def _cached_vectors(embeddings: Embeddings, model: str, docs: list[tuple[str, ..
     missing = [doc for doc, hit in zip(docs, found, strict=True) if hit is None]
     texts = [text for doc in missing for text in doc]
     if texts:
-        raw = np.asarray(embeddings.embed_documents(texts), dtype=np.float32)
-        raw = raw.reshape(len(texts), -1)
-        norms = np.linalg.norm(raw, axis=1, keepdims=True)
-        raw /= np.where(norms > 0, norms, 1.0)
+        raw = unit_rows(embeddings.embed_documents(texts), len(texts))
         start = 0
         made: dict[tuple[str, ...], np.ndarray] = {}
         for doc in missing:
