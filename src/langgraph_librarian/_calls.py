@@ -34,6 +34,8 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ContextThreadPoolExecutor, ensure_config
 from langgraph.constants import TAG_NOSTREAM
 
+from langgraph_librarian._failures import DeadlineExceeded, is_retryable, mark_final, status_code
+
 __all__ = [
     "INTERNAL_TAG",
     "DeadlineExceeded",
@@ -41,19 +43,11 @@ __all__ = [
     "internal_config",
     "is_retryable",
     "request_bounded",
+    "status_code",
 ]
 
 INTERNAL_TAG = "langgraph_librarian"
 """Tag on every model call the library makes for itself (indexer, selector, summarizer)."""
-
-
-class DeadlineExceeded(TimeoutError):
-    """The time budget of a whole step (all attempts) ran out."""
-
-
-_FINAL = "_librarian_final"
-"""Set on a ``TimeoutError`` whose sync attempt is still running (its request could not
-be closed): it is not retried, so attempts of one call never overlap on the server."""
 
 
 _CLOSE_AFTER = 0.2
@@ -106,52 +100,6 @@ def internal_config(step: str, parent: RunnableConfig | None = None) -> Runnable
     if base.get("callbacks") is not None:
         config["callbacks"] = base["callbacks"]
     return config
-
-
-_RETRY_STATUS = frozenset({408, 409, 425, 429, 502, 503, 504})
-_RETRY_NAMES = frozenset(
-    {
-        "APITimeoutError",
-        "APIConnectionError",
-        "RateLimitError",
-        "ConnectTimeout",
-        "ReadTimeout",
-        "PoolTimeout",
-        "ConnectError",
-        "RemoteProtocolError",
-        "ServiceUnavailable",
-        "ResourceExhausted",
-        "DeadlineExceeded",
-    }
-)
-
-
-def status_code(exc: BaseException) -> int | None:
-    """The HTTP status an SDK error carries (``exc.status_code`` or its response's)."""
-    for holder in (exc, getattr(exc, "response", None)):
-        code = getattr(holder, "status_code", None)
-        if isinstance(code, int):
-            return code
-    return None
-
-
-def is_retryable(exc: BaseException) -> bool:
-    """Whether another attempt may succeed.
-
-    Timeouts, connection failures and rate limits (HTTP 408/409/425/429/502/503/504) are
-    transient. Authentication (401/403), bad requests (400/404/422) and HTTP 500 are
-    not: a 500 from a local server usually means "this request can never work" (for
-    example a json_schema it does not support), and provider clients have already
-    retried it themselves. An exhausted step deadline is final.
-    """
-    if isinstance(exc, DeadlineExceeded) or getattr(exc, _FINAL, False):
-        return False
-    if isinstance(exc, TimeoutError | ConnectionError):
-        return True
-    status = status_code(exc)
-    if status is not None:
-        return status in _RETRY_STATUS
-    return any(cls.__name__ in _RETRY_NAMES for cls in type(exc).__mro__)
 
 
 # Sync attempts run here so that a timed-out call can be abandoned. A sync provider
@@ -264,7 +212,7 @@ class ModelCaller:
                         f"model call exceeded {timeout:g}s (its request could not be "
                         "closed, so it is not retried)"
                     )
-                    setattr(still, _FINAL, True)
+                    mark_final(still)
                     raise still
                 raise TimeoutError(f"model call exceeded {timeout:g}s")
         raise AssertionError("unreachable")  # pragma: no cover - reraise=True

@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from langgraph_librarian.hydrate import recent_turns_start
+from langgraph_librarian.memory._prompts import summary_message
+from langgraph_librarian.memory._result import SummaryResult
+from langgraph_librarian.memory._summarizer import RunningSummarizer
 from langgraph_librarian.tokens import count_tokens
 
 if TYPE_CHECKING:
     from langgraph_librarian.config import LibrarianConfig
-    from langgraph_librarian.memory import RunningSummarizer, SummaryResult
 
 __all__ = [
     "GIST_KEY",
@@ -64,7 +66,6 @@ def _gist(state: dict[str, Any]) -> dict[str, Any]:
 
 def gist_message(state: dict[str, Any]) -> SystemMessage | None:
     """The gist as the system message the curated context starts with, if there is one."""
-    from langgraph_librarian.memory import summary_message
 
     text = _gist(state).get("text")
     return summary_message(text) if isinstance(text, str) and text.strip() else None
@@ -106,8 +107,6 @@ def plan_fold(
 
 def summarizer_for(config: LibrarianConfig) -> RunningSummarizer:
     """The running summarizer the config implies (the indexer model, or offline)."""
-    from langgraph_librarian.memory import RunningSummarizer
-
     assert config.running_summary_tokens is not None
     model = None if config.uses_local_indexer else config.get_indexer_model()
     return RunningSummarizer(

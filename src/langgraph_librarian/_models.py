@@ -16,11 +16,16 @@ rejects ``max_tokens`` for its reasoning models, so it gets only the new field.
 from __future__ import annotations
 
 import importlib.util
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
 
-__all__ = ["MAX_OUTPUT_TOKENS", "build_model", "check_model_spec"]
+from langgraph_librarian.errors import ModelConfigError
+
+__all__ = ["MAX_OUTPUT_TOKENS", "LazyModel", "build_model", "check_model_spec"]
 
 MAX_OUTPUT_TOKENS = {"indexer_model": 400, "selector_model": 1024}
 """Output limits for models built from strings, per role: a summary is asked for in
@@ -121,3 +126,55 @@ def build_model(
     except Exception:  # a provider that rejects one of them: keep its defaults
         return probe
     return model if isinstance(model, BaseChatModel) else probe
+
+
+# A string is checked when given and built on first use: building a graph must not need an
+# API key. A string that cannot become a model is a configuration error
+# (:class:`~langgraph_librarian.errors.ModelConfigError`), never failed open, so a broken
+# summary model is noticed instead of letting the history grow for ever.
+class LazyModel:
+    """A model object as given, or a string checked now and built on first :meth:`get`.
+
+    Args:
+        model: A model (any Runnable) or a ``"provider:model"`` string.
+        slot: Name used in error messages (``"summary_model"``...).
+        build: Creates the model from the string (e.g. ``_models.build_model`` for the
+            library's own calls, ``init_chat_model`` for the user's chat model).
+    """
+
+    def __init__(
+        self,
+        model: Runnable[Any, Any] | str,
+        slot: str,
+        build: Callable[[str], Runnable[Any, Any]],
+    ) -> None:
+        if isinstance(model, str):
+            check_model_spec(model, slot)
+        elif not isinstance(model, Runnable):
+            raise TypeError(
+                f"{slot} must be a chat model or a 'provider:model' string, "
+                f"not {type(model).__name__}"
+            )
+        self.spec = model
+        self.slot = slot
+        self._build = build
+        self._model: Runnable[Any, Any] | None = None if isinstance(model, str) else model
+        self._lock = threading.Lock()
+
+    def get(self) -> Runnable[Any, Any]:
+        """The model (created from the string the first time).
+
+        Raises:
+            ModelConfigError: the string cannot become a model.
+        """
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    try:
+                        self._model = self._build(str(self.spec))
+                    except Exception as exc:
+                        reason = str(exc)  # build_model already says what and why
+                        if not isinstance(exc, ValueError):
+                            reason = f"cannot create {self.slot} from {self.spec!r}: {exc}"
+                        raise ModelConfigError(reason) from exc
+        return self._model

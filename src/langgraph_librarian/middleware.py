@@ -20,9 +20,10 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain.agents.middleware.types import ModelResponse
 from langchain_core.messages import AnyMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from langgraph_librarian._failures import fails_open
+from langgraph_librarian._kit.run import current_run_config, thread_id
 from langgraph_librarian._pipeline import (
     Run,
     SelectionCache,
@@ -32,7 +33,6 @@ from langgraph_librarian._pipeline import (
     select_turn,
 )
 from langgraph_librarian.config import LibrarianConfig
-from langgraph_librarian.errors import MissingThreadError
 from langgraph_librarian.state import merge_index, merge_metadata
 
 __all__ = ["LibrarianMiddleware", "LibrarianMiddlewareState", "create_librarian_hook"]
@@ -48,23 +48,11 @@ class LibrarianMiddlewareState(AgentState[Any]):
     librarian_summary: NotRequired[dict[str, Any]]
 
 
-def _runnable_config() -> RunnableConfig | None:
-    try:
-        return get_config()
-    except RuntimeError:  # called outside a LangGraph run
-        return None
-
-
-def _thread(runtime: Any) -> str | None:
-    info = getattr(runtime, "execution_info", None)
-    thread = getattr(info, "thread_id", None)
-    return str(thread) if thread else None
-
-
 def _fail_open(exc: Exception) -> None:
-    # A missing thread id is a configuration error: failing open would index nothing
-    # and hide it, so it propagates. Everything else passes the messages through.
-    if isinstance(exc, MissingThreadError):
+    # Interrupts and configuration errors (a missing thread id, a model that cannot be
+    # built, credentials refused) propagate: failing open would index nothing and hide
+    # them. Everything else passes the messages through.
+    if not fails_open(exc):
         raise exc
     logger.warning("librarian: selection failed; passing all messages", exc_info=exc)
 
@@ -98,7 +86,7 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
         self._cache = SelectionCache()
 
     def _run(self, runtime: Any) -> Run:
-        return Run.open(self.config, _runnable_config(), thread=_thread(runtime))
+        return Run.open(self.config, current_run_config(), thread=thread_id(runtime=runtime))
 
     @staticmethod
     def _state(request: ModelRequest[Any]) -> dict[str, Any]:

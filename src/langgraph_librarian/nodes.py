@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableConfig
 
+from langgraph_librarian._kit.node import LibrarianNode
 from langgraph_librarian._pipeline import (
     Run,
     StateUpdate,
@@ -32,18 +33,6 @@ __all__ = [
     "index_messages",
     "select_and_hydrate",
 ]
-
-
-class LibrarianNode(RunnableLambda[dict[str, Any], StateUpdate]):
-    """A graph node with native sync and async paths that can also be called directly.
-
-    ``node(state, config)`` runs the sync path; ``await node.ainvoke(state, config)``
-    and LangGraph's ``ainvoke``/``astream`` run the async one.
-    """
-
-    def __call__(self, state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
-        func: Callable[[dict[str, Any], RunnableConfig | None], StateUpdate] = self.func  # type: ignore[assignment]
-        return func(state, config)
 
 
 def _bind(

@@ -11,6 +11,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
+from langgraph_librarian._kit.node import LibrarianNode
+from langgraph_librarian._models import LazyModel
 from langgraph_librarian.memory._graph import (
     SummarizerLike,
     SummaryState,
@@ -19,9 +21,7 @@ from langgraph_librarian.memory._graph import (
     create_summary_router,
     state_messages,
 )
-from langgraph_librarian.memory._lazy_model import LazyModel
 from langgraph_librarian.memory._nodes import create_summarize_node
-from langgraph_librarian.nodes import LibrarianNode
 from langgraph_librarian.tokens import TokenCounter
 
 __all__ = ["create_summary_chat_node", "create_summary_graph"]

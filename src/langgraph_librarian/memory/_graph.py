@@ -18,7 +18,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langgraph.graph import END, MessagesState
 from typing_extensions import TypedDict
 
-from langgraph_librarian._pipeline import read_messages
+from langgraph_librarian._kit.state import read_messages
 from langgraph_librarian.memory._history import repair_history
 from langgraph_librarian.memory._prompts import summary_message
 from langgraph_librarian.memory._summarizer import RunningSummarizer

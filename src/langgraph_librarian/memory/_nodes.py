@@ -14,19 +14,17 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.errors import GraphBubbleUp
 
+from langgraph_librarian._failures import fails_open
+from langgraph_librarian._kit.node import LibrarianNode
 from langgraph_librarian.memory._cut import SummaryCut, plan_summary_cut
 from langgraph_librarian.memory._graph import SummarizerLike, resolve_summarizer, state_messages
-from langgraph_librarian.memory._lazy_model import is_configuration_error
 from langgraph_librarian.memory._summarizer import SummaryResult
-from langgraph_librarian.nodes import LibrarianNode
 from langgraph_librarian.tokens import TokenCounter
 
 __all__ = [
     "create_delete_messages_node",
     "create_summarize_node",
-    "fails_open",
     "failure_metadata",
     "waiting_after_failure",
 ]
@@ -42,15 +40,6 @@ _MAX_RETRY_AFTER_MESSAGES = 64
 
 
 # -- failing open, and not hammering a provider that is down --------------------------------
-
-
-def fails_open(exc: BaseException) -> bool:
-    """Whether a summary failure may be absorbed (the turn goes on, nothing is deleted).
-
-    Interrupts (``GraphBubbleUp``) belong to LangGraph and configuration errors (a
-    model string that cannot become a model, 401/403/404) to the user: those raise.
-    """
-    return not isinstance(exc, GraphBubbleUp) and not is_configuration_error(exc)
 
 
 def failure_metadata(

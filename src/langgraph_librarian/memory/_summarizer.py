@@ -11,16 +11,15 @@ from typing import Any, Literal, cast
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
-from langgraph.errors import GraphBubbleUp
 
 from langgraph_librarian._calls import ModelCaller
+from langgraph_librarian._failures import fails_open
 from langgraph_librarian._messages import message_text, output_text
-from langgraph_librarian._models import build_model
+from langgraph_librarian._models import LazyModel, build_model
 from langgraph_librarian._text import content_terms
 from langgraph_librarian.index.summarize import summary_problem
 from langgraph_librarian.memory._adapter import langchain_summarizer
 from langgraph_librarian.memory._facts import compress_lines, merge_facts, parse_summary
-from langgraph_librarian.memory._lazy_model import LazyModel, is_configuration_error
 from langgraph_librarian.memory._prompts import (
     DATA_TAGS,
     DEFAULT_RUNNING_SUMMARY_PROMPT,
@@ -77,7 +76,7 @@ def _answer_problem(
 
 def _passes_through(exc: BaseException) -> bool:
     """Interrupts and configuration errors are not summary failures: they propagate."""
-    return isinstance(exc, GraphBubbleUp) or is_configuration_error(exc)
+    return not fails_open(exc)
 
 
 @dataclass

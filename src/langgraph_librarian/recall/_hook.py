@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, cast
 
-from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
-from langchain_core.runnables import RunnableConfig, RunnableLambda
-from langgraph.runtime import get_runtime
+from langchain_core.messages import AnyMessage, BaseMessage
+from langchain_core.runnables import RunnableConfig
 
+from langgraph_librarian._kit.node import LibrarianNode
+from langgraph_librarian._kit.run import current_runtime, run_context, thread_id
+from langgraph_librarian._kit.state import read_messages
 from langgraph_librarian.recall._memory import ScopeMemory
 from langgraph_librarian.recall._middleware import recall_report
 from langgraph_librarian.recall._result import RecallResult
@@ -24,34 +25,11 @@ __all__ = ["RecallNode", "create_capture_node", "create_recall_hook"]
 Update = dict[str, Any]
 
 
-class RecallNode(RunnableLambda[dict[str, Any], Update]):
-    """A graph node with native sync and async paths that can also be called directly."""
-
-    def __call__(self, state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
-        func = cast(Callable[[dict[str, Any], RunnableConfig | None], Update], self.func)
-        return func(state, config)
+RecallNode = LibrarianNode
+"""Kept for code that imported it: scoped recall's nodes are the kit's :class:`LibrarianNode`."""
 
 
-def _runtime() -> Any:
-    try:
-        return get_runtime()
-    except RuntimeError:  # called directly, outside a graph run
-        return None
-
-
-def _messages(state: dict[str, Any]) -> list[BaseMessage]:
-    raw = state.get("messages") or []
-    if all(isinstance(m, BaseMessage) for m in raw):
-        return list(raw)
-    return list(convert_to_messages(raw))
-
-
-def _thread(config: RunnableConfig | None) -> str | None:
-    value = ((config or {}).get("configurable") or {}).get("thread_id")
-    return str(value) if value else None
-
-
-def create_recall_hook(memory: ScopeMemory, *, report: bool = False) -> RecallNode:
+def create_recall_hook(memory: ScopeMemory, *, report: bool = False) -> LibrarianNode:
     """A ``pre_model_hook`` node that writes ``llm_input_messages`` on every path.
 
     With ``report=True`` it also writes the turn's recall to ``librarian_recall``
@@ -83,21 +61,20 @@ def create_recall_hook(memory: ScopeMemory, *, report: bool = False) -> RecallNo
         return out
 
     def recall(state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
-        messages = _messages(state)
-        runtime = _runtime()
-        result = recall_for_turn(memory, getattr(runtime, "context", None), messages, config)
+        messages = read_messages(state)
+        result = recall_for_turn(memory, run_context(current_runtime()), messages, config)
         return update(messages, result)
 
     async def arecall(state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
-        messages = _messages(state)
-        runtime = _runtime()
-        result = await arecall_for_turn(memory, getattr(runtime, "context", None), messages, config)
+        messages = read_messages(state)
+        context = run_context(current_runtime())
+        result = await arecall_for_turn(memory, context, messages, config)
         return update(messages, result)
 
-    return RecallNode(recall, afunc=arecall, name="scope_recall")
+    return LibrarianNode(recall, afunc=arecall, name="scope_recall")
 
 
-def create_capture_node(memory: ScopeMemory) -> RecallNode:
+def create_capture_node(memory: ScopeMemory) -> LibrarianNode:
     """A node to run after the agent: copies the completed turn into scope memory.
 
     It changes no state. Failures are logged, never raised: the turn already has its
@@ -111,13 +88,13 @@ def create_capture_node(memory: ScopeMemory) -> RecallNode:
     """
 
     def capture(state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
-        runtime = _runtime()
-        capture_turn(memory, getattr(runtime, "context", None), state, _thread(config))
+        context = run_context(current_runtime())
+        capture_turn(memory, context, state, thread_id(config))
         return {}
 
     async def acapture(state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
-        runtime = _runtime()
-        await acapture_turn(memory, getattr(runtime, "context", None), state, _thread(config))
+        context = run_context(current_runtime())
+        await acapture_turn(memory, context, state, thread_id(config))
         return {}
 
-    return RecallNode(capture, afunc=acapture, name="scope_capture")
+    return LibrarianNode(capture, afunc=acapture, name="scope_capture")

@@ -11,6 +11,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
+from langgraph_librarian._kit.cache import BoundedCache
 from langgraph_librarian._messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.entry import IndexEntry
@@ -31,7 +32,7 @@ from langgraph_librarian.recall._records import (
     stable_key,
 )
 from langgraph_librarian.recall._render import render_evidence
-from langgraph_librarian.recall._result import RecallCache, RecallResult
+from langgraph_librarian.recall._result import RecallResult
 from langgraph_librarian.recall._scope import (
     DEFAULT_MAX_BYTES,
     MAX_QUERY_CHARS,
@@ -118,7 +119,7 @@ class ScopeMemory:
         self.max_bytes = check_max_bytes(max_bytes)
         self.max_candidates = max_candidates
         self.capture_roles = frozenset(capture_roles) - {"system"}
-        self.cache = RecallCache(cache_size)
+        self.cache: BoundedCache[tuple[str, str, int], RecallResult] = BoundedCache(cache_size)
 
     # -- namespaces ---------------------------------------------------------------------
 
@@ -297,7 +298,8 @@ class ScopeMemory:
         Returns the number of items deleted. Cached recalls of the scope are dropped.
         """
         prefix = self.scope_namespace(scope_id)
-        self.cache.drop_scope(prefix[-1])
+        scope = prefix[-1]
+        self.cache.drop(lambda key: key[0] == scope)
         seen: set[Any] = set()
         while True:
             (result,) = batch(self.store, [search_op(prefix, DELETE_PAGE)])
@@ -309,7 +311,8 @@ class ScopeMemory:
     async def adelete_scope(self, scope_id: str) -> int:
         """Async twin of :meth:`delete_scope`."""
         prefix = self.scope_namespace(scope_id)
-        self.cache.drop_scope(prefix[-1])
+        scope = prefix[-1]
+        self.cache.drop(lambda key: key[0] == scope)
         seen: set[Any] = set()
         while True:
             (result,) = await abatch(self.store, [search_op(prefix, DELETE_PAGE)])

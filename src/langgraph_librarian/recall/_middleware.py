@@ -8,10 +8,9 @@ from typing import Any, NotRequired, cast
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
 from langchain.agents.middleware.types import ModelResponse
 from langchain_core.messages import AnyMessage
-from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from langgraph_librarian._kit.run import current_run_config, run_context, thread_id
 from langgraph_librarian.recall._memory import ScopeMemory
 from langgraph_librarian.recall._result import RecallResult
 from langgraph_librarian.recall._turn import (
@@ -55,27 +54,6 @@ def recall_report(result: RecallResult) -> dict[str, Any]:
             for r in result.records
         ],
     }
-
-
-def _run_config() -> RunnableConfig | None:
-    try:
-        return get_config()
-    except RuntimeError:  # called outside a LangGraph run
-        return None
-
-
-def _context(runtime: Any) -> Any:
-    return getattr(runtime, "context", None)
-
-
-def _thread(runtime: Any) -> str | None:
-    info = getattr(runtime, "execution_info", None)
-    thread = getattr(info, "thread_id", None)
-    if thread:
-        return str(thread)
-    configurable = (_run_config() or {}).get("configurable") or {}
-    value = configurable.get("thread_id")
-    return str(value) if value else None
 
 
 class RecallMiddleware(AgentMiddleware[RecallMiddlewareState, Any]):
@@ -140,7 +118,7 @@ class RecallMiddleware(AgentMiddleware[RecallMiddlewareState, Any]):
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> ModelResponse[Any]:
         result = recall_for_turn(
-            self.memory, _context(request.runtime), request.messages, _run_config()
+            self.memory, run_context(request.runtime), request.messages, current_run_config()
         )
         return handler(self._apply(request, result))
 
@@ -150,7 +128,7 @@ class RecallMiddleware(AgentMiddleware[RecallMiddlewareState, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any]:
         result = await arecall_for_turn(
-            self.memory, _context(request.runtime), request.messages, _run_config()
+            self.memory, run_context(request.runtime), request.messages, current_run_config()
         )
         return await handler(self._apply(request, result))
 
@@ -161,19 +139,23 @@ class RecallMiddleware(AgentMiddleware[RecallMiddlewareState, Any]):
         update = None
         if self.report:  # the turn's cached result: no second store or selector call
             messages = self._messages(state)
-            result = recall_for_turn(self.memory, _context(runtime), messages, _run_config())
+            result = recall_for_turn(
+                self.memory, run_context(runtime), messages, current_run_config()
+            )
             update = {"librarian_recall": recall_report(result)}
         if self.capture_turns:
-            capture_turn(self.memory, _context(runtime), state, _thread(runtime))
+            capture_turn(self.memory, run_context(runtime), state, thread_id(runtime=runtime))
         return update
 
     async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         update = None
         if self.report:
             messages = self._messages(state)
-            context = _context(runtime)
-            result = await arecall_for_turn(self.memory, context, messages, _run_config())
+            context = run_context(runtime)
+            result = await arecall_for_turn(self.memory, context, messages, current_run_config())
             update = {"librarian_recall": recall_report(result)}
         if self.capture_turns:
-            await acapture_turn(self.memory, _context(runtime), state, _thread(runtime))
+            await acapture_turn(
+                self.memory, run_context(runtime), state, thread_id(runtime=runtime)
+            )
         return update

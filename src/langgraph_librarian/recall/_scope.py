@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from langgraph_librarian.errors import LibrarianError
+from langgraph_librarian.errors import ConfigurationError
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -48,7 +48,7 @@ MAX_QUERY_CHARS: Final = 8_192
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_:@+=-]{1,64}")
 
 
-class RecallConfigError(LibrarianError, ValueError):
+class RecallConfigError(ConfigurationError):
     """Scoped recall is misconfigured (a bound out of range, a scope of the wrong type)."""
 
 

@@ -15,6 +15,7 @@ from typing import Any, Final
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
 
+from langgraph_librarian._kit.run import thread_id
 from langgraph_librarian.recall._memory import MAX_REMEMBER_CHARS, ScopeMemory
 from langgraph_librarian.recall._render import NO_MATCH, render_search
 from langgraph_librarian.recall._result import RecallResult, failure_status
@@ -102,12 +103,6 @@ def _text(text: Any, context: Any, scope_id: str, policy: RememberPolicy | None)
     return text
 
 
-def _thread(runtime: Any) -> str | None:
-    configurable = (getattr(runtime, "config", None) or {}).get("configurable") or {}
-    value = configurable.get("thread_id")
-    return str(value) if value else None
-
-
 def _context_answer(result: RecallResult) -> str:
     return result.text if result.status == "recalled" else NO_MATCH
 
@@ -157,7 +152,7 @@ def create_memory_tools(
         try:
             scope_id, context = _scope(runtime)
             allowed = _text(text, context, scope_id, can_remember)
-            record = memory.remember(scope_id, allowed, thread_id=_thread(runtime))
+            record = memory.remember(scope_id, allowed, thread_id=thread_id(runtime=runtime))
         except Exception as exc:
             return _failure(exc, f"{prefix}_remember")
         return f"remembered (id {record.key})"
@@ -166,7 +161,7 @@ def create_memory_tools(
         try:
             scope_id, context = _scope(runtime)
             allowed = _text(text, context, scope_id, can_remember)
-            record = await memory.aremember(scope_id, allowed, thread_id=_thread(runtime))
+            record = await memory.aremember(scope_id, allowed, thread_id=thread_id(runtime=runtime))
         except Exception as exc:
             return _failure(exc, f"{prefix}_remember")
         return f"remembered (id {record.key})"

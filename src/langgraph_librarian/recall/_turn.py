@@ -15,14 +15,12 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
+from langgraph_librarian._failures import describe
+from langgraph_librarian._messages import current_turn, latest_human_text
 from langgraph_librarian.recall._memory import ScopeMemory
-from langgraph_librarian.recall._result import (
-    RecallResult,
-    failure_status,
-    latest_human,
-    turn_key,
-)
+from langgraph_librarian.recall._result import RecallResult, failure_status
 from langgraph_librarian.recall._scope import (
+    MAX_QUERY_CHARS,
     RecallConfigError,
     context_flag,
     resolve_scope,
@@ -39,7 +37,7 @@ _Prepared = tuple[str, str, tuple[str, str, int], int] | RecallResult
 
 def _failed(exc: BaseException, scope: str | None) -> RecallResult:
     status = failure_status(exc)
-    reason = f"{type(exc).__name__}: {exc}"[:300]
+    reason = describe(exc)
     if status == "misconfigured":
         logger.error("scope recall skipped: configuration problem: %s", reason)
     else:
@@ -55,10 +53,10 @@ def _prepare(memory: ScopeMemory, context: Any, messages: Sequence[BaseMessage])
         bound = run_max_bytes(context, memory.max_bytes)
     except RecallConfigError as exc:
         return _failed(exc, None)
-    human = latest_human(messages)
-    if human is None:
+    turn = current_turn(messages)  # the Librarian's turn key: same turn, same key
+    if not turn:
         return RecallResult("skipped", scope=key, reason="no human message")
-    turn, query = turn_key(human)
+    query = latest_human_text(messages)[:MAX_QUERY_CHARS]
     if not query.strip():
         return RecallResult("skipped", scope=key, reason="empty query")
     return scope_id, query, (key, turn, bound), bound
@@ -135,7 +133,7 @@ def _capture_scope(context: Any) -> str | None:
 
 
 def _capture_failed(exc: BaseException) -> None:
-    reason = f"{type(exc).__name__}: {exc}"[:300]
+    reason = describe(exc)
     if failure_status(exc) == "misconfigured":
         logger.error("scope capture failed: configuration problem: %s", reason)
     else:

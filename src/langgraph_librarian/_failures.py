@@ -1,0 +1,176 @@
+"""One failure policy for every step the library runs for itself.
+
+Indexing, selection, the running summary and scoped recall all ask the same two
+questions of a failure: may another attempt succeed (:func:`is_retryable`, used by the
+model-call loop), and may the turn go on without this step (:func:`fails_open`)? Both
+answers come from :func:`classify`, so a provider's 401 means the same thing to the
+summarizer as to recall, and a new kind of error is taught here once.
+
+The kinds:
+
+- ``"interrupt"``: LangGraph's own control flow (``GraphBubbleUp``: interrupts,
+  ``Command`` hand-offs). Never absorbed.
+- ``"configuration"``: only the user can fix it (a :class:`ConfigurationError`, a
+  provider answering 401/403/404, a database refusing the credentials or missing its
+  tables). Never absorbed silently: faces raise it or report it as misconfigured.
+- ``"transient"``: timeouts, dropped connections, rate limits. Retried, then absorbed.
+- ``"failure"``: anything else. Absorbed (the turn goes on without the step) and logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from typing import Literal
+
+from langgraph.errors import GraphBubbleUp
+
+from langgraph_librarian.errors import ConfigurationError
+
+__all__ = [
+    "DeadlineExceeded",
+    "FailureKind",
+    "classify",
+    "describe",
+    "fails_open",
+    "is_configuration_error",
+    "is_retryable",
+    "log_failure",
+    "mark_final",
+    "status_code",
+]
+
+FailureKind = Literal["interrupt", "configuration", "transient", "failure"]
+
+_CONFIGURATION_STATUS = frozenset({401, 403, 404})
+"""Bad key, no access, unknown model: retrying or waiting will not help."""
+
+_RETRY_STATUS = frozenset({408, 409, 425, 429, 502, 503, 504})
+_RETRY_NAMES = frozenset(
+    {
+        "APITimeoutError",
+        "APIConnectionError",
+        "RateLimitError",
+        "ConnectTimeout",
+        "ReadTimeout",
+        "PoolTimeout",
+        "ConnectError",
+        "RemoteProtocolError",
+        "ServiceUnavailable",
+        "ResourceExhausted",
+        "DeadlineExceeded",
+    }
+)
+
+# SQLSTATE classes that mean "your settings are wrong", not "try again later":
+# 28 invalid authorization, 42501 insufficient privilege, 42P01 undefined table
+# (the store's setup() was never run), 3D000 unknown database.
+_CONFIG_SQLSTATES = ("28", "42501", "42P01", "3D000")
+_CONFIG_WORDS = (
+    "authentication failed",
+    "permission denied",
+    "access denied",
+    "unauthorized",
+    "forbidden",
+    "no such table",
+    "does not exist",
+    "readonly database",
+    "read-only",
+)
+
+_FINAL = "_librarian_final"
+"""Set on an error that must not be retried although its type looks transient (a sync
+attempt whose request is still running, a step deadline that ran out)."""
+
+
+class DeadlineExceeded(TimeoutError):
+    """The time budget of a whole step (all attempts) ran out. Never retried."""
+
+    _librarian_final = True
+
+
+def mark_final(exc: BaseException) -> BaseException:
+    """Flag ``exc`` as not retryable (see :data:`_FINAL`); returns it."""
+    setattr(exc, _FINAL, True)
+    return exc
+
+
+def status_code(exc: BaseException) -> int | None:
+    """The HTTP status an SDK error carries (``exc.status_code`` or its response's)."""
+    for holder in (exc, getattr(exc, "response", None)):
+        code = getattr(holder, "status_code", None)
+        if isinstance(code, int):
+            return code
+    return None
+
+
+def _store_misconfigured(exc: BaseException) -> bool:
+    sqlstate = getattr(exc, "sqlstate", None)
+    if isinstance(sqlstate, str) and sqlstate.startswith(_CONFIG_SQLSTATES):
+        return True
+    if isinstance(exc, sqlite3.Error | ConnectionError) or type(exc).__module__.startswith(
+        "psycopg"
+    ):
+        text = str(exc).lower()
+        return any(word in text for word in _CONFIG_WORDS)
+    return False
+
+
+def is_configuration_error(exc: BaseException) -> bool:
+    """True for failures only the user can fix (see the module's kinds)."""
+    return (
+        isinstance(exc, ConfigurationError | PermissionError)
+        or status_code(exc) in _CONFIGURATION_STATUS
+        or _store_misconfigured(exc)
+    )
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Whether another attempt may succeed.
+
+    Timeouts, connection failures and rate limits (HTTP 408/409/425/429/502/503/504) are
+    transient. Authentication (401/403), bad requests (400/404/422) and HTTP 500 are
+    not: a 500 from a local server usually means "this request can never work" (for
+    example a json_schema it does not support), and provider clients have already
+    retried it themselves. An error marked final (:func:`mark_final`) is final.
+    """
+    if getattr(exc, _FINAL, False) or is_configuration_error(exc):
+        return False
+    if isinstance(exc, TimeoutError | ConnectionError):
+        return True
+    status = status_code(exc)
+    if status is not None:
+        return status in _RETRY_STATUS
+    return any(cls.__name__ in _RETRY_NAMES for cls in type(exc).__mro__)
+
+
+def classify(exc: BaseException) -> FailureKind:
+    """What ``exc`` means for the step that raised it (see the module's kinds)."""
+    if isinstance(exc, GraphBubbleUp):
+        return "interrupt"
+    if is_configuration_error(exc):
+        return "configuration"
+    if is_retryable(exc):
+        return "transient"
+    return "failure"
+
+
+def fails_open(exc: BaseException) -> bool:
+    """Whether the turn may go on without the step that raised ``exc``."""
+    return classify(exc) not in ("interrupt", "configuration")
+
+
+def describe(exc: BaseException, limit: int = 300) -> str:
+    """``"Type: message"``, cut to ``limit`` characters (for metadata and reports)."""
+    return f"{type(exc).__name__}: {exc}"[:limit]
+
+
+def log_failure(logger: logging.Logger, step: str, exc: BaseException) -> FailureKind:
+    """Log a failure the turn absorbs: configuration problems at ERROR (someone must act),
+    the rest at WARNING with the traceback. Returns its kind."""
+    kind = classify(exc)
+    if kind == "configuration":
+        logger.error("%s: configuration problem: %s", step, describe(exc))
+    else:
+        logger.warning("%s failed: %s", step, describe(exc), exc_info=exc)
+    return kind
