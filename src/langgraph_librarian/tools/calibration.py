@@ -18,13 +18,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
-
-if TYPE_CHECKING:
-    from langgraph_librarian.tools.index import ToolIndex
 
 __all__ = [
     "CALIBRATIONS",
@@ -113,8 +110,33 @@ def _round(value: float) -> float:
     return value if math.isinf(value) else round(float(value), 3)
 
 
+class _Calibrated(Protocol):
+    """What :func:`calibrate_thresholds` needs of a tool index (a ``ToolIndex``).
+
+    A protocol, not an import: the index reads its calibration from this module."""
+
+    max_loaded: int
+    neighbor_weight: float
+    domain_threshold: float
+
+    @property
+    def embeddings(self) -> Embeddings | None: ...
+
+    def row_names(self) -> list[str]: ...
+
+    def embed_query(self, query: str) -> list[float] | None: ...
+
+    def score_parts(
+        self, query: str, query_vector: Sequence[float] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def confident_matches(
+        self, ranked: Sequence[tuple[str, float]], *, k: int = 5, threshold: float | None = None
+    ) -> Sequence[Any]: ...
+
+
 def calibrate_thresholds(
-    index: ToolIndex,
+    index: _Calibrated,
     cases: Sequence[CalibrationCase],
     *,
     coverage: float = 0.99,
