@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import MemorySaver
 from fakes import ScriptedChatModel
 from helpers import long_text
 from langgraph_librarian import LibrarianConfig, LibrarianMiddleware, create_librarian_graph
-from langgraph_librarian.memory import SUMMARY_SOURCE
+from langgraph_librarian.memory._prompts import SUMMARY_SOURCE
 
 
 def recorder(seen: list[list[Any]]):

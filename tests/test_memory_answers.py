@@ -14,11 +14,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, Remove
 
 from fakes import ScriptedChatModel, prompt_text
 from langgraph_librarian._messages import output_text
-from langgraph_librarian.memory import (
-    DEFAULT_RUNNING_SUMMARY_PROMPT,
-    RunningSummarizer,
-    create_summarize_node,
-)
+from langgraph_librarian.memory import RunningSummarizer, create_summarize_node
+from langgraph_librarian.memory._prompts import DEFAULT_RUNNING_SUMMARY_PROMPT
 
 PREVIOUS = "- User: vegetarian, allergic to nuts"
 BATCH = [

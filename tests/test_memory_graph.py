@@ -29,12 +29,12 @@ from langgraph_librarian.memory import (
     build_model_input,
     create_delete_messages_node,
     create_summarize_node,
-    create_summary_chat_node,
     create_summary_graph,
     create_summary_router,
     history_problems,
     should_summarize,
 )
+from langgraph_librarian.memory._assistant import create_summary_chat_node
 
 ALLERGY = "Hi Aria, I'm Sam. I'm vegetarian and allergic to nuts, please remember that."
 MONDAY = [

@@ -16,13 +16,9 @@ from langgraph.store.memory import InMemoryStore
 from fakes import ScriptedChatModel, ToolCallingScriptedModel
 from helpers import conversation
 from langgraph_librarian import LibrarianConfig, LibrarianMiddleware
-from langgraph_librarian.recall import (
-    RECALL_MESSAGE_ID,
-    SCOPE_ENV_VAR,
-    RecallMiddleware,
-    RecallScope,
-    ScopeMemory,
-)
+from langgraph_librarian.recall import RecallMiddleware, RecallScope, ScopeMemory
+from langgraph_librarian.recall._result import RECALL_MESSAGE_ID
+from langgraph_librarian.recall._scope import SCOPE_ENV_VAR
 from test_recall_helpers import FlakyStore
 
 ALLERGY = "Please remember that I have a severe nut allergy."

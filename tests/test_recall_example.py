@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langgraph_librarian.recall import RECALL_MESSAGE_ID
+from langgraph_librarian.recall._result import RECALL_MESSAGE_ID
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "recall_allergy.py"
 

@@ -14,13 +14,13 @@ from typing_extensions import TypedDict
 
 from fakes import ScriptedChatModel
 from langgraph_librarian.recall import (
-    RECALL_MESSAGE_ID,
-    SCOPE_ENV_VAR,
     RecallScope,
     ScopeMemory,
     create_capture_node,
     create_recall_hook,
 )
+from langgraph_librarian.recall._result import RECALL_MESSAGE_ID
+from langgraph_librarian.recall._scope import SCOPE_ENV_VAR
 from test_recall_helpers import FlakyStore
 
 ALLERGY = "Please remember that I have a severe nut allergy."

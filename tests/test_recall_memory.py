@@ -11,17 +11,11 @@ from langgraph.store.memory import InMemoryStore
 
 from fakes import ScriptedChatModel
 from langgraph_librarian import LibrarianConfig
-from langgraph_librarian.recall import (
-    EVIDENCE_HEADER,
-    MAX_REMEMBER_CHARS,
-    RECALL_MESSAGE_ID,
-    RecallConfigError,
-    RecallResult,
-    ScopeMemory,
-    scope_key,
-)
+from langgraph_librarian.recall import RecallConfigError, RecallResult, ScopeMemory, scope_key
+from langgraph_librarian.recall._memory import MAX_REMEMBER_CHARS
 from langgraph_librarian.recall._records import record_from_value
-from langgraph_librarian.recall._render import render_evidence
+from langgraph_librarian.recall._render import EVIDENCE_HEADER, render_evidence
+from langgraph_librarian.recall._result import RECALL_MESSAGE_ID
 from test_recall_helpers import FlakyStore, TagRecorder
 
 INJECTION = (

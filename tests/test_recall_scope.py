@@ -11,7 +11,6 @@ from langgraph.store.base import _validate_namespace
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_librarian.recall import (
-    SCOPE_ENV_VAR,
     MissingScopeError,
     RecallConfigError,
     RecallScope,
@@ -19,7 +18,7 @@ from langgraph_librarian.recall import (
     resolve_scope,
     scope_key,
 )
-from langgraph_librarian.recall._scope import check_max_bytes, run_max_bytes
+from langgraph_librarian.recall._scope import SCOPE_ENV_VAR, check_max_bytes, run_max_bytes
 
 HOSTILE = [
     "../../etc/passwd",

@@ -27,12 +27,12 @@ from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from fakes import ToolCallingScriptedModel
 from langgraph_librarian.recall import (
-    RECALL_MESSAGE_ID,
     RecallMiddleware,
     RecallScope,
     ScopeMemory,
     create_memory_tools,
 )
+from langgraph_librarian.recall._result import RECALL_MESSAGE_ID
 from test_recall_scope import HOSTILE
 
 ALLERGY = "Please remember that I have a severe nut allergy."

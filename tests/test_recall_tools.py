@@ -11,13 +11,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.store.memory import InMemoryStore
 
 from fakes import ToolCallingScriptedModel
-from langgraph_librarian.recall import (
-    NO_MATCH,
-    SCOPE_ENV_VAR,
-    RecallScope,
-    ScopeMemory,
-    create_memory_tools,
-)
+from langgraph_librarian.recall import RecallScope, ScopeMemory, create_memory_tools
+from langgraph_librarian.recall._render import NO_MATCH
+from langgraph_librarian.recall._scope import SCOPE_ENV_VAR
 from test_recall_helpers import FlakyStore
 
 

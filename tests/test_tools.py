@@ -14,13 +14,9 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from fakes import ToolCallingScriptedModel
-from langgraph_librarian.tools import (
-    ToolIndex,
-    ToolLibrarianMiddleware,
-    ToolLibrarianStateFields,
-    infer_domain,
-    merge_loaded_tools,
-)
+from langgraph_librarian.tools import ToolIndex, ToolLibrarianMiddleware, ToolLibrarianStateFields
+from langgraph_librarian.tools.index import infer_domain
+from langgraph_librarian.tools.request_tools import merge_loaded_tools
 
 SENT: list[dict[str, Any]] = []
 

@@ -14,9 +14,12 @@ from langgraph.store.base import BaseStore, Op, Result
 
 from fakes import ScriptedChatModel
 from langgraph_librarian.cli import main
-from langgraph_librarian.recall import RECALL_MESSAGE_ID, RecallConfigError, ScopeMemory
-from langgraph_librarian.ui import ChatService, MessageRejected, ScopeRecall, TurnFinished
+from langgraph_librarian.recall import RecallConfigError, ScopeMemory
+from langgraph_librarian.recall._result import RECALL_MESSAGE_ID
+from langgraph_librarian.ui import ChatService
+from langgraph_librarian.ui._recall import ScopeRecall
 from langgraph_librarian.ui._render import inspector_html, inspector_text, overview_html
+from langgraph_librarian.ui._service import MessageRejected, TurnFinished
 from langgraph_librarian.ui._terminal import run_terminal_chat
 
 ALLERGY = "I'm allergic to peanuts and tree nuts."

@@ -20,15 +20,10 @@ from fakes import ScriptedChatModel
 from langgraph_librarian import LibrarianConfig
 from langgraph_librarian.context import is_running_summary
 from langgraph_librarian.memory import history_problems
-from langgraph_librarian.ui import (
-    ChatDatabaseError,
-    ChatService,
-    MessageRejected,
-    TurnFinished,
-    TurnToken,
-    TurnWaiting,
-)
+from langgraph_librarian.ui import ChatService
+from langgraph_librarian.ui._db import ChatDatabaseError
 from langgraph_librarian.ui._render import inspector_html, offline_reply
+from langgraph_librarian.ui._service import MessageRejected, TurnFinished, TurnToken, TurnWaiting
 
 
 class StreamingModel(GenericFakeChatModel):

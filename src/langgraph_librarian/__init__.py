@@ -7,14 +7,18 @@ agent their full text plus the recent turns.
 The top level holds what an application needs. Building blocks live in documented
 submodules: :mod:`langgraph_librarian.select` (selectors), :mod:`langgraph_librarian.index`
 (indexing and reconciliation), :mod:`langgraph_librarian.hydrate`,
-:mod:`langgraph_librarian.stores`, :mod:`langgraph_librarian.tools` (the tool librarian)
-and :mod:`langgraph_librarian.evals`.
+:mod:`langgraph_librarian.stores`, :mod:`langgraph_librarian.tools` (the tool librarian),
+:mod:`langgraph_librarian.memory` (running summary and trimming),
+:mod:`langgraph_librarian.recall` (scoped recall across threads) and
+:mod:`langgraph_librarian.ui` (the web chat). docs/api.md lists every public name.
 """
 
 from langgraph_librarian._background import wait_for_background_indexing
+from langgraph_librarian._calls import INTERNAL_TAG as LIBRARIAN_TAG
+from langgraph_librarian._pipeline import SKIP_REASONS
 from langgraph_librarian.config import LOCAL, LibrarianConfig
 from langgraph_librarian.entry import IndexEntry
-from langgraph_librarian.errors import IndexStoreError, LibrarianError
+from langgraph_librarian.errors import IndexStoreError, LibrarianError, MissingThreadError
 from langgraph_librarian.graph import create_librarian_graph
 from langgraph_librarian.middleware import LibrarianMiddleware, create_librarian_hook
 from langgraph_librarian.nodes import (
@@ -31,7 +35,9 @@ from langgraph_librarian.stores import BaseIndexStore, FileIndexStore, LangGraph
 __version__ = "0.2.0.dev0"
 
 __all__ = [
+    "LIBRARIAN_TAG",
     "LOCAL",
+    "SKIP_REASONS",
     "BaseIndexStore",
     "FileIndexStore",
     "IndexEntry",
@@ -41,6 +47,7 @@ __all__ = [
     "LibrarianError",
     "LibrarianMiddleware",
     "LibrarianState",
+    "MissingThreadError",
     "__version__",
     "aindex_messages",
     "aselect_and_hydrate",

@@ -139,7 +139,8 @@ def _db_path(args: argparse.Namespace) -> Path:
 def _chat_service(args: argparse.Namespace) -> Any:
     """The chat behind ``ui`` and ``chat``: bad options and a bad --db fail here."""
     from langgraph_librarian.config import LibrarianConfig
-    from langgraph_librarian.ui import ChatDatabaseError, ChatService
+    from langgraph_librarian.ui import ChatService
+    from langgraph_librarian.ui._db import ChatDatabaseError
 
     _at_least(16, "--summary-tokens", args.summary_tokens)
     librarian_model = _model(args.librarian_model, "--librarian-model")

@@ -25,7 +25,8 @@ from typing import Any, Literal, get_args
 from langchain_core.messages import BaseMessage, convert_to_messages
 
 from langgraph_librarian._gist import GIST_KEY, _folded_until
-from langgraph_librarian.memory import SUMMARY_SOURCE, build_model_input
+from langgraph_librarian.memory import build_model_input
+from langgraph_librarian.memory._prompts import SUMMARY_SOURCE
 
 __all__ = [
     "CONTEXT_STRATEGIES",

@@ -6,7 +6,7 @@
 - ``StateGraph`` pieces: :class:`SummaryState` / :class:`SummaryFields`,
   :func:`create_summarize_node`, :func:`create_summary_router` (and
   :data:`should_summarize`), :func:`build_model_input` / :func:`summary_message`,
-  :func:`create_summary_chat_node` and the ready two-node :func:`create_summary_graph`;
+  and the ready two-node :func:`create_summary_graph`;
   spec 05's plain :func:`create_delete_messages_node`.
 - ``create_agent``: :class:`RunningSummaryMiddleware`, LangChain's
   ``SummarizationMiddleware`` with an offline summarizer and fail-open behaviour.
@@ -14,8 +14,8 @@
   :func:`trim_history`, :func:`filter_history`, and :func:`plan_summary_cut`.
 """
 
-from langgraph_librarian.memory._assistant import create_summary_chat_node, create_summary_graph
-from langgraph_librarian.memory._cut import SummaryCut, plan_summary_cut
+from langgraph_librarian.memory._assistant import create_summary_graph
+from langgraph_librarian.memory._cut import plan_summary_cut
 from langgraph_librarian.memory._graph import (
     SummaryFields,
     SummaryState,
@@ -29,14 +29,10 @@ from langgraph_librarian.memory._history import (
     repair_history,
     trim_history,
 )
-from langgraph_librarian.memory._middleware import (
-    RunningSummaryMiddleware,
-    RunningSummaryMiddlewareState,
-)
+from langgraph_librarian.memory._middleware import RunningSummaryMiddleware
 from langgraph_librarian.memory._nodes import create_delete_messages_node, create_summarize_node
-from langgraph_librarian.memory._prompts import SUMMARY_SOURCE, summary_message
+from langgraph_librarian.memory._prompts import summary_message
 from langgraph_librarian.memory._summarizer import (
-    DEFAULT_RUNNING_SUMMARY_PROMPT,
     RunningSummarizer,
     SummarizationError,
     SummaryResult,
@@ -45,13 +41,9 @@ from langgraph_librarian.memory._summarizer import (
 )
 
 __all__ = [
-    "DEFAULT_RUNNING_SUMMARY_PROMPT",
-    "SUMMARY_SOURCE",
     "RunningSummarizer",
     "RunningSummaryMiddleware",
-    "RunningSummaryMiddlewareState",
     "SummarizationError",
-    "SummaryCut",
     "SummaryFields",
     "SummaryResult",
     "SummaryState",
@@ -59,7 +51,6 @@ __all__ = [
     "build_model_input",
     "create_delete_messages_node",
     "create_summarize_node",
-    "create_summary_chat_node",
     "create_summary_graph",
     "create_summary_router",
     "filter_history",

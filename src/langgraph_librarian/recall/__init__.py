@@ -24,57 +24,26 @@ Example:
     ```
 """
 
-from langgraph_librarian.recall._hook import RecallNode, create_capture_node, create_recall_hook
-from langgraph_librarian.recall._memory import MAX_REMEMBER_CHARS, ScopeMemory
-from langgraph_librarian.recall._middleware import (
-    RecallMiddleware,
-    RecallMiddlewareState,
-    recall_report,
-)
-from langgraph_librarian.recall._records import MemoryRecord
-from langgraph_librarian.recall._render import EVIDENCE_HEADER, NO_MATCH
-from langgraph_librarian.recall._result import RECALL_MESSAGE_ID, RecallResult, RecallStatus
+from langgraph_librarian.recall._hook import create_capture_node, create_recall_hook
+from langgraph_librarian.recall._memory import ScopeMemory
+from langgraph_librarian.recall._middleware import RecallMiddleware, recall_report
+from langgraph_librarian.recall._result import RECALL_MESSAGE_ID, RecallResult
 from langgraph_librarian.recall._scope import (
-    DEFAULT_MAX_BYTES,
-    MAX_MAX_BYTES,
-    MAX_QUERY_CHARS,
-    MIN_MAX_BYTES,
-    SCOPE_ENV_VAR,
     MissingScopeError,
     RecallConfigError,
     RecallScope,
     resolve_scope,
     scope_key,
 )
-from langgraph_librarian.recall._tools import (
-    SEARCH_DEFAULT_LIMIT,
-    SEARCH_MAX_LIMIT,
-    RememberPolicy,
-    create_memory_tools,
-)
+from langgraph_librarian.recall._tools import create_memory_tools
 
 __all__ = [
-    "DEFAULT_MAX_BYTES",
-    "EVIDENCE_HEADER",
-    "MAX_MAX_BYTES",
-    "MAX_QUERY_CHARS",
-    "MAX_REMEMBER_CHARS",
-    "MIN_MAX_BYTES",
-    "NO_MATCH",
     "RECALL_MESSAGE_ID",
-    "SCOPE_ENV_VAR",
-    "SEARCH_DEFAULT_LIMIT",
-    "SEARCH_MAX_LIMIT",
-    "MemoryRecord",
     "MissingScopeError",
     "RecallConfigError",
     "RecallMiddleware",
-    "RecallMiddlewareState",
-    "RecallNode",
     "RecallResult",
     "RecallScope",
-    "RecallStatus",
-    "RememberPolicy",
     "ScopeMemory",
     "create_capture_node",
     "create_memory_tools",

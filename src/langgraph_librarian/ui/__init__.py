@@ -20,44 +20,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from langgraph_librarian.ui._db import ChatDatabaseError, ThreadInfo
-from langgraph_librarian.ui._recall import DEFAULT_SCOPE, ScopeRecall
-from langgraph_librarian.ui._report import STRATEGY_LABELS, MessageRow, SentRow, TurnReport
-from langgraph_librarian.ui._service import (
-    DEFAULT_MAX_MESSAGE_CHARS,
-    ChatService,
-    DemoLoaded,
-    MessageRejected,
-    RecallSource,
-    TurnEvent,
-    TurnFinished,
-    TurnSaving,
-    TurnToken,
-    TurnWaiting,
-)
+from langgraph_librarian.ui._service import ChatService
 
 if TYPE_CHECKING:
     import gradio as gr
 
 __all__ = [
-    "DEFAULT_MAX_MESSAGE_CHARS",
-    "DEFAULT_SCOPE",
-    "STRATEGY_LABELS",
-    "ChatDatabaseError",
     "ChatService",
-    "DemoLoaded",
-    "MessageRejected",
-    "MessageRow",
-    "RecallSource",
-    "ScopeRecall",
-    "SentRow",
-    "ThreadInfo",
-    "TurnEvent",
-    "TurnFinished",
-    "TurnReport",
-    "TurnSaving",
-    "TurnToken",
-    "TurnWaiting",
     "create_app",
     "launch",
 ]

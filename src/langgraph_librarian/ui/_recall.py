@@ -22,8 +22,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.store.sqlite import SqliteStore
 
 from langgraph_librarian.config import LibrarianConfig
-from langgraph_librarian.recall import MemoryRecord, RecallResult, RecallScope, ScopeMemory
+from langgraph_librarian.recall import RecallResult, RecallScope, ScopeMemory
 from langgraph_librarian.recall import scope_key as _scope_key
+from langgraph_librarian.recall._records import MemoryRecord
 from langgraph_librarian.recall._result import failure_status
 from langgraph_librarian.recall._turn import recall_for_turn
 
