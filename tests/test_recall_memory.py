@@ -11,11 +11,12 @@ from langgraph.store.memory import InMemoryStore
 
 from fakes import ScriptedChatModel
 from langgraph_librarian import LibrarianConfig
-from langgraph_librarian.recall import RecallConfigError, RecallResult, ScopeMemory, scope_key
+from langgraph_librarian.recall import RecallResult, ScopeMemory, scope_key
 from langgraph_librarian.recall._memory import MAX_REMEMBER_CHARS
 from langgraph_librarian.recall._records import record_from_value
 from langgraph_librarian.recall._render import EVIDENCE_HEADER, render_evidence
 from langgraph_librarian.recall._result import RECALL_MESSAGE_ID
+from langgraph_librarian.recall._scope import RecallConfigError
 from test_recall_helpers import FlakyStore, TagRecorder
 
 INJECTION = (

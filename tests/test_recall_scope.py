@@ -12,13 +12,17 @@ from langgraph.store.memory import InMemoryStore
 
 from langgraph_librarian.recall import (
     MissingScopeError,
-    RecallConfigError,
     RecallScope,
     ScopeMemory,
     resolve_scope,
     scope_key,
 )
-from langgraph_librarian.recall._scope import SCOPE_ENV_VAR, check_max_bytes, run_max_bytes
+from langgraph_librarian.recall._scope import (
+    SCOPE_ENV_VAR,
+    RecallConfigError,
+    check_max_bytes,
+    run_max_bytes,
+)
 
 HOSTILE = [
     "../../etc/passwd",

@@ -14,8 +14,9 @@ from langgraph.store.base import BaseStore, Op, Result
 
 from fakes import ScriptedChatModel
 from langgraph_librarian.cli import main
-from langgraph_librarian.recall import RecallConfigError, ScopeMemory
+from langgraph_librarian.recall import ScopeMemory
 from langgraph_librarian.recall._result import RECALL_MESSAGE_ID
+from langgraph_librarian.recall._scope import RecallConfigError
 from langgraph_librarian.ui import ChatService
 from langgraph_librarian.ui._recall import ScopeRecall
 from langgraph_librarian.ui._render import inspector_html, inspector_text, overview_html

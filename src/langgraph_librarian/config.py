@@ -19,7 +19,7 @@ from langgraph_librarian.stores.base import BaseIndexStore
 from langgraph_librarian.stores.langgraph_store import LangGraphIndexStore
 from langgraph_librarian.tokens import TokenCounter
 
-__all__ = ["LOCAL", "LibrarianConfig", "resolve_config", "session_id_from_config"]
+__all__ = ["LOCAL", "LibrarianConfig"]
 
 AUTO_BUDGET_SHARE: Final = 0.07
 AUTO_BUDGET_MIN: Final = 2_000

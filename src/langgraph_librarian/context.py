@@ -28,12 +28,7 @@ from langgraph_librarian._gist import GIST_KEY, _folded_until
 from langgraph_librarian.memory import build_model_input
 from langgraph_librarian.memory._prompts import SUMMARY_SOURCE
 
-__all__ = [
-    "CONTEXT_STRATEGIES",
-    "ContextStrategy",
-    "context_for_strategy",
-    "is_running_summary",
-]
+__all__: list[str] = []
 
 ContextStrategy = Literal["librarian", "running_summary", "both", "everything"]
 """A way to build the model input from one Librarian thread."""

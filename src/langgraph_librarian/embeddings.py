@@ -43,16 +43,7 @@ from langgraph_librarian.minilm import MiniLMEmbeddings
 if TYPE_CHECKING:
     from langgraph_librarian.config import LibrarianConfig
 
-__all__ = [
-    "DEFAULT_EMBEDDING_MODEL",
-    "EMBEDDING_MODELS",
-    "MiniLMEmbeddings",
-    "StaticEmbeddings",
-    "default_embeddings",
-    "embedding_model_id",
-    "load_embeddings",
-    "resolve_embeddings",
-]
+__all__ = ["StaticEmbeddings", "load_embeddings"]
 
 EMBEDDING_MODELS = ("static", "minilm", "minilm-onnx", "minilm-onnx-int8", "e5-small", "none")
 """Names accepted by :func:`load_embeddings` and ``LIBRARIAN_EMBEDDINGS``."""

@@ -8,7 +8,7 @@ from typing import Any, Literal, get_args
 EntryStatus = Literal["summarized", "verbatim", "extractive", "fallback", "pending"]
 _STATUSES = frozenset(get_args(EntryStatus))
 
-__all__ = ["EntryStatus", "IndexEntry", "entries_from_dicts", "entries_to_dicts"]
+__all__ = ["IndexEntry"]
 
 
 @dataclass(slots=True)

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = [
-    "ConfigurationError",
-    "IndexStoreError",
-    "LibrarianError",
-    "MissingThreadError",
-    "ModelConfigError",
-]
+__all__ = ["IndexStoreError", "LibrarianError", "MissingThreadError"]
 
 
 class LibrarianError(Exception):

@@ -35,7 +35,7 @@ from langgraph_librarian._pipeline import (
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.state import merge_index, merge_metadata
 
-__all__ = ["LibrarianMiddleware", "LibrarianMiddlewareState", "create_librarian_hook"]
+__all__ = ["LibrarianMiddleware", "create_librarian_hook"]
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["MiniLMEmbeddings", "minilm_available"]
+__all__: list[str] = []
 
 _LN_EPS = 1e-12
 

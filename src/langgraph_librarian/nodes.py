@@ -25,7 +25,6 @@ from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.stores.base import BaseIndexStore
 
 __all__ = [
-    "LibrarianNode",
     "aindex_messages",
     "aselect_and_hydrate",
     "create_index_node",

@@ -13,7 +13,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 TokenCounter = Callable[[Sequence[BaseMessage]], int]
 """Counts the tokens of a list of messages (e.g. ``model.get_num_tokens_from_messages``)."""
 
-__all__ = ["TokenCounter", "count_text_tokens", "count_tokens"]
+__all__ = ["TokenCounter", "count_tokens"]
 
 logger = logging.getLogger("langgraph_librarian")
 _RETRY_AFTER = 60.0

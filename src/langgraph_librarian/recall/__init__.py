@@ -26,11 +26,10 @@ Example:
 
 from langgraph_librarian.recall._hook import create_capture_node, create_recall_hook
 from langgraph_librarian.recall._memory import ScopeMemory
-from langgraph_librarian.recall._middleware import RecallMiddleware, recall_report
+from langgraph_librarian.recall._middleware import RecallMiddleware
 from langgraph_librarian.recall._result import RECALL_MESSAGE_ID, RecallResult
 from langgraph_librarian.recall._scope import (
     MissingScopeError,
-    RecallConfigError,
     RecallScope,
     resolve_scope,
     scope_key,
@@ -40,7 +39,6 @@ from langgraph_librarian.recall._tools import create_memory_tools
 __all__ = [
     "RECALL_MESSAGE_ID",
     "MissingScopeError",
-    "RecallConfigError",
     "RecallMiddleware",
     "RecallResult",
     "RecallScope",
@@ -48,7 +46,6 @@ __all__ = [
     "create_capture_node",
     "create_memory_tools",
     "create_recall_hook",
-    "recall_report",
     "resolve_scope",
     "scope_key",
 ]

@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from langgraph_librarian.entry import IndexEntry
 
-__all__ = ["BaseIndexStore", "aload_index", "asave_index"]
+__all__ = ["BaseIndexStore"]
 
 
 @runtime_checkable

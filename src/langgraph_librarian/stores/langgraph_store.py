@@ -25,7 +25,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
 from langgraph_librarian.errors import IndexStoreError
 
-__all__ = ["CHUNK_SIZE", "LangGraphIndexStore"]
+__all__ = ["LangGraphIndexStore"]
 
 CHUNK_SIZE = 256
 """Entries per store item."""

@@ -23,16 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-__all__ = [
-    "CALIBRATIONS",
-    "DEFAULT_CALIBRATION",
-    "LEXICAL_MODEL_ID",
-    "NEIGHBOR_WEIGHTS",
-    "CalibrationCase",
-    "SearchCalibration",
-    "calibrate_thresholds",
-    "calibration_for",
-]
+__all__ = ["calibrate_thresholds"]
 
 _POOL = 200
 NEIGHBOR_WEIGHTS = (0.0, 0.35, 0.7)

@@ -23,7 +23,7 @@ from langgraph_librarian.embeddings import default_embeddings, load_embeddings
 from langgraph_librarian.tools._lexical import LexicalScorer
 from langgraph_librarian.tools.calibration import SearchCalibration, calibration_for
 
-__all__ = ["ToolIndex", "ToolMatch", "ToolRecord", "ToolSearchResult", "infer_domain"]
+__all__ = ["ToolIndex", "ToolSearchResult"]
 
 ToolLike = BaseTool | Callable[..., Any] | dict[str, Any]
 MatchReason = Literal["match", "sibling", "name", "domain", "candidate"]

@@ -12,15 +12,15 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from langgraph_librarian._messages import current_turn
 from langgraph_librarian.tools.index import ToolIndex, ToolLike
 from langgraph_librarian.tools.request_tools import (
     LoadedTools,
     create_request_tools,
-    current_turn,
     merge_loaded_tools,
 )
 
-__all__ = ["ToolLibrarianMiddleware", "ToolLibrarianState"]
+__all__ = ["ToolLibrarianMiddleware"]
 
 ToolResult = ToolMessage | Command[Any]
 

@@ -13,14 +13,7 @@ from typing_extensions import TypedDict
 from langgraph_librarian._messages import current_turn
 from langgraph_librarian.tools.index import ToolIndex, ToolSearchResult
 
-__all__ = [
-    "LoadedTools",
-    "ToolLibrarianStateFields",
-    "create_request_tools",
-    "current_turn",
-    "format_search_result",
-    "merge_loaded_tools",
-]
+__all__ = ["ToolLibrarianStateFields", "create_request_tools", "format_search_result"]
 
 REQUEST_TOOLS_DESCRIPTION = (
     "Find and load tools for what you need to do next. After you have understood the "
