@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import json
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from langchain_core.embeddings import Embeddings
 
-from langgraph_librarian.minilm import _model_dir
+from langgraph_librarian.minilm import MiniLMRunner, _model_dir
 
 __all__ = ["OnnxMiniLMEmbeddings", "build_minilm_graph", "onnx_available"]
 
@@ -171,7 +169,7 @@ def build_minilm_graph(model_dir: Path) -> Any:
     return model
 
 
-class OnnxMiniLMEmbeddings(Embeddings):
+class OnnxMiniLMEmbeddings(MiniLMRunner):
     """all-MiniLM-L6-v2 run by onnxruntime (fp32, or int8 with ``quantize=True``).
 
     Args:
@@ -198,7 +196,6 @@ class OnnxMiniLMEmbeddings(Embeddings):
         model_dir: str | Path | None = None,
     ) -> None:
         import onnxruntime as ort
-        from tokenizers import Tokenizer
 
         directory = Path(model_dir) if model_dir is not None else _model_dir()
         model = build_minilm_graph(directory)
@@ -217,37 +214,10 @@ class OnnxMiniLMEmbeddings(Embeddings):
             payload = model.SerializeToString()
         self._session = ort.InferenceSession(payload, options, providers=["CPUExecutionProvider"])
         self.quantize = quantize
-        self.batch_size = batch_size
-        self.max_length = max_length
         self.model_id = "all-MiniLM-L6-v2" + ("-onnx-int8" if quantize else "")
-        self._tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
-        self._tokenizer.enable_truncation(max_length=max_length)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        self._lock = threading.Lock()
-
-    def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        with self._lock:
-            encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        return self.forward(ids, mask)
+        self._init_tokenizer(directory, batch_size, max_length)
 
     def forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Unit-length embeddings of token id batches (as ``MiniLMEmbeddings.forward``)."""
         feed = {"input_ids": ids.astype(np.int64), "attention_mask": mask.astype(np.int64)}
         return np.asarray(self._session.run(["embedding"], feed)[0], dtype=np.float32)
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-length embeddings, one row per text."""
-        result = np.zeros((len(texts), _HIDDEN), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            result[chunk] = self._encode_batch([texts[i] for i in chunk])
-        return result
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [row.tolist() for row in self.encode(list(texts))]
-
-    def embed_query(self, text: str) -> list[float]:
-        return [float(x) for x in self.encode([text])[0]]

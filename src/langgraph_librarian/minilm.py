@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+_HIDDEN = 384
+
 __all__: list[str] = []
 
 _LN_EPS = 1e-12
@@ -77,7 +79,55 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarr
     return out
 
 
-class MiniLMEmbeddings(Embeddings):
+class MiniLMRunner(Embeddings):
+    """What every all-MiniLM-L6-v2 runner shares: the tokenizer, length-sorted batches,
+    the LangChain ``Embeddings`` methods. A runner supplies :meth:`forward`: this numpy
+    one (:class:`MiniLMEmbeddings`) or onnxruntime's (``_onnx.OnnxMiniLMEmbeddings``).
+    """
+
+    model_id = "all-MiniLM-L6-v2"  # recorded with stored vectors
+
+    def _init_tokenizer(self, directory: Path, batch_size: int, max_length: int) -> None:
+        from tokenizers import Tokenizer
+
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self._tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        self._tokenizer.enable_truncation(max_length=max_length)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._lock = threading.Lock()  # the tokenizer is shared state
+
+    def forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Unit-length mean-pooled embeddings of token id batches (``[batch, length]``).
+
+        ``mask`` is 1.0 for real tokens and 0.0 for padding.
+        """
+        raise NotImplementedError
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
+        return self.forward(ids, mask)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-length embeddings, one row per text."""
+        result = np.zeros((len(texts), _HIDDEN), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            result[chunk] = self._encode_batch([texts[i] for i in chunk])
+        return result
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [row.tolist() for row in self.encode(list(texts))]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [float(x) for x in self.encode([text])[0]]
+
+
+class MiniLMEmbeddings(MiniLMRunner):
     """LangChain ``Embeddings`` for all-MiniLM-L6-v2, computed with numpy.
 
     Args:
@@ -94,32 +144,17 @@ class MiniLMEmbeddings(Embeddings):
         self, *, batch_size: int = 32, max_length: int = 256, model_dir: str | Path | None = None
     ) -> None:
         from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
 
         directory = Path(model_dir) if model_dir is not None else _model_dir()
         config = json.loads((directory / "config.json").read_text())
         self.heads = int(config["num_attention_heads"])
         self.layers = int(config["num_hidden_layers"])
-        self.batch_size = batch_size
-        self.max_length = max_length
-        self.model_id = "all-MiniLM-L6-v2"  # recorded with stored vectors
         self._w: dict[str, Any] = load_file(str(directory / "model.safetensors"))
         # Pre-transpose linear weights once: x @ W.T becomes x @ Wt.
         for name in list(self._w):
             if name.endswith(".weight") and self._w[name].ndim == 2 and "embeddings" not in name:
                 self._w[name] = np.ascontiguousarray(self._w[name].T)
-        self._tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
-        self._tokenizer.enable_truncation(max_length=max_length)
-        self._lock = threading.Lock()
-
-    def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        with self._lock:  # the tokenizer's padding settings are shared state
-            self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-            encodings = self._tokenizer.encode_batch(texts)
-            self._tokenizer.no_padding()
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
-        return self.forward(ids, mask)
+        self._init_tokenizer(directory, batch_size, max_length)
 
     def forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Unit-length mean-pooled embeddings of token id batches (``[batch, length]``).
@@ -173,21 +208,3 @@ class MiniLMEmbeddings(Embeddings):
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         unit: np.ndarray = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return unit
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-length embeddings, one row per text."""
-        if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
-        lengths = [len(t) for t in texts]
-        order = sorted(range(len(texts)), key=lengths.__getitem__)
-        result = np.zeros((len(texts), 384), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            result[chunk] = self._encode_batch([texts[i] for i in chunk])
-        return result
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [row.tolist() for row in self.encode(list(texts))]
-
-    def embed_query(self, text: str) -> list[float]:
-        return [float(x) for x in self.encode([text])[0]]
