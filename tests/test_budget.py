@@ -6,7 +6,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_librarian import LibrarianConfig
-from langgraph_librarian.evals._budget import budget_tokens, parse_budget
+from librarian_bench._budget import budget_tokens, parse_budget
 from langgraph_librarian.hydrate import COMPACT_MARK, hydrate
 from langgraph_librarian.nodes import select_and_hydrate
 from langgraph_librarian.tokens import count_tokens

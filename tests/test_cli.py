@@ -23,8 +23,8 @@ def no_run(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("the run started before the bad input was reported")
 
-    monkeypatch.setattr("langgraph_librarian.evals.runner.run_bench", boom)
-    monkeypatch.setattr("langgraph_librarian.evals.tool_bench.run_tool_bench", boom)
+    monkeypatch.setattr("librarian_bench.runner.run_bench", boom)
+    monkeypatch.setattr("librarian_bench.tool_bench.run_tool_bench", boom)
     monkeypatch.setattr("langgraph_librarian.demo.run_demo", boom)
 
 

@@ -206,6 +206,6 @@ def test_tool_search_uses_the_e5_calibration_and_reads_other_languages(
 
 def test_stored_e5_calibration_is_reproduced(e5: E5SmallEmbeddings) -> None:
     # benchmarks/bench_tools.py --phrasings --calibrate --models e5-small derived it.
-    from langgraph_librarian.evals.tool_bench import calibrate_engine
+    from librarian_bench.tool_bench import calibrate_engine
 
     assert calibrate_engine(e5) == CALIBRATIONS[E5_MODEL_ID]

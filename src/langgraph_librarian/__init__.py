@@ -7,8 +7,8 @@ agent their full text plus the recent turns.
 The top level holds what an application needs. Building blocks live in documented
 submodules: :mod:`langgraph_librarian.select` (selectors), :mod:`langgraph_librarian.index`
 (indexing and reconciliation), :mod:`langgraph_librarian.hydrate`,
-:mod:`langgraph_librarian.stores`, :mod:`langgraph_librarian.tools` (the tool librarian)
-and :mod:`langgraph_librarian.evals`.
+:mod:`langgraph_librarian.stores` and :mod:`langgraph_librarian.tools` (the tool librarian).
+The evaluation (``librarian bench``) is a separate distribution, langgraph-librarian-bench.
 """
 
 from langgraph_librarian._background import wait_for_background_indexing

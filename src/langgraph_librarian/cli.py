@@ -221,7 +221,7 @@ def _check_bench_options(args: argparse.Namespace) -> None:
                 raise CliError(f"{flag} does not apply to --dataset tools")
     _at_least(1, "--limit", args.limit)
     if args.dataset != "tools":
-        from langgraph_librarian.evals._budget import parse_budget
+        from librarian_bench._budget import parse_budget
 
         try:
             args.budget = parse_budget(args.budget)
@@ -284,20 +284,20 @@ def _dataset_label(args: argparse.Namespace) -> str:
 
 def _load(args: argparse.Namespace, extra: dict[str, Any]) -> list[Any]:
     if args.dataset == "phenomena":
-        from langgraph_librarian.evals.datasets.phenomena import generate_dataset as phenomena
+        from librarian_bench.datasets.phenomena import generate_dataset as phenomena
 
         extra["split"] = args.split or "heldout"
         extra["message_length"] = args.message_length or "long"
         return phenomena(extra["split"], seed=args.seed, message_length=extra["message_length"])
     if args.dataset == "synthetic":
-        from langgraph_librarian.evals.datasets.synthetic import generate_dataset
+        from librarian_bench.datasets.synthetic import generate_dataset
 
         return generate_dataset(
             args.seed,
             conversations_per_level=args.conversations or 3,
             n_messages=args.messages or 120,
         )
-    from langgraph_librarian.evals.datasets.locomo import (
+    from librarian_bench.datasets.locomo import (
         LocomoFormatError,
         LocomoStats,
         load_locomo,
@@ -322,7 +322,7 @@ def _why_no_embeddings(args: argparse.Namespace) -> str:
 
 
 def _strategies(args: argparse.Namespace, embeddings: Any, model: Any) -> list[str]:
-    from langgraph_librarian.evals.strategies import STRATEGY_NAMES
+    from librarian_bench.strategies import STRATEGY_NAMES
 
     chosen = list(dict.fromkeys(args.strategies or STRATEGY_NAMES))
     if not args.strategies and model is None:
@@ -350,9 +350,9 @@ def _strategies(args: argparse.Namespace, embeddings: Any, model: Any) -> list[s
 def _bench_models(spec: str | None) -> tuple[Any, Any]:
     """(indexer, selector) for ``--model``: each with its role's output limit (400
     tokens for summaries, 1,024 for selections); ``scripted:weak`` / ``scripted:oracle``
-    are the bench's scripted models (see :mod:`langgraph_librarian.evals.scripted`)."""
+    are the bench's scripted models (see :mod:`librarian_bench.scripted`)."""
     if spec and spec.startswith("scripted:"):
-        from langgraph_librarian.evals.scripted import SCRIPTED_KINDS, ScriptedBenchModel
+        from librarian_bench.scripted import SCRIPTED_KINDS, ScriptedBenchModel
 
         kind = spec.split(":", 1)[1]
         if kind not in SCRIPTED_KINDS:
@@ -367,8 +367,8 @@ def _bench(args: argparse.Namespace) -> int:
     embeddings = _embeddings(args.no_embeddings)
     if args.dataset == "tools":
         return _tool_bench(args, embeddings)
-    from langgraph_librarian.evals._budget import budget_label
-    from langgraph_librarian.evals.runner import (
+    from librarian_bench._budget import budget_label
+    from librarian_bench.runner import (
         ProgressPrinter,
         describe_plan,
         format_by_category,
@@ -379,7 +379,7 @@ def _bench(args: argparse.Namespace) -> int:
         summary_rows,
         write_report,
     )
-    from langgraph_librarian.evals.strategies import SharedIndexing
+    from librarian_bench.strategies import SharedIndexing
 
     model, selector = _bench_models(args.model)
     strategies = _strategies(args, embeddings, model)
@@ -393,7 +393,7 @@ def _bench(args: argparse.Namespace) -> int:
         raise CliError(f"the {args.dataset} data has no question to ask (check --categories)")
     judge = None
     if args.answer_model:
-        from langgraph_librarian.evals.judge import AnswerJudge
+        from librarian_bench.judge import AnswerJudge
 
         answer_model, judge_model = _model(args.answer_model), _model(args.judge_model)
         assert answer_model is not None and judge_model is not None
@@ -456,7 +456,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _phrasing_bench(args: argparse.Namespace, embeddings: Any) -> int:
-    from langgraph_librarian.evals.tool_bench import (
+    from librarian_bench.tool_bench import (
         engine_name,
         format_phrasing_table,
         run_phrasing_bench,
@@ -480,7 +480,7 @@ def _emit_rows(args: argparse.Namespace, rows: list[dict[str, Any]], name: str) 
 
 
 def _tool_bench(args: argparse.Namespace, embeddings: Any) -> int:
-    from langgraph_librarian.evals.tool_bench import format_tool_table, run_tool_bench
+    from librarian_bench.tool_bench import format_tool_table, run_tool_bench
 
     if args.phrasings:
         if args.tools:
@@ -493,7 +493,7 @@ def _tool_bench(args: argparse.Namespace, embeddings: Any) -> int:
         f"bench tools: catalogs of {', '.join(f'{n:,}' for n in sizes)} tools, "
         f"{args.limit or 150} queries each; {engine}"
     )
-    from langgraph_librarian.evals.runner import ProgressPrinter
+    from librarian_bench.runner import ProgressPrinter
 
     rows = run_tool_bench(
         sizes,
@@ -554,7 +554,7 @@ def _add_demo(sub: Any) -> _Parser:
 
 
 def _add_bench(sub: Any) -> _Parser:
-    from langgraph_librarian.evals.strategies import STRATEGY_NAMES
+    from librarian_bench.strategies import STRATEGY_NAMES
 
     bench: _Parser = sub.add_parser(
         "bench",

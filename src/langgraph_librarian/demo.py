@@ -28,10 +28,10 @@ from langgraph_librarian._text import content_terms, one_line
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry
-from langgraph_librarian.evals.datasets.base import Question
-from langgraph_librarian.evals.datasets.synthetic import generate_conversation
-from langgraph_librarian.evals.metrics import evidence_recall
-from langgraph_librarian.evals.runner import ProgressPrinter
+from librarian_bench.datasets.base import Question
+from librarian_bench.datasets.synthetic import generate_conversation
+from librarian_bench.metrics import evidence_recall
+from librarian_bench.runner import ProgressPrinter
 from langgraph_librarian.graph import create_librarian_graph
 from langgraph_librarian.index.pipeline import update_index
 from langgraph_librarian.select.lexical import BM25Index

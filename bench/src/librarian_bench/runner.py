@@ -15,17 +15,17 @@ from typing import Any, TextIO
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from langgraph_librarian.evals._budget import BudgetSpec
-from langgraph_librarian.evals._plot import plot_recall_vs_tokens
-from langgraph_librarian.evals.datasets.base import Conversation, Question
-from langgraph_librarian.evals.judge import AnswerJudge
-from langgraph_librarian.evals.metrics import (
+from librarian_bench._budget import BudgetSpec
+from librarian_bench._plot import plot_recall_vs_tokens
+from librarian_bench.datasets.base import Conversation, Question
+from librarian_bench.judge import AnswerJudge
+from librarian_bench.metrics import (
     Outcome,
     answer_contained,
     evidence_recall,
     summarize_outcomes,
 )
-from langgraph_librarian.evals.strategies import (
+from librarian_bench.strategies import (
     SharedIndexing,
     Strategy,
     make_strategy,
@@ -192,7 +192,7 @@ def run_bench(
     ``selector_model`` (default ``model``) selects for librarian-llm while ``model``
     summarizes: models built from one string get each role's output limit.
     ``indexing_reports``, when given, is filled with each Librarian strategy's
-    :class:`~langgraph_librarian.evals.strategies.IndexingReport` (entries by status,
+    :class:`~librarian_bench.strategies.IndexingReport` (entries by status,
     summary failure rate and reasons), so failures hidden by fallbacks stay visible.
 
     Only conversations with a planned question (see :func:`plan_questions`) are indexed.

@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.messages.utils import trim_messages
 
-from langgraph_librarian.evals._budget import BudgetSpec, budget_tokens
+from librarian_bench._budget import BudgetSpec, budget_tokens
 from langgraph_librarian.index.pipeline import IndexProgress
 from langgraph_librarian.memory import RunningSummarizer, summary_message
 from langgraph_librarian.tokens import count_tokens
@@ -90,7 +90,7 @@ class RunningSummaryStrategy:
         return 0
 
     def context(self, history: Sequence[BaseMessage], question: str) -> Any:
-        from langgraph_librarian.evals.strategies import ContextResult
+        from librarian_bench.strategies import ContextResult
 
         start = time.perf_counter()
         gist = summary_message(self.summary)

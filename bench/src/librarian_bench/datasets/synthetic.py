@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langgraph_librarian.evals.datasets.base import Conversation, Question
+from librarian_bench.datasets.base import Conversation, Question
 
 __all__ = ["NOISE_LEVELS", "generate_conversation", "generate_dataset"]
 

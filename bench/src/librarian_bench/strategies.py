@@ -34,8 +34,8 @@ from langgraph_librarian._messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry
-from langgraph_librarian.evals._budget import BudgetSpec, budget_tokens, config_budget, is_share
-from langgraph_librarian.evals._memory_strategies import (
+from librarian_bench._budget import BudgetSpec, budget_tokens, config_budget, is_share
+from librarian_bench._memory_strategies import (
     RunningSummaryStrategy,
     fold_incrementally,
     summary_share,
