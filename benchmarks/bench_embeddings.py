@@ -239,9 +239,9 @@ def _grid_cell(index: Any, cases: list[Any], vectors: list[Any]) -> str:
 
 def tools(models: list[str], sizes: list[int], grid: list[float], domain_grid: list[float]) -> None:
     """Tool search with the default thresholds, then loaded recall over threshold grids."""
+    from langgraph_librarian.tools.index import ToolIndex
     from librarian_bench.datasets.tools import generate_tool_catalog
     from librarian_bench.tool_bench import format_tool_table, run_tool_bench
-    from langgraph_librarian.tools.index import ToolIndex
 
     for name in models:
         model = load(name)
@@ -271,8 +271,8 @@ def tools(models: list[str], sizes: list[int], grid: list[float], domain_grid: l
 
 
 def build_50k(models: list[str]) -> None:
-    from librarian_bench.datasets.tools import generate_tool_catalog
     from langgraph_librarian.tools.index import ToolIndex
+    from librarian_bench.datasets.tools import generate_tool_catalog
 
     specs, _ = generate_tool_catalog(50_000, 10, 5)
     for name in models:

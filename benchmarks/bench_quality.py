@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_librarian.embeddings import default_embeddings
+from langgraph_librarian.tokens import count_tokens
 from librarian_bench._budget import BudgetSpec, parse_budget
 from librarian_bench.datasets.base import Conversation
 from librarian_bench.metrics import Outcome, percentile
 from librarian_bench.runner import run_bench
 from librarian_bench.strategies import SharedIndexing, question_message
-from langgraph_librarian.tokens import count_tokens
 
 DEFAULT_STRATEGIES = ["last-n", "bm25", "vector", "librarian"]
 

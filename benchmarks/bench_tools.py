@@ -25,6 +25,7 @@ import argparse
 import json
 
 from langgraph_librarian.embeddings import EMBEDDING_MODELS, default_embeddings, load_embeddings
+from langgraph_librarian.tools.calibration import calibration_for
 from librarian_bench.tool_bench import (
     calibrate_engine,
     engine_name,
@@ -33,7 +34,6 @@ from librarian_bench.tool_bench import (
     run_phrasing_bench,
     run_tool_bench,
 )
-from langgraph_librarian.tools.calibration import calibration_for
 
 
 def _phrasings(models: list[str], *, calibrate: bool, as_json: bool) -> None:

@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from fakes import ScriptedChatModel
 from helpers import long_text
 from langgraph_librarian import LibrarianConfig
+from langgraph_librarian.index.pipeline import aupdate_index, update_index
 from librarian_bench.datasets.base import Conversation, Question
 from librarian_bench.runner import (
     ProgressPrinter,
@@ -19,7 +20,6 @@ from librarian_bench.runner import (
     run_bench,
 )
 from librarian_bench.strategies import SharedIndexing
-from langgraph_librarian.index.pipeline import aupdate_index, update_index
 
 
 class CountingEmbeddings(Embeddings):

@@ -20,6 +20,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph_librarian._messages import message_text
 from langgraph_librarian._text import CHANGE_CUES, content_terms
 from langgraph_librarian.cli import main
+from langgraph_librarian.tokens import count_tokens
 from librarian_bench.datasets.phenomena import (
     CATEGORIES,
     MESSAGE_LENGTHS,
@@ -30,7 +31,6 @@ from librarian_bench.datasets.phenomena import (
     generate_conversation,
     generate_dataset,
 )
-from langgraph_librarian.tokens import count_tokens
 
 MONTHS = [datetime.date(2025, m, 1).strftime("%B") for m in range(1, 13)]
 NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8}

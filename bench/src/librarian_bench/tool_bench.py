@@ -10,6 +10,9 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from langgraph_librarian.tokens import count_text_tokens
+from langgraph_librarian.tools.calibration import SearchCalibration, calibrate_thresholds
+from langgraph_librarian.tools.index import ToolIndex
 from librarian_bench.datasets.tool_phrasings import (
     PhrasingCase,
     Split,
@@ -17,9 +20,6 @@ from librarian_bench.datasets.tool_phrasings import (
     phrasing_catalog,
 )
 from librarian_bench.datasets.tools import generate_tool_catalog
-from langgraph_librarian.tokens import count_text_tokens
-from langgraph_librarian.tools.calibration import SearchCalibration, calibrate_thresholds
-from langgraph_librarian.tools.index import ToolIndex
 
 __all__ = [
     "calibrate_engine",
