@@ -85,7 +85,7 @@ def _value(rng: random.Random, kind: str | list[str], data: dict[str, Any]) -> s
 def _entity(rng: random.Random, kind: str, data: dict[str, Any], used: set[str]) -> str:
     while True:
         word, word2 = rng.sample(data["words"], 2)
-        name = data["entities"][kind].format(
+        name: str = data["entities"][kind].format(
             word=word,
             word2=word2,
             lword=word.lower(),
