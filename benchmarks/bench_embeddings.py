@@ -85,7 +85,7 @@ def _rss_mb() -> float:
 
 def _texts(words: int, n: int) -> list[str]:
     from langgraph_librarian._messages import message_text
-    from langgraph_librarian.evals.datasets.synthetic import generate_dataset
+    from librarian_bench.datasets.synthetic import generate_dataset
 
     pool = [
         message_text(m).split()
@@ -168,7 +168,7 @@ def speed(models: list[str]) -> list[dict[str, Any]]:
 
 def _long_messages(n: int) -> list[Any]:
     from langgraph_librarian._messages import message_text
-    from langgraph_librarian.evals.datasets.synthetic import generate_dataset
+    from librarian_bench.datasets.synthetic import generate_dataset
 
     pool = [m for c in generate_dataset(5, conversations_per_level=2) for m in c.messages]
     out = []
@@ -201,9 +201,9 @@ def index_speed(models: list[str], n: int) -> None:
 
 
 def quality(models: list[str], data: str | None, synthetic: bool) -> None:
-    from langgraph_librarian.evals.datasets.locomo import load_locomo
-    from langgraph_librarian.evals.datasets.synthetic import generate_dataset
-    from langgraph_librarian.evals.runner import run_bench
+    from librarian_bench.datasets.locomo import load_locomo
+    from librarian_bench.datasets.synthetic import generate_dataset
+    from librarian_bench.runner import run_bench
 
     sets = []
     if data:
@@ -239,9 +239,9 @@ def _grid_cell(index: Any, cases: list[Any], vectors: list[Any]) -> str:
 
 def tools(models: list[str], sizes: list[int], grid: list[float], domain_grid: list[float]) -> None:
     """Tool search with the default thresholds, then loaded recall over threshold grids."""
-    from langgraph_librarian.evals.datasets.tools import generate_tool_catalog
-    from langgraph_librarian.evals.tool_bench import format_tool_table, run_tool_bench
     from langgraph_librarian.tools.index import ToolIndex
+    from librarian_bench.datasets.tools import generate_tool_catalog
+    from librarian_bench.tool_bench import format_tool_table, run_tool_bench
 
     for name in models:
         model = load(name)
@@ -271,8 +271,8 @@ def tools(models: list[str], sizes: list[int], grid: list[float], domain_grid: l
 
 
 def build_50k(models: list[str]) -> None:
-    from langgraph_librarian.evals.datasets.tools import generate_tool_catalog
     from langgraph_librarian.tools.index import ToolIndex
+    from librarian_bench.datasets.tools import generate_tool_catalog
 
     specs, _ = generate_tool_catalog(50_000, 10, 5)
     for name in models:

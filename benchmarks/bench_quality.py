@@ -30,29 +30,29 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_librarian.embeddings import default_embeddings
-from langgraph_librarian.evals._budget import BudgetSpec, parse_budget
-from langgraph_librarian.evals.datasets.base import Conversation
-from langgraph_librarian.evals.metrics import Outcome, percentile
-from langgraph_librarian.evals.runner import run_bench
-from langgraph_librarian.evals.strategies import SharedIndexing, question_message
 from langgraph_librarian.tokens import count_tokens
+from librarian_bench._budget import BudgetSpec, parse_budget
+from librarian_bench.datasets.base import Conversation
+from librarian_bench.metrics import Outcome, percentile
+from librarian_bench.runner import run_bench
+from librarian_bench.strategies import SharedIndexing, question_message
 
 DEFAULT_STRATEGIES = ["last-n", "bm25", "vector", "librarian"]
 
 
 def _halves(args: argparse.Namespace) -> list[tuple[str, list[Conversation]]]:
     if args.dataset == "phenomena":
-        from langgraph_librarian.evals.datasets import phenomena
+        from librarian_bench.datasets import phenomena
 
         return [(s, phenomena.generate_dataset(s)) for s in ("dev", "heldout")]
     if args.dataset == "synthetic":
-        from langgraph_librarian.evals.datasets import synthetic
+        from librarian_bench.datasets import synthetic
 
         return [
             (f"seed {seed}", synthetic.generate_dataset(seed, conversations_per_level=2))
             for seed in (7, 8)
         ]
-    from langgraph_librarian.evals.datasets.locomo import load_locomo
+    from librarian_bench.datasets.locomo import load_locomo
 
     if args.data is None:
         raise SystemExit("--data is required for locomo (the LoCoMo JSON file)")

@@ -35,12 +35,12 @@ from langgraph.store.memory import InMemoryStore
 
 from langgraph_librarian import LibrarianConfig
 from langgraph_librarian.embeddings import default_embeddings
-from langgraph_librarian.evals.datasets.base import Conversation
-from langgraph_librarian.evals.datasets.locomo import load_locomo
-from langgraph_librarian.evals.metrics import evidence_recall
-from langgraph_librarian.evals.strategies import Librarian, question_message
 from langgraph_librarian.recall import ScopeMemory
 from langgraph_librarian.tokens import count_text_tokens
+from librarian_bench.datasets.base import Conversation
+from librarian_bench.datasets.locomo import load_locomo
+from librarian_bench.metrics import evidence_recall
+from librarian_bench.strategies import Librarian, question_message
 
 _SESSION = re.compile(r":D(\d+):")
 _UNRELATED_PER_CONVERSATION = 40

@@ -12,7 +12,7 @@ Latency is reported for the search itself (scores, thresholds, domain expansion)
 separately, for embedding the query.
 
 Phrasings: loaded recall and tools loaded per request on the hand-written phrasing set
-(``langgraph_librarian.evals.datasets.tool_phrasings``), for each model of
+(``librarian_bench.datasets.tool_phrasings``), for each model of
 ``--models`` ("none" is the lexical engine), on the held-out half with the stored
 calibration. ``--calibrate`` first re-derives each model's thresholds from the
 calibration half, prints them next to the stored ones, and reports with the fresh
@@ -25,7 +25,8 @@ import argparse
 import json
 
 from langgraph_librarian.embeddings import EMBEDDING_MODELS, default_embeddings, load_embeddings
-from langgraph_librarian.evals.tool_bench import (
+from langgraph_librarian.tools.calibration import calibration_for
+from librarian_bench.tool_bench import (
     calibrate_engine,
     engine_name,
     format_phrasing_table,
@@ -33,7 +34,6 @@ from langgraph_librarian.evals.tool_bench import (
     run_phrasing_bench,
     run_tool_bench,
 )
-from langgraph_librarian.tools.calibration import calibration_for
 
 
 def _phrasings(models: list[str], *, calibrate: bool, as_json: bool) -> None:

@@ -23,8 +23,8 @@ def no_run(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("the run started before the bad input was reported")
 
-    monkeypatch.setattr("langgraph_librarian.evals.runner.run_bench", boom)
-    monkeypatch.setattr("langgraph_librarian.evals.tool_bench.run_tool_bench", boom)
+    monkeypatch.setattr("librarian_bench.runner.run_bench", boom)
+    monkeypatch.setattr("librarian_bench.tool_bench.run_tool_bench", boom)
     monkeypatch.setattr("langgraph_librarian.demo.run_demo", boom)
 
 
@@ -209,9 +209,33 @@ def test_demo_json_reports_evidence_per_selected_message(capsys):
 
 
 def test_parser_is_built_without_running_anything():
-    parser = cli.build_parser()
-    args = parser.parse_args(["bench", "--dataset", "tools", "--tools", "10", "20"])
+    from librarian_bench.cli import build_parser
+
+    assert cli.build_parser().parse_args(["demo"]).messages == 240
+    args = build_parser().parse_args(["--dataset", "tools", "--tools", "10", "20"])
     assert args.tools == [10, 20] and args.messages is None
+
+
+def test_bench_without_the_evaluation_package_says_how_to_install_it(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "librarian_bench", None)  # import fails as if missing
+    monkeypatch.delitem(sys.modules, "librarian_bench.cli", raising=False)
+    assert main(["bench", "--dataset", "tools"]) == 2
+    err = capsys.readouterr().err
+    assert 'pip install "langgraph-librarian[bench]"' in err
+    assert "pip install -e ./bench" in err
+
+
+def test_the_runtime_never_imports_the_evaluation():
+    code = (
+        "import sys\n"
+        "import langgraph_librarian, langgraph_librarian.cli, langgraph_librarian.demo\n"
+        "from langgraph_librarian.cli import build_parser\n"
+        "build_parser().parse_args(['demo'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('librarian_bench')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
 
 
 def test_demo_is_short_by_default_and_marks_the_superseded_value(capsys):

@@ -11,15 +11,15 @@ from langchain_core.messages import AIMessage, HumanMessage
 from fakes import ScriptedChatModel
 from helpers import long_text
 from langgraph_librarian import LibrarianConfig
-from langgraph_librarian.evals.datasets.base import Conversation, Question
-from langgraph_librarian.evals.runner import (
+from langgraph_librarian.index.pipeline import aupdate_index, update_index
+from librarian_bench.datasets.base import Conversation, Question
+from librarian_bench.runner import (
     ProgressPrinter,
     describe_plan,
     plan_questions,
     run_bench,
 )
-from langgraph_librarian.evals.strategies import SharedIndexing
-from langgraph_librarian.index.pipeline import aupdate_index, update_index
+from librarian_bench.strategies import SharedIndexing
 
 
 class CountingEmbeddings(Embeddings):
@@ -174,7 +174,7 @@ def test_limited_bench_indexes_only_the_conversations_it_asks_about():
 
 
 def count_indexing(monkeypatch) -> list[int]:
-    import langgraph_librarian.evals.strategies as strategies
+    import librarian_bench.strategies as strategies
 
     calls: list[int] = []
     real = strategies.update_index

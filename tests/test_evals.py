@@ -9,16 +9,16 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_librarian.cli import main
-from langgraph_librarian.evals.datasets.locomo import LocomoFormatError, LocomoStats, load_locomo
-from langgraph_librarian.evals.datasets.synthetic import generate_conversation, generate_dataset
-from langgraph_librarian.evals.datasets.tools import DOMAINS, generate_tool_catalog
-from langgraph_librarian.evals.metrics import (
+from librarian_bench.datasets.locomo import LocomoFormatError, LocomoStats, load_locomo
+from librarian_bench.datasets.synthetic import generate_conversation, generate_dataset
+from librarian_bench.datasets.tools import DOMAINS, generate_tool_catalog
+from librarian_bench.metrics import (
     Outcome,
     answer_contained,
     evidence_recall,
     summarize_outcomes,
 )
-from langgraph_librarian.evals.runner import run_bench, summary_rows, write_report
+from librarian_bench.runner import run_bench, summary_rows, write_report
 
 
 def test_synthetic_is_deterministic_and_sized():
@@ -236,8 +236,8 @@ def test_cli_bench_and_demo_run(capsys, tmp_path):
 
 def test_answer_success_with_scripted_answer_and_judge_models(tmp_path):
     from fakes import ScriptedChatModel
-    from langgraph_librarian.evals.judge import AnswerJudge
-    from langgraph_librarian.evals.runner import format_table
+    from librarian_bench.judge import AnswerJudge
+    from librarian_bench.runner import format_table
 
     def answer(messages):
         context = " ".join(str(m.content) for m in messages)
@@ -263,7 +263,7 @@ def test_answer_success_with_scripted_answer_and_judge_models(tmp_path):
 
 def test_unparsable_verdict_counts_as_wrong():
     from fakes import ScriptedChatModel
-    from langgraph_librarian.evals.judge import AnswerJudge
+    from librarian_bench.judge import AnswerJudge
 
     judge = AnswerJudge(ScriptedChatModel(script="a cat"), ScriptedChatModel(script="hmm"))
     result = judge.judge("q?", "a cat", [HumanMessage("q?")])
@@ -282,7 +282,7 @@ def test_plot_is_readable_when_strategies_coincide():
 
     from matplotlib.text import Annotation, Text
 
-    from langgraph_librarian.evals._plot import recall_figure
+    from librarian_bench._plot import recall_figure
 
     points = [
         ("brute-force", 39673, 1.0),
@@ -331,7 +331,7 @@ def test_plot_is_readable_when_strategies_coincide():
 def test_bench_reports_model_failures_hidden_by_fallbacks(tmp_path):
     """Summaries that fail and selections that fall back are counted, not hidden."""
     from fakes import ScriptedChatModel
-    from langgraph_librarian.evals.runner import format_llm_health
+    from librarian_bench.runner import format_llm_health
 
     def flaky(messages):
         prompt = str(messages[-1].content)

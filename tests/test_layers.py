@@ -85,10 +85,11 @@ PLACEMENT: dict[str, str] = {
     # apps
     "cli": "apps",
     "demo": "apps",
+    "_demo_conversation": "apps",
+    "_progress": "apps",
     "_demo": "apps",
     "__main__": "apps",
     "ui": "apps",
-    "evals": "apps",
 }
 
 

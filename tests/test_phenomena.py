@@ -20,7 +20,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph_librarian._messages import message_text
 from langgraph_librarian._text import CHANGE_CUES, content_terms
 from langgraph_librarian.cli import main
-from langgraph_librarian.evals.datasets.phenomena import (
+from langgraph_librarian.tokens import count_tokens
+from librarian_bench.datasets.phenomena import (
     CATEGORIES,
     MESSAGE_LENGTHS,
     QUESTIONS_PER_CATEGORY,
@@ -30,7 +31,6 @@ from langgraph_librarian.evals.datasets.phenomena import (
     generate_conversation,
     generate_dataset,
 )
-from langgraph_librarian.tokens import count_tokens
 
 MONTHS = [datetime.date(2025, m, 1).strftime("%B") for m in range(1, 13)]
 NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8}
@@ -344,7 +344,7 @@ def test_bad_phenomena_options_give_one_error_line(argv, expected, capsys, monke
     def boom(*args, **kwargs):
         raise AssertionError("the run started before the bad input was reported")
 
-    monkeypatch.setattr("langgraph_librarian.evals.runner.run_bench", boom)
+    monkeypatch.setattr("librarian_bench.runner.run_bench", boom)
     assert main(["bench", *argv]) == 2
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("librarian: error:")]

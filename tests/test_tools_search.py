@@ -15,9 +15,6 @@ from langchain_core.tools import tool
 from fakes import ToolCallingScriptedModel
 from langgraph_librarian.cli import main
 from langgraph_librarian.embeddings import load_embeddings
-from langgraph_librarian.evals.datasets._tool_phrasings_data import STYLES
-from langgraph_librarian.evals.datasets.tool_phrasings import phrasing_cases, phrasing_catalog
-from langgraph_librarian.evals.tool_bench import calibrate_engine, run_phrasing_bench
 from langgraph_librarian.tools import ToolIndex, ToolLibrarianMiddleware, format_search_result
 from langgraph_librarian.tools.calibration import (
     CALIBRATIONS,
@@ -28,6 +25,9 @@ from langgraph_librarian.tools.calibration import (
     calibration_for,
 )
 from langgraph_librarian.tools.request_tools import REQUEST_TOOLS_DESCRIPTION
+from librarian_bench.datasets._tool_phrasings_data import STYLES
+from librarian_bench.datasets.tool_phrasings import phrasing_cases, phrasing_catalog
+from librarian_bench.tool_bench import calibrate_engine, run_phrasing_bench
 
 BOOKED: list[dict[str, Any]] = []
 

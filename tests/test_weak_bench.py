@@ -1,6 +1,6 @@
 """The model path on the bench: a weak model costs nothing, an oracle adds.
 
-The scripted models (:mod:`langgraph_librarian.evals.scripted`) replay what weak local
+The scripted models (:mod:`librarian_bench.scripted`) replay what weak local
 models do (garbage and fabricated summaries, wrong or unreadable selections) and what a
 perfect one would do (faithful summaries, the gold evidence). The offline Librarian runs
 on the same questions with the same embeddings.
@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 from langgraph_librarian.embeddings import default_embeddings
-from langgraph_librarian.evals.datasets.phenomena import generate_dataset
-from langgraph_librarian.evals.runner import format_llm_health, run_bench, summary_rows
-from langgraph_librarian.evals.scripted import ScriptedBenchModel
-from langgraph_librarian.evals.strategies import SharedIndexing
+from librarian_bench.datasets.phenomena import generate_dataset
+from librarian_bench.runner import format_llm_health, run_bench, summary_rows
+from librarian_bench.scripted import ScriptedBenchModel
+from librarian_bench.strategies import SharedIndexing
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ submodules: :mod:`langgraph_librarian.select` (selectors), :mod:`langgraph_libra
 :mod:`langgraph_librarian.memory` (running summary and trimming),
 :mod:`langgraph_librarian.recall` (scoped recall across threads) and
 :mod:`langgraph_librarian.ui` (the web chat). docs/api.md lists every public name.
+The evaluation (``librarian bench``) is a separate distribution, langgraph-librarian-bench.
 """
 
 from langgraph_librarian._background import wait_for_background_indexing

@@ -23,16 +23,15 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import MemorySaver
 
+from langgraph_librarian._demo_conversation import DemoQuestion, generate_conversation
 from langgraph_librarian._messages import message_text
+from langgraph_librarian._progress import ProgressPrinter
 from langgraph_librarian._text import content_terms, one_line
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry
-from langgraph_librarian.evals.datasets.base import Question
-from langgraph_librarian.evals.datasets.synthetic import generate_conversation
-from langgraph_librarian.evals.metrics import evidence_recall
-from langgraph_librarian.evals.runner import ProgressPrinter
 from langgraph_librarian.graph import create_librarian_graph
+from langgraph_librarian.hydrate import COMPACT_MARK
 from langgraph_librarian.index.pipeline import update_index
 from langgraph_librarian.select.lexical import BM25Index
 from langgraph_librarian.tokens import count_tokens
@@ -103,6 +102,12 @@ class _Evidence:
         return found
 
 
+def _evidence_recall(evidence: Sequence[str], context: Sequence[BaseMessage]) -> float:
+    """Share of the needed messages in ``context`` in full (a shortened one does not count)."""
+    present = {m.id for m in context if not m.additional_kwargs.get(COMPACT_MARK)}
+    return sum(1 for e in evidence if e in present) / len(evidence) if evidence else 1.0
+
+
 def _embeddings_line(
     config: LibrarianConfig, model: BaseChatModel | None
 ) -> tuple[str, str | None]:
@@ -119,7 +124,7 @@ def _embeddings_line(
 
 
 def _question_rows(
-    question: Question,
+    question: DemoQuestion,
     meta: dict[str, Any],
     ids: dict[int, str],
     evidence: _Evidence,
@@ -208,7 +213,7 @@ def run_demo(
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> dict[str, Any]:
-    """Build, index and query a synthetic conversation; print a report; return the data.
+    """Build, index and query the demo conversation; print a report; return the data.
 
     The printed report shows one question of each kind (``verbose=True``: every question
     with every pick) and a table over all of them; the returned data has everything.
@@ -278,7 +283,7 @@ def run_demo(
         result = graph.invoke({"messages": [HumanMessage(question.text)]}, cfg)
         elapsed = (time.perf_counter() - start) * 1000
         meta = result["librarian_metadata"]
-        recall = evidence_recall(question.evidence, result["curated_messages"])
+        recall = _evidence_recall(question.evidence, result["curated_messages"])
         evidence.sync(result["messages"])
         picked, missing = _question_rows(question, meta, ids, evidence)
         row = {

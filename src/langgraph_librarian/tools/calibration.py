@@ -7,7 +7,7 @@ low-confidence candidates and the domain list are stored per model id (the
 ``model_id`` of :func:`langgraph_librarian.embeddings.embedding_model_id`).
 
 The stored values come from :func:`calibrate_thresholds` on the calibration half of
-the phrasing set (``langgraph_librarian.evals.datasets.tool_phrasings``); the held-out
+the phrasing set (``librarian_bench.datasets.tool_phrasings``); the held-out
 half is only used for reporting. ``benchmarks/bench_tools.py --phrasings --calibrate``
 re-derives them, and ``tests/test_tools_search.py`` checks that doing so reproduces
 the table below.

@@ -476,7 +476,7 @@ class ChatService:
         the agent had just answered, and the graph's own ``index_messages`` step then
         takes the index and folds the older messages into the gist.
         """
-        from langgraph_librarian.evals.datasets.synthetic import generate_conversation
+        from langgraph_librarian._demo_conversation import generate_conversation
 
         conv = generate_conversation(
             seed, n_messages=n_messages, noise="medium", n_facts=12, conv_id="demo"

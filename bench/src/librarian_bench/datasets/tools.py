@@ -5,7 +5,8 @@ exist in several domains ("send a message" in email, messaging and communication
 "list files" in filesystem, storage and github), so names and descriptions are near
 duplicates across domains. Large catalogs add integration tools for generated
 services. A query paraphrases the gold tool's capability with synonyms and names the
-context the way an agent would after reading the user's request.
+context the way an agent would after reading the user's request. The word lists are
+``librarian_bench/data/tools.json``.
 """
 
 from __future__ import annotations
@@ -13,171 +14,27 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from librarian_bench.datasets._files import data_json
+
 __all__ = ["DOMAINS", "ToolCase", "ToolSpec", "generate_tool_catalog"]
 
-DOMAINS = [
-    "system",
-    "filesystem",
-    "web",
-    "identity",
-    "memory",
-    "agents",
-    "communication",
-    "squads",
-    "tasks",
-    "skills",
-    "dashboard",
-    "storage",
-    "email",
-    "messaging",
-    "github",
-    "integrations",
-    "trading",
-]
+_DATA = data_json("tools.json")
+
+DOMAINS: list[str] = _DATA["domains"]
 
 # verb: (description verb, synonyms used in queries)
 VERBS: dict[str, tuple[str, list[str]]] = {
-    "send": ("Send", ["deliver", "dispatch", "transmit"]),
-    "read": ("Read", ["fetch", "open up", "look at"]),
-    "list": ("List", ["enumerate", "show all", "get an overview of"]),
-    "create": ("Create", ["make a new", "set up a new", "add a new"]),
-    "delete": ("Delete", ["remove", "get rid of", "erase"]),
-    "update": ("Update", ["change", "modify", "edit"]),
-    "search": ("Search", ["find", "look up", "query"]),
-    "archive": ("Archive", ["put away", "file away", "stash"]),
-    "schedule": ("Schedule", ["plan", "book a time for", "queue up"]),
-    "export": ("Export", ["download", "dump", "extract"]),
+    verb: (described, synonyms) for verb, (described, synonyms) in _DATA["verbs"].items()
 }
 # domain: [(object, qualifier for descriptions, context words an agent would use)]
 OBJECTS: dict[str, list[tuple[str, str, str]]] = {
-    "system": [
-        ("process", "running operating-system process", "on this machine"),
-        ("service", "background system service", "on the server"),
-        ("log", "system log entry", "in the system logs"),
-    ],
-    "filesystem": [
-        ("file", "file on the local disk", "on disk"),
-        ("folder", "directory on the local disk", "in the local folders"),
-    ],
-    "web": [
-        ("page", "web page by URL", "on the internet"),
-        ("bookmark", "saved browser bookmark", "in my browser"),
-    ],
-    "identity": [
-        ("user", "user account", "for a user account"),
-        ("token", "API access token", "for authentication"),
-    ],
-    "memory": [
-        ("note", "long-term memory note", "in your memory"),
-        ("fact", "remembered fact about the user", "that you remember"),
-    ],
-    "agents": [
-        ("agent", "sub-agent definition", "for a helper agent"),
-        ("run", "agent run", "of an agent"),
-    ],
-    "communication": [
-        ("message", "message through the unified inbox", "across channels"),
-        ("contact", "address book contact", "in my contacts"),
-    ],
-    "squads": [
-        ("squad", "team of agents", "for the agent team"),
-        ("member", "squad member", "in the squad"),
-    ],
-    "tasks": [
-        ("task", "to-do task", "on my to-do list"),
-        ("reminder", "reminder", "as a reminder"),
-    ],
-    "skills": [
-        ("skill", "installed skill plugin", "among the skills"),
-        ("recipe", "skill recipe", "for a skill"),
-    ],
-    "dashboard": [
-        ("widget", "dashboard widget", "on the dashboard"),
-        ("chart", "dashboard chart", "in a chart"),
-    ],
-    "storage": [
-        ("object", "object in cloud storage", "in the cloud bucket"),
-        ("bucket", "cloud storage bucket", "in cloud storage"),
-    ],
-    "email": [
-        ("email", "email message", "by email"),
-        ("attachment", "email attachment", "from an email"),
-    ],
-    "messaging": [
-        ("message", "chat message on Slack or Telegram", "on Slack"),
-        ("channel", "chat channel", "in a chat channel"),
-    ],
-    "github": [
-        ("issue", "GitHub issue", "in the repository"),
-        ("file", "file in a GitHub repository", "in the GitHub repo"),
-        ("pull_request", "GitHub pull request", "as a pull request"),
-    ],
-    "integrations": [
-        ("workflow", "automation workflow", "as an automation"),
-        ("webhook", "incoming webhook", "through a webhook"),
-    ],
-    "trading": [
-        ("order", "exchange trading order", "on the exchange"),
-        ("position", "open trading position", "in my portfolio"),
-    ],
+    domain: [(obj, qualifier, context) for obj, qualifier, context in rows]
+    for domain, rows in _DATA["objects"].items()
 }
-SERVICES_A = [
-    "sales",
-    "help",
-    "pay",
-    "ship",
-    "form",
-    "time",
-    "doc",
-    "lead",
-    "task",
-    "chat",
-    "data",
-    "cloud",
-    "mail",
-    "sign",
-    "book",
-    "track",
-    "stock",
-    "survey",
-    "event",
-    "ticket",
-]
-SERVICES_B = [
-    "force",
-    "desk",
-    "flow",
-    "hub",
-    "ly",
-    "base",
-    "grid",
-    "stack",
-    "point",
-    "works",
-    "spot",
-    "link",
-    "wave",
-    "nest",
-    "forge",
-    "pilot",
-    "sync",
-    "cast",
-    "bird",
-    "path",
-]
-INTEGRATION_OBJECTS = [
-    "record",
-    "invoice",
-    "customer",
-    "ticket",
-    "report",
-    "deal",
-    "shipment",
-    "form_response",
-    "document",
-    "subscriber",
-]
-OPENERS = ["I need to", "Help me", "The user wants to", "Please", "I want to", "Next step:"]
+SERVICES_A: list[str] = _DATA["services_a"]
+SERVICES_B: list[str] = _DATA["services_b"]
+INTEGRATION_OBJECTS: list[str] = _DATA["integration_objects"]
+OPENERS: list[str] = _DATA["openers"]
 
 
 @dataclass

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langgraph_librarian.evals.datasets.base import Conversation, Question
+from librarian_bench.datasets._files import data_json
+from librarian_bench.datasets.base import Conversation, Question
 
 __all__ = ["NOISE_LEVELS", "generate_conversation", "generate_dataset"]
 
@@ -32,163 +33,21 @@ NOISE_LEVELS: dict[str, tuple[int, int, float]] = {
     "high": (500, 1000, 0.45),
 }
 
-FIRST = [
-    "Amara",
-    "Bruno",
-    "Chen",
-    "Dalia",
-    "Emeka",
-    "Freya",
-    "Gustavo",
-    "Hana",
-    "Ivan",
-    "Jonas",
-    "Kiri",
-    "Lena",
-    "Mateo",
-    "Noor",
-    "Oskar",
-    "Priya",
-    "Quentin",
-    "Rosa",
-    "Sanjay",
-    "Tomasz",
-    "Uma",
-    "Viktor",
-    "Wen",
-    "Ximena",
-    "Yusuf",
-    "Zofia",
-]
-ADJ = [
-    "Blue",
-    "Silent",
-    "Amber",
-    "Northern",
-    "Copper",
-    "Velvet",
-    "Rapid",
-    "Golden",
-    "Hidden",
-    "Crimson",
-    "Quiet",
-    "Bright",
-    "Iron",
-    "Lunar",
-    "Coral",
-    "Maple",
-]
-NOUN = [
-    "Heron",
-    "Falcon",
-    "Harbor",
-    "Lantern",
-    "Summit",
-    "Orchid",
-    "Comet",
-    "Willow",
-    "Anchor",
-    "Meadow",
-    "Prism",
-    "Canyon",
-    "Beacon",
-    "Tundra",
-    "Juniper",
-    "Atlas",
-]
-CITIES = [
-    "Lisbon",
-    "Porto",
-    "Kraków",
-    "Tallinn",
-    "Valencia",
-    "Ljubljana",
-    "Bergen",
-    "Ghent",
-    "Bologna",
-    "Split",
-    "Seville",
-    "Gdańsk",
-    "Aarhus",
-    "Lyon",
-    "Graz",
-    "Cork",
-]
-VENUES = [
-    "the old tram depot",
-    "a rooftop hall",
-    "the riverside hotel",
-    "the maritime museum",
-    "a converted warehouse",
-    "the botanical garden pavilion",
-    "the university aula",
-]
-MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
-DBS = ["PostgreSQL", "MongoDB", "Cassandra", "DynamoDB", "SQLite", "CockroachDB", "Redis", "MySQL"]
-FOODS = ["peanuts", "shellfish", "gluten", "dairy", "sesame", "eggs", "soy", "kiwi"]
-VENDORS = [
-    "Northwind Supplies",
-    "Acme Print",
-    "Brightline Catering",
-    "Kestrel Logistics",
-    "Bluebird AV",
-    "Harbor Rentals",
-    "Pinecone Furniture",
-    "Sunrise Florists",
-]
-COLORS = ["teal", "burgundy", "mustard yellow", "forest green", "navy", "coral", "lavender"]
-WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
+_DATA = data_json("synthetic.json")
 
-FILLER = [
-    "I spent most of the morning going through {noun} notes from {name}, and honestly the "
-    "picture is clearer than it was last week.",
-    "{name} mentioned that the team in {city} had a similar problem and solved it by talking "
-    "to people earlier rather than later.",
-    "There is a long thread about {noun} in the shared channel that I still have to read properly.",
-    "We keep coming back to the same trade-off between doing it quickly and doing it well, and "
-    "I do not think we will settle it today.",
-    "The weather has been strange, so half the people were working from home and the office was "
-    "oddly quiet.",
-    "I made a checklist with {num} items so that nothing falls through the cracks this time.",
-    "Someone suggested we record the next call so that {name} can catch up later.",
-    "It reminded me of the {adj} {noun} situation from two years ago, which turned out fine in the end.",
-    "My inbox is a mess after the holidays, so apologies if I missed something you sent.",
-    "We should probably write this down somewhere more permanent than a chat message.",
-    "{name} asked whether the new process would slow things down, which is a fair question.",
-    "The draft document is at version {num} now and the comments are getting longer, not shorter.",
-    "I had coffee with {name} and we talked about everything except work for a while, which helped.",
-    "On a completely different note, the {city} team sent photos from their hike last weekend.",
-    "Let me know if this is too much detail; I tend to over-explain when I am tired.",
-    "There were {num} people on the call, which is a lot for a decision this small.",
-    "I am not sure the spreadsheet formulas are right, so take the totals with a grain of salt.",
-    "Could you remind me what we agreed about the slides? I remember the colours but not the order.",
-    "The printer on the third floor is broken again, so I walked around the building twice.",
-    "Honestly, most of this is fine; the remaining questions are small and mostly about wording.",
-    "{name} is travelling to {city} next week, so expect slower replies from that side.",
-    "I read an article about {noun} design that argued for fewer meetings and more writing.",
-    "Let us not forget to thank the people who stayed late on Thursday to fix the {noun} issue.",
-    "If anyone asks, the short version is that we are on track but a little stretched.",
-]
-AI_OPENERS = [
-    "Thanks for the update, that is helpful context.",
-    "Understood. Here is how I would think about it.",
-    "That makes sense; a few thoughts below.",
-    "Good question, let me lay out the options.",
-    "Happy to help with this.",
-]
+FIRST: list[str] = _DATA["first"]
+ADJ: list[str] = _DATA["adj"]
+NOUN: list[str] = _DATA["noun"]
+CITIES: list[str] = _DATA["cities"]
+VENUES: list[str] = _DATA["venues"]
+MONTHS: list[str] = _DATA["months"]
+DBS: list[str] = _DATA["dbs"]
+FOODS: list[str] = _DATA["foods"]
+VENDORS: list[str] = _DATA["vendors"]
+COLORS: list[str] = _DATA["colors"]
+WEEKDAYS: list[str] = _DATA["weekdays"]
+FILLER: list[str] = _DATA["filler"]
+AI_OPENERS: list[str] = _DATA["ai_openers"]
 
 
 @dataclass

@@ -10,16 +10,16 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from langgraph_librarian.evals.datasets.tool_phrasings import (
+from langgraph_librarian.tokens import count_text_tokens
+from langgraph_librarian.tools.calibration import SearchCalibration, calibrate_thresholds
+from langgraph_librarian.tools.index import ToolIndex
+from librarian_bench.datasets.tool_phrasings import (
     PhrasingCase,
     Split,
     phrasing_cases,
     phrasing_catalog,
 )
-from langgraph_librarian.evals.datasets.tools import generate_tool_catalog
-from langgraph_librarian.tokens import count_text_tokens
-from langgraph_librarian.tools.calibration import SearchCalibration, calibrate_thresholds
-from langgraph_librarian.tools.index import ToolIndex
+from librarian_bench.datasets.tools import generate_tool_catalog
 
 __all__ = [
     "calibrate_engine",

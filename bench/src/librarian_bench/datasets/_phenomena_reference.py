@@ -16,20 +16,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from langgraph_librarian.evals.datasets._phenomena_model import (
+from librarian_bench.datasets._phenomena_model import (
     Ctx,
     FrameText,
     Item,
     Plant,
     parse_frames,
 )
-from langgraph_librarian.evals.datasets._phenomena_templates import (
+from librarian_bench.datasets._phenomena_templates import (
     DISTRACTOR,
     INDIRECT,
     PARAPHRASE,
     ROLES,
 )
-from langgraph_librarian.evals.datasets._phenomena_text import BANKS
+from librarian_bench.datasets._phenomena_text import BANKS
 
 __all__ = ["DISTRACTOR_FRAMES", "INDIRECT_FRAMES", "PARAPHRASE_FRAMES"]
 

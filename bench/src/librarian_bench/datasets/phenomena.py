@@ -26,7 +26,7 @@ so the two splits never share a seed, a conversation or a question. Develop on `
 report ``heldout``. :func:`generate_dataset` takes one split and has no "both".
 
 Example:
-    >>> from langgraph_librarian.evals.datasets.phenomena import generate_dataset
+    >>> from librarian_bench.datasets.phenomena import generate_dataset
     >>> convs = generate_dataset("dev", conversations=1, message_length="short")
     >>> sorted({q.category for q in convs[0].questions})[:3]
     ['distractor', 'indirect', 'paraphrase']
@@ -41,12 +41,12 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from langgraph_librarian.evals.datasets._phenomena_chains import (
+from librarian_bench.datasets._phenomena_chains import (
     SPREAD_FRAMES,
     TEMPORAL_FRAMES,
     UPDATED_FRAMES,
 )
-from langgraph_librarian.evals.datasets._phenomena_compose import (
+from librarian_bench.datasets._phenomena_compose import (
     NOISE_ARGS,
     NOISE_TOOLS,
     REQUESTS,
@@ -54,14 +54,14 @@ from langgraph_librarian.evals.datasets._phenomena_compose import (
     tool_call_line,
     tool_result,
 )
-from langgraph_librarian.evals.datasets._phenomena_model import Ctx, Derivation, Item, Plant
-from langgraph_librarian.evals.datasets._phenomena_reference import (
+from librarian_bench.datasets._phenomena_model import Ctx, Derivation, Item, Plant
+from librarian_bench.datasets._phenomena_reference import (
     DISTRACTOR_FRAMES,
     INDIRECT_FRAMES,
     PARAPHRASE_FRAMES,
 )
-from langgraph_librarian.evals.datasets._phenomena_text import TOPICS
-from langgraph_librarian.evals.datasets.base import Conversation, Question
+from librarian_bench.datasets._phenomena_text import TOPICS
+from librarian_bench.datasets.base import Conversation, Question
 
 __all__ = [
     "CATEGORIES",

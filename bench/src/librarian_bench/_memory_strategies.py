@@ -20,10 +20,11 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.messages.utils import trim_messages
 
-from langgraph_librarian.evals._budget import BudgetSpec, budget_tokens
 from langgraph_librarian.index.pipeline import IndexProgress
 from langgraph_librarian.memory import RunningSummarizer, summary_message
 from langgraph_librarian.tokens import count_tokens
+from librarian_bench._budget import BudgetSpec, budget_tokens
+from librarian_bench._context import ContextResult
 
 __all__ = ["FOLD_EVERY", "RunningSummaryStrategy", "fold_incrementally", "summary_share"]
 
@@ -89,9 +90,7 @@ class RunningSummaryStrategy:
         self.summary = fold_incrementally(older, self.summarizer, progress)
         return 0
 
-    def context(self, history: Sequence[BaseMessage], question: str) -> Any:
-        from langgraph_librarian.evals.strategies import ContextResult
-
+    def context(self, history: Sequence[BaseMessage], question: str) -> ContextResult:
         start = time.perf_counter()
         gist = summary_message(self.summary)
         messages = ([gist] if gist is not None else []) + self._window(history)

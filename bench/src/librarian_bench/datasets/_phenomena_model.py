@@ -3,7 +3,7 @@
 An :class:`Item` is one question with the statements that support it (``evidence``)
 and, for some phenomena, near-miss statements (``near``). The generator places each
 statement in its own message, buried in chatter, and turns the item into a
-:class:`~langgraph_librarian.evals.datasets.phenomena.PhenomenonQuestion`.
+:class:`~librarian_bench.datasets.phenomena.PhenomenonQuestion`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from langgraph_librarian.evals.datasets._phenomena_text import FIRST_NAMES, SURNAMES, TOWNS
+from librarian_bench.datasets._phenomena_text import FIRST_NAMES, SURNAMES, TOWNS
 
 __all__ = ["Ctx", "Derivation", "FrameText", "Item", "Plant", "Who", "long_date", "parse_frames"]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langgraph_librarian.evals.datasets.base import Conversation, Question
+from librarian_bench.datasets.base import Conversation, Question
 
 __all__ = ["CATEGORIES", "LocomoFormatError", "LocomoStats", "load_locomo"]
 

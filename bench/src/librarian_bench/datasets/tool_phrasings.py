@@ -18,7 +18,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from langgraph_librarian.evals.datasets._tool_phrasings_data import (
+from librarian_bench.datasets._tool_phrasings_data import (
     NO_TOOL,
     REQUESTS,
     STYLES,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import datetime
 
-from langgraph_librarian.evals.datasets._phenomena_model import MONTHS, WEEKDAYS, Ctx, Plant
-from langgraph_librarian.evals.datasets._phenomena_text import (
+from librarian_bench.datasets._phenomena_model import MONTHS, WEEKDAYS, Ctx, Plant
+from librarian_bench.datasets._phenomena_text import (
     AI_CLOSERS,
     AI_GENERIC,
     AI_OPENERS,

@@ -1,5 +1,5 @@
 """Datasets for ``librarian bench`` and the demo."""
 
-from langgraph_librarian.evals.datasets.base import Conversation, Question
+from librarian_bench.datasets.base import Conversation, Question
 
 __all__ = ["Conversation", "Question"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable
 
-from langgraph_librarian.evals.datasets._phenomena_model import (
+from librarian_bench.datasets._phenomena_model import (
     WEEKDAYS,
     Ctx,
     Derivation,
@@ -28,7 +28,7 @@ from langgraph_librarian.evals.datasets._phenomena_model import (
     long_date,
     parse_frames,
 )
-from langgraph_librarian.evals.datasets._phenomena_templates import (
+from librarian_bench.datasets._phenomena_templates import (
     EVENT_LINES,
     EVENTS,
     OFFSET_IN_MESSAGE,
@@ -36,7 +36,7 @@ from langgraph_librarian.evals.datasets._phenomena_templates import (
     SPREAD,
     UPDATED,
 )
-from langgraph_librarian.evals.datasets._phenomena_text import BANKS, SAME_DAY
+from librarian_bench.datasets._phenomena_text import BANKS, SAME_DAY
 
 __all__ = ["SPREAD_FRAMES", "TEMPORAL_FRAMES", "UPDATED_FRAMES"]
 

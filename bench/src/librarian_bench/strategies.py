@@ -34,12 +34,6 @@ from langgraph_librarian._messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry
-from langgraph_librarian.evals._budget import BudgetSpec, budget_tokens, config_budget, is_share
-from langgraph_librarian.evals._memory_strategies import (
-    RunningSummaryStrategy,
-    fold_incrementally,
-    summary_share,
-)
 from langgraph_librarian.hydrate import hydrate
 from langgraph_librarian.index.pipeline import IndexProgress, IndexUpdate, update_index
 from langgraph_librarian.index.summarize import DEFAULT_SUMMARY_PROMPT
@@ -48,26 +42,19 @@ from langgraph_librarian.nodes import select_and_hydrate
 from langgraph_librarian.select.lexical import BM25Index
 from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.tokens import count_text_tokens, count_tokens
+from librarian_bench._budget import BudgetSpec, budget_tokens, config_budget, is_share
+from librarian_bench._context import ContextResult
+from librarian_bench._memory_strategies import (
+    RunningSummaryStrategy,
+    fold_incrementally,
+    summary_share,
+)
 
 __all__ = ["STRATEGY_NAMES", "ContextResult", "SharedIndexing", "Strategy", "make_strategy"]
 
 RECENT_TURNS = 2
 _T = TypeVar("_T")
 _EMBED_BATCH = 32
-
-
-@dataclass
-class ContextResult:
-    """What a strategy put in front of the answering model for one question."""
-
-    messages: list[BaseMessage]
-    context_tokens: int
-    selection_tokens: int = 0
-    latency_ms: float = 0.0
-    fallback: bool = False
-    selection: str = ""
-    fallback_reason: str | None = None
-    kept_local: int = 0
 
 
 class _CachedEmbeddings(Embeddings):
