@@ -22,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
-from langchain_core.messages import BaseMessage, convert_to_messages
+from langchain_core.messages import BaseMessage
 
 from langgraph_librarian._gist import GIST_KEY, _folded_until
+from langgraph_librarian._kit.state import read_messages
 from langgraph_librarian.memory import build_model_input
 from langgraph_librarian.memory._prompts import SUMMARY_SOURCE
 
@@ -48,24 +49,13 @@ def is_running_summary(message: BaseMessage) -> bool:
     return message.type == "system" and message.additional_kwargs.get("lc_source") == SUMMARY_SOURCE
 
 
-def _messages(state: Mapping[str, Any], key: str) -> list[BaseMessage]:
-    raw = state.get(key)
-    if raw is None:
-        return []
-    if not isinstance(raw, list | tuple):
-        raise ValueError(f"state[{key!r}] must be a list of messages")
-    if all(isinstance(m, BaseMessage) for m in raw):
-        return list(raw)
-    return list(convert_to_messages(raw))
-
-
 def _curated(state: Mapping[str, Any]) -> list[BaseMessage]:
     if "curated_messages" not in state:
         raise ValueError(
             "the state has no curated_messages: call context_for_strategy after "
             "select_and_hydrate (in the agent node of a Librarian graph)"
         )
-    return _messages(state, "curated_messages")
+    return read_messages(state, "curated_messages")
 
 
 def _running_summary(messages: list[BaseMessage], state: Mapping[str, Any]) -> list[BaseMessage]:
@@ -119,9 +109,9 @@ def context_for_strategy(state: Mapping[str, Any], strategy: ContextStrategy) ->
             f"unknown context strategy {strategy!r}; use one of {', '.join(CONTEXT_STRATEGIES)}"
         )
     if strategy == "everything":
-        return _messages(state, "messages")
+        return read_messages(state, "messages")
     if strategy == "running_summary":
-        return _running_summary(_messages(state, "messages"), state)
+        return _running_summary(read_messages(state, "messages"), state)
     curated = _curated(state)
     if strategy == "both":
         return curated

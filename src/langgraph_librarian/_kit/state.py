@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, convert_to_messages
+from langchain_core.messages import BaseMessage
+
+from langgraph_librarian._history import as_messages
 
 __all__ = ["insert_after_system", "read_messages"]
 
@@ -19,9 +21,7 @@ def read_messages(state: Mapping[str, Any], key: str = "messages") -> list[BaseM
     raw = state.get(key) or []
     if not isinstance(raw, list | tuple):
         raise ValueError(f"state[{key!r}] must be a list of messages")
-    if all(isinstance(m, BaseMessage) for m in raw):
-        return list(raw)
-    return list(convert_to_messages(raw))
+    return as_messages(raw)
 
 
 def insert_after_system(messages: Sequence[BaseMessage], message: BaseMessage) -> list[BaseMessage]:

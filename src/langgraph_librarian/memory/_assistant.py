@@ -12,6 +12,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
 from langgraph_librarian._kit.node import LibrarianNode
+from langgraph_librarian._kit.state import read_messages
 from langgraph_librarian._models import LazyModel
 from langgraph_librarian.memory._graph import (
     SummarizerLike,
@@ -19,7 +20,6 @@ from langgraph_librarian.memory._graph import (
     SystemPrompt,
     build_model_input,
     create_summary_router,
-    state_messages,
 )
 from langgraph_librarian.memory._nodes import create_summarize_node
 from langgraph_librarian.tokens import TokenCounter
@@ -74,7 +74,7 @@ def create_summary_chat_node(
 
     def prepare(state: Mapping[str, Any]) -> list[Any]:
         return build_model_input(
-            state_messages(state),
+            read_messages(state),
             str(state.get("summary") or ""),
             system_prompt=system_prompt,
             repair=repair,

@@ -32,7 +32,6 @@ __all__ = [
     "create_summary_router",
     "resolve_summarizer",
     "should_summarize",
-    "state_messages",
 ]
 
 logger = logging.getLogger(__name__)
@@ -56,11 +55,6 @@ class SummaryFields(TypedDict, total=False):
 
 class SummaryState(MessagesState, SummaryFields):
     """``MessagesState`` plus :class:`SummaryFields` (spec 02's state)."""
-
-
-def state_messages(state: Mapping[str, Any]) -> list[BaseMessage]:
-    """``state["messages"]`` as message objects (the pipeline's reader)."""
-    return read_messages(dict(state))
 
 
 def resolve_summarizer(
@@ -177,7 +171,7 @@ def create_summary_router(
         raise ValueError("thresholds must be >= 0")
 
     def route(state: Mapping[str, Any]) -> str:
-        conversation = [m for m in state_messages(state) if m.type != "system"]
+        conversation = [m for m in read_messages(state) if m.type != "system"]
         if max_messages is not None and len(conversation) > max_messages:
             return summarize_node
         if max_tokens is not None and count_tokens(conversation, token_counter) > max_tokens:

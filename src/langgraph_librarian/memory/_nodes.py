@@ -17,8 +17,9 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._failures import fails_open
 from langgraph_librarian._kit.node import LibrarianNode
+from langgraph_librarian._kit.state import read_messages
 from langgraph_librarian.memory._cut import SummaryCut, plan_summary_cut
-from langgraph_librarian.memory._graph import SummarizerLike, resolve_summarizer, state_messages
+from langgraph_librarian.memory._graph import SummarizerLike, resolve_summarizer
 from langgraph_librarian.memory._summarizer import SummaryResult
 from langgraph_librarian.tokens import TokenCounter
 
@@ -95,7 +96,7 @@ def _skipped(reason: str, **extra: Any) -> StateUpdate:
 
 
 def _plan(state: Mapping[str, Any], keep_last: int) -> _Plan | StateUpdate:
-    messages = state_messages(state)
+    messages = read_messages(state)
     metadata = state.get("summary_metadata")
     if waiting_after_failure(metadata, len(messages)):
         assert isinstance(metadata, Mapping)
@@ -226,7 +227,7 @@ def create_delete_messages_node(keep_last: int = 3) -> LibrarianNode:
         raise ValueError("keep_last must be >= 0")
 
     def run(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
-        messages = state_messages(state)
+        messages = read_messages(state)
         cut = plan_summary_cut(messages, keep_last)
         old = [messages[p] for p in cut.summarize]
         if any(not m.id for m in old):
