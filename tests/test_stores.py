@@ -208,6 +208,22 @@ def test_a_turn_rewrites_only_the_last_chunk():
     assert LangGraphIndexStore(backing).load("t") == [*entries, *many(2, start=len(entries))]
 
 
+def test_saving_what_was_just_loaded_writes_nothing_and_reads_no_chunk():
+    backing = CountingStore()
+    store = LangGraphIndexStore(backing)
+    store.save("t", many(5))
+    writes = len(backing.writes)
+    loaded = store.load("t")
+    store.save("t", loaded)  # an index step with nothing new to index
+    assert len(backing.writes) == writes
+    # Another process (no cache) that saves the same content still writes it.
+    other = LangGraphIndexStore(backing)
+    other.save("t", many(5))
+    assert len(backing.writes) == writes + 1
+    # The first process now sees the other's chunks by token, and reads them again.
+    assert store.load("t") == many(5)
+
+
 def test_shrinking_index_deletes_stale_chunks_even_from_a_new_process():
     from langgraph_librarian.stores.langgraph_store import CHUNK_SIZE
 
