@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from langchain_core.language_models import BaseChatModel
 
-__all__ = ["main"]
+__all__: list[str] = []
 
 _MIN_MESSAGES = 20  # the demo generator's floor: fewer leaves no room for questions
 _BENCH_MISSING = (

@@ -29,7 +29,7 @@ from langgraph_librarian._kit.state import read_messages
 from langgraph_librarian.memory import build_model_input
 from langgraph_librarian.memory._prompts import SUMMARY_SOURCE
 
-__all__: list[str] = []
+__all__ = ["context_for_strategy"]
 
 ContextStrategy = Literal["librarian", "running_summary", "both", "everything"]
 """A way to build the model input from one Librarian thread."""

@@ -36,7 +36,7 @@ from langgraph_librarian.index.pipeline import update_index
 from langgraph_librarian.select.lexical import BM25Index
 from langgraph_librarian.tokens import count_tokens
 
-__all__ = ["run_demo"]
+__all__: list[str] = []
 
 _BATCH = 20
 _SHOWN = 6

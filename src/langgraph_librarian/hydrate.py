@@ -12,7 +12,7 @@ from langgraph_librarian._history import repair_positions
 from langgraph_librarian._messages import human_positions, tool_groups
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
-__all__ = ["Hydrated", "hydrate", "recent_turns_start"]
+__all__ = ["hydrate"]
 
 
 def recent_turns_start(messages: Sequence[BaseMessage], turns: int) -> int:

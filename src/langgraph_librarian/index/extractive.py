@@ -14,7 +14,7 @@ from langgraph_librarian._text import (
     tokenize,
 )
 
-__all__ = ["extractive_summary"]
+__all__: list[str] = []
 
 MAX_SUMMARY_CHARS = 420
 _MAX_SENTENCE_WORDS = 45

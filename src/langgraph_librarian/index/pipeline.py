@@ -18,7 +18,7 @@ from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.index.reconcile import Reconciled, reconcile_index
 from langgraph_librarian.index.summarize import LLMSummarizer, local_entry, make_entry
 
-__all__ = ["IndexProgress", "IndexUpdate", "aupdate_index", "provisional_entries", "update_index"]
+__all__ = ["aupdate_index", "update_index"]
 
 _EMBED_CHARS = 1000
 _EMBED_BATCH = 64

@@ -26,7 +26,7 @@ from langchain_core.messages import BaseMessage
 from langgraph_librarian._messages import content_hash
 from langgraph_librarian.entry import IndexEntry
 
-__all__ = ["Reconciled", "reconcile_index"]
+__all__ = ["reconcile_index"]
 
 _REUSABLE = frozenset({"summarized", "verbatim", "extractive"})
 

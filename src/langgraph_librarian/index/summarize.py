@@ -27,13 +27,7 @@ from langgraph_librarian.index._validate import summary_facts_problem
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
-__all__ = [
-    "DEFAULT_SUMMARY_PROMPT",
-    "LLMSummarizer",
-    "local_entry",
-    "make_entry",
-    "summary_problem",
-]
+__all__: list[str] = []
 
 DEFAULT_SUMMARY_PROMPT = """You write entries for the searchable index of a long conversation. \
 Summarize the message you are given in at most 3 sentences (about 100 tokens).

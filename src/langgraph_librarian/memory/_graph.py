@@ -171,6 +171,7 @@ def create_summary_router(
         raise ValueError("thresholds must be >= 0")
 
     def route(state: Mapping[str, Any]) -> str:
+        """``summarize_node`` when summarization is due for ``state``, else ``END``."""
         conversation = [m for m in read_messages(state) if m.type != "system"]
         if max_messages is not None and len(conversation) > max_messages:
             return summarize_node

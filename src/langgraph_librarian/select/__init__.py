@@ -7,15 +7,7 @@ and falls back to the local one. Both return a :class:`Selection`.
 
 from langgraph_librarian.select.llm import LLMSelector
 from langgraph_librarian.select.local import LocalSelector
-from langgraph_librarian.select.parse import ParsedSelection, parse_selected_ids
-from langgraph_librarian.select.result import Selection, SelectionStrategy, Selector
+from langgraph_librarian.select.parse import parse_selected_ids
+from langgraph_librarian.select.result import Selection, Selector
 
-__all__ = [
-    "LLMSelector",
-    "LocalSelector",
-    "ParsedSelection",
-    "Selection",
-    "SelectionStrategy",
-    "Selector",
-    "parse_selected_ids",
-]
+__all__ = ["LLMSelector", "LocalSelector", "Selection", "Selector", "parse_selected_ids"]

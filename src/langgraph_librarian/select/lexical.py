@@ -33,7 +33,7 @@ from langgraph_librarian._text import (
 from langgraph_librarian._vectors import unit_rows
 from langgraph_librarian.select._evidence import is_filler
 
-__all__ = ["BM25Index", "bm25_index_for"]
+__all__: list[str] = []
 
 _K1 = 1.2
 _B = 0.75

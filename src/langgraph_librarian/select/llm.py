@@ -17,7 +17,6 @@ from langgraph_librarian.select import _ladder
 from langgraph_librarian.select._answers import (
     LENGTH_PROBLEM,
     Answer,
-    SelectionOutput,
     cut_off_text,
     interpret,
     stopped_at_length,
@@ -34,7 +33,7 @@ from langgraph_librarian.select.prompts import (
 from langgraph_librarian.select.result import Selection
 from langgraph_librarian.tokens import TokenCounter, count_text_tokens
 
-__all__ = ["LLMSelector", "SelectionOutput", "confident_picks"]
+__all__ = ["LLMSelector"]
 
 logger = logging.getLogger("langgraph_librarian")
 

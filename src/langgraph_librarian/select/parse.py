@@ -19,7 +19,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-__all__ = ["ParsedSelection", "parse_selected_ids"]
+__all__ = ["parse_selected_ids"]
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _LABELLED = re.compile(

@@ -8,16 +8,7 @@ from collections.abc import Sequence
 
 from langgraph_librarian.entry import IndexEntry
 
-__all__ = [
-    "DEFAULT_SELECTION_PROMPT",
-    "JSON_ANSWER_INSTRUCTIONS",
-    "SHORT_ANSWER_INSTRUCTIONS",
-    "echoes_example",
-    "echoes_template",
-    "format_index_line",
-    "render_selection_prompt",
-    "template_placeholders",
-]
+__all__: list[str] = []
 
 DEFAULT_SELECTION_PROMPT = """You are the librarian of a long conversation. \
 An assistant is about to answer the user's current query. \

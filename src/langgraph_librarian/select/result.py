@@ -11,7 +11,7 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian.entry import IndexEntry
 
-__all__ = ["Selection", "SelectionStrategy", "Selector"]
+__all__ = ["Selection", "Selector"]
 
 SelectionStrategy = Literal["llm", "local", "local_fallback"]
 
