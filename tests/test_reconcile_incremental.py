@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langgraph_librarian import LibrarianConfig
-from langgraph_librarian.index import reconcile as reconcile_module
+from langgraph_librarian._view import clear_views
 from langgraph_librarian.index import reconcile_index, update_index
 
 WORDS = ["budget", "venue", "Lisbon", "flight", "hotel", "12,000", "changed", "menu"]
@@ -29,7 +29,7 @@ OPERATIONS = [
 
 
 def from_scratch(messages, entries):
-    reconcile_module._SNAPSHOTS.clear()
+    clear_views()
     return reconcile_index(messages, entries)
 
 
@@ -43,7 +43,7 @@ def same(a, b) -> None:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_incremental_equals_full(data):
-    reconcile_module._SNAPSHOTS.clear()
+    clear_views()
     config = LibrarianConfig(embeddings=None)
     messages: list[BaseMessage] = []
     entries = []

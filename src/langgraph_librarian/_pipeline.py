@@ -34,6 +34,7 @@ from langgraph_librarian._gist import (
 )
 from langgraph_librarian._messages import current_turn, latest_human_text
 from langgraph_librarian._state_cache import remember_state_entries, state_entries
+from langgraph_librarian._view import view_of
 from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry, entries_to_dicts
@@ -67,6 +68,7 @@ __all__ = [
 
 logger = logging.getLogger("langgraph_librarian")
 _ENTRY_ID = attrgetter("id")
+_ORIGINAL_TOKENS = attrgetter("original_tokens")
 
 StateUpdate = dict[str, Any]
 
@@ -86,7 +88,8 @@ def read_messages(state: dict[str, Any]) -> list[BaseMessage]:
     raw = state.get("messages") or []
     if not isinstance(raw, list | tuple):
         raise ValueError("state['messages'] must be a list of messages")
-    if all(isinstance(m, BaseMessage) for m in raw):
+    # The few distinct classes are checked, not every message (this runs every turn).
+    if all(issubclass(kind, BaseMessage) for kind in set(map(type, raw))):
         return list(raw)
     return list(convert_to_messages(raw))
 
@@ -250,8 +253,10 @@ def _plan(state: dict[str, Any], config: LibrarianConfig, entries: list[IndexEnt
     if not query.strip():
         plan.skip = _skipped(plan, "no_query")
         return plan
+    view, n = view_of(messages)
     recent_start = recent_turns_start(messages, config.always_include_recent_turns)
-    if recent_start == 0 or not any(m.type != "system" for m in messages[:recent_start]):
+    systems = view.system_positions(recent_start)
+    if recent_start == 0 or len(systems) == recent_start:
         plan.skip = _skipped(plan, "no_earlier_messages")
         return plan
     if not entries:
@@ -267,19 +272,23 @@ def _plan(state: dict[str, Any], config: LibrarianConfig, entries: list[IndexEnt
     )
     # Token counts were taken at index time: only recent unindexed messages are counted now.
     unindexed_recent = [messages[p] for p in rec.missing if p >= recent_start]
-    plan.original_tokens = sum(e.original_tokens for e in complete) + count_tokens(
+    plan.original_tokens = sum(map(_ORIGINAL_TOKENS, complete)) + count_tokens(
         unindexed_recent, config.token_counter
     )
-    plan.exclude = set(range(recent_start, len(messages)))
+    plan.exclude = set(range(recent_start, n))
+    # Entries are in message order: the recent ones are a tail, the candidates the rest
+    # less system messages (found by bisection, not by reading every entry).
+    cut = bisect_left(complete, recent_start, key=_ENTRY_ID)
     # Short forms for long recent messages, should the budget need them.
-    plan.recent_summaries = {
-        e.id: e.summary for e in complete if e.id >= recent_start and e.status != "verbatim"
-    }
+    plan.recent_summaries = {e.id: e.summary for e in complete[cut:] if e.status != "verbatim"}
     if config.running_summary_tokens is not None:
         plan.gist = gist_message(state)
-    plan.candidates = [
-        e for e in complete if e.id < recent_start and messages[e.id].type != "system"
-    ]
+    candidates = complete[:cut]
+    for position in reversed(systems):
+        i = bisect_left(candidates, position, key=_ENTRY_ID)
+        if i < len(candidates) and candidates[i].id == position:
+            del candidates[i]
+    plan.candidates = candidates
     return plan
 
 

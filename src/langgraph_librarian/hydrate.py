@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
 
 from langgraph_librarian._history import repair_positions
-from langgraph_librarian._messages import human_positions, tool_groups
+from langgraph_librarian._view import HistoryView, view_of
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
 __all__ = ["hydrate"]
@@ -22,10 +23,16 @@ def recent_turns_start(messages: Sequence[BaseMessage], turns: int) -> int:
     (from the latest human message on) always counts, so ``turns`` below 1 acts as 1.
     With no human message at all, nothing is "recent" and the start is ``len(messages)``.
     """
-    starts = human_positions(messages)
-    if not starts:
-        return len(messages)
-    return starts[-min(max(turns, 1), len(starts))]
+    view, n = view_of(messages)
+    return _recent_start(view, n, turns)
+
+
+def _recent_start(view: HistoryView, n: int, turns: int) -> int:
+    starts = view.humans
+    count = bisect_left(starts, n)  # human messages below n (the view may be longer)
+    if not count:
+        return n
+    return starts[count - min(max(turns, 1), count)]
 
 
 @dataclass
@@ -69,12 +76,6 @@ def compact_copy(message: BaseMessage, summary: str) -> BaseMessage:
     return message.model_copy(update={"content": text, "additional_kwargs": kwargs})
 
 
-def _orphans(messages: Sequence[BaseMessage], groups: dict[int, list[int]]) -> set[int]:
-    # A tool result whose call is gone (deleted, trimmed) is rejected by providers,
-    # wherever it sits, so it never enters the curated context.
-    return {i for i, m in enumerate(messages) if m.type == "tool" and i not in groups}
-
-
 def hydrate(
     messages: Sequence[BaseMessage],
     selected: Sequence[int],
@@ -107,17 +108,20 @@ def hydrate(
     than all the room there is (a pasted document) is given in short form when
     ``summaries`` has it and that fits.
     """
-    n = len(messages)
-    groups = tool_groups(messages)
-    recent_start = recent_turns_start(messages, recent_turns)
-    orphans = _orphans(messages, groups)
-    system = {i for i, m in enumerate(messages) if m.type == "system"}
+    # The history's structure (turns, tool exchanges, system messages) comes from its
+    # view, read once per history and extended by each turn's new messages.
+    view, n = view_of(messages)
+    recent_start = _recent_start(view, n, recent_turns)
+    # A tool result whose call is gone (deleted, trimmed) is rejected by providers,
+    # wherever it sits, so it never enters the curated context.
+    orphans = set(view.orphan_positions(n))
+    system = set(view.system_positions(n))
     units: list[tuple[int, list[int]]] = []
     seen: set[int] = system | set(range(recent_start, n)) | orphans
     for raw in selected:
         if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw < n or raw in seen:
             continue
-        members = [p for p in groups.get(raw, [raw]) if p not in seen]
+        members = [p for p in view.exchange(raw, n) or [raw] if p not in seen]
         if not members:
             continue
         seen.update(members)
@@ -135,6 +139,7 @@ def hydrate(
         recent_start,
         orphans,
         summaries or {},
+        view.human_positions(n),
     )
 
 
@@ -170,9 +175,9 @@ def _within_budget(
     recent_start: int,
     orphans: set[int],
     summaries: Mapping[int, str],
+    starts: list[int],
 ) -> Hydrated:
     n = len(messages)
-    starts = human_positions(messages)
     current = starts[-1] if starts and starts[-1] >= recent_start else recent_start
     core = system | ({p for p in range(current, n)} - orphans)
     # Earlier recent turns, oldest first, each a list of positions.

@@ -2,28 +2,25 @@
 
 Every turn reconciles the stored index with the current messages. Done from scratch
 that means hashing every message's content, which dominates a turn over a long
-history. So the result is also kept in a small per-process snapshot; the next call
-whose messages start with exactly the same messages (same ids, types, names, contents
-and tool linkage, compared by equality, not by hash) and whose stored entries start
-with the same entry objects reuses the aligned prefix and reconciles only the new tail.
-Anything else (a deletion, an edit, another index) takes the full path. Both paths give
-the same result; a property test checks it.
+history. The messages' keys and hashes come from the history's view
+(:mod:`langgraph_librarian._view`, read once and extended by each turn's new
+messages), and the last result is kept with the view: the next call on a longer form
+of the same history, whose stored entries start with the same entry objects, reuses
+the aligned prefix and reconciles only the new tail. Anything else (a deletion, an
+edit, another index) takes the full path. Both paths give the same result; a property
+test checks it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import operator
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
-from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._messages import content_hash
+from langgraph_librarian._view import HistoryView, view_of
 from langgraph_librarian.entry import IndexEntry
 
 __all__ = ["reconcile_index"]
@@ -64,59 +61,6 @@ class Reconciled:
         return [e for e in self.entries if e is not None]
 
 
-_COMMON = attrgetter("id", "type", "name", "content")
-
-
-@dataclass(frozen=True)
-class _Columns:
-    """Per-message fields a content hash depends on, read once into plain lists.
-
-    Comparing two such column sets is a handful of C-level list comparisons (string
-    equality is a length check plus memcmp), much cheaper than hashing every content.
-    Fields are read from ``__dict__``: ``getattr`` with a default goes through
-    pydantic's slow ``AttributeError`` path for fields a message type does not have.
-    """
-
-    ids: list[Any]
-    types: list[str]
-    names: list[Any]
-    contents: list[Any]
-    call_ids: list[Any]  # of the AI and tool messages only, in order
-    calls: list[Any]  # likewise
-
-    @classmethod
-    def of(cls, messages: Sequence[BaseMessage]) -> _Columns:
-        ids, types, names, contents = (
-            (list(column) for column in zip(*map(_COMMON, messages), strict=True))
-            if messages
-            else ([], [], [], [])
-        )
-        linkage = [
-            m.__dict__
-            for m, kind in zip(messages, types, strict=True)
-            if kind == "ai" or kind == "tool"
-        ]
-        return cls(
-            ids=ids,
-            types=types,
-            names=names,
-            contents=contents,
-            call_ids=[f.get("tool_call_id") for f in linkage],
-            calls=[f.get("tool_calls") for f in linkage],
-        )
-
-    def starts_with(self, other: _Columns) -> bool:
-        k, j = len(other.ids), len(other.call_ids)
-        return len(self.ids) >= k and (
-            self.ids[:k] == other.ids
-            and self.types[:k] == other.types
-            and self.contents[:k] == other.contents
-            and self.names[:k] == other.names
-            and self.call_ids[:j] == other.call_ids
-            and self.calls[:j] == other.calls
-        )
-
-
 @dataclass
 class _Matcher:
     """Lookups over stored entries, and the bookkeeping of one alignment."""
@@ -150,14 +94,12 @@ class _Matcher:
 
 @dataclass(frozen=True)
 class _Snapshot:
-    columns: _Columns
-    hashes: list[str]
-    keys: list[str]
-    seen: dict[str, int]  # occurrences of each hash among id-less messages
+    """One reconciliation of the first ``n`` messages of a history view."""
+
+    n: int
     stored: list[IndexEntry]
     aligned: list[IndexEntry | None]
     missing: list[int]  # positions without an entry
-    key_set: frozenset[str]  # every message key
     unmatched: dict[str, IndexEntry]  # stored entries (by message id) matched to no message
     by_hash: dict[str, IndexEntry]
     reused_at: frozenset[int]
@@ -167,57 +109,32 @@ class _Snapshot:
         return len(self.reused_at)
 
 
-_SNAPSHOTS: OrderedDict[Any, _Snapshot] = OrderedDict()
-_SNAPSHOT_LIMIT = 64
-_LOCK = threading.Lock()
+_SNAPSHOT = "reconcile"
+"""Name of the last reconciliation in its history view's cache."""
 
 
-def _anchor(messages: Sequence[BaseMessage]) -> Any:
-    first = messages[0]
-    return first.id or (first.type, len(messages[0].content))
-
-
-def _key(message: BaseMessage, digest: str, seen: dict[str, int]) -> str:
-    """Identity key: the message id, else the content hash plus its occurrence number."""
-    if message.id:
-        return str(message.id)
-    n = seen.get(digest, 0)
-    seen[digest] = n + 1
-    return f"h:{digest}:{n}"
-
-
-def _full(
-    messages: Sequence[BaseMessage], columns: _Columns, entries: Sequence[IndexEntry]
-) -> _Snapshot:
+def _full(view: HistoryView, n: int, entries: Sequence[IndexEntry]) -> _Snapshot:
     matcher = _Matcher()
     matcher.add(entries)
-    seen: dict[str, int] = {}
-    hashes = [content_hash(m) for m in messages]
-    keys = [_key(m, d, seen) for m, d in zip(messages, hashes, strict=True)]
-    aligned = [matcher.match(p, k, d) for p, (k, d) in enumerate(zip(keys, hashes, strict=True))]
-    return _snapshot(columns, hashes, keys, seen, entries, aligned, frozenset(keys), matcher)
+    pairs = zip(view.keys[:n], view.hashes[:n], strict=True)
+    aligned = [matcher.match(p, k, d) for p, (k, d) in enumerate(pairs)]
+    missing = [i for i, e in enumerate(aligned) if e is None]
+    return _snapshot(n, entries, aligned, missing, matcher)
 
 
 def _snapshot(
-    columns: _Columns,
-    hashes: list[str],
-    keys: list[str],
-    seen: dict[str, int],
+    n: int,
     stored: Sequence[IndexEntry],
     aligned: list[IndexEntry | None],
-    key_set: frozenset[str],
+    missing: list[int],
     matcher: _Matcher,
 ) -> _Snapshot:
     unmatched = {k: e for k, e in matcher.by_key.items() if k not in matcher.used}
     return _Snapshot(
-        columns=columns,
-        hashes=hashes,
-        keys=keys,
-        seen=seen,
+        n=n,
         stored=list(stored),
         aligned=aligned,
-        missing=[i for i, e in enumerate(aligned) if e is None],
-        key_set=key_set,
+        missing=missing,
         unmatched=unmatched,
         by_hash=matcher.by_hash,
         reused_at=frozenset(matcher.reused_at),
@@ -225,23 +142,23 @@ def _snapshot(
 
 
 def _extend(
-    snap: _Snapshot,
-    messages: Sequence[BaseMessage],
-    columns: _Columns,
-    entries: Sequence[IndexEntry],
+    snap: _Snapshot, view: HistoryView, n: int, entries: Sequence[IndexEntry]
 ) -> _Snapshot | None:
-    """The snapshot extended by new messages and entries, or None to take the full path."""
-    k, s = len(snap.hashes), len(snap.stored)
-    if len(entries) < s or not all(map(operator.is_, entries[:s], snap.stored)):
+    """The snapshot extended by new messages and entries, or None to take the full path.
+
+    The view holds the messages' keys and hashes; the snapshot's messages are the view's
+    first ``snap.n`` (views only grow), so only the new tail and new entries are read.
+    """
+    k, s = snap.n, len(snap.stored)
+    if k > n or len(entries) < s or not all(map(operator.is_, entries[:s], snap.stored)):
         return None
-    if not columns.starts_with(snap.columns):
-        return None
+    keys, hashes, first_at = view.keys, view.hashes, view.first_at
     new_entries = entries[s:]
-    missing_keys = {snap.keys[p] for p in snap.missing}
-    duplicate_keys = len(snap.key_set) != len(snap.keys)
+    missing_keys = {keys[p] for p in snap.missing}
+    duplicate_keys = 0 <= view.duplicate_at < k
     rematch: list[int] = []
     for entry in new_entries:
-        if entry.message_id not in snap.key_set or (
+        if first_at.get(entry.message_id, k) >= k or (  # type: ignore[arg-type]
             not duplicate_keys and entry.message_id in missing_keys
         ):
             continue
@@ -252,19 +169,16 @@ def _extend(
         if (
             not duplicate_keys
             and 0 <= p < k
-            and snap.keys[p] == entry.message_id
-            and snap.hashes[p] == entry.content_hash
+            and keys[p] == entry.message_id
+            and hashes[p] == entry.content_hash
         ):
             rematch.append(p)
             continue
         # Any other second entry for an aligned message (or for a key several messages
         # share): the full path's rule (the later entry wins) decides, not this shortcut.
         return None
-    seen = dict(snap.seen)
-    tail = messages[k:]
-    tail_hashes = [content_hash(m) for m in tail]
-    tail_keys = [_key(m, d, seen) for m, d in zip(tail, tail_hashes, strict=True)]
-    if not snap.key_set.isdisjoint(tail_keys):
+    tail_keys, tail_hashes = keys[k:n], hashes[k:n]
+    if any(first_at[key] < k for key in tail_keys):
         return None  # a duplicate message id: the full path handles it
     matcher = _Matcher(
         by_key=dict(snap.unmatched), by_hash=dict(snap.by_hash), reused_at=set(snap.reused_at)
@@ -273,16 +187,16 @@ def _extend(
     matcher.add(new_entries)
     aligned = list(snap.aligned)
     # Indexed since (e.g. by the node after selection)? Stored since?
-    for position in [*snap.missing, *rematch]:
-        aligned[position] = matcher.match(position, snap.keys[position], snap.hashes[position])
+    again = sorted({*snap.missing, *rematch})
+    for position in again:
+        aligned[position] = matcher.match(position, keys[position], hashes[position])
     aligned += [
         matcher.match(k + i, key, digest)
         for i, (key, digest) in enumerate(zip(tail_keys, tail_hashes, strict=True))
     ]
-    hashes, keys = snap.hashes + tail_hashes, snap.keys + tail_keys
-    return _snapshot(
-        columns, hashes, keys, seen, entries, aligned, snap.key_set.union(tail_keys), matcher
-    )
+    missing = [p for p in again if aligned[p] is None]
+    missing += [p for p in range(k, n) if aligned[p] is None]
+    return _snapshot(n, entries, aligned, missing, matcher)
 
 
 def reconcile_index(messages: Sequence[BaseMessage], entries: Sequence[IndexEntry]) -> Reconciled:
@@ -296,22 +210,16 @@ def reconcile_index(messages: Sequence[BaseMessage], entries: Sequence[IndexEntr
     if not messages:
         dropped = sum(1 for e in entries if e.status != "pending" and e.message_id)
         return Reconciled(dropped=dropped)
-    anchor = _anchor(messages)
-    columns = _Columns.of(messages)
-    with _LOCK:
-        previous = _SNAPSHOTS.get(anchor)
-    snap = _extend(previous, messages, columns, entries) if previous is not None else None
+    view, n = view_of(messages)
+    previous = view.cache.get(_SNAPSHOT)
+    snap = _extend(previous, view, n, entries) if previous is not None else None
     if snap is None:
-        snap = _full(messages, columns, entries)
-    with _LOCK:
-        _SNAPSHOTS[anchor] = snap
-        _SNAPSHOTS.move_to_end(anchor)
-        while len(_SNAPSHOTS) > _SNAPSHOT_LIMIT:
-            _SNAPSHOTS.popitem(last=False)
+        snap = _full(view, n, entries)
+    view.cache[_SNAPSHOT] = snap  # the latest wins; snapshots are immutable
     return Reconciled(
         entries=list(snap.aligned),
-        keys=list(snap.keys),
-        hashes=list(snap.hashes),
+        keys=view.keys[:n],
+        hashes=view.hashes[:n],
         dropped=len(snap.unmatched),
         reused=snap.reused,
         _missing=list(snap.missing),

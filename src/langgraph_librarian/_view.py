@@ -1,0 +1,277 @@
+"""One conversation's history, read once and extended by what each turn adds.
+
+A turn used to re-read the whole history many times: human positions (three times),
+tool exchanges, system messages, reconciliation's column snapshot, the selector's
+document keys. Most turns append a couple of messages to the history the process saw
+last turn, so a :class:`HistoryView` keeps those per-message facts and, on the next
+call, checks that the new list still starts with what it saw (cheap C-level list
+comparisons; object identity first, so a list the process already holds costs almost
+nothing) and reads only the appended suffix.
+
+Every structure here is append-only and prefix-consistent: the facts about the first
+``n`` messages never change when more are appended. A caller therefore reads a view
+at the length it synced (``view_of`` returns it) and is never disturbed by another
+thread appending later. Anything that is not an append (a deletion, an edit, a
+reordering, a re-sent or shortened-and-changed history) builds a new view object;
+holders of the old one keep a consistent (old) picture. A property test checks that a
+view extended turn by turn equals one built fresh from the same messages.
+
+Views are found by the conversation's first message (its id, else its type and
+length), a few per anchor, least recently used out first: memory stays bounded and two
+threads (tenants) never share a view unless their histories are equal.
+"""
+
+from __future__ import annotations
+
+import threading
+from bisect import bisect_left
+from collections import OrderedDict
+from collections.abc import Sequence
+from operator import attrgetter, is_, itemgetter, methodcaller
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from langgraph_librarian._messages import content_hash
+
+__all__ = ["HistoryView", "clear_views", "view_of"]
+
+_DICT = attrgetter("__dict__")
+_ID, _TYPE, _NAME, _CONTENT = (itemgetter(k) for k in ("id", "type", "name", "content"))
+# Fields only some message types have: read from ``__dict__`` (``getattr`` with a default
+# goes through pydantic's slow AttributeError path).
+_CALLS = methodcaller("get", "tool_calls")
+_CALL_ID = methodcaller("get", "tool_call_id")
+
+
+class _Columns:
+    """What a message's identity and structure depend on, one list per field.
+
+    Comparing two column sets is a few list comparisons in C (equal strings: a length
+    check and a memcmp; the same object: a pointer check).
+    """
+
+    __slots__ = ("call_ids", "calls", "contents", "ids", "names", "types")
+
+    def __init__(self, messages: Sequence[BaseMessage] = ()) -> None:
+        fields = list(map(_DICT, messages))
+        self.ids: list[Any] = list(map(_ID, fields))
+        self.types: list[str] = list(map(_TYPE, fields))
+        self.names: list[Any] = list(map(_NAME, fields))
+        self.contents: list[Any] = list(map(_CONTENT, fields))
+        self.calls: list[Any] = list(map(_CALLS, fields))
+        self.call_ids: list[Any] = list(map(_CALL_ID, fields))
+
+    def tail(self, start: int) -> _Columns:
+        """The columns of the messages from ``start`` on."""
+        tail = _Columns()
+        for name in self.__slots__:
+            setattr(tail, name, getattr(self, name)[start:])
+        return tail
+
+
+class HistoryView:
+    """Per-message facts of one history, extended in place by appended messages.
+
+    Attributes (all append-only; read them at the length ``view_of`` returned):
+        messages: The message objects seen (identity is the cheap first check).
+        types, hashes: Per message: its ``type``, its :func:`content_hash`.
+        keys: Identity key per message, as reconciliation defines it (the message id,
+            else ``h:<content hash>:<occurrence>``).
+        humans, systems, orphans: Positions of human messages (where turns start),
+            of system messages, and of tool results whose call is not before them.
+        owner: Per message, the position of the AIMessage whose tool exchange it is in
+            (the AIMessage itself included), else -1.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.messages: list[BaseMessage] = []
+        self._columns_ids: list[Any] = []
+        self._contents: list[Any] = []
+        self._types: list[str] = []
+        self._names: list[Any] = []
+        self._calls: list[Any] = []
+        self._call_ids: list[Any] = []
+        self.types = self._types
+        self.hashes: list[str] = []
+        self.keys: list[str] = []
+        self.humans: list[int] = []
+        self.systems: list[int] = []
+        self.orphans: list[int] = []
+        self.owner: list[int] = []
+        self._exchanges: dict[int, list[int]] = {}
+        self._call_owner: dict[str, int] = {}
+        self._seen: dict[str, int] = {}
+        self.first_at: dict[str, int] = {}
+        """Key -> the first position holding it."""
+        self.duplicate_at = -1
+        """The first position whose key an earlier message already has (-1: none yet)."""
+        self.cache: dict[str, Any] = {}
+        """Derived caches of other modules (the selector's lexical view), by name."""
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    # -- building ----------------------------------------------------------------------
+
+    def _append(self, tail: Sequence[BaseMessage], columns: _Columns) -> None:
+        """Read appended messages (``columns`` are theirs)."""
+        base = len(self.messages)
+        self._columns_ids += columns.ids
+        self._contents += columns.contents
+        self._names += columns.names
+        self._calls += columns.calls
+        self._call_ids += columns.call_ids
+        for offset, message in enumerate(tail):
+            position = base + offset
+            kind = columns.types[offset]
+            digest = content_hash(message)
+            key = self._key(message, digest)
+            if key in self.first_at:
+                if self.duplicate_at < 0:
+                    self.duplicate_at = position
+            else:
+                self.first_at[key] = position
+            self.hashes.append(digest)
+            self.keys.append(key)
+            owner = -1
+            if kind == "human":
+                self.humans.append(position)
+            elif kind == "system":
+                self.systems.append(position)
+            elif kind == "ai" and columns.calls[offset]:
+                # tool_groups' rule: an AIMessage with tool calls opens an exchange; a
+                # later AIMessage reusing a call id takes the results that follow it.
+                owner = position
+                self._exchanges[position] = [position]
+                for call in columns.calls[offset]:
+                    if call.get("id"):
+                        self._call_owner[str(call["id"])] = position
+            elif kind == "tool":
+                found = self._call_owner.get(str(columns.call_ids[offset]))
+                if found is None:
+                    self.orphans.append(position)
+                else:
+                    owner = found
+                    self._exchanges[found].append(position)
+            self.owner.append(owner)
+            self._types.append(kind)
+            # Last: a reader that sees the message also sees everything derived from it.
+            self.messages.append(message)
+
+    def _key(self, message: BaseMessage, digest: str) -> str:
+        if message.id:
+            return str(message.id)
+        n = self._seen.get(digest, 0)
+        self._seen[digest] = n + 1
+        return f"h:{digest}:{n}"
+
+    def _matches(self, messages: Sequence[BaseMessage], columns: _Columns | None) -> int:
+        """How many of ``messages`` this view can serve (-1: they differ from it).
+
+        The same objects as seen before pass on a pointer comparison plus a look at
+        ids and contents (a message edited in place); other objects (a checkpointer
+        deserializes a fresh copy each turn) are compared field by field.
+        """
+        k = min(len(messages), len(self.messages))
+        if all(map(is_, messages[:k], self.messages)):
+            ids = list(map(attrgetter("id"), messages[:k]))
+            contents = list(map(attrgetter("content"), messages[:k]))
+            same = ids == self._columns_ids[:k] and contents == self._contents[:k]
+            return k if same else -1
+        if columns is None:
+            return -1
+        same = (
+            columns.ids[:k] == self._columns_ids[:k]
+            and columns.types[:k] == self._types[:k]
+            and columns.contents[:k] == self._contents[:k]
+            and columns.names[:k] == self._names[:k]
+            and columns.call_ids[:k] == self._call_ids[:k]
+            and columns.calls[:k] == self._calls[:k]
+        )
+        return k if same else -1
+
+    # -- reading -----------------------------------------------------------------------
+
+    def exchange(self, position: int, n: int) -> list[int] | None:
+        """Positions (below ``n``) of the tool exchange ``position`` is in, if any."""
+        owner = self.owner[position]
+        if owner < 0:
+            return None
+        members = self._exchanges[owner]
+        if members[-1] >= n:  # results appended after the reader's length
+            return [p for p in members if p < n]
+        return list(members)
+
+    def human_positions(self, n: int) -> list[int]:
+        """Positions of the human messages below ``n``."""
+        return self.humans[: bisect_left(self.humans, n)]
+
+    def system_positions(self, n: int) -> list[int]:
+        return self.systems[: bisect_left(self.systems, n)]
+
+    def orphan_positions(self, n: int) -> list[int]:
+        return self.orphans[: bisect_left(self.orphans, n)]
+
+
+_VIEWS: OrderedDict[Any, list[HistoryView]] = OrderedDict()
+_ANCHORS = 32
+_PER_ANCHOR = 3
+"""Histories sharing a first message (one thread's branches, forks) kept apart."""
+_LOCK = threading.Lock()
+
+
+def _anchor(messages: Sequence[BaseMessage]) -> Any:
+    first = messages[0]
+    return first.id or (first.type, len(first.content))
+
+
+def view_of(messages: Sequence[BaseMessage]) -> tuple[HistoryView, int]:
+    """The view of ``messages`` and how many of its messages they are (``len(messages)``).
+
+    Extends a view of an earlier form of this history when ``messages`` starts with
+    it; otherwise builds a new one. Callers read the view below the returned length.
+    """
+    n = len(messages)
+    if n == 0:
+        return HistoryView(), 0
+    anchor = _anchor(messages)
+    with _LOCK:
+        candidates = list(_VIEWS.get(anchor, ()))
+    # First by object identity (the list this process saw last call, plus new messages);
+    # then, for a freshly deserialized copy, field by field.
+    columns: _Columns | None = None
+    for by_fields in (False, True):
+        if by_fields:
+            if not candidates:
+                break
+            columns = _Columns(messages)
+        for view in candidates:
+            with view.lock:
+                k = view._matches(messages, columns)
+                if k < 0:
+                    continue
+                if k < n:  # read the appended suffix only
+                    tail = messages[k:]
+                    view._append(tail, _Columns(tail) if columns is None else columns.tail(k))
+                _touch(anchor, view)
+                return view, n
+    view = HistoryView()
+    view._append(messages, columns or _Columns(messages))
+    _touch(anchor, view)
+    return view, n
+
+
+def _touch(anchor: Any, view: HistoryView) -> None:
+    with _LOCK:
+        views = [v for v in _VIEWS.pop(anchor, []) if v is not view]
+        _VIEWS[anchor] = [view, *views][:_PER_ANCHOR]
+        while len(_VIEWS) > _ANCHORS:
+            _VIEWS.popitem(last=False)
+
+
+def clear_views() -> None:
+    """Forget every view (tests compare a view extended turn by turn with a fresh one)."""
+    with _LOCK:
+        _VIEWS.clear()
