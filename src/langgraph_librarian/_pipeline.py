@@ -34,7 +34,7 @@ from langgraph_librarian._gist import (
 )
 from langgraph_librarian._messages import current_turn, latest_human_text
 from langgraph_librarian._state_cache import remember_state_entries, state_entries
-from langgraph_librarian._view import view_of
+from langgraph_librarian._view import turn_view, view_of
 from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry, entries_to_dicts
@@ -239,9 +239,13 @@ def _skipped(plan: _Plan, reason: str, tokens: int | None = None) -> StateUpdate
     return {"curated_messages": list(messages), "selected_ids": [], "librarian_metadata": metadata}
 
 
-def _plan(state: dict[str, Any], config: LibrarianConfig, entries: list[IndexEntry]) -> _Plan:
-    started = time.perf_counter()
-    messages = read_messages(state)
+def _plan(
+    state: dict[str, Any],
+    config: LibrarianConfig,
+    entries: list[IndexEntry],
+    messages: list[BaseMessage],
+    started: float,
+) -> _Plan:
     explicit = state.get("query")
     query = (
         explicit if isinstance(explicit, str) and explicit.strip() else latest_human_text(messages)
@@ -483,9 +487,17 @@ def select_turn(
     the local selector (``fallback_reason`` says why); store and configuration errors
     propagate.
     """
-    plan = _plan(state, run.config, run.load(state))
-    if plan.skip is not None:
-        return _remember(cache, run, plan, plan.skip)
+    entries = run.load(state)
+    started = time.perf_counter()
+    messages = read_messages(state)
+    with turn_view(messages):  # the history is compared with its view once per turn
+        plan = _plan(state, run.config, entries, messages, started)
+        if plan.skip is not None:
+            return _remember(cache, run, plan, plan.skip)
+        return _remember(cache, run, plan, _finish(plan, _selected(plan, run, cache)))
+
+
+def _selected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Selection:
     key = SelectionCache.key(run, plan.messages)
     selection = cache.get(key, plan.messages) if cache else None
     if selection is None:
@@ -501,16 +513,24 @@ def select_turn(
             selection = _fallback(plan, _selector_failed(exc))
         if cache is not None:
             cache.put(key, plan.messages, selection)
-    return _remember(cache, run, plan, _finish(plan, selection))
+    return selection
 
 
 async def aselect_turn(
     state: dict[str, Any], run: Run, cache: SelectionCache | None = None
 ) -> StateUpdate:
     """Async twin of :func:`select_turn`."""
-    plan = _plan(state, run.config, await run.aload(state))
-    if plan.skip is not None:
-        return _remember(cache, run, plan, plan.skip)
+    entries = await run.aload(state)
+    started = time.perf_counter()
+    messages = read_messages(state)
+    with turn_view(messages):
+        plan = _plan(state, run.config, entries, messages, started)
+        if plan.skip is not None:
+            return _remember(cache, run, plan, plan.skip)
+        return _remember(cache, run, plan, _finish(plan, await _aselected(plan, run, cache)))
+
+
+async def _aselected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Selection:
     key = SelectionCache.key(run, plan.messages)
     selection = cache.get(key, plan.messages) if cache else None
     if selection is None:
@@ -526,7 +546,7 @@ async def aselect_turn(
             selection = _fallback(plan, _selector_failed(exc))
         if cache is not None:
             cache.put(key, plan.messages, selection)
-    return _remember(cache, run, plan, _finish(plan, selection))
+    return selection
 
 
 def _remember(

@@ -26,7 +26,9 @@ from __future__ import annotations
 import threading
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from operator import attrgetter, is_, itemgetter, methodcaller
 from typing import Any
 
@@ -34,7 +36,7 @@ from langchain_core.messages import BaseMessage
 
 from langgraph_librarian._messages import content_hash
 
-__all__ = ["HistoryView", "clear_views", "view_of"]
+__all__ = ["HistoryView", "clear_views", "turn_view", "view_of"]
 
 _DICT = attrgetter("__dict__")
 _ID, _TYPE, _NAME, _CONTENT = (itemgetter(k) for k in ("id", "type", "name", "content"))
@@ -86,6 +88,8 @@ class HistoryView:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.derived_lock = threading.Lock()
+        """Guards ``cache`` entries that are extended in place (the lexical index)."""
         self.messages: list[BaseMessage] = []
         self._columns_ids: list[Any] = []
         self._contents: list[Any] = []
@@ -227,6 +231,27 @@ def _anchor(messages: Sequence[BaseMessage]) -> Any:
     return first.id or (first.type, len(first.content))
 
 
+_TURN: ContextVar[tuple[Sequence[BaseMessage], HistoryView, int] | None] = ContextVar(
+    "librarian_turn_view", default=None
+)
+
+
+@contextmanager
+def turn_view(messages: Sequence[BaseMessage]) -> Iterator[HistoryView]:
+    """Sync the view of ``messages`` once for a whole turn.
+
+    Planning, reconciliation, the selector and hydration each ask for the view of the
+    same list; inside this block they get it without comparing the list again. The
+    list must not change during the block (the pipeline's own list does not).
+    """
+    view, n = view_of(messages)
+    token = _TURN.set((messages, view, n))
+    try:
+        yield view
+    finally:
+        _TURN.reset(token)
+
+
 def view_of(messages: Sequence[BaseMessage]) -> tuple[HistoryView, int]:
     """The view of ``messages`` and how many of its messages they are (``len(messages)``).
 
@@ -236,6 +261,9 @@ def view_of(messages: Sequence[BaseMessage]) -> tuple[HistoryView, int]:
     n = len(messages)
     if n == 0:
         return HistoryView(), 0
+    turn = _TURN.get()
+    if turn is not None and turn[0] is messages and turn[2] == n:
+        return turn[1], n
     anchor = _anchor(messages)
     with _LOCK:
         candidates = list(_VIEWS.get(anchor, ()))

@@ -6,10 +6,13 @@ sentence that states a fact decides, not the chatter around it. Passages that st
 value (a number, a date, a name) or a change ("instead", "moved to") are flagged so the
 selector can prefer and link them.
 
-Each turn usually appends a few messages to the same history, so the postings of a
-history are cached by the identity keys of its messages and extended in place when
-the new history starts with a cached one. A history of 10,000 messages then costs a
-dictionary lookup per query term instead of re-tokenizing everything.
+Each turn usually appends a few messages to the same history, so an index only grows:
+the selector keeps one per history (with the history's view) and adds the new
+messages' passages. Everything about the first ``d`` documents stays as it was when
+more are added, so :meth:`BM25Index.head` reads an index at any earlier length as an
+index of its own (a caller holding fewer candidates, another thread appending). A
+history of 10,000 messages then costs a dictionary lookup per query term instead of
+re-tokenizing everything.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import bisect
 import math
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -107,14 +110,17 @@ class BM25Index:
         self._has_value: list[bool] = []
         self._value_postings: dict[str, list[int]] = {}
         self._has_value_array: np.ndarray | None = None
+        self._lengths_array: np.ndarray | None = None
         self.passage_has_change: list[bool] = []
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._owner_array: np.ndarray | None = None
         self._passages: list[str] = []
-        self._unit_owner: dict[tuple[str, int], np.ndarray] = {}
         self._filler: list[bool] = []
         self._filler_array: np.ndarray | None = None
-        self._vectors: dict[str, np.ndarray] = {}
+        # Per (model, unit words): unit vectors and their documents, in buffers that
+        # grow by doubling (rows beyond the count are unused), so a turn writes only
+        # its new rows instead of re-stacking the whole matrix.
+        self._vectors: dict[tuple[str, int], tuple[np.ndarray, np.ndarray, int]] = {}
         self._vector_lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -143,8 +149,8 @@ class BM25Index:
             for value in values:
                 self._value_postings.setdefault(value, []).append(pid)
             self.passage_has_change.append(CHANGE_CUES.search(passage) is not None)
-        self._owner_array = None
-        self._has_value_array = None
+        # Arrays of per-passage columns are rebuilt on demand; readers slice them
+        # to their own length, so a longer one serves every earlier length.
         self._filler.append(is_filler(text))
         self.keys.append(key)
 
@@ -170,22 +176,34 @@ class BM25Index:
         """Best-passage BM25 score of every document (zeros when nothing matches)."""
         return self.score_passages(query)[0]
 
-    def score_passages(self, query: str) -> tuple[np.ndarray, np.ndarray]:
-        """(score per document, index of its best passage or -1)."""
+    def head(self, docs: int) -> IndexHead:
+        """The first ``docs`` documents, read as an index of only those."""
+        return IndexHead(self, docs)
+
+    def _bound(self, docs: int | None) -> tuple[int, int]:
+        """(documents, passages) of the first ``docs`` documents (``None``: all so far)."""
         n_docs = len(self.keys)  # snapshot: another thread may be appending
-        n = len(self._owner)
+        if docs is not None and docs < n_docs:
+            n_docs = max(docs, 0)
+            return n_docs, bisect.bisect_left(self._owner, n_docs)
+        return n_docs, len(self._owner)
+
+    def score_passages(self, query: str, docs: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(score per document, index of its best passage or -1), of the first ``docs``."""
+        n_docs, n = self._bound(docs)
         if n_docs == 0:
             return np.zeros(0), np.zeros(0, dtype=np.int64)
         owner = self._owner_array
-        if owner is None or len(owner) != n:
-            owner = self._owner_array = np.asarray(self._owner[:n], dtype=np.int64)
+        if owner is None or len(owner) < n:
+            owner = self._owner_array = np.asarray(self._owner, dtype=np.int64)
+        owner = owner[:n]
         passage = self._passage_scores(query, n)
         # A matching passage that also holds a candidate answer (a number, date or name
         # the question does not contain) states something; one without only talks about it.
         has_value = self._has_value_array
-        if has_value is None or len(has_value) != n:
-            has_value = self._has_value_array = np.asarray(self._has_value[:n], dtype=bool)
-        boost = has_value.copy()
+        if has_value is None or len(has_value) < n:
+            has_value = self._has_value_array = np.asarray(self._has_value, dtype=bool)
+        boost = has_value[:n].copy()
         # Passages whose only values are ones the query already names get no boost; only
         # passages holding a value the query mentions need a closer look.
         asked = {t.lower() for t in tokenize(query)}
@@ -200,14 +218,14 @@ class BM25Index:
         if hits.size:
             # Visit passages in ascending score; the last write per document is its max.
             ordered = hits[np.argsort(passage[hits], kind="stable")]
-            docs = owner[ordered]
-            keep = docs < n_docs
-            doc_scores[docs[keep]] = passage[ordered[keep]]
-            best[docs[keep]] = ordered[keep]
+            doc_of = owner[ordered]
+            keep = doc_of < n_docs
+            doc_scores[doc_of[keep]] = passage[ordered[keep]]
+            best[doc_of[keep]] = ordered[keep]
         return doc_scores, best
 
     def passage_vectors(
-        self, embeddings: Embeddings, model: str, unit_words: int = 0
+        self, embeddings: Embeddings, model: str, unit_words: int = 0, docs: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """(unit vectors, the document of each) by ``embeddings`` (``model`` names it).
 
@@ -221,45 +239,48 @@ class BM25Index:
         inside a long message be found (a message vector averages it away with the
         chatter around it). Vectors are kept with the index and, per message, in a
         process-wide cache: a turn that appends two messages embeds their passages
-        only, and another index over the same messages (the next turn's candidates,
-        another thread's view) reuses them.
+        only, and another index over the same messages (another thread's view) reuses
+        them. Only the units of the first ``docs`` documents are returned.
         """
         key = (model, unit_words)
         with self._vector_lock:
             n_docs = len(self.keys)  # snapshot: another thread may be appending
-            done = self._vectors.get(f"{model}\x1f{unit_words}")
-            owner = self._unit_owner.get(key, np.zeros(0, dtype=np.int64))
-            have_docs = int(owner[-1]) + 1 if owner.size else 0
-            if have_docs >= n_docs and done is not None:
-                return done, owner
-            docs: list[tuple[str, ...]] = []
-            for doc in range(have_docs, n_docs):
-                passages = [self._passages[p] for p in self.doc_passages(doc)]
-                units = _embedding_units(passages, unit_words)
-                if len(units) == 1 and doc > 0:
-                    before = self._passages[self.doc_passages(doc - 1).stop - 1]
-                    units[0] = f"{before[-_CONTEXT_CHARS:]}\n{units[0]}"
-                docs.append(tuple(units))
-            fresh = _cached_vectors(embeddings, model, docs)
-            new_owner = np.repeat(np.arange(have_docs, n_docs), [len(d) for d in docs])
-            matrix = fresh if done is None else np.concatenate([done, fresh])
-            owner = np.concatenate([owner, new_owner])
-            self._vectors[f"{model}\x1f{unit_words}"] = matrix
-            self._unit_owner[key] = owner
-            return matrix, owner
+            matrix, owner, rows = self._vectors.get(
+                key, (np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int64), 0)
+            )
+            have_docs = int(owner[rows - 1]) + 1 if rows else 0
+            if have_docs < n_docs:
+                units: list[tuple[str, ...]] = []
+                for doc in range(have_docs, n_docs):
+                    passages = [self._passages[p] for p in self.doc_passages(doc)]
+                    joined = _embedding_units(passages, unit_words)
+                    if len(joined) == 1 and doc > 0:
+                        before = self._passages[self.doc_passages(doc - 1).stop - 1]
+                        joined[0] = f"{before[-_CONTEXT_CHARS:]}\n{joined[0]}"
+                    units.append(tuple(joined))
+                fresh = _cached_vectors(embeddings, model, units)
+                new_owner = np.repeat(np.arange(have_docs, n_docs), [len(u) for u in units])
+                matrix, owner = _grown(matrix, owner, rows, fresh, new_owner)
+                rows += len(new_owner)
+                self._vectors[key] = (matrix, owner, rows)
+        if docs is not None and docs < n_docs:
+            rows = int(np.searchsorted(owner[:rows], docs))
+        return matrix[:rows], owner[:rows]
 
-    def filler(self) -> np.ndarray:
+    def filler(self, docs: int | None = None) -> np.ndarray:
         """Which documents are acknowledgements only ("Noted.", "Reply 8."); read-only."""
-        n = len(self.keys)
+        n, _ = self._bound(docs)
         cached = self._filler_array
-        if cached is None or len(cached) != n:
-            cached = self._filler_array = np.asarray(self._filler[:n], dtype=bool)
+        if cached is None or len(cached) < n:
+            cached = self._filler_array = np.asarray(self._filler, dtype=bool)
             cached.flags.writeable = False
-        return cached
+        return cached[:n]
 
-    def doc_max(self, unit_values: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    def doc_max(
+        self, unit_values: np.ndarray, owner: np.ndarray, docs: int | None = None
+    ) -> np.ndarray:
         """The max of ``unit_values`` per document (``owner`` gives each unit's)."""
-        best = np.full(len(self.keys), -np.inf)
+        best = np.full(self._bound(docs)[0], -np.inf)
         np.maximum.at(best, owner[: len(unit_values)], unit_values)
         return best
 
@@ -268,9 +289,13 @@ class BM25Index:
         """Passages indexed so far."""
         return len(self._owner)
 
-    def passage_frequency(self, term: str) -> int:
-        """In how many passages ``term`` (a content term, as ``content_terms`` gives) occurs."""
-        return len(self._postings.get(term, ()))
+    def passage_frequency(self, term: str, passages: int | None = None) -> int:
+        """In how many passages ``term`` (a content term, as ``content_terms`` gives) occurs
+        (among the first ``passages``)."""
+        postings = self._postings.get(term, ())
+        if passages is None or not postings or postings[-1][0] < passages:
+            return len(postings)
+        return bisect.bisect_left(postings, (passages,))
 
     def doc_passages(self, doc: int) -> range:
         """Passage ids of document ``doc`` (a document's passages are contiguous)."""
@@ -295,7 +320,10 @@ class BM25Index:
         result = np.zeros(n, dtype=np.float64)
         if n == 0:
             return result
-        lengths = np.asarray(self._lengths[:n], dtype=np.float64)
+        lengths = self._lengths_array
+        if lengths is None or len(lengths) < n:
+            lengths = self._lengths_array = np.asarray(self._lengths, dtype=np.float64)
+        lengths = lengths[:n]
         avg = float(lengths.mean()) or 1.0
         norm = _K1 * (1.0 - _B + _B * lengths / avg)
         for term, qtf in Counter(content_terms(query)).items():
@@ -372,39 +400,69 @@ def _cached_vectors(embeddings: Embeddings, model: str, docs: list[tuple[str, ..
     return np.concatenate(rows).astype(np.float32)
 
 
-_CACHE: OrderedDict[tuple[int, int], BM25Index] = OrderedDict()
-_CACHE_SIZE = 32
-_LOCK = threading.Lock()
+def _grown(
+    matrix: np.ndarray, owner: np.ndarray, rows: int, fresh: np.ndarray, new_owner: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Buffers holding ``rows`` old rows plus the new ones (doubled when full).
 
-
-def bm25_index_for(keys: Sequence[Hashable], text_of: Callable[[int], str]) -> BM25Index:
-    """A BM25 index over documents ``0..len(keys)-1``, reusing a cached one when possible.
-
-    ``keys`` identify the documents' texts: equal keys are assumed to mean equal
-    texts. ``text_of(i)`` is only called for documents not yet in a cached index, so
-    a turn that appends two messages tokenizes two messages.
+    Rows below ``rows`` are never written again, so a caller still reading the old
+    buffers (or a slice of these) sees what it saw.
     """
-    fingerprint = (len(keys), hash(tuple(keys)))
-    with _LOCK:
-        hit = _CACHE.get(fingerprint)
-        if hit is not None:
-            _CACHE.move_to_end(fingerprint)
-            return hit
-        # The common case: the previous turn's history plus a few new messages.
-        base: BM25Index | None = None
-        base_fp: tuple[int, int] | None = None
-        for fp, index in reversed(_CACHE.items()):
-            m = len(index)
-            if m <= len(keys) and index.keys == list(keys[:m]):
-                base, base_fp = index, fp
-                break
-        if base is not None and base_fp is not None:
-            del _CACHE[base_fp]
-        else:
-            base = BM25Index()
-        for i in range(len(base), len(keys)):
-            base.add(keys[i], text_of(i))
-        _CACHE[fingerprint] = base
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-        return base
+    need = rows + len(new_owner)
+    if not len(new_owner):
+        return matrix, owner
+    if need > len(owner) or matrix.shape[1:] != fresh.shape[1:]:
+        capacity = max(need, 2 * len(owner), 64)
+        grown = np.empty((capacity, fresh.shape[1]), dtype=np.float32)
+        grown_owner = np.empty(capacity, dtype=np.int64)
+        if rows:
+            grown[:rows] = matrix[:rows]
+            grown_owner[:rows] = owner[:rows]
+        matrix, owner = grown, grown_owner
+    matrix[rows:need] = fresh
+    owner[rows:need] = new_owner
+    return matrix, owner
+
+
+class IndexHead:
+    """The first ``docs`` documents of a :class:`BM25Index`, read as an index of their own.
+
+    Scores, passage statistics and vectors are exactly those of an index built from
+    those documents alone, whatever was appended to the underlying index since.
+    """
+
+    def __init__(self, index: BM25Index, docs: int) -> None:
+        self.index = index
+        self.docs, self.passage_count = index._bound(docs)
+        # Passage ids below passage_count are the same in both.
+        self.passage_terms = index.passage_terms
+        self.passage_has_change = index.passage_has_change
+
+    def __len__(self) -> int:
+        return self.docs
+
+    def score_passages(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        return self.index.score_passages(query, self.docs)
+
+    def scores(self, query: str) -> np.ndarray:
+        return self.score_passages(query)[0]
+
+    def filler(self) -> np.ndarray:
+        return self.index.filler(self.docs)
+
+    def passage_vectors(
+        self, embeddings: Embeddings, model: str, unit_words: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return self.index.passage_vectors(embeddings, model, unit_words, self.docs)
+
+    def doc_max(self, unit_values: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        return self.index.doc_max(unit_values, owner, self.docs)
+
+    def doc_passages(self, doc: int) -> range:
+        return self.index.doc_passages(doc)
+
+    def passage_text(self, passage: int) -> str:
+        return self.index.passage_text(passage)
+
+    def passage_frequency(self, term: str) -> int:
+        return self.index.passage_frequency(term, self.passage_count)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import attrgetter, is_
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._messages import message_text
 from langgraph_librarian._text import content_terms
+from langgraph_librarian._view import view_of
 from langgraph_librarian.embeddings import embedding_model_id
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select._evidence import (
@@ -25,7 +26,7 @@ from langgraph_librarian.select._evidence import (
     repeat_key,
     shares_evidence,
 )
-from langgraph_librarian.select.lexical import BM25Index, bm25_index_for
+from langgraph_librarian.select.lexical import BM25Index, IndexHead
 from langgraph_librarian.select.result import Selection
 
 __all__ = ["LocalSelector"]
@@ -76,29 +77,76 @@ def _doc_text(entry: IndexEntry, message: BaseMessage) -> str:
     return "\n".join(parts)
 
 
-_DOC_KEY = attrgetter("content_hash", "status", "summary")
+def _doc_key(entry: IndexEntry) -> tuple[str, str | None, str]:
+    """Identity of the :func:`_doc_text` result: what it reads besides the message.
 
-
-def _doc_keys(entries: Sequence[IndexEntry]) -> list[tuple[str, str, str]]:
-    """Identity of each :func:`_doc_text` result, for the lexical cache.
-
-    The text depends on the content and, once a model summary arrives, on the summary
-    too: a message first scored while pending must be re-read when it is summarized.
-    Tuples of the entries' own strings (built in C by ``attrgetter``), so hashing reuses
-    the strings' cached hashes.
+    The content hash stands for the message (type, name, text, tool linkage); the
+    summary counts only once a model made it (pending, verbatim and extractive entries
+    of one message read the same).
     """
-    return list(map(_DOC_KEY, entries))
+    summary = entry.summary if entry.status == "summarized" else ""
+    return (entry.content_hash, entry.name, summary)
+
+
+_ENTRY_ID = attrgetter("id")
+_Lexical = tuple[list[IndexEntry], BM25Index, np.ndarray]
+_EMPTY: _Lexical = ([], BM25Index(), np.zeros(0))
+_LEXICAL = "lexical"
+"""Name of the selector's lexical index in a history view's cache."""
+
+
+def _lexical(
+    messages: Sequence[BaseMessage], entries: Sequence[IndexEntry]
+) -> tuple[IndexHead, np.ndarray]:
+    """The BM25 index over ``entries``' documents, kept with the history's view.
+
+    Each turn's candidates are the last turn's plus a few: the same entry objects
+    (reconciliation keeps them), so a pointer comparison tells the index still holds
+    them and only the new ones are tokenized. Entries are never edited in place; other
+    objects are compared by :func:`_doc_key`. Anything else (an edited or deleted
+    earlier message) builds a new index. The index is read at ``len(entries)``
+    documents, so a longer one (another caller's, e.g. ``warm`` over every entry)
+    serves as well. Also returns the entries' positions (``id``), as floats.
+    """
+    view, _ = view_of(messages)
+    with view.derived_lock:
+        cached: _Lexical | None = view.cache.get(_LEXICAL)
+        seen, index, positions = cached if cached is not None else _EMPTY
+        k = min(len(seen), len(entries))
+        if not all(map(is_, entries[:k], seen)):
+            if list(map(_doc_key, entries[:k])) != list(map(_doc_key, seen[:k])):
+                seen, index, positions = [], BM25Index(), _EMPTY[2]
+            else:  # equal documents: hold these objects, so the next turn compares pointers
+                seen = [*entries[:k], *seen[k:]]
+        if len(entries) > len(seen):
+            new = entries[len(seen) :]
+            if not seen:
+                index = BM25Index()
+            for entry in new:
+                index.add(_doc_key(entry), _doc_text(entry, messages[entry.id]))
+            seen = [*seen, *new]
+            ids = np.fromiter(map(_ENTRY_ID, new), dtype=np.float64, count=len(new))
+            positions = np.concatenate([positions, ids])
+        # Positions of equal documents may differ (a deleted message shifts them).
+        if k and not all(map(is_, entries[:k], seen)):
+            positions = np.concatenate(
+                [np.fromiter(map(_ENTRY_ID, entries[:k]), np.float64, k), positions[k:]]
+            )
+        view.cache[_LEXICAL] = (seen, index, positions)
+    return index.head(len(entries)), positions[: len(entries)]
 
 
 @dataclass
 class _Scored:
     fused: np.ndarray
-    lexical: BM25Index
+    lexical: IndexHead
     best_passage: np.ndarray
     cosines: np.ndarray | None
     """Best-passage cosine per message (``None`` without a model)."""
     echoes: np.ndarray
     """Slots of earlier messages asking what the query asks."""
+    positions: np.ndarray
+    """Each entry's position (``id``), as floats."""
 
 
 @dataclass(frozen=True)
@@ -211,8 +259,7 @@ class LocalSelector:
         entries: Sequence[IndexEntry],
         query_vector: Sequence[float] | None,
     ) -> _Scored:
-        keys = _doc_keys(entries)
-        index = bm25_index_for(keys, lambda i: _doc_text(entries[i], messages[entries[i].id]))
+        index, positions = _lexical(messages, entries)
         raw, best = index.score_passages(query)
         cosines = self._cosines(query_vector, index)
         # Filler ("Noted.", "Reply 8.") carries nothing on its own: it scores zero and
@@ -241,11 +288,10 @@ class LocalSelector:
             fused[echoes] *= _ECHO_FACTOR
         if len(entries) > 1:
             # Among equally relevant messages the later one is the current truth.
-            positions = np.fromiter((e.id for e in entries), dtype=np.float64, count=len(entries))
             fused = fused + _RECENCY_BONUS * (fused > 0) * positions / max(positions.max(), 1.0)
-        return _Scored(fused, index, best, cosines, echoes)
+        return _Scored(fused, index, best, cosines, echoes, positions)
 
-    def _cosines(self, query_vector: Sequence[float] | None, index: BM25Index) -> np.ndarray | None:
+    def _cosines(self, query_vector: Sequence[float] | None, index: IndexHead) -> np.ndarray | None:
         """Each message's best passage cosine with the query (``None`` without a model).
 
         Passages are embedded with the selector's model (cached with the lexical index),
@@ -312,8 +358,7 @@ class LocalSelector:
         """
         if not entries:
             return
-        keys = _doc_keys(entries)
-        index = bm25_index_for(keys, lambda i: _doc_text(entries[i], messages[entries[i].id]))
+        index, _ = _lexical(messages, entries)
         if self.embeddings is not None and self._query_model is not None:
             index.passage_vectors(self.embeddings, self._query_model, self._profile.unit_words)
             background_vectors(self.embeddings, self._query_model)
@@ -467,7 +512,9 @@ class LocalSelector:
         fused = scored.fused
         positive = np.flatnonzero(fused > 0)
         by_score = positive[np.argsort(-fused[positive], kind="stable")]
-        order = [int(i) for i in by_score if entries[i].id not in excluded]
+        if excluded:
+            by_score = by_score[~np.isin(scored.positions[by_score], list(excluded))]
+        order: list[int] = by_score.tolist()
         order = self._distinct(order, entries, messages)
         filler = scored.lexical.filler()
         if not order:
@@ -486,13 +533,18 @@ class LocalSelector:
         bridged = self._bridged(query, order, scored, entries, messages, excluded)
         for i, score in bridged.items():
             priority[i] = max(priority.get(i, 0.0), score)
-        position_to_slot = {e.id: i for i, e in enumerate(entries)}
+
+        def slot_of(position: int) -> int | None:
+            # The last entry at that position (as a dict keyed by position would give).
+            found = np.flatnonzero(scored.positions == position)
+            return int(found[-1]) if found.size else None
+
         neighbours: dict[int, float] = {}
         for i in primary:
             if len(message_text(messages[entries[i].id]).split()) >= _SHORT_MESSAGE_WORDS:
                 continue
             for near in (entries[i].id - 1, entries[i].id + 1):
-                slot = position_to_slot.get(near)
+                slot = slot_of(near)
                 if (
                     slot is not None
                     and near not in excluded
