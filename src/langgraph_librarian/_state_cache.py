@@ -1,13 +1,15 @@
 """Reading the index kept in graph state, without re-parsing it every call.
 
 A checkpointer hands every node a freshly deserialized ``state["index"]``: thousands
-of dicts that are the same as last call's. Turning them into validated
-:class:`IndexEntry` objects costs about a microsecond each; a fingerprint (message id,
-content hash, status and embedding model per entry) costs a small fraction of that, so a hit returns
-the entries parsed before. The summary is not part of the fingerprint: an entry's
-summary is made once from its content (an edit changes the content hash) and never
-rewritten in place. The index node registers what it writes, so the next turn's read
-hits even though the checkpointer hands back new objects.
+of dicts, the same as last call's plus the entries of the newest messages. Turning
+them into validated :class:`IndexEntry` objects costs about a microsecond each; reading
+four short columns (message id, content hash, status, embedding model) and comparing
+them with the last parse's is a few C-level list operations. When the last parse is a
+prefix of the new index, its entries are reused and only the new dicts are parsed. The
+summary is not compared: an entry's summary is made once from its content (an edit
+changes the content hash) and never rewritten in place. The index node registers what
+it writes, so the next turn's read finds it even though the checkpointer hands back
+new objects.
 """
 
 from __future__ import annotations
@@ -15,41 +17,51 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from operator import itemgetter, methodcaller
+from operator import attrgetter, itemgetter, methodcaller
 from typing import Any
 
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts
 
 __all__ = ["remember_state_entries", "state_entries"]
 
-_FINGERPRINT = itemgetter("message_id", "content_hash", "status")
-_VECTOR_MODEL = methodcaller("get", "vector_model")
-_CACHE: OrderedDict[int, tuple[tuple[Any, ...], list[IndexEntry]]] = OrderedDict()
+_FIELDS = ("message_id", "content_hash", "status", "vector_model")
+_KEYS = tuple(itemgetter(name) for name in _FIELDS)
+_VECTOR_MODEL = methodcaller("get", "vector_model")  # absent in indexes of old releases
+_ATTRIBUTES = tuple(attrgetter(name) for name in _FIELDS)
+_CACHE: OrderedDict[Any, tuple[list[list[Any]], list[IndexEntry]]] = OrderedDict()
 _CACHE_SIZE = 16
 _LOCK = threading.Lock()
-_MIN_CACHED = 64  # small indexes parse faster than they fingerprint and look up
+_MIN_CACHED = 64  # small indexes parse faster than they are compared and looked up
+
+Columns = list[list[Any]]
 
 
-def _fingerprint(raw: Sequence[Any]) -> tuple[tuple[Any, ...], int] | None:
+def _columns(raw: Sequence[Any]) -> Columns | None:
     try:
-        # The embedding model too: the same messages indexed with and without vectors
-        # (or by two models) are different indexes.
-        fingerprint = (tuple(map(_FINGERPRINT, raw)), tuple(map(_VECTOR_MODEL, raw)))
-        return fingerprint, hash(fingerprint)
+        columns = [list(map(get, raw)) for get in _KEYS[:3]]
+        try:
+            columns.append(list(map(_KEYS[3], raw)))
+        except KeyError:
+            columns.append(list(map(_VECTOR_MODEL, raw)))
+        return columns
     except (KeyError, TypeError):  # not our format: the strict parser explains
         return None
 
 
-def _put(fingerprint: tuple[Any, ...], key: int, entries: list[IndexEntry]) -> None:
+def _put(anchor: Any, columns: Columns, entries: list[IndexEntry]) -> None:
     with _LOCK:
-        _CACHE[key] = (fingerprint, entries)
-        _CACHE.move_to_end(key)
+        _CACHE[anchor] = (columns, entries)
+        _CACHE.move_to_end(anchor)
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
 
 
+def _same_prefix(columns: Columns, cached: Columns, k: int) -> bool:
+    return all(new[:k] == old[:k] for new, old in zip(columns, cached, strict=True))
+
+
 def state_entries(state: dict[str, Any]) -> list[IndexEntry]:
-    """``state["index"]`` as entries (cached by fingerprint; entries are shared, read-only).
+    """``state["index"]`` as entries (the parsed prefix is shared; entries are read-only).
 
     Raises:
         ValueError: when the stored index is not a list of valid entries.
@@ -59,24 +71,29 @@ def state_entries(state: dict[str, Any]) -> list[IndexEntry]:
         raise ValueError(f"state['index'] must be a list, got {type(raw).__name__}")
     if len(raw) < _MIN_CACHED or not isinstance(raw[0], dict):
         return entries_from_dicts(raw)
-    found = _fingerprint(raw)
-    if found is None:
+    columns = _columns(raw)
+    if columns is None:
         return entries_from_dicts(raw)
-    fingerprint, key = found
+    anchor = columns[0][0]
     with _LOCK:
-        hit = _CACHE.get(key)
-        if hit is not None and hit[0] == fingerprint:
-            _CACHE.move_to_end(key)
-            return list(hit[1])
+        hit = _CACHE.get(anchor)
+    if hit is not None:
+        cached, parsed = hit
+        k = min(len(parsed), len(raw))
+        if _same_prefix(columns, cached, k):
+            entries = parsed[:k] + entries_from_dicts(raw[k:])
+            if len(raw) > len(parsed):
+                _put(anchor, columns, entries)
+            return entries
     entries = entries_from_dicts(raw)
-    _put(fingerprint, key, entries)
+    _put(anchor, columns, entries)
     return list(entries)
 
 
 def remember_state_entries(raw: Sequence[dict[str, Any]], entries: list[IndexEntry]) -> None:
     """Register dicts about to be written to state as the serialized form of ``entries``."""
-    if len(raw) < _MIN_CACHED:
+    if len(raw) < _MIN_CACHED or len(raw) != len(entries):
         return
-    found = _fingerprint(raw)
-    if found is not None:
-        _put(found[0], found[1], list(entries))
+    # The dicts were made from these entries: read the columns from the entries.
+    columns = [list(map(get, entries)) for get in _ATTRIBUTES]
+    _put(columns[0][0], columns, list(entries))

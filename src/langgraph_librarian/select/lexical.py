@@ -279,9 +279,17 @@ class BM25Index:
     def doc_max(
         self, unit_values: np.ndarray, owner: np.ndarray, docs: int | None = None
     ) -> np.ndarray:
-        """The max of ``unit_values`` per document (``owner`` gives each unit's)."""
+        """The max of ``unit_values`` per document (``owner`` gives each unit's).
+
+        Units come in document order, so each document's are one run: a segmented
+        ``maximum.reduceat`` (``maximum.at`` scatters one unit at a time).
+        """
         best = np.full(self._bound(docs)[0], -np.inf)
-        np.maximum.at(best, owner[: len(unit_values)], unit_values)
+        owner = owner[: len(unit_values)]
+        if not len(owner):
+            return best
+        starts = np.flatnonzero(np.concatenate(([True], owner[1:] != owner[:-1])))
+        best[owner[starts]] = np.maximum.reduceat(unit_values, starts)
         return best
 
     @property
