@@ -1,0 +1,184 @@
+"""The incremental history view equals a fresh rebuild, whatever happens to the history.
+
+Random sequences of what a thread goes through (turns with tool calls, ``RemoveMessage``,
+``REMOVE_ALL_MESSAGES``, edits, re-sent histories, a checkpointer's fresh copies,
+hand-made lists without ids) are applied through LangGraph's ``add_messages``; after
+every step the view the process extended turn by turn equals one built from scratch
+(and the library's plain whole-history functions), and ``select_and_hydrate`` gives
+exactly what it gives with every cache empty.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import OrderedDict
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
+
+from langgraph_librarian import (
+    LibrarianConfig,
+    _state_cache,
+    _view,
+    index_messages,
+    select_and_hydrate,
+)
+from langgraph_librarian._messages import content_hash, human_positions, tool_groups
+from langgraph_librarian._view import HistoryView, _Columns, view_of
+
+WORDS = ["budget", "venue", "Lisbon", "flight", "hotel", "12,000", "moved", "menu", "Farah"]
+OPERATIONS = [
+    "human",
+    "human",
+    "ai",
+    "tools",
+    "tools",
+    "orphan",
+    "remove",
+    "remove_all",
+    "edit",
+    "resend_new",
+    "resend_same",
+    "deserialize",
+    "strip_ids",
+    "index",
+    "index",
+]
+
+
+def fresh_view(messages: list[BaseMessage]) -> HistoryView:
+    view = HistoryView()
+    view._append(messages, _Columns(messages))
+    return view
+
+
+def assert_same_view(view: HistoryView, n: int, messages: list[BaseMessage]) -> None:
+    fresh = fresh_view(messages)
+    assert n == len(messages) == len(fresh)
+    assert view.types[:n] == fresh.types
+    assert view.hashes[:n] == fresh.hashes == [content_hash(m) for m in messages]
+    assert view.keys[:n] == fresh.keys
+    assert view.human_positions(n) == fresh.humans == human_positions(messages)
+    assert view.system_positions(n) == fresh.systems
+    assert view.orphan_positions(n) == fresh.orphans
+    assert view.owner[:n] == fresh.owner
+    groups = tool_groups(messages)
+    for p in range(n):
+        assert view.exchange(p, n) == fresh.exchange(p, n) == groups.get(p)
+    assert {k: p for k, p in view.first_at.items() if p < n} == fresh.first_at
+    assert (view.duplicate_at if view.duplicate_at < n else -1) == fresh.duplicate_at
+
+
+def comparable(update: dict[str, Any]) -> dict[str, Any]:
+    metadata = {k: v for k, v in update["librarian_metadata"].items() if "latency" not in k}
+    curated = [(m.id, m.type, m.content) for m in update["curated_messages"]]
+    return {"curated": curated, "selected": update["selected_ids"], "metadata": metadata}
+
+
+def cold_select(state: dict[str, Any], run_config: dict[str, Any]) -> dict[str, Any]:
+    """``select_and_hydrate`` as the first call of a new process (caches put back after)."""
+    views, parsed = OrderedDict(_view._VIEWS), OrderedDict(_state_cache._CACHE)
+    _view._VIEWS.clear()
+    _state_cache._CACHE.clear()
+    try:
+        return select_and_hydrate(state, run_config)
+    finally:
+        _view._VIEWS.clear()
+        _view._VIEWS.update(views)
+        _state_cache._CACHE.clear()
+        _state_cache._CACHE.update(parsed)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_incremental_view_equals_a_fresh_rebuild(data):
+    # The parsed-index cache skips small indexes; here every index goes through it.
+    smallest, _state_cache._MIN_CACHED = _state_cache._MIN_CACHED, 1
+    try:
+        _run_thread(data)
+    finally:
+        _state_cache._MIN_CACHED = smallest
+
+
+@pytest.mark.embeddings
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_with_embeddings_too(data):
+    """The same with the packaged embedding model: passage vectors grow with the view."""
+    _run_thread(data, embeddings="auto")
+
+
+def _run_thread(data: st.DataObject, embeddings: str | None = None) -> None:
+    config = LibrarianConfig(
+        embeddings=embeddings, always_include_recent_turns=1, context_token_budget=120
+    )
+    run_config = {"configurable": {"librarian": config, "thread_id": "view-test"}}
+    messages: list[BaseMessage] = add_messages([], [SystemMessage("Be brief.", id="sys")])
+    index: list[dict[str, Any]] = []
+    operations = data.draw(st.lists(st.sampled_from(OPERATIONS), min_size=4, max_size=16))
+    for step, op in enumerate(operations):
+        text = " ".join(data.draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=10)))
+        update: list[BaseMessage] = []
+        if op == "human":
+            update = [HumanMessage(f"Q{step}: {text}?", id=f"h{step}")]
+        elif op == "ai":
+            update = [AIMessage(f"A{step}: {text}.", id=f"a{step}")]
+        elif op == "tools":
+            # Call ids sometimes repeat an earlier one (a later call takes its results).
+            ids = [
+                f"c{data.draw(st.integers(0, step))}" for _ in range(data.draw(st.integers(1, 2)))
+            ]
+            calls = [{"name": "lookup", "args": {"q": text}, "id": c} for c in dict.fromkeys(ids)]
+            update = [AIMessage("", tool_calls=calls, id=f"t{step}")]
+            update += [
+                ToolMessage(f"{c}: {text}", tool_call_id=c["id"], id=f"r{step}{i}")
+                for i, c in enumerate(calls)
+            ]
+        elif op == "orphan":
+            update = [ToolMessage(text, tool_call_id=f"gone{step}", id=f"o{step}")]
+        elif op == "remove" and len(messages) > 1:
+            victim = messages[data.draw(st.integers(0, len(messages) - 1))]
+            update = [RemoveMessage(id=str(victim.id))]
+        elif op == "remove_all":
+            update = [RemoveMessage(id=REMOVE_ALL_MESSAGES)]
+        elif op == "edit" and messages:
+            old = messages[data.draw(st.integers(0, len(messages) - 1))]
+            update = [old.model_copy(update={"content": f"EDITED {text}"})]
+        elif op == "resend_new":
+            update = [
+                RemoveMessage(id=REMOVE_ALL_MESSAGES),
+                HumanMessage(f"new start {text}", id=f"n{step}"),
+                AIMessage(f"new reply {text}", id=f"m{step}"),
+            ]
+        elif op == "resend_same":
+            update = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *[m.model_copy() for m in messages]]
+        if update:
+            messages = add_messages(messages, update)
+        if op == "deserialize":  # a checkpointer's fresh copy of the same history
+            messages = pickle.loads(pickle.dumps(messages))
+        elif op == "index" and messages:
+            written = index_messages({"messages": messages, "index": index}, run_config)
+            index = written.get("index", index)
+        checked = messages
+        if op == "strip_ids":  # a hand-made list: keys come from contents (the thread goes on)
+            checked = [m.model_copy(update={"id": None}) for m in messages]
+
+        assert_same_view(*view_of(checked), checked)
+        # With a new question, selection over the incremental caches equals a cold one.
+        asked = [*checked, HumanMessage(f"What about the {text}?", id=f"q{step}")]
+        state = {"messages": asked, "index": index}
+        warm = select_and_hydrate(state, run_config)
+        assert_same_view(*view_of(asked), asked)
+        cold = cold_select(state, run_config)
+        assert comparable(warm) == comparable(cold)
