@@ -14,6 +14,7 @@ new objects.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -28,7 +29,8 @@ _FIELDS = ("message_id", "content_hash", "status", "vector_model")
 _KEYS = tuple(itemgetter(name) for name in _FIELDS)
 _VECTOR_MODEL = methodcaller("get", "vector_model")  # absent in indexes of old releases
 _ATTRIBUTES = tuple(attrgetter(name) for name in _FIELDS)
-_CACHE: OrderedDict[Any, tuple[list[list[Any]], list[IndexEntry]]] = OrderedDict()
+_CACHE: OrderedDict[Any, tuple[list[Any], list[list[Any]], list[IndexEntry]]] = OrderedDict()
+"""Per first message id: (the dicts last seen, their columns, their entries)."""
 _CACHE_SIZE = 16
 _LOCK = threading.Lock()
 _MIN_CACHED = 64  # small indexes parse faster than they are compared and looked up
@@ -48,9 +50,9 @@ def _columns(raw: Sequence[Any]) -> Columns | None:
         return None
 
 
-def _put(anchor: Any, columns: Columns, entries: list[IndexEntry]) -> None:
+def _put(anchor: Any, raw: list[Any], columns: Columns, entries: list[IndexEntry]) -> None:
     with _LOCK:
-        _CACHE[anchor] = (columns, entries)
+        _CACHE[anchor] = (raw, columns, entries)
         _CACHE.move_to_end(anchor)
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
@@ -71,23 +73,42 @@ def state_entries(state: dict[str, Any]) -> list[IndexEntry]:
         raise ValueError(f"state['index'] must be a list, got {type(raw).__name__}")
     if len(raw) < _MIN_CACHED or not isinstance(raw[0], dict):
         return entries_from_dicts(raw)
-    columns = _columns(raw)
-    if columns is None:
-        return entries_from_dicts(raw)
-    anchor = columns[0][0]
+    anchor = raw[0].get("message_id")
     with _LOCK:
         hit = _CACHE.get(anchor)
     if hit is not None:
-        cached, parsed = hit
+        seen, cached, parsed = hit
+        k = min(len(parsed), len(raw))
+        # The dicts written last turn, still in this process (no checkpointer copy):
+        # pointers, and one column for a dict edited in place.
+        if all(map(operator.is_, raw[:k], seen)) and all(
+            map(operator.is_, map(_KEYS[1], raw[:k]), cached[1])
+        ):
+            tail = _columns(raw[k:])
+            if tail is not None:
+                grown = [old[:k] + new for old, new in zip(cached, tail, strict=True)]
+                return _extend(anchor, raw, grown, parsed, k)
+    columns = _columns(raw)
+    if columns is None:
+        return entries_from_dicts(raw)
+    if hit is not None:
+        seen, cached, parsed = hit
         k = min(len(parsed), len(raw))
         if _same_prefix(columns, cached, k):
-            entries = parsed[:k] + entries_from_dicts(raw[k:])
-            if len(raw) > len(parsed):
-                _put(anchor, columns, entries)
-            return entries
+            return _extend(anchor, raw, columns, parsed, k)
     entries = entries_from_dicts(raw)
-    _put(anchor, columns, entries)
+    _put(anchor, list(raw), columns, entries)
     return list(entries)
+
+
+def _extend(
+    anchor: Any, raw: Sequence[Any], columns: Columns, parsed: list[IndexEntry], k: int
+) -> list[IndexEntry]:
+    """The first ``k`` parsed entries plus the parse of the rest of ``raw``."""
+    entries = parsed[:k] + entries_from_dicts(raw[k:])
+    if len(raw) != len(parsed):
+        _put(anchor, list(raw), columns, entries)
+    return entries
 
 
 def remember_state_entries(raw: Sequence[dict[str, Any]], entries: list[IndexEntry]) -> None:
@@ -96,4 +117,4 @@ def remember_state_entries(raw: Sequence[dict[str, Any]], entries: list[IndexEnt
         return
     # The dicts were made from these entries: read the columns from the entries.
     columns = [list(map(get, entries)) for get in _ATTRIBUTES]
-    _put(columns[0][0], columns, list(entries))
+    _put(columns[0][0], list(raw), columns, list(entries))

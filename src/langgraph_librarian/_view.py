@@ -44,6 +44,7 @@ _ID, _TYPE, _NAME, _CONTENT = (itemgetter(k) for k in ("id", "type", "name", "co
 # goes through pydantic's slow AttributeError path).
 _CALLS = methodcaller("get", "tool_calls")
 _CALL_ID = methodcaller("get", "tool_call_id")
+_CONTENT_ATTRIBUTE = attrgetter("content")
 
 
 class _Columns:
@@ -174,16 +175,15 @@ class HistoryView:
     def _matches(self, messages: Sequence[BaseMessage], columns: _Columns | None) -> int:
         """How many of ``messages`` this view can serve (-1: they differ from it).
 
-        The same objects as seen before pass on a pointer comparison plus a look at
-        ids and contents (a message edited in place); other objects (a checkpointer
-        deserializes a fresh copy each turn) are compared field by field.
+        The same objects as seen before pass on a pointer comparison plus one of their
+        contents (a message whose text was edited in place); other objects (a
+        checkpointer deserializes a fresh copy each turn) are compared field by field.
         """
         k = min(len(messages), len(self.messages))
         if all(map(is_, messages[:k], self.messages)):
-            ids = list(map(attrgetter("id"), messages[:k]))
-            contents = list(map(attrgetter("content"), messages[:k]))
-            same = ids == self._columns_ids[:k] and contents == self._contents[:k]
-            return k if same else -1
+            # The same objects; their text may still have been edited in place.
+            contents = map(_CONTENT_ATTRIBUTE, messages[:k])
+            return k if all(map(is_, contents, self._contents)) else -1
         if columns is None:
             return -1
         same = (

@@ -22,6 +22,7 @@ import math
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Hashable
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -195,14 +196,14 @@ class BM25Index:
             return np.zeros(0), np.zeros(0, dtype=np.int64)
         owner = self._owner_array
         if owner is None or len(owner) < n:
-            owner = self._owner_array = np.asarray(self._owner, dtype=np.int64)
+            owner = self._owner_array = _extended(owner, self._owner, np.int64)
         owner = owner[:n]
         passage = self._passage_scores(query, n)
         # A matching passage that also holds a candidate answer (a number, date or name
         # the question does not contain) states something; one without only talks about it.
         has_value = self._has_value_array
         if has_value is None or len(has_value) < n:
-            has_value = self._has_value_array = np.asarray(self._has_value, dtype=bool)
+            has_value = self._has_value_array = _extended(has_value, self._has_value, bool)
         boost = has_value[:n].copy()
         # Passages whose only values are ones the query already names get no boost; only
         # passages holding a value the query mentions need a closer look.
@@ -272,8 +273,7 @@ class BM25Index:
         n, _ = self._bound(docs)
         cached = self._filler_array
         if cached is None or len(cached) < n:
-            cached = self._filler_array = np.asarray(self._filler, dtype=bool)
-            cached.flags.writeable = False
+            cached = self._filler_array = _extended(cached, self._filler, bool)
         return cached[:n]
 
     def doc_max(
@@ -330,7 +330,7 @@ class BM25Index:
             return result
         lengths = self._lengths_array
         if lengths is None or len(lengths) < n:
-            lengths = self._lengths_array = np.asarray(self._lengths, dtype=np.float64)
+            lengths = self._lengths_array = _extended(lengths, self._lengths, np.float64)
         lengths = lengths[:n]
         avg = float(lengths.mean()) or 1.0
         norm = _K1 * (1.0 - _B + _B * lengths / avg)
@@ -406,6 +406,18 @@ def _cached_vectors(embeddings: Embeddings, model: str, docs: list[tuple[str, ..
     if not rows:
         return np.zeros((0, 0), dtype=np.float32)
     return np.concatenate(rows).astype(np.float32)
+
+
+def _extended(cached: np.ndarray | None, values: list[Any], dtype: Any) -> np.ndarray:
+    """``values`` as a read-only array, converting only what ``cached`` does not hold.
+
+    The per-passage lists only grow, so last turn's array is a prefix of this turn's.
+    """
+    done = 0 if cached is None else len(cached)
+    tail = np.asarray(values[done:], dtype=dtype)
+    array = tail if cached is None else np.concatenate([cached, tail])
+    array.flags.writeable = False
+    return array
 
 
 def _grown(
