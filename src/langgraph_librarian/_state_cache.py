@@ -58,6 +58,13 @@ def _put(anchor: Any, raw: list[Any], columns: Columns, entries: list[IndexEntry
             _CACHE.popitem(last=False)
 
 
+def _same_hashes(raw: Sequence[Any], hashes: list[Any]) -> bool:
+    try:
+        return all(map(operator.is_, map(_KEYS[1], raw), hashes))
+    except (KeyError, TypeError):  # not our format: the strict parser explains
+        return False
+
+
 def _same_prefix(columns: Columns, cached: Columns, k: int) -> bool:
     return all(new[:k] == old[:k] for new, old in zip(columns, cached, strict=True))
 
@@ -81,8 +88,8 @@ def state_entries(state: dict[str, Any]) -> list[IndexEntry]:
         k = min(len(parsed), len(raw))
         # The dicts written last turn, still in this process (no checkpointer copy):
         # pointers, and one column for a dict edited in place.
-        if all(map(operator.is_, raw[:k], seen)) and all(
-            map(operator.is_, map(_KEYS[1], raw[:k]), cached[1])
+        if all(map(operator.is_, raw, seen)) and _same_hashes(
+            raw[:k] if k < len(raw) else raw, cached[1]
         ):
             tail = _columns(raw[k:])
             if tail is not None:

@@ -180,9 +180,11 @@ class HistoryView:
         checkpointer deserializes a fresh copy each turn) are compared field by field.
         """
         k = min(len(messages), len(self.messages))
-        if all(map(is_, messages[:k], self.messages)):
+        # (No slicing: copying a slice touches every object's reference count, which
+        # costs more than the comparison; ``map`` stops at the shorter list.)
+        if all(map(is_, messages, self.messages)):
             # The same objects; their text may still have been edited in place.
-            contents = map(_CONTENT_ATTRIBUTE, messages[:k])
+            contents = map(_CONTENT_ATTRIBUTE, messages)
             return k if all(map(is_, contents, self._contents)) else -1
         if columns is None:
             return -1

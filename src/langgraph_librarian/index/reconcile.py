@@ -150,7 +150,7 @@ def _extend(
     first ``snap.n`` (views only grow), so only the new tail and new entries are read.
     """
     k, s = snap.n, len(snap.stored)
-    if k > n or len(entries) < s or not all(map(operator.is_, entries[:s], snap.stored)):
+    if k > n or len(entries) < s or not all(map(operator.is_, entries, snap.stored)):
         return None
     keys, hashes, first_at = view.keys, view.hashes, view.first_at
     new_entries = entries[s:]

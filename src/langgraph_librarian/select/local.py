@@ -113,11 +113,15 @@ def _lexical(
         cached: _Lexical | None = view.cache.get(_LEXICAL)
         seen, index, positions = cached if cached is not None else _EMPTY
         k = min(len(seen), len(entries))
-        if not all(map(is_, entries[:k], seen)):
+        if not all(map(is_, entries, seen)):  # stops at the shorter list
             if list(map(_doc_key, entries[:k])) != list(map(_doc_key, seen[:k])):
                 seen, index, positions = [], BM25Index(), _EMPTY[2]
-            else:  # equal documents: hold these objects, so the next turn compares pointers
+            else:
+                # Equal documents: hold these objects, so the next turn compares
+                # pointers; their positions may differ (a deleted message shifts them).
                 seen = [*entries[:k], *seen[k:]]
+                ids = np.fromiter(map(_ENTRY_ID, entries[:k]), np.float64, k)
+                positions = np.concatenate([ids, positions[k:]])
         if len(entries) > len(seen):
             new = entries[len(seen) :]
             if not seen:
@@ -127,11 +131,6 @@ def _lexical(
             seen = [*seen, *new]
             ids = np.fromiter(map(_ENTRY_ID, new), dtype=np.float64, count=len(new))
             positions = np.concatenate([positions, ids])
-        # Positions of equal documents may differ (a deleted message shifts them).
-        if k and not all(map(is_, entries[:k], seen)):
-            positions = np.concatenate(
-                [np.fromiter(map(_ENTRY_ID, entries[:k]), np.float64, k), positions[k:]]
-            )
         view.cache[_LEXICAL] = (seen, index, positions)
     return index.head(len(entries)), positions[: len(entries)]
 
