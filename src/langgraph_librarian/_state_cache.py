@@ -59,8 +59,12 @@ def _put(anchor: Any, raw: list[Any], columns: Columns, entries: list[IndexEntry
 
 
 def _same_hashes(raw: Sequence[Any], hashes: list[Any]) -> bool:
+    """The content hashes of ``raw``'s first dicts are ``hashes`` (the same objects).
+
+    ``hashes`` goes first: ``map`` stops when it runs out, before reading a new dict.
+    """
     try:
-        return all(map(operator.is_, map(_KEYS[1], raw), hashes))
+        return all(map(operator.is_, hashes, map(_KEYS[1], raw)))
     except (KeyError, TypeError):  # not our format: the strict parser explains
         return False
 

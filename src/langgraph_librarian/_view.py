@@ -185,7 +185,7 @@ class HistoryView:
         if all(map(is_, messages, self.messages)):
             # The same objects; their text may still have been edited in place.
             contents = map(_CONTENT_ATTRIBUTE, messages)
-            return k if all(map(is_, contents, self._contents)) else -1
+            return k if all(map(is_, self._contents, contents)) else -1
         if columns is None:
             return -1
         same = (
