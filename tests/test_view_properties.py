@@ -78,6 +78,9 @@ def assert_same_view(view: HistoryView, n: int, messages: list[BaseMessage]) -> 
         assert view.exchange(p, n) == fresh.exchange(p, n) == groups.get(p)
     assert {k: p for k, p in view.first_at.items() if p < n} == fresh.first_at
     assert (view.duplicate_at if view.duplicate_at < n else -1) == fresh.duplicate_at
+    if len(view) == n:  # what the next appended messages will be read with
+        assert view._seen == fresh._seen and view._call_owner == fresh._call_owner
+        assert view._exchanges == fresh._exchanges
 
 
 def comparable(update: dict[str, Any]) -> dict[str, Any]:

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from operator import attrgetter, is_, itemgetter, methodcaller
+from itertools import compress, count
+from operator import attrgetter, is_, itemgetter, methodcaller, ne, not_
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -113,7 +114,9 @@ class HistoryView:
         self.duplicate_at = -1
         """The first position whose key an earlier message already has (-1: none yet)."""
         self.cache: dict[str, Any] = {}
-        """Derived caches of other modules (the selector's lexical view), by name."""
+        """Derived caches of other modules (the selector's lexical index, the last
+        reconciliation), by name. A new view of a changed history keeps those whose
+        ``valid_below(p)`` says they hold for its unchanged first ``p`` messages."""
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -197,6 +200,51 @@ class HistoryView:
             and columns.calls[:k] == self._calls[:k]
         )
         return k if same else -1
+
+    def _common_prefix(self, columns: _Columns) -> int:
+        """How many leading messages (of ``columns``) this view holds unchanged.
+
+        Each column's first difference is found in C (``map(ne)`` under ``compress``).
+        """
+        k = min(len(columns.ids), len(self.messages))
+        first = k
+        for new, old in (
+            (columns.ids, self._columns_ids),
+            (columns.types, self._types),
+            (columns.contents, self._contents),
+            (columns.names, self._names),
+            (columns.call_ids, self._call_ids),
+            (columns.calls, self._calls),
+        ):
+            first = min(first, next(compress(count(), map(ne, old[:first], new)), first))
+        return first
+
+    def _fork(self, p: int) -> HistoryView:
+        """A new view of this view's first ``p`` messages (the lists are copied)."""
+        view = HistoryView()
+        view.messages = self.messages[:p]
+        view._columns_ids = self._columns_ids[:p]
+        view._contents = self._contents[:p]
+        view._types = view.types = self._types[:p]
+        view._names = self._names[:p]
+        view._calls = self._calls[:p]
+        view._call_ids = self._call_ids[:p]
+        view.hashes = self.hashes[:p]
+        view.keys = self.keys[:p]
+        view.owner = self.owner[:p]
+        view.humans = self.human_positions(p)
+        view.systems = self.system_positions(p)
+        view.orphans = self.orphan_positions(p)
+        view.first_at = {key: i for key, i in self.first_at.items() if i < p}
+        view.duplicate_at = self.duplicate_at if self.duplicate_at < p else -1
+        # Occurrences of each hash among id-less messages (their keys count them).
+        view._seen = dict(Counter(compress(view.hashes, map(not_, view._columns_ids))))
+        for owner in sorted(o for o in self._exchanges if o < p):
+            view._exchanges[owner] = [q for q in self._exchanges[owner] if q < p]
+            for call in view._calls[owner]:
+                if call.get("id"):
+                    view._call_owner[str(call["id"])] = owner
+        return view
 
     # -- reading -----------------------------------------------------------------------
 
@@ -287,8 +335,23 @@ def view_of(messages: Sequence[BaseMessage]) -> tuple[HistoryView, int]:
                     view._append(tail, _Columns(tail) if columns is None else columns.tail(k))
                 _touch(anchor, view)
                 return view, n
-    view = HistoryView()
-    view._append(messages, columns or _Columns(messages))
+    # Not an append: a new view. When the latest view of this conversation shares a
+    # prefix (an edited or re-asked last message, a deletion near the end), the new
+    # view starts from a copy of that prefix and reads only the rest.
+    columns = columns or _Columns(messages)
+    view, p = HistoryView(), 0
+    if candidates:
+        latest = candidates[0]
+        with latest.lock:
+            p = latest._common_prefix(columns)
+            if p:
+                view = latest._fork(p)
+            view.cache = {
+                name: kept
+                for name, kept in latest.cache.items()
+                if getattr(kept, "valid_below", lambda _: False)(p)
+            }
+    view._append(messages[p:], columns.tail(p) if p else columns)
     _touch(anchor, view)
     return view, n
 

@@ -108,6 +108,10 @@ class _Snapshot:
     def reused(self) -> int:
         return len(self.reused_at)
 
+    def valid_below(self, p: int) -> bool:
+        """Still true of a history whose first ``p`` messages are unchanged."""
+        return self.n <= p
+
 
 _SNAPSHOT = "reconcile"
 """Name of the last reconciliation in its history view's cache."""

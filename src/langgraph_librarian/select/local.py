@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from operator import attrgetter, is_
@@ -89,10 +90,51 @@ def _doc_key(entry: IndexEntry) -> tuple[str, str | None, str]:
 
 
 _ENTRY_ID = attrgetter("id")
-_Lexical = tuple[list[IndexEntry], BM25Index, np.ndarray]
-_EMPTY: _Lexical = ([], BM25Index(), np.zeros(0))
 _LEXICAL = "lexical"
 """Name of the selector's lexical index in a history view's cache."""
+
+
+class _LexicalCache:
+    """A BM25 index over a list of entries' documents, extended as the list grows.
+
+    Entries are compared on every use, so the cache holds for any history: a view of
+    an edited history keeps it (``valid_below``), sharing it with the old view.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.seen: list[IndexEntry] = []
+        self.index = BM25Index()
+        self.positions = np.zeros(0)
+
+    @staticmethod
+    def valid_below(p: int) -> bool:
+        return True
+
+    def read(
+        self, messages: Sequence[BaseMessage], entries: Sequence[IndexEntry]
+    ) -> tuple[IndexHead, np.ndarray]:
+        with self.lock:
+            seen, index, positions = self.seen, self.index, self.positions
+            k = min(len(seen), len(entries))
+            if not all(map(is_, entries, seen)):  # stops at the shorter list
+                if list(map(_doc_key, entries[:k])) != list(map(_doc_key, seen[:k])):
+                    seen, index, positions = [], BM25Index(), np.zeros(0)
+                else:
+                    # Equal documents: hold these objects, so the next turn compares
+                    # pointers; their positions may differ (a deletion shifts them).
+                    seen = [*entries[:k], *seen[k:]]
+                    ids = np.fromiter(map(_ENTRY_ID, entries[:k]), np.float64, k)
+                    positions = np.concatenate([ids, positions[k:]])
+            if len(entries) > len(seen):
+                new = entries[len(seen) :]
+                for entry in new:
+                    index.add(_doc_key(entry), _doc_text(entry, messages[entry.id]))
+                seen = [*seen, *new]
+                ids = np.fromiter(map(_ENTRY_ID, new), dtype=np.float64, count=len(new))
+                positions = np.concatenate([positions, ids])
+            self.seen, self.index, self.positions = seen, index, positions
+        return index.head(len(entries)), positions[: len(entries)]
 
 
 def _lexical(
@@ -110,29 +152,11 @@ def _lexical(
     """
     view, _ = view_of(messages)
     with view.derived_lock:
-        cached: _Lexical | None = view.cache.get(_LEXICAL)
-        seen, index, positions = cached if cached is not None else _EMPTY
-        k = min(len(seen), len(entries))
-        if not all(map(is_, entries, seen)):  # stops at the shorter list
-            if list(map(_doc_key, entries[:k])) != list(map(_doc_key, seen[:k])):
-                seen, index, positions = [], BM25Index(), _EMPTY[2]
-            else:
-                # Equal documents: hold these objects, so the next turn compares
-                # pointers; their positions may differ (a deleted message shifts them).
-                seen = [*entries[:k], *seen[k:]]
-                ids = np.fromiter(map(_ENTRY_ID, entries[:k]), np.float64, k)
-                positions = np.concatenate([ids, positions[k:]])
-        if len(entries) > len(seen):
-            new = entries[len(seen) :]
-            if not seen:
-                index = BM25Index()
-            for entry in new:
-                index.add(_doc_key(entry), _doc_text(entry, messages[entry.id]))
-            seen = [*seen, *new]
-            ids = np.fromiter(map(_ENTRY_ID, new), dtype=np.float64, count=len(new))
-            positions = np.concatenate([positions, ids])
-        view.cache[_LEXICAL] = (seen, index, positions)
-    return index.head(len(entries)), positions[: len(entries)]
+        cache = view.cache.get(_LEXICAL)
+        if cache is None:
+            cache = view.cache[_LEXICAL] = _LexicalCache()
+    result: tuple[IndexHead, np.ndarray] = cache.read(messages, entries)
+    return result
 
 
 @dataclass
