@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Collection, Sequence
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -35,6 +37,7 @@ from langgraph_librarian.tokens import TokenCounter, count_text_tokens
 
 __all__ = ["LLMSelector"]
 
+_ENTRY_ID, _SUMMARY, _NAME = attrgetter("id"), attrgetter("summary"), attrgetter("name")
 logger = logging.getLogger("langgraph_librarian")
 
 _RAW_LIMIT = 2000
@@ -118,12 +121,19 @@ class LLMSelector:
     ) -> tuple[list[IndexEntry], bool]:
         """Entries that fit the prompt budget, in conversation order."""
         excluded = set(exclude)
-        candidates = [e for e in entries if e.id not in excluded]
+        # Every turn: the passes over all entries are C-level maps (the usual exclusion,
+        # the recent turns, lies past every candidate and filters nothing).
+        if excluded and max(map(_ENTRY_ID, entries), default=-1) >= min(excluded):
+            candidates = [e for e in entries if e.id not in excluded]
+        else:
+            candidates = list(entries)
         fixed = count_text_tokens(render_selection_prompt(self.template, query, []), self.counter)
         room = self.token_budget - fixed
         # A cheap upper estimate first: only a history that may not fit pays for exact
         # per-line counting, and then only for the lines it actually adds.
-        estimate = sum(len(e.summary) + len(e.name or "") + 48 for e in candidates) // 3
+        summaries = sum(map(len, map(_SUMMARY, candidates)))
+        names = sum(map(len, filter(None, map(_NAME, candidates))))
+        estimate = (summaries + names + 48 * len(candidates)) // 3
         if self.counter is None and estimate <= room:
             return candidates, False
 
@@ -132,14 +142,15 @@ class LLMSelector:
 
         if estimate <= room * 3 and sum(cost(e) for e in candidates) <= room:
             return candidates, False
-        by_pos = {e.id: e for e in candidates}
-        order = [pos for pos, _ in self.local.rank(query, messages, candidates)]
-        ranked = set(order)
-        order += [e.id for e in reversed(candidates) if e.id not in ranked]  # recent first
+        by_pos = dict(zip(map(_ENTRY_ID, candidates), candidates, strict=True))
+        ranked_order = [pos for pos, _ in self.local.rank(query, messages, candidates)]
+        ranked = set(ranked_order)
+        # Then the unranked, recent first; read only if the ranked ones leave room.
+        unranked = (e.id for e in reversed(candidates) if e.id not in ranked)
         chosen: list[int] = []
         used = 0
         misses = 0
-        for pos in order:
+        for pos in chain(ranked_order, unranked):
             line = cost(by_pos[pos])
             if used + line > room:
                 misses += 1

@@ -468,14 +468,14 @@ class LocalSelector:
         """``(position, score)`` of every entry with a positive score, best first."""
         if not entries:
             return []
-        fused = self.scores(query, messages, entries, query_vector)
-        excluded = set(exclude)
+        scored = self._score(query, messages, entries, query_vector)
+        fused = scored.fused
         order = np.argsort(-fused, kind="stable")
-        return [
-            (entries[i].id, float(fused[i]))
-            for i in order
-            if fused[i] > 0 and entries[i].id not in excluded
-        ]
+        order = order[fused[order] > 0]
+        if exclude:
+            order = order[~np.isin(scored.positions[order], list(set(exclude)))]
+        positions = [entries[i].id for i in order.tolist()]
+        return list(zip(positions, fused[order].tolist(), strict=True))
 
     # -- selection ------------------------------------------------------------------
 
