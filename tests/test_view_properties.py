@@ -185,3 +185,36 @@ def _run_thread(data: st.DataObject, embeddings: str | None = None) -> None:
         assert_same_view(*view_of(asked), asked)
         cold = cold_select(state, run_config)
         assert comparable(warm) == comparable(cold)
+
+
+def test_threads_sharing_a_history_each_read_a_consistent_view():
+    """Threads extending, forking and reading one conversation's views concurrently."""
+    import threading
+
+    base = [HumanMessage(f"Q{i} {WORDS[i % len(WORDS)]}?", id=f"h{i}") for i in range(300)]
+    config = LibrarianConfig(embeddings=None, always_include_recent_turns=1)
+    run_config = {"configurable": {"librarian": config}}
+    index = index_messages({"messages": base}, run_config)["index"]
+    errors: list[BaseException] = []
+
+    def worker(seed: int) -> None:
+        try:
+            messages = list(base)
+            for turn in range(30):
+                if turn % 7 == seed % 7:  # an edited last message: a fork
+                    messages = [*messages[:-1], HumanMessage(f"edit {seed} {turn}", id="x")]
+                else:
+                    messages = [*messages, AIMessage(f"a {seed} {turn}", id=f"a{seed}-{turn}")]
+                assert_same_view(*view_of(messages), messages)
+                asked = [*messages, HumanMessage("Q7 hotel?", id=f"q{seed}-{turn}")]
+                update = select_and_hydrate({"messages": asked, "index": index}, run_config)
+                assert not update["librarian_metadata"]["selection_skipped"]
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors[0]
