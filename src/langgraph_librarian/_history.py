@@ -34,7 +34,8 @@ __all__ = ["as_messages", "history_problems", "repair_history", "repair_position
 
 def as_messages(messages: Sequence[Any]) -> list[BaseMessage]:
     """Message objects from messages, dicts or tuples (``convert_to_messages``)."""
-    if all(isinstance(m, BaseMessage) for m in messages):
+    # The few distinct classes are checked, not every message (this runs every turn).
+    if all(issubclass(kind, BaseMessage) for kind in set(map(type, messages))):
         return list(messages)
     return list(convert_to_messages(list(messages)))
 

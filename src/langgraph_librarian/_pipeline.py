@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 import time
 from bisect import bisect_left
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
-from langchain_core.messages import BaseMessage, SystemMessage, convert_to_messages
+from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._background import submit_indexing
@@ -32,6 +30,8 @@ from langgraph_librarian._gist import (
     plan_fold,
     summarizer_for,
 )
+from langgraph_librarian._kit.cache import BoundedCache
+from langgraph_librarian._kit.state import insert_after_system, read_messages
 from langgraph_librarian._messages import current_turn, latest_human_text
 from langgraph_librarian._state_cache import remember_state_entries, state_entries
 from langgraph_librarian._view import turn_view, view_of
@@ -62,7 +62,6 @@ __all__ = [
     "aselect_turn",
     "index_turn",
     "make_selector",
-    "read_messages",
     "select_turn",
 ]
 
@@ -81,17 +80,6 @@ SKIP_REASONS: dict[str, str] = {
 """Values of ``librarian_metadata["reason"]`` when ``selection_skipped`` is true.
 
 ``no_index`` and ``no_query`` are the reference package's values."""
-
-
-def read_messages(state: dict[str, Any]) -> list[BaseMessage]:
-    """``state["messages"]`` as message objects (dicts and tuples are converted)."""
-    raw = state.get("messages") or []
-    if not isinstance(raw, list | tuple):
-        raise ValueError("state['messages'] must be a list of messages")
-    # The few distinct classes are checked, not every message (this runs every turn).
-    if all(issubclass(kind, BaseMessage) for kind in set(map(type, raw))):
-        return list(raw)
-    return list(convert_to_messages(raw))
 
 
 @dataclass(frozen=True)
@@ -300,10 +288,7 @@ def _with_gist(curated: list[BaseMessage], gist: SystemMessage | None) -> list[B
     """The gist goes right after the leading system messages."""
     if gist is None:
         return curated
-    head = 0
-    while head < len(curated) and curated[head].type == "system":
-        head += 1
-    return [*curated[:head], gist, *curated[head:]]
+    return insert_after_system(curated, gist)
 
 
 def _summaries_of(candidates: list[IndexEntry], positions: list[int]) -> dict[int, str]:
@@ -420,21 +405,18 @@ class SelectionCache:
     """
 
     def __init__(self, size: int = 512) -> None:
-        self._size = size
         # Positions are kept as message ids: (selected, the model's own, offline kept).
-        self._selections: OrderedDict[
+        self._selections: BoundedCache[
             tuple[str, str], tuple[tuple[list[str], list[str], list[str]], Selection]
-        ] = OrderedDict()
-        self._metadata: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
-        self._lock = threading.Lock()
+        ] = BoundedCache(size)
+        self._metadata: BoundedCache[tuple[str, str], dict[str, Any]] = BoundedCache(size)
 
     @staticmethod
     def key(run: Run, messages: Sequence[BaseMessage]) -> tuple[str, str]:
         return (run.thread or "", current_turn(messages))
 
     def get(self, key: tuple[str, str], messages: Sequence[BaseMessage]) -> Selection | None:
-        with self._lock:
-            hit = self._selections.get(key)
+        hit = self._selections.get(key)
         if hit is None:
             return None
         keys, selection = hit
@@ -458,20 +440,13 @@ class SelectionCache:
             return [str(messages[i].id) for i in positions if 0 <= i < len(messages)]
 
         stored = (keys(sel.ids), keys(sel.model_ids), keys(sel.kept_local_ids))
-        with self._lock:
-            self._selections[key] = (stored, sel)
-            while len(self._selections) > self._size:
-                self._selections.popitem(last=False)
+        self._selections.put(key, (stored, sel))
 
     def record(self, key: tuple[str, str], metadata: dict[str, Any]) -> None:
-        with self._lock:
-            self._metadata[key] = dict(metadata)
-            while len(self._metadata) > self._size:
-                self._metadata.popitem(last=False)
+        self._metadata.put(key, dict(metadata))
 
     def pop_metadata(self, key: tuple[str, str]) -> dict[str, Any] | None:
-        with self._lock:
-            return self._metadata.pop(key, None)
+        return self._metadata.pop(key)
 
 
 # -- selection ---------------------------------------------------------------------------
