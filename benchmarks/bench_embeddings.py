@@ -84,7 +84,7 @@ def _rss_mb() -> float:
 
 
 def _texts(words: int, n: int) -> list[str]:
-    from langgraph_librarian._messages import message_text
+    from langgraph_librarian._engine.messages import message_text
     from librarian_bench.datasets.synthetic import generate_dataset
 
     pool = [
@@ -107,7 +107,7 @@ def _install_mb(name: str) -> float:
     if name == "static":
         import langgraph_librarian
 
-        models = Path(langgraph_librarian.__file__).parent / "_models"
+        models = Path(langgraph_librarian.__file__).parent / "_engine" / "model_data"
         total += sum(p.stat().st_size for p in models.iterdir())
     return total / 1e6
 
@@ -167,7 +167,7 @@ def speed(models: list[str]) -> list[dict[str, Any]]:
 
 
 def _long_messages(n: int) -> list[Any]:
-    from langgraph_librarian._messages import message_text
+    from langgraph_librarian._engine.messages import message_text
     from librarian_bench.datasets.synthetic import generate_dataset
 
     pool = [m for c in generate_dataset(5, conversations_per_level=2) for m in c.messages]

@@ -31,7 +31,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from langgraph_librarian import LangGraphIndexStore, create_librarian_graph
-from langgraph_librarian._messages import content_hash
+from langgraph_librarian._engine.messages import content_hash
 
 TEXT = (
     "We compared the venue options and noted the prices and dates; the owner of the "

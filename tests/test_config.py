@@ -82,7 +82,7 @@ def test_session_id():
 
 
 def test_a_model_that_cannot_be_built_is_a_librarian_error():
-    from langgraph_librarian._models import LazyModel
+    from langgraph_librarian._engine.models import LazyModel
     from langgraph_librarian.errors import LibrarianError, ModelConfigError
 
     def failing(spec: str):

@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 
 from langgraph_librarian import LibrarianConfig
-from langgraph_librarian._e5 import E5_MODEL_ID, E5SmallEmbeddings, e5_available
+from langgraph_librarian._engine.e5 import E5_MODEL_ID, E5SmallEmbeddings, e5_available
 from langgraph_librarian.embeddings import (
     EMBEDDING_MODELS,
     embedding_model_id,

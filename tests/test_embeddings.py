@@ -12,7 +12,7 @@ from langchain_core.messages import HumanMessage
 
 from helpers import conversation
 from langgraph_librarian import LibrarianConfig
-from langgraph_librarian._vectors import decode_vector, encode_vector
+from langgraph_librarian._engine.vectors import decode_vector, encode_vector
 from langgraph_librarian.embeddings import default_embeddings
 from langgraph_librarian.index import update_index
 from langgraph_librarian.minilm import MiniLMEmbeddings, minilm_available
@@ -91,7 +91,7 @@ ALL_MODELS = ["static", "minilm", "minilm-onnx", "minilm-onnx-int8"]
 def test_default_is_the_packaged_static_model_and_loads_with_the_network_blocked(monkeypatch):
     import socket
 
-    from langgraph_librarian._static import STATIC_MODEL_ID, StaticEmbeddings
+    from langgraph_librarian._engine.static import STATIC_MODEL_ID, StaticEmbeddings
 
     def no_network(*args, **kwargs):
         raise AssertionError("the embedding model tried to open a socket")
@@ -154,7 +154,7 @@ def test_static_model_embeds_empty_text_as_zero_and_rows_have_unit_length():
 def test_wordpiece_tokenizer_matches_the_tokenizers_wheel():
     from tokenizers import Tokenizer
 
-    from langgraph_librarian._wordpiece import WordPieceTokenizer
+    from langgraph_librarian._engine.wordpiece import WordPieceTokenizer
     from langgraph_librarian.minilm import _model_dir
 
     directory = _model_dir()
@@ -183,7 +183,7 @@ def test_onnx_encoder_matches_sentence_transformers_reference():
 
 
 def test_selector_compares_the_query_with_its_own_models_passage_vectors_only():
-    from langgraph_librarian._static import StaticEmbeddings
+    from langgraph_librarian._engine.static import StaticEmbeddings
     from langgraph_librarian.embeddings import embedding_model_id
 
     static = _model("static")

@@ -23,7 +23,7 @@ TAHINI = "is tahini sauce a problem for me?"
 
 
 def _terms(text: str) -> frozenset[str]:
-    from langgraph_librarian._text import content_terms
+    from langgraph_librarian._engine.text import content_terms
 
     return frozenset(content_terms(text))
 

@@ -243,7 +243,7 @@ def test_a_raising_token_counter_falls_back_to_the_approximate_count(caplog):
 
 def test_the_same_messages_indexed_with_and_without_vectors_are_not_confused():
     """The state-index cache tells an index with vectors from one without."""
-    from langgraph_librarian._state_cache import state_entries
+    from langgraph_librarian._engine.state_cache import state_entries
     from langgraph_librarian.index import update_index
 
     messages = [*conversation(40), HumanMessage("budget?", id="q")]

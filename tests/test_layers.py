@@ -21,24 +21,12 @@ LAYERS = ("engine", "kit", "features", "faces", "apps")
 # Longest matching prefix wins; a prefix names a module or a whole subpackage.
 PLACEMENT: dict[str, str] = {
     # engine: entries, indexing, selection, hydration, tokens, embeddings, stores, and the
-    # primitives they share (message text, model calls and what their failures mean)
+    # private primitives they share (_engine: message text, the history view, model calls
+    # and what their failures mean, the packaged models)
+    "_engine": "engine",
     "errors": "engine",
-    "_failures": "engine",
-    "_calls": "engine",
-    "_concurrency": "engine",
-    "_models": "engine",
-    "_messages": "engine",
-    "_text": "engine",
-    "_wordpiece": "engine",
-    "_static": "engine",
-    "_onnx": "engine",
-    "_e5": "engine",
     "minilm": "engine",
     "embeddings": "engine",
-    "_vectors": "engine",
-    "_history": "engine",
-    "_state_cache": "engine",
-    "_view": "engine",
     "entry": "engine",
     "tokens": "engine",
     "state": "engine",
@@ -49,10 +37,8 @@ PLACEMENT: dict[str, str] = {
     "stores": "engine",
     # kit: reading the run and the state, the node class, caches, background work
     "_kit": "kit",
-    "_background": "kit",
     # features: the Librarian turn, the running summary, scoped recall, the tool librarian
-    "_pipeline": "features",
-    "_gist": "features",
+    "_librarian": "features",
     "memory._summarizer": "features",
     "memory._prompts": "features",
     "memory._facts": "features",
@@ -82,13 +68,10 @@ PLACEMENT: dict[str, str] = {
     "memory": "faces",
     "recall": "faces",
     "tools": "faces",
-    # apps
+    # apps: the command line, the demo, the web chat
+    "_apps": "apps",
     "cli": "apps",
     "demo": "apps",
-    "_demo_conversation": "apps",
-    "_progress": "apps",
-    "_demo": "apps",
-    "__main__": "apps",
     "ui": "apps",
 }
 

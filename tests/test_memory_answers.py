@@ -13,7 +13,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage
 
 from fakes import ScriptedChatModel, prompt_text
-from langgraph_librarian._messages import output_text
+from langgraph_librarian._engine.messages import output_text
 from langgraph_librarian.memory import RunningSummarizer, create_summarize_node
 from langgraph_librarian.memory._prompts import DEFAULT_RUNNING_SUMMARY_PROMPT
 

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langgraph_librarian._messages import tool_groups
+from langgraph_librarian._engine.messages import tool_groups
 from langgraph_librarian.memory import build_model_input, history_problems, repair_history
 from langgraph_librarian.memory._cut import plan_summary_cut
 from test_trim_properties import SETTINGS, call, histories

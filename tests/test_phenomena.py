@@ -17,8 +17,8 @@ from functools import cache
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from langgraph_librarian._messages import message_text
-from langgraph_librarian._text import CHANGE_CUES, content_terms
+from langgraph_librarian._engine.messages import message_text
+from langgraph_librarian._engine.text import CHANGE_CUES, content_terms
 from langgraph_librarian.cli import main
 from langgraph_librarian.tokens import count_tokens
 from librarian_bench.datasets.phenomena import (

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langgraph_librarian import LibrarianConfig
-from langgraph_librarian._messages import content_hash
+from langgraph_librarian._engine.messages import content_hash
 from langgraph_librarian.hydrate import COMPACT_MARK, Hydrated, hydrate
 from langgraph_librarian.index import reconcile_index, update_index
 from langgraph_librarian.memory import history_problems

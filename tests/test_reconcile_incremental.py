@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from langgraph_librarian import LibrarianConfig
-from langgraph_librarian._view import clear_views
+from langgraph_librarian._engine.view import clear_views
 from langgraph_librarian.index import reconcile_index, update_index
 
 WORDS = ["budget", "venue", "Lisbon", "flight", "hotel", "12,000", "changed", "menu"]

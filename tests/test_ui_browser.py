@@ -436,7 +436,7 @@ def test_bad_input_in_the_browser(
 
 
 def test_offline_demo_strategy_switch_and_screenshot(pages: Pages, tmp_path: Path) -> None:
-    from langgraph_librarian._demo_conversation import generate_conversation
+    from langgraph_librarian._apps.demo_conversation import generate_conversation
 
     conv = generate_conversation(11, n_messages=240, noise="medium", n_facts=12, conv_id="demo")
     question = conv.questions[0]

@@ -304,7 +304,7 @@ def test_the_demo_loads_as_a_new_indexed_thread_with_a_gist(db: Path) -> None:
     assert overview["gist"]  # folded by the graph's own index step
     assert demo.questions and seen and service.report(demo.thread_id) is None
     values = service.graph.get_state(service._config(demo.thread_id)).values
-    from langgraph_librarian._demo_conversation import generate_conversation
+    from langgraph_librarian._apps.demo_conversation import generate_conversation
 
     conv = generate_conversation(11, n_messages=60, noise="medium", n_facts=12, conv_id="demo")
     question = conv.questions[0]

@@ -27,15 +27,11 @@ from langchain_core.messages import (
 )
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
-from langgraph_librarian import (
-    LibrarianConfig,
-    _state_cache,
-    _view,
-    index_messages,
-    select_and_hydrate,
-)
-from langgraph_librarian._messages import content_hash, human_positions, tool_groups
-from langgraph_librarian._view import HistoryView, _Columns, view_of
+from langgraph_librarian import LibrarianConfig, index_messages, select_and_hydrate
+from langgraph_librarian._engine import state_cache as _state_cache
+from langgraph_librarian._engine import view as _view
+from langgraph_librarian._engine.messages import content_hash, human_positions, tool_groups
+from langgraph_librarian._engine.view import HistoryView, _Columns, view_of
 
 WORDS = ["budget", "venue", "Lisbon", "flight", "hotel", "12,000", "moved", "menu", "Farah"]
 OPERATIONS = [

@@ -298,7 +298,7 @@ def test_bounded_sync_attempts_keep_the_run_config(serve):
 
 
 def test_openai_itself_gets_only_max_completion_tokens(monkeypatch):
-    from langgraph_librarian._models import build_model
+    from langgraph_librarian._engine.models import build_model
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.delenv("OPENAI_API_BASE", raising=False)

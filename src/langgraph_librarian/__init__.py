@@ -14,9 +14,9 @@ submodules: :mod:`langgraph_librarian.select` (selectors), :mod:`langgraph_libra
 The evaluation (``librarian bench``) is a separate distribution, langgraph-librarian-bench.
 """
 
-from langgraph_librarian._background import wait_for_background_indexing
-from langgraph_librarian._calls import INTERNAL_TAG as LIBRARIAN_TAG
-from langgraph_librarian._pipeline import SKIP_REASONS
+from langgraph_librarian._engine.calls import INTERNAL_TAG as LIBRARIAN_TAG
+from langgraph_librarian._kit.background import wait_for_background_indexing
+from langgraph_librarian._librarian.turn import SKIP_REASONS
 from langgraph_librarian.config import LOCAL, LibrarianConfig
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.errors import IndexStoreError, LibrarianError, MissingThreadError

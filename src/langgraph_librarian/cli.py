@@ -14,6 +14,7 @@ import os
 import sys
 import textwrap
 from importlib import metadata
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -56,7 +57,7 @@ def _model(
 ) -> BaseChatModel | None:
     if not spec:
         return None
-    from langgraph_librarian._models import build_model, check_model_spec
+    from langgraph_librarian._engine.models import build_model, check_model_spec
 
     try:
         check_model_spec(spec, option)
@@ -343,16 +344,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_COMMANDS = "langgraph_librarian.commands"
+"""Entry-point group of commands other distributions add to ``librarian`` (the
+evaluation's ``bench``). The runtime never imports them by name: it depends on none."""
+
+
 def _bench(argv: list[str]) -> int:
     """``librarian bench ...``: handed to the evaluation package, when it is installed."""
-    try:
-        from librarian_bench.cli import main as bench_main
-    except ModuleNotFoundError as exc:
-        if exc.name is None or exc.name.split(".")[0] != "librarian_bench":
-            raise
+    found = entry_points(group=_COMMANDS, name="bench")
+    if not found:
         print(f"librarian: error: {_BENCH_MISSING}", file=sys.stderr)
         return 2
-    return bench_main(argv, prog="librarian bench")
+    bench_main = next(iter(found)).load()
+    return int(bench_main(argv, prog="librarian bench"))
 
 
 def main(argv: list[str] | None = None) -> int:

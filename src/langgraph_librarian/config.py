@@ -11,7 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
-from langgraph_librarian._models import build_model, check_model_spec
+from langgraph_librarian._engine.models import build_model, check_model_spec
 from langgraph_librarian.select._ladder import OUTPUT_MODES, OutputMode
 from langgraph_librarian.select.prompts import template_placeholders
 from langgraph_librarian.select.result import Selector

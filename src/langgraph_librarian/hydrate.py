@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._history import repair_positions
-from langgraph_librarian._view import HistoryView, view_of
+from langgraph_librarian._engine.history import repair_positions
+from langgraph_librarian._engine.view import HistoryView, view_of
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
 __all__ = ["hydrate"]

@@ -22,9 +22,9 @@ from langchain_core.messages import AnyMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from langgraph_librarian._failures import fails_open
+from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._kit.run import current_run_config, thread_id
-from langgraph_librarian._pipeline import (
+from langgraph_librarian._librarian.turn import (
     Run,
     SelectionCache,
     aindex_turn,

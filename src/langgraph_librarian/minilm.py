@@ -160,7 +160,7 @@ class MiniLMEmbeddings(MiniLMRunner):
         """Unit-length mean-pooled embeddings of token id batches (``[batch, length]``).
 
         ``mask`` is 1.0 for real tokens and 0.0 for padding. Exposed so that
-        :mod:`langgraph_librarian._static` can distill the model token by token.
+        :mod:`langgraph_librarian._engine.static` can distill the model token by token.
         """
         w = self._w
         batch, length = ids.shape

@@ -1,6 +1,6 @@
 """The two graph nodes: ``select_and_hydrate`` (online) and ``index_messages`` (after the reply).
 
-Both are thin faces over :mod:`langgraph_librarian._pipeline`: they resolve the run
+Both are thin faces over :mod:`langgraph_librarian._librarian.turn`: they resolve the run
 (config, thread, store) and call the shared turn functions. Each node object runs
 natively sync (``invoke``) and async (``ainvoke``), and can be called directly.
 """
@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._kit.node import LibrarianNode
-from langgraph_librarian._pipeline import (
+from langgraph_librarian._librarian.turn import (
     Run,
     StateUpdate,
     aindex_turn,

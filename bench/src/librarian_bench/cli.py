@@ -327,7 +327,7 @@ def _tool_bench(args: argparse.Namespace, embeddings: Any) -> int:
         f"bench tools: catalogs of {', '.join(f'{n:,}' for n in sizes)} tools, "
         f"{args.limit or 150} queries each; {engine}"
     )
-    from langgraph_librarian._progress import ProgressPrinter
+    from langgraph_librarian._apps.progress import ProgressPrinter
 
     rows = run_tool_bench(
         sizes,

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from langgraph_librarian._calls import ModelCaller
-from langgraph_librarian._messages import message_text, output_text
+from langgraph_librarian._engine.calls import ModelCaller
+from langgraph_librarian._engine.messages import message_text, output_text
 
 __all__ = ["ANSWER_PROMPT", "JUDGE_RUBRIC", "AnswerJudge", "Judgement"]
 

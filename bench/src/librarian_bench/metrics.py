@@ -10,7 +10,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._messages import message_text
+from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian.hydrate import COMPACT_MARK
 
 __all__ = ["Outcome", "answer_contained", "evidence_recall", "percentile", "summarize_outcomes"]

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from langgraph_librarian._progress import ProgressPrinter
+from langgraph_librarian._apps.progress import ProgressPrinter
 from librarian_bench._budget import BudgetSpec
 from librarian_bench._plot import plot_recall_vs_tokens
 from librarian_bench.datasets.base import Conversation, Question

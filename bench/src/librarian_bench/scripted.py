@@ -24,8 +24,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
-from langgraph_librarian._messages import message_text
-from langgraph_librarian._text import content_terms
+from langgraph_librarian._engine.messages import message_text
+from langgraph_librarian._engine.text import content_terms
 from langgraph_librarian.index.extractive import extractive_summary
 
 __all__ = ["SCRIPTED_KINDS", "ScriptedBenchModel"]

@@ -29,8 +29,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import trim_messages
 
-from langgraph_librarian._gist import plan_fold
-from langgraph_librarian._messages import message_text
+from langgraph_librarian._engine.messages import message_text
+from langgraph_librarian._librarian.gist import plan_fold
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry

@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._history import as_messages
+from langgraph_librarian._engine.history import as_messages
 
 __all__ = ["insert_after_system", "read_messages"]
 

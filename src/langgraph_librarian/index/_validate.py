@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from langgraph_librarian._text import content_terms
+from langgraph_librarian._engine.text import content_terms
 
 __all__ = ["summary_facts_problem"]
 

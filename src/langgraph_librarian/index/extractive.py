@@ -6,7 +6,7 @@ import json
 import re
 from collections import Counter
 
-from langgraph_librarian._text import (
+from langgraph_librarian._engine.text import (
     CHANGE_CUES,
     WHITESPACE,
     split_sentences,

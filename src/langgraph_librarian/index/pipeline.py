@@ -10,8 +10,8 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._messages import message_text
-from langgraph_librarian._vectors import encode_vector
+from langgraph_librarian._engine.messages import message_text
+from langgraph_librarian._engine.vectors import encode_vector
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import embedding_model_id, resolve_embeddings
 from langgraph_librarian.entry import IndexEntry

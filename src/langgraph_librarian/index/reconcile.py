@@ -3,7 +3,7 @@
 Every turn reconciles the stored index with the current messages. Done from scratch
 that means hashing every message's content, which dominates a turn over a long
 history. The messages' keys and hashes come from the history's view
-(:mod:`langgraph_librarian._view`, read once and extended by each turn's new
+(:mod:`langgraph_librarian._engine.view`, read once and extended by each turn's new
 messages), and the last result is kept with the view: the next call on a longer form
 of the same history, whose stored entries start with the same entry objects, reuses
 the aligned prefix and reconciles only the new tail. Anything else (a deletion, an
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._view import HistoryView, view_of
+from langgraph_librarian._engine.view import HistoryView, view_of
 from langgraph_librarian.entry import IndexEntry
 
 __all__ = ["reconcile_index"]

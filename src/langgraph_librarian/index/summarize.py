@@ -13,15 +13,15 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ContextThreadPoolExecutor
 
-from langgraph_librarian._calls import ModelCaller
-from langgraph_librarian._concurrency import AsyncGate, Gate
-from langgraph_librarian._messages import (
+from langgraph_librarian._engine.calls import ModelCaller
+from langgraph_librarian._engine.concurrency import AsyncGate, Gate
+from langgraph_librarian._engine.messages import (
     message_role,
     message_text,
     output_text,
     stopped_at_length,
 )
-from langgraph_librarian._text import WHITESPACE, content_terms
+from langgraph_librarian._engine.text import WHITESPACE, content_terms
 from langgraph_librarian.entry import EntryStatus, IndexEntry
 from langgraph_librarian.index._validate import summary_facts_problem
 from langgraph_librarian.index.extractive import extractive_summary
@@ -240,7 +240,7 @@ class LLMSummarizer:
         """Summaries in input order (``None`` where the model failed or was rejected).
 
         At most ``max_concurrency`` calls run at once, fewer while calls time out (the
-        server is queueing them; see :mod:`langgraph_librarian._concurrency`).
+        server is queueing them; see :mod:`langgraph_librarian._engine.concurrency`).
         """
         if not messages:
             return []

@@ -9,7 +9,7 @@ from contextvars import ContextVar
 from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
-from langgraph_librarian._messages import message_text
+from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian.memory._result import SummaryResult
 
 __all__ = ["captured_results", "langchain_summarizer"]

@@ -11,9 +11,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
+from langgraph_librarian._engine.models import LazyModel
 from langgraph_librarian._kit.node import LibrarianNode
 from langgraph_librarian._kit.state import read_messages
-from langgraph_librarian._models import LazyModel
 from langgraph_librarian.memory._graph import (
     SummarizerLike,
     SummaryState,

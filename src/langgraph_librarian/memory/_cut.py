@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._messages import tool_groups
+from langgraph_librarian._engine.messages import tool_groups
 
 __all__ = ["SummaryCut", "plan_summary_cut"]
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._messages import message_text
-from langgraph_librarian._text import CHANGE_CUES, VALUE_PATTERN, WHITESPACE, content_terms
+from langgraph_librarian._engine.messages import message_text
+from langgraph_librarian._engine.text import CHANGE_CUES, VALUE_PATTERN, WHITESPACE, content_terms
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_text_tokens
 

@@ -2,7 +2,7 @@
 
 ``trim_messages`` and ``filter_messages`` from ``langchain_core`` do the trimming and
 filtering; the functions here make sure what they return still follows the rules of
-:mod:`langgraph_librarian._history` (the library's one definition of a valid history),
+:mod:`langgraph_librarian._engine.history` (the library's one definition of a valid history),
 whatever history came in.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, filter_messages, trim_messages
 from langchain_core.messages.utils import count_tokens_approximately
 
-from langgraph_librarian._history import (
+from langgraph_librarian._engine.history import (
     as_messages,
     history_problems,
     repair_history,

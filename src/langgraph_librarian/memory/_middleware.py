@@ -32,7 +32,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
-from langgraph_librarian._failures import fails_open
+from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian.memory._adapter import captured_results
 from langgraph_librarian.memory._graph import SummarizerLike, resolve_summarizer
 from langgraph_librarian.memory._nodes import failure_metadata, waiting_after_failure

@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._failures import fails_open
+from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._kit.node import LibrarianNode
 from langgraph_librarian._kit.state import read_messages
 from langgraph_librarian.memory._cut import SummaryCut, plan_summary_cut

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from langgraph_librarian._messages import message_text
+from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian.memory._facts import message_fact
 
 __all__ = [

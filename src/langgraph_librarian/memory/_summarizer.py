@@ -12,11 +12,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
-from langgraph_librarian._calls import ModelCaller
-from langgraph_librarian._failures import fails_open
-from langgraph_librarian._messages import message_text, output_text
-from langgraph_librarian._models import LazyModel, build_model
-from langgraph_librarian._text import content_terms
+from langgraph_librarian._engine.calls import ModelCaller
+from langgraph_librarian._engine.failures import fails_open
+from langgraph_librarian._engine.messages import message_text, output_text
+from langgraph_librarian._engine.models import LazyModel, build_model
+from langgraph_librarian._engine.text import content_terms
 from langgraph_librarian.index.summarize import summary_problem
 from langgraph_librarian.memory._adapter import langchain_summarizer
 from langgraph_librarian.memory._facts import compress_lines, merge_facts, parse_summary

@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._messages import content_hash, message_keys, message_text
+from langgraph_librarian._engine.messages import content_hash, message_keys, message_text
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts
 from langgraph_librarian.hydrate import recent_turns_start
 from langgraph_librarian.recall._records import MemoryRecord, clean_text, now_iso, stable_key

@@ -11,8 +11,8 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
+from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._kit.cache import BoundedCache
-from langgraph_librarian._messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.errors import LibrarianError

@@ -8,7 +8,7 @@ from typing import Literal
 
 from langchain_core.messages import BaseMessage, SystemMessage
 
-from langgraph_librarian._failures import is_configuration_error
+from langgraph_librarian._engine.failures import is_configuration_error
 from langgraph_librarian._kit.state import insert_after_system
 from langgraph_librarian.recall._records import MemoryRecord
 

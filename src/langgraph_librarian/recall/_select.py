@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._pipeline import make_selector
+from langgraph_librarian._librarian.turn import make_selector
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.recall._records import MemoryRecord, records_as_index

@@ -15,8 +15,8 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._failures import describe
-from langgraph_librarian._messages import current_turn, latest_human_text
+from langgraph_librarian._engine.failures import describe
+from langgraph_librarian._engine.messages import current_turn, latest_human_text
 from langgraph_librarian.recall._memory import ScopeMemory
 from langgraph_librarian.recall._result import RecallResult, failure_status
 from langgraph_librarian.recall._scope import (

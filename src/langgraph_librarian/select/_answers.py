@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from langgraph_librarian._messages import output_text, stopped_at_length
+from langgraph_librarian._engine.messages import output_text, stopped_at_length
 from langgraph_librarian.select.parse import parse_selected_ids
 from langgraph_librarian.select.prompts import echoes_example, echoes_template
 

@@ -31,8 +31,8 @@ from statistics import NormalDist
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langgraph_librarian._text import WHITESPACE, content_terms, stem_terms, tokenize
-from langgraph_librarian._vectors import unit_rows
+from langgraph_librarian._engine.text import WHITESPACE, content_terms, stem_terms, tokenize
+from langgraph_librarian._engine.vectors import unit_rows
 
 __all__ = [
     "EVIDENCE_FLOOR",
@@ -59,7 +59,8 @@ _COMMON_WORDS = 3000
 _FIRST_WORD = 1996
 """Id of "the" in BERT's uncased vocabulary: from here on words are in frequency order."""
 _DATA = Path(__file__).resolve().parent / "_data" / "background.txt"
-_VOCABULARY = Path(__file__).resolve().parent.parent / "_models" / "minilm-vocab.txt.gz"
+_MODEL_DATA = Path(__file__).resolve().parent.parent / "_engine" / "model_data"
+_VOCABULARY = _MODEL_DATA / "minilm-vocab.txt.gz"
 
 _FILLER_WORDS = frozenset(
     [

@@ -27,14 +27,14 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langgraph_librarian._text import (
+from langgraph_librarian._engine.text import (
     CHANGE_CUES,
     VALUE_PATTERN,
     content_terms,
     split_sentences,
     tokenize,
 )
-from langgraph_librarian._vectors import unit_rows
+from langgraph_librarian._engine.vectors import unit_rows
 from langgraph_librarian.select._evidence import is_filler
 
 __all__: list[str] = []

@@ -13,9 +13,9 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._messages import message_text
-from langgraph_librarian._text import content_terms
-from langgraph_librarian._view import view_of
+from langgraph_librarian._engine.messages import message_text
+from langgraph_librarian._engine.text import content_terms
+from langgraph_librarian._engine.view import view_of
 from langgraph_librarian.embeddings import embedding_model_id
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select._evidence import (

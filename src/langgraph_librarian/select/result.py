@@ -59,7 +59,7 @@ class Selector(Protocol):
     ``entries`` are the index entries of earlier messages (``entry.id`` is the position
     in ``messages``); positions in ``exclude`` (the always-kept recent turns) must not be
     returned. Return positions most relevant first. ``config`` is the caller's run config,
-    to pass to any model call (see ``langgraph_librarian._calls.internal_config``).
+    to pass to any model call (see ``langgraph_librarian._engine.calls.internal_config``).
     """
 
     def select(

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from langgraph_librarian._text import STOPWORDS, stem_terms, tokenize
+from langgraph_librarian._engine.text import STOPWORDS, stem_terms, tokenize
 
 __all__ = ["LexicalScorer", "fold_accents", "lexical_terms"]
 

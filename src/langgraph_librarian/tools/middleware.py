@@ -12,7 +12,7 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from langgraph_librarian._messages import current_turn
+from langgraph_librarian._engine.messages import current_turn
 from langgraph_librarian.tools.index import ToolIndex, ToolLike
 from langgraph_librarian.tools.request_tools import (
     LoadedTools,

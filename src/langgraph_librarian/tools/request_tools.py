@@ -10,7 +10,7 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from langgraph_librarian._messages import current_turn
+from langgraph_librarian._engine.messages import current_turn
 from langgraph_librarian.tools.index import ToolIndex, ToolSearchResult
 
 __all__ = ["ToolLibrarianStateFields", "create_request_tools", "format_search_result"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from langgraph_librarian._text import one_line
+from langgraph_librarian._engine.text import one_line
 from langgraph_librarian.ui._markdown import user_markdown
 from langgraph_librarian.ui._report import STRATEGY_LABELS, MessageRow, SentRow, TurnReport
 

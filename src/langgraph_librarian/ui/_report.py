@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._messages import message_text
+from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.tokens import count_tokens
 

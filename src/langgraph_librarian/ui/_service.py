@@ -31,7 +31,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Huma
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from langgraph_librarian._messages import message_text
+from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.context import (
     CONTEXT_STRATEGIES,
@@ -476,7 +476,7 @@ class ChatService:
         the agent had just answered, and the graph's own ``index_messages`` step then
         takes the index and folds the older messages into the gist.
         """
-        from langgraph_librarian._demo_conversation import generate_conversation
+        from langgraph_librarian._apps.demo_conversation import generate_conversation
 
         conv = generate_conversation(
             seed, n_messages=n_messages, noise="medium", n_facts=12, conv_id="demo"

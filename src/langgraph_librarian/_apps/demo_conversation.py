@@ -1,6 +1,6 @@
 """The conversation of ``librarian demo``: long, noisy, with facts that change.
 
-A seeded generator over a small data file (``_demo_conversation.json``). The user
+A seeded generator over a small data file (``demo_conversation.json``). The user
 states facts (a budget, a deadline, a venue, a booking reference...), changes some of
 them later (once or twice), and mentions others in passing without a value (near
 misses); decoys state the same kind of fact about another entity. The questions, with
@@ -61,7 +61,7 @@ class DemoConversation:
 
 @cache
 def _data() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("_demo_conversation.json").read_text("utf-8")
+    text = resources.files(__package__).joinpath("demo_conversation.json").read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 

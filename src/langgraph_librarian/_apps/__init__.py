@@ -1,0 +1,2 @@
+"""What the apps (``librarian demo``, ``librarian ui``) share: the demo conversation and
+the progress line."""
