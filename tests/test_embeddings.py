@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -48,16 +49,30 @@ def test_vector_codec_round_trip():
     assert np.allclose(decoded, vector / np.linalg.norm(vector), atol=1e-3)
 
 
-def test_index_stores_vectors_once_and_selection_uses_them():
+def test_indexing_embeds_passages_for_the_selector_and_entries_stay_lean():
     config = LibrarianConfig(embeddings="auto")
     assert default_embeddings() is not None
+    # A text no other test embeds: the passage cache is process-wide.
+    fresh = f"Party number {uuid.uuid4().hex[:8]} is on Sunday."
     messages = [
         *conversation(3),
         HumanMessage("My daughter is allergic to peanuts, so no nuts at the party. " * 3, id="al"),
+        HumanMessage(fresh, id="fresh"),
         HumanMessage("Which foods must we avoid for the kids?", id="q"),
     ]
-    entries = update_index(messages, [], config).entries
-    assert all(e.vector for e in entries)
+    embedded = default_embeddings()
+    calls: list[int] = []
+    real = embedded.embed_documents
+    embedded.embed_documents = lambda texts: calls.append(len(texts)) or real(texts)  # type: ignore[method-assign]
+    try:
+        entries = update_index(messages, [], config).entries
+        assert calls  # indexing embedded the new messages' passages...
+        calls.clear()
+        LocalSelector(embeddings=embedded).warm(messages, entries)
+        assert not calls  # ...into the selector's cache: nothing left to embed
+    finally:
+        del embedded.embed_documents
+    assert all(e.vector is None for e in entries)  # checkpoints carry no vectors
     # No lexical overlap between query and the allergy message: only embeddings find it.
     selector = LocalSelector(embeddings=default_embeddings())
     selection = selector.select("Which foods must we avoid for the kids?", messages, entries[:-1])
@@ -195,7 +210,7 @@ def test_selector_compares_the_query_with_its_own_models_passage_vectors_only():
         HumanMessage("My daughter is allergic to peanuts, so no nuts at the party. " * 3, id="al"),
     ]
     entries = update_index(messages, [], LibrarianConfig(embeddings=static)).entries
-    assert {e.vector_model for e in entries} == {embedding_model_id(static)}
+    assert embedding_model_id(static) != embedding_model_id(other)
     query = "Which foods must we avoid for the kids at the party?"
     lexical = LocalSelector(embeddings=None).scores(query, messages, entries)
     same = LocalSelector(embeddings=static)

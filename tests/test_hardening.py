@@ -242,25 +242,15 @@ def test_a_raising_token_counter_falls_back_to_the_approximate_count(caplog):
 
 
 def test_the_same_messages_indexed_with_and_without_vectors_are_not_confused():
-    """The state-index cache tells an index with vectors from one without."""
+    """The state-index cache tells an index with (pre-0.2) entry vectors from one without."""
+    import dataclasses
+
     from langgraph_librarian._engine.state_cache import state_entries
     from langgraph_librarian.index import update_index
 
     messages = [*conversation(40), HumanMessage("budget?", id="q")]
-
-    class Tiny:  # a deterministic stand-in embedding model
-        model_id = "tiny-test-model"
-
-        def embed_documents(self, texts):
-            return [[float(len(t) % 7), 1.0, 0.5] for t in texts]
-
-        def embed_query(self, text):
-            return [1.0, 1.0, 0.5]
-
-    from langchain_core.embeddings import Embeddings
-
-    tiny = type("TinyEmbeddings", (Tiny, Embeddings), {})()
     lexical = update_index(messages, [], LibrarianConfig(embeddings=None)).entries
-    vectors = update_index(messages, [], LibrarianConfig(embeddings=tiny)).entries
+    # Releases before 0.2 stored a vector per entry; such an index is still read as it is.
+    older = [dataclasses.replace(e, vector="AAAA", vector_model="old-model") for e in lexical]
     assert state_entries({"index": [e.to_dict() for e in lexical]})[0].vector is None
-    assert state_entries({"index": [e.to_dict() for e in vectors]})[0].vector is not None
+    assert state_entries({"index": [e.to_dict() for e in older]})[0].vector == "AAAA"

@@ -32,12 +32,11 @@ class IndexEntry:
             ``"verbatim"`` (short message), ``"extractive"`` (offline engine),
             ``"fallback"`` (the model failed or answered unusably; extractive instead),
             ``"pending"`` (provisional, made at selection time, never saved).
-        vector: Embedding of the message (base64 float16, unit length) when the
-            local selector has an embedding model; computed once at index time.
-        vector_model: Id of the model that made ``vector``
-            (:func:`~langgraph_librarian.embeddings.embedding_model_id`); a query
-            embedded by another model is never compared with it. ``None`` for
-            vectors stored before models were recorded.
+        vector: An embedding of the message's summary (base64 float16), written by
+            releases before 0.2 and kept when read back. Nothing writes or reads it now:
+            the local selector embeds each message's passages itself and caches them
+            per process, so an entry in a checkpoint is a third of its former size.
+        vector_model: Id of the model that made ``vector``.
     """
 
     id: int

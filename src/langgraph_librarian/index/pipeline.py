@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.messages import message_text
-from langgraph_librarian._engine.vectors import encode_vector
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import embedding_model_id, resolve_embeddings
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.index.reconcile import Reconciled, reconcile_index
 from langgraph_librarian.index.summarize import LLMSummarizer, local_entry, make_entry
+from langgraph_librarian.select.local import LocalSelector
 
 __all__ = ["aupdate_index", "update_index"]
 
-_EMBED_CHARS = 1000
-_EMBED_BATCH = 64
 
 IndexProgress = Callable[[int, int], None]
 """``progress(done, total)``: steps of an indexing pass done so far, of ``total``.
@@ -122,61 +122,57 @@ def _local(
     )
 
 
-def _embed_texts(entries: Sequence[IndexEntry], messages: Sequence[BaseMessage]) -> list[str]:
-    # Small embedding models read ~256 tokens: embed what the index says about a long
-    # message (its summary keeps names, numbers and changes), a short one verbatim.
-    return [
-        (e.summary if len(message_text(messages[e.id])) > _EMBED_CHARS else "")
-        or message_text(messages[e.id])[:_EMBED_CHARS]
-        or " "
-        for e in entries
-    ]
+class _Reporting(Embeddings):
+    """``embeddings`` under the same model id, embedding in batches and reporting each
+    batch as progress through the new messages (a long history's passages take a while)."""
+
+    _BATCH = 64
+
+    def __init__(self, embeddings: Embeddings, steps: _Steps, messages: int) -> None:
+        self._inner = embeddings
+        self._steps = steps
+        self._messages = messages
+        self.model_id = embedding_model_id(embeddings)
+
+    def __getattr__(self, name: str) -> Any:  # passage_words, semantic_weight, ...
+        return getattr(self._inner, name)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        reported = 0
+        for start in range(0, len(texts), self._BATCH):
+            out.extend(self._inner.embed_documents(texts[start : start + self._BATCH]))
+            done = self._messages * len(out) // max(len(texts), 1)
+            self._steps.advance(done - reported)
+            reported = done
+        return out
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._inner.embed_query(text)
 
 
-def _attach(entries: Sequence[IndexEntry], vectors: Sequence[Sequence[float]], model: str) -> None:
-    for entry, vector in zip(entries, vectors, strict=True):
-        entry.vector = encode_vector(vector)
-        entry.vector_model = model
-
-
-def _embed(
+def _warm(
     embeddings: Embeddings | None,
-    fresh: list[IndexEntry],
     messages: Sequence[BaseMessage],
+    fresh: list[IndexEntry],
     update: IndexUpdate,
     steps: _Steps,
 ) -> None:
+    """Embed the new messages' passages for the local selector, after the reply.
+
+    The selector scores a message by its best passage and keeps the passage vectors in
+    a per-process cache; embedding them here (off the user's turn when indexing runs in
+    the background) means the next selection only embeds its query. Entries carry no
+    vector of their own: selection never read them, and they tripled an entry's size in
+    every checkpoint and store.
+    """
     if embeddings is None or not fresh:
         return
-    for start in range(0, len(fresh), _EMBED_BATCH):
-        batch = fresh[start : start + _EMBED_BATCH]
-        try:
-            vectors = embeddings.embed_documents(_embed_texts(batch, messages))
-            _attach(batch, vectors, embedding_model_id(embeddings))
-        except Exception as exc:  # embeddings are an optimisation: index without them
-            update.errors.append(f"embedding failed: {type(exc).__name__}: {exc}"[:300])
-            return
-        steps.advance(len(batch))
-
-
-async def _aembed(
-    embeddings: Embeddings | None,
-    fresh: list[IndexEntry],
-    messages: Sequence[BaseMessage],
-    update: IndexUpdate,
-    steps: _Steps,
-) -> None:
-    if embeddings is None or not fresh:
-        return
-    for start in range(0, len(fresh), _EMBED_BATCH):
-        batch = fresh[start : start + _EMBED_BATCH]
-        try:
-            vectors = await embeddings.aembed_documents(_embed_texts(batch, messages))
-            _attach(batch, vectors, embedding_model_id(embeddings))
-        except Exception as exc:
-            update.errors.append(f"embedding failed: {type(exc).__name__}: {exc}"[:300])
-            return
-        steps.advance(len(batch))
+    reporting = _Reporting(embeddings, steps, len(fresh))
+    try:
+        LocalSelector(embeddings=reporting).warm(messages, update.entries)
+    except Exception as exc:  # embeddings are an optimisation: index without them
+        update.errors.append(f"embedding failed: {type(exc).__name__}: {exc}"[:300])
 
 
 def _assemble(
@@ -221,6 +217,7 @@ def _assemble(
 
 
 def _total_steps(local: list[int], remote: list[int], embeddings: Embeddings | None) -> int:
+    # Summaries from a model, then (with embeddings) the new messages' passages.
     return len(remote) + (len(local) + len(remote) if embeddings is not None else 0)
 
 
@@ -268,7 +265,7 @@ def update_index(
             outcomes.extend(summarizer.summarize([messages[p] for p in chunk], run_config))
             steps.advance(len(chunk))
     fresh = _assemble(messages, rec, config, local, remote, outcomes, update)
-    _embed(embeddings, fresh, messages, update, steps)
+    _warm(embeddings, messages, fresh, update, steps)
     steps.finish()
     update.latency_ms = round((time.perf_counter() - start) * 1000, 3)
     return update
@@ -298,7 +295,7 @@ async def aupdate_index(
             outcomes.extend(await summarizer.asummarize([messages[p] for p in chunk], run_config))
             steps.advance(len(chunk))
     fresh = _assemble(messages, rec, config, local, remote, outcomes, update)
-    await _aembed(embeddings, fresh, messages, update, steps)
+    await asyncio.to_thread(_warm, embeddings, messages, fresh, update, steps)
     steps.finish()
     update.latency_ms = round((time.perf_counter() - start) * 1000, 3)
     return update
