@@ -8,7 +8,9 @@ Both graphs use ``PostgresSaver``; the Librarian keeps its index in ``PostgresSt
 with N messages (and, for the Librarian, their index), then ``--turns`` turns are timed:
 one user message in, one fixed reply out (no model: this measures the library and the
 database, not a provider). The offline engine runs lexical-only so that the query
-embedding (about 7 ms with the packaged model) does not blur the comparison.
+embedding (about 7 ms with the packaged model) does not blur the comparison. A third
+graph, the plain one with two no-op nodes around the agent, shows what LangGraph itself
+charges for the Librarian graph's shape.
 """
 
 from __future__ import annotations
@@ -50,10 +52,19 @@ def reply(state: dict[str, Any]) -> dict[str, Any]:
     return {"messages": [AIMessage(content="Noted, thanks.")]}
 
 
-def plain_graph(saver: PostgresSaver) -> Any:
+def plain_graph(saver: PostgresSaver, extra_nodes: bool = False) -> Any:
+    """The plain graph; with ``extra_nodes``, no-op nodes before and after the agent (the
+    shape of a Librarian graph with nothing in its two nodes: LangGraph's own cost)."""
     builder = StateGraph(MessagesState)
     builder.add_node("agent", reply)
-    builder.add_edge(START, "agent")
+    if extra_nodes:
+        builder.add_node("before", lambda state: {})
+        builder.add_node("after", lambda state: {})
+        builder.add_edge(START, "before")
+        builder.add_edge("before", "agent")
+        builder.add_edge("agent", "after")
+    else:
+        builder.add_edge(START, "agent")
     return builder.compile(checkpointer=saver)
 
 
@@ -78,6 +89,11 @@ def measure(dsn: str, n: int, turns: int) -> dict[str, Any]:
         plain.update_state({"configurable": {"thread_id": thread}}, {"messages": messages})
         plain_ms = time_turns(plain, thread, turns)
 
+        shaped = plain_graph(saver, extra_nodes=True)
+        thread = f"bench-shape-{uuid.uuid4()}"
+        shaped.update_state({"configurable": {"thread_id": thread}}, {"messages": messages})
+        shape_ms = time_turns(shaped, thread, turns)
+
         librarian = create_librarian_graph(reply, LibrarianConfig(), checkpointer=saver, store=pg)
         thread = f"bench-lib-{uuid.uuid4()}"
         entries = update_index(messages, [], LibrarianConfig()).entries
@@ -88,6 +104,7 @@ def measure(dsn: str, n: int, turns: int) -> dict[str, Any]:
         "messages": n,
         "plain_p50": statistics.median(plain_ms),
         "plain_p95": sorted(plain_ms)[int(0.95 * (len(plain_ms) - 1))],
+        "shape_p50": statistics.median(shape_ms),
         "librarian_p50": statistics.median(librarian_ms),
         "librarian_p95": sorted(librarian_ms)[int(0.95 * (len(librarian_ms) - 1))],
     }
@@ -104,14 +121,18 @@ def main() -> None:
         ),
     )
     args = parser.parse_args()
-    print("| messages | plain turn p50 / p95 ms | Librarian turn p50 / p95 ms | ratio (p50) |")
-    print("|---:|---:|---:|---:|")
+    print(
+        "| messages | plain turn p50 / p95 ms | Librarian turn p50 / p95 ms | ratio (p50) "
+        "| plain + 2 no-op nodes p50 ms (ratio) |"
+    )
+    print("|---:|---:|---:|---:|---:|")
     for n in args.sizes:
         row = measure(args.dsn, n, args.turns)
         print(
             f"| {n:,} | {row['plain_p50']:.1f} / {row['plain_p95']:.1f} | "
             f"{row['librarian_p50']:.1f} / {row['librarian_p95']:.1f} | "
-            f"{row['librarian_p50'] / row['plain_p50']:.2f}x |",
+            f"{row['librarian_p50'] / row['plain_p50']:.2f}x | "
+            f"{row['shape_p50']:.1f} ({row['shape_p50'] / row['plain_p50']:.2f}x) |",
             flush=True,
         )
 

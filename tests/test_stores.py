@@ -308,3 +308,57 @@ def test_entry_from_dict_validation():
     ]:
         with pytest.raises(ValueError):
             IndexEntry.from_dict(bad)
+
+
+class CountingIndexStore:
+    """A dict-backed index store that counts its reads and writes."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, list[IndexEntry]] = {}
+        self.loads = 0
+        self.saves = 0
+
+    def load(self, session_id: str) -> list[IndexEntry] | None:
+        self.loads += 1
+        return self.data.get(session_id)
+
+    def save(self, session_id: str, entries: list[IndexEntry]) -> None:
+        self.saves += 1
+        self.data[session_id] = list(entries)
+
+    def delete(self, session_id: str) -> None:
+        self.data.pop(session_id, None)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_store_backed_turn_reads_the_index_once(mode):
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import MemorySaver
+
+    from langgraph_librarian import LibrarianConfig, create_librarian_graph
+
+    store = CountingIndexStore()
+    graph = create_librarian_graph(
+        lambda state: {"messages": [AIMessage("Noted.")]},
+        LibrarianConfig(always_include_recent_turns=1, embeddings=None, store=store),
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "t1"}}
+    for turn in range(4):
+        before = (store.loads, store.saves)
+        message = HumanMessage(f"Turn {turn}: the venue for event {turn} is hall {turn}.")
+        if mode == "sync":
+            graph.invoke({"messages": [message]}, cfg)
+        else:
+            await graph.ainvoke({"messages": [message]}, cfg)
+        # Selection reads the index; indexing reuses that read, then writes once.
+        assert (store.loads - before[0], store.saves - before[1]) == (1, 1)
+    assert len(store.data["t1"]) == 8
+    # Indexing alone (no selection this turn in this process) still reads the store.
+    from langgraph_librarian import create_index_node
+
+    index = create_index_node(LibrarianConfig(embeddings=None, store=store))
+    loads = store.loads
+    state = graph.get_state(cfg).values
+    index(state, cfg)
+    assert store.loads == loads + 1

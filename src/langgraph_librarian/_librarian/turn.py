@@ -158,6 +158,37 @@ class Run:
     def index_in_state(self) -> bool:
         return self.config.store is None
 
+    # -- one store read per turn -------------------------------------------------------
+
+    def _turn_key(self, messages: Sequence[BaseMessage]) -> tuple[int, str, str] | None:
+        if self.config.store is None or self.session is None:
+            return None  # graph state: reading it costs nothing
+        turn = current_turn(messages)
+        return (id(self.config.store), self.session, turn) if turn else None
+
+    def remember_read(self, messages: Sequence[BaseMessage], entries: list[IndexEntry]) -> None:
+        """Keep what selection read from the store for this turn's indexing step."""
+        key = self._turn_key(messages)
+        if key is not None:
+            _READ_THIS_TURN.put(key, (self.config.store, entries))
+
+    def read_for_indexing(self, messages: Sequence[BaseMessage]) -> list[IndexEntry] | None:
+        """The index this turn's selection read, if this process ran it (else ``None``)."""
+        key = self._turn_key(messages)
+        hit = _READ_THIS_TURN.pop(key) if key is not None else None
+        return hit[1] if hit is not None and hit[0] is self.config.store else None
+
+
+_READ_THIS_TURN: BoundedCache[tuple[int, str, str], tuple[object, list[IndexEntry]]] = BoundedCache(
+    256
+)
+"""The index a turn's selection read from a store, by (store, session, turn), for the
+same turn's indexing step: one store read per turn instead of two. Between the two steps
+only the agent ran; a write by another process in that window is a concurrent turn on
+the same thread, which the indexing step's save overwrote before as well (load, then save:
+stores have no compare-and-set). Reconciliation by message id and content hash keeps the
+index right either way."""
+
 
 def make_selector(config: LibrarianConfig, step: str = "select") -> Selector:
     """The selector the config asks for (an LLM selector always wraps a local fallback).
@@ -465,6 +496,7 @@ def select_turn(
     entries = run.load(state)
     started = time.perf_counter()
     messages = read_messages(state)
+    run.remember_read(messages, entries)
     with turn_view(messages):  # the history is compared with its view once per turn
         plan = _plan(state, run.config, entries, messages, started)
         if plan.skip is not None:
@@ -498,6 +530,7 @@ async def aselect_turn(
     entries = await run.aload(state)
     started = time.perf_counter()
     messages = read_messages(state)
+    run.remember_read(messages, entries)
     with turn_view(messages):
         plan = _plan(state, run.config, entries, messages, started)
         if plan.skip is not None:
@@ -611,9 +644,11 @@ def index_turn(state: dict[str, Any], run: Run) -> StateUpdate:
     """
     if run.config.background_indexing:
         return _fold(state, run, _background(state, run))
-    update = update_index(
-        read_messages(state), run.load(state), run.config, run_config=run.run_config
-    )
+    messages = read_messages(state)
+    entries = run.read_for_indexing(messages)
+    if entries is None:
+        entries = run.load(state)
+    update = update_index(messages, entries, run.config, run_config=run.run_config)
     run.save(update.entries)
     return _fold(state, run, _index_result(state, update, run))
 
@@ -622,8 +657,10 @@ async def aindex_turn(state: dict[str, Any], run: Run) -> StateUpdate:
     """Async twin of :func:`index_turn`."""
     if run.config.background_indexing:
         return await _afold(state, run, _background(state, run))
-    update = await aupdate_index(
-        read_messages(state), await run.aload(state), run.config, run_config=run.run_config
-    )
+    messages = read_messages(state)
+    entries = run.read_for_indexing(messages)
+    if entries is None:
+        entries = await run.aload(state)
+    update = await aupdate_index(messages, entries, run.config, run_config=run.run_config)
     await run.asave(update.entries)
     return await _afold(state, run, _index_result(state, update, run))
