@@ -18,7 +18,6 @@ re-tokenizing everything.
 from __future__ import annotations
 
 import bisect
-import math
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Hashable
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langgraph_librarian._engine.postings import Postings, robertson_idf
 from langgraph_librarian._engine.text import (
     CHANGE_CUES,
     VALUE_PATTERN,
@@ -103,7 +103,7 @@ class BM25Index:
 
     def __init__(self) -> None:
         self.keys: list[Hashable] = []
-        self._postings: dict[str, list[tuple[int, int]]] = {}
+        self._postings = Postings()  # term -> (passages, counts)
         self._lengths: list[int] = []
         self._owner: list[int] = []
         self.passage_terms: list[frozenset[str]] = []
@@ -113,7 +113,6 @@ class BM25Index:
         self._has_value_array: np.ndarray | None = None
         self._lengths_array: np.ndarray | None = None
         self.passage_has_change: list[bool] = []
-        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._owner_array: np.ndarray | None = None
         self._passages: list[str] = []
         self._filler: list[bool] = []
@@ -138,8 +137,7 @@ class BM25Index:
             pid = len(self._owner)
             terms = content_terms(passage)
             counts = Counter(terms)
-            for term, tf in counts.items():
-                self._postings.setdefault(term, []).append((pid, tf))
+            self._postings.add(pid, counts)
             self._owner.append(doc)
             self._passages.append(passage)
             self._lengths.append(len(terms))
@@ -154,24 +152,6 @@ class BM25Index:
         # to their own length, so a longer one serves every earlier length.
         self._filler.append(is_filler(text))
         self.keys.append(key)
-
-    def _array(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        postings = self._postings.get(term)
-        if not postings:
-            return None
-        cached = self._arrays.get(term)
-        done = 0 if cached is None else len(cached[0])
-        if cached is not None and done == len(postings):
-            return cached
-        # Postings only grow (passages are appended, never removed): convert only the
-        # new tail, so a term that every turn repeats is not re-read whole each turn.
-        tail = postings[done:]
-        docs = np.fromiter((d for d, _ in tail), dtype=np.int64, count=len(tail))
-        tfs = np.fromiter((t for _, t in tail), dtype=np.float64, count=len(tail))
-        if cached is not None:
-            docs, tfs = np.concatenate([cached[0], docs]), np.concatenate([cached[1], tfs])
-        self._arrays[term] = (docs, tfs)
-        return docs, tfs
 
     def scores(self, query: str) -> np.ndarray:
         """Best-passage BM25 score of every document (zeros when nothing matches)."""
@@ -300,10 +280,7 @@ class BM25Index:
     def passage_frequency(self, term: str, passages: int | None = None) -> int:
         """In how many passages ``term`` (a content term, as ``content_terms`` gives) occurs
         (among the first ``passages``)."""
-        postings = self._postings.get(term, ())
-        if passages is None or not postings or postings[-1][0] < passages:
-            return len(postings)
-        return bisect.bisect_left(postings, (passages,))
+        return self._postings.df(term, passages)
 
     def doc_passages(self, doc: int) -> range:
         """Passage ids of document ``doc`` (a document's passages are contiguous)."""
@@ -335,7 +312,7 @@ class BM25Index:
         avg = float(lengths.mean()) or 1.0
         norm = _K1 * (1.0 - _B + _B * lengths / avg)
         for term, qtf in Counter(content_terms(query)).items():
-            arrays = self._array(term)
+            arrays = self._postings.arrays(term)
             if arrays is None:
                 continue
             docs, tfs = arrays
@@ -345,7 +322,7 @@ class BM25Index:
             df = len(docs)
             if df == 0:
                 continue
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            idf = robertson_idf(n, df)
             result[docs] += qtf * idf * tfs * (_K1 + 1.0) / (tfs + norm[docs])
         return result
 

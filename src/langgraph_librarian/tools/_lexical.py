@@ -14,7 +14,6 @@ words are.
 
 from __future__ import annotations
 
-import math
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from langgraph_librarian._engine.postings import Postings, robertson_idf
 from langgraph_librarian._engine.text import STOPWORDS, stem_terms, tokenize
 
 __all__ = ["LexicalScorer", "fold_accents", "lexical_terms"]
@@ -88,8 +88,7 @@ class LexicalScorer:
         self._vocabulary: list[str] = []  # catalog words with a row in _vocab_matrix
         self._vocab_matrix = np.zeros((0, 0), dtype=np.float32)
         self._neighbor_cache: dict[str, list[tuple[str, float]]] = {}
-        self._postings: dict[str, tuple[list[int], list[float]]] = {}
-        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._postings = Postings(np.float32)  # term -> (rows, weighted counts)
         self._lengths: list[float] = []
         self._length_array: np.ndarray | None = None
         self._surface: dict[str, str] = {}  # catalog word -> its stem
@@ -114,11 +113,7 @@ class LexicalScorer:
             self._lengths.append(0.0)
         self._lengths[row] = float(sum(tf.values()))
         self._length_array = None
-        for term, count in tf.items():
-            rows, counts = self._postings.setdefault(term, ([], []))
-            rows.append(row)
-            counts.append(count)
-            self._arrays.pop(term, None)
+        self._postings.add(row, tf)
         self._live += 1
 
     def forget(self, row: int) -> None:
@@ -127,16 +122,6 @@ class LexicalScorer:
         if row < len(self._lengths):
             self._lengths[row] = 0.0
             self._length_array = None
-
-    def _array(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        cached = self._arrays.get(term)
-        if cached is None:
-            posting = self._postings.get(term)
-            if posting is None:
-                return None
-            cached = (np.asarray(posting[0], dtype=np.int64), np.asarray(posting[1], np.float32))
-            self._arrays[term] = cached
-        return cached
 
     def _similar(self, word: str) -> list[tuple[str, float]]:
         """Catalog stems that look like ``word`` (trigram Dice similarity), best first."""
@@ -186,9 +171,7 @@ class LexicalScorer:
     def idf(self, term: str) -> float:
         """Robertson idf of a catalog term (a term no tool uses gets the rarest idf)."""
         n = max(self._live, 1)
-        posting = self._postings.get(term)
-        df = min(len(posting[0]), n) if posting else 0
-        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+        return robertson_idf(n, min(self._postings.df(term), n))
 
     def scores(self, query: str, n_rows: int, *, neighbor_weight: float = 0.0) -> np.ndarray:
         """Coverage score of every row for ``query`` (zeros when nothing matches).
@@ -229,7 +212,7 @@ class LexicalScorer:
         for idf, alternatives in weights:
             best = np.zeros(n_rows, dtype=np.float32) if len(alternatives) > 1 else None
             for term, similarity in alternatives:
-                arrays = self._array(term)
+                arrays = self._postings.arrays(term)
                 if arrays is None:
                     continue
                 rows, tf = arrays

@@ -1,0 +1,86 @@
+"""Term postings for BM25-style scoring: the lexical core of message and tool search.
+
+The local selector scores passages of messages (``select/lexical.py``) and the tool
+librarian scores tool texts (``tools/_lexical.py``) the Okapi way: a term's weight in a
+row saturates with its count and is normalized by the row's length, and rare terms
+count more (Robertson idf). Both keep the same structure: postings that only grow (rows
+are appended, never rewritten), read as numpy arrays that are extended by their new tail
+instead of rebuilt, so a turn that adds two messages converts two messages' postings.
+What each search does with the arrays (best passage, coverage with fuzzy matches) stays
+with it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Postings", "robertson_idf"]
+
+
+def robertson_idf(rows: int, df: int) -> float:
+    """``log(1 + (N - df + 0.5) / (df + 0.5))``: never negative, highest for rare terms."""
+    return math.log(1.0 + (rows - df + 0.5) / (df + 0.5))
+
+
+class Postings:
+    """``term -> (rows, weights)``, appended row by row, read as numpy arrays.
+
+    Args:
+        weight_dtype: The dtype of the weights array (term counts, or weighted counts).
+    """
+
+    def __init__(self, weight_dtype: Any = np.float64) -> None:
+        self._dtype = weight_dtype
+        self._rows: dict[str, list[int]] = {}
+        self._weights: dict[str, list[float]] = {}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def __contains__(self, term: object) -> bool:
+        return term in self._rows
+
+    def add(self, row: int, counts: Mapping[str, float]) -> None:
+        """Record ``row``'s terms (rows must be added in increasing order)."""
+        for term, count in counts.items():
+            rows = self._rows.get(term)
+            if rows is None:
+                self._rows[term] = [row]
+                self._weights[term] = [count]
+            else:
+                rows.append(row)
+                self._weights[term].append(count)
+
+    def df(self, term: str, below: int | None = None) -> int:
+        """The number of rows that contain ``term`` (of the rows numbered below ``below``)."""
+        rows = self._rows.get(term)
+        if not rows:
+            return 0
+        if below is None or rows[-1] < below:
+            return len(rows)
+        return bisect.bisect_left(rows, below)
+
+    def arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(rows as int64, weights) of ``term``, or ``None`` when no row has it.
+
+        Postings only grow, so only the tail added since the last read is converted:
+        a term every turn repeats is not re-read whole each turn.
+        """
+        rows = self._rows.get(term)
+        if not rows:
+            return None
+        cached = self._arrays.get(term)
+        done = 0 if cached is None else len(cached[0])
+        if cached is not None and done == len(rows):
+            return cached
+        new_rows = np.fromiter(rows[done:], dtype=np.int64, count=len(rows) - done)
+        weights = self._weights[term]
+        new_weights = np.fromiter(weights[done:], dtype=self._dtype, count=len(rows) - done)
+        if cached is not None:
+            new_rows = np.concatenate([cached[0], new_rows])
+            new_weights = np.concatenate([cached[1], new_weights])
+        self._arrays[term] = (new_rows, new_weights)
+        return new_rows, new_weights
