@@ -362,3 +362,29 @@ async def test_a_store_backed_turn_reads_the_index_once(mode):
     state = graph.get_state(cfg).values
     index(state, cfg)
     assert store.loads == loads + 1
+
+
+def test_background_indexing_keeps_no_read_for_an_indexing_step():
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import MemorySaver
+
+    from langgraph_librarian import (
+        LibrarianConfig,
+        create_librarian_graph,
+        wait_for_background_indexing,
+    )
+    from langgraph_librarian._librarian import turn
+
+    store = CountingIndexStore()
+    config = LibrarianConfig(embeddings=None, store=store, background_indexing=True)
+    graph = create_librarian_graph(
+        lambda state: {"messages": [AIMessage("Noted.")]}, config, checkpointer=MemorySaver()
+    )
+    held = len(turn._READ_THIS_TURN)
+    for n in range(3):
+        cfg = {"configurable": {"thread_id": f"bg-{n}"}}
+        graph.invoke({"messages": [HumanMessage(f"The venue is hall {n}.")]}, cfg)
+        graph.invoke({"messages": [HumanMessage("Where is the venue?")]}, cfg)
+    assert wait_for_background_indexing(timeout=30)
+    # The worker reads the store itself: nothing is parked for an indexing step.
+    assert len(turn._READ_THIS_TURN) == held

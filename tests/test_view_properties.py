@@ -214,3 +214,55 @@ def test_threads_sharing_a_history_each_read_a_consistent_view():
     for thread in threads:
         thread.join()
     assert not errors, errors[0]
+
+
+def test_selecting_while_another_thread_warms_a_longer_history() -> None:
+    """A reader never sees half of an appended passage, and the shared index stays usable.
+
+    Background indexing warms (extends) the view of a history while a turn selects over a
+    prefix of it: the postings' arrays and the passage bound are read from one snapshot.
+    """
+    import sys
+    import threading
+
+    from langgraph_librarian.index import update_index
+    from langgraph_librarian.select import LocalSelector
+
+    config = LibrarianConfig(embeddings=None)
+    history = [
+        HumanMessage(
+            f"Note {i}: the budget for kitchen item {i} is {i * 3} dollars, agreed with "
+            f"Alice on day {i % 28}.",
+            id=f"race-{i}",
+        )
+        for i in range(1200)
+    ]
+    entries = update_index(history, [], config).entries
+    selector = LocalSelector(embeddings=None)
+    query = "what is the kitchen budget for item 12 agreed with Alice?"
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        for k in range(100, 1190, 5):
+            try:
+                selector.select(query, history[: k + 1], entries[:k])
+            except BaseException as exc:
+                errors.append(exc)
+                return
+
+    def writer() -> None:
+        for k in range(100, 1190, 5):
+            selector.warm(history[: k + 8], entries[: k + 8])
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=reader), threading.Thread(target=writer)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors[0]
+    assert selector.select(query, history, entries[:-1]).ids  # and still usable afterwards

@@ -73,10 +73,11 @@ _CONFIG_WORDS = (
     "unauthorized",
     "forbidden",
     "no such table",
-    "does not exist",
     "readonly database",
-    "read-only",
 )
+"""Words of a store error that only the user's settings can fix. PostgreSQL's missing table
+or database come by SQLSTATE (above); a "read-only transaction" during a failover is
+transient, so "read-only" alone is not one of them."""
 
 _FINAL = "_librarian_final"
 """Set on an error that must not be retried although its type looks transient (a sync

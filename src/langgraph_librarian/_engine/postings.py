@@ -44,15 +44,19 @@ class Postings:
         return term in self._rows
 
     def add(self, row: int, counts: Mapping[str, float]) -> None:
-        """Record ``row``'s terms (rows must be added in increasing order)."""
+        """Record ``row``'s terms (rows must be added in increasing order).
+
+        Weights are written before rows, so a reader in another thread that sees a row
+        also sees its weight (readers take ``len(rows)`` as their snapshot).
+        """
         for term, count in counts.items():
             rows = self._rows.get(term)
             if rows is None:
-                self._rows[term] = [row]
                 self._weights[term] = [count]
+                self._rows[term] = [row]
             else:
-                rows.append(row)
                 self._weights[term].append(count)
+                rows.append(row)
 
     def df(self, term: str, below: int | None = None) -> int:
         """The number of rows that contain ``term`` (of the rows numbered below ``below``)."""
@@ -72,13 +76,14 @@ class Postings:
         rows = self._rows.get(term)
         if not rows:
             return None
+        n = len(rows)  # one snapshot for both columns: another thread may be appending
         cached = self._arrays.get(term)
         done = 0 if cached is None else len(cached[0])
-        if cached is not None and done == len(rows):
+        if cached is not None and done >= n:
             return cached
-        new_rows = np.fromiter(rows[done:], dtype=np.int64, count=len(rows) - done)
+        new_rows = np.fromiter(rows[done:n], dtype=np.int64, count=n - done)
         weights = self._weights[term]
-        new_weights = np.fromiter(weights[done:], dtype=self._dtype, count=len(rows) - done)
+        new_weights = np.fromiter(weights[done:n], dtype=self._dtype, count=n - done)
         if cached is not None:
             new_rows = np.concatenate([cached[0], new_rows])
             new_weights = np.concatenate([cached[1], new_weights])

@@ -167,7 +167,13 @@ class Run:
         return (id(self.config.store), self.session, turn) if turn else None
 
     def remember_read(self, messages: Sequence[BaseMessage], entries: list[IndexEntry]) -> None:
-        """Keep what selection read from the store for this turn's indexing step."""
+        """Keep what selection read from the store for this turn's indexing step.
+
+        Not with background indexing: the worker reads the store itself (under the
+        session's lock), so nothing would ever take the entry back.
+        """
+        if self.config.background_indexing:
+            return
         key = self._turn_key(messages)
         if key is not None:
             _READ_THIS_TURN.put(key, (self.config.store, entries))
@@ -187,7 +193,9 @@ same turn's indexing step: one store read per turn instead of two. Between the t
 only the agent ran; a write by another process in that window is a concurrent turn on
 the same thread, which the indexing step's save overwrote before as well (load, then save:
 stores have no compare-and-set). Reconciliation by message id and content hash keeps the
-index right either way."""
+index right either way. Bounded (64 turns in flight): a turn with no indexing step in this
+process (a ``pre_model_hook`` graph that indexes elsewhere) only holds its slot until newer
+turns push it out, and a turn whose read was pushed out reads the store again."""
 
 
 def make_selector(config: LibrarianConfig, step: str = "select") -> Selector:

@@ -135,6 +135,8 @@ class _Reporting(Embeddings):
         self.model_id = embedding_model_id(embeddings)
 
     def __getattr__(self, name: str) -> Any:  # passage_words, semantic_weight, ...
+        if name.startswith("__") or name == "_inner":  # copy/pickle probe before __init__
+            raise AttributeError(name)
         return getattr(self._inner, name)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:

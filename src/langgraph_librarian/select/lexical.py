@@ -166,8 +166,8 @@ class BM25Index:
         n_docs = len(self.keys)  # snapshot: another thread may be appending
         if docs is not None and docs < n_docs:
             n_docs = max(docs, 0)
-            return n_docs, bisect.bisect_left(self._owner, n_docs)
-        return n_docs, len(self._owner)
+        # Passages of a document still being added (owner >= n_docs) are left out.
+        return n_docs, bisect.bisect_left(self._owner, n_docs, 0, len(self._owner))
 
     def score_passages(self, query: str, docs: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(score per document, index of its best passage or -1), of the first ``docs``."""
