@@ -92,3 +92,27 @@ def test_a_model_that_cannot_be_built_is_a_librarian_error():
     with pytest.raises(LibrarianError, match="no credentials") as caught:
         lazy.get()
     assert isinstance(caught.value, ModelConfigError) and isinstance(caught.value, ValueError)
+
+
+def test_one_call_policy_reaches_every_model_step_the_config_builds():
+    from langgraph_librarian._engine.calls import CallPolicy
+    from langgraph_librarian._librarian.gist import summarizer_for
+    from langgraph_librarian._librarian.turn import make_selector
+    from langgraph_librarian.index.pipeline import _summarizer
+
+    model = ScriptedChatModel(script="IDs: [0]")
+    config = LibrarianConfig(
+        indexer_model=model,
+        selector_model=model,
+        model_timeout=7.0,
+        max_retries=4,
+        retry_backoff=0.25,
+        running_summary_tokens=200,
+    )
+    assert config.call_policy == CallPolicy(7.0, 4, 0.25)
+    selector = make_selector(config)
+    assert selector.policy == config.call_policy  # type: ignore[attr-defined]
+    caller = _summarizer(config).caller
+    assert (caller.timeout, caller.retries) == (7.0, 4)
+    summary = summarizer_for(config)
+    assert (summary.timeout, summary.max_retries, summary.retry_backoff) == (7.0, 4, 0.25)

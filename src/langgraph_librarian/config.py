@@ -11,6 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
+from langgraph_librarian._engine.calls import CallPolicy
 from langgraph_librarian._engine.models import build_model, check_model_spec
 from langgraph_librarian.select._ladder import OUTPUT_MODES, OutputMode
 from langgraph_librarian.select.prompts import template_placeholders
@@ -231,6 +232,12 @@ class LibrarianConfig:
         if self.selector_model == LOCAL:
             return True
         return self.selector_model is None and self.uses_local_indexer
+
+    @property
+    def call_policy(self) -> CallPolicy:
+        """``model_timeout``, ``max_retries`` and ``retry_backoff`` as one value: the policy
+        of every model call the Librarian makes for itself (indexer, selector, summary)."""
+        return CallPolicy(self.model_timeout, self.max_retries, self.retry_backoff)
 
     def get_indexer_model(self) -> BaseChatModel:
         """The indexer chat model.

@@ -27,6 +27,7 @@ import contextlib
 import inspect
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import tenacity
@@ -43,6 +44,7 @@ from langgraph_librarian._engine.failures import (
 
 __all__ = [
     "INTERNAL_TAG",
+    "CallPolicy",
     "DeadlineExceeded",
     "ModelCaller",
     "internal_config",
@@ -120,6 +122,43 @@ _MULTIPLIER = (
     if "multiplier" in inspect.signature(tenacity.wait_exponential_jitter).parameters
     else "initial"
 )
+
+
+@dataclass(frozen=True)
+class CallPolicy:
+    """How the library calls a model for itself, in one value.
+
+    Each attempt is bounded by ``timeout`` seconds; transient failures
+    (:func:`~langgraph_librarian._engine.failures.is_retryable`) get ``retries`` more
+    attempts, ``backoff`` seconds apart at first (doubling, with jitter). The Librarian's
+    config gives one (:attr:`LibrarianConfig.call_policy`) to every model step it builds
+    (indexer, selector, running summary), so a timeout is set in one place.
+    """
+
+    timeout: float | None = 60.0
+    retries: int = 2
+    backoff: float = 0.5
+
+    def arguments(self) -> dict[str, Any]:
+        """The policy as the ``timeout`` / ``max_retries`` / ``retry_backoff`` keyword
+        arguments the library's model steps (``LLMSelector``, ``RunningSummarizer``...) take."""
+        return {"timeout": self.timeout, "max_retries": self.retries, "retry_backoff": self.backoff}
+
+    def caller(
+        self,
+        runnable: Runnable[Any, Any],
+        step: str,
+        build: Callable[[float], Runnable[Any, Any] | None] | None = None,
+    ) -> ModelCaller:
+        """A :class:`ModelCaller` for ``runnable`` under this policy."""
+        return ModelCaller(
+            runnable,
+            step=step,
+            timeout=self.timeout,
+            retries=self.retries,
+            backoff=self.backoff,
+            build=build,
+        )
 
 
 class ModelCaller:

@@ -112,9 +112,7 @@ def summarizer_for(config: LibrarianConfig) -> RunningSummarizer:
     return RunningSummarizer(
         model,
         max_summary_tokens=config.running_summary_tokens,
-        timeout=config.model_timeout,
-        max_retries=config.max_retries,
-        retry_backoff=config.retry_backoff,
+        **config.call_policy.arguments(),
         token_counter=config.token_counter,
     )
 

@@ -86,9 +86,7 @@ def _summarizer(config: LibrarianConfig) -> LLMSummarizer:
         config.get_indexer_model(),
         prompt=config.summary_prompt,
         max_concurrency=config.max_concurrency,
-        timeout=config.model_timeout,
-        max_retries=config.max_retries,
-        retry_backoff=config.retry_backoff,
+        **config.call_policy.arguments(),
     )
 
 

@@ -13,7 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ContextThreadPoolExecutor
 
-from langgraph_librarian._engine.calls import ModelCaller
+from langgraph_librarian._engine.calls import CallPolicy
 from langgraph_librarian._engine.concurrency import AsyncGate, Gate
 from langgraph_librarian._engine.messages import (
     message_role,
@@ -171,9 +171,7 @@ class LLMSummarizer:
         self.model = model
         self.prompt = prompt or DEFAULT_SUMMARY_PROMPT
         self.max_concurrency = max_concurrency
-        self.caller = ModelCaller(
-            model, step="index", timeout=timeout, retries=max_retries, backoff=retry_backoff
-        )
+        self.caller = CallPolicy(timeout, max_retries, retry_backoff).caller(model, "index")
 
     def build_prompt(self, message: BaseMessage) -> list[BaseMessage]:
         """System instructions plus the fenced message, with its role and tool name."""

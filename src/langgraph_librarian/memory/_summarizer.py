@@ -12,7 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
-from langgraph_librarian._engine.calls import ModelCaller
+from langgraph_librarian._engine.calls import CallPolicy, ModelCaller
 from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._engine.messages import message_text, output_text
 from langgraph_librarian._engine.models import LazyModel, build_model
@@ -192,13 +192,8 @@ class RunningSummarizer:
     def _caller(self) -> ModelCaller | None:
         model = self.model
         if model is not None and self._summary_caller is None:
-            self._summary_caller = ModelCaller(
-                model,
-                step="running_summary",
-                timeout=self.timeout,
-                retries=self.max_retries,
-                backoff=self.retry_backoff,
-            )
+            policy = CallPolicy(self.timeout, self.max_retries, self.retry_backoff)
+            self._summary_caller = policy.caller(model, "running_summary")
         return self._summary_caller
 
     # -- offline ----------------------------------------------------------------------

@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._engine.calls import ModelCaller, request_bounded, status_code
+from langgraph_librarian._engine.calls import CallPolicy, ModelCaller, request_bounded, status_code
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select import _ladder
 from langgraph_librarian.select._answers import (
@@ -184,20 +184,18 @@ class LLMSelector:
         ]
         return [(rung, runnable) for rung, runnable in found if runnable is not None]
 
+    @property
+    def policy(self) -> CallPolicy:
+        """``timeout``, ``max_retries`` and ``retry_backoff`` as the call policy."""
+        return CallPolicy(self.timeout, self.max_retries, self.retry_backoff)
+
     def _caller(self, runnable: Any, rung: Rung) -> ModelCaller:
         def bounded(timeout: float) -> Any:
             # The same output form on a copy of the model whose request ends in time.
             model = request_bounded(self.model, timeout)
             return None if model is None else _ladder.build(model, rung)
 
-        return ModelCaller(
-            runnable,
-            step=self.step,
-            timeout=self.timeout,
-            retries=self.max_retries,
-            backoff=self.retry_backoff,
-            build=bounded,
-        )
+        return self.policy.caller(runnable, self.step, build=bounded)
 
     @staticmethod
     def _messages(prompt: str, rung: Rung, short: bool = False) -> list[BaseMessage]:
