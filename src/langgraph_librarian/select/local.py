@@ -117,8 +117,13 @@ class _LexicalCache:
         with self.lock:
             seen, index, positions = self.seen, self.index, self.positions
             k = min(len(seen), len(entries))
-            if not all(map(is_, entries, seen)):  # stops at the shorter list
-                if list(map(_doc_key, entries[:k])) != list(map(_doc_key, seen[:k])):
+            same = list(map(is_, entries[:k], seen[:k]))  # pointer checks, in C
+            if not all(same):
+                # Only from the first other object on: a turn whose last few entries are
+                # provisional (indexing has not caught up) compares those few by content.
+                first = same.index(False)
+                ours, theirs = entries[first:k], seen[first:k]
+                if list(map(_doc_key, ours)) != list(map(_doc_key, theirs)):
                     seen, index, positions = [], BM25Index(), np.zeros(0)
                 else:
                     # Equal documents: hold these objects, so the next turn compares
