@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
@@ -108,12 +108,18 @@ class MessageRejected(ValueError):
 class TurnWaiting:
     """Another tab is answering on this thread; this message goes next."""
 
+    kind: ClassVar[str] = "waiting"
+    """What a caller of :meth:`ChatService.send` dispatches on (no import needed)."""
+
     note: str
 
 
 @dataclass
 class TurnToken:
     """A piece of the reply as the model streams it."""
+
+    kind: ClassVar[str] = "token"
+    """What a caller of :meth:`ChatService.send` dispatches on (no import needed)."""
 
     text: str
 
@@ -122,10 +128,16 @@ class TurnToken:
 class TurnSaving:
     """The reply is complete; the turn is being saved (and copied into the recall scope)."""
 
+    kind: ClassVar[str] = "saving"
+    """What a caller of :meth:`ChatService.send` dispatches on (no import needed)."""
+
 
 @dataclass
 class TurnFinished:
     """The turn is over and saved: the reply, or why there is none, and the inspector."""
+
+    kind: ClassVar[str] = "finished"
+    """What a caller of :meth:`ChatService.send` dispatches on (no import needed)."""
 
     reply: str
     report: TurnReport
