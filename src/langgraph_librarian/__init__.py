@@ -10,7 +10,8 @@ submodules: :mod:`langgraph_librarian.select` (selectors), :mod:`langgraph_libra
 :mod:`langgraph_librarian.stores`, :mod:`langgraph_librarian.tools` (the tool librarian),
 :mod:`langgraph_librarian.memory` (running summary and trimming),
 :mod:`langgraph_librarian.recall` (scoped recall across threads) and
-:mod:`langgraph_librarian.ui` (the web chat). docs/api.md lists every public name.
+:mod:`langgraph_librarian.ui` (the web chat). docs/api.md lists every public name;
+docs/architecture.md maps the code's layers (engine, kit, features, faces, apps).
 The evaluation (``librarian bench``) is a separate distribution, langgraph-librarian-bench.
 """
 
