@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
+import markdown_it  # the ui extra brings it (through gradio): required, never skipped
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-markdown_it = pytest.importorskip("markdown_it")
-
-from langgraph_librarian.ui._markdown import reply_markdown, user_markdown  # noqa: E402
+from langgraph_librarian.ui._markdown import reply_markdown, user_markdown
 
 RENDER = markdown_it.MarkdownIt("commonmark", {"breaks": True, "html": True})
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+from abc import abstractmethod
 from pathlib import Path
 from typing import Any
 
@@ -97,12 +98,12 @@ class MiniLMRunner(Embeddings):
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._lock = threading.Lock()  # the tokenizer is shared state
 
+    @abstractmethod
     def forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Unit-length mean-pooled embeddings of token id batches (``[batch, length]``).
 
         ``mask`` is 1.0 for real tokens and 0.0 for padding.
         """
-        raise NotImplementedError
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         with self._lock:

@@ -39,7 +39,6 @@ from langgraph_librarian._engine.failures import (
     DeadlineExceeded,
     is_retryable,
     mark_final,
-    status_code,
 )
 
 __all__ = [
@@ -48,9 +47,7 @@ __all__ = [
     "DeadlineExceeded",
     "ModelCaller",
     "internal_config",
-    "is_retryable",
     "request_bounded",
-    "status_code",
 ]
 
 INTERNAL_TAG = "langgraph_librarian"

@@ -20,11 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from langgraph_librarian.minilm import MiniLMRunner, _model_dir
+from langgraph_librarian.minilm import _HIDDEN, MiniLMRunner, _model_dir
 
 __all__ = ["OnnxMiniLMEmbeddings", "build_minilm_graph", "onnx_available"]
-
-_HIDDEN = 384
 
 
 def onnx_available() -> bool:

@@ -20,13 +20,9 @@ from langgraph_librarian.recall._turn import (
     recall_for_turn,
 )
 
-__all__ = ["RecallNode", "create_capture_node", "create_recall_hook"]
+__all__ = ["create_capture_node", "create_recall_hook"]
 
 Update = dict[str, Any]
-
-
-RecallNode = LibrarianNode
-"""Kept for code that imported it: scoped recall's nodes are the kit's :class:`LibrarianNode`."""
 
 
 def create_recall_hook(memory: ScopeMemory, *, report: bool = False) -> LibrarianNode:

@@ -20,7 +20,7 @@ from typing import Any, Literal, get_args
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 
-from langgraph_librarian._engine.calls import is_retryable, status_code
+from langgraph_librarian._engine.failures import is_retryable, status_code
 from langgraph_librarian.select._answers import SelectionOutput
 
 __all__ = [

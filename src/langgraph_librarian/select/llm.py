@@ -13,7 +13,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._engine.calls import CallPolicy, ModelCaller, request_bounded, status_code
+from langgraph_librarian._engine.calls import CallPolicy, ModelCaller, request_bounded
+from langgraph_librarian._engine.failures import status_code
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select import _ladder
 from langgraph_librarian.select._answers import (
