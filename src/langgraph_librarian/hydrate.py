@@ -181,7 +181,7 @@ def _within_budget(
     current = starts[-1] if starts and starts[-1] >= recent_start else recent_start
     core = system | ({p for p in range(current, n)} - orphans)
     # Earlier recent turns, oldest first, each a list of positions.
-    turn_starts = [p for p in starts if recent_start <= p < current]
+    turn_starts = starts[bisect_left(starts, recent_start) : bisect_left(starts, current)]
     bounds = [*turn_starts, current]
     turns = [
         [p for p in range(a, b) if p not in system and p not in orphans]

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from operator import attrgetter, itemgetter, methodcaller
 from typing import Any
 
+from langgraph_librarian._engine.view import same_prefix
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts
 
 __all__ = ["remember_state_entries", "state_entries"]
@@ -33,6 +34,7 @@ _CACHE: OrderedDict[Any, tuple[list[Any], list[list[Any]], list[IndexEntry]]] = 
 """Per first message id: (the dicts last seen, their columns, their entries)."""
 _CACHE_SIZE = 16
 _LOCK = threading.Lock()
+_RECHECK = 64
 _MIN_CACHED = 64  # small indexes parse faster than they are compared and looked up
 
 Columns = list[list[Any]]
@@ -58,13 +60,14 @@ def _put(anchor: Any, raw: list[Any], columns: Columns, entries: list[IndexEntry
             _CACHE.popitem(last=False)
 
 
-def _same_hashes(raw: Sequence[Any], hashes: list[Any]) -> bool:
-    """The content hashes of ``raw``'s first dicts are ``hashes`` (the same objects).
-
-    ``hashes`` goes first: ``map`` stops when it runs out, before reading a new dict.
+def _same_hashes(raw: Sequence[Any], hashes: list[Any], k: int) -> bool:
+    """The content hashes of the last of ``raw``'s first ``k`` dicts are ``hashes``'
+    (the same objects): a dict edited in place after it was written is noticed among
+    the last ``_RECHECK``; the index node replaces entries, it does not edit them.
     """
+    start = max(0, k - _RECHECK)
     try:
-        return all(map(operator.is_, hashes, map(_KEYS[1], raw)))
+        return all(map(operator.is_, hashes[start:k], map(_KEYS[1], raw[start:k])))
     except (KeyError, TypeError):  # not our format: the strict parser explains
         return False
 
@@ -91,10 +94,9 @@ def state_entries(state: dict[str, Any]) -> list[IndexEntry]:
         seen, cached, parsed = hit
         k = min(len(parsed), len(raw))
         # The dicts written last turn, still in this process (no checkpointer copy):
-        # pointers, and one column for a dict edited in place.
-        if all(map(operator.is_, raw, seen)) and _same_hashes(
-            raw[:k] if k < len(raw) else raw, cached[1]
-        ):
+        # one list comparison (pointers first, in C), and the content hashes of the
+        # last few for a dict edited in place.
+        if same_prefix(raw, seen, k) and _same_hashes(raw, cached[1], k):
             tail = _columns(raw[k:])
             if tail is not None:
                 grown = [old[:k] + new for old, new in zip(cached, tail, strict=True)]

@@ -37,7 +37,7 @@ from langchain_core.messages import BaseMessage
 
 from langgraph_librarian._engine.messages import content_hash
 
-__all__ = ["HistoryView", "clear_views", "turn_view", "view_of"]
+__all__ = ["HistoryView", "clear_views", "same_prefix", "turn_view", "view_of"]
 
 _DICT = attrgetter("__dict__")
 _ID, _TYPE, _NAME, _CONTENT = (itemgetter(k) for k in ("id", "type", "name", "content"))
@@ -46,6 +46,27 @@ _ID, _TYPE, _NAME, _CONTENT = (itemgetter(k) for k in ("id", "type", "name", "co
 _CALLS = methodcaller("get", "tool_calls")
 _CALL_ID = methodcaller("get", "tool_call_id")
 _CONTENT_ATTRIBUTE = attrgetter("content")
+_RECHECK = 64
+"""Trailing messages whose content is re-read on an identity match (edits in place)."""
+
+
+def same_prefix(new: Sequence[Any], old: Sequence[Any], k: int) -> bool:
+    """The first ``k`` items of ``new`` are ``old``'s first ``k`` (the same objects, or equal).
+
+    What a turn asks of last turn's lists (messages, index entries, stored dicts): one
+    list comparison, in which C compares pointers first and calls ``__eq__`` only on a
+    different object, so the usual turn (last turn's objects plus a few new ones) costs
+    a pass in C, not a Python call per item. The first and last of the ``k`` are checked
+    by identity first: a freshly deserialized copy fails at once, before ``__eq__`` runs
+    on every item (its callers compare such copies column by column).
+    """
+    if k == 0:
+        return True
+    if len(new) < k or len(old) < k or new[0] is not old[0] or new[k - 1] is not old[k - 1]:
+        return False
+    mine = new if len(new) == k and isinstance(new, list) else list(new[:k])
+    theirs = old if len(old) == k and isinstance(old, list) else list(old[:k])
+    return mine == theirs
 
 
 class _Columns:
@@ -178,17 +199,19 @@ class HistoryView:
     def _matches(self, messages: Sequence[BaseMessage], columns: _Columns | None) -> int:
         """How many of ``messages`` this view can serve (-1: they differ from it).
 
-        The same objects as seen before pass on a pointer comparison plus one of their
-        contents (a message whose text was edited in place); other objects (a
-        checkpointer deserializes a fresh copy each turn) are compared field by field.
+        The same objects as seen before pass on one list comparison (C compares
+        pointers first, and a replaced object by value) plus a look at the contents of
+        the last ``_RECHECK`` of them (a message edited in place, e.g. a streamed reply
+        completed after it was seen); other objects (a checkpointer deserializes a fresh
+        copy each turn) are compared field by field. Messages are values, as LangGraph's
+        reducer treats them: an older message edited in place instead of replaced
+        through ``add_messages`` is not re-read.
         """
         k = min(len(messages), len(self.messages))
-        # (No slicing: copying a slice touches every object's reference count, which
-        # costs more than the comparison; ``map`` stops at the shorter list.)
-        if all(map(is_, messages, self.messages)):
-            # The same objects; their text may still have been edited in place.
-            contents = map(_CONTENT_ATTRIBUTE, messages)
-            return k if all(map(is_, self._contents, contents)) else -1
+        if same_prefix(messages, self.messages, k):
+            start = max(0, k - _RECHECK)
+            contents = map(_CONTENT_ATTRIBUTE, messages[start:k])
+            return k if all(map(is_, self._contents[start:k], contents)) else -1
         if columns is None:
             return -1
         same = (

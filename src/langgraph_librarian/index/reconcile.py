@@ -14,13 +14,12 @@ test checks it.
 from __future__ import annotations
 
 import dataclasses
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._engine.view import HistoryView, view_of
+from langgraph_librarian._engine.view import HistoryView, same_prefix, view_of
 from langgraph_librarian.entry import IndexEntry
 
 __all__ = ["reconcile_index"]
@@ -58,7 +57,7 @@ class Reconciled:
 
     def complete(self) -> list[IndexEntry]:
         """The entries that exist, in message order."""
-        return [e for e in self.entries if e is not None]
+        return list(filter(None, self.entries))  # (in C; an entry is always true)
 
 
 @dataclass
@@ -154,7 +153,7 @@ def _extend(
     first ``snap.n`` (views only grow), so only the new tail and new entries are read.
     """
     k, s = snap.n, len(snap.stored)
-    if k > n or len(entries) < s or not all(map(operator.is_, entries, snap.stored)):
+    if k > n or len(entries) < s or not same_prefix(entries, snap.stored, s):
         return None
     keys, hashes, first_at = view.keys, view.hashes, view.first_at
     new_entries = entries[s:]

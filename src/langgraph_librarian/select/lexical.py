@@ -105,6 +105,8 @@ class BM25Index:
         self.keys: list[Hashable] = []
         self._postings = Postings()  # term -> (passages, counts)
         self._lengths: list[int] = []
+        self._length_totals: list[int] = []
+        """Running sums of ``_lengths``: the mean passage length at any length in O(1)."""
         self._owner: list[int] = []
         self.passage_terms: list[frozenset[str]] = []
         self.passage_values: list[frozenset[str]] = []
@@ -141,6 +143,9 @@ class BM25Index:
             self._owner.append(doc)
             self._passages.append(passage)
             self._lengths.append(len(terms))
+            self._length_totals.append(
+                len(terms) + (self._length_totals[-1] if self._length_totals else 0)
+            )
             self.passage_terms.append(frozenset(counts))
             values = value_tokens(passage)
             self.passage_values.append(values)
@@ -179,30 +184,40 @@ class BM25Index:
             owner = self._owner_array = _extended(owner, self._owner, np.int64)
         owner = owner[:n]
         passage = self._passage_scores(query, n)
+        best = np.full(n_docs, -1, dtype=np.int64)
+        doc_scores = np.zeros(n_docs, dtype=np.float64)
+        hits = np.flatnonzero(passage > 0)
+        if not hits.size:
+            return doc_scores, best
         # A matching passage that also holds a candidate answer (a number, date or name
         # the question does not contain) states something; one without only talks about it.
         has_value = self._has_value_array
         if has_value is None or len(has_value) < n:
             has_value = self._has_value_array = _extended(has_value, self._has_value, bool)
-        boost = has_value[:n].copy()
+        boost = has_value[hits]
         # Passages whose only values are ones the query already names get no boost; only
         # passages holding a value the query mentions need a closer look.
         asked = {t.lower() for t in tokenize(query)}
         for value in asked & self._value_postings.keys():
-            for pid in self._value_postings[value]:
-                if pid < n and not (self.passage_values[pid] - asked):
-                    boost[pid] = False
-        passage[boost] *= VALUE_BOOST
-        best = np.full(n_docs, -1, dtype=np.int64)
-        doc_scores = np.zeros(n_docs, dtype=np.float64)
-        hits = np.flatnonzero(passage > 0)
-        if hits.size:
-            # Visit passages in ascending score; the last write per document is its max.
-            ordered = hits[np.argsort(passage[hits], kind="stable")]
-            doc_of = owner[ordered]
-            keep = doc_of < n_docs
-            doc_scores[doc_of[keep]] = passage[ordered[keep]]
-            best[doc_of[keep]] = ordered[keep]
+            pids = np.asarray(self._value_postings[value], dtype=np.int64)
+            slots = np.searchsorted(hits, pids)
+            found = slots < len(hits)
+            found[found] = hits[slots[found]] == pids[found]
+            for slot, pid in zip(slots[found].tolist(), pids[found].tolist(), strict=True):
+                if not (self.passage_values[pid] - asked):
+                    boost[slot] = False
+        values = passage[hits]
+        values[boost] *= VALUE_BOOST
+        # Each document's best passage (a document's passages are contiguous and in
+        # order): a segmented max over the runs of hits, no sort. On a tie the later
+        # passage is the best one.
+        doc_of = owner[hits]
+        starts = np.flatnonzero(np.concatenate(([True], doc_of[1:] != doc_of[:-1])))
+        maxima = np.maximum.reduceat(values, starts)
+        run_max = np.repeat(maxima, np.diff(np.append(starts, len(values))))
+        last_best = np.maximum.reduceat(np.where(values == run_max, hits, -1), starts)
+        doc_scores[doc_of[starts]] = maxima
+        best[doc_of[starts]] = last_best
         return doc_scores, best
 
     def passage_vectors(
@@ -302,28 +317,28 @@ class BM25Index:
         return self._passages[passage]
 
     def _passage_scores(self, query: str, n: int) -> np.ndarray:
+        """BM25 of each of the first ``n`` passages; only the query terms' postings are read."""
         result = np.zeros(n, dtype=np.float64)
         if n == 0:
             return result
         lengths = self._lengths_array
         if lengths is None or len(lengths) < n:
             lengths = self._lengths_array = _extended(lengths, self._lengths, np.float64)
-        lengths = lengths[:n]
-        avg = float(lengths.mean()) or 1.0
-        norm = _K1 * (1.0 - _B + _B * lengths / avg)
+        avg = (self._length_totals[n - 1] / n) or 1.0
         for term, qtf in Counter(content_terms(query)).items():
             arrays = self._postings.arrays(term)
             if arrays is None:
                 continue
             docs, tfs = arrays
-            if len(docs) and docs[-1] >= n:
-                keep = docs < n
-                docs, tfs = docs[keep], tfs[keep]
+            if len(docs) and docs[-1] >= n:  # passages added after this reader's length
+                cut = int(np.searchsorted(docs, n))
+                docs, tfs = docs[:cut], tfs[:cut]
             df = len(docs)
             if df == 0:
                 continue
             idf = robertson_idf(n, df)
-            result[docs] += qtf * idf * tfs * (_K1 + 1.0) / (tfs + norm[docs])
+            norm = _K1 * (1.0 - _B + _B * lengths[docs] / avg)
+            result[docs] += qtf * idf * tfs * (_K1 + 1.0) / (tfs + norm)
         return result
 
 

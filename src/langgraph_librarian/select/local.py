@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from operator import attrgetter, is_
 
 import numpy as np
@@ -15,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._engine.text import content_terms
-from langgraph_librarian._engine.view import view_of
+from langgraph_librarian._engine.view import same_prefix, view_of
 from langgraph_librarian.embeddings import embedding_model_id
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select._evidence import (
@@ -117,8 +118,8 @@ class _LexicalCache:
         with self.lock:
             seen, index, positions = self.seen, self.index, self.positions
             k = min(len(seen), len(entries))
-            same = list(map(is_, entries[:k], seen[:k]))  # pointer checks, in C
-            if not all(same):
+            if not same_prefix(entries, seen, k):
+                same = list(map(is_, entries[:k], seen[:k]))  # pointer checks, in C
                 # Only from the first other object on: a turn whose last few entries are
                 # provisional (indexing has not caught up) compares those few by content.
                 first = same.index(False)
@@ -140,6 +141,26 @@ class _LexicalCache:
                 positions = np.concatenate([positions, ids])
             self.seen, self.index, self.positions = seen, index, positions
         return index.head(len(entries)), positions[: len(entries)]
+
+
+def _best_first(values: np.ndarray, slots: np.ndarray, at_least: int) -> np.ndarray:
+    """The first ``at_least`` (or more) of ``slots`` by descending ``values``.
+
+    Exactly the head of ``slots[np.argsort(-values[slots], kind="stable")]``, found
+    without sorting every slot: everything at or above the ``at_least``-th best value
+    (ties included) is taken in slot order, then sorted stably.
+    """
+    if len(slots) > at_least:
+        negated = -values[slots]
+        bar = np.partition(negated, at_least - 1)[at_least - 1]
+        slots = slots[negated <= bar]
+    return slots[np.argsort(-values[slots], kind="stable")]
+
+
+def _rest_of_ranking(values: np.ndarray, slots: np.ndarray, skip: int) -> Iterator[int]:
+    """The ranking of ``slots`` after its first ``skip`` (sorted only if it is read)."""
+    if len(slots) > skip:
+        yield from _best_first(values, slots, len(slots))[skip:].tolist()
 
 
 def _lexical(
@@ -539,11 +560,12 @@ class LocalSelector:
             scored = self._score(query, messages, entries, query_vector)
         fused = scored.fused
         positive = np.flatnonzero(fused > 0)
-        by_score = positive[np.argsort(-fused[positive], kind="stable")]
         if excluded:
-            by_score = by_score[~np.isin(scored.positions[by_score], list(excluded))]
-        order: list[int] = by_score.tolist()
-        order = self._distinct(order, entries, messages)
+            positive = positive[~np.isin(scored.positions[positive], list(excluded))]
+        # Only the head of the ranking is read (expansion pool, bridges, primaries and
+        # the reserve, which stops at its floor): sort that head, not every message.
+        head = _best_first(fused, positive, 2 * _EXPANSION_POOL + 4 * self.max_selected)
+        order: list[int] = self._distinct(head.tolist(), entries, messages)
         filler = scored.lexical.filler()
         if not order:
             return Selection(
@@ -592,7 +614,8 @@ class LocalSelector:
         floor = _RESERVE_CUTOFF * top
         reserve: list[int] = []
         taken = {_copy_key(entries[i], messages) for i in ranked}
-        for i in order:  # best first: stop at the floor
+        rest = _rest_of_ranking(fused, positive, len(head))
+        for i in chain(order, rest):  # best first: stop at the floor
             if fused[i] < floor or len(reserve) >= self.max_selected:
                 break
             key = _copy_key(entries[i], messages)

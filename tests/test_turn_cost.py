@@ -1,0 +1,103 @@
+"""The shortcuts that keep a turn's cost to what is new give the same answers as the
+long way: the head of a ranking, the best passage per message, prefix checks."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langgraph_librarian._engine.view import clear_views, same_prefix, view_of
+from langgraph_librarian.select.lexical import VALUE_BOOST, BM25Index
+from langgraph_librarian.select.local import _best_first, _rest_of_ranking
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 6), min_size=0, max_size=80),
+    st.integers(1, 90),
+    st.data(),
+)
+def test_best_first_is_the_head_of_a_stable_sort(values, at_least, data):
+    array = np.asarray(values, dtype=np.float64) / 3.0  # many ties
+    slots = np.asarray(
+        sorted(data.draw(st.sets(st.integers(0, max(len(values) - 1, 0)))) if values else []),
+        dtype=np.int64,
+    )
+    full = slots[np.argsort(-array[slots], kind="stable")] if len(slots) else slots
+    head = _best_first(array, slots, at_least)
+    assert len(head) >= min(at_least, len(slots))
+    assert head.tolist() == full[: len(head)].tolist()
+    assert [*head.tolist(), *_rest_of_ranking(array, slots, len(head))] == full.tolist()
+
+
+WORDS = ["budget", "venue", "figure", "Paris", "2024", "visa", "hotel", "we", "noted", "Anna"]
+
+
+def _reference_scores(index: BM25Index, query: str) -> tuple[np.ndarray, np.ndarray]:
+    """The former implementation: dense boost, then a stable sort of every hit."""
+    from langgraph_librarian._engine.text import tokenize
+
+    n_docs, n = index._bound(None)
+    owner = np.asarray(index._owner[:n], dtype=np.int64)
+    passage = index._passage_scores(query, n)
+    boost = np.asarray(index._has_value[:n], dtype=bool).copy()
+    asked = {t.lower() for t in tokenize(query)}
+    for value in asked & index._value_postings.keys():
+        for pid in index._value_postings[value]:
+            if pid < n and not (index.passage_values[pid] - asked):
+                boost[pid] = False
+    passage[boost] *= VALUE_BOOST
+    best = np.full(n_docs, -1, dtype=np.int64)
+    scores = np.zeros(n_docs)
+    hits = np.flatnonzero(passage > 0)
+    if hits.size:
+        ordered = hits[np.argsort(passage[hits], kind="stable")]
+        scores[owner[ordered]] = passage[ordered]
+        best[owner[ordered]] = ordered
+    return scores, best
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.lists(st.sampled_from(WORDS), min_size=6, max_size=9), min_size=1, max_size=8),
+        min_size=1,
+        max_size=12,
+    ),
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+)
+def test_best_passage_per_message_matches_a_full_sort(docs, query_words):
+    index = BM25Index()
+    for i, sentences in enumerate(docs):
+        index.add(i, " ".join(" ".join(s) + "." for s in sentences))
+    query = " ".join(query_words) + "?"
+    scores, best = index.score_passages(query)
+    ref_scores, ref_best = _reference_scores(index, query)
+    assert np.array_equal(scores, ref_scores)
+    assert np.array_equal(best, ref_best)
+
+
+def test_same_prefix_by_identity_then_value():
+    a = [HumanMessage("one", id="1"), AIMessage("two", id="2"), HumanMessage("three", id="3")]
+    assert same_prefix([*a, HumanMessage("four")], a, 3)
+    assert same_prefix(tuple(a), a, 3)
+    copy = [a[0], a[1].model_copy(), a[2]]  # an equal object in the middle: still the same
+    assert same_prefix(copy, a, 3)
+    edited = [a[0], a[1].model_copy(update={"content": "changed"}), a[2]]
+    assert not same_prefix(edited, a, 3)
+    assert not same_prefix([a[0].model_copy(), *a[1:]], a, 3)  # a fresh copy: compare columns
+    assert same_prefix([], [], 0)
+    assert not same_prefix(a[:2], a, 3)
+
+
+def test_a_recent_message_edited_in_place_is_read_again():
+    clear_views()
+    history = [HumanMessage(f"question {i}", id=f"m{i}") for i in range(10)]
+    view, _ = view_of(history)
+    before = view.hashes[9]
+    history[9].content = "question nine, reworded after it was seen"
+    again = [*history, AIMessage("reply", id="r")]
+    view2, _ = view_of(again)
+    assert view2.hashes[9] != before
