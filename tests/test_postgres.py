@@ -107,3 +107,56 @@ def test_hostile_session_ids_in_postgres_store(postgres_dsn):
             assert loaded is not None and loaded[0].summary == f"s{n}"
             store.delete(session)
             assert store.load(session) is None
+
+
+class _CountingStore(PostgresStore):
+    """A PostgresStore that counts the reads of the index manifest."""
+
+    manifest_reads = 0
+
+    def batch(self, ops):  # type: ignore[no-untyped-def]
+        ops = list(ops)
+        type(self).manifest_reads += sum(
+            1 for op in ops if type(op).__name__ == "GetOp" and op.key.endswith("#m")
+        )
+        return super().batch(ops)
+
+
+def test_store_revision_skips_the_read_until_another_worker_saves(postgres_dsn):
+    """A worker that saved the revision the checkpoint names reads nothing; after
+    another worker (its own store object, as another process has) saved, it reads."""
+    thread = f"rev-{uuid.uuid4()}"
+    cfg = {"configurable": {"thread_id": thread}}
+    namespace = ("librarian-test", "revision")
+    with (
+        PostgresSaver.from_conn_string(postgres_dsn) as saver,
+        _CountingStore.from_conn_string(postgres_dsn) as backing_a,
+        _CountingStore.from_conn_string(postgres_dsn) as backing_b,
+    ):
+        saver.setup()
+        backing_a.setup()
+        store_a = LangGraphIndexStore(backing_a, namespace=namespace)
+        store_b = LangGraphIndexStore(backing_b, namespace=namespace)
+        worker_a = create_librarian_graph(agent, LibrarianConfig(store=store_a), checkpointer=saver)
+        worker_b = create_librarian_graph(agent, LibrarianConfig(store=store_b), checkpointer=saver)
+        first = worker_a.invoke({"messages": conversation(6)}, cfg)
+        revision = first["librarian_metadata"]["index_revision"]
+        assert revision == store_a.revision(thread)
+
+        _CountingStore.manifest_reads = 0
+        second = worker_a.invoke({"messages": [HumanMessage("Budget for the offsite?")]}, cfg)
+        assert _CountingStore.manifest_reads == 0  # served from what worker A saved
+        assert second["librarian_metadata"]["index_revision"] != revision
+        assert second["librarian_metadata"]["selection_skipped"] is False
+
+        third = worker_b.invoke({"messages": [HumanMessage("And the venue?")]}, cfg)
+        assert _CountingStore.manifest_reads == 1  # worker B holds nothing: it reads
+        assert len(store_b.load(thread) or []) == len(third["messages"])
+
+        _CountingStore.manifest_reads = 0
+        fourth = worker_a.invoke({"messages": [HumanMessage("Who books the hotel?")]}, cfg)
+        # Worker A's memory holds an older revision than the checkpoint names: it reads.
+        assert _CountingStore.manifest_reads == 1
+        stored = store_a.load(thread) or []
+        assert [e.message_id for e in stored] == [m.id for m in fourth["messages"]]
+        assert fourth["librarian_metadata"]["index_revision"] == store_a.revision(thread)

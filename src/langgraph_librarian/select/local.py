@@ -584,10 +584,17 @@ class LocalSelector:
         for i, score in bridged.items():
             priority[i] = max(priority.get(i, 0.0), score)
 
+        positions = scored.positions
+        in_order = bool(np.all(positions[1:] >= positions[:-1]))
+
         def slot_of(position: int) -> int | None:
-            # The last entry at that position (as a dict keyed by position would give).
-            found = np.flatnonzero(scored.positions == position)
-            return int(found[-1]) if found.size else None
+            # The last entry at that position (as a dict keyed by position would give);
+            # entries in message order (as the Librarian passes them) by bisection.
+            if not in_order:
+                found = np.flatnonzero(positions == position)
+                return int(found[-1]) if found.size else None
+            after = int(np.searchsorted(positions, position, side="right"))
+            return after - 1 if after and positions[after - 1] == position else None
 
         neighbours: dict[int, float] = {}
         for i in primary:
@@ -727,13 +734,29 @@ class LocalSelector:
                 return frozenset(), False
             return index.passage_terms[pid] & query_terms, index.passage_has_change[pid]
 
+        # Each pool message's passages (terms, states a change), read once: every seed
+        # of every round compares against the same pool.
+        passages = {
+            slot: [
+                (index.passage_terms[pid], index.passage_has_change[pid])
+                for pid in index.doc_passages(slot)
+            ]
+            for slot in pool
+        }
+
+        vocabulary = {
+            slot: frozenset().union(*(t for t, _ in found)) for slot, found in passages.items()
+        }
+
         def relation(slot: int, terms: frozenset[str], need: int) -> tuple[bool, bool]:
             """(some passage shares enough terms, one of those states a change)."""
             shares = changes = False
-            for pid in index.doc_passages(slot):
-                if len(index.passage_terms[pid] & terms) >= need:
+            if len(vocabulary[slot] & terms) < need:  # no passage can share enough
+                return shares, changes
+            for passage_terms, has_change in passages[slot]:
+                if len(passage_terms & terms) >= need:
                     shares = True
-                    changes = changes or index.passage_has_change[pid]
+                    changes = changes or has_change
             return shares, changes
 
         # First the selected seeds; then, for chains, only the changes just promoted
