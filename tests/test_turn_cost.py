@@ -101,3 +101,46 @@ def test_a_recent_message_edited_in_place_is_read_again():
     again = [*history, AIMessage("reply", id="r")]
     view2, _ = view_of(again)
     assert view2.hashes[9] != before
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["append", "replace", "delete", "same"]), st.integers(0, 10**6)),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_index_written_to_state_reuses_only_what_is_unchanged(steps):
+    """The dicts the index node writes equal a fresh conversion after any edits."""
+    import dataclasses
+
+    from langgraph_librarian._engine import state_cache
+    from langgraph_librarian._engine.state_cache import entries_to_state, state_entries
+    from langgraph_librarian.entry import IndexEntry, entries_to_dicts
+
+    state_cache._CACHE.clear()
+
+    def entry(i: int, tag: str = "") -> IndexEntry:
+        return IndexEntry(
+            id=i, role="human", summary=f"s{i}{tag}", message_id=f"m{i}", content_hash=f"h{i}{tag}"
+        )
+
+    entries = [entry(i) for i in range(70)]  # above the cache's minimum size
+    for op, r in steps:
+        if op == "append":
+            entries = [*entries, entry(len(entries), "n")]
+        elif op == "replace":
+            i = r % len(entries)
+            entries = [
+                *entries[:i],
+                dataclasses.replace(entries[i], summary=f"edited {r}"),
+                *entries[i + 1 :],
+            ]
+        elif op == "delete" and len(entries) > 65:
+            i = 1 + r % (len(entries) - 1)  # the first entry anchors the cache
+            entries = [*entries[:i], *entries[i + 1 :]]
+        written = entries_to_state(entries)
+        assert written == entries_to_dicts(entries)
+        assert state_entries({"index": written}) == entries
+        entries = state_entries({"index": written})

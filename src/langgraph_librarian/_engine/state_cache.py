@@ -18,13 +18,14 @@ import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from itertools import compress, count
 from operator import attrgetter, itemgetter, methodcaller
 from typing import Any
 
 from langgraph_librarian._engine.view import same_prefix
-from langgraph_librarian.entry import IndexEntry, entries_from_dicts
+from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
 
-__all__ = ["remember_state_entries", "state_entries"]
+__all__ = ["entries_to_state", "state_entries"]
 
 _FIELDS = ("message_id", "content_hash", "status", "vector_model")
 _KEYS = tuple(itemgetter(name) for name in _FIELDS)
@@ -124,10 +125,35 @@ def _extend(
     return entries
 
 
-def remember_state_entries(raw: Sequence[dict[str, Any]], entries: list[IndexEntry]) -> None:
-    """Register dicts about to be written to state as the serialized form of ``entries``."""
-    if len(raw) < _MIN_CACHED or len(raw) != len(entries):
-        return
-    # The dicts were made from these entries: read the columns from the entries.
-    columns = [list(map(get, entries)) for get in _ATTRIBUTES]
-    _put(columns[0][0], list(raw), columns, list(entries))
+def entries_to_state(entries: Sequence[IndexEntry]) -> list[dict[str, Any]]:
+    """``entries`` as the dicts to write to ``state["index"]``, registered for the next read.
+
+    The index node writes the whole index every turn, most of it the entries it read:
+    the dicts those were parsed from (or last written as) are reused, so a turn converts
+    only its new entries (entries are never edited in place). The dicts are registered,
+    so the next turn's :func:`state_entries` finds them even though a checkpointer hands
+    back new objects.
+    """
+    entries = list(entries)
+    if len(entries) < _MIN_CACHED:
+        return entries_to_dicts(entries)
+    anchor = entries[0].message_id
+    with _LOCK:
+        hit = _CACHE.get(anchor)
+    p = 0
+    seen: list[Any] = []
+    cached: Columns = [[] for _ in _ATTRIBUTES]
+    if hit is not None:
+        seen, cached, parsed = hit
+        k = min(len(parsed), len(entries), len(seen))
+        p = k if same_prefix(entries, parsed, k) else _first_other(entries, parsed, k)
+    rest = entries[p:]
+    dicts = seen[:p] + entries_to_dicts(rest)
+    columns = [old[:p] + list(map(get, rest)) for old, get in zip(cached, _ATTRIBUTES, strict=True)]
+    _put(anchor, list(dicts), columns, entries)
+    return dicts
+
+
+def _first_other(new: Sequence[Any], old: Sequence[Any], k: int) -> int:
+    """The first of the first ``k`` positions where ``new`` and ``old`` hold other objects."""
+    return next(compress(count(), map(operator.is_not, new[:k], old[:k])), k)

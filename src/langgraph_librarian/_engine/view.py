@@ -224,6 +224,14 @@ class HistoryView:
         )
         return k if same else -1
 
+    def _adopt(self, messages: Sequence[BaseMessage], columns: _Columns, k: int) -> None:
+        """Hold ``messages[:k]`` (equal to the first ``k`` held) instead of the old objects.
+
+        New lists, not edits in place: a reader of the old ones keeps a consistent picture.
+        """
+        self.messages = [*messages[:k], *self.messages[k:]]
+        self._contents = [*columns.contents[:k], *self._contents[k:]]
+
     def _common_prefix(self, columns: _Columns) -> int:
         """How many leading messages (of ``columns``) this view holds unchanged.
 
@@ -353,6 +361,11 @@ def view_of(messages: Sequence[BaseMessage]) -> tuple[HistoryView, int]:
                 k = view._matches(messages, columns)
                 if k < 0:
                     continue
+                if by_fields and columns is not None:
+                    # Equal, but other objects (a checkpointer's fresh copy): hold these
+                    # from now on, so the rest of this run (the index node gets the same
+                    # objects plus the reply) is matched by identity.
+                    view._adopt(messages, columns, k)
                 if k < n:  # read the appended suffix only
                     tail = messages[k:]
                     view._append(tail, _Columns(tail) if columns is None else columns.tail(k))

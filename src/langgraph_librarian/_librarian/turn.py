@@ -22,7 +22,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.messages import current_turn, latest_human_text
-from langgraph_librarian._engine.state_cache import remember_state_entries, state_entries
+from langgraph_librarian._engine.state_cache import entries_to_state, state_entries
 from langgraph_librarian._engine.view import turn_view, view_of
 from langgraph_librarian._kit.background import submit_indexing
 from langgraph_librarian._kit.cache import BoundedCache
@@ -37,7 +37,7 @@ from langgraph_librarian._librarian.gist import (
 )
 from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
 from langgraph_librarian.embeddings import resolve_embeddings
-from langgraph_librarian.entry import IndexEntry, entries_to_dicts
+from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.errors import MissingThreadError
 from langgraph_librarian.hydrate import hydrate, recent_turns_start
 from langgraph_librarian.index.pipeline import (
@@ -624,8 +624,7 @@ def _index_result(state: dict[str, Any], update: IndexUpdate, run: Run) -> State
     result: StateUpdate = {"librarian_metadata": metadata}
     if run.index_in_state:
         # With a store the index stays out of the checkpoint (no second copy).
-        result["index"] = entries_to_dicts(update.entries)
-        remember_state_entries(result["index"], update.entries)
+        result["index"] = entries_to_state(update.entries)
     return _consume_query(state, result)
 
 
