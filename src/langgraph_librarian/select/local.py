@@ -734,30 +734,30 @@ class LocalSelector:
                 return frozenset(), False
             return index.passage_terms[pid] & query_terms, index.passage_has_change[pid]
 
-        # Each pool message's passages (terms, states a change), read once: every seed
-        # of every round compares against the same pool.
+        # A seed's terms are query terms, so each pool message's passages are read once,
+        # as their query terms (and whether they state a change); the answer for a slot
+        # and a set of seed terms is the same for every seed that matched those terms.
         passages = {
             slot: [
-                (index.passage_terms[pid], index.passage_has_change[pid])
+                (index.passage_terms[pid] & query_terms, index.passage_has_change[pid])
                 for pid in index.doc_passages(slot)
             ]
             for slot in pool
         }
-
-        vocabulary = {
-            slot: frozenset().union(*(t for t, _ in found)) for slot, found in passages.items()
-        }
+        answers: dict[tuple[int, frozenset[str], int], tuple[bool, bool]] = {}
 
         def relation(slot: int, terms: frozenset[str], need: int) -> tuple[bool, bool]:
             """(some passage shares enough terms, one of those states a change)."""
-            shares = changes = False
-            if len(vocabulary[slot] & terms) < need:  # no passage can share enough
-                return shares, changes
-            for passage_terms, has_change in passages[slot]:
-                if len(passage_terms & terms) >= need:
-                    shares = True
-                    changes = changes or has_change
-            return shares, changes
+            key = (slot, terms, need)
+            found = answers.get(key)
+            if found is None:
+                shares = changes = False
+                for passage_terms, has_change in passages[slot]:
+                    if len(passage_terms & terms) >= need:
+                        shares = True
+                        changes = changes or has_change
+                found = answers[key] = (shares, changes)
+            return found
 
         # First the selected seeds; then, for chains, only the changes just promoted
         # (a change of a change), looking forward only.
