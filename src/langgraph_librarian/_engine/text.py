@@ -235,8 +235,13 @@ def _cjk_bigrams(token: str) -> list[str]:
 
 def tokenize(text: str) -> list[str]:
     """Lower-case word, number and CJK-bigram tokens of ``text`` (stop words kept)."""
+    lowered = text.lower()
+    if lowered.isascii() or not _CJK.search(lowered):
+        # No CJK character anywhere: every token is kept as found. One scan of the
+        # text instead of a regex search per token (indexing tokenizes every sentence).
+        return _TOKEN.findall(lowered)
     tokens: list[str] = []
-    for token in _TOKEN.findall(text.lower()):
+    for token in _TOKEN.findall(lowered):
         if _CJK.search(token):
             tokens.extend(_cjk_bigrams(token))
             rest = _CJK.sub(" ", token).split()
