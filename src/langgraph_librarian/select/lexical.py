@@ -371,7 +371,11 @@ def _cached_vectors(embeddings: Embeddings, model: str, docs: list[tuple[str, ..
     missing = [doc for doc, hit in zip(docs, found, strict=True) if hit is None]
     texts = [text for doc in missing for text in doc]
     if texts:
-        raw = unit_rows(embeddings.embed_documents(texts), len(texts))
+        # A model that returns one float32 array (the packaged static model) skips the
+        # round trip through lists of Python floats; the values are the same.
+        as_array = getattr(embeddings, "embed_documents_array", None)
+        vectors = as_array(texts) if as_array is not None else embeddings.embed_documents(texts)
+        raw = unit_rows(vectors, len(texts))
         start = 0
         made: dict[tuple[str, ...], np.ndarray] = {}
         for doc in missing:
