@@ -147,7 +147,7 @@ class StaticEmbeddings(Embeddings):
             if ids:
                 # A per-text gather and sum: np.add.reduceat over one stacked gather
                 # is several times slower on 2-D float32 arrays.
-                np.sum(table[ids], axis=0, out=result[row])
+                np.add.reduce(table[ids], axis=0, out=result[row])  # np.sum, minus its wrapper
         norms = np.linalg.norm(result, axis=1, keepdims=True)
         result /= np.maximum(norms, 1e-12)
         return result

@@ -14,6 +14,7 @@ __all__ = [
     "VALUE_PATTERN",
     "WHITESPACE",
     "content_terms",
+    "has_change_cue",
     "one_line",
     "split_sentences",
     "stem_terms",
@@ -209,6 +210,23 @@ CHANGE_CUES = re.compile(
     r"postpone[d]?|cancel(?:l?ed)?|push(?:ed)? back|new (?:date|plan|budget|deadline))\b",
     re.IGNORECASE,
 )
+_CHANGE_CUES_LOWER = re.compile(CHANGE_CUES.pattern)
+
+
+def has_change_cue(text: str) -> bool:
+    """``CHANGE_CUES.search(text) is not None``, about 3x faster on ASCII text.
+
+    On ASCII text, matching case-insensitively is matching the lower-cased text
+    case-sensitively (same characters, same positions), and the regex engine rejects
+    most alternatives at a glance when it need not fold case. Other text (where the
+    Kelvin sign, a long s or a dotted capital I fold to ASCII letters) uses the
+    original pattern.
+    """
+    if text.isascii():
+        return _CHANGE_CUES_LOWER.search(text.lower()) is not None
+    return CHANGE_CUES.search(text) is not None
+
+
 VALUE_PATTERN = re.compile(
     r"[$€£¥]?\d[\d,.:/-]*|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)"
     r"|(?<=[a-z,;:] )[A-Z][\w-]+"

@@ -77,7 +77,7 @@ def _clip_words(sentence: str, limit: int = _MAX_SENTENCE_WORDS) -> str:
 # lower-cased text (one-to-one, same positions), and the regex engine skips most
 # alternatives at a glance when it need not fold case (about 3x faster). Text with other
 # characters (Kelvin sign, long s, dotted I fold to ASCII letters) uses the originals.
-_CHANGE_LOWER = re.compile(CHANGE_CUES.pattern)
+_CHANGE_LOWER = re.compile(CHANGE_CUES.pattern)  # as in text.has_change_cue
 _DECISION_LOWER = re.compile(_DECISION.pattern)
 _PERSONAL_LOWER = re.compile(_PERSONAL.pattern)
 _NUMBER_LOWER = re.compile(_NUMBER.pattern)

@@ -28,9 +28,9 @@ from langchain_core.embeddings import Embeddings
 
 from langgraph_librarian._engine.postings import Postings, robertson_idf
 from langgraph_librarian._engine.text import (
-    CHANGE_CUES,
     VALUE_PATTERN,
     content_terms,
+    has_change_cue,
     split_sentences,
     tokenize,
 )
@@ -147,7 +147,7 @@ class BM25Index:
             self._has_value.append(bool(values))
             for value in values:
                 self._value_postings.setdefault(value, []).append(pid)
-            self.passage_has_change.append(CHANGE_CUES.search(passage) is not None)
+            self.passage_has_change.append(has_change_cue(passage))
         # Arrays of per-passage columns are rebuilt on demand; readers slice them
         # to their own length, so a longer one serves every earlier length.
         self._filler.append(is_filler(text))
