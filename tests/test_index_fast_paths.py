@@ -73,8 +73,10 @@ def test_extractive_twins_on_lowered_ascii_match_the_originals():
         for twin, original in pairs:
             assert twin.findall(text.lower()) == [m.lower() for m in original.findall(text)]
         assert extractive._ident_count(text) == len(extractive._IDENT.findall(text)), text
+    capitals = re.compile(extractive._CAPITALS)
     for text in _texts():
         assert extractive._ident_count(text) == len(extractive._IDENT.findall(text)), text
+        assert extractive._CAPITAL.findall(text) == capitals.findall(text), text
 
 
 def test_value_pattern_first_character_check_changes_no_match():

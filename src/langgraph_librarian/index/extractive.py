@@ -34,7 +34,10 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 _IDENT = re.compile(r"(?<![\w.-])[\w.-]*[/\\][\w./\\-]+|\b\w+_\w+\b|\b\w+\.\w{1,5}\b")
-_CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)*")
+_CAPITALS = r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)*"
+# A match starts with a capital: checking that first leaves other positions after one
+# test instead of three assertions (same matches, about 2x faster).
+_CAPITAL = re.compile(f"(?=[A-Z]){_CAPITALS}")
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.DOTALL)
 
 
@@ -80,7 +83,7 @@ def _clip_words(sentence: str, limit: int = _MAX_SENTENCE_WORDS) -> str:
 _CHANGE_LOWER = re.compile(CHANGE_CUES.pattern)  # as in text.has_change_cue
 _DECISION_LOWER = re.compile(_DECISION.pattern)
 _PERSONAL_LOWER = re.compile(_PERSONAL.pattern)
-_NUMBER_LOWER = re.compile(_NUMBER.pattern)
+_NUMBER_LOWER = re.compile(f"(?=[$€£¥\\djfmasond])(?:{_NUMBER.pattern})")  # a value's first char
 _DOT_WORD = re.compile(r"\.\w")
 
 
