@@ -85,12 +85,17 @@ def _embedding_units(passages: list[str], unit_words: int) -> list[str]:
     return units
 
 
+_NO_VALUES: frozenset[str] = frozenset()
+"""Shared by the passages that state no value (most of them): one object instead of
+an empty frozenset each, which the garbage collector would traverse on every full pass."""
+
+
 def value_tokens(passage: str) -> frozenset[str]:
     """Lower-cased tokens that could answer a question: numbers, months, names."""
     found: set[str] = set()
     for match in VALUE_PATTERN.finditer(passage):
         found.add(match.group(0).lower())
-    return frozenset(found)
+    return frozenset(found) if found else _NO_VALUES
 
 
 class BM25Index:
