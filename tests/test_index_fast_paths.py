@@ -56,6 +56,14 @@ def test_tokenize_without_cjk_is_the_per_token_path():
         assert tokenize(text) == reference(text), text
 
 
+def test_cached_stems_are_the_stemmers():
+    words = [t for text in [*_texts(), *_ascii_texts()] for t in tokenize(text)]
+    words += ["running", "runs", "ran", "the", "a", "1", "x", "studies", "studying", "中文"]
+    for _ in range(2):  # cold, then from the cache
+        kept = [t for t in words if t not in text_module.STOPWORDS and (len(t) > 1 or t.isdigit())]
+        assert text_module.stem_terms(words) == list(text_module._stemmer.stemWords(kept))
+
+
 def test_change_cues_on_lowered_ascii_match_the_case_insensitive_pattern():
     for text in [*_texts(), *_ascii_texts()]:
         assert has_change_cue(text) == (CHANGE_CUES.search(text) is not None), text

@@ -276,10 +276,28 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
+_STEMS: dict[str, str | bool] = {}
+"""token -> its stem, or ``False`` for a token :func:`stem_terms` drops."""
+_STEMS_LIMIT = 200_000
+
+
 def stem_terms(tokens: list[str]) -> list[str]:
     """Stemmed content terms: stop words dropped, numbers and CJK kept as they are."""
-    kept = [t for t in tokens if t not in STOPWORDS and (len(t) > 1 or t.isdigit())]
-    return list(_stemmer.stemWords(kept))
+    # One dictionary lookup per token answers both questions (dropped? stem?); indexing
+    # stems every sentence of a message, then every passage, from a small vocabulary.
+    # Snowball stems a word the same way every time, so the cache changes nothing.
+    stems = _STEMS
+    if len(stems) > _STEMS_LIMIT:
+        stems.clear()
+    out: list[str] = []
+    for token in tokens:
+        stem = stems.get(token)
+        if stem is None:
+            keep = token not in STOPWORDS and (len(token) > 1 or token.isdigit())
+            stem = stems[token] = _stemmer.stemWord(token) if keep else False
+        if stem is not False:
+            out.append(stem)  # type: ignore[arg-type]
+    return out
 
 
 @lru_cache(maxsize=4096)
