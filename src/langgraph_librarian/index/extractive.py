@@ -96,9 +96,10 @@ def _ident_count(sentence: str) -> int:
 
 
 def _score(
-    sentence: str, position: int, role: str, doc_freq: Counter[str], terms: set[str]
+    sentence: str, position: int, role: str, repeats_of: dict[str, int], terms: set[str]
 ) -> float:
-    """``terms``: the sentence's content terms (``set(stem_terms(tokenize(sentence)))``)."""
+    """``terms``: the sentence's content terms (``set(stem_terms(tokenize(sentence)))``);
+    ``repeats_of``: each term's count in the message, less one, at most 3."""
     words = sentence.split()
     if not words:
         return -1.0
@@ -131,7 +132,7 @@ def _score(
     # Only recurrence counts: a word seen once is no evidence, and counting it would
     # simply favour long sentences.
     if terms:
-        repeats = sum(min(doc_freq[t], 4) - 1 for t in terms)
+        repeats = sum(map(repeats_of.__getitem__, terms))
         score += repeats / (len(terms) ** 0.5) * 0.4
     if len(words) < 4:
         score -= 1.5
@@ -171,8 +172,9 @@ def extractive_summary(text: str, role: str = "human", max_sentences: int = 3) -
     doc_freq: Counter[str] = Counter()
     for terms in per_sentence:
         doc_freq.update(terms)
+    repeats_of = {term: min(count, 4) - 1 for term, count in doc_freq.items()}
     scores = [
-        _score(sentence, i, role, doc_freq, set(terms))
+        _score(sentence, i, role, repeats_of, set(terms))
         for i, (sentence, terms) in enumerate(zip(sentences, per_sentence, strict=True))
     ]
     ranked = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))
