@@ -1,6 +1,6 @@
 """Core speed benchmarks: indexing concurrency, selection overhead, selector prompt size.
 
-Run: python benchmarks/bench_core.py [--sizes 100 1000 10000] [--json]
+Run: python benchmarks/bench_core.py [--sizes 100 1000 10000] [--json] [--indexing-only]
 
 A scripted chat model with a fixed latency stands in for the provider, so the numbers
 measure the library, not a network. Results are recorded in docs/benchmarks.md.
@@ -144,11 +144,16 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--indexing-only", action="store_true", help="the two indexing lines, no selection"
+    )
     args = parser.parse_args()
     report = {
         "extractive": bench_extractive(),
         "indexing_100_messages": bench_indexing(args.latency),
-        "selection": [bench_selection(n, args.repeats) for n in args.sizes],
+        "selection": []
+        if args.indexing_only
+        else [bench_selection(n, args.repeats) for n in args.sizes],
     }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -163,6 +168,8 @@ def main() -> None:
         f"indexing 100 messages at {args.latency * 1000:.0f} ms/call: "
         f"sync {ix['sync_s']} s, async {ix['async_s']} s ({ix['calls']} model calls)"
     )
+    if not report["selection"]:
+        return
     print(
         "| messages | LocalSelector.select (ms) | select_and_hydrate, local (ms) "
         "| same, state deserialized anew (ms) "

@@ -62,8 +62,8 @@ def test_indexing_embeds_passages_for_the_selector_and_entries_stay_lean():
     ]
     embedded = default_embeddings()
     calls: list[int] = []
-    real = embedded.embed_documents
-    embedded.embed_documents = lambda texts: calls.append(len(texts)) or real(texts)  # type: ignore[method-assign]
+    real = embedded.encode  # embed_documents and embed_documents_array both go through it
+    embedded.encode = lambda texts: calls.append(len(texts)) or real(texts)  # type: ignore[method-assign]
     try:
         entries = update_index(messages, [], config).entries
         assert calls  # indexing embedded the new messages' passages...
@@ -71,7 +71,7 @@ def test_indexing_embeds_passages_for_the_selector_and_entries_stay_lean():
         LocalSelector(embeddings=embedded).warm(messages, entries)
         assert not calls  # ...into the selector's cache: nothing left to embed
     finally:
-        del embedded.embed_documents
+        del embedded.encode
     assert all(e.vector is None for e in entries)  # checkpoints carry no vectors
     # No lexical overlap between query and the allergy message: only embeddings find it.
     selector = LocalSelector(embeddings=default_embeddings())

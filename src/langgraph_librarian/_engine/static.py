@@ -147,13 +147,21 @@ class StaticEmbeddings(Embeddings):
             if ids:
                 # A per-text gather and sum: np.add.reduceat over one stacked gather
                 # is several times slower on 2-D float32 arrays.
-                np.sum(table[ids], axis=0, out=result[row])
+                np.add.reduce(table[ids], axis=0, out=result[row])  # np.sum, minus its wrapper
         norms = np.linalg.norm(result, axis=1, keepdims=True)
         result /= np.maximum(norms, 1e-12)
         return result
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return [row.tolist() for row in self.encode(list(texts))]
+
+    def embed_documents_array(self, texts: list[str]) -> np.ndarray:
+        """:meth:`embed_documents` as one float32 array (the same values).
+
+        The local selector embeds every passage of a history with this: converting
+        each row to a list of Python floats and back costs as much as embedding.
+        """
+        return self.encode(list(texts))
 
     def embed_query(self, text: str) -> list[float]:
         return [float(x) for x in self.encode([text])[0]]

@@ -14,6 +14,7 @@ __all__ = [
     "VALUE_PATTERN",
     "WHITESPACE",
     "content_terms",
+    "has_change_cue",
     "one_line",
     "split_sentences",
     "stem_terms",
@@ -209,10 +210,34 @@ CHANGE_CUES = re.compile(
     r"postpone[d]?|cancel(?:l?ed)?|push(?:ed)? back|new (?:date|plan|budget|deadline))\b",
     re.IGNORECASE,
 )
-VALUE_PATTERN = re.compile(
+_CHANGE_CUES_LOWER = re.compile(CHANGE_CUES.pattern)
+
+
+def has_change_cue(text: str) -> bool:
+    """``CHANGE_CUES.search(text) is not None``, about 3x faster on ASCII text.
+
+    On ASCII text, matching case-insensitively is matching the lower-cased text
+    case-sensitively (same characters, same positions), and the regex engine rejects
+    most alternatives at a glance when it need not fold case. Other text (where the
+    Kelvin sign, a long s or a dotted capital I fold to ASCII letters) uses the
+    original pattern.
+    """
+    if text.isascii():
+        return _CHANGE_CUES_LOWER.search(text.lower()) is not None
+    return CHANGE_CUES.search(text) is not None
+
+
+_VALUES = (
     r"[$€£¥]?\d[\d,.:/-]*|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)"
     r"|(?<=[a-z,;:] )[A-Z][\w-]+"
 )
+_VALUE_FIRST_CHARS = "$€£¥\\dA-Zadfjmnosſ"
+"""Every match of the value alternatives starts with one of these: a currency sign or
+digit, a capital, or a month's first letter in either case (``ſ``, the long s, is an
+``s`` to case-insensitive matching). Checking it first lets the regex engine leave
+other positions after one test instead of trying the three alternatives at each
+(indexing scans every passage: about 2x faster); the matches are the same."""
+VALUE_PATTERN = re.compile(f"(?=[{_VALUE_FIRST_CHARS}])(?:{_VALUES})")
 """A passage that states a value: a number, an amount, a month, or a mid-sentence name."""
 
 WHITESPACE = re.compile(r"\s+")
@@ -235,8 +260,13 @@ def _cjk_bigrams(token: str) -> list[str]:
 
 def tokenize(text: str) -> list[str]:
     """Lower-case word, number and CJK-bigram tokens of ``text`` (stop words kept)."""
+    lowered = text.lower()
+    if lowered.isascii() or not _CJK.search(lowered):
+        # No CJK character anywhere: every token is kept as found. One scan of the
+        # text instead of a regex search per token (indexing tokenizes every sentence).
+        return _TOKEN.findall(lowered)
     tokens: list[str] = []
-    for token in _TOKEN.findall(text.lower()):
+    for token in _TOKEN.findall(lowered):
         if _CJK.search(token):
             tokens.extend(_cjk_bigrams(token))
             rest = _CJK.sub(" ", token).split()
@@ -246,10 +276,28 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
+_STEMS: dict[str, str | bool] = {}
+"""token -> its stem, or ``False`` for a token :func:`stem_terms` drops."""
+_STEMS_LIMIT = 200_000
+
+
 def stem_terms(tokens: list[str]) -> list[str]:
     """Stemmed content terms: stop words dropped, numbers and CJK kept as they are."""
-    kept = [t for t in tokens if t not in STOPWORDS and (len(t) > 1 or t.isdigit())]
-    return list(_stemmer.stemWords(kept))
+    # One dictionary lookup per token answers both questions (dropped? stem?); indexing
+    # stems every sentence of a message, then every passage, from a small vocabulary.
+    # Snowball stems a word the same way every time, so the cache changes nothing.
+    stems = _STEMS
+    if len(stems) > _STEMS_LIMIT:
+        stems.clear()
+    out: list[str] = []
+    for token in tokens:
+        stem = stems.get(token)
+        if stem is None:
+            keep = token not in STOPWORDS and (len(token) > 1 or token.isdigit())
+            stem = stems[token] = _stemmer.stemWord(token) if keep else False
+        if stem is not False:
+            out.append(stem)  # type: ignore[arg-type]
+    return out
 
 
 @lru_cache(maxsize=4096)

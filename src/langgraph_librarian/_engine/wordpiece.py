@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 __all__ = ["WordPieceTokenizer"]
 
@@ -52,38 +52,66 @@ def _char_class(codes: list[int]) -> str:
     return "".join(parts)
 
 
-def _patterns(full: bool) -> tuple[dict[int, None], re.Pattern[str], dict[int, None]]:
-    """(characters BERT deletes, words and single punctuation/CJK characters, accents).
+def _kind(code: int) -> str:
+    """How BERT's rules treat a code point: ``"punct"``, ``"drop"``, ``"mark"`` or ``""``."""
+    if 0xD800 <= code <= 0xDFFF or not any(low <= code <= high for low, high in _SCANNED):
+        return ""
+    char = chr(code)
+    category = unicodedata.category(char)
+    if _is_ascii_punct(code) or category.startswith("P"):
+        return "punct"
+    if (category in ("Cc", "Cf") and char not in "\t\n\r") or code in (0, 0xFFFD):
+        return "drop"
+    if category == "Mn":
+        return "mark"
+    return ""
 
-    Deletions are ``str.translate`` tables: a dictionary lookup per character, where a
-    regex class of thousands of code points is scanned range by range. The ASCII set
-    is cheap; the full set scans the Unicode tables (a fraction of a second), so it is
-    built only when a non-ASCII text first comes along.
-    """
-    punct: list[int] = []
-    drop: list[int] = []
-    marks: list[int] = []
-    ranges = _SCANNED if full else ((0, 127),)
-    for low, high in ranges:
-        for code in range(low, high + 1):
-            if 0xD800 <= code <= 0xDFFF:
-                continue
-            char = chr(code)
-            category = unicodedata.category(char)
-            if _is_ascii_punct(code) or category.startswith("P"):
-                punct.append(code)
-            elif (category in ("Cc", "Cf") and char not in "\t\n\r") or code in (0, 0xFFFD):
-                drop.append(code)
-            elif category == "Mn":
-                marks.append(code)
+
+def _ascii_patterns() -> tuple[dict[int, None], re.Pattern[str]]:
+    """(ASCII characters BERT deletes, words and single punctuation characters)."""
+    punct = [code for code in range(128) if _kind(code) == "punct"]
+    drop = [code for code in range(128) if _kind(code) == "drop"]
     p = _char_class(punct)
-    cjk = "".join(f"{chr(a)}-{chr(b)}" for a, b in _CJK_RANGES) if full else ""
-    words = re.compile(f"[{p}{cjk}]|[^\\s{p}{cjk}]+")
-    return dict.fromkeys(drop), words, dict.fromkeys(marks)
+    return dict.fromkeys(drop), re.compile(f"[{p}]|[^\\s{p}]+")
 
 
-_ASCII = _patterns(full=False)
-_FULL: list[tuple[dict[int, None], re.Pattern[str], dict[int, None]]] = []
+_ASCII = _ascii_patterns()
+_TABLE_LIMIT = 100_000
+
+
+class _LazyTable(dict[int, str | None]):
+    """A ``str.translate`` table that classifies each character the first time it is seen.
+
+    Why not tables (or a regex class) built in advance, as for ASCII: those mean
+    classifying the 200,000 code points of the scanned planes and compiling a class of
+    thousands of ranges when the first non-ASCII text comes along (a tenth of a second
+    or more, paid by whichever call indexes it), while texts hold a few hundred distinct
+    characters. The result is the same: each character is classified by
+    :func:`_kind` exactly as that scan did. Growth stops at ``_TABLE_LIMIT``
+    characters (later ones are classified on each use).
+    """
+
+    def __init__(self, value: Callable[[int], str | None]) -> None:
+        super().__init__()
+        self._value = value
+
+    def __missing__(self, code: int) -> str | None:
+        value = self._value(code)
+        if len(self) < _TABLE_LIMIT:
+            self[code] = value
+        return value
+
+
+def _is_cjk(code: int) -> bool:
+    return any(low <= code <= high for low, high in _CJK_RANGES)
+
+
+_DROP = _LazyTable(lambda code: None if _kind(code) == "drop" else chr(code))
+_ACCENTS = _LazyTable(lambda code: None if _kind(code) == "mark" else chr(code))
+_SPACED = _LazyTable(
+    lambda code: f" {chr(code)} " if _kind(code) == "punct" or _is_cjk(code) else chr(code)
+)
+"""Punctuation and CJK characters padded with spaces: each becomes a word of its own."""
 
 
 class WordPieceTokenizer:
@@ -127,15 +155,13 @@ class WordPieceTokenizer:
     def _split(self, text: str) -> list[str]:
         """Normalized words and punctuation: clean, strip accents, lowercase, split."""
         if text.isascii():
-            drop, words, _ = _ASCII
+            drop, words = _ASCII
             if not text.isprintable():
                 text = text.translate(drop)
             return words.findall(text.lower())
-        if not _FULL:
-            _FULL.append(_patterns(full=True))
-        drop, words, accents = _FULL[0]
-        text = unicodedata.normalize("NFD", text.translate(drop)).translate(accents)
-        return words.findall(text.lower())
+        text = unicodedata.normalize("NFD", text.translate(_DROP)).translate(_ACCENTS)
+        # White space splits words; punctuation and CJK characters are words alone.
+        return text.lower().translate(_SPACED).split()
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` (without ``[CLS]``/``[SEP]``)."""

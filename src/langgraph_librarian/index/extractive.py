@@ -34,7 +34,10 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 _IDENT = re.compile(r"(?<![\w.-])[\w.-]*[/\\][\w./\\-]+|\b\w+_\w+\b|\b\w+\.\w{1,5}\b")
-_CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)*")
+_CAPITALS = r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+(?:\s[A-Z][a-zA-Z]+)*"
+# A match starts with a capital: checking that first leaves other positions after one
+# test instead of three assertions (same matches, about 2x faster).
+_CAPITAL = re.compile(f"(?=[A-Z]){_CAPITALS}")
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.DOTALL)
 
 
@@ -72,30 +75,64 @@ def _clip_words(sentence: str, limit: int = _MAX_SENTENCE_WORDS) -> str:
     return " ".join(words[:limit]) + " …"
 
 
-def _score(sentence: str, position: int, role: str, doc_freq: Counter[str]) -> float:
+# Case-sensitive twins of the case-insensitive patterns, for sentences that are ASCII
+# and lower-cased first: on ASCII text case-insensitive matching is exactly matching the
+# lower-cased text (one-to-one, same positions), and the regex engine skips most
+# alternatives at a glance when it need not fold case (about 3x faster). Text with other
+# characters (Kelvin sign, long s, dotted I fold to ASCII letters) uses the originals.
+_CHANGE_LOWER = re.compile(CHANGE_CUES.pattern)  # as in text.has_change_cue
+_DECISION_LOWER = re.compile(_DECISION.pattern)
+_PERSONAL_LOWER = re.compile(_PERSONAL.pattern)
+_NUMBER_LOWER = re.compile(f"(?=[$€£¥\\djfmasond])(?:{_NUMBER.pattern})")  # a value's first char
+_DOT_WORD = re.compile(r"\.\w")
+
+
+def _ident_count(sentence: str) -> int:
+    # Each alternative of _IDENT needs a slash, an underscore or a dot before a word
+    # character; most sentences have none, and these checks cost less than the scan.
+    if "/" in sentence or "\\" in sentence or "_" in sentence or _DOT_WORD.search(sentence):
+        return len(_IDENT.findall(sentence))
+    return 0
+
+
+def _score(
+    sentence: str, position: int, role: str, repeats_of: dict[str, int], terms: set[str]
+) -> float:
+    """``terms``: the sentence's content terms (``set(stem_terms(tokenize(sentence)))``);
+    ``repeats_of``: each term's count in the message, less one, at most 3."""
     words = sentence.split()
     if not words:
         return -1.0
+    if sentence.isascii():
+        text = sentence.lower()
+        change, decision, personal, number = (
+            _CHANGE_LOWER,
+            _DECISION_LOWER,
+            _PERSONAL_LOWER,
+            _NUMBER_LOWER,
+        )
+    else:
+        text = sentence
+        change, decision, personal, number = CHANGE_CUES, _DECISION, _PERSONAL, _NUMBER
     score = 0.0
     if position == 0:
         score += 1.5
-    if CHANGE_CUES.search(sentence):
+    if change.search(text):
         score += 3.0
-    if _DECISION.search(sentence):
+    if decision.search(text):
         score += 1.0
-    score += min(3, len(_NUMBER.findall(sentence))) * 1.0
-    score += min(2, len(_IDENT.findall(sentence))) * 0.75
+    score += min(3, len(number.findall(text))) * 1.0
+    score += min(2, _ident_count(sentence)) * 0.75
     score += min(3, len(_CAPITAL.findall(sentence))) * 0.6
     if sentence.rstrip().endswith("?"):
         score += 2.0 if role == "human" else 0.5
-    if role == "human" and _PERSONAL.search(sentence):
+    if role == "human" and personal.search(text):
         score += 1.0  # what the user says of themselves is what a chat must remember
     # Favour sentences whose content words recur in the message: they carry its topic.
     # Only recurrence counts: a word seen once is no evidence, and counting it would
     # simply favour long sentences.
-    terms = set(stem_terms(tokenize(sentence)))
     if terms:
-        repeats = sum(min(doc_freq[t], 4) - 1 for t in terms)
+        repeats = sum(map(repeats_of.__getitem__, terms))
         score += repeats / (len(terms) ** 0.5) * 0.4
     if len(words) < 4:
         score -= 1.5
@@ -129,11 +166,18 @@ def extractive_summary(text: str, role: str = "human", max_sentences: int = 3) -
     # A sentence repeated word for word (a signature, boilerplate, a pasted block) says
     # nothing new the second time, and must not make its own words look like the topic.
     sentences = list(dict.fromkeys(sentences))
-    doc_freq: Counter[str] = Counter(stem_terms(tokenize(" ".join(sentences))))
-    ranked = sorted(
-        range(len(sentences)),
-        key=lambda i: (-_score(sentences[i], i, role, doc_freq), i),
-    )
+    # Each sentence is tokenized once: the message's term counts are the sum of its
+    # sentences' (tokens never span the space the sentences were once joined with).
+    per_sentence = [stem_terms(tokenize(sentence)) for sentence in sentences]
+    doc_freq: Counter[str] = Counter()
+    for terms in per_sentence:
+        doc_freq.update(terms)
+    repeats_of = {term: min(count, 4) - 1 for term, count in doc_freq.items()}
+    scores = [
+        _score(sentence, i, role, repeats_of, set(terms))
+        for i, (sentence, terms) in enumerate(zip(sentences, per_sentence, strict=True))
+    ]
+    ranked = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))
     chosen = sorted(ranked[:max_sentences])
     pieces: list[str] = []
     total = 0

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -146,6 +147,22 @@ class _Reporting(Embeddings):
             self._steps.advance(done - reported)
             reported = done
         return out
+
+    def embed_documents_array(self, texts: list[str]) -> np.ndarray:
+        """The inner model's float32 rows, by its own array method when it has one."""
+        as_array = getattr(self._inner, "embed_documents_array", None)
+        parts: list[np.ndarray] = []
+        reported = 0
+        for start in range(0, len(texts), self._BATCH):
+            batch = texts[start : start + self._BATCH]
+            rows = as_array(batch) if as_array is not None else self._inner.embed_documents(batch)
+            parts.append(np.asarray(rows, dtype=np.float32).reshape(len(batch), -1))
+            done = self._messages * (start + len(batch)) // max(len(texts), 1)
+            self._steps.advance(done - reported)
+            reported = done
+        if not parts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.concatenate(parts)
 
     def embed_query(self, text: str) -> list[float]:
         return self._inner.embed_query(text)

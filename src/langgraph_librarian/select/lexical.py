@@ -28,9 +28,9 @@ from langchain_core.embeddings import Embeddings
 
 from langgraph_librarian._engine.postings import Postings, robertson_idf
 from langgraph_librarian._engine.text import (
-    CHANGE_CUES,
     VALUE_PATTERN,
     content_terms,
+    has_change_cue,
     split_sentences,
     tokenize,
 )
@@ -85,12 +85,17 @@ def _embedding_units(passages: list[str], unit_words: int) -> list[str]:
     return units
 
 
+_NO_VALUES: frozenset[str] = frozenset()
+"""Shared by the passages that state no value (most of them): one object instead of
+an empty frozenset each, which the garbage collector would traverse on every full pass."""
+
+
 def value_tokens(passage: str) -> frozenset[str]:
     """Lower-cased tokens that could answer a question: numbers, months, names."""
     found: set[str] = set()
     for match in VALUE_PATTERN.finditer(passage):
         found.add(match.group(0).lower())
-    return frozenset(found)
+    return frozenset(found) if found else _NO_VALUES
 
 
 class BM25Index:
@@ -152,7 +157,7 @@ class BM25Index:
             self._has_value.append(bool(values))
             for value in values:
                 self._value_postings.setdefault(value, []).append(pid)
-            self.passage_has_change.append(CHANGE_CUES.search(passage) is not None)
+            self.passage_has_change.append(has_change_cue(passage))
         # Arrays of per-passage columns are rebuilt on demand; readers slice them
         # to their own length, so a longer one serves every earlier length.
         self._filler.append(is_filler(text))
@@ -386,7 +391,11 @@ def _cached_vectors(embeddings: Embeddings, model: str, docs: list[tuple[str, ..
     missing = [doc for doc, hit in zip(docs, found, strict=True) if hit is None]
     texts = [text for doc in missing for text in doc]
     if texts:
-        raw = unit_rows(embeddings.embed_documents(texts), len(texts))
+        # A model that returns one float32 array (the packaged static model) skips the
+        # round trip through lists of Python floats; the values are the same.
+        as_array = getattr(embeddings, "embed_documents_array", None)
+        vectors = as_array(texts) if as_array is not None else embeddings.embed_documents(texts)
+        raw = unit_rows(vectors, len(texts))
         start = 0
         made: dict[tuple[str, ...], np.ndarray] = {}
         for doc in missing:

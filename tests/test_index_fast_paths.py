@@ -1,0 +1,142 @@
+"""The indexing fast paths give exactly what the plain code gives.
+
+Indexing tokenizes, scores and embeds every sentence of every message; the faster
+forms (one tokenizer scan when a text has no CJK, case-sensitive cues on lower-cased
+ASCII, a first-character check before the value alternatives, WordPiece tables filled
+on first sight) are checked here against the straightforward versions on varied text.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import unicodedata
+
+import numpy as np
+
+from langgraph_librarian._engine import text as text_module
+from langgraph_librarian._engine.text import CHANGE_CUES, VALUE_PATTERN, has_change_cue, tokenize
+from langgraph_librarian._engine.wordpiece import WordPieceTokenizer
+from langgraph_librarian.index import extractive
+
+PIECES = [
+    *"aAbBsSkKiI ,.;:!?'\"-_/\\()[]{}$€£¥%0123456789\n\t",
+    *["\n\n", "ſ", "\u212a", "İ", "ı", "Σ", "ß", "é", "ñ", "中文", "日本語", "한국어", "’", "—"],
+    *["😀", "\u200b", "\u00ad", "ﬁ", "²", "①", "e.g.", "src/app.py", "my_var", "a.b", "x\\y"],
+    *["Instead", "NO LONGER", "any more", "Jan", "DEC", "ſep", "Actually", "I'm", "We'll"],
+    *["budget", "decided", "my", "I PREFER", "3.5", "12:30", "$40", "Paris London", "\u0301"],
+    *["moved to Berlin", "now is", "push back", "going to", "allergic", "nov.", "May 5th"],
+]
+
+
+def _texts(count: int = 1500, seed: int = 3) -> list[str]:
+    rnd = random.Random(seed)
+    return ["".join(rnd.choice(PIECES) for _ in range(rnd.randint(0, 40))) for _ in range(count)]
+
+
+def _ascii_texts(count: int = 1500, seed: int = 4) -> list[str]:
+    return [t for t in _texts(count, seed) if t.isascii()] + [
+        "We decided to move the launch; actually I PREFER the old date, Jan 3rd at 12:30.",
+        "My budget is $4,000 and the file is src/app.py (see e.g. config_v2.yaml).",
+    ]
+
+
+def test_tokenize_without_cjk_is_the_per_token_path():
+    def reference(text: str) -> list[str]:
+        tokens: list[str] = []
+        for token in text_module._TOKEN.findall(text.lower()):
+            if text_module._CJK.search(token):
+                tokens.extend(text_module._cjk_bigrams(token))
+                tokens.extend(text_module._CJK.sub(" ", token).split())
+            else:
+                tokens.append(token)
+        return tokens
+
+    for text in _texts():
+        assert tokenize(text) == reference(text), text
+
+
+def test_cached_stems_are_the_stemmers():
+    words = [t for text in [*_texts(), *_ascii_texts()] for t in tokenize(text)]
+    words += ["running", "runs", "ran", "the", "a", "1", "x", "studies", "studying", "中文"]
+    for _ in range(2):  # cold, then from the cache
+        kept = [t for t in words if t not in text_module.STOPWORDS and (len(t) > 1 or t.isdigit())]
+        assert text_module.stem_terms(words) == list(text_module._stemmer.stemWords(kept))
+
+
+def test_change_cues_on_lowered_ascii_match_the_case_insensitive_pattern():
+    for text in [*_texts(), *_ascii_texts()]:
+        assert has_change_cue(text) == (CHANGE_CUES.search(text) is not None), text
+    assert has_change_cue("We SWITCHED vendors") and has_change_cue("inſtead")
+
+
+def test_extractive_twins_on_lowered_ascii_match_the_originals():
+    pairs = [
+        (extractive._CHANGE_LOWER, CHANGE_CUES),
+        (extractive._DECISION_LOWER, extractive._DECISION),
+        (extractive._PERSONAL_LOWER, extractive._PERSONAL),
+        (extractive._NUMBER_LOWER, extractive._NUMBER),
+    ]
+    for text in _ascii_texts():
+        for twin, original in pairs:
+            assert twin.findall(text.lower()) == [m.lower() for m in original.findall(text)]
+        assert extractive._ident_count(text) == len(extractive._IDENT.findall(text)), text
+    capitals = re.compile(extractive._CAPITALS)
+    for text in _texts():
+        assert extractive._ident_count(text) == len(extractive._IDENT.findall(text)), text
+        assert extractive._CAPITAL.findall(text) == capitals.findall(text), text
+
+
+def test_value_pattern_first_character_check_changes_no_match():
+    plain = re.compile(text_module._VALUES)
+    for text in _texts():
+        assert VALUE_PATTERN.findall(text) == plain.findall(text), text
+    # Every character a value can start with passes the check, in all of Unicode.
+    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    first = re.compile(f"[{text_module._VALUE_FIRST_CHARS}]")
+    starts = re.compile(r"[$€£¥]|\d|(?i:[jfmasond])|[A-Z]")
+    assert set(starts.findall(everything)) <= set(first.findall(everything))
+
+
+def test_wordpiece_lazy_tables_split_like_the_unicode_scan():
+    punct: list[str] = []
+    drop: list[int] = []
+    marks: list[int] = []
+    codes = [*range(0x3400), *range(0xFE00, 0x10000), *range(0x1F000, 0x1F700), 0xE0001]
+    for code in codes:
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        char = chr(code)
+        category = unicodedata.category(char)
+        ascii_punct = 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126
+        if ascii_punct or category.startswith("P"):
+            punct.append(re.escape(char))
+        elif (category in ("Cc", "Cf") and char not in "\t\n\r") or code in (0, 0xFFFD):
+            drop.append(code)
+        elif category == "Mn":
+            marks.append(code)
+    cjk = "\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff"
+    words = re.compile(f"[{''.join(punct)}{cjk}]|[^\\s{''.join(punct)}{cjk}]+")
+
+    def reference(text: str) -> list[str]:
+        text = unicodedata.normalize("NFD", text.translate(dict.fromkeys(drop)))
+        return words.findall(text.translate(dict.fromkeys(marks)).lower())
+
+    tokenizer = WordPieceTokenizer(["[UNK]"])
+    for start in range(0, len(codes), 256):
+        chars = [chr(c) for c in codes[start : start + 256] if not 0xD800 <= c <= 0xDFFF]
+        text = "é " + "".join(f"a{c}b {c}\u0301 x{c}{c} " for c in chars)
+        assert tokenizer._split(text) == reference(text)
+    for text in _texts():
+        if not text.isascii():
+            assert tokenizer._split(text) == reference(text), text
+
+
+def test_static_array_embedding_is_embed_documents():
+    from langgraph_librarian._engine.static import StaticEmbeddings
+
+    model = StaticEmbeddings()
+    texts = ["", "hello there", "Gdańsk café — “quoted” 東京", *_texts(50)]
+    array = model.embed_documents_array(texts)
+    assert array.dtype == np.float32
+    assert np.array_equal(array, np.asarray(model.embed_documents(texts), dtype=np.float32))
