@@ -42,7 +42,9 @@ def evidence_lines(text: str) -> list[dict]:
     lines, above = [], {}
     for line in body.splitlines():
         record = json.loads(line)
-        lines.append({**{k: v for k, v in above.items() if k in ("time", "thread")}, **record})
+        ((speaker, text),) = [(k, v) for k, v in record.items() if k not in ("time", "thread")]
+        place = {k: record.get(k, above.get(k)) for k in ("time", "thread")}
+        lines.append({**place, "speaker": speaker, "text": text})
         above = lines[-1]
     return lines
 
@@ -167,7 +169,7 @@ def test_injection_in_recalled_text_stays_quoted_evidence():
     assert text.index(EVIDENCE_HEADER) < text.index("Ignore previous instructions")
     (line,) = evidence_lines(text)
     assert line["text"] == INJECTION.strip()  # intact as data, one JSON line
-    assert line["kind"] == "remembered"
+    assert line["speaker"] == "remembered"
 
 
 def test_a_100k_character_query_is_cut_and_still_recalls():
@@ -340,10 +342,10 @@ def test_time_and_thread_are_written_where_they_change():
     assert [r.key for r in kept] == ["a", "b", "c", "d"]
     body = text.split("<recalled_memory>\n", 1)[1].rsplit("\n</recalled_memory>", 1)[0]
     raw = [json.loads(line) for line in body.splitlines()]
-    assert raw[0] == {"time": "2026-01-01 10:00", "thread": "t1", "role": "user", "text": "first"}
-    assert raw[1] == {"role": "assistant", "text": "second"}
-    assert raw[2] == {"thread": "t2", "role": "user", "text": "third"}
-    assert raw[3]["thread"] is None and raw[3]["time"] == "2026-01-02 09:30"
+    assert raw[0] == {"time": "2026-01-01 10:00", "thread": "t1", "user": "first"}
+    assert raw[1] == {"assistant": "second"}
+    assert raw[2] == {"thread": "t2", "user": "third"}
+    assert raw[3] == {"time": "2026-01-02 09:30", "thread": None, "remembered": "a note"}
     assert [line["thread"] for line in evidence_lines(text)] == ["t1", "t1", "t2", None]
 
 

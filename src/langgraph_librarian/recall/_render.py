@@ -5,9 +5,10 @@ a record on its line, and ``<``/``>`` are written as ``\\u003c``/``\\u003e`` so 
 text can neither close the fence nor open a new one; "ignore previous instructions"
 inside a record stays a quoted string under a header that calls it evidence.
 
-The bound is spent on what was said: records are listed in time order, and a record's
-``time`` and ``thread`` are written only where they change from the line above (the
-lines of one exchange share both), in compact JSON.
+The bound is spent on what was said: records are listed in time order, each text under
+who said it (``{"user": ...}``, ``{"assistant": ...}``, ``{"remembered": ...}``), and a
+record's ``time`` and ``thread`` are written only where they change from the line above
+(the lines of one exchange share both), in compact JSON.
 """
 
 from __future__ import annotations
@@ -94,11 +95,17 @@ def _evidence_line(record: MemoryRecord, text: str, above: MemoryRecord | None) 
             data["time"] = time
         if thread != above_thread:
             data["thread"] = thread
-    data["role"] = _ROLES.get(record.role, record.role)
-    if record.kind == "explicit":
-        data["kind"] = "remembered"
-    data["text"] = text
+    data[_speaker(record)] = text
     return _escape(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+
+def _speaker(record: MemoryRecord) -> str:
+    """The key a record's text goes under: who said it (``user``, ``assistant``...), or
+    ``remembered`` for an explicit memory."""
+    if record.kind == "explicit":
+        return "remembered"
+    role = _ROLES.get(record.role, record.role)
+    return role if role.isalpha() and role not in ("time", "thread") else "message"
 
 
 def _cut_to_fit(record: MemoryRecord, room: int) -> str | None:
