@@ -345,7 +345,8 @@ class ScopeMemory:
                 scope=key,
                 reason=(
                     f"nothing in the scope bears on the question (best relevance "
-                    f"{ranked.relevance:.2f}, needed {ranked.floor:.2f} or a shared rare word)"
+                    f"{ranked.relevance:.2f}, needed {ranked.floor:.2f}, or a record "
+                    "sharing a rare word of the question and another of its words)"
                 ),
                 strategy="local",
                 relevance=ranked.relevance,
