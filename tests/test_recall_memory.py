@@ -15,7 +15,7 @@ from langgraph_librarian import LibrarianConfig
 from langgraph_librarian.recall import RecallResult, ScopeMemory, scope_key
 from langgraph_librarian.recall._memory import MAX_REMEMBER_CHARS
 from langgraph_librarian.recall._records import MemoryRecord, record_from_value
-from langgraph_librarian.recall._render import EVIDENCE_HEADER, render_evidence
+from langgraph_librarian.recall._render import EVIDENCE_HEADER, _Block, _body, render_evidence
 from langgraph_librarian.recall._result import RECALL_MESSAGE_ID
 from langgraph_librarian.recall._scope import RecallConfigError
 from test_recall_helpers import FlakyStore, TagRecorder
@@ -364,6 +364,12 @@ def test_packing_in_rank_order_is_exact_to_the_byte(seed):
         for n in range(60)
     ]
     rng.shuffle(records)
+    block, used = _Block(), 0
+    for record in records:  # each cost is exactly what the listing grows by
+        body = len(_body(record, record.text).encode())
+        used += block.cost(record, body)
+        block.add(record, record.text, body)
+        assert used == len("\n".join(block.lines()).encode()) + 1
     for bound in (512, 1500, 4000, 8000):
         text, kept = render_evidence(records, bound)
         assert len(text.encode("utf-8")) <= bound and kept

@@ -77,6 +77,24 @@ def _place(record: MemoryRecord) -> tuple[str, str | None]:
     ] if record.thread_id else None
 
 
+def _shown(record: MemoryRecord, above: MemoryRecord | None) -> tuple[bool, bool]:
+    """Whether ``record``'s line below ``above`` writes its time, and its thread."""
+    time, thread = _place(record)
+    if above is None:
+        return True, thread is not None
+    above_time, above_thread = _place(above)
+    return time != above_time, thread != above_thread
+
+
+def _fragment(key: str, value: object) -> str:
+    """``"key":value`` as it appears in a compact JSON line (escaped)."""
+    return _escape(f"{json.dumps(key)}:{json.dumps(value, ensure_ascii=False)}")
+
+
+def _body(record: MemoryRecord, text: str) -> str:
+    return _fragment(_speaker(record), text)
+
+
 def _evidence_line(record: MemoryRecord, text: str, above: MemoryRecord | None) -> str:
     """``record``'s line in the recalled block, below ``above`` (``None``: the first line).
 
@@ -84,19 +102,12 @@ def _evidence_line(record: MemoryRecord, text: str, above: MemoryRecord | None) 
     of ``null`` ends the one above), so the lines of one exchange cost only their text.
     """
     time, thread = _place(record)
-    data: dict[str, object] = {}
-    if above is None:
-        data["time"] = time
-        if thread is not None:
-            data["thread"] = thread
-    else:
-        above_time, above_thread = _place(above)
-        if time != above_time:
-            data["time"] = time
-        if thread != above_thread:
-            data["thread"] = thread
-    data[_speaker(record)] = text
-    return _escape(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+    show_time, show_thread = _shown(record, above)
+    parts = [_fragment("time", time)] if show_time else []
+    if show_thread:
+        parts.append(_fragment("thread", thread))
+    parts.append(_body(record, text))
+    return "{" + ",".join(parts) + "}"
 
 
 def _speaker(record: MemoryRecord) -> str:
@@ -122,34 +133,58 @@ def _cut_to_fit(record: MemoryRecord, room: int) -> str | None:
 
 
 class _Block:
-    """Records kept in time order, with the exact byte cost of adding one more."""
+    """Records kept in time order, with the exact byte cost of adding one more.
+
+    A line's size is its parts' sizes (``{``, ``}``, the commas, the time, thread and
+    text fragments it writes), so costing a candidate serializes nothing but its text.
+    """
 
     def __init__(self) -> None:
         self.keys: list[tuple[str, str, int, str]] = []
-        self.kept: list[tuple[MemoryRecord, str]] = []
+        self.kept: list[tuple[MemoryRecord, str, int]] = []  # record, text, text part's bytes
+        self._places: dict[str, tuple[str, str | None, int, int]] = {}
 
     def _around(self, record: MemoryRecord) -> tuple[int, MemoryRecord | None]:
         at = bisect.bisect(self.keys, time_order(record))
         return at, self.kept[at - 1][0] if at else None
 
-    def cost(self, record: MemoryRecord, text: str) -> int:
-        """Bytes the block grows by when ``record`` joins it with ``text``."""
+    def _place(self, record: MemoryRecord) -> tuple[str, str | None, int, int]:
+        """The record's time and thread, and the bytes of their fragments (cached)."""
+        found = self._places.get(record.key)
+        if found is None:
+            time, thread = _place(record)
+            found = time, thread, _size(_fragment("time", time)), _size(_fragment("thread", thread))
+            self._places[record.key] = found
+        return found
+
+    def _line_bytes(self, record: MemoryRecord, body: int, above: MemoryRecord | None) -> int:
+        time, thread, time_bytes, thread_bytes = self._place(record)
+        if above is None:
+            show_time, show_thread = True, thread is not None
+        else:
+            above_time, above_thread, _, _ = self._place(above)
+            show_time, show_thread = time != above_time, thread != above_thread
+        return 2 + body + (time_bytes + 1) * show_time + (thread_bytes + 1) * show_thread
+
+    def cost(self, record: MemoryRecord, body: int) -> int:
+        """Bytes the block grows by when ``record`` joins it (``body``: its text part's
+        bytes), its newline and the change to the line below included."""
         at, above = self._around(record)
-        cost = _size(_evidence_line(record, text, above)) + 1  # its newline
+        cost = self._line_bytes(record, body, above) + 1
         if at < len(self.kept):  # the line below now follows this one
-            below, below_text = self.kept[at]
-            cost += _size(_evidence_line(below, below_text, record))
-            cost -= _size(_evidence_line(below, below_text, above))
+            below, _, below_body = self.kept[at]
+            cost += self._line_bytes(below, below_body, record)
+            cost -= self._line_bytes(below, below_body, above)
         return cost
 
-    def add(self, record: MemoryRecord, text: str) -> None:
+    def add(self, record: MemoryRecord, text: str, body: int) -> None:
         at, _ = self._around(record)
         self.keys.insert(at, time_order(record))
-        self.kept.insert(at, (record, text))
+        self.kept.insert(at, (record, text, body))
 
     def lines(self) -> list[str]:
         lines, above = [], None
-        for record, text in self.kept:
+        for record, text, _ in self.kept:
             lines.append(_evidence_line(record, text, above))
             above = record
         return lines
@@ -169,23 +204,25 @@ def render_evidence(
     block = _Block()
     misses = 0
     for record in ranked:
-        cost = block.cost(record, record.text)
+        body = _size(_body(record, record.text))
+        cost = block.cost(record, body)
         if cost <= room:
-            block.add(record, record.text)
+            block.add(record, record.text, body)
             room -= cost
         elif not block.kept and room >= _MIN_CUT_ROOM:
             cut = _cut_to_fit(record, room - 1)
             if cut is not None:
-                room -= block.cost(record, cut)
-                block.add(record, cut)
+                body = _size(_body(record, cut))
+                room -= block.cost(record, body)
+                block.add(record, cut, body)
         else:
             misses += 1
             if misses > _MAX_MISSES:
                 break
     if not block.kept:
         return "", []
-    body = "\n".join(block.lines())
-    return f"{EVIDENCE_HEADER}\n{_OPEN}\n{body}\n{_CLOSE}", [r for r, _ in block.kept]
+    listing = "\n".join(block.lines())
+    return f"{EVIDENCE_HEADER}\n{_OPEN}\n{listing}\n{_CLOSE}", [r for r, _, _ in block.kept]
 
 
 def render_search(records: Sequence[MemoryRecord]) -> str:
