@@ -41,7 +41,7 @@ class RecallResult:
         relevance: How far the scope's best record stands above chance for the
             question (standard deviations; a shared rare word counts as 2.0). With the
             offline selector recall is ``"empty"`` when this stays under the floor for
-            the scope's size (1.5 for a few records, about 3.7 for 400) and no record
+            the scope's size (1.5 for a few records, about 3.75 for 400) and no record
             shares a rare word of the question with another of its words (see
             ``docs/recall.md``). ``None`` when no ranking ran (an empty scope, a
             failure).

@@ -111,8 +111,9 @@ def select_ranked(
 ) -> Ranked:
     """The records the configured selector picks for ``query``, best first.
 
-    Nothing is picked when no record bears on the question (a shared rare word, or a
-    similarity above what the best of that many unrelated records reaches by chance:
+    Nothing is picked when no record bears on the question (a rare word of the question
+    with another of its words, a shared rare word among few records, or a similarity
+    above what the best of that many unrelated records reaches by chance:
     :func:`~langgraph_librarian.select._evidence.scope_floor`): a question about
     something the scope never discussed recalls nothing rather than the nearest
     records. The local selector is held to the floor, and its picks one by one; a model

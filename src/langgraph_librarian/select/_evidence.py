@@ -154,7 +154,7 @@ def scope_floor(records: int) -> float:
     (Blom's approximation), about 1.3 for 6 records and 3.0 for 400, taken 10% wider
     (:data:`_TAIL_SPREAD`). Evidence must stand half a standard deviation above that,
     and never below :data:`EVIDENCE_FLOOR`: 1.5 for a handful of records, about 3.0 for
-    50, 3.7 for 400. A record sharing words of the question does not need to
+    50, 3.75 for 400. A record sharing words of the question does not need to
     (:attr:`Evidence.strong`, :attr:`Evidence.corroborated`).
     """
     if records <= 1:
