@@ -3,6 +3,7 @@
 Run:
     python benchmarks/bench_recall.py --data ../shared/data/locomo/locomo10.json
         [--max-bytes 8000] [--budget 2000] [--no-embeddings] [--json bench-out/recall.json]
+        [--conversations 0-4]
 
 For each conversation, each session is captured as its own thread of one scope (the
 conversation), through ``ScopeMemory.capture``. Each question is then asked from a
@@ -217,13 +218,23 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--no-embeddings", action="store_true")
     parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
+    parser.add_argument(
+        "--conversations",
+        default=None,
+        help="a range of conversations, e.g. 0-4 (develop) or 5-9 (held out)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     embeddings = None if args.no_embeddings else default_embeddings()
-    conversations = load_locomo(args.data, categories={1, 2, 3, 4})[: args.limit]
+    conversations = list(enumerate(load_locomo(args.data, categories={1, 2, 3, 4})))
+    if args.conversations:
+        first, _, last = args.conversations.partition("-")
+        low, high = int(first), int(last or first)
+        conversations = [(n, c) for n, c in conversations if low <= n <= high]
+    conversations = conversations[: args.limit]
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
-    for n, conv in enumerate(conversations):
+    for n, conv in conversations:
         rows += [
             {**row, "position": n}
             for row in run_conversation(

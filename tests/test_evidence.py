@@ -164,6 +164,33 @@ def test_the_floor_rises_with_the_number_of_records() -> None:
     assert floors == sorted(floors) and 3.0 < scope_floor(400) < 4.0
 
 
+def test_a_rare_word_with_another_word_of_the_question_bears_in_a_scope_of_any_size() -> None:
+    import numpy as np
+
+    from langgraph_librarian.select._evidence import Evidence, corroborates
+
+    rare = informative_terms("When did John get married at a greenhouse?")
+    assert "greenhous" in rare
+    assert corroborates(frozenset({"greenhous", "marri"}), rare)
+    assert not corroborates(frozenset({"greenhous"}), rare)  # one word alone: chance
+    assert not corroborates(frozenset({"marri", "john"}), frozenset())  # no rare word
+    n = 400
+    lexical = np.zeros(n, dtype=bool)
+    lexical[7] = True
+    evidence = Evidence(
+        semantic=np.full(n, 2.5),  # below what the best of 400 reaches by chance
+        lexical=lexical,
+        usable=np.ones(n, dtype=bool),
+        strong=np.zeros(n, dtype=bool),
+        measured=True,
+    )
+    assert not evidence.bears()  # one shared rare word among 400 records is chance
+    evidence.corroborated = lexical.copy()
+    assert evidence.bears()
+    evidence.usable[7] = False  # an echo of the question or filler never bears
+    assert not evidence.bears()
+
+
 @pytest.mark.embeddings
 def test_a_large_scope_recalls_nothing_for_an_unrelated_question_and_finds_a_related_one() -> None:
     memory = ScopeMemory(InMemoryStore())

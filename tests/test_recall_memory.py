@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 
 import pytest
@@ -13,8 +14,8 @@ from fakes import ScriptedChatModel
 from langgraph_librarian import LibrarianConfig
 from langgraph_librarian.recall import RecallResult, ScopeMemory, scope_key
 from langgraph_librarian.recall._memory import MAX_REMEMBER_CHARS
-from langgraph_librarian.recall._records import record_from_value
-from langgraph_librarian.recall._render import EVIDENCE_HEADER, render_evidence
+from langgraph_librarian.recall._records import MemoryRecord, record_from_value
+from langgraph_librarian.recall._render import EVIDENCE_HEADER, _Block, _body, render_evidence
 from langgraph_librarian.recall._result import RECALL_MESSAGE_ID
 from langgraph_librarian.recall._scope import RecallConfigError
 from test_recall_helpers import FlakyStore, TagRecorder
@@ -36,8 +37,16 @@ def first_thread() -> list:
 
 
 def evidence_lines(text: str) -> list[dict]:
+    """The block's records, each with the ``time`` and ``thread`` it carries from above."""
     body = text.split("<recalled_memory>\n", 1)[1].rsplit("\n</recalled_memory>", 1)[0]
-    return [json.loads(line) for line in body.splitlines()]
+    lines, above = [], {}
+    for line in body.splitlines():
+        record = json.loads(line)
+        ((speaker, text),) = [(k, v) for k, v in record.items() if k not in ("time", "thread")]
+        place = {k: record.get(k, above.get(k)) for k in ("time", "thread")}
+        lines.append({**place, "speaker": speaker, "text": text})
+        above = lines[-1]
+    return lines
 
 
 def test_capture_copies_turns_with_provenance_and_skips_system():
@@ -160,7 +169,7 @@ def test_injection_in_recalled_text_stays_quoted_evidence():
     assert text.index(EVIDENCE_HEADER) < text.index("Ignore previous instructions")
     (line,) = evidence_lines(text)
     assert line["text"] == INJECTION.strip()  # intact as data, one JSON line
-    assert line["kind"] == "remembered"
+    assert line["speaker"] == "remembered"
 
 
 def test_a_100k_character_query_is_cut_and_still_recalls():
@@ -308,6 +317,68 @@ def test_tool_messages_are_only_captured_when_asked():
     with_tools = ScopeMemory(InMemoryStore(), capture_roles=("human", "ai", "tool"))
     with_tools.capture("s", exchange, thread_id="t")
     assert "tool" in [r.message_id for r in with_tools.records("s")]
+
+
+def _record(key: str, text: str, thread: str | None, created: str, seq: int, kind="turn"):
+    role = "memory" if kind == "explicit" else ("human" if seq % 2 == 0 else "ai")
+    return MemoryRecord(
+        key=key,
+        text=text,
+        summary="",
+        role=role,
+        kind=kind,
+        thread_id=thread,
+        created_at=created,
+        seq=seq,
+    )
+
+
+def test_time_and_thread_are_written_where_they_change():
+    a = _record("a", "first", "t1", "2026-01-01T10:00:00.000000Z", 0)
+    b = _record("b", "second", "t1", "2026-01-01T10:00:00.000000Z", 1)
+    c = _record("c", "third", "t2", "2026-01-01T10:00:00.000000Z", 0)
+    note = _record("d", "a note", None, "2026-01-02T09:30:00.000000Z", 0, kind="explicit")
+    text, kept = render_evidence([note, c, b, a], 8000)  # best first; listed in time order
+    assert [r.key for r in kept] == ["a", "b", "c", "d"]
+    body = text.split("<recalled_memory>\n", 1)[1].rsplit("\n</recalled_memory>", 1)[0]
+    raw = [json.loads(line) for line in body.splitlines()]
+    assert raw[0] == {"time": "2026-01-01 10:00", "thread": "t1", "user": "first"}
+    assert raw[1] == {"assistant": "second"}
+    assert raw[2] == {"thread": "t2", "user": "third"}
+    assert raw[3] == {"time": "2026-01-02 09:30", "thread": None, "remembered": "a note"}
+    assert [line["thread"] for line in evidence_lines(text)] == ["t1", "t1", "t2", None]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_packing_in_rank_order_is_exact_to_the_byte(seed):
+    rng = random.Random(seed)
+    records = [
+        _record(
+            f"k{n}",
+            "word ✓ " * rng.randint(1, 60),
+            rng.choice(["t1", "t2", "thread-three", None]),
+            f"2026-01-0{rng.randint(1, 3)}T1{rng.randint(0, 2)}:00:00.000000Z",
+            n,
+            kind=rng.choice(["turn", "explicit"]),
+        )
+        for n in range(60)
+    ]
+    rng.shuffle(records)
+    block, used = _Block(), 0
+    for record in records:  # each cost is exactly what the listing grows by
+        body = len(_body(record, record.text).encode())
+        used += block.cost(record, body)
+        block.add(record, record.text, body)
+        assert used == len("\n".join(block.lines()).encode()) + 1
+    for bound in (512, 1500, 4000, 8000):
+        text, kept = render_evidence(records, bound)
+        assert len(text.encode("utf-8")) <= bound and kept
+        # Every record left out would have overflowed the bound (or came after 50 misses).
+        keys = {r.key for r in kept}
+        left = [r for r in records if r.key not in keys]
+        for record in left[:5]:
+            more, _ = render_evidence([*kept, record], 10**6)
+            assert len(more.encode("utf-8")) > bound or len(left) > 50
 
 
 def test_render_with_nothing_that_fits_is_empty():

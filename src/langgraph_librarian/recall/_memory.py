@@ -30,6 +30,7 @@ from langgraph_librarian.recall._records import (
     now_iso,
     record_from_value,
     stable_key,
+    time_order,
 )
 from langgraph_librarian.recall._render import render_evidence
 from langgraph_librarian.recall._result import RecallResult
@@ -253,7 +254,7 @@ class ScopeMemory:
 
     @staticmethod
     def _in_time_order(records: list[MemoryRecord]) -> list[MemoryRecord]:
-        records.sort(key=lambda r: (r.created_at, r.seq, r.key))
+        records.sort(key=time_order)
         return records
 
     def records(self, scope_id: str) -> list[MemoryRecord]:
@@ -344,7 +345,8 @@ class ScopeMemory:
                 scope=key,
                 reason=(
                     f"nothing in the scope bears on the question (best relevance "
-                    f"{ranked.relevance:.2f}, needed {ranked.floor:.2f} or a shared rare word)"
+                    f"{ranked.relevance:.2f}, needed {ranked.floor:.2f}, or a record "
+                    "sharing a rare word of the question and another of its words)"
                 ),
                 strategy="local",
                 relevance=ranked.relevance,

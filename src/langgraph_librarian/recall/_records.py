@@ -27,6 +27,7 @@ __all__ = [
     "record_from_value",
     "records_as_index",
     "stable_key",
+    "time_order",
 ]
 
 logger = logging.getLogger("langgraph_librarian.recall")
@@ -62,6 +63,12 @@ def stable_key(*parts: str | None) -> str:
     """A store key from identifying parts (hex, so any input gives a safe key)."""
     joined = "\x1f".join("" if p is None else p for p in parts)
     return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+def time_order(record: MemoryRecord) -> tuple[str, str, int, str]:
+    """Sort key of records in time order: when written, then by thread (records written
+    at the same moment stay grouped by thread), then in their thread's order."""
+    return record.created_at, record.thread_id or "", record.seq, record.key
 
 
 @dataclass

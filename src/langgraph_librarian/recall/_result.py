@@ -40,10 +40,11 @@ class RecallResult:
         strategy: The selector that chose the records (``"local"``, ``"llm"``...).
         relevance: How far the scope's best record stands above chance for the
             question (standard deviations; a shared rare word counts as 2.0). With the
-            offline selector recall is ``"empty"`` when nothing shares a rare word and
-            this stays under the floor for the scope's size (1.5 for a few records,
-            about 3.5 for 400; see ``docs/recall.md``). ``None`` when no ranking ran
-            (an empty scope, a failure).
+            offline selector recall is ``"empty"`` when this stays under the floor for
+            the scope's size (1.5 for a few records, about 3.75 for 400) and no record
+            shares a rare word of the question with another of its words (see
+            ``docs/recall.md``). ``None`` when no ranking ran (an empty scope, a
+            failure).
     """
 
     status: RecallStatus

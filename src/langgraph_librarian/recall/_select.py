@@ -10,13 +10,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from langchain_core.runnables import RunnableConfig
 
+from langgraph_librarian._engine.text import content_terms
 from langgraph_librarian._librarian.turn import make_selector
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.recall._records import MemoryRecord, records_as_index
-from langgraph_librarian.select._evidence import EVIDENCE_FLOOR, Evidence
+from langgraph_librarian.select._evidence import (
+    EVIDENCE_FLOOR,
+    Evidence,
+    corroborates,
+    informative_terms,
+)
 from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.select.result import Selection
 
@@ -75,6 +82,21 @@ def _floor_filter(
     return [i for i in ids if i in bearing or (evidence.usable[i] and partner(i))]
 
 
+def _corroborate(records: Sequence[MemoryRecord], query: str, evidence: Evidence) -> Evidence:
+    """``evidence`` with :attr:`Evidence.corroborated` measured: the records sharing a
+    rare query word and another of its content words (only records already sharing
+    query words are read)."""
+    terms = frozenset(content_terms(query))
+    rare = informative_terms(query)
+    mask = np.zeros(len(records), dtype=bool)
+    if rare and len(terms) >= 2:
+        for i in np.flatnonzero(evidence.lexical & evidence.usable).tolist():
+            shared = terms.intersection(content_terms(records[i].text))
+            mask[i] = corroborates(shared, rare)
+    evidence.corroborated = mask
+    return evidence
+
+
 def _held_to_floor(config: LibrarianConfig) -> bool:
     """The offline selector is held to the floor; a model selector judges meaning itself
     (and may answer that nothing applies)."""
@@ -89,8 +111,9 @@ def select_ranked(
 ) -> Ranked:
     """The records the configured selector picks for ``query``, best first.
 
-    Nothing is picked when no record bears on the question (a shared rare word, or a
-    similarity above what the best of that many unrelated records reaches by chance:
+    Nothing is picked when no record bears on the question (a rare word of the question
+    with another of its words, a shared rare word among few records, or a similarity
+    above what the best of that many unrelated records reaches by chance:
     :func:`~langgraph_librarian.select._evidence.scope_floor`): a question about
     something the scope never discussed recalls nothing rather than the nearest
     records. The local selector is held to the floor, and its picks one by one; a model
@@ -104,7 +127,7 @@ def select_ranked(
     if _held_to_floor(config):
         # One scoring pass gives both the selection and the evidence it is held to.
         selection, evidence = local.weigh(query, messages, entries, query_vector=vector)
-        return _ranked(records, selection, evidence)
+        return _ranked(records, selection, _corroborate(records, query, evidence))
     evidence = local.evidence(query, messages, entries, vector)
     # The selector's own model call runs as a child of ``parent``, tagged.
     selection = make_selector(config, _STEP).select(query, messages, entries, config=parent)
@@ -125,7 +148,7 @@ async def aselect_ranked(
     vector = await local.embeddings.aembed_query(query) if local.embeddings is not None else None
     if _held_to_floor(config):
         selection, evidence = local.weigh(query, messages, entries, query_vector=vector)
-        return _ranked(records, selection, evidence)
+        return _ranked(records, selection, _corroborate(records, query, evidence))
     evidence = local.evidence(query, messages, entries, vector)
     selection = await make_selector(config, _STEP).aselect(query, messages, entries, config=parent)
     return _ranked(records, selection, evidence)

@@ -40,6 +40,7 @@ __all__ = [
     "Evidence",
     "background_vectors",
     "chance_level",
+    "corroborates",
     "informative_terms",
     "is_echo",
     "is_filler",
@@ -52,6 +53,11 @@ EVIDENCE_FLOOR = 1.5
 """Standard deviations above chance a message must reach to bear on a query."""
 _ABOVE_TYPICAL_MAX = 0.5
 """How far above the largest chance score among n records the best must stand."""
+_TAIL_SPREAD = 1.1
+"""The chance maximum of n records is taken this much wider than n standard normal
+draws give: a scope's generic lines ("Thanks, keep working hard!") resemble any
+question a little, so its best chance score grows faster with n than the normal model
+says. A handful of records keeps the floor of :data:`EVIDENCE_FLOOR`."""
 LEXICAL_EVIDENCE = 2.0
 """Evidence credited to a message sharing a rare query word (above the floor)."""
 _COMMON_WORDS = 3000
@@ -145,13 +151,16 @@ def scope_floor(records: int) -> float:
 
     Among many records that have nothing to do with a question, the best one still
     scores high by chance: the expected largest of ``n`` draws of a standard normal
-    (Blom's approximation), about 1.3 for 6 records and 3.0 for 400. Evidence must stand
-    half a standard deviation above that, and never below :data:`EVIDENCE_FLOOR`.
+    (Blom's approximation), about 1.3 for 6 records and 3.0 for 400, taken 10% wider
+    (:data:`_TAIL_SPREAD`). Evidence must stand half a standard deviation above that,
+    and never below :data:`EVIDENCE_FLOOR`: 1.5 for a handful of records, about 3.0 for
+    50, 3.75 for 400. A record sharing words of the question does not need to
+    (:attr:`Evidence.strong`, :attr:`Evidence.corroborated`).
     """
     if records <= 1:
         return EVIDENCE_FLOOR
     typical_max = NormalDist().inv_cdf((records - 0.375) / (records + 0.25))
-    return max(EVIDENCE_FLOOR, typical_max + _ABOVE_TYPICAL_MAX)
+    return max(EVIDENCE_FLOOR, _TAIL_SPREAD * typical_max + _ABOVE_TYPICAL_MAX)
 
 
 @dataclass
@@ -166,6 +175,9 @@ class Evidence:
         strong: Shares every content word of the query, or two of its rare words:
             enough to bear on it in a scope of any size.
         measured: Whether ``semantic`` was measured (an embedding model was used).
+        corroborated: Shares a rare query word and another of its content words
+            (:func:`corroborates`): enough to bear on it in a scope of any size, like
+            :attr:`strong`. ``None`` when not measured.
     """
 
     semantic: np.ndarray
@@ -173,6 +185,7 @@ class Evidence:
     usable: np.ndarray
     strong: np.ndarray
     measured: bool = False
+    corroborated: np.ndarray | None = None
 
     def scores(self) -> np.ndarray:
         """One score per message: semantic, at least :data:`LEXICAL_EVIDENCE` when it
@@ -207,7 +220,8 @@ class Evidence:
             # Without embeddings nothing tells a chance match from a real one: a shared
             # rare word is the best evidence there is.
             return bool((self.lexical & self.usable).any())
-        return self.best() >= self.floor() or bool((self.strong & self.usable).any())
+        lexical = self.strong if self.corroborated is None else self.strong | self.corroborated
+        return self.best() >= self.floor() or bool((lexical & self.usable).any())
 
 
 def _lines() -> list[str]:
@@ -264,6 +278,13 @@ def shares_evidence(
     if not shared:
         return False
     return bool(shared & rare) or shared == query_terms or 2 <= len(shared) >= len(query_terms) / 2
+
+
+def corroborates(shared: frozenset[str], rare: frozenset[str]) -> bool:
+    """Whether the query terms a message shares (``shared``) hold a rare query word and
+    another of its content words: two words of the question in one message, one of
+    them rare ("married" and "greenhouse"), do not meet by chance in a chat."""
+    return len(shared) >= 2 and bool(shared & rare)
 
 
 def is_filler(text: str) -> bool:
