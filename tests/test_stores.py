@@ -388,29 +388,3 @@ def test_background_indexing_keeps_no_read_for_an_indexing_step():
     assert wait_for_background_indexing(timeout=30)
     # The worker reads the store itself: nothing is parked for an indexing step.
     assert len(turn._READ_THIS_TURN) == held
-
-
-def test_revision_names_what_this_process_last_saved_or_read():
-    backing = InMemoryStore()
-    store = LangGraphIndexStore(backing)
-    entries = [
-        IndexEntry(id=i, role="human", summary=f"s{i}", message_id=f"m{i}") for i in range(3)
-    ]
-    assert store.revision("t") is None
-    store.save("t", entries)
-    first = store.revision("t")
-    assert first is not None
-    assert store.held("t", first) == entries
-    assert store.held("t", "something else") is None
-    store.save("t", entries)  # nothing changed: same revision
-    assert store.revision("t") == first
-    store.save("t", [*entries, IndexEntry(id=3, role="ai", summary="s3", message_id="m3")])
-    second = store.revision("t")
-    assert second != first and store.held("t", first) is None
-    # Another process (its own adapter) reads the same revision name.
-    other = LangGraphIndexStore(backing)
-    assert other.revision("t") is None
-    assert len(other.load("t") or []) == 4
-    assert other.revision("t") == second
-    store.delete("t")
-    assert store.revision("t") is None and store.held("t", second) is None

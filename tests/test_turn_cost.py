@@ -120,6 +120,7 @@ def test_index_written_to_state_reuses_only_what_is_unchanged(steps):
     from langgraph_librarian.entry import IndexEntry, entries_to_dicts
 
     state_cache._CACHE.clear()
+    state_cache._WRITTEN.clear()
 
     def entry(i: int, tag: str = "") -> IndexEntry:
         return IndexEntry(
@@ -144,3 +145,38 @@ def test_index_written_to_state_reuses_only_what_is_unchanged(steps):
         assert written == entries_to_dicts(entries)
         assert state_entries({"index": written}) == entries
         entries = state_entries({"index": written})
+
+
+def _graph_history(n: int) -> list:
+    return [
+        (HumanMessage if i % 2 == 0 else AIMessage)(f"Message {i} about topic {i % 7}.", id=f"g{i}")
+        for i in range(n)
+    ]
+
+
+def test_index_node_rewrites_an_older_format_and_shares_no_dict_with_earlier_states():
+    from langgraph_librarian import LibrarianConfig, index_messages
+    from langgraph_librarian._engine import state_cache
+    from langgraph_librarian.entry import IndexEntry
+
+    state_cache._CACHE.clear()
+    state_cache._WRITTEN.clear()
+    cfg = {"configurable": {"librarian": LibrarianConfig(embeddings=None), "thread_id": "t"}}
+    messages = _graph_history(80)
+    index = index_messages({"messages": messages}, cfg)["index"]
+    # As a 0.1 release wrote it: "keywords", no "vector_model".
+    legacy = []
+    for d in index:
+        old = {k: v for k, v in d.items() if k != "vector_model"}
+        old["keywords"] = ["x"]
+        legacy.append(old)
+    messages = [*messages, AIMessage("One more reply.", id="g80")]
+    first = index_messages({"messages": messages, "index": legacy}, cfg)["index"]
+    current = set(IndexEntry(id=0, role="human", summary="").to_dict())
+    assert all(set(d) == current for d in first)
+    # A caller editing the dicts of one turn's state changes nothing in the next one.
+    first[0]["summary"] = "edited by the caller"
+    messages = [*messages, HumanMessage("And another question?", id="g81")]
+    second = index_messages({"messages": messages, "index": first}, cfg)["index"]
+    assert not any(a is b for a, b in zip(first, second, strict=False))
+    assert second[0]["summary"] != "edited by the caller"

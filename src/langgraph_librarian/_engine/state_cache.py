@@ -34,6 +34,11 @@ _ATTRIBUTES = tuple(attrgetter(name) for name in _FIELDS)
 _CACHE: OrderedDict[Any, tuple[list[Any], list[list[Any]], list[IndexEntry]]] = OrderedDict()
 """Per first message id: (the dicts last seen, their columns, their entries)."""
 _CACHE_SIZE = 16
+_WRITTEN: OrderedDict[Any, tuple[list[dict[str, Any]], list[IndexEntry], list[list[Any]]]] = (
+    OrderedDict()
+)
+"""Per first message id: the dicts ``entries_to_state`` last made, their entries and
+the entries' columns."""
 _LOCK = threading.Lock()
 _RECHECK = 64
 _MIN_CACHED = 64  # small indexes parse faster than they are compared and looked up
@@ -128,28 +133,39 @@ def _extend(
 def entries_to_state(entries: Sequence[IndexEntry]) -> list[dict[str, Any]]:
     """``entries`` as the dicts to write to ``state["index"]``, registered for the next read.
 
-    The index node writes the whole index every turn, most of it the entries it read:
-    the dicts those were parsed from (or last written as) are reused, so a turn converts
-    only its new entries (entries are never edited in place). The dicts are registered,
-    so the next turn's :func:`state_entries` finds them even though a checkpointer hands
-    back new objects.
+    The index node writes the whole index every turn, most of it the entries it wrote
+    last turn: those are copied (shallow: every value is immutable) from the dicts made
+    for them then, kept here and never handed out, so a turn converts only its new
+    entries and no dict is shared with a state a caller may edit. Only dicts made here
+    are reused, never dicts read from state (an older release's format is rewritten in
+    the current one). The dicts are
+    registered, so the next turn's :func:`state_entries` finds them even though a
+    checkpointer hands back new objects.
     """
     entries = list(entries)
     if len(entries) < _MIN_CACHED:
         return entries_to_dicts(entries)
     anchor = entries[0].message_id
     with _LOCK:
-        hit = _CACHE.get(anchor)
+        last = _WRITTEN.get(anchor)
     p = 0
-    seen: list[Any] = []
-    cached: Columns = [[] for _ in _ATTRIBUTES]
-    if hit is not None:
-        seen, cached, parsed = hit
-        k = min(len(parsed), len(entries), len(seen))
-        p = k if same_prefix(entries, parsed, k) else _first_other(entries, parsed, k)
+    made: list[dict[str, Any]] = []
+    columns: Columns = [[] for _ in _ATTRIBUTES]
+    if last is not None:
+        made, sources, columns = last
+        k = min(len(sources), len(entries))
+        p = k if same_prefix(entries, sources, k) else _first_other(entries, sources, k)
     rest = entries[p:]
-    dicts = seen[:p] + entries_to_dicts(rest)
-    columns = [old[:p] + list(map(get, rest)) for old, get in zip(cached, _ATTRIBUTES, strict=True)]
+    private = made[:p] + entries_to_dicts(rest)  # (equal entries give equal dicts)
+    dicts = list(map(dict.copy, private))  # what goes to state: never our own objects
+    columns = [
+        old[:p] + list(map(get, rest)) for old, get in zip(columns, _ATTRIBUTES, strict=True)
+    ]
+    with _LOCK:
+        _WRITTEN[anchor] = (private, entries, columns)
+        _WRITTEN.move_to_end(anchor)
+        while len(_WRITTEN) > _CACHE_SIZE:
+            _WRITTEN.popitem(last=False)
     _put(anchor, list(dicts), columns, entries)
     return dicts
 

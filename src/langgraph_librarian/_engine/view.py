@@ -211,7 +211,9 @@ class HistoryView:
         if same_prefix(messages, self.messages, k):
             start = max(0, k - _RECHECK)
             contents = map(_CONTENT_ATTRIBUTE, messages[start:k])
-            return k if all(map(is_, self._contents[start:k], contents)) else -1
+            if all(map(is_, self._contents[start:k], contents)):
+                return k
+            # Equal copies (other content objects) or an edit in place: by fields.
         if columns is None:
             return -1
         same = (

@@ -135,44 +135,14 @@ class Run:
     def load(self, state: dict[str, Any]) -> list[IndexEntry]:
         """The stored index: from the store, else from graph state."""
         if self.config.store is not None and self.session is not None:
-            held = self._held(state)
-            if held is not None:
-                return held
             return self.config.store.load(self.session) or []
         return state_entries(state)
 
     async def aload(self, state: dict[str, Any]) -> list[IndexEntry]:
         """Async twin of :meth:`load`."""
         if self.config.store is not None and self.session is not None:
-            held = self._held(state)
-            if held is not None:
-                return held
             return await aload_index(self.config.store, self.session) or []
         return state_entries(state)
-
-    def _held(self, state: dict[str, Any]) -> list[IndexEntry] | None:
-        """The index from the store's memory, when the checkpoint names what it holds.
-
-        The indexing step writes the revision it saved into ``librarian_metadata``
-        (``index_revision``); the checkpointer hands it to the next turn. A process that
-        still holds that revision needs no read; one that does not (another worker
-        saved since, a restart, a store without revisions) reads the store.
-        """
-        metadata = state.get("librarian_metadata")
-        revision = metadata.get(INDEX_REVISION_KEY) if isinstance(metadata, dict) else None
-        held = getattr(self.config.store, "held", None)
-        if not isinstance(revision, str) or held is None or self.session is None:
-            return None
-        entries: list[IndexEntry] | None = held(self.session, revision)
-        return entries
-
-    def revision(self) -> str | None:
-        """The revision of the index the store last saved for this session, if it has one."""
-        revision = getattr(self.config.store, "revision", None)
-        if revision is None or self.session is None:
-            return None
-        found: str | None = revision(self.session)
-        return found
 
     def save(self, entries: list[IndexEntry]) -> None:
         """Write the index to the store (graph state is written by the returned update)."""
@@ -214,9 +184,6 @@ class Run:
         hit = _READ_THIS_TURN.pop(key) if key is not None else None
         return hit[1] if hit is not None and hit[0] is self.config.store else None
 
-
-INDEX_REVISION_KEY = "index_revision"
-"""Metadata key: the revision of the index the indexing step saved to the store."""
 
 _READ_THIS_TURN: BoundedCache[tuple[int, str, str], tuple[object, list[IndexEntry]]] = BoundedCache(
     256
@@ -618,9 +585,6 @@ def _index_result(state: dict[str, Any], update: IndexUpdate, run: Run) -> State
     }
     if update.errors:
         metadata["indexing_errors"] = update.errors[:10]
-    revision = run.revision()
-    if revision is not None:
-        metadata[INDEX_REVISION_KEY] = revision
     result: StateUpdate = {"librarian_metadata": metadata}
     if run.index_in_state:
         # With a store the index stays out of the checkpoint (no second copy).

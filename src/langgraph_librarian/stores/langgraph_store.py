@@ -6,15 +6,7 @@ lists a token per chunk. A turn appends a few entries, so a save rewrites the la
 chunk and the manifest, not the whole index; a load reads the manifest and only the
 chunks whose token differs from what this process last read or wrote. Chunks carry
 their token too: a chunk rewritten by another worker between our manifest read and
-chunk read is detected and read again.
-
-The chunk tokens together name one state of the index, its *revision*
-(:meth:`LangGraphIndexStore.revision`). The Librarian writes the revision it saved into
-the turn's ``librarian_metadata`` (``index_revision``), which the checkpointer keeps; on
-the next turn a process that still holds that revision serves the index from memory
-(:meth:`LangGraphIndexStore.held`) instead of reading the manifest again. Any other
-writer (another worker, a background indexer) makes a new revision, so the checkpoint
-and the memory disagree and the store is read. Should a mixed index slip through anyway, it
+chunk read is detected and read again. Should a mixed index slip through anyway, it
 costs nothing worse than re-indexing: reconciliation matches entries to messages by
 id and content hash, never by position.
 """
@@ -47,15 +39,6 @@ _CACHE_LIMIT = 256
 Chunks = list[tuple[str, list[IndexEntry]]]  # (token, entries) per chunk
 
 
-def _revision(chunks: Chunks) -> str:
-    """A short name for the stored state these chunks are (their tokens, hashed)."""
-    digest = hashlib.blake2b(digest_size=9)
-    for token, _ in chunks:
-        digest.update(token.encode())
-        digest.update(b"|")
-    return digest.hexdigest()
-
-
 class LangGraphIndexStore:
     """Adapter from :class:`BaseIndexStore` to a LangGraph ``BaseStore``.
 
@@ -78,8 +61,6 @@ class LangGraphIndexStore:
         self.store = store
         self.namespace = tuple(namespace)
         self._cache: OrderedDict[str, Chunks] = OrderedDict()
-        self._held: OrderedDict[str, tuple[str, list[IndexEntry]]] = OrderedDict()
-        """Per key: the revision this process last read or wrote, and its entries."""
         self._lock = threading.Lock()
 
     @staticmethod
@@ -103,53 +84,16 @@ class LangGraphIndexStore:
         with self._lock:
             return list(self._cache.get(key, []))
 
-    def _remember(self, key: str, chunks: Chunks, entries: list[IndexEntry] | None = None) -> None:
-        if entries is None:
-            entries = [entry for _, part in chunks for entry in part]
-        revision = _revision(chunks)
+    def _remember(self, key: str, chunks: Chunks) -> None:
         with self._lock:
             self._cache[key] = chunks
             self._cache.move_to_end(key)
-            self._held[key] = (revision, entries)
-            self._held.move_to_end(key)
             while len(self._cache) > _CACHE_LIMIT:
                 self._cache.popitem(last=False)
-            while len(self._held) > _CACHE_LIMIT:
-                self._held.popitem(last=False)
 
     def _forget(self, key: str) -> None:
         with self._lock:
             self._cache.pop(key, None)
-            self._held.pop(key, None)
-
-    def _forget_held(self, key: str) -> None:
-        with self._lock:
-            self._held.pop(key, None)
-
-    def revision(self, session_id: str) -> str | None:
-        """The revision of the session's index this process last read or wrote, if any.
-
-        A revision names one stored state of the index (its chunks' tokens); a save
-        that changes nothing keeps it.
-        """
-        key = self._check(session_id)
-        with self._lock:
-            held = self._held.get(key)
-        return held[0] if held is not None else None
-
-    def held(self, session_id: str, revision: str) -> list[IndexEntry] | None:
-        """The session's index from memory when this process holds ``revision`` of it.
-
-        ``None`` when it holds another revision or none: :meth:`load` reads the store.
-        The caller vouches that ``revision`` is current (the Librarian takes it from the
-        checkpoint written after the save that made it).
-        """
-        key = self._check(session_id)
-        with self._lock:
-            held = self._held.get(key)
-        if held is None or held[0] != revision:
-            return None
-        return list(held[1])
 
     # -- decoding ------------------------------------------------------------------------
 
@@ -205,9 +149,8 @@ class LangGraphIndexStore:
             if entries is None:
                 return None  # rewritten meanwhile: the caller reads again
             chunks[n] = (chunks[n][0], entries)
-        loaded = [entry for _, part in chunks for entry in part]
-        self._remember(key, chunks, loaded)
-        return list(loaded)
+        self._remember(key, chunks)
+        return [entry for _, entries in chunks for entry in entries]
 
     def _writes(
         self, key: str, entries: list[IndexEntry], first: bool
@@ -276,15 +219,14 @@ class LangGraphIndexStore:
         ops, chunks = self._writes(key, list(entries), first)
         if ops:
             self.store.batch(ops)
-        self._remember(key, chunks, list(entries))
+        self._remember(key, chunks)
 
     def _learn_layout(self, key: str, manifest: Item | None) -> None:
         # Without a cached layout a shrinking index would leave stale chunks behind:
         # learn the stored chunk count first (one small read, once per process).
         if manifest is not None and isinstance(manifest.value, dict):
             tokens = manifest.value.get("chunks") or []
-            self._remember(key, [("", []) for _ in tokens], [])
-            self._forget_held(key)
+            self._remember(key, [("", []) for _ in tokens])
 
     def delete(self, session_id: str) -> None:
         """Forget the session's index (no error when there is none)."""
@@ -322,7 +264,7 @@ class LangGraphIndexStore:
         ops, chunks = self._writes(key, list(entries), first)
         if ops:
             await self.store.abatch(ops)
-        self._remember(key, chunks, list(entries))
+        self._remember(key, chunks)
 
     async def adelete(self, session_id: str) -> None:
         """Async twin of :meth:`delete`."""
