@@ -65,6 +65,11 @@ def same_prefix(new: Sequence[Any], old: Sequence[Any], k: int) -> bool:
     return mine == theirs
 
 
+def _head(items: list[Any], k: int) -> list[Any]:
+    """The first ``k`` items (the list itself when that is all of it: no copy)."""
+    return items if len(items) == k else items[:k]
+
+
 class _Columns:
     """What a message's identity and structure depend on, one list per field.
 
@@ -215,13 +220,16 @@ class HistoryView:
             # Equal copies (other content objects) or an edit in place: by fields.
         if columns is None:
             return -1
-        same = (
-            columns.ids[:k] == self._columns_ids[:k]
-            and columns.types[:k] == self._types[:k]
-            and columns.contents[:k] == self._contents[:k]
-            and columns.names[:k] == self._names[:k]
-            and columns.call_ids[:k] == self._call_ids[:k]
-            and columns.calls[:k] == self._calls[:k]
+        same = all(
+            _head(new, k) == _head(old, k)
+            for new, old in (
+                (columns.ids, self._columns_ids),
+                (columns.types, self._types),
+                (columns.contents, self._contents),
+                (columns.names, self._names),
+                (columns.call_ids, self._call_ids),
+                (columns.calls, self._calls),
+            )
         )
         return k if same else -1
 
