@@ -15,7 +15,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.messages import message_text
-from langgraph_librarian._engine.text import content_terms
+from langgraph_librarian._engine.text import content_terms, tokenize
 from langgraph_librarian._engine.view import same_prefix, view_of
 from langgraph_librarian.embeddings import embedding_model_id
 from langgraph_librarian.entry import IndexEntry
@@ -25,6 +25,7 @@ from langgraph_librarian.select._evidence import (
     chance_level,
     informative_terms,
     is_echo,
+    is_question,
     repeat_key,
     shares_evidence,
 )
@@ -46,7 +47,8 @@ _MIN_SEMANTIC_SPREAD = 0.2
 _EXPANSION_POOL = 60
 """How many top-ranked candidates dependency expansion looks at."""
 _SHORT_MESSAGE_WORDS = 60
-"""A selected message this short brings its neighbours (the question it answers...)."""
+"""A selected message this short brings its exchange (the message it answers, the answer
+to a question it asks or that it prompts)."""
 _NEIGHBOUR_FACTOR = 0.5
 _LINK_FACTOR = 0.95
 """An earlier statement a selected change refers to ranks just below the change."""
@@ -60,6 +62,12 @@ _BRIDGE_FACTOR = 0.8
 _BRIDGE_MIN_DF, _BRIDGE_DF_SHARE = 5, 0.003
 """A bridging name occurs in at most max(5, 0.3% of passages) passages."""
 _NAME = re.compile(r"\b[A-Z][a-zà-ÿ]+(?:[- ][A-Z][a-zà-ÿ]+)*")
+_CODE = re.compile(r"\b[A-Z]{1,5}-?\d{3,}[A-Z0-9]*\b")
+"""An identifier (order ORD-86663, flight VK6207): it bridges like a name."""
+_HOP_FACTOR = 0.5
+"""A second-hop message ranks at most this share of the best match's score."""
+_HOP_DF_SHARE = 0.01
+"""A second-hop word occurs in at most max(5, 1% of passages) passages."""
 _RECENCY_BONUS = 0.01
 _ECHO_FACTOR = 0.25
 """An earlier message asking what the query asks keeps this share of its score."""
@@ -581,6 +589,8 @@ class LocalSelector:
         for i, score in linked.items():
             priority[i] = max(priority.get(i, 0.0), score)
         bridged = self._bridged(query, order, scored, entries, messages, excluded)
+        for i, score in self._hopped(query, order, scored, entries, excluded).items():
+            bridged[i] = max(bridged.get(i, 0.0), score)
         for i, score in bridged.items():
             priority[i] = max(priority.get(i, 0.0), score)
 
@@ -598,9 +608,11 @@ class LocalSelector:
 
         neighbours: dict[int, float] = {}
         for i in primary:
-            if len(message_text(messages[entries[i].id]).split()) >= _SHORT_MESSAGE_WORDS:
+            pos = entries[i].id
+            text = message_text(messages[pos])
+            if len(text.split()) >= _SHORT_MESSAGE_WORDS:
                 continue
-            for near in (entries[i].id - 1, entries[i].id + 1):
+            for near in self._exchange(pos, text, messages):
                 slot = slot_of(near)
                 if (
                     slot is not None
@@ -645,6 +657,22 @@ class LocalSelector:
         )
 
     @staticmethod
+    def _exchange(pos: int, text: str, messages: Sequence[BaseMessage]) -> list[int]:
+        """Positions of the messages that complete the short message at ``pos``.
+
+        The message before it (what it replies to) always; after it, only an answer: the
+        next message when this one asks a question, the one after a follow-up question
+        it prompted ("I made coconut ice cream." / "What did you think?" / "Super
+        good!"). A plain next statement moves on to something else and is left out.
+        """
+        near = [pos - 1]
+        if is_question(text):
+            near.append(pos + 1)
+        elif pos + 1 < len(messages) and is_question(message_text(messages[pos + 1])):
+            near.append(pos + 2)
+        return near
+
+    @staticmethod
     def _distinct(
         order: list[int], entries: Sequence[IndexEntry], messages: Sequence[BaseMessage]
     ) -> list[int]:
@@ -683,7 +711,7 @@ class LocalSelector:
             if pid < 0:
                 continue
             text = index.passage_text(pid)
-            for name in _NAME.findall(text):
+            for name in [*_NAME.findall(text), *_CODE.findall(text)]:
                 names.update(
                     term
                     for term in content_terms(name)
@@ -703,6 +731,51 @@ class LocalSelector:
             if raw[slot] > 0 and entries[slot].id not in excluded:
                 found[int(slot)] = _BRIDGE_FACTOR * seed * float(raw[slot]) / top
         return found
+
+    @staticmethod
+    def _hopped(
+        query: str,
+        order: list[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        excluded: set[int],
+    ) -> dict[int, float]:
+        """The message stating what the best match refers to (a second hop).
+
+        "When are the leaving drinks?" finds "the leaving drinks coincide with the
+        quarterly review"; the date is in "the quarterly review is on May 10th", which
+        shares no word with the question. The best match's best passage, less the query's
+        words and words common in the conversation, is a second query; its best match
+        counts when its best passage shares two of those words (a phrase, not a chance
+        word) and ranks at half the best match's score.
+        """
+        if not order:
+            return {}
+        index, best, fused = scored.lexical, scored.best_passage, scored.fused
+        pid = int(best[order[0]])
+        if pid < 0:
+            return {}
+        query_terms = set(content_terms(query))
+        common = max(_BRIDGE_MIN_DF, int(_HOP_DF_SHARE * index.passage_count))
+        hop = {
+            term
+            for term in index.passage_terms[pid] - query_terms
+            if len(term) > 2 and not term.isdigit() and index.passage_frequency(term) <= common
+        }
+        if len(hop) < 2:
+            return {}
+        words = [w for w in tokenize(index.passage_text(pid)) if hop.intersection(content_terms(w))]
+        raw, found_best = index.score_passages(" ".join(words))
+        hits = np.flatnonzero(raw > 0)
+        if not hits.size:
+            return {}
+        top = float(raw.max())
+        for slot in _best_first(raw, hits, 2 * _BRIDGE_SEEDS)[: 2 * _BRIDGE_SEEDS].tolist():
+            if slot == order[0] or entries[slot].id in excluded:
+                continue
+            if len(index.passage_terms[int(found_best[slot])] & hop) >= 2:
+                return {slot: _HOP_FACTOR * float(fused[order[0]]) * float(raw[slot]) / top}
+        return {}
 
     @staticmethod
     def _linked(
