@@ -58,7 +58,10 @@ _LINK_ROUNDS = 3
 _BRIDGE_SEEDS = 3
 """Top matches whose names may bridge to other messages."""
 _BRIDGE_FACTOR = 0.8
-"""A bridged message ranks at most this share of the top match's score."""
+"""A bridged message ranks at most this share of the top match's score..."""
+_BRIDGE_BOTH = 0.2
+"""...unless it also matches the question on its own: then it gains this share of the
+smaller of its two scores over the larger."""
 _BRIDGE_MIN_DF, _BRIDGE_DF_SHARE = 5, 0.003
 """A bridging name occurs in at most max(5, 0.3% of passages) passages."""
 _NAME = re.compile(r"\b[A-Z][a-zà-ÿ]+(?:[- ][A-Z][a-zà-ÿ]+)*")
@@ -700,7 +703,9 @@ class LocalSelector:
         the question, only the name with the first find. Names in the best passages
         of the top few matches, when rare in the conversation (a name on every line,
         such as a speaker's, links nothing), become a second query; its best matches
-        rank a little below the top match.
+        rank a little below the top match. One that also matches the question on its own
+        (the name and "moved": the answer) ranks above both of its clues alone.
+        Identifiers (an order or flight number) bridge like names.
         """
         query_terms = set(content_terms(query))
         index, best, fused = scored.lexical, scored.best_passage, scored.fused
@@ -726,10 +731,16 @@ class LocalSelector:
         if top <= 0:
             return {}
         seed = float(fused[order[0]])
+        seeds = set(order[:_BRIDGE_SEEDS])  # a seed matches its own names
         found: dict[int, float] = {}
         for slot in np.argsort(-raw, kind="stable")[: 2 * _BRIDGE_SEEDS]:
             if raw[slot] > 0 and entries[slot].id not in excluded:
-                found[int(slot)] = _BRIDGE_FACTOR * seed * float(raw[slot]) / top
+                bridge = _BRIDGE_FACTOR * seed * float(raw[slot]) / top
+                own = float(fused[slot])
+                if own >= RELATIVE_CUTOFF * seed and slot not in seeds:
+                    # It matches the question on its own too: both clues meet here.
+                    bridge = max(own, bridge) + _BRIDGE_BOTH * min(own, bridge)
+                found[int(slot)] = bridge
         return found
 
     @staticmethod
