@@ -141,3 +141,32 @@ def test_the_best_match_hops_to_the_message_stating_what_it_refers_to():
     ids = select(messages, "On which day are the leaving drinks for the old boss?")
     assert ids[0] == 0
     assert 4 in ids
+
+
+def test_the_static_model_matches_a_question_word_to_a_related_word():
+    from langgraph_librarian.embeddings import StaticEmbeddings
+    from langgraph_librarian.select._related import related_words
+    from langgraph_librarian.select.local import EmbeddingProfile
+
+    model = StaticEmbeddings()
+    related = related_words(model, model.model_id, "When is the aircraft due in?")
+    from langgraph_librarian._engine.text import content_terms
+
+    stems = {term for word in related for term in content_terms(word)}
+    assert "plane" in stems and "aircraft" not in stems
+    assert EmbeddingProfile.of(model).related_words
+    assert not EmbeddingProfile.of(None).related_words
+
+    messages = chat(
+        "The plane lands at 10:15 am on Saturday, Mum says.",
+        "Noted.",
+        "The train to the coast was cancelled again this morning.",
+        "Sure.",
+        "We booked the hotel near the harbour for three nights.",
+    )
+    history = [*messages, HumanMessage("When is the aircraft due in?", id="q")]
+    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    ids = (
+        LocalSelector(embeddings=model).select("When is the aircraft due in?", history, entries).ids
+    )
+    assert ids[0] == 0

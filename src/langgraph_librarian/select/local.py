@@ -15,6 +15,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.messages import message_text
+from langgraph_librarian._engine.static import STATIC_MODEL_ID
 from langgraph_librarian._engine.text import content_terms, tokenize
 from langgraph_librarian._engine.view import same_prefix, view_of
 from langgraph_librarian.embeddings import embedding_model_id
@@ -29,6 +30,7 @@ from langgraph_librarian.select._evidence import (
     repeat_key,
     shares_evidence,
 )
+from langgraph_librarian.select._related import related_words
 from langgraph_librarian.select.lexical import BM25Index, IndexHead
 from langgraph_librarian.select.result import Selection
 
@@ -219,6 +221,10 @@ class EmbeddingProfile:
             word vectors and needs a few sentences to average; a transformer reads one
             sentence best.
         semantic_weight: Share of the fused score given to embedding similarity.
+        related_words: Words near the question's words in the model's space join the
+            lexical query (:mod:`~langgraph_librarian.select._related`): on for the
+            packaged static model, whose single words have meaningful vectors; a model
+            opts in or out with a ``related_words`` attribute.
 
     A model declares its own with ``passage_words`` and ``semantic_weight`` attributes
     (the packaged static model does); any other model gets the defaults below, suited
@@ -227,6 +233,7 @@ class EmbeddingProfile:
 
     unit_words: int = 0
     semantic_weight: float = 0.5
+    related_words: bool = False
 
     @classmethod
     def of(cls, embeddings: Embeddings | None) -> EmbeddingProfile:
@@ -235,9 +242,18 @@ class EmbeddingProfile:
         weight = getattr(embeddings, "semantic_weight", default.semantic_weight)
         valid_words = isinstance(words, int) and words >= 0
         valid_weight = isinstance(weight, (int, float)) and 0.0 <= weight <= 1.0
+        valid_words = valid_words and not isinstance(words, bool)
+        unit_words = words if valid_words else default.unit_words
+        # The packaged static model sums word vectors, so its single words have
+        # meaningful vectors: they find related words for the lexical query. Another
+        # model opts in with a ``related_words`` attribute (a transformer would take
+        # minutes to embed the vocabulary).
+        packaged = embeddings is not None and embedding_model_id(embeddings) == STATIC_MODEL_ID
+        related = getattr(embeddings, "related_words", packaged)
         return cls(
-            words if valid_words else default.unit_words,
+            unit_words,
             float(weight) if valid_weight else default.semantic_weight,
+            related if isinstance(related, bool) else False,
         )
 
 
@@ -320,7 +336,10 @@ class LocalSelector:
         query_vector: Sequence[float] | None,
     ) -> _Scored:
         index, positions = _lexical(messages, entries)
-        raw, best = index.score_passages(query)
+        related = None
+        if self._profile.related_words and self.embeddings is not None and query_vector:
+            related = related_words(self.embeddings, self._query_model or "", query)
+        raw, best = index.score_passages(query, related)
         cosines = self._cosines(query_vector, index)
         # Filler ("Noted.", "Reply 8.") carries nothing on its own: it scores zero and
         # sets no scale (it still travels with its exchange, by hydration).

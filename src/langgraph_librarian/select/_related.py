@@ -1,0 +1,103 @@
+"""Words related in meaning to a question's words, from a static word-vector model.
+
+A question and the message that answers it often name one thing with different words
+("transmission" / "gearbox", "aircraft" / "plane", "isle" / "island"). A model that
+sums word vectors (the packaged static model) holds a vector per word, and words
+close in that space are related: each question word that is a whole word of the
+model's vocabulary brings its nearest words (cosine at least :data:`MIN_SIMILARITY`,
+at most :data:`PER_WORD`) into the lexical query, at :data:`RELATED_WEIGHT` of a
+question word's weight. Passages are scored by the question's words and these
+together, so a passage naming the thing in other words is found by BM25, not only
+by the (weak) sentence vector.
+
+The vocabulary is embedded once per model and process (about 20,000 words); a
+question word's neighbours are computed once and kept.
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+from pathlib import Path
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langgraph_librarian._engine.text import STOPWORDS, content_terms, tokenize
+from langgraph_librarian._engine.vectors import unit_rows
+
+__all__ = ["MIN_SIMILARITY", "PER_WORD", "RELATED_WEIGHT", "related_words"]
+
+MIN_SIMILARITY = 0.65
+"""Cosine a vocabulary word needs with a question word to count as related."""
+PER_WORD = 12
+"""At most this many related words per question word."""
+RELATED_WEIGHT = 0.5
+"""A related word weighs this much in the query (a question word weighs 1)."""
+_VOCABULARY = (
+    Path(__file__).resolve().parent.parent / "_engine" / "model_data" / "minilm-vocab.txt.gz"
+)
+_CACHE_WORDS = 50_000
+"""Question words whose neighbours are kept, per model."""
+
+
+class _Related:
+    def __init__(self, embeddings: Embeddings) -> None:
+        with gzip.open(_VOCABULARY, "rt", encoding="utf-8") as handle:
+            vocabulary = [line.strip() for line in handle]
+        self.words = [
+            w
+            for w in vocabulary
+            if len(w) > 2 and w.isalpha() and w.isascii() and w not in STOPWORDS
+        ]
+        self.row = {w: i for i, w in enumerate(self.words)}
+        embed = getattr(embeddings, "embed_documents_array", None)
+        vectors = embed(self.words) if embed is not None else embeddings.embed_documents(self.words)
+        self.matrix = unit_rows(vectors, len(self.words))
+        self.neighbours: dict[str, list[tuple[str, float]]] = {}
+        self.lock = threading.Lock()
+
+    def of(self, word: str) -> list[tuple[str, float]]:
+        found = self.neighbours.get(word)
+        if found is not None:
+            return found
+        row = self.row.get(word)
+        if row is None or self.matrix.shape[0] <= PER_WORD + 1:
+            found = []
+        else:
+            sims = self.matrix @ self.matrix[row]
+            top = np.argpartition(-sims, PER_WORD + 1)[: PER_WORD + 1]
+            top = top[np.argsort(-sims[top], kind="stable")]
+            found = [
+                (self.words[j], float(sims[j]))
+                for j in top.tolist()
+                if j != row and sims[j] >= MIN_SIMILARITY
+            ]
+        with self.lock:
+            if len(self.neighbours) >= _CACHE_WORDS:
+                self.neighbours.clear()
+            self.neighbours[word] = found
+        return found
+
+
+_MODELS: dict[str, _Related] = {}
+_LOCK = threading.Lock()
+
+
+def related_words(embeddings: Embeddings, model: str, query: str) -> dict[str, float]:
+    """Words related to the query's words (not already among its terms) -> their weight."""
+    with _LOCK:
+        related = _MODELS.get(model)
+        if related is None:
+            related = _MODELS[model] = _Related(embeddings)
+    terms = set(content_terms(query))
+    out: dict[str, float] = {}
+    for word in dict.fromkeys(tokenize(query)):
+        if word in STOPWORDS:
+            continue
+        for other, _ in related.of(word):
+            stems = content_terms(other)
+            if stems and stems[0] not in terms:
+                terms.add(stems[0])
+                out[other] = RELATED_WEIGHT
+    return out
