@@ -1,14 +1,14 @@
 """Words related in meaning to a question's words, from a static word-vector model.
 
 A question and the message that answers it often name one thing with different words
-("transmission" / "gearbox", "aircraft" / "plane", "isle" / "island"). A model that
-sums word vectors (the packaged static model) holds a vector per word, and words
-close in that space are related: each question word that is a whole word of the
-model's vocabulary brings its nearest words (cosine at least :data:`MIN_SIMILARITY`,
-at most :data:`PER_WORD`) into the lexical query, at :data:`RELATED_WEIGHT` of a
-question word's weight. Passages are scored by the question's words and these
-together, so a passage naming the thing in other words is found by BM25, not only
-by the (weak) sentence vector.
+("aircraft" / "plane", "dog" / "puppy"). A model that sums word vectors (the packaged
+static model) holds a vector per word, and words close in that space are related:
+each question word that is a whole word of the model's vocabulary brings its nearest
+words (cosine at least :data:`MIN_SIMILARITY`, at most :data:`PER_WORD`; none for the
+:data:`SKIP_COMMON` most frequent words) into the lexical query, at
+:data:`RELATED_WEIGHT` of a question word's weight. Passages are scored by the
+question's words and these together, so a passage naming the thing in other words is
+found by BM25, not only by the (weak) sentence vector.
 
 The vocabulary is embedded once per model and process (about 20,000 words); a
 question word's neighbours are computed once and kept.
@@ -37,6 +37,11 @@ RELATED_WEIGHT = 0.5
 _VOCABULARY = (
     Path(__file__).resolve().parent.parent / "_engine" / "model_data" / "minilm-vocab.txt.gz"
 )
+SKIP_COMMON = 300
+"""The most frequent words ("long", "way", "many") bring no related words: their
+neighbours are other frequent words, noise for the query."""
+_FIRST_WORD = 1996
+"""Id of "the" in BERT's uncased vocabulary: from here on words are in frequency order."""
 _CACHE_WORDS = 50_000
 """Question words whose neighbours are kept, per model."""
 
@@ -51,6 +56,7 @@ class _Related:
             if len(w) > 2 and w.isalpha() and w.isascii() and w not in STOPWORDS
         ]
         self.row = {w: i for i, w in enumerate(self.words)}
+        self.common = frozenset(vocabulary[_FIRST_WORD : _FIRST_WORD + SKIP_COMMON])
         embed = getattr(embeddings, "embed_documents_array", None)
         vectors = embed(self.words) if embed is not None else embeddings.embed_documents(self.words)
         self.matrix = unit_rows(vectors, len(self.words))
@@ -92,8 +98,9 @@ def related_words(embeddings: Embeddings, model: str, query: str) -> dict[str, f
             related = _MODELS[model] = _Related(embeddings)
     terms = set(content_terms(query))
     out: dict[str, float] = {}
+    common = related.common
     for word in dict.fromkeys(tokenize(query)):
-        if word in STOPWORDS:
+        if word in STOPWORDS or word in common:
             continue
         for other, _ in related.of(word):
             stems = content_terms(other)
