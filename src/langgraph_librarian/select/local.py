@@ -736,9 +736,11 @@ class LocalSelector:
                 continue
             text = index.passage_text(pid)
             for name in [*_NAME.findall(text), *_CODE.findall(text)]:
+                # The words themselves, not their stems: the query is stemmed again.
                 names.update(
-                    term
-                    for term in content_terms(name)
+                    word
+                    for word in tokenize(name)
+                    for term in content_terms(word)
                     if term not in query_terms
                     and len(term) > 2
                     and index.passage_frequency(term) <= rare
