@@ -170,3 +170,20 @@ def test_the_static_model_matches_a_question_word_to_a_related_word():
         LocalSelector(embeddings=model).select("When is the aircraft due in?", history, entries).ids
     )
     assert ids[0] == 0
+
+
+def test_a_name_bridges_whatever_its_stem():
+    # "Mireille" stems to "mireill", which stems again to "mireil": the bridge must
+    # query the name itself.
+    messages = chat(
+        "We have a new starter on my team, Mireille, who joined from a fintech.",
+        "Noted.",
+        "Mireille climbs at the indoor wall every Saturday morning.",
+        "Sure.",
+        "The climbing gym by the station raised its prices again.",
+        "Ok.",
+        "Our team lunch moved to Friday this month.",
+    )
+    ids = select(messages, "What does the new starter do at weekends?")
+    assert ids[0] == 0
+    assert 2 in ids
