@@ -63,27 +63,31 @@ class _Related:
         self.neighbours: dict[str, list[tuple[str, float]]] = {}
         self.lock = threading.Lock()
 
-    def of(self, word: str) -> list[tuple[str, float]]:
-        found = self.neighbours.get(word)
-        if found is not None:
-            return found
-        row = self.row.get(word)
-        if row is None or self.matrix.shape[0] <= PER_WORD + 1:
-            found = []
-        else:
-            sims = self.matrix @ self.matrix[row]
-            top = np.argpartition(-sims, PER_WORD + 1)[: PER_WORD + 1]
-            top = top[np.argsort(-sims[top], kind="stable")]
-            found = [
-                (self.words[j], float(sims[j]))
-                for j in top.tolist()
-                if j != row and sims[j] >= MIN_SIMILARITY
-            ]
-        with self.lock:
-            if len(self.neighbours) >= _CACHE_WORDS:
-                self.neighbours.clear()
-            self.neighbours[word] = found
-        return found
+    def of(self, words: list[str]) -> list[list[tuple[str, float]]]:
+        """Each word's related words, best first (computed once per word)."""
+        cache = self.neighbours
+        fresh = [w for w in dict.fromkeys(words) if w not in cache]
+        known = [w for w in fresh if w in self.row]
+        found: dict[str, list[tuple[str, float]]] = {w: [] for w in fresh}
+        if known and self.matrix.shape[0] > PER_WORD + 1:
+            for word in known:
+                # One matrix-vector product per word: faster here than one product
+                # with a few columns.
+                row = self.row[word]
+                sims = self.matrix @ self.matrix[row]
+                top = np.argpartition(-sims, PER_WORD + 1)[: PER_WORD + 1]
+                top = top[np.argsort(-sims[top], kind="stable")]
+                found[word] = [
+                    (self.words[j], float(sims[j]))
+                    for j in top.tolist()
+                    if j != row and sims[j] >= MIN_SIMILARITY
+                ]
+        if found:
+            with self.lock:
+                if len(cache) + len(found) > _CACHE_WORDS:
+                    cache.clear()
+                cache.update(found)
+        return [found[w] if w in found else cache.get(w, []) for w in words]
 
 
 _MODELS: dict[str, _Related] = {}
@@ -99,10 +103,9 @@ def related_words(embeddings: Embeddings, model: str, query: str) -> dict[str, f
     terms = set(content_terms(query))
     out: dict[str, float] = {}
     common = related.common
-    for word in dict.fromkeys(tokenize(query)):
-        if word in STOPWORDS or word in common:
-            continue
-        for other, _ in related.of(word):
+    words = [w for w in dict.fromkeys(tokenize(query)) if w not in STOPWORDS and w not in common]
+    for neighbours in related.of(words):
+        for other, _ in neighbours:
             stems = content_terms(other)
             if stems and stems[0] not in terms:
                 terms.add(stems[0])
