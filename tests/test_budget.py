@@ -85,3 +85,18 @@ def test_bench_budget_specs():
     assert budget_tokens("6%", 50_000) == 3_000
     assert budget_tokens("auto", 50_000) == LibrarianConfig().budget_for(50_000)
     assert budget_tokens(1234, 50_000) == 1234
+
+
+def test_a_top_selection_outranks_the_full_text_of_earlier_recent_turns():
+    # The earlier recent turn (2, 3) fits its share in full, but then the best selection
+    # (0) does not: the recent turn is given in short form to make room for it.
+    messages = _history([400, 5, 90, 90])
+    budget = 800
+    summaries = {2: "They asked about the plan.", 3: "I listed the steps."}
+    out = hydrate(messages, [0], recent_turns=2, token_budget=budget, summaries=summaries)
+    assert out.selected == [0]
+    assert out.compacted == [2, 3]
+    assert count_tokens(out.messages) <= budget
+    # Without summaries there is no short form: the recent turn stays, the selection goes.
+    plain = hydrate(messages, [0], recent_turns=2, token_budget=budget)
+    assert plain.selected == [] and plain.dropped_for_budget == [0]

@@ -75,3 +75,115 @@ def test_bm25_scores_after_appends_equal_a_fresh_index():
         fresh.add(i, text)
     for query in ["what is the visa figure near the hotel?", "catering number", "gate 17"]:
         assert np.allclose(grown.scores(query), fresh.scores(query))
+
+
+def short_chat(*texts: str) -> list:
+    cls = [HumanMessage, AIMessage]
+    return [cls[i % 2](text, id=f"m{i}") for i, text in enumerate(texts)]
+
+
+def test_a_short_statement_brings_the_answer_to_the_question_it_prompted():
+    messages = short_chat(
+        "Morning! The rain finally stopped here.",
+        "I just learned to make coconut milk ice cream and gave it a go.",
+        "Looks delicious! What did you think of it?",
+        "Super good! Rich and creamy, my new favourite snack.",
+        "Anyway, the garden needs weeding this weekend.",
+        "We should plan the hike for Saturday.",
+    )
+    ids = select(messages, "What did Nate make with coconut milk?")
+    assert ids[0] == 1
+    assert 3 in ids  # the answer to the follow-up question it prompted
+    assert 0 in ids  # what it replies to
+    assert 2 not in ids  # the follow-up question itself says nothing
+
+
+def test_a_short_question_brings_its_answer_and_a_statement_not_the_next_topic():
+    messages = short_chat(
+        "How was the pottery class you took on Saturday?",
+        "Calming. I made a lopsided bowl and a mug.",
+        "Did you ever finish the sunset painting from the lake trip?",
+        "Yes, it hangs in the hall now.",
+        "The pottery teacher said my glaze was too thick.",
+        "Speaking of which, the dog needs a walk.",
+    )
+    ids = select(messages, "How was the pottery class?")
+    assert 1 in ids  # the answer to a selected question
+    assert 5 not in ids  # a plain next message moves on
+
+
+def test_an_identifier_in_the_best_match_bridges_to_the_message_that_carries_it():
+    messages = chat(
+        "I ordered the bookcase online; the order number is ORD-86663.",
+        "Noted.",
+        "The garden is a jungle after all the rain.",
+        "Sure.",
+        "Tracking: order ORD-86663 in transit, estimated delivery Tuesday 5 November.",
+        "Ok.",
+        "Tracking: order ORD-12345 delivered on Monday 4 November.",
+    )
+    ids = select(messages, "When is the bookcase expected to arrive?")
+    assert ids[0] == 0
+    assert 4 in ids
+    assert 6 not in ids or ids.index(4) < ids.index(6)  # the other order only by "order"
+
+
+def test_the_best_match_hops_to_the_message_stating_what_it_refers_to():
+    messages = chat(
+        "I arranged the leaving drinks for the old boss to coincide with the quarterly review.",
+        "Noted.",
+        "The smoke alarm battery chirped at two in the morning.",
+        "Sure.",
+        "Just had confirmation that the quarterly review is on May 10th.",
+        "Ok.",
+        "My niece started fiddle lessons with a new teacher.",
+    )
+    ids = select(messages, "On which day are the leaving drinks for the old boss?")
+    assert ids[0] == 0
+    assert 4 in ids
+
+
+def test_the_static_model_matches_a_question_word_to_a_related_word():
+    from langgraph_librarian.embeddings import StaticEmbeddings
+    from langgraph_librarian.select._related import related_words
+    from langgraph_librarian.select.local import EmbeddingProfile
+
+    model = StaticEmbeddings()
+    related = related_words(model, model.model_id, "When is the aircraft due in?")
+    from langgraph_librarian._engine.text import content_terms
+
+    stems = {term for word in related for term in content_terms(word)}
+    assert "plane" in stems and "aircraft" not in stems
+    assert EmbeddingProfile.of(model).related_words
+    assert not EmbeddingProfile.of(None).related_words
+
+    messages = chat(
+        "The plane lands at 10:15 am on Saturday, Mum says.",
+        "Noted.",
+        "The train to the coast was cancelled again this morning.",
+        "Sure.",
+        "We booked the hotel near the harbour for three nights.",
+    )
+    history = [*messages, HumanMessage("When is the aircraft due in?", id="q")]
+    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    ids = (
+        LocalSelector(embeddings=model).select("When is the aircraft due in?", history, entries).ids
+    )
+    assert ids[0] == 0
+
+
+def test_a_name_bridges_whatever_its_stem():
+    # "Mireille" stems to "mireill", which stems again to "mireil": the bridge must
+    # query the name itself.
+    messages = chat(
+        "We have a new starter on my team, Mireille, who joined from a fintech.",
+        "Noted.",
+        "Mireille climbs at the indoor wall every Saturday morning.",
+        "Sure.",
+        "The climbing gym by the station raised its prices again.",
+        "Ok.",
+        "Our team lunch moved to Friday this month.",
+    )
+    ids = select(messages, "What does the new starter do at weekends?")
+    assert ids[0] == 0
+    assert 2 in ids

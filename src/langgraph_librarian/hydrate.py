@@ -63,6 +63,8 @@ COMPACT_MARK = "librarian_compact"
 
 _COMPACT_MIN_TOKENS = 120
 """Recent messages shorter than this are never shortened: nothing to gain."""
+_TOP_UNITS = 5
+"""Selected units this high in the ranking are worth shortening earlier recent turns for."""
 
 
 def compact_copy(message: BaseMessage, summary: str) -> BaseMessage:
@@ -104,9 +106,11 @@ def hydrate(
     budget (long messages there are first given in short form, from ``summaries``, a
     position -> summary mapping, then the oldest turns are left out), so that they
     cannot crowd out the selection, which fills the rest in rank order; budget the
-    selection leaves unused goes back to the recent turns. A selected message longer
-    than all the room there is (a pasted document) is given in short form when
-    ``summaries`` has it and that fits.
+    selection leaves unused goes back to the recent turns. One of the first few
+    selected units (``_TOP_UNITS``) that does not fit outranks the full text of the
+    earlier recent turns: they are given in short form when that makes room for it. A
+    selected message longer than all the room there is (a pasted document) is given in
+    short form when ``summaries`` has it and that fits.
     """
     # The history's structure (turns, tool exchanges, system messages) comes from its
     # view, read once per history and extended by each turn's new messages.
@@ -227,6 +231,33 @@ def _within_budget(
             used += extra
         else:
             dropped.append(rank_pos)
+    # A top-ranked selected message that did not fit outranks the full text of the
+    # earlier recent turns: they are given in short form when that makes room for it
+    # (and the room left then takes the next selections that fit).
+    top = {rank_pos for rank_pos, _ in units[:_TOP_UNITS]}
+    freed = False
+    for rank_pos, members in [u for u in units if u[0] in top and u[0] in dropped]:
+        if not shown:
+            break
+        short_shown = {**shown, **_short_forms(messages, list(shown), summaries, budget)}
+        saved = budget.cost(list(shown.values())) - budget.cost(list(short_shown.values()))
+        extra = budget.cost([messages[p] for p in members])
+        if saved > 0 and used - saved + extra <= budget.total:
+            shown.clear()
+            shown.update(short_shown)
+            used += extra - saved
+            kept_units.append((rank_pos, members))
+            dropped.remove(rank_pos)
+            freed = True
+    if freed:
+        for rank_pos, members in [u for u in units if u[0] in dropped]:
+            extra = budget.cost([messages[p] for p in members])
+            if used + extra <= budget.total:
+                kept_units.append((rank_pos, members))
+                dropped.remove(rank_pos)
+                used += extra
+        order_of = {rank_pos: k for k, (rank_pos, _) in enumerate(units)}
+        kept_units.sort(key=lambda unit: order_of[unit[0]])
     # What the selection left unused goes back to the recent turns.
     left = budget.total - used + budget.cost(list(shown.values()))
     if left > cap:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
@@ -179,8 +179,14 @@ class BM25Index:
         # Passages of a document still being added (owner >= n_docs) are left out.
         return n_docs, bisect.bisect_left(self._owner, n_docs, 0, len(self._owner))
 
-    def score_passages(self, query: str, docs: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(score per document, index of its best passage or -1), of the first ``docs``."""
+    def score_passages(
+        self, query: str, docs: int | None = None, related: Mapping[str, float] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(score per document, index of its best passage or -1), of the first ``docs``.
+
+        ``related`` maps further words to their weight in the query (a query word weighs
+        1): words related in meaning to the query's, scored in the same passages.
+        """
         n_docs, n = self._bound(docs)
         if n_docs == 0:
             return np.zeros(0), np.zeros(0, dtype=np.int64)
@@ -188,7 +194,7 @@ class BM25Index:
         if owner is None or len(owner) < n:
             owner = self._owner_array = _extended(owner, self._owner, np.int64)
         owner = owner[:n]
-        passage = self._passage_scores(query, n)
+        passage = self._passage_scores(query, n, related)
         best = np.full(n_docs, -1, dtype=np.int64)
         doc_scores = np.zeros(n_docs, dtype=np.float64)
         hits = np.flatnonzero(passage > 0)
@@ -321,7 +327,9 @@ class BM25Index:
         """
         return self._passages[passage]
 
-    def _passage_scores(self, query: str, n: int) -> np.ndarray:
+    def _passage_scores(
+        self, query: str, n: int, related: Mapping[str, float] | None = None
+    ) -> np.ndarray:
         """BM25 of each of the first ``n`` passages; only the query terms' postings are read."""
         result = np.zeros(n, dtype=np.float64)
         if n == 0:
@@ -330,7 +338,12 @@ class BM25Index:
         if lengths is None or len(lengths) < n:
             lengths = self._lengths_array = _extended(lengths, self._lengths, np.float64)
         avg = (self._length_totals[n - 1] / n) or 1.0
-        for term, qtf in Counter(content_terms(query)).items():
+        weights: dict[str, float] = dict(Counter(content_terms(query)))
+        for word, weight in (related or {}).items():
+            for term in content_terms(word):
+                if term not in weights:
+                    weights[term] = weight
+        for term, qtf in weights.items():
             arrays = self._postings.arrays(term)
             if arrays is None:
                 continue
@@ -462,8 +475,10 @@ class IndexHead:
     def __len__(self) -> int:
         return self.docs
 
-    def score_passages(self, query: str) -> tuple[np.ndarray, np.ndarray]:
-        return self.index.score_passages(query, self.docs)
+    def score_passages(
+        self, query: str, related: Mapping[str, float] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return self.index.score_passages(query, self.docs, related)
 
     def scores(self, query: str) -> np.ndarray:
         return self.score_passages(query)[0]

@@ -15,7 +15,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.messages import message_text
-from langgraph_librarian._engine.text import content_terms
+from langgraph_librarian._engine.static import STATIC_MODEL_ID
+from langgraph_librarian._engine.text import content_terms, tokenize
 from langgraph_librarian._engine.view import same_prefix, view_of
 from langgraph_librarian.embeddings import embedding_model_id
 from langgraph_librarian.entry import IndexEntry
@@ -25,9 +26,11 @@ from langgraph_librarian.select._evidence import (
     chance_level,
     informative_terms,
     is_echo,
+    is_question,
     repeat_key,
     shares_evidence,
 )
+from langgraph_librarian.select._related import related_words
 from langgraph_librarian.select.lexical import BM25Index, IndexHead
 from langgraph_librarian.select.result import Selection
 
@@ -46,7 +49,8 @@ _MIN_SEMANTIC_SPREAD = 0.2
 _EXPANSION_POOL = 60
 """How many top-ranked candidates dependency expansion looks at."""
 _SHORT_MESSAGE_WORDS = 60
-"""A selected message this short brings its neighbours (the question it answers...)."""
+"""A selected message this short brings its exchange (the message it answers, the answer
+to a question it asks or that it prompts)."""
 _NEIGHBOUR_FACTOR = 0.5
 _LINK_FACTOR = 0.95
 """An earlier statement a selected change refers to ranks just below the change."""
@@ -56,10 +60,19 @@ _LINK_ROUNDS = 3
 _BRIDGE_SEEDS = 3
 """Top matches whose names may bridge to other messages."""
 _BRIDGE_FACTOR = 0.8
-"""A bridged message ranks at most this share of the top match's score."""
+"""A bridged message ranks at most this share of the top match's score..."""
+_BRIDGE_BOTH = 0.2
+"""...unless it also matches the question on its own: then it gains this share of the
+smaller of its two scores over the larger."""
 _BRIDGE_MIN_DF, _BRIDGE_DF_SHARE = 5, 0.003
 """A bridging name occurs in at most max(5, 0.3% of passages) passages."""
 _NAME = re.compile(r"\b[A-Z][a-zà-ÿ]+(?:[- ][A-Z][a-zà-ÿ]+)*")
+_CODE = re.compile(r"\b[A-Z]{1,5}-?\d{3,}[A-Z0-9]*\b")
+"""An identifier (order ORD-86663, flight VK6207): it bridges like a name."""
+_HOP_FACTOR = 0.5
+"""A second-hop message ranks at most this share of the best match's score."""
+_HOP_DF_SHARE = 0.01
+"""A second-hop word occurs in at most max(5, 1% of passages) passages."""
 _RECENCY_BONUS = 0.01
 _ECHO_FACTOR = 0.25
 """An earlier message asking what the query asks keeps this share of its score."""
@@ -208,6 +221,10 @@ class EmbeddingProfile:
             word vectors and needs a few sentences to average; a transformer reads one
             sentence best.
         semantic_weight: Share of the fused score given to embedding similarity.
+        related_words: Words near the question's words in the model's space join the
+            lexical query (:mod:`~langgraph_librarian.select._related`): on for the
+            packaged static model, whose single words have meaningful vectors; a model
+            opts in or out with a ``related_words`` attribute.
 
     A model declares its own with ``passage_words`` and ``semantic_weight`` attributes
     (the packaged static model does); any other model gets the defaults below, suited
@@ -216,6 +233,7 @@ class EmbeddingProfile:
 
     unit_words: int = 0
     semantic_weight: float = 0.5
+    related_words: bool = False
 
     @classmethod
     def of(cls, embeddings: Embeddings | None) -> EmbeddingProfile:
@@ -224,9 +242,18 @@ class EmbeddingProfile:
         weight = getattr(embeddings, "semantic_weight", default.semantic_weight)
         valid_words = isinstance(words, int) and words >= 0
         valid_weight = isinstance(weight, (int, float)) and 0.0 <= weight <= 1.0
+        valid_words = valid_words and not isinstance(words, bool)
+        unit_words = words if valid_words else default.unit_words
+        # The packaged static model sums word vectors, so its single words have
+        # meaningful vectors: they find related words for the lexical query. Another
+        # model opts in with a ``related_words`` attribute (a transformer would take
+        # minutes to embed the vocabulary).
+        packaged = embeddings is not None and embedding_model_id(embeddings) == STATIC_MODEL_ID
+        related = getattr(embeddings, "related_words", packaged)
         return cls(
-            words if valid_words else default.unit_words,
+            unit_words,
             float(weight) if valid_weight else default.semantic_weight,
+            related if isinstance(related, bool) else False,
         )
 
 
@@ -309,7 +336,10 @@ class LocalSelector:
         query_vector: Sequence[float] | None,
     ) -> _Scored:
         index, positions = _lexical(messages, entries)
-        raw, best = index.score_passages(query)
+        related = None
+        if self._profile.related_words and self.embeddings is not None and query_vector:
+            related = related_words(self.embeddings, self._query_model or "", query)
+        raw, best = index.score_passages(query, related)
         cosines = self._cosines(query_vector, index)
         # Filler ("Noted.", "Reply 8.") carries nothing on its own: it scores zero and
         # sets no scale (it still travels with its exchange, by hydration).
@@ -581,6 +611,8 @@ class LocalSelector:
         for i, score in linked.items():
             priority[i] = max(priority.get(i, 0.0), score)
         bridged = self._bridged(query, order, scored, entries, messages, excluded)
+        for i, score in self._hopped(query, order, scored, entries, excluded).items():
+            bridged[i] = max(bridged.get(i, 0.0), score)
         for i, score in bridged.items():
             priority[i] = max(priority.get(i, 0.0), score)
 
@@ -598,9 +630,11 @@ class LocalSelector:
 
         neighbours: dict[int, float] = {}
         for i in primary:
-            if len(message_text(messages[entries[i].id]).split()) >= _SHORT_MESSAGE_WORDS:
+            pos = entries[i].id
+            text = message_text(messages[pos])
+            if len(text.split()) >= _SHORT_MESSAGE_WORDS:
                 continue
-            for near in (entries[i].id - 1, entries[i].id + 1):
+            for near in self._exchange(pos, text, messages):
                 slot = slot_of(near)
                 if (
                     slot is not None
@@ -645,6 +679,22 @@ class LocalSelector:
         )
 
     @staticmethod
+    def _exchange(pos: int, text: str, messages: Sequence[BaseMessage]) -> list[int]:
+        """Positions of the messages that complete the short message at ``pos``.
+
+        The message before it (what it replies to) always; after it, only an answer: the
+        next message when this one asks a question, the one after a follow-up question
+        it prompted ("I made coconut ice cream." / "What did you think?" / "Super
+        good!"). A plain next statement moves on to something else and is left out.
+        """
+        near = [pos - 1]
+        if is_question(text):
+            near.append(pos + 1)
+        elif pos + 1 < len(messages) and is_question(message_text(messages[pos + 1])):
+            near.append(pos + 2)
+        return near
+
+    @staticmethod
     def _distinct(
         order: list[int], entries: Sequence[IndexEntry], messages: Sequence[BaseMessage]
     ) -> list[int]:
@@ -672,7 +722,9 @@ class LocalSelector:
         the question, only the name with the first find. Names in the best passages
         of the top few matches, when rare in the conversation (a name on every line,
         such as a speaker's, links nothing), become a second query; its best matches
-        rank a little below the top match.
+        rank a little below the top match. One that also matches the question on its own
+        (the name and "moved": the answer) ranks above both of its clues alone.
+        Identifiers (an order or flight number) bridge like names.
         """
         query_terms = set(content_terms(query))
         index, best, fused = scored.lexical, scored.best_passage, scored.fused
@@ -683,10 +735,12 @@ class LocalSelector:
             if pid < 0:
                 continue
             text = index.passage_text(pid)
-            for name in _NAME.findall(text):
+            for name in [*_NAME.findall(text), *_CODE.findall(text)]:
+                # The words themselves, not their stems: the query is stemmed again.
                 names.update(
-                    term
-                    for term in content_terms(name)
+                    word
+                    for word in tokenize(name)
+                    for term in content_terms(word)
                     if term not in query_terms
                     and len(term) > 2
                     and index.passage_frequency(term) <= rare
@@ -698,11 +752,62 @@ class LocalSelector:
         if top <= 0:
             return {}
         seed = float(fused[order[0]])
+        seeds = set(order[:_BRIDGE_SEEDS])  # a seed matches its own names
         found: dict[int, float] = {}
         for slot in np.argsort(-raw, kind="stable")[: 2 * _BRIDGE_SEEDS]:
             if raw[slot] > 0 and entries[slot].id not in excluded:
-                found[int(slot)] = _BRIDGE_FACTOR * seed * float(raw[slot]) / top
+                bridge = _BRIDGE_FACTOR * seed * float(raw[slot]) / top
+                own = float(fused[slot])
+                if own >= RELATIVE_CUTOFF * seed and slot not in seeds:
+                    # It matches the question on its own too: both clues meet here.
+                    bridge = max(own, bridge) + _BRIDGE_BOTH * min(own, bridge)
+                found[int(slot)] = bridge
         return found
+
+    @staticmethod
+    def _hopped(
+        query: str,
+        order: list[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        excluded: set[int],
+    ) -> dict[int, float]:
+        """The message stating what the best match refers to (a second hop).
+
+        "When are the leaving drinks?" finds "the leaving drinks coincide with the
+        quarterly review"; the date is in "the quarterly review is on May 10th", which
+        shares no word with the question. The best match's best passage, less the query's
+        words and words common in the conversation, is a second query; its best match
+        counts when its best passage shares two of those words (a phrase, not a chance
+        word) and ranks at half the best match's score.
+        """
+        if not order:
+            return {}
+        index, best, fused = scored.lexical, scored.best_passage, scored.fused
+        pid = int(best[order[0]])
+        if pid < 0:
+            return {}
+        query_terms = set(content_terms(query))
+        common = max(_BRIDGE_MIN_DF, int(_HOP_DF_SHARE * index.passage_count))
+        hop = {
+            term
+            for term in index.passage_terms[pid] - query_terms
+            if len(term) > 2 and not term.isdigit() and index.passage_frequency(term) <= common
+        }
+        if len(hop) < 2:
+            return {}
+        words = [w for w in tokenize(index.passage_text(pid)) if hop.intersection(content_terms(w))]
+        raw, found_best = index.score_passages(" ".join(words))
+        hits = np.flatnonzero(raw > 0)
+        if not hits.size:
+            return {}
+        top = float(raw.max())
+        for slot in _best_first(raw, hits, 2 * _BRIDGE_SEEDS)[: 2 * _BRIDGE_SEEDS].tolist():
+            if slot == order[0] or entries[slot].id in excluded:
+                continue
+            if len(index.passage_terms[int(found_best[slot])] & hop) >= 2:
+                return {slot: _HOP_FACTOR * float(fused[order[0]]) * float(raw[slot]) / top}
+        return {}
 
     @staticmethod
     def _linked(
