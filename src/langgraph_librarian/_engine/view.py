@@ -138,6 +138,8 @@ class HistoryView:
         """Key -> the first position holding it."""
         self.duplicate_at = -1
         """The first position whose key an earlier message already has (-1: none yet)."""
+        self._fields_seen = 0
+        """``id`` of the last list matched field by field (a repeat is adopted)."""
         self.cache: dict[str, Any] = {}
         """Derived caches of other modules (the selector's lexical index, the last
         reconciliation), by name. A new view of a changed history keeps those whose
@@ -349,9 +351,10 @@ def view_of(messages: Sequence[BaseMessage], *, adopt: bool = False) -> tuple[Hi
 
     Extends a view of an earlier form of this history when ``messages`` starts with
     it; otherwise builds a new one. Callers read the view below the returned length.
-    With ``adopt``, a view that matches field by field holds ``messages``' objects
-    instead of the ones it had, so the same objects match by identity next time. Only
-    worth it when they will come back: holding new objects and dropping old ones means
+    With ``adopt`` (or when the same list object matches field by field a second time),
+    a view that matches field by field holds ``messages``' objects instead of the ones
+    it had, so the same objects match by identity next time. Only worth it when they
+    will come back: holding new objects and dropping old ones means
     garbage in the oldest generation (scoped recall builds a new list per question and
     never passes it again; with adoption there, full collections made its p95 six times
     its p50).
@@ -378,8 +381,14 @@ def view_of(messages: Sequence[BaseMessage], *, adopt: bool = False) -> tuple[Hi
                 k = view._matches(messages, columns)
                 if k < 0:
                     continue
-                if adopt and by_fields and columns is not None:
-                    view._adopt(messages, columns, k)
+                if by_fields and columns is not None:
+                    # The same list matched by fields a second time (a caller passing
+                    # one list again and again) is adopted as well: only the first
+                    # look at a new list is left out.
+                    again = view._fields_seen == id(messages)
+                    view._fields_seen = id(messages)
+                    if adopt or again:
+                        view._adopt(messages, columns, k)
                 if k < n:  # read the appended suffix only
                     tail = messages[k:]
                     view._append(tail, _Columns(tail) if columns is None else columns.tail(k))
