@@ -222,18 +222,19 @@ class HistoryView:
             # Equal copies (other content objects) or an edit in place: by fields.
         if columns is None:
             return -1
-        same = all(
-            _head(new, k) == _head(old, k)
-            for new, old in (
-                (columns.ids, self._columns_ids),
-                (columns.types, self._types),
-                (columns.contents, self._contents),
-                (columns.names, self._names),
-                (columns.call_ids, self._call_ids),
-                (columns.calls, self._calls),
-            )
-        )
+        same = all(_head(new, k) == _head(old, k) for new, old in self._paired(columns))
         return k if same else -1
+
+    def _paired(self, columns: _Columns) -> tuple[tuple[list[Any], list[Any]], ...]:
+        """Each column of ``columns`` with the view's own column of the same field."""
+        return (
+            (columns.ids, self._columns_ids),
+            (columns.types, self._types),
+            (columns.contents, self._contents),
+            (columns.names, self._names),
+            (columns.call_ids, self._call_ids),
+            (columns.calls, self._calls),
+        )
 
     def _adopt(self, messages: Sequence[BaseMessage], columns: _Columns, k: int) -> None:
         """Hold ``messages[:k]`` (equal to the first ``k`` held) instead of the old objects.
@@ -250,14 +251,7 @@ class HistoryView:
         """
         k = min(len(columns.ids), len(self.messages))
         first = k
-        for new, old in (
-            (columns.ids, self._columns_ids),
-            (columns.types, self._types),
-            (columns.contents, self._contents),
-            (columns.names, self._names),
-            (columns.call_ids, self._call_ids),
-            (columns.calls, self._calls),
-        ):
+        for new, old in self._paired(columns):
             first = min(first, next(compress(count(), map(ne, old[:first], new)), first))
         return first
 
