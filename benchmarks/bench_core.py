@@ -68,8 +68,11 @@ def bench_extractive(n: int = 2000) -> dict:
 
 def bench_local_only(n: int, repeats: int) -> float:
     """LocalSelector.select alone (warm caches), without state parsing and reconciliation."""
+    from langgraph_librarian._engine.view import clear_views
+
     messages = history(n)
     entries = update_index(messages, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    clear_views()  # the extractive run built an equal history of other objects
     selector = LocalSelector()
     query = str(messages[-1].content)
     selector.select(query, messages, entries)

@@ -138,9 +138,8 @@ def entries_to_state(entries: Sequence[IndexEntry]) -> list[dict[str, Any]]:
     for them then, kept here and never handed out, so a turn converts only its new
     entries and no dict is shared with a state a caller may edit. Only dicts made here
     are reused, never dicts read from state (an older release's format is rewritten in
-    the current one). The dicts are
-    registered, so the next turn's :func:`state_entries` finds them even though a
-    checkpointer hands back new objects.
+    the current one). The dicts are registered, so the next turn's
+    :func:`state_entries` finds them even though a checkpointer hands back new objects.
     """
     entries = list(entries)
     if len(entries) < _MIN_CACHED:

@@ -6,8 +6,9 @@ import base64
 from collections.abc import Sequence
 
 import numpy as np
+from langchain_core.embeddings import Embeddings
 
-__all__ = ["decode_vector", "encode_vector", "unit_rows"]
+__all__ = ["decode_vector", "encode_vector", "unit_rows", "unit_vectors"]
 
 
 def unit_rows(vectors: Sequence[Sequence[float]], count: int) -> np.ndarray:
@@ -16,6 +17,18 @@ def unit_rows(vectors: Sequence[Sequence[float]], count: int) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     matrix /= np.where(norms > 0, norms, 1.0)
     return matrix
+
+
+def unit_vectors(embeddings: Embeddings, texts: list[str]) -> np.ndarray:
+    """``texts`` embedded by ``embeddings`` as float32 rows of unit length.
+
+    A model that returns one float32 array (``embed_documents_array``: the packaged
+    static model) skips the round trip through lists of Python floats; the values are
+    the same.
+    """
+    as_array = getattr(embeddings, "embed_documents_array", None)
+    vectors = as_array(texts) if as_array is not None else embeddings.embed_documents(texts)
+    return unit_rows(vectors, len(texts))
 
 
 def encode_vector(values: Sequence[float]) -> str:

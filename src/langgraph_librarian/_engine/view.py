@@ -138,8 +138,6 @@ class HistoryView:
         """Key -> the first position holding it."""
         self.duplicate_at = -1
         """The first position whose key an earlier message already has (-1: none yet)."""
-        self._fields_seen = 0
-        """``id`` of the last list matched field by field (a repeat is adopted)."""
         self.cache: dict[str, Any] = {}
         """Derived caches of other modules (the selector's lexical index, the last
         reconciliation), by name. A new view of a changed history keeps those whose
@@ -236,14 +234,6 @@ class HistoryView:
             (columns.calls, self._calls),
         )
 
-    def _adopt(self, messages: Sequence[BaseMessage], columns: _Columns, k: int) -> None:
-        """Hold ``messages[:k]`` (equal to the first ``k`` held) instead of the old objects.
-
-        New lists, not edits in place: a reader of the old ones keeps a consistent picture.
-        """
-        self.messages = [*messages[:k], *self.messages[k:]]
-        self._contents = [*columns.contents[:k], *self._contents[k:]]
-
     def _common_prefix(self, columns: _Columns) -> int:
         """How many leading messages (of ``columns``) this view holds unchanged.
 
@@ -330,10 +320,9 @@ def turn_view(messages: Sequence[BaseMessage]) -> Iterator[HistoryView]:
     same list; inside this block they get it without comparing the list again. The
     list must not change during the block (the pipeline's own list does not).
 
-    A checkpointer's fresh copy is not adopted here: with ``InMemorySaver`` at 10,000
-    messages, adopting each turn's copy (so the index node of the same run matched by
-    identity) made a turn slower (517-557 against 373-431 ms): the objects it keeps
-    alive each turn and drops the next are garbage in the oldest generation.
+    A checkpointer's fresh copy is compared field by field and not adopted: with
+    ``InMemorySaver`` at 10,000 messages, adopting each turn's copy (so the index node of
+    the same run matched by identity) made a turn slower (517-557 against 291-431 ms).
     """
     view, n = view_of(messages)
     token = _TURN.set((messages, view, n))
@@ -348,12 +337,10 @@ def view_of(messages: Sequence[BaseMessage]) -> tuple[HistoryView, int]:
 
     Extends a view of an earlier form of this history when ``messages`` starts with
     it; otherwise builds a new one. Callers read the view below the returned length.
-    When the same list object matches field by field a second time (a caller passing
-    one list again and again), the view holds its objects instead of the ones it had,
-    so they match by identity from then on. Only worth it when they
-    will come back: holding new objects and dropping old ones means garbage in the
-    oldest generation (scoped recall builds a new list per question and never passes it
-    again; with adoption there, full collections made its p95 six times its p50).
+    A view matched field by field keeps the objects it holds: taking the new ones
+    instead was tried and dropped (holding each new list and dropping the old one turns
+    young garbage into old: scoped recall, a new list per question, saw full collections
+    push its p95 to six times its p50).
     """
     n = len(messages)
     if n == 0:
@@ -377,14 +364,6 @@ def view_of(messages: Sequence[BaseMessage]) -> tuple[HistoryView, int]:
                 k = view._matches(messages, columns)
                 if k < 0:
                     continue
-                if by_fields and columns is not None:
-                    # The same list matched by fields a second time (a caller passing
-                    # one list again and again) is adopted as well: only the first
-                    # look at a new list is left out.
-                    again = view._fields_seen == id(messages)
-                    view._fields_seen = id(messages)
-                    if again:
-                        view._adopt(messages, columns, k)
                 if k < n:  # read the appended suffix only
                     tail = messages[k:]
                     view._append(tail, _Columns(tail) if columns is None else columns.tail(k))

@@ -24,7 +24,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langgraph_librarian._engine.text import STOPWORDS, content_terms, tokenize
-from langgraph_librarian._engine.vectors import unit_rows
+from langgraph_librarian._engine.vectors import unit_vectors
 
 __all__ = ["MIN_SIMILARITY", "PER_WORD", "RELATED_WEIGHT", "related_words"]
 
@@ -57,9 +57,7 @@ class _Related:
         ]
         self.row = {w: i for i, w in enumerate(self.words)}
         self.common = frozenset(vocabulary[_FIRST_WORD : _FIRST_WORD + SKIP_COMMON])
-        embed = getattr(embeddings, "embed_documents_array", None)
-        vectors = embed(self.words) if embed is not None else embeddings.embed_documents(self.words)
-        self.matrix = unit_rows(vectors, len(self.words))
+        self.matrix = unit_vectors(embeddings, self.words)
         self.neighbours: dict[str, list[tuple[str, float]]] = {}
         self.lock = threading.Lock()
 

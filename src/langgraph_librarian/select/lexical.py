@@ -34,7 +34,7 @@ from langgraph_librarian._engine.text import (
     split_sentences,
     tokenize,
 )
-from langgraph_librarian._engine.vectors import unit_rows
+from langgraph_librarian._engine.vectors import unit_vectors
 from langgraph_librarian.select._evidence import is_filler
 
 __all__: list[str] = []
@@ -404,11 +404,7 @@ def _cached_vectors(embeddings: Embeddings, model: str, docs: list[tuple[str, ..
     missing = [doc for doc, hit in zip(docs, found, strict=True) if hit is None]
     texts = [text for doc in missing for text in doc]
     if texts:
-        # A model that returns one float32 array (the packaged static model) skips the
-        # round trip through lists of Python floats; the values are the same.
-        as_array = getattr(embeddings, "embed_documents_array", None)
-        vectors = as_array(texts) if as_array is not None else embeddings.embed_documents(texts)
-        raw = unit_rows(vectors, len(texts))
+        raw = unit_vectors(embeddings, texts)
         start = 0
         made: dict[tuple[str, ...], np.ndarray] = {}
         for doc in missing:

@@ -240,9 +240,8 @@ class EmbeddingProfile:
         default = cls()
         words = getattr(embeddings, "passage_words", default.unit_words)
         weight = getattr(embeddings, "semantic_weight", default.semantic_weight)
-        valid_words = isinstance(words, int) and words >= 0
+        valid_words = isinstance(words, int) and not isinstance(words, bool) and words >= 0
         valid_weight = isinstance(weight, (int, float)) and 0.0 <= weight <= 1.0
-        valid_words = valid_words and not isinstance(words, bool)
         unit_words = words if valid_words else default.unit_words
         # The packaged static model sums word vectors, so its single words have
         # meaningful vectors: they find related words for the lexical query. Another
@@ -754,8 +753,9 @@ class LocalSelector:
         seed = float(fused[order[0]])
         seeds = set(order[:_BRIDGE_SEEDS])  # a seed matches its own names
         found: dict[int, float] = {}
-        for slot in np.argsort(-raw, kind="stable")[: 2 * _BRIDGE_SEEDS]:
-            if raw[slot] > 0 and entries[slot].id not in excluded:
+        hits = np.flatnonzero(raw > 0)
+        for slot in _best_first(raw, hits, 2 * _BRIDGE_SEEDS)[: 2 * _BRIDGE_SEEDS]:
+            if entries[slot].id not in excluded:
                 bridge = _BRIDGE_FACTOR * seed * float(raw[slot]) / top
                 own = float(fused[slot])
                 if own >= RELATIVE_CUTOFF * seed and slot not in seeds:
