@@ -3,6 +3,7 @@
 Run: python benchmarks/bench_tools.py [--sizes 50 500 5000 50000] [--embeddings NAME]
                                      [--no-embeddings] [--json]
      python benchmarks/bench_tools.py --phrasings [--models static minilm none]
+                                     [--split calibration heldout] [--situations]
                                      [--calibrate] [--json]
 
 Scale: the generated catalog of ``librarian bench --dataset tools``; the index is
@@ -13,8 +14,10 @@ separately, for embedding the query.
 
 Phrasings: loaded recall and tools loaded per request on the hand-written phrasing set
 (``librarian_bench.datasets.tool_phrasings``), for each model of
-``--models`` ("none" is the lexical engine), on the held-out half with the stored
-calibration. ``--calibrate`` first re-derives each model's thresholds from the
+``--models`` ("none" is the lexical engine), on the held-out half (or the halves of
+``--split``) with the stored calibration; ``--situations`` adds the independent check
+(``librarian_bench.datasets.tool_situations``: new tools, situational and foreign
+requests, never tuned on). ``--calibrate`` first re-derives each model's thresholds from the
 calibration half, prints them next to the stored ones, and reports with the fresh
 values. Results are recorded in docs/benchmarks.md.
 """
@@ -36,7 +39,9 @@ from librarian_bench.tool_bench import (
 )
 
 
-def _phrasings(models: list[str], *, calibrate: bool, as_json: bool) -> None:
+def _phrasings(
+    models: list[str], *, calibrate: bool, as_json: bool, splits: list[str], situations: bool
+) -> None:
     rows = []
     for name in models:
         embeddings = load_embeddings(name)
@@ -45,7 +50,10 @@ def _phrasings(models: list[str], *, calibrate: bool, as_json: bool) -> None:
             calibration = calibrate_engine(embeddings)
             print(f"{engine_name(embeddings)}: stored {calibration_for(embeddings)}")
             print(f"{engine_name(embeddings)}: derived {calibration}")
-        rows += run_phrasing_bench(embeddings, split="heldout", calibration=calibration)
+        for split in splits:
+            rows += run_phrasing_bench(embeddings, split=split, calibration=calibration)  # type: ignore[arg-type]
+        if situations:
+            rows += run_phrasing_bench(embeddings, calibration=calibration, situations=True)
     print(format_phrasing_table(rows))
     if as_json:
         print(json.dumps(rows, indent=1))
@@ -68,10 +76,28 @@ def main() -> None:
     parser.add_argument(
         "--calibrate", action="store_true", help="phrasings: re-derive thresholds first"
     )
+    parser.add_argument(
+        "--split",
+        nargs="+",
+        choices=["calibration", "heldout"],
+        default=["heldout"],
+        help="phrasings: halves to report (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--situations",
+        action="store_true",
+        help="phrasings: also run the independent check (tool_situations)",
+    )
     parser.add_argument("--json", action="store_true", help="also print the rows as JSON")
     args = parser.parse_args()
     if args.phrasings:
-        _phrasings(args.models, calibrate=args.calibrate, as_json=args.json)
+        _phrasings(
+            args.models,
+            calibrate=args.calibrate,
+            as_json=args.json,
+            splits=args.split,
+            situations=args.situations,
+        )
         return
     if args.no_embeddings:
         embeddings = None

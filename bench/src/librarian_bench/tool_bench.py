@@ -19,6 +19,7 @@ from librarian_bench.datasets.tool_phrasings import (
     phrasing_cases,
     phrasing_catalog,
 )
+from librarian_bench.datasets.tool_situations import situation_cases, situation_catalog
 from librarian_bench.datasets.tools import generate_tool_catalog
 
 __all__ = [
@@ -135,12 +136,15 @@ def format_tool_table(rows: list[dict[str, Any]]) -> str:
 
 
 def _phrasing_index(
-    embeddings: Embeddings | None, calibration: SearchCalibration | None
+    embeddings: Embeddings | None,
+    calibration: SearchCalibration | None,
+    catalog: list[dict[str, Any]] | None = None,
 ) -> ToolIndex:
+    catalog = phrasing_catalog() if catalog is None else catalog
     if calibration is None:
-        return ToolIndex(phrasing_catalog(), embeddings=embeddings)
+        return ToolIndex(catalog, embeddings=embeddings)
     return ToolIndex(
-        phrasing_catalog(),
+        catalog,
         embeddings=embeddings,
         threshold=calibration.threshold,
         domain_threshold=calibration.domain_threshold,
@@ -168,6 +172,7 @@ def run_phrasing_bench(
     seed: int = 13,
     k: int = 8,
     calibration: SearchCalibration | None = None,
+    situations: bool = False,
 ) -> list[dict[str, Any]]:
     """Loaded recall and tools loaded per request on the phrasing set, by style.
 
@@ -177,9 +182,17 @@ def run_phrasing_bench(
     is the share of requests whose answer loaded the right tool, whatever its kind.
     Query embeddings are computed before the searches are timed. ``calibration``
     overrides the stored thresholds (for example a fresh :func:`calibrate_engine`).
+    ``situations=True`` runs the independent check instead
+    (:mod:`librarian_bench.datasets.tool_situations`: its requests against the phrasing
+    catalog plus its own tools; ``split`` is then ignored and reported as
+    ``"situations"``).
     """
-    index = _phrasing_index(embeddings, calibration)
-    cases = phrasing_cases(split, seed=seed)
+    if situations:
+        index = _phrasing_index(embeddings, calibration, situation_catalog())
+        cases = situation_cases()
+    else:
+        index = _phrasing_index(embeddings, calibration)
+        cases = phrasing_cases(split, seed=seed)
     vectors = [index.embed_query(c.query) for c in cases]
     index.search("warm up the index")
     outcomes: list[tuple[PhrasingCase, list[str], list[str], str, float]] = []
@@ -203,7 +216,7 @@ def run_phrasing_bench(
         kinds = {kind: sum(o[3] == kind for o in group) / len(group) for kind in _KINDS}
         row: dict[str, Any] = {
             "engine": engine_name(embeddings),
-            "split": split,
+            "split": "situations" if situations else split,
             "style": label,
             "requests": len(group),
             "k": k,
