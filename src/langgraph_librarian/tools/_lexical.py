@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -173,11 +173,21 @@ class LexicalScorer:
         n = max(self._live, 1)
         return robertson_idf(n, min(self._postings.df(term), n))
 
-    def scores(self, query: str, n_rows: int, *, neighbor_weight: float = 0.0) -> np.ndarray:
+    def scores(
+        self,
+        query: str,
+        n_rows: int,
+        *,
+        neighbor_weight: float = 0.0,
+        translations: Mapping[str, Sequence[tuple[str, float]]] | None = None,
+    ) -> np.ndarray:
         """Coverage score of every row for ``query`` (zeros when nothing matches).
 
         With ``neighbor_weight > 0`` (and word vectors), each query word also matches
         catalog words close to it in meaning, counted ``similarity * neighbor_weight``.
+        ``translations`` maps a query word (accent-folded, lower-cased) to English
+        words it stands for and their weights: they count like the word itself, times
+        the weight, and their neighbors count too.
         """
         out = np.zeros(n_rows, dtype=np.float32)
         words = list(dict.fromkeys(_words(query)))
@@ -195,6 +205,17 @@ class LexicalScorer:
                 continue  # a number the catalog never mentions says nothing about tools
             seen_stems.add(stem)
             kept.append((word, stem))
+        translated = (
+            {
+                word: [(w, weight) for w, weight in translations.get(word, ()) if w != word]
+                for word, _ in kept
+            }
+            if translations
+            else {}
+        )
+        english = list(dict.fromkeys(w for pairs in translated.values() for w, _ in pairs))
+        english_stems = dict(zip(english, stem_terms(english), strict=True))
+        close_english = dict(zip(english, self._neighbors(english, neighbor_weight), strict=True))
         neighbors = self._neighbors([w for w, _ in kept], neighbor_weight)
         for (word, stem), close in zip(kept, neighbors, strict=True):
             if stem in self._postings:
@@ -205,6 +226,15 @@ class LexicalScorer:
                 idf = max((self.idf(s) for s, _ in alternatives), default=self.idf(""))
             seen = {s for s, _ in alternatives}
             alternatives += [(s, sim) for s, sim in close if s not in seen]
+            for other, weight in translated.get(word, ()):
+                other_stem = english_stems[other]
+                found = [(other_stem, weight)] if other_stem in self._postings else []
+                for s, sim in found + [(s, sim * weight) for s, sim in close_english[other]]:
+                    if s not in seen:
+                        seen.add(s)
+                        alternatives.append((s, sim))
+                if found and stem not in self._postings:
+                    idf = max(idf, self.idf(other_stem))
             weights.append((idf, alternatives))
         total = sum(w for w, _ in weights)
         if total <= 0:

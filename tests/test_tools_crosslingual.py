@@ -1,0 +1,99 @@
+"""The cross-lingual word table and how the tool search reads foreign requests with it."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+from langgraph_librarian._engine.crosslingual import (
+    WORD_TABLE,
+    translate_words,
+    word_table_from_vectors,
+)
+from langgraph_librarian.embeddings import load_embeddings
+from langgraph_librarian.tools import ToolIndex
+from langgraph_librarian.tools._lexical import LexicalScorer
+from librarian_bench.datasets.tool_phrasings import phrasing_catalog
+from librarian_bench.datasets.tool_situations import situation_cases, situation_catalog
+
+CATALOG = [
+    {"name": "car_rent", "description": "Rent a car for a few days.", "parameters": {}},
+    {"name": "shop_buy", "description": "Buy a product from an online shop.", "parameters": {}},
+    {"name": "news_read", "description": "Read today's news headlines.", "parameters": {}},
+    {"name": "sleep_track", "description": "Track how well you sleep.", "parameters": {}},
+]
+
+
+def test_table_is_small_sorted_and_maps_to_english_words():
+    assert WORD_TABLE.stat().st_size < 600_000
+    with gzip.open(WORD_TABLE, "rt", encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    words = [line.split("\t")[0] for line in lines]
+    assert words == sorted(words) and len(set(words)) == len(words) > 10_000
+    for line in lines[:: max(1, len(lines) // 200)]:
+        word, english = line.split("\t")
+        assert word == word.lower() and 1 <= len(english.split()) <= 3
+
+
+def test_translate_words_reads_foreign_words_and_leaves_english_alone():
+    assert "car" in translate_words("voiture")
+    assert translate_words("Voiture") == translate_words("voiture")
+    assert translate_words("car") == ()
+    assert translate_words("email") == ()
+    assert translate_words("qwxzvb") == ()
+
+
+def test_table_from_vectors_drops_lookalikes_and_hubs():
+    english = ["car", "dog", "cart", "the"]
+    vectors = np.eye(4, dtype=np.float32)
+    foreign = ["voiture", "carte", "hund"]
+    # voiture is near "car"; carte is nearest to its lookalike "cart"; hund near "dog".
+    foreign_vectors = np.array(
+        [[0.9, 0.0, 0.1, 0.0], [0.1, 0.0, 0.9, 0.0], [0.0, 0.95, 0.0, 0.05]], dtype=np.float32
+    )
+    table = word_table_from_vectors(
+        foreign, foreign_vectors, english, vectors, per_word=1, neighbours=1, max_lookalike=0.3
+    )
+    assert table["voiture"] == ("car",)
+    assert table["hund"] == ("dog",)
+    assert "carte" not in table or table["carte"] != ("cart",)
+
+
+def test_query_is_read_in_english_for_the_embedding_and_lexical_halves():
+    index = ToolIndex(CATALOG, embeddings=None)
+    text, found = index.translated("louer une voiture")
+    assert "car" in text.split() and "voiture" in found
+    assert index.translated("rent a car") == ("rent a car", {})
+    index.crosslingual = False
+    assert index.translated("louer une voiture") == ("louer une voiture", {})
+
+
+@pytest.mark.parametrize("engine", ["none", "static"])
+def test_foreign_request_finds_the_english_tool(engine):
+    index = ToolIndex(CATALOG, embeddings=load_embeddings(engine))
+    assert index.rank("louer une voiture pour le week-end", limit=1)[0][0] == "car_rent"
+    assert index.rank("ich will neue Schuhe kaufen", limit=1)[0][0] == "shop_buy"
+
+
+def test_lexical_translations_count_like_the_word_times_their_weight():
+    scorer = LexicalScorer()
+    scorer.add(0, [("rent a car", 1.0)])
+    scorer.add(1, [("buy a product", 1.0)])
+    plain = scorer.scores("voiture", 2)
+    full = scorer.scores("voiture", 2, translations={"voiture": [("car", 1.0)]})
+    half = scorer.scores("voiture", 2, translations={"voiture": [("car", 0.5)]})
+    assert plain[0] == 0 and full[0] > 0 and full[1] == 0
+    assert half[0] == pytest.approx(full[0] * 0.5, rel=1e-5)
+
+
+def test_situations_check_is_a_separate_set_searched_with_the_phrasing_catalog():
+    cases = situation_cases()
+    names = {t["function"]["name"] for t in situation_catalog()}
+    phrasing = {t["function"]["name"] for t in phrasing_catalog()}
+    assert len(names) == len(phrasing) + 30
+    assert {c.gold for c in cases if c.gold} <= names - phrasing
+    assert sum(c.style == "indirect" for c in cases) == 60
+    assert sum(c.style == "foreign" for c in cases) == 60
+    assert sum(c.gold is None for c in cases) == 16
