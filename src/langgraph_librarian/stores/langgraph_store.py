@@ -23,9 +23,10 @@ Readers do not depend on chunk sizes: any cut reads back as the same index.
 from __future__ import annotations
 
 import hashlib
+import os
+import random
 import re
 import threading
-import uuid
 from collections import OrderedDict
 from typing import Any
 
@@ -45,6 +46,26 @@ _FORMAT = 2
 _CACHE_LIMIT = 256
 
 Chunks = list[tuple[str, list[IndexEntry]]]  # (token, entries) per chunk
+
+_TOKENS = random.Random()
+"""Chunk tokens: 64 random bits from a private generator seeded by ``os.urandom`` (and
+again in a forked child, so two workers never share a sequence). Not ``uuid4``: its
+``os.urandom`` call releases the GIL, and taking it back while LangGraph's background
+thread serializes a checkpoint stalled the save (its preparation at 100 messages on
+PostgreSQL: mean 0.1-0.3 ms, p90 0.4-0.9 ms with ``uuid4``; 0.04 / 0.05 ms without)."""
+
+
+def _reseed_tokens() -> None:
+    _TOKENS.seed(os.urandom(32))
+
+
+_reseed_tokens()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reseed_tokens)
+
+
+def _new_token() -> str:
+    return f"{_TOKENS.getrandbits(64):016x}"
 
 
 class LangGraphIndexStore:
@@ -200,7 +221,7 @@ class LangGraphIndexStore:
                 chunks.append(("", piece))
         ops: list[PutOp] = []
         for n in sorted(position for position in dirty if position < len(chunks)):
-            token = uuid.uuid4().hex[:16]
+            token = _new_token()
             part = chunks[n][1]
             value = {"token": token, "entries": entries_to_dicts(part)}
             ops.append(PutOp(self.namespace, f"{key}#{n}", value, index=False))
