@@ -412,3 +412,21 @@ def test_background_indexing_keeps_no_read_for_an_indexing_step():
     assert wait_for_background_indexing(timeout=30)
     # The worker reads the store itself: nothing is parked for an indexing step.
     assert len(turn._READ_THIS_TURN) == held
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_chunk_tokens_differ_in_a_forked_worker():
+    # A forked worker must not repeat its parent's token sequence: a chunk it rewrites
+    # would carry the token the parent cached for its own chunk, and be served stale.
+    from langgraph_librarian.stores.langgraph_store import _new_token
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.write(write, _new_token().encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    theirs = os.read(read, 64).decode()
+    os.close(read)
+    os.close(write)
+    assert len(theirs) == 16 and theirs != _new_token()
