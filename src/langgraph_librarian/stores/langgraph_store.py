@@ -16,8 +16,9 @@ written are what a durable write costs: about 0.35 ms for two entries, 2.7 ms fo
 100). Small chunks at the end are merged like a binary counter (a new chunk absorbs
 the ones before it that are no larger), and the end is re-cut into full chunks once it
 holds :data:`CHUNK_SIZE` entries, so the manifest names at most about seven small
-chunks beyond the full ones and each entry is rewritten about seven times in all.
-Readers do not depend on chunk sizes: any cut reads back as the same index.
+chunks beyond the full ones and an entry is written at most about seven times (four on
+average with two new entries a turn). Readers do not depend on chunk sizes: any cut
+reads back as the same index.
 """
 
 from __future__ import annotations
