@@ -1,7 +1,7 @@
 """Cost of one graph turn on PostgreSQL: a plain graph vs the Librarian (saver + store).
 
 Run: python benchmarks/bench_pg_turn.py [--sizes 100 1000 10000] [--turns 20]
-     [--dsn postgresql://postgres@127.0.0.1:5432/test]
+     [--interleave] [--state] [--dsn postgresql://postgres@127.0.0.1:5432/test]
 
 Both graphs use ``PostgresSaver``; the Librarian keeps its index in ``PostgresStore``
 (``create_librarian_graph(..., store=...)``, lean state). Each thread is first filled
@@ -11,6 +11,18 @@ database, not a provider). The offline engine runs lexical-only so that the quer
 embedding (about 7 ms with the packaged model) does not blur the comparison. A third
 graph, the plain one with two no-op nodes around the agent, shows what LangGraph itself
 charges for the Librarian graph's shape.
+
+By default each graph's turns are timed in one block (plain, then shaped, then the
+Librarian). With ``--interleave`` the three graphs take turns, one turn each in rotation,
+so a change in what else runs on the machine reaches all three alike (on a shared
+machine the blocks' ratios swing by more than the Librarian's whole cost).
+
+``--state`` adds a fourth graph, printed as a last column: the no-op shape on the
+Librarian's state schema, its two nodes writing what the Librarian's nodes write
+(``curated_messages``: the last 19 messages, what the Librarian curates at 100 messages;
+``selected_ids``; a ``librarian_metadata`` of the same keys), without reading or doing
+anything: what checkpointing the spec's state costs LangGraph, apart from the
+Librarian's work.
 """
 
 from __future__ import annotations
@@ -29,10 +41,24 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.store.postgres import PostgresStore
 
-from langgraph_librarian import LangGraphIndexStore, LibrarianConfig, create_librarian_graph
+from langgraph_librarian import (
+    LangGraphIndexStore,
+    LibrarianConfig,
+    create_librarian_graph,
+)
 from langgraph_librarian.index import update_index
+from langgraph_librarian.state import LibrarianState
 
-TOPICS = ["budget", "venue", "catering", "travel", "speakers", "hotel", "visa", "agenda"]
+TOPICS = [
+    "budget",
+    "venue",
+    "catering",
+    "travel",
+    "speakers",
+    "hotel",
+    "visa",
+    "agenda",
+]
 
 
 def history(n: int) -> list[BaseMessage]:
@@ -68,6 +94,60 @@ def plain_graph(saver: PostgresSaver, extra_nodes: bool = False) -> Any:
     return builder.compile(checkpointer=saver)
 
 
+def _selection_written(state: dict[str, Any]) -> dict[str, Any]:
+    messages = state["messages"]
+    n = len(messages)
+    metadata: dict[str, Any] = {
+        "selection_skipped": False,
+        "selected_ids": list(range(n - 19, n - 3)),
+        "selection_reasoning": "local: lexical and passage scores",
+        "selection_strategy": "local",
+        "selection_fallback": False,
+        "original_count": n,
+        "original_tokens": 108 * n,
+        "curated_count": 19,
+        "curated_tokens": 1330,
+        "token_reduction_pct": 87.7,
+        "query": "what did we note about the visa figure?",
+        "index_size": n,
+        "unindexed_count": 0,
+        "candidate_count": n - 3,
+        "selector_shortlisted": False,
+        "selector_prompt_tokens": 0,
+        "expanded_ids": [],
+        "dropped_for_budget": [],
+        "shortened_recent_ids": [],
+        "shortened_selected_ids": [],
+        "context_budget": 2000,
+        "selection_latency_ms": 1.5,
+    }
+    return {
+        "curated_messages": list(messages[-19:]),
+        "selected_ids": metadata["selected_ids"],
+        "librarian_metadata": metadata,
+    }
+
+
+def _indexing_written(state: dict[str, Any]) -> dict[str, Any]:
+    n = len(state["messages"])
+    counts = {"new": 1, "total": n, "failed": 0, "dropped": 0, "reused": 1}
+    metadata: dict[str, Any] = {f"indexing_{k}_count": v for k, v in counts.items()}
+    metadata["indexing_latency_ms"] = 0.3
+    return {"librarian_metadata": metadata}
+
+
+def state_graph(saver: PostgresSaver) -> Any:
+    """The no-op shape on the Librarian's state schema, writing what its nodes write."""
+    builder = StateGraph(LibrarianState)
+    builder.add_node("before", _selection_written)
+    builder.add_node("agent", reply)
+    builder.add_node("after", _indexing_written)
+    builder.add_edge(START, "before")
+    builder.add_edge("before", "agent")
+    builder.add_edge("agent", "after")
+    return builder.compile(checkpointer=saver)
+
+
 def time_turns(graph: Any, thread: str, turns: int) -> list[float]:
     cfg = {"configurable": {"thread_id": thread}}
     times = []
@@ -79,32 +159,57 @@ def time_turns(graph: Any, thread: str, turns: int) -> list[float]:
     return times
 
 
-def measure(dsn: str, n: int, turns: int) -> dict[str, Any]:
+def start_thread(graph: Any, messages: list[BaseMessage], store: Any = None) -> str:
+    """A new thread holding ``messages`` (and, with ``store``, their index)."""
+    thread = f"bench-{uuid.uuid4()}"
+    if store is not None:
+        entries = update_index(messages, [], LibrarianConfig()).entries
+        LangGraphIndexStore(store).save(thread, entries)
+    graph.update_state({"configurable": {"thread_id": thread}}, {"messages": messages})
+    return thread
+
+
+def measure(
+    dsn: str, n: int, turns: int, interleave: bool = False, state: bool = False
+) -> dict[str, Any]:
     messages = history(n)
-    with PostgresSaver.from_conn_string(dsn) as saver, PostgresStore.from_conn_string(dsn) as pg:
+    with (
+        PostgresSaver.from_conn_string(dsn) as saver,
+        PostgresStore.from_conn_string(dsn) as pg,
+    ):
         saver.setup()
         pg.setup()
         plain = plain_graph(saver)
-        thread = f"bench-plain-{uuid.uuid4()}"
-        plain.update_state({"configurable": {"thread_id": thread}}, {"messages": messages})
-        plain_ms = time_turns(plain, thread, turns)
-
         shaped = plain_graph(saver, extra_nodes=True)
-        thread = f"bench-shape-{uuid.uuid4()}"
-        shaped.update_state({"configurable": {"thread_id": thread}}, {"messages": messages})
-        shape_ms = time_turns(shaped, thread, turns)
-
         librarian = create_librarian_graph(reply, LibrarianConfig(), checkpointer=saver, store=pg)
-        thread = f"bench-lib-{uuid.uuid4()}"
-        entries = update_index(messages, [], LibrarianConfig()).entries
-        LangGraphIndexStore(pg).save(thread, entries)
-        librarian.update_state({"configurable": {"thread_id": thread}}, {"messages": messages})
-        librarian_ms = time_turns(librarian, thread, turns)
+        stated = state_graph(saver) if state else None
+        state_ms: list[float] = []
+        if interleave:
+            runs = [
+                (plain, start_thread(plain, messages)),
+                (shaped, start_thread(shaped, messages)),
+                (librarian, start_thread(librarian, messages, pg)),
+            ]
+            if stated is not None:
+                runs.append((stated, start_thread(stated, messages)))
+            timed: list[list[float]] = [[] for _ in runs]
+            for _ in range(turns):
+                for times, (graph, thread) in zip(timed, runs, strict=True):
+                    times.extend(time_turns(graph, thread, 1))
+            plain_ms, shape_ms, librarian_ms = timed[:3]
+            state_ms = timed[3] if stated is not None else []
+        else:
+            plain_ms = time_turns(plain, start_thread(plain, messages), turns)
+            shape_ms = time_turns(shaped, start_thread(shaped, messages), turns)
+            librarian_ms = time_turns(librarian, start_thread(librarian, messages, pg), turns)
+            if stated is not None:
+                state_ms = time_turns(stated, start_thread(stated, messages), turns)
     return {
         "messages": n,
         "plain_p50": statistics.median(plain_ms),
         "plain_p95": sorted(plain_ms)[int(0.95 * (len(plain_ms) - 1))],
         "shape_p50": statistics.median(shape_ms),
+        "state_p50": statistics.median(state_ms) if state_ms else None,
         "librarian_p50": statistics.median(librarian_ms),
         "librarian_p95": sorted(librarian_ms)[int(0.95 * (len(librarian_ms) - 1))],
     }
@@ -114,6 +219,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--interleave", action="store_true", help="time the graphs turn by turn")
+    parser.add_argument(
+        "--state", action="store_true", help="add the no-op shape writing the Librarian's state"
+    )
     parser.add_argument(
         "--dsn",
         default=os.environ.get(
@@ -121,18 +230,22 @@ def main() -> None:
         ),
     )
     args = parser.parse_args()
+    state_head = " plain + 2 nodes writing the Librarian's state p50 ms (ratio) |"
     print(
         "| messages | plain turn p50 / p95 ms | Librarian turn p50 / p95 ms | ratio (p50) "
-        "| plain + 2 no-op nodes p50 ms (ratio) |"
+        "| plain + 2 no-op nodes p50 ms (ratio) |" + (state_head if args.state else "")
     )
-    print("|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|" + ("---:|" if args.state else ""))
     for n in args.sizes:
-        row = measure(args.dsn, n, args.turns)
+        row = measure(args.dsn, n, args.turns, args.interleave, args.state)
+        state = ""
+        if row["state_p50"] is not None:
+            state = f" {row['state_p50']:.1f} ({row['state_p50'] / row['plain_p50']:.2f}x) |"
         print(
             f"| {n:,} | {row['plain_p50']:.1f} / {row['plain_p95']:.1f} | "
             f"{row['librarian_p50']:.1f} / {row['librarian_p95']:.1f} | "
             f"{row['librarian_p50'] / row['plain_p50']:.2f}x | "
-            f"{row['shape_p50']:.1f} ({row['shape_p50'] / row['plain_p50']:.2f}x) |",
+            f"{row['shape_p50']:.1f} ({row['shape_p50'] / row['plain_p50']:.2f}x) |" + state,
             flush=True,
         )
 

@@ -1,0 +1,123 @@
+"""The chunked index layout of ``LangGraphIndexStore`` on real backends.
+
+Random histories of appends, edits, deletions and writes by another worker: after every
+save, a fresh reader (another process, no cache) and the writer itself read back exactly
+the saved index, and no item outside the manifest's chunks is left behind. Run on an
+in-memory store, a real SQLite file and a real PostgreSQL (which fails, never skips, in
+CI when it is unreachable).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.postgres import PostgresStore
+from langgraph.store.sqlite import SqliteStore
+
+from langgraph_librarian import IndexEntry, LangGraphIndexStore
+from langgraph_librarian.stores.langgraph_store import CHUNK_SIZE
+
+
+def entry(n: int, text: str = "") -> IndexEntry:
+    return IndexEntry(
+        id=n, role="human", summary=f"s{n}{text}", message_id=f"m{n}", content_hash=f"h{n}{text}"
+    )
+
+
+def renumbered(entries: list[IndexEntry]) -> list[IndexEntry]:
+    return [e if e.id == n else dataclasses.replace(e, id=n) for n, e in enumerate(entries)]
+
+
+def keys(backing: BaseStore, namespace: tuple[str, ...]) -> set[str]:
+    return {item.key for item in backing.search(namespace, limit=10_000)}
+
+
+def exercise(backing: BaseStore, namespace: tuple[str, ...], seed: int, steps: int) -> None:
+    rng = random.Random(seed)
+    mine = LangGraphIndexStore(backing, namespace)
+    session = f"s-{uuid.uuid4().hex[:8]}"
+    entries = [entry(n) for n in range(rng.choice([0, 5, 100, CHUNK_SIZE, 300]))]
+    mine.save(session, entries)
+    for step in range(steps):
+        writer = mine
+        entries = list(mine.load(session) or [])
+        action = rng.random()
+        if action < 0.6:  # a turn: a few new entries
+            entries += [entry(len(entries) + k, f"-{step}") for k in range(rng.randint(1, 5))]
+        elif action < 0.7 and entries:  # an edit in place
+            n = rng.randrange(len(entries))
+            entries[n] = entry(n, f"-edit{step}")
+        elif action < 0.8 and entries:  # a deletion in the middle (RemoveMessage)
+            del entries[rng.randrange(len(entries))]
+            entries = renumbered(entries)
+        elif action < 0.85:  # the history cut short, or replaced
+            entries = entries[: rng.randint(0, len(entries))]
+        elif action < 0.9:  # a bulk append (a long pasted history)
+            entries += [entry(len(entries) + k, f"-{step}") for k in range(CHUNK_SIZE + 7)]
+        else:  # another worker's turn
+            writer = LangGraphIndexStore(backing, namespace)
+            entries = [*(writer.load(session) or []), entry(len(entries), f"-w{step}")]
+        writer.save(session, entries)
+        assert LangGraphIndexStore(backing, namespace).load(session) == entries
+        assert mine.load(session) == entries
+        manifest = backing.get(namespace, f"{session}#m")
+        assert manifest is not None
+        chunks = manifest.value["chunks"]
+        stored = {k for k in keys(backing, namespace) if k.startswith(f"{session}#")}
+        assert stored == {f"{session}#{n}" for n in range(len(chunks))} | {f"{session}#m"}
+        for n in range(len(chunks)):
+            item = backing.get(namespace, f"{session}#{n}")
+            assert item is not None and 0 < len(item.value["entries"]) <= CHUNK_SIZE
+    mine.delete(session)
+    assert mine.load(session) is None
+
+
+@contextmanager
+def sqlite_store(path: str) -> Iterator[SqliteStore]:
+    with SqliteStore.from_conn_string(path) as store:
+        store.setup()
+        yield store
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_layout_in_memory(seed: int) -> None:
+    exercise(InMemoryStore(), ("librarian", "index"), seed, 60)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_layout_on_sqlite(tmp_path: Any, seed: int) -> None:
+    with sqlite_store(str(tmp_path / "index.sqlite")) as backing:
+        exercise(backing, ("librarian", "index"), seed, 40)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("seed", range(2))
+def test_layout_on_postgres(postgres_dsn: str, seed: int) -> None:
+    with PostgresStore.from_conn_string(postgres_dsn) as backing:
+        backing.setup()
+        exercise(backing, ("librarian-test", f"layout-{uuid.uuid4().hex}"), seed, 40)
+
+
+@pytest.mark.postgres
+def test_a_turn_on_postgres_writes_its_new_entries_as_a_small_chunk(postgres_dsn: str) -> None:
+    namespace = ("librarian-test", f"turn-{uuid.uuid4().hex}")
+    with PostgresStore.from_conn_string(postgres_dsn) as backing:
+        backing.setup()
+        store = LangGraphIndexStore(backing, namespace)
+        entries = [entry(n) for n in range(100)]
+        store.save("t", entries)
+        entries = [*store.load("t"), entry(100), entry(101)]
+        store.save("t", entries)
+        assert len(backing.get(namespace, "t#m").value["chunks"]) == 2
+        assert len(backing.get(namespace, "t#0").value["entries"]) == 100
+        assert len(backing.get(namespace, "t#1").value["entries"]) == 2
+        assert LangGraphIndexStore(backing, namespace).load("t") == entries
+        store.delete("t")
