@@ -849,6 +849,12 @@ class LocalSelector:
             ]
             for slot in pool
         }
+        # Exact pre-checks, per pool message: all its passages' query terms (no passage
+        # shares more than these), and whether any passage states a change.
+        reach = {
+            slot: frozenset().union(*(t for t, _ in found)) for slot, found in passages.items()
+        }
+        changing = [slot for slot in pool if any(c for _, c in passages[slot])]
         answers: dict[tuple[int, frozenset[str], int], tuple[bool, bool]] = {}
 
         def relation(slot: int, terms: frozenset[str], need: int) -> tuple[bool, bool]:
@@ -874,11 +880,15 @@ class LocalSelector:
                 if len(terms) < 2 and len(query_terms) >= 2:
                     continue
                 need = max(1, (2 * len(terms) + 2) // 3)
-                for slot in pool:
+                # Only a change seed (first round) looks back; otherwise only later
+                # messages that state a change can be linked.
+                for slot in pool if round_ == 0 and seed_changes else changing:
                     if slot == seed:
                         continue
                     later = entries[slot].id > entries[seed].id
                     if not later and (round_ > 0 or not seed_changes):
+                        continue
+                    if len(reach[slot] & terms) < need:
                         continue
                     shares, changes = relation(slot, terms, need)
                     if not shares or (later and not changes):
