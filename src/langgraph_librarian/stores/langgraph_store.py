@@ -1,24 +1,14 @@
 """Keep the index in any LangGraph ``BaseStore`` (in-memory, SQLite, Postgres...).
 
-Layout: a session's index is cut into chunks of at most :data:`CHUNK_SIZE` entries, one
-store item each (``"<session>#<n>"``), plus a small manifest item (``"<session>#m"``)
-that lists a token per chunk. A load reads the manifest and only the chunks whose token
-differs from what this process last read or wrote. Chunks carry their token too: a
-chunk rewritten by another worker between our manifest read and chunk read is detected
-and read again. Should a mixed index slip through anyway, it costs nothing worse than
-re-indexing: reconciliation matches entries to messages by id and content hash, never
-by position.
-
-A save keeps every chunk whose entries are unchanged and writes a turn's new entries
-as a chunk of their own: a turn that appends two entries writes two entries and the
-manifest, not the 100-odd entries of a partly filled chunk (on PostgreSQL the bytes
-written are what a durable write costs: about 0.35 ms for two entries, 2.7 ms for
-100). Small chunks at the end are merged like a binary counter (a new chunk absorbs
-the ones before it that are no larger), and the end is re-cut into full chunks once it
-holds :data:`CHUNK_SIZE` entries, so the manifest names at most about seven small
-chunks beyond the full ones and an entry is written at most about seven times (four on
-average with two new entries a turn). Readers do not depend on chunk sizes: any cut
-reads back as the same index.
+Layout: a session's index is cut into chunks of :data:`CHUNK_SIZE` entries, one store
+item each (``"<session>#<n>"``), plus a small manifest item (``"<session>#m"``) that
+lists a token per chunk. A turn appends a few entries, so a save rewrites the last
+chunk and the manifest, not the whole index; a load reads the manifest and only the
+chunks whose token differs from what this process last read or wrote. Chunks carry
+their token too: a chunk rewritten by another worker between our manifest read and
+chunk read is detected and read again. Should a mixed index slip through anyway, it
+costs nothing worse than re-indexing: reconciliation matches entries to messages by
+id and content hash, never by position.
 """
 
 from __future__ import annotations
@@ -39,8 +29,9 @@ from langgraph_librarian.errors import IndexStoreError
 __all__ = ["LangGraphIndexStore"]
 
 CHUNK_SIZE = 128
-"""Entries in a full store item. Larger chunks keep the manifest (read by every load)
-short; a turn writes only its new entries whatever the size (see the module docstring)."""
+"""Entries per store item. A turn rewrites the last chunk: smaller chunks write less per
+turn, larger ones keep the manifest (read by every load) short; 128 keeps both under a
+millisecond on PostgreSQL from 100 to 10,000 entries (benchmarks/bench_pg_turn.py)."""
 
 _SAFE_KEY = re.compile(r"[\w.:@/+=-]{1,200}")
 _FORMAT = 2
@@ -188,45 +179,20 @@ class LangGraphIndexStore:
         """The puts that make the stored index ``entries`` (none when it already is)."""
         cached = self._cached(key)
         chunks: Chunks = []
-        dirty: set[int] = set()  # positions of chunks to write
-        start = 0
-        # Chunks keep their bounds while the entries still fill them: the very entries this
-        # process last stored are kept, anything else (an edit) is rewritten in place.
-        for token, part in cached:
-            end = start + len(part)
-            if not part or end > len(entries):
-                break
-            if all(a is b for a, b in zip(part, entries[start:end], strict=True)):
-                chunks.append((token, part))
-            else:
-                dirty.add(len(chunks))
-                chunks.append(("", entries[start:end]))
-            start = end
-        if start < len(entries):
-            # The small chunks at the end (below CHUNK_SIZE) and where they start.
-            tail, tail_start = len(chunks), start
-            while tail > 0 and len(chunks[tail - 1][1]) < CHUNK_SIZE:
-                tail -= 1
-                tail_start -= len(chunks[tail][1])
-            if len(entries) - tail_start >= CHUNK_SIZE:  # re-cut the end into full chunks
-                del chunks[tail:]
-                pieces = [
-                    entries[n : n + CHUNK_SIZE] for n in range(tail_start, len(entries), CHUNK_SIZE)
-                ]
-            else:  # one new chunk, absorbing the small ones before it that are no larger
-                while len(chunks) > tail and len(chunks[-1][1]) <= len(entries) - start:
-                    start -= len(chunks.pop()[1])
-                pieces = [entries[start:]]
-            for piece in pieces:
-                dirty.add(len(chunks))
-                chunks.append(("", piece))
         ops: list[PutOp] = []
-        for n in sorted(position for position in dirty if position < len(chunks)):
+        for n, start in enumerate(range(0, len(entries), CHUNK_SIZE)):
+            part = entries[start : start + CHUNK_SIZE]
+            if (
+                n < len(cached)
+                and len(cached[n][1]) == len(part)
+                and all(a is b for a, b in zip(cached[n][1], part, strict=True))
+            ):
+                chunks.append(cached[n])  # the very entries this process last stored
+                continue
             token = _new_token()
-            part = chunks[n][1]
             value = {"token": token, "entries": entries_to_dicts(part)}
             ops.append(PutOp(self.namespace, f"{key}#{n}", value, index=False))
-            chunks[n] = (token, part)
+            chunks.append((token, part))
         for n in range(len(chunks), len(cached)):  # the index shrank
             ops.append(PutOp(self.namespace, f"{key}#{n}", None))
         if not ops and not first and len(chunks) == len(cached) and chunks:
