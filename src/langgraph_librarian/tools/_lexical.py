@@ -138,6 +138,11 @@ class LexicalScorer:
                 best[stem] = sim
         return sorted(best.items(), key=lambda kv: -kv[1])[:_MAX_FUZZY]
 
+    def knows(self, word: str) -> bool:
+        """Whether ``word`` (accent-folded, lower-cased) occurs in the catalog."""
+        stems = stem_terms([word])
+        return bool(stems) and stems[0] in self._postings
+
     def _neighbors(self, words: list[str], scale: float) -> list[list[tuple[str, float]]]:
         """Per query word: catalog stems whose word vectors are close (similarity * scale)."""
         if self._word_vectors is None or not self._surface or scale <= 0 or not words:

@@ -19,7 +19,8 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.tools import BaseTool, StructuredTool
 
-from langgraph_librarian._engine.crosslingual import translate_words
+from langgraph_librarian._engine.crosslingual import function_words, translate_words
+from langgraph_librarian._engine.static import STATIC_MODEL_ID
 from langgraph_librarian._engine.text import STOPWORDS, tokenize
 from langgraph_librarian.embeddings import (
     default_embeddings,
@@ -40,6 +41,9 @@ _NAME_TOKEN = re.compile(r"[\w.\-:/]+")
 _SIBLING_POOL = 200
 """Top-ranked tools in which domain siblings are looked for first."""
 _TRANSLATION_WEIGHT = 0.8
+_ENGLISH_ONLY_MODELS = (STATIC_MODEL_ID, "all-MiniLM-L6-v2")
+"""Ids (prefixes) of the packaged models that know English only: the cross-lingual table
+is on for them by default."""
 """How much an English word of the cross-lingual table counts for the word it reads."""
 MAX_DOMAINS_LISTED = 40
 """Domains a "no match" answer lists at most (the candidates' domains first)."""
@@ -276,10 +280,13 @@ class ToolIndex:
         self.max_siblings = max_siblings
         self.max_candidates = max_candidates
         self.max_loaded = max_loaded
-        if crosslingual is None:  # multilingual models read other languages themselves
-            crosslingual = self._embeddings is None or not embedding_model_id(
+        if crosslingual is None:
+            # On for the engines known to read English only (the lexical scorer, the
+            # packaged static model, MiniLM); any other model may read other languages
+            # itself, and a table written for English words would only get in its way.
+            crosslingual = self._embeddings is None or embedding_model_id(
                 self._embeddings
-            ).startswith("multilingual")
+            ).startswith(_ENGLISH_ONLY_MODELS)
         self.crosslingual: bool = crosslingual
         self._records: dict[str, ToolRecord] = {}
         self._lower: dict[str, str] = {}  # lower-cased name -> name
@@ -420,23 +427,41 @@ class ToolIndex:
     def translated(self, query: str) -> tuple[str, dict[str, list[tuple[str, float]]]]:
         """The query with its non-English words read in English, and those words.
 
-        Each word of the packaged cross-lingual table (frequent words of other
-        languages) is replaced by its English words in the returned text (which is
-        what gets embedded) and listed, with their weights, for the lexical half.
-        Unchanged when ``crosslingual`` is off or no word is in the table.
+        Words of the packaged cross-lingual table (frequent words of other languages)
+        are replaced by their English words in the returned text (which is what gets
+        embedded) and listed, with their weights, for the lexical half, when the
+        request reads as foreign: it holds a frequent function word of another language
+        ("je", "und", "los"; never translated themselves), two table words or more, or
+        table words make up more than half of it. A lone table word in an English
+        request is most likely English jargon the model's vocabulary lacks ("repo"),
+        and is left alone; so is any word the catalog itself uses (it matches as it
+        is). Unchanged when ``crosslingual`` is off or nothing is replaced.
         """
         if not self.crosslingual:
             return query, {}
-        out: list[str] = []
+        self._sync()  # the catalog's words, pending tools included
+        words = tokenize(fold_accents(query))
+        content = [w for w in words if w not in STOPWORDS]
+        markers = function_words()
         found: dict[str, list[tuple[str, float]]] = {}
-        for word in tokenize(fold_accents(query)):
-            english = translate_words(word) if word not in STOPWORDS else ()
-            if english:
+        for word in content:
+            english = () if word in markers else translate_words(word)
+            if english and not self._lexical.knows(word):
                 found[word] = [(w, _TRANSLATION_WEIGHT) for w in english]
-                out.extend(english)
+        foreign = (
+            len(found) >= 2
+            or 2 * len(found) > len(content)
+            or any(word in markers for word in content)
+        )
+        if not found or not foreign:
+            return query, {}
+        out: list[str] = []
+        for word in words:
+            if word in found:
+                out.extend(w for w, _ in found[word])
             else:
                 out.append(word)
-        return (" ".join(out), found) if found else (query, {})
+        return " ".join(out), found
 
     def embed_query(self, query: str) -> list[float] | None:
         """The query vector (``None`` for the lexical scorer); see :meth:`translated`."""
