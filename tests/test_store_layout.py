@@ -132,3 +132,49 @@ def test_overlapping_turns_on_postgres(postgres_dsn: str) -> None:
     with PostgresStore.from_conn_string(postgres_dsn) as backing:
         backing.setup()
         overlapping_turns(backing, ("librarian-test", f"overlap-{uuid.uuid4().hex}"), 130)
+
+
+def edit_meets_append(backing: BaseStore, namespace: tuple[str, ...]) -> list[IndexEntry]:
+    """One worker changes an entry of the first chunk (a summary finished in the
+    background) while another appends a turn: each keeps the chunk it did not touch under
+    the token it knew, so the manifest names a first chunk that was rewritten."""
+    entries = [entry(n) for n in range(130)]
+    LangGraphIndexStore(backing, namespace).save("t", entries)
+    editor, appender = (
+        LangGraphIndexStore(backing, namespace),
+        LangGraphIndexStore(backing, namespace),
+    )
+    edited, appended = editor.load("t"), appender.load("t")
+    edited[5] = entry(5, "summarized")
+    editor.save("t", edited)
+    appender.save("t", [*appended, entry(130)])
+    return [*edited, entry(130)]
+
+
+def test_an_edit_meeting_an_append_leaves_an_index_every_worker_reads() -> None:
+    backing, namespace = InMemoryStore(), ("librarian", "index")
+    merged = edit_meets_append(backing, namespace)
+    # What is stored is both workers' changes: every reader gets it (no error), and the
+    # next save by any worker writes a consistent layout again.
+    reader = LangGraphIndexStore(backing, namespace)
+    assert reader.load("t") == merged
+    reader.save("t", [*merged, entry(131)])
+    assert LangGraphIndexStore(backing, namespace).load("t") == [*merged, entry(131)]
+
+
+def test_an_edit_meeting_an_append_async() -> None:
+    import asyncio
+
+    backing, namespace = InMemoryStore(), ("librarian", "index")
+    merged = edit_meets_append(backing, namespace)
+    assert asyncio.run(LangGraphIndexStore(backing, namespace).aload("t")) == merged
+
+
+@pytest.mark.postgres
+def test_an_edit_meeting_an_append_on_postgres(postgres_dsn: str) -> None:
+    namespace = ("librarian-test", f"edit-{uuid.uuid4().hex}")
+    with PostgresStore.from_conn_string(postgres_dsn) as backing:
+        backing.setup()
+        merged = edit_meets_append(backing, namespace)
+        assert LangGraphIndexStore(backing, namespace).load("t") == merged
+        LangGraphIndexStore(backing, namespace).delete("t")

@@ -14,6 +14,7 @@ id and content hash, never by position.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import random
 import re
@@ -38,6 +39,9 @@ _FORMAT = 2
 _CACHE_LIMIT = 256
 
 Chunks = list[tuple[str, list[IndexEntry]]]  # (token, entries) per chunk
+_READS = 3
+"""Reads of a manifest and its chunks before the chunks are taken as they are stored."""
+logger = logging.getLogger("langgraph_librarian")
 
 _TOKENS = random.Random()
 """Chunk tokens: 64 random bits from a private generator seeded by ``os.urandom`` (and
@@ -163,13 +167,42 @@ class LangGraphIndexStore:
         return chunks, wanted
 
     def _finish_load(
-        self, session_id: str, key: str, chunks: Chunks, wanted: list[int], items: list[Any]
+        self,
+        session_id: str,
+        key: str,
+        chunks: Chunks,
+        wanted: list[int],
+        items: list[Any],
+        settle: bool = False,
     ) -> list[IndexEntry] | None:
+        """The index from the manifest's ``chunks`` and the ``items`` read for them.
+
+        A chunk holding another token than the manifest names was rewritten meanwhile:
+        ``None`` (the caller reads again). With ``settle`` (reading again did not help:
+        two workers' saves crossed, e.g. one changed an early chunk while the other
+        appended, and the manifest names a chunk version that no longer exists) each
+        chunk is taken as it is stored, under its own token, so this process's next
+        save writes a manifest that matches it again; a chunk that is gone is still an
+        error. A mixed index costs no more than re-indexing:
+        reconciliation matches entries to messages by id and content hash.
+        """
         for n, item in zip(wanted, items, strict=True):
-            entries = self._chunk(session_id, item, chunks[n][0])
+            token = chunks[n][0]
+            entries = self._chunk(session_id, item, token)
             if entries is None:
-                return None  # rewritten meanwhile: the caller reads again
-            chunks[n] = (chunks[n][0], entries)
+                if not settle:
+                    return None  # rewritten meanwhile: the caller reads again
+                value = item.value if item is not None else None
+                if not isinstance(value, dict) or not isinstance(value.get("token"), str):
+                    raise self._corrupt(session_id, "chunks keep changing or are missing")
+                token = value["token"]
+                entries = self._chunk(session_id, item, token)
+                logger.warning(
+                    "index of session %r: chunk %d differs from its manifest; read as stored",
+                    session_id,
+                    n,
+                )
+            chunks[n] = (token, entries or [])
         self._remember(key, chunks)
         return [entry for _, entries in chunks for entry in entries]
 
@@ -220,16 +253,17 @@ class LangGraphIndexStore:
             IndexStoreError: the stored value is not a valid index.
         """
         key = self._check(session_id)
-        for _attempt in range(3):
+        for attempt in range(_READS):
             manifest = self.store.get(self.namespace, f"{key}#m")
             if manifest is None:
                 return self._legacy(session_id, self.store.get(self.namespace, key))
             chunks, wanted = self._reads(key, self._tokens(session_id, manifest))
             items = self._read(key, wanted)
-            loaded = self._finish_load(session_id, key, chunks, wanted, items)
+            settle = attempt == _READS - 1
+            loaded = self._finish_load(session_id, key, chunks, wanted, items, settle)
             if loaded is not None:
                 return loaded
-        raise self._corrupt(session_id, "chunks keep changing or are missing")
+        raise AssertionError("unreachable: the last read settles")  # pragma: no cover
 
     def save(self, session_id: str, entries: list[IndexEntry]) -> None:
         """Replace the session's index, writing only the chunks that changed."""
@@ -265,16 +299,17 @@ class LangGraphIndexStore:
     async def aload(self, session_id: str) -> list[IndexEntry] | None:
         """Async twin of :meth:`load`."""
         key = self._check(session_id)
-        for _attempt in range(3):
+        for attempt in range(_READS):
             manifest = await self.store.aget(self.namespace, f"{key}#m")
             if manifest is None:
                 return self._legacy(session_id, await self.store.aget(self.namespace, key))
             chunks, wanted = self._reads(key, self._tokens(session_id, manifest))
             items = await self._aread(key, wanted)
-            loaded = self._finish_load(session_id, key, chunks, wanted, items)
+            settle = attempt == _READS - 1
+            loaded = self._finish_load(session_id, key, chunks, wanted, items, settle)
             if loaded is not None:
                 return loaded
-        raise self._corrupt(session_id, "chunks keep changing or are missing")
+        raise AssertionError("unreachable: the last read settles")  # pragma: no cover
 
     async def asave(self, session_id: str, entries: list[IndexEntry]) -> None:
         """Async twin of :meth:`save`."""
