@@ -178,3 +178,22 @@ def test_an_edit_meeting_an_append_on_postgres(postgres_dsn: str) -> None:
         merged = edit_meets_append(backing, namespace)
         assert LangGraphIndexStore(backing, namespace).load("t") == merged
         LangGraphIndexStore(backing, namespace).delete("t")
+
+
+def test_a_shrink_meeting_an_append_leaves_an_index_every_worker_reads() -> None:
+    # One worker's history lost messages (the index shrinks to one chunk and its later
+    # chunks are deleted) while another appends to the longer one it read.
+    backing, namespace = InMemoryStore(), ("librarian", "index")
+    LangGraphIndexStore(backing, namespace).save("t", [entry(n) for n in range(300)])
+    shrinker, appender = (
+        LangGraphIndexStore(backing, namespace),
+        LangGraphIndexStore(backing, namespace),
+    )
+    shrunk, appended = shrinker.load("t"), appender.load("t")
+    shrinker.save("t", renumbered(shrunk[:60] + shrunk[200:230]))
+    appender.save("t", [*appended, entry(300)])
+    reader = LangGraphIndexStore(backing, namespace)
+    loaded = reader.load("t")  # no error: chunks as stored, the deleted one as empty
+    assert loaded is not None and entry(300) in loaded
+    reader.save("t", loaded)
+    assert LangGraphIndexStore(backing, namespace).load("t") == loaded

@@ -292,9 +292,27 @@ def test_langgraph_store_corrupt_chunk():
     backing.put(("librarian", "index"), "t#0", {**chunk.value, "entries": [{"id": "x"}]})
     with pytest.raises(IndexStoreError):
         LangGraphIndexStore(backing).load("t")
-    backing.delete(("librarian", "index"), "t#0")  # a chunk the manifest names is gone
-    with pytest.raises(IndexStoreError, match="missing"):
+    backing.put(("librarian", "index"), "t#0", {"entries": []})  # no token at all
+    with pytest.raises(IndexStoreError, match="no token"):
         LangGraphIndexStore(backing).load("t")
+
+
+def test_langgraph_store_missing_chunk_is_indexed_again(caplog):
+    backing = InMemoryStore()
+    entries = [
+        IndexEntry(id=n, role="human", summary=f"s{n}", message_id=f"m{n}", content_hash=f"h{n}")
+        for n in range(300)
+    ]
+    LangGraphIndexStore(backing).save("t", entries)
+    backing.delete(("librarian", "index"), "t#1")  # a chunk the manifest names is gone
+    store = LangGraphIndexStore(backing)
+    with caplog.at_level("WARNING", logger="langgraph_librarian"):
+        loaded = store.load("t")
+    # Its entries are gone (reconciliation indexes their messages again); the rest stays.
+    assert loaded == entries[:128] + entries[256:]
+    assert "chunk 1 is missing" in caplog.text
+    store.save("t", entries)  # the next turn's index: the store is whole again
+    assert LangGraphIndexStore(backing).load("t") == entries
 
 
 def test_entry_from_dict_validation():

@@ -181,9 +181,10 @@ class LangGraphIndexStore:
         ``None`` (the caller reads again). With ``settle`` (reading again did not help:
         two workers' saves crossed, e.g. one changed an early chunk while the other
         appended, and the manifest names a chunk version that no longer exists) each
-        chunk is taken as it is stored, under its own token, so this process's next
-        save writes a manifest that matches it again; a chunk that is gone is still an
-        error. A mixed index costs no more than re-indexing:
+        chunk is taken as it is stored, under its own token, and a chunk that is gone
+        (another worker shrank the index) as empty, so this process's next save writes
+        a manifest that matches the store again. A chunk whose content is not an index
+        is still an error. A mixed index costs no more than re-indexing:
         reconciliation matches entries to messages by id and content hash.
         """
         for n, item in zip(wanted, items, strict=True):
@@ -193,15 +194,16 @@ class LangGraphIndexStore:
                 if not settle:
                     return None  # rewritten meanwhile: the caller reads again
                 value = item.value if item is not None else None
-                if not isinstance(value, dict) or not isinstance(value.get("token"), str):
-                    raise self._corrupt(session_id, "chunks keep changing or are missing")
-                token = value["token"]
-                entries = self._chunk(session_id, item, token)
-                logger.warning(
-                    "index of session %r: chunk %d differs from its manifest; read as stored",
-                    session_id,
-                    n,
-                )
+                if item is None:
+                    token, entries = "", []
+                    problem = "is missing; its messages will be indexed again"
+                elif not isinstance(value, dict) or not isinstance(value.get("token"), str):
+                    raise self._corrupt(session_id, f"chunk {n} has no token")
+                else:
+                    token = value["token"]
+                    entries = self._chunk(session_id, item, token)
+                    problem = "differs from its manifest; read as stored"
+                logger.warning("index of session %r: chunk %d %s", session_id, n, problem)
             chunks[n] = (token, entries or [])
         self._remember(key, chunks)
         return [entry for _, entries in chunks for entry in entries]
