@@ -197,3 +197,31 @@ def test_a_shrink_meeting_an_append_leaves_an_index_every_worker_reads() -> None
     assert loaded is not None and entry(300) in loaded
     reader.save("t", loaded)
     assert LangGraphIndexStore(backing, namespace).load("t") == loaded
+
+
+def test_a_settled_load_repairs_the_manifest_for_every_worker(caplog: Any) -> None:
+    # The appender's own cache matches the stale manifest it wrote: without a repair it
+    # would never see the edit and every other worker would settle on every load.
+    backing, namespace = InMemoryStore(), ("librarian", "index")
+    merged = edit_meets_append(backing, namespace)
+    appender_view = LangGraphIndexStore(backing, namespace)
+    with caplog.at_level("WARNING", logger="langgraph_librarian"):
+        assert LangGraphIndexStore(backing, namespace).load("t") == merged  # settles once
+        assert caplog.text.count("differ from the manifest") == 1
+        caplog.clear()
+        for _ in range(3):
+            assert LangGraphIndexStore(backing, namespace).load("t") == merged
+            assert appender_view.load("t") == merged
+    assert "differ from the manifest" not in caplog.text
+
+
+def test_a_gone_chunk_is_named_again_by_the_next_save_even_if_nothing_changed() -> None:
+    backing, namespace = InMemoryStore(), ("librarian", "index")
+    entries = [entry(n) for n in range(300)]
+    LangGraphIndexStore(backing, namespace).save("t", entries)
+    backing.delete(namespace, "t#1")
+    worker = LangGraphIndexStore(backing, namespace)
+    loaded = worker.load("t")
+    assert loaded == entries[:128] + entries[256:]
+    worker.save("t", loaded)  # the same entries: the manifest is still written
+    assert LangGraphIndexStore(backing, namespace).load("t") == loaded

@@ -310,7 +310,7 @@ def test_langgraph_store_missing_chunk_is_indexed_again(caplog):
         loaded = store.load("t")
     # Its entries are gone (reconciliation indexes their messages again); the rest stays.
     assert loaded == entries[:128] + entries[256:]
-    assert "chunk 1 is missing" in caplog.text
+    assert "1 chunk(s) differ from the manifest or are gone" in caplog.text
     store.save("t", entries)  # the next turn's index: the store is whole again
     assert LangGraphIndexStore(backing).load("t") == entries
 

@@ -87,6 +87,11 @@ class LangGraphIndexStore:
         self.namespace = tuple(namespace)
         self._cache: OrderedDict[str, Chunks] = OrderedDict()
         self._lock = threading.Lock()
+        self._repairs: dict[str, dict[str, Any]] = {}
+        """Manifests a settled load found to be stale: written right after that load."""
+        self._stale: set[str] = set()
+        """Sessions whose stored manifest names a chunk that is gone: the next save
+        writes its manifest even when no chunk changed."""
 
     @staticmethod
     def _check(session_id: str) -> str:
@@ -182,11 +187,13 @@ class LangGraphIndexStore:
         two workers' saves crossed, e.g. one changed an early chunk while the other
         appended, and the manifest names a chunk version that no longer exists) each
         chunk is taken as it is stored, under its own token, and a chunk that is gone
-        (another worker shrank the index) as empty, so this process's next save writes
-        a manifest that matches the store again. A chunk whose content is not an index
-        is still an error. A mixed index costs no more than re-indexing:
+        (another worker shrank the index) as empty; the manifest is then rewritten to
+        match the store (right after the load, or by the next save when a chunk is
+        gone), so every worker reads the same chunks again. A chunk whose content is not
+        an index is still an error. A mixed index costs no more than re-indexing:
         reconciliation matches entries to messages by id and content hash.
         """
+        settled: list[int] = []
         for n, item in zip(wanted, items, strict=True):
             token = chunks[n][0]
             entries = self._chunk(session_id, item, token)
@@ -196,17 +203,41 @@ class LangGraphIndexStore:
                 value = item.value if item is not None else None
                 if item is None:
                     token, entries = "", []
-                    problem = "is missing; its messages will be indexed again"
                 elif not isinstance(value, dict) or not isinstance(value.get("token"), str):
                     raise self._corrupt(session_id, f"chunk {n} has no token")
                 else:
                     token = value["token"]
                     entries = self._chunk(session_id, item, token)
-                    problem = "differs from its manifest; read as stored"
-                logger.warning("index of session %r: chunk %d %s", session_id, n, problem)
+                settled.append(n)
             chunks[n] = (token, entries or [])
         self._remember(key, chunks)
-        return [entry for _, entries in chunks for entry in entries]
+        loaded = [entry for _, entries in chunks for entry in entries]
+        if settled:
+            # One line per load, however many chunks; the manifest is rewritten to name
+            # what is stored (a worker whose own cache matches the stale manifest would
+            # otherwise keep writing it), or, with a chunk gone, by this process's next
+            # save (it cannot be named until it is written again).
+            logger.warning(
+                "index of session %r: %d chunk(s) differ from the manifest or are gone; "
+                "read as stored",
+                session_id,
+                len(settled),
+            )
+            with self._lock:
+                if all(token for token, _ in chunks):
+                    self._repairs[key] = {
+                        "format": _FORMAT,
+                        "count": len(loaded),
+                        "chunks": [token for token, _ in chunks],
+                    }
+                else:
+                    self._stale.add(key)
+        return loaded
+
+    def _repair(self, key: str) -> dict[str, Any] | None:
+        """The manifest a settled load found, to write once (``None`` when none)."""
+        with self._lock:
+            return self._repairs.pop(key, None)
 
     def _writes(
         self, key: str, entries: list[IndexEntry], first: bool
@@ -230,7 +261,10 @@ class LangGraphIndexStore:
             chunks.append((token, part))
         for n in range(len(chunks), len(cached)):  # the index shrank
             ops.append(PutOp(self.namespace, f"{key}#{n}", None))
-        if not ops and not first and len(chunks) == len(cached) and chunks:
+        with self._lock:
+            stale = key in self._stale
+            self._stale.discard(key)
+        if not ops and not first and not stale and len(chunks) == len(cached) and chunks:
             return [], chunks  # exactly what this process last stored: nothing to write
         manifest = {"format": _FORMAT, "count": len(entries), "chunks": [t for t, _ in chunks]}
         ops.append(PutOp(self.namespace, f"{key}#m", manifest, index=False))
@@ -264,6 +298,9 @@ class LangGraphIndexStore:
             settle = attempt == _READS - 1
             loaded = self._finish_load(session_id, key, chunks, wanted, items, settle)
             if loaded is not None:
+                repair = self._repair(key)
+                if repair is not None:
+                    self.store.put(self.namespace, f"{key}#m", repair, index=False)
                 return loaded
         raise AssertionError("unreachable: the last read settles")  # pragma: no cover
 
@@ -310,6 +347,9 @@ class LangGraphIndexStore:
             settle = attempt == _READS - 1
             loaded = self._finish_load(session_id, key, chunks, wanted, items, settle)
             if loaded is not None:
+                repair = self._repair(key)
+                if repair is not None:
+                    await self.store.aput(self.namespace, f"{key}#m", repair, index=False)
                 return loaded
         raise AssertionError("unreachable: the last read settles")  # pragma: no cover
 
