@@ -1,7 +1,7 @@
 """A word table from other languages to English, for English-only search models.
 
-The packaged static model (and MiniLM) only know English: "courriel", "Heizung" or
-"altavoces" reach them as meaningless word pieces. The table maps frequent words of
+The packaged static model (and MiniLM) only know English: "voiture", "demain" or
+"bonheur" reach them as meaningless word pieces. The table maps frequent words of
 other Latin-script languages (French, German, Spanish, Italian, Portuguese, Dutch,
 ... whatever the multilingual vocabulary holds) to up to three English words of the
 static model's vocabulary, so a search can read a foreign request in English words.

@@ -40,10 +40,13 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _NAME_TOKEN = re.compile(r"[\w.\-:/]+")
 _SIBLING_POOL = 200
 """Top-ranked tools in which domain siblings are looked for first."""
-_TRANSLATION_WEIGHT = 0.8
 _ENGLISH_ONLY_MODELS = (STATIC_MODEL_ID, "all-MiniLM-L6-v2")
 """Ids (prefixes) of the packaged models that know English only: the cross-lingual table
 is on for them by default."""
+_MIN_TRANSLATED = 4
+"""Shorter words are not translated: three letters are far more often an English
+abbreviation ("dns", "sla", "url") than a foreign word worth reading."""
+_TRANSLATION_WEIGHT = 0.8
 """How much an English word of the cross-lingual table counts for the word it reads."""
 MAX_DOMAINS_LISTED = 40
 """Domains a "no match" answer lists at most (the candidates' domains first)."""
@@ -430,12 +433,13 @@ class ToolIndex:
         Words of the packaged cross-lingual table (frequent words of other languages)
         are replaced by their English words in the returned text (which is what gets
         embedded) and listed, with their weights, for the lexical half, when the
-        request reads as foreign: it holds a frequent function word of another language
-        ("je", "und", "los"; never translated themselves), two table words or more, or
-        table words make up more than half of it. A lone table word in an English
-        request is most likely English jargon the model's vocabulary lacks ("repo"),
-        and is left alone; so is any word the catalog itself uses (it matches as it
-        is). Unchanged when ``crosslingual`` is off or nothing is replaced.
+        request reads as foreign: it holds frequent function words of another language
+        ("je", "und", "los"; never translated themselves), at least as many as English
+        ones ("add a todo to buy gelato" is English: "todo" is both), two table words or
+        more, or table words make up more than half of it. A lone table word in an
+        English request is most likely English jargon the model's vocabulary lacks
+        ("repo"), and is left alone; so are words under four letters ("dns") and any
+        word the catalog itself uses (it matches as it is). Unchanged when ``crosslingual`` is off or nothing is replaced.
         """
         if not self.crosslingual:
             return query, {}
@@ -445,13 +449,15 @@ class ToolIndex:
         markers = function_words()
         found: dict[str, list[tuple[str, float]]] = {}
         for word in content:
-            english = () if word in markers else translate_words(word)
+            if word in markers or len(word) < _MIN_TRANSLATED:
+                continue
+            english = translate_words(word)
             if english and not self._lexical.knows(word):
                 found[word] = [(w, _TRANSLATION_WEIGHT) for w in english]
         foreign = (
             len(found) >= 2
             or 2 * len(found) > len(content)
-            or any(word in markers for word in content)
+            or 0 < sum(word in markers for word in content) >= len(words) - len(content)
         )
         if not found or not foreign:
             return query, {}
