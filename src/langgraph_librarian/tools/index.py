@@ -439,7 +439,8 @@ class ToolIndex:
         more, or table words make up more than half of it. A lone table word in an
         English request is most likely English jargon the model's vocabulary lacks
         ("repo"), and is left alone; so are words under four letters ("dns") and any
-        word the catalog itself uses (it matches as it is). Unchanged when ``crosslingual`` is off or nothing is replaced.
+        word the catalog itself uses (it matches as it is). Unchanged when
+        ``crosslingual`` is off or nothing is replaced.
         """
         if not self.crosslingual:
             return query, {}
