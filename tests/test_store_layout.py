@@ -225,3 +225,20 @@ def test_a_gone_chunk_is_named_again_by_the_next_save_even_if_nothing_changed() 
     assert loaded == entries[:128] + entries[256:]
     worker.save("t", loaded)  # the same entries: the manifest is still written
     assert LangGraphIndexStore(backing, namespace).load("t") == loaded
+
+
+def test_delete_removes_chunks_a_stale_manifest_no_longer_names() -> None:
+    import asyncio
+
+    for asynchronous in (False, True):
+        backing, namespace = InMemoryStore(), ("librarian", "index")
+        store = LangGraphIndexStore(backing, namespace)
+        store.save("t", [entry(n) for n in range(300)])  # chunks t#0..t#2
+        manifest = backing.get(namespace, "t#m").value
+        # A stale manifest of two chunks won (its worker had read a shorter index).
+        backing.put(namespace, "t#m", {**manifest, "chunks": manifest["chunks"][:2]})
+        if asynchronous:
+            asyncio.run(store.adelete("t"))
+        else:
+            store.delete("t")
+        assert keys(backing, namespace) == set()

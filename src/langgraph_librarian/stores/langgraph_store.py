@@ -20,6 +20,7 @@ import random
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
@@ -40,6 +41,8 @@ _CACHE_LIMIT = 256
 
 Chunks = list[tuple[str, list[IndexEntry]]]  # (token, entries) per chunk
 _READS = 3
+_BEYOND = 8
+"""Chunk positions past the manifest's that ``delete`` looks at for leftovers."""
 """Reads of a manifest and its chunks before the chunks are taken as they are stored."""
 logger = logging.getLogger("langgraph_librarian")
 
@@ -325,13 +328,28 @@ class LangGraphIndexStore:
     def delete(self, session_id: str) -> None:
         """Forget the session's index (no error when there is none)."""
         key = self._check(session_id)
-        self.store.batch(self._deletes(key, self.store.get(self.namespace, f"{key}#m")))
+        manifest = self.store.get(self.namespace, f"{key}#m")
+        beyond = self.store.batch(self._beyond(key, manifest))
+        self.store.batch(self._deletes(key, manifest, beyond))
         self._forget(key)
 
-    def _deletes(self, key: str, manifest: Item | None) -> list[PutOp]:
-        count = 0
+    def _beyond(self, key: str, manifest: Item | None) -> list[GetOp]:
+        """Reads of the chunk positions just past the manifest's (see :meth:`_deletes`)."""
+        start = self._chunk_count(manifest)
+        return [GetOp(self.namespace, f"{key}#{n}") for n in range(start, start + _BEYOND)]
+
+    @staticmethod
+    def _chunk_count(manifest: Item | None) -> int:
         if manifest is not None and isinstance(manifest.value, dict):
-            count = len(manifest.value.get("chunks") or [])
+            return len(manifest.value.get("chunks") or [])
+        return 0
+
+    def _deletes(self, key: str, manifest: Item | None, beyond: Sequence[Any] = ()) -> list[PutOp]:
+        """Deletes of the manifest's chunks, of chunks found just past them (a stale
+        manifest of fewer chunks may have won over a longer index's), and of the
+        manifest and the legacy item."""
+        count = self._chunk_count(manifest)
+        count += next((i for i, item in enumerate(beyond) if item is None), len(beyond))
         ops = [PutOp(self.namespace, f"{key}#{n}", None) for n in range(count)]
         return [*ops, PutOp(self.namespace, f"{key}#m", None), PutOp(self.namespace, key, None)]
 
@@ -368,5 +386,6 @@ class LangGraphIndexStore:
         """Async twin of :meth:`delete`."""
         key = self._check(session_id)
         manifest = await self.store.aget(self.namespace, f"{key}#m")
-        await self.store.abatch(self._deletes(key, manifest))
+        beyond = await self.store.abatch(self._beyond(key, manifest))
+        await self.store.abatch(self._deletes(key, manifest, beyond))
         self._forget(key)
