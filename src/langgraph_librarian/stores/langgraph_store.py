@@ -41,9 +41,9 @@ _CACHE_LIMIT = 256
 
 Chunks = list[tuple[str, list[IndexEntry]]]  # (token, entries) per chunk
 _READS = 3
+"""Reads of a manifest and its chunks before the chunks are taken as they are stored."""
 _BEYOND = 8
 """Chunk positions past the manifest's that ``delete`` looks at for leftovers."""
-"""Reads of a manifest and its chunks before the chunks are taken as they are stored."""
 logger = logging.getLogger("langgraph_librarian")
 
 _TOKENS = random.Random()
