@@ -138,22 +138,22 @@ def _trigram_dice(a: str, b: str) -> float:
     return 2 * len(x & y) / max(len(x) + len(y), 1)
 
 
-def _frequent_words(languages: Sequence[str], per_language: int) -> list[str]:
-    """The most frequent words of each language by pyspellchecker's word lists (MIT)."""
+def _ranked_words(language: str) -> list[str]:
+    """A language's pyspellchecker word list (MIT; build only), most frequent first."""
     import json
     from importlib import resources
 
+    path = resources.files("spellchecker").joinpath("resources", f"{language}.json.gz")
+    counts: dict[str, int] = json.loads(gzip.decompress(path.read_bytes()))
+    return [word for word, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def _frequent_words(languages: Sequence[str], per_language: int) -> list[str]:
+    """The most frequent words of each language by pyspellchecker's word lists (MIT)."""
     words: list[str] = []
     for language in languages:
-        path = resources.files("spellchecker").joinpath("resources", f"{language}.json.gz")
-        counts: dict[str, int] = json.loads(gzip.decompress(path.read_bytes()))
-        taken = 0
-        for word, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            if len(word) >= 3 and word.isalpha():
-                words.append(word.lower())
-                taken += 1
-                if taken >= per_language:
-                    break
+        kept = [w.lower() for w in _ranked_words(language) if len(w) >= 3 and w.isalpha()]
+        words += kept[:per_language]
     return words
 
 
@@ -161,13 +161,7 @@ def frequent_english_words(count: int = ENGLISH_WORDS) -> frozenset[str]:
     """The ``count`` most frequent words of pyspellchecker's English list (MIT; build
     only), accent-folded: English words outside the model's vocabulary ("login",
     "refund", "tweet") that the table must not translate."""
-    import json
-    from importlib import resources
-
-    path = resources.files("spellchecker").joinpath("resources", "en.json.gz")
-    counts: dict[str, int] = json.loads(gzip.decompress(path.read_bytes()))
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return frozenset(_fold(word) for word, _ in ranked[:count])
+    return frozenset(_fold(word) for word in _ranked_words("en")[:count])
 
 
 def frequent_function_words(
@@ -176,16 +170,10 @@ def frequent_function_words(
 ) -> list[str]:
     """The ``per_language`` most frequent words of each language's pyspellchecker list
     (MIT; build only) that are not among the frequent English words, accent-folded."""
-    import json
-    from importlib import resources
-
     english = frequent_english_words()
     found: list[str] = []
     for language in languages:
-        path = resources.files("spellchecker").joinpath("resources", f"{language}.json.gz")
-        counts: dict[str, int] = json.loads(gzip.decompress(path.read_bytes()))
-        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:per_language]
-        for word, _ in ranked:
+        for word in _ranked_words(language)[:per_language]:
             folded = _fold(word)
             if len(folded) >= 2 and folded not in english and folded not in found:
                 found.append(folded)

@@ -445,6 +445,12 @@ class ToolIndex:
         if not self.crosslingual:
             return query, {}
         self._sync()  # the catalog's words, pending tools included
+        return self._translated(query)
+
+    def _translated(self, query: str) -> tuple[str, dict[str, list[tuple[str, float]]]]:
+        """:meth:`translated` of an index already synced (``crosslingual`` on or off)."""
+        if not self.crosslingual:
+            return query, {}
         words = tokenize(fold_accents(query))
         content = [w for w in words if w not in STOPWORDS]
         markers = function_words()
@@ -484,7 +490,7 @@ class ToolIndex:
         Without embeddings the cosine array is all zeros.
         """
         self._sync()
-        text, translations = self.translated(query)
+        text, translations = self._translated(query)
         with self._lock:
             n = len(self._rows)
             lexical = self._lexical.scores(

@@ -49,8 +49,8 @@ class PhrasingCase:
     split: Literal["calibration", "heldout"]
 
 
-def phrasing_catalog() -> list[dict[str, Any]]:
-    """The catalog as OpenAI-style function schemas (arguments carry descriptions)."""
+def function_schemas(tools: dict[str, Any]) -> list[dict[str, Any]]:
+    """``{name: (description, {argument: description})}`` as OpenAI-style function schemas."""
     return [
         {
             "type": "function",
@@ -65,8 +65,13 @@ def phrasing_catalog() -> list[dict[str, Any]]:
                 },
             },
         }
-        for name, (description, args) in TOOLS.items()
+        for name, (description, args) in tools.items()
     ]
+
+
+def phrasing_catalog() -> list[dict[str, Any]]:
+    """The catalog as OpenAI-style function schemas (arguments carry descriptions)."""
+    return function_schemas(TOOLS)
 
 
 def _halves(seed: int) -> list[PhrasingCase]:

@@ -14,7 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from librarian_bench.datasets._files import data_json
-from librarian_bench.datasets.tool_phrasings import PhrasingCase, phrasing_catalog
+from librarian_bench.datasets.tool_phrasings import (
+    PhrasingCase,
+    function_schemas,
+    phrasing_catalog,
+)
 
 __all__ = ["situation_cases", "situation_catalog"]
 
@@ -23,22 +27,7 @@ _DATA = data_json("tool_situations.json")
 
 def situation_catalog() -> list[dict[str, Any]]:
     """The phrasing catalog plus the 30 new tools, as OpenAI-style function schemas."""
-    return phrasing_catalog() + [
-        {
-            "type": "function",
-            "function": {
-                "name": name,
-                "description": description,
-                "parameters": {
-                    "type": "object",
-                    "properties": {
-                        arg: {"type": "string", "description": text} for arg, text in args.items()
-                    },
-                },
-            },
-        }
-        for name, (description, args) in _DATA["tools"].items()
-    ]
+    return phrasing_catalog() + function_schemas(_DATA["tools"])
 
 
 def situation_cases() -> list[PhrasingCase]:
