@@ -186,3 +186,65 @@ def test_a_length_limited_answer_is_kept_and_retried_once():
     assert meta["selector_answer"] == "Let me go through every"
     assert len(model.calls) == 2  # one shorter request, then the local selector
     assert "cut off" in str(model.calls[1][-1].content)
+
+
+def _paraphrase_history() -> list:
+    """400 notes and one fact that shares no word with the question asked about it."""
+    fillers = [
+        "note {i}: we talked about the quarterly planning spreadsheet and meeting rooms again",
+        "note {i}: the printer on floor three jammed during the budget review",
+        "note {i}: lunch order for the team offsite, sandwiches and coffee",
+    ]
+    messages = [HumanMessage(fillers[i % 3].format(i=i), id=f"m{i}") for i in range(400)]
+    messages[200] = HumanMessage("My daughter practises the cello every evening.", id="m200")
+    return messages
+
+
+PARAPHRASE_QUESTION = "Which musical instrument does my kid play?"
+
+
+@pytest.mark.embeddings
+def test_rank_uses_the_embedding_model_like_select():
+    from langgraph_librarian.embeddings import default_embeddings
+
+    messages = _paraphrase_history()
+    embeddings = default_embeddings()
+    entries = update_index(messages, [], LibrarianConfig(embeddings=embeddings)).entries
+    local = LocalSelector(embeddings=embeddings)
+    ranked = local.rank(PARAPHRASE_QUESTION, messages, entries)
+    assert ranked[0][0] == 200  # no shared word: only the meaning finds it
+    assert local.select(PARAPHRASE_QUESTION, messages, entries).ids[0] == 200
+    assert 200 not in [p for p, _ in LocalSelector().rank(PARAPHRASE_QUESTION, messages, entries)]
+
+
+@pytest.mark.embeddings
+async def test_arank_matches_rank():
+    from langgraph_librarian.embeddings import default_embeddings
+
+    messages = _paraphrase_history()
+    embeddings = default_embeddings()
+    entries = update_index(messages, [], LibrarianConfig(embeddings=embeddings)).entries
+    local = LocalSelector(embeddings=embeddings)
+    assert await local.arank(PARAPHRASE_QUESTION, messages, entries) == local.rank(
+        PARAPHRASE_QUESTION, messages, entries
+    )
+
+
+@pytest.mark.embeddings
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_shortlist_finds_by_meaning_when_the_index_does_not_fit(asynchronous):
+    """A shortlisted prompt keeps the message the question means, not only its words."""
+    from langgraph_librarian.embeddings import default_embeddings
+
+    messages = [*_paraphrase_history(), HumanMessage(PARAPHRASE_QUESTION, id="q")]
+    embeddings = default_embeddings()
+    entries = update_index(messages, [], LibrarianConfig(embeddings=embeddings)).entries
+    model = ScriptedChatModel(script="IDs: [200]")
+    selector = LLMSelector(model, local=LocalSelector(embeddings=embeddings), token_budget=800)
+    if asynchronous:
+        selection = await selector.aselect(PARAPHRASE_QUESTION, messages, entries, exclude={400})
+    else:
+        selection = selector.select(PARAPHRASE_QUESTION, messages, entries, exclude={400})
+    assert selection.shortlisted and selection.prompt_tokens <= 800
+    assert "cello" in model.calls[0][0].content
+    assert selection.model_ids == [200] and 200 in selection.ids

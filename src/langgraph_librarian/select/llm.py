@@ -119,8 +119,14 @@ class LLMSelector:
         messages: Sequence[BaseMessage],
         entries: Sequence[IndexEntry],
         exclude: Collection[int],
+        query_vector: Sequence[float] | None = None,
     ) -> tuple[list[IndexEntry], bool]:
-        """Entries that fit the prompt budget, in conversation order."""
+        """Entries that fit the prompt budget, in conversation order.
+
+        When the index does not fit, the local selector's ranking (lexical and, with an
+        embedding model, by meaning: ``query_vector``, else the query is embedded)
+        decides what is shown.
+        """
         excluded = set(exclude)
         # Every turn: the passes over all entries are C-level maps (the usual exclusion,
         # the recent turns, lies past every candidate and filters nothing).
@@ -144,7 +150,10 @@ class LLMSelector:
         if estimate <= room * 3 and sum(cost(e) for e in candidates) <= room:
             return candidates, False
         by_pos = dict(zip(map(_ENTRY_ID, candidates), candidates, strict=True))
-        ranked_order = [pos for pos, _ in self.local.rank(query, messages, candidates)]
+        ranked_order = [
+            pos
+            for pos, _ in self.local.rank(query, messages, candidates, query_vector=query_vector)
+        ]
         ranked = set(ranked_order)
         # Then the unranked, recent first; read only if the ranked ones leave room.
         unranked = (e.id for e in reversed(candidates) if e.id not in ranked)
@@ -172,9 +181,10 @@ class LLMSelector:
         messages: Sequence[BaseMessage],
         entries: Sequence[IndexEntry],
         exclude: Collection[int],
+        query_vector: Sequence[float] | None,
     ) -> tuple[list[IndexEntry], bool, str, int]:
         """(entries shown, whether shortlisted, the prompt text, its token count)."""
-        shown, shortlisted = self.shortlist(query, messages, entries, exclude)
+        shown, shortlisted = self.shortlist(query, messages, entries, exclude, query_vector)
         prompt = render_selection_prompt(self.template, query, shown)
         return shown, shortlisted, prompt, count_text_tokens(prompt, self.counter)
 
@@ -263,7 +273,11 @@ class LLMSelector:
         ``config`` is the caller's run config: the model call runs as its child run,
         tagged so that it never streams as the agent's tokens.
         """
-        shown, shortlisted, prompt, tokens = self._prepare(query, messages, entries, exclude)
+        # One query embedding for the shortlist and the local selection.
+        vector = self.local._query_vector(query)
+        shown, shortlisted, prompt, tokens = self._prepare(
+            query, messages, entries, exclude, vector
+        )
         deadline, answer = (
             self._deadline(),
             Answer(problem="the selector model offers no usable output form"),
@@ -284,7 +298,7 @@ class LLMSelector:
                 short = True
             if action == "done":
                 break
-        local = self.local.select(query, messages, entries, exclude=exclude)
+        local = self.local._select(query, messages, entries, exclude, vector)
         if answer.usable:
             return self._chosen(answer, local, shown, shortlisted, tokens)
         return self._fell_back(answer, local, shortlisted, tokens)
@@ -299,7 +313,10 @@ class LLMSelector:
         config: RunnableConfig | None = None,
     ) -> Selection:
         """Async twin of :meth:`select` (a timed-out call is cancelled)."""
-        shown, shortlisted, prompt, tokens = self._prepare(query, messages, entries, exclude)
+        vector = await self.local._aquery_vector(query)
+        shown, shortlisted, prompt, tokens = self._prepare(
+            query, messages, entries, exclude, vector
+        )
         deadline, answer = (
             self._deadline(),
             Answer(problem="the selector model offers no usable output form"),
@@ -320,7 +337,7 @@ class LLMSelector:
                 short = True
             if action == "done":
                 break
-        local = await self.local.aselect(query, messages, entries, exclude=exclude)
+        local = self.local._select(query, messages, entries, exclude, vector)
         if answer.usable:
             return self._chosen(answer, local, shown, shortlisted, tokens)
         return self._fell_back(answer, local, shortlisted, tokens)

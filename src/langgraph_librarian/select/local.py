@@ -520,9 +520,42 @@ class LocalSelector:
         exclude: Collection[int] = (),
         query_vector: Sequence[float] | None = None,
     ) -> list[tuple[int, float]]:
-        """``(position, score)`` of every entry with a positive score, best first."""
+        """``(position, score)`` of every entry with a positive score, best first.
+
+        The scores are :meth:`select`'s: the query is embedded with the selector's model
+        when no ``query_vector`` is given (without it, only the lexical half would rank,
+        and a message that shares no word with the query would never appear).
+        """
         if not entries:
             return []
+        if query_vector is None:
+            query_vector = self._query_vector(query)
+        return self._ranked(query, messages, entries, exclude, query_vector)
+
+    async def arank(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        *,
+        exclude: Collection[int] = (),
+        query_vector: Sequence[float] | None = None,
+    ) -> list[tuple[int, float]]:
+        """Async twin of :meth:`rank` (embeds the query asynchronously)."""
+        if not entries:
+            return []
+        if query_vector is None:
+            query_vector = await self._aquery_vector(query)
+        return self._ranked(query, messages, entries, exclude, query_vector)
+
+    def _ranked(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        exclude: Collection[int],
+        query_vector: Sequence[float] | None,
+    ) -> list[tuple[int, float]]:
         scored = self._score(query, messages, entries, query_vector)
         fused = scored.fused
         order = np.argsort(-fused, kind="stable")
