@@ -1,7 +1,8 @@
 """Cost of one graph turn on PostgreSQL: a plain graph vs the Librarian (saver + store).
 
 Run: python benchmarks/bench_pg_turn.py [--sizes 100 1000 10000] [--turns 20]
-     [--interleave] [--state] [--dsn postgresql://postgres@127.0.0.1:5432/test]
+     [--interleave] [--state] [--face graph|middleware]
+     [--dsn postgresql://postgres@127.0.0.1:5432/test]
 
 Both graphs use ``PostgresSaver``; the Librarian keeps its index in ``PostgresStore``
 (``create_librarian_graph(..., store=...)``, lean state). Each thread is first filled
@@ -23,6 +24,13 @@ Librarian's state schema, its two nodes writing what the Librarian's nodes write
 ``selected_ids``; a ``librarian_metadata`` of the same keys), without reading or doing
 anything: what checkpointing the spec's state costs LangGraph, apart from the
 Librarian's work.
+
+``--face middleware`` measures the other face instead: ``create_agent`` with a chat model
+that always gives the same reply, plain against the same agent with
+``LibrarianMiddleware(LibrarianConfig(store=...))`` (selection inside the model call, no
+extra node before it; indexing in its ``after_agent`` node). The shape column is then
+the plain agent with a middleware whose ``after_agent`` does nothing (LangGraph's cost of
+that node). ``--state`` does not apply to it.
 """
 
 from __future__ import annotations
@@ -36,6 +44,11 @@ from typing import Any
 
 os.environ.setdefault("LIBRARIAN_EMBEDDINGS", "none")
 
+from itertools import repeat
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.graph import START, MessagesState, StateGraph
@@ -47,6 +60,7 @@ from langgraph_librarian import (
     create_librarian_graph,
 )
 from langgraph_librarian.index import update_index
+from langgraph_librarian.middleware import LibrarianMiddleware
 from langgraph_librarian.state import LibrarianState
 
 TOPICS = [
@@ -148,6 +162,30 @@ def state_graph(saver: PostgresSaver) -> Any:
     return builder.compile(checkpointer=saver)
 
 
+class _NoOpAfterAgent(AgentMiddleware):  # type: ignore[type-arg]
+    """An ``after_agent`` node that writes nothing: the middleware face's shape."""
+
+    def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return None
+
+
+def _fixed_reply_model() -> GenericFakeChatModel:
+    return GenericFakeChatModel(messages=iter(repeat(AIMessage(content="Noted, thanks."))))
+
+
+def agents(saver: PostgresSaver, store: PostgresStore) -> tuple[Any, Any, Any]:
+    """(plain agent, plain agent + a no-op after_agent node, agent + LibrarianMiddleware)."""
+    plain = create_agent(_fixed_reply_model(), checkpointer=saver)
+    shaped = create_agent(_fixed_reply_model(), middleware=[_NoOpAfterAgent()], checkpointer=saver)
+    librarian = create_agent(
+        _fixed_reply_model(),
+        middleware=[LibrarianMiddleware(LibrarianConfig(store=store))],
+        checkpointer=saver,
+        store=store,
+    )
+    return plain, shaped, librarian
+
+
 def time_turns(graph: Any, thread: str, turns: int) -> list[float]:
     cfg = {"configurable": {"thread_id": thread}}
     times = []
@@ -170,7 +208,12 @@ def start_thread(graph: Any, messages: list[BaseMessage], store: Any = None) -> 
 
 
 def measure(
-    dsn: str, n: int, turns: int, interleave: bool = False, state: bool = False
+    dsn: str,
+    n: int,
+    turns: int,
+    interleave: bool = False,
+    state: bool = False,
+    face: str = "graph",
 ) -> dict[str, Any]:
     messages = history(n)
     with (
@@ -179,9 +222,15 @@ def measure(
     ):
         saver.setup()
         pg.setup()
-        plain = plain_graph(saver)
-        shaped = plain_graph(saver, extra_nodes=True)
-        librarian = create_librarian_graph(reply, LibrarianConfig(), checkpointer=saver, store=pg)
+        if face == "middleware":
+            plain, shaped, librarian = agents(saver, pg)
+            state = False
+        else:
+            plain = plain_graph(saver)
+            shaped = plain_graph(saver, extra_nodes=True)
+            librarian = create_librarian_graph(
+                reply, LibrarianConfig(), checkpointer=saver, store=pg
+            )
         stated = state_graph(saver) if state else None
         state_ms: list[float] = []
         if interleave:
@@ -224,6 +273,12 @@ def main() -> None:
         "--state", action="store_true", help="add the no-op shape writing the Librarian's state"
     )
     parser.add_argument(
+        "--face",
+        choices=["graph", "middleware"],
+        default="graph",
+        help="the Librarian graph (default) or create_agent with LibrarianMiddleware",
+    )
+    parser.add_argument(
         "--dsn",
         default=os.environ.get(
             "LIBRARIAN_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test"
@@ -237,7 +292,7 @@ def main() -> None:
     )
     print("|---:|---:|---:|---:|---:|" + ("---:|" if args.state else ""))
     for n in args.sizes:
-        row = measure(args.dsn, n, args.turns, args.interleave, args.state)
+        row = measure(args.dsn, n, args.turns, args.interleave, args.state, args.face)
         state = ""
         if row["state_p50"] is not None:
             state = f" {row['state_p50']:.1f} ({row['state_p50'] / row['plain_p50']:.2f}x) |"

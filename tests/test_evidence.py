@@ -131,6 +131,34 @@ async def test_async_recall_applies_the_same_floor() -> None:
 
 
 @pytest.mark.embeddings
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_a_failed_selector_model_falls_back_to_the_floored_local_selection(
+    asynchronous: bool,
+) -> None:
+    """The fallback is the offline selection: held to the same floor (a provider outage
+    must not recall unrelated records into every turn)."""
+    from fakes import ScriptedChatModel
+
+    down = ScriptedChatModel(script=RuntimeError("provider down"))
+    config = LibrarianConfig(selector_model=down, indexer_model="local", max_retries=0)
+    memory = ScopeMemory(InMemoryStore(), config=config)
+    _scope(memory, "u", "A", ["I'm allergic to sesame.", "Noted.", "My dentist is Dr. Okafor."])
+
+    async def recall(question: str):  # type: ignore[no-untyped-def]
+        if asynchronous:
+            return await memory.arecall("u", question)
+        return memory.recall("u", question)
+
+    unrelated = await recall("What is the name of the largest moon of Saturn?")
+    assert unrelated.status == "empty" and unrelated.records == []
+    assert "bears on the question" in unrelated.reason
+    hit = await recall(TAHINI)
+    assert hit.strategy == "local_fallback"
+    assert [r.text for r in hit.records] == ["I'm allergic to sesame."]
+    assert len(down.calls) >= 2  # the model was asked (and failed) both times
+
+
+@pytest.mark.embeddings
 def test_in_thread_selection_prefers_the_statement_to_an_earlier_echo() -> None:
     history: list[BaseMessage] = [
         HumanMessage("I'm allergic to sesame.", id="m0"),

@@ -128,7 +128,7 @@ def select_ranked(
         # One scoring pass gives both the selection and the evidence it is held to.
         selection, evidence = local.weigh(query, messages, entries, query_vector=vector)
         return _ranked(records, selection, _corroborate(records, query, evidence))
-    evidence = local.evidence(query, messages, entries, vector)
+    evidence = _corroborate(records, query, local.evidence(query, messages, entries, vector))
     # The selector's own model call runs as a child of ``parent``, tagged.
     selection = make_selector(config, _STEP).select(query, messages, entries, config=parent)
     return _ranked(records, selection, evidence)
@@ -149,20 +149,30 @@ async def aselect_ranked(
     if _held_to_floor(config):
         selection, evidence = local.weigh(query, messages, entries, query_vector=vector)
         return _ranked(records, selection, _corroborate(records, query, evidence))
-    evidence = local.evidence(query, messages, entries, vector)
+    evidence = _corroborate(records, query, local.evidence(query, messages, entries, vector))
     selection = await make_selector(config, _STEP).aselect(query, messages, entries, config=parent)
     return _ranked(records, selection, evidence)
 
 
+_LOCAL_STRATEGIES = frozenset({"local", "local_fallback"})
+"""Selections made by the offline engine (alone, or after a selector model failed)."""
+
+
 def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: Evidence) -> Ranked:
     """The selection in records, the local one held to the floor (all of it, when
-    nothing bears on the query: ``"floor"``); a model's picks are its own."""
-    if selection.strategy == "local" and not evidence.bears():
+    nothing bears on the query: ``"floor"``); a model's picks are its own.
+
+    A model selector that failed returns the local selection (``"local_fallback"``): it
+    is held to the floor like the offline selector's, or an outage of the provider would
+    recall unrelated records into every turn.
+    """
+    held = selection.strategy in _LOCAL_STRATEGIES
+    if held and not evidence.bears():
         return Ranked([], "floor", evidence.best(), evidence.floor())
     # The next-best candidates come after the selection, as in a Librarian turn: the
     # byte bound takes them only while room is left (lists and aggregates gain).
     ids = [*selection.ids, *selection.reserve_ids]
-    if selection.strategy == "local":
+    if held:
         ids = _floor_filter(records, ids, evidence)
     return Ranked(_ordered(records, ids), selection.strategy, evidence.best(), evidence.floor())
 
