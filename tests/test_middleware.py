@@ -98,6 +98,40 @@ def test_selection_runs_once_per_turn_and_rehydrates_tool_results():
     assert {m.id for m in second_call} >= {"h2", "h8"}
 
 
+def test_later_model_calls_of_a_turn_keep_the_whole_selection():
+    """A tool loop's second model call sees what the first saw (the budget-filling
+    reserve included), plus the tool exchange: the cached selection keeps every list."""
+    topics = ["budget", "venue", "catering", "music", "transport", "speakers"]
+    history: list[AnyMessage] = []
+    for i in range(60):
+        topic = topics[i % len(topics)]
+        history.append(
+            HumanMessage(
+                f"Note {i} about the offsite {topic}: option {i} costs {100 + i} euros, "
+                f"the {topic} contact is person{i}. " + "Some filler detail. " * 8,
+                id=f"h{i}",
+            )
+        )
+        history.append(AIMessage(f"Recorded the {topic} option {i}.", id=f"a{i}"))
+    model = answer_model()
+    agent = create_agent(
+        model,
+        tools=[lookup_invoice],
+        middleware=[LibrarianMiddleware(LibrarianConfig(context_token_budget=3000))],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "mw-reserve"}}
+    agent.invoke({"messages": history}, cfg)
+    calls = len(model.calls)
+    question = "Check invoice 42 against the venue and catering options and their costs"
+    agent.invoke({"messages": [HumanMessage(question)]}, cfg)
+    first, second = model.calls[calls], model.calls[calls + 1]
+    first_ids = {m.id for m in first if m.id}
+    assert len(first_ids) > 30  # the budget holds far more than the primary selection
+    assert first_ids <= {m.id for m in second if m.id}
+    assert any(isinstance(m, ToolMessage) and m.tool_call_id == "t1" for m in second)
+
+
 def test_threads_do_not_share_selections():
     selector = ScriptedChatModel(script="IDs: [0]")
     config = LibrarianConfig(selector_model=selector, indexer_model="local")

@@ -441,10 +441,13 @@ class SelectionCache:
     share a selection even for identical text.
     """
 
+    _POSITIONS = ("ids", "model_ids", "kept_local_ids", "reserve_ids", "expanded_ids")
+    """Every position list of a selection, kept as message ids: a later call of the turn
+    re-hydrates the same selection (its reserve too) in the longer history."""
+
     def __init__(self, size: int = 512) -> None:
-        # Positions are kept as message ids: (selected, the model's own, offline kept).
         self._selections: BoundedCache[
-            tuple[str, str], tuple[tuple[list[str], list[str], list[str]], Selection]
+            tuple[str, str], tuple[dict[str, list[str]], Selection]
         ] = BoundedCache(size)
         self._metadata: BoundedCache[tuple[str, str], dict[str, Any]] = BoundedCache(size)
 
@@ -456,27 +459,18 @@ class SelectionCache:
         hit = self._selections.get(key)
         if hit is None:
             return None
-        keys, selection = hit
-        ids, model_keys, kept_keys = keys
+        stored, selection = hit
         position = {m.id: i for i, m in enumerate(messages)}
-        return Selection(
-            ids=[position[i] for i in ids if i in position],
-            model_ids=[position[i] for i in model_keys if i in position],
-            kept_local_ids=[position[i] for i in kept_keys if i in position],
-            reasoning=selection.reasoning,
-            strategy=selection.strategy,
-            fallback_reason=selection.fallback_reason,
-            candidates=selection.candidates,
-            shortlisted=selection.shortlisted,
-            prompt_tokens=0,
-            expanded_ids=[],
-        )
+        found = dataclasses.replace(selection, prompt_tokens=0)
+        for name, ids in stored.items():
+            setattr(found, name, [position[i] for i in ids if i in position])
+        return found
 
     def put(self, key: tuple[str, str], messages: Sequence[BaseMessage], sel: Selection) -> None:
         def keys(positions: list[int]) -> list[str]:
             return [str(messages[i].id) for i in positions if 0 <= i < len(messages)]
 
-        stored = (keys(sel.ids), keys(sel.model_ids), keys(sel.kept_local_ids))
+        stored = {name: keys(getattr(sel, name)) for name in self._POSITIONS}
         self._selections.put(key, (stored, sel))
 
     def record(self, key: tuple[str, str], metadata: dict[str, Any]) -> None:
