@@ -118,6 +118,34 @@ async def test_callbacks_see_internal_calls_as_tagged_child_runs(use_async):
             assert "nostream" not in run["tags"]
 
 
+def test_background_indexing_calls_run_as_tagged_children_of_the_turn():
+    """The worker thread does not inherit the turn's context: the run config is passed,
+    so the user's callbacks see the indexer's calls as they do in the foreground."""
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_librarian import wait_for_background_indexing
+
+    indexer = ScriptedChatModel(script=SUMMARY)
+    config = LibrarianConfig(
+        indexer_model=indexer,
+        selector_model="local",
+        embeddings=None,
+        store=InMemoryStore(),
+        background_indexing=True,
+        retry_backoff=0,
+    )
+    graph = create_librarian_graph(agent_with_model(ScriptedChatModel(script="ok"))[0], config)
+    recorder = RunRecorder()
+    cfg = {"configurable": {"thread_id": "bg"}, "callbacks": [recorder], "tags": ["user-tag"]}
+    graph.invoke({"messages": conversation(4)}, cfg)
+    assert wait_for_background_indexing(10)
+    indexed = [r for r in recorder.runs if r["step"] == "index"]
+    assert indexer.calls and len(indexed) == len(indexer.calls)
+    for run in indexed:
+        assert run["parent"] is not None
+        assert {"nostream", "langgraph_librarian", "user-tag"} <= set(run["tags"])
+
+
 def test_middleware_stream_shows_only_the_agents_tokens():
     selector = ScriptedChatModel(script=SELECTOR_ANSWER)
     model = ToolCallingScriptedModel(script=lambda _messages: AIMessage("Final answer."))

@@ -446,9 +446,9 @@ class SelectionCache:
     re-hydrates the same selection (its reserve too) in the longer history."""
 
     def __init__(self, size: int = 512) -> None:
-        self._selections: BoundedCache[
-            tuple[str, str], tuple[dict[str, list[str]], Selection]
-        ] = BoundedCache(size)
+        self._selections: BoundedCache[tuple[str, str], tuple[dict[str, list[str]], Selection]] = (
+            BoundedCache(size)
+        )
         self._metadata: BoundedCache[tuple[str, str], dict[str, Any]] = BoundedCache(size)
 
     @staticmethod
@@ -594,7 +594,7 @@ def _consume_query(state: dict[str, Any], result: StateUpdate) -> StateUpdate:
 
 def _background(state: dict[str, Any], run: Run) -> StateUpdate:
     assert run.session is not None  # background indexing requires a store
-    submit_indexing(run.config, run.session, read_messages(state))
+    submit_indexing(run.config, run.session, read_messages(state), run.run_config)
     return _consume_query(state, {"librarian_metadata": {"indexing_background": True}})
 
 
