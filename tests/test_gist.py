@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import MemorySaver
+from langgraph.errors import GraphInterrupt
 
-from fakes import ScriptedChatModel
+from fakes import ScriptedChatModel, StatusError
 from helpers import long_text
 from langgraph_librarian import LibrarianConfig, LibrarianMiddleware, create_librarian_graph
 from langgraph_librarian.memory._prompts import SUMMARY_SOURCE
@@ -95,6 +97,49 @@ def test_a_failing_summary_model_keeps_the_old_gist():
     kept = [t for t in texts if t]
     assert kept and all(t == kept[0] for t in kept)  # the first summary survives failures
     assert any("running_summary_error" in r["librarian_metadata"] for r in results)
+
+
+def _refusing_graph(error: Exception) -> tuple[Any, ScriptedChatModel]:
+    indexer = ScriptedChatModel(script=error)
+    config = LibrarianConfig(
+        indexer_model=indexer,
+        selector_model="local",
+        running_summary_tokens=200,
+        embeddings=None,
+        max_retries=0,
+        short_message_threshold=100_000,
+    )
+    return create_librarian_graph(recorder([]), config, checkpointer=MemorySaver()), indexer
+
+
+async def _turns(graph: Any, cfg: dict[str, Any], use_async: bool) -> list[dict[str, Any]]:
+    results = []
+    for n in range(8):
+        if use_async:
+            results.append(await graph.ainvoke({"messages": [turn(n)]}, cfg))
+        else:
+            results.append(graph.invoke({"messages": [turn(n)]}, cfg))
+    return results
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_refused_credentials_are_not_absorbed_by_the_gist(use_async):
+    """As in the running-summary node: a 401 raises (a 500 is absorbed, above); failing
+    open would hide a configuration error turn after turn."""
+    graph, indexer = _refusing_graph(StatusError(401, "invalid api key"))
+    with pytest.raises(StatusError):
+        await _turns(graph, {"configurable": {"thread_id": "refused"}}, use_async)
+    assert indexer.calls  # the fold was attempted
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_an_interrupt_in_the_gist_interrupts_the_graph(use_async):
+    graph, indexer = _refusing_graph(GraphInterrupt())
+    cfg = {"configurable": {"thread_id": "interrupted"}}
+    results = await _turns(graph, cfg, use_async)
+    assert indexer.calls
+    assert not any("running_summary_error" in r.get("librarian_metadata", {}) for r in results)
+    assert graph.get_state(cfg).next  # the indexing node is pending, not done
 
 
 def test_the_gist_through_the_middleware():

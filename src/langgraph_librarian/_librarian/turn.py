@@ -21,6 +21,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
+from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._engine.messages import current_turn, latest_human_text
 from langgraph_librarian._engine.state_cache import entries_to_state, state_entries
 from langgraph_librarian._engine.view import turn_view, view_of
@@ -615,6 +616,8 @@ def _fold(state: dict[str, Any], run: Run, result: StateUpdate) -> StateUpdate:
             fold.messages, fold.previous, config=run.run_config
         )
     except Exception as exc:
+        if not fails_open(exc):  # interrupts, refused credentials: never absorbed
+            raise
         return _merged(result, apply_fold(fold, None, exc))
     return _merged(result, apply_fold(fold, summary, None))
 
@@ -630,6 +633,8 @@ async def _afold(state: dict[str, Any], run: Run, result: StateUpdate) -> StateU
             fold.messages, fold.previous, config=run.run_config
         )
     except Exception as exc:
+        if not fails_open(exc):  # interrupts, refused credentials: never absorbed
+            raise
         return _merged(result, apply_fold(fold, None, exc))
     return _merged(result, apply_fold(fold, summary, None))
 
