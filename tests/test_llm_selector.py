@@ -215,6 +215,8 @@ def test_rank_uses_the_embedding_model_like_select():
     assert ranked[0][0] == 200  # no shared word: only the meaning finds it
     assert local.select(PARAPHRASE_QUESTION, messages, entries).ids[0] == 200
     assert 200 not in [p for p, _ in LocalSelector().rank(PARAPHRASE_QUESTION, messages, entries)]
+    scores = local.scores(PARAPHRASE_QUESTION, messages, entries)
+    assert int(scores.argmax()) == 200 and scores[200] == ranked[0][1]
 
 
 @pytest.mark.embeddings

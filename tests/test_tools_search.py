@@ -191,6 +191,17 @@ def test_request_tools_description_asks_for_plain_english_and_names():
 # -- scoring ------------------------------------------------------------------------
 
 
+async def test_asearch_is_a_full_twin_of_search():
+    """Both take a precomputed query vector (a caller that embedded the query once)."""
+    embeddings = WordEmbeddings()
+    index = ToolIndex(CATALOG, embeddings=embeddings)
+    query = "book a hotel in Rome for two nights"
+    vector = embeddings.embed_query(query)
+    for kwargs in ({}, {"query_vector": vector}, {"k": 2, "domain": "hotel"}):
+        expected = index.search(query, **kwargs)
+        assert await index.asearch(query, **kwargs) == expected
+
+
 def test_hybrid_score_is_exactly_the_weighted_sum():
     index = ToolIndex(CATALOG, embeddings=WordEmbeddings(), semantic_weight=0.3)
     cosine, lexical = index.score_parts("book a hotel in Rome for two nights")

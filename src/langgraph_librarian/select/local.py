@@ -423,9 +423,15 @@ class LocalSelector:
         entries: Sequence[IndexEntry],
         query_vector: Sequence[float] | None = None,
     ) -> np.ndarray:
-        """Fused relevance (about 0..1) of every entry, aligned with ``entries``."""
+        """Fused relevance (about 0..1) of every entry, aligned with ``entries``.
+
+        The query is embedded with the selector's model when no ``query_vector`` is
+        given, as :meth:`select` and :meth:`rank` do.
+        """
         if not entries:
             return np.zeros(0)
+        if query_vector is None:
+            query_vector = self._query_vector(query)
         return self._score(query, messages, entries, query_vector).fused
 
     def warm(self, messages: Sequence[BaseMessage], entries: Sequence[IndexEntry]) -> None:

@@ -667,12 +667,19 @@ class ToolIndex:
         return ToolSearchResult(fallback="domains", domains=self.domain_list())
 
     async def asearch(
-        self, query: str, *, k: int = 5, domain: str | None = None
+        self,
+        query: str,
+        *,
+        k: int = 5,
+        domain: str | None = None,
+        query_vector: Sequence[float] | None = None,
     ) -> ToolSearchResult:
         """Async twin of :meth:`search` (runs the embedding in a worker thread)."""
         import asyncio
 
-        return await asyncio.to_thread(self.search, query, k=k, domain=domain)
+        return await asyncio.to_thread(
+            self.search, query, k=k, domain=domain, query_vector=query_vector
+        )
 
     def tools(self, names: Sequence[str]) -> list[BaseTool]:
         """Executable tools for ``names`` (schema-only entries and unknown names skipped)."""
