@@ -250,3 +250,44 @@ async def test_shortlist_finds_by_meaning_when_the_index_does_not_fit(asynchrono
     assert selection.shortlisted and selection.prompt_tokens <= 800
     assert "cello" in model.calls[0][0].content
     assert selection.model_ids == [200] and 200 in selection.ids
+
+
+@pytest.mark.embeddings
+async def test_async_fallback_embeds_the_query_asynchronously():
+    """A failed async selection falls back without a blocking query embedding."""
+    from langchain_core.embeddings import Embeddings
+
+    from langgraph_librarian.embeddings import default_embeddings
+
+    class Recording(Embeddings):
+        def __init__(self) -> None:
+            self.inner = default_embeddings()
+            self.model_id = "recording-static"
+            self.queries: list[str] = []
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return self.inner.embed_documents(texts)
+
+        def embed_query(self, text: str) -> list[float]:
+            self.queries.append("sync")
+            return self.inner.embed_query(text)
+
+        async def aembed_query(self, text: str) -> list[float]:
+            self.queries.append("async")
+            return self.inner.embed_query(text)
+
+    class Broken:
+        """A custom selector that raises (the turn falls back to the offline engine)."""
+
+        def select(self, *args: object, **kwargs: object) -> None:
+            raise RuntimeError("selector bug")
+
+        async def aselect(self, *args: object, **kwargs: object) -> None:
+            raise RuntimeError("selector bug")
+
+    embeddings = Recording()
+    config = LibrarianConfig(selector=Broken(), embeddings=embeddings)  # type: ignore[arg-type]
+    state = state_for()
+    result = await select_and_hydrate.ainvoke(state, {"configurable": {"librarian": config}})
+    assert result["librarian_metadata"]["selection_strategy"] == "local_fallback"
+    assert embeddings.queries and set(embeddings.queries) == {"async"}

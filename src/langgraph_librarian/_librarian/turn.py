@@ -420,14 +420,31 @@ def _selector_failed(exc: Exception) -> str:
     return f"selector raised {type(exc).__name__}: {exc}"[:300]
 
 
-def _fallback(plan: _Plan, reason: str) -> Selection:
-    local = LocalSelector(
+def _fallback_selector(plan: _Plan) -> LocalSelector:
+    return LocalSelector(
         max_selected=plan.config.max_selected, embeddings=resolve_embeddings(plan.config)
     )
-    selection = local.select(plan.query, plan.messages, plan.candidates, exclude=plan.exclude)
+
+
+def _as_fallback(selection: Selection, reason: str) -> Selection:
     selection.strategy = "local_fallback"
     selection.fallback_reason = reason
     return selection
+
+
+def _fallback(plan: _Plan, reason: str) -> Selection:
+    local = _fallback_selector(plan)
+    selection = local.select(plan.query, plan.messages, plan.candidates, exclude=plan.exclude)
+    return _as_fallback(selection, reason)
+
+
+async def _afallback(plan: _Plan, reason: str) -> Selection:
+    """Async twin of :func:`_fallback`: a remote embedding model is not called blocking."""
+    local = _fallback_selector(plan)
+    selection = await local.aselect(
+        plan.query, plan.messages, plan.candidates, exclude=plan.exclude
+    )
+    return _as_fallback(selection, reason)
 
 
 # -- the selection cache (middleware and hook) ---------------------------------------------
@@ -552,7 +569,7 @@ async def _aselected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Sel
                 config=run.run_config,
             )
         except Exception as exc:
-            selection = _fallback(plan, _selector_failed(exc))
+            selection = await _afallback(plan, _selector_failed(exc))
         if cache is not None:
             cache.put(key, plan.messages, selection)
     return selection
