@@ -107,3 +107,37 @@ def test_hostile_session_ids_in_postgres_store(postgres_dsn):
             assert loaded is not None and loaded[0].summary == f"s{n}"
             store.delete(session)
             assert store.load(session) is None
+
+
+@pytest.mark.parametrize("bad", ["binary\x00blob", "half an emoji \ud83d here"])
+def test_text_the_database_rejects_is_stored_cleaned_and_the_thread_goes_on(postgres_dsn, bad):
+    """A NUL byte or a lone surrogate in a message (a tool that read a binary file) must
+    not make every later save of the thread's index fail: PostgreSQL's JSONB rejects both."""
+    from langgraph_librarian import IndexEntry
+
+    with (
+        PostgresSaver.from_conn_string(postgres_dsn) as saver,
+        PostgresStore.from_conn_string(postgres_dsn) as backing,
+    ):
+        saver.setup()
+        backing.setup()
+        store = LangGraphIndexStore(backing, namespace=("librarian-test", uuid.uuid4().hex))
+        graph = create_librarian_graph(
+            lambda state: {"messages": [AIMessage(f"The file says: {bad}")]},
+            LibrarianConfig(store=store, embeddings=None),
+            checkpointer=saver,
+        )
+        cfg = {"configurable": {"thread_id": f"bad-{uuid.uuid4().hex}"}}
+        for question in ("What is in file.bin?", "Thanks. And the size?", "Anything else?"):
+            graph.invoke({"messages": [HumanMessage(question)]}, cfg)
+        # Read back by another worker (no in-process cache): what the database holds.
+        fresh = LangGraphIndexStore(backing, namespace=store.namespace)
+        entries = fresh.load(cfg["configurable"]["thread_id"])
+        assert entries is not None and len(entries) == 6
+        summary = entries[1].summary
+        assert "file says" in summary and "\x00" not in summary
+        summary.encode("utf-8")  # no lone surrogate left
+        # An entry from elsewhere (an older state) with such a message id is cleaned too.
+        store.save("odd", [IndexEntry(id=0, role="tool", summary="x", message_id=f"id-{bad}")])
+        loaded = LangGraphIndexStore(backing, namespace=store.namespace).load("odd")
+        assert loaded is not None and "\ufffd" in str(loaded[0].message_id)

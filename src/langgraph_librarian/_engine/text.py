@@ -13,6 +13,7 @@ __all__ = [
     "STOPWORDS",
     "VALUE_PATTERN",
     "WHITESPACE",
+    "clean_text",
     "content_terms",
     "has_change_cue",
     "one_line",
@@ -322,3 +323,18 @@ def one_line(text: str, limit: int) -> str:
     """``text`` on one line (whitespace runs collapsed), cut to ``limit`` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def clean_text(text: str) -> str:
+    """``text`` without what stores reject: NUL (PostgreSQL) and lone surrogates (UTF-8).
+
+    Both become U+FFFD. Most text passes through untouched (one encode to check).
+    """
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text

@@ -21,7 +21,7 @@ from langgraph_librarian._engine.messages import (
     output_text,
     stopped_at_length,
 )
-from langgraph_librarian._engine.text import WHITESPACE, content_terms
+from langgraph_librarian._engine.text import WHITESPACE, clean_text, content_terms
 from langgraph_librarian.entry import EntryStatus, IndexEntry
 from langgraph_librarian.index._validate import summary_facts_problem
 from langgraph_librarian.index.extractive import extractive_summary
@@ -63,14 +63,20 @@ def make_entry(
     return IndexEntry(
         id=position,
         role=message_role(message),
-        summary=summary,
+        # Stores reject NUL (PostgreSQL) and lone surrogates (UTF-8): a message holding
+        # them (a binary file read by a tool) must not make every later save fail.
+        summary=clean_text(summary),
         original_tokens=count_tokens([message], counter),
         indexing_latency_ms=round(latency_ms, 3),
         message_id=key,
         content_hash=digest,
-        name=_tool_name(message),
+        name=_storable_name(_tool_name(message)),
         status=status,
     )
+
+
+def _storable_name(name: str | None) -> str | None:
+    return None if name is None else clean_text(name)
 
 
 def _verbatim(text: str) -> str:

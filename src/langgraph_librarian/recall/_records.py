@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from langgraph_librarian._engine.text import clean_text
 from langgraph_librarian.entry import IndexEntry
 
 __all__ = [
@@ -38,20 +39,6 @@ MAX_RECORD_CHARS = 12_000
 _FORMAT = 1
 _STATUSES = frozenset({"summarized", "verbatim", "extractive", "fallback"})
 _KINDS = frozenset({"turn", "explicit"})
-
-
-def clean_text(text: str) -> str:
-    """``text`` without what stores reject: NUL (PostgreSQL) and lone surrogates (UTF-8).
-
-    Both become U+FFFD. Most text passes through untouched (one encode to check).
-    """
-    if "\x00" in text:
-        text = text.replace("\x00", "\ufffd")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return text
 
 
 def now_iso() -> str:

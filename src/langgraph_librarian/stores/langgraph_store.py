@@ -25,6 +25,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
+from langgraph_librarian._engine.text import clean_text
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
 from langgraph_librarian.errors import IndexStoreError
 
@@ -65,6 +66,19 @@ if hasattr(os, "register_at_fork"):
 
 def _new_token() -> str:
     return f"{_TOKENS.getrandbits(64):016x}"
+
+
+def _storable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Entry dicts without what the backends reject in text: NUL (PostgreSQL) and lone
+    surrogates (UTF-8, also SQLite). New entries are clean already (the indexer cleans
+    summaries and names); this covers a message id or an entry from elsewhere (an older
+    state). A value that needed cleaning no longer matches its message on the next load,
+    so that message is indexed again, rather than every save failing."""
+    for row in rows:
+        for field, value in row.items():
+            if isinstance(value, str) and ("\x00" in value or not value.isascii()):
+                row[field] = clean_text(value)
+    return rows
 
 
 class LangGraphIndexStore:
@@ -259,7 +273,7 @@ class LangGraphIndexStore:
                 chunks.append(cached[n])  # the very entries this process last stored
                 continue
             token = _new_token()
-            value = {"token": token, "entries": entries_to_dicts(part)}
+            value = {"token": token, "entries": _storable(entries_to_dicts(part))}
             ops.append(PutOp(self.namespace, f"{key}#{n}", value, index=False))
             chunks.append((token, part))
         for n in range(len(chunks), len(cached)):  # the index shrank
