@@ -254,3 +254,37 @@ def test_the_same_messages_indexed_with_and_without_vectors_are_not_confused():
     older = [dataclasses.replace(e, vector="AAAA", vector_model="old-model") for e in lexical]
     assert state_entries({"index": [e.to_dict() for e in lexical]})[0].vector is None
     assert state_entries({"index": [e.to_dict() for e in older]})[0].vector == "AAAA"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"when": __import__("datetime").date(2024, 1, 1)},
+        {"mixed": {1: "a", "b": 2}},
+        {"blob": b"\x00\x01"},
+        {"x": float("nan")},
+    ],
+    ids=["date", "mixed-keys", "bytes", "nan"],
+)
+def test_tool_call_arguments_that_are_not_json_are_indexed(args):
+    """Hand-built tool calls may hold dates, bytes or mixed keys: index them, never fail."""
+    from langchain_core.messages import ToolMessage
+
+    from langgraph_librarian import index_messages, select_and_hydrate
+    from langgraph_librarian._engine.messages import content_hash, message_text
+
+    call = AIMessage("", tool_calls=[{"name": "book", "args": args, "id": "c1"}], id="a")
+    messages = [
+        HumanMessage("book it", id="h"),
+        call,
+        ToolMessage("booked", tool_call_id="c1", id="t"),
+        AIMessage("done", id="a2"),
+        HumanMessage("thanks, what did you book?", id="h2"),
+    ]
+    cfg = {"configurable": {"thread_id": "args"}}
+    indexed = index_messages.invoke({"messages": messages}, cfg)
+    assert len(indexed["index"]) == len(messages)
+    curated = select_and_hydrate.invoke({"messages": messages, **indexed}, cfg)
+    assert curated["curated_messages"]
+    assert "[tool call book(" in message_text(call)
+    assert content_hash(call) == content_hash(call.model_copy())  # stable

@@ -52,9 +52,27 @@ def message_text(message: BaseMessage) -> str:
         parts.append(str(content))
     if isinstance(message, AIMessage):
         for call in message.tool_calls:
-            args = json.dumps(call.get("args", {}), ensure_ascii=False, sort_keys=True)
-            parts.append(f"[tool call {call.get('name', '?')}({args})]")
+            parts.append(f"[tool call {call.get('name', '?')}({_args_text(call.get('args', {}))})]")
     return "\n".join(p for p in parts if p)
+
+
+def _args_text(args: object) -> str:
+    """Tool-call arguments as stable text, whatever they hold.
+
+    Providers give JSON; code that builds ``AIMessage`` tool calls by hand may put dates,
+    bytes or mixed-type keys in them. Those are written with ``str`` (and, when keys of
+    different types cannot be sorted, in their own order) rather than failing the
+    indexing of the whole conversation.
+    """
+    try:
+        return json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        try:
+            return json.dumps(args, ensure_ascii=False, default=str)
+        except (TypeError, ValueError, RecursionError):
+            return repr(args)
+    except RecursionError:
+        return repr(args)
 
 
 _REASONING_TAGS = re.compile(r"<(think|thinking)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
