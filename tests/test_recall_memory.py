@@ -404,3 +404,33 @@ def test_a_failed_capture_is_made_up_by_the_next_one():
         "t1-a2",
         "t1-h3",
     ]
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        {"last": "id:a1", "seq": "2.0"},
+        {"last": 7, "seq": 2},
+        {"last": "id:a1", "seq": -1},
+        {"unrelated": ["not", "a", "cursor"]},
+    ],
+)
+def test_a_damaged_capture_cursor_is_read_as_new_and_rewritten(damaged):
+    """A cursor edited by hand or by another writer must not stop capture for good."""
+    from langgraph_librarian.recall._records import stable_key
+
+    store = InMemoryStore()
+    memory = ScopeMemory(store)
+    history = [HumanMessage("I live in Lyon", id="h1"), AIMessage("Nice city", id="a1")]
+    assert memory.capture("u", history, thread_id="t1") == 2
+    namespace, key = memory._ns("u", "threads"), stable_key("thread", "t1")
+    assert store.get(namespace, key) is not None
+    store.put(namespace, key, damaged)
+    for n in (2, 3):
+        history += [HumanMessage(f"My dog is called Rex{n}.", id=f"h{n}"), AIMessage("ok", id=f"a{n}")]
+        assert memory.capture("u", history, thread_id="t1") >= 2
+    texts = [r.text for r in memory.records("u")]
+    assert texts.count("I live in Lyon") == 1  # re-read whole, nothing duplicated
+    assert "My dog is called Rex2." in texts and "My dog is called Rex3." in texts
+    cursor = store.get(namespace, key)
+    assert cursor is not None and isinstance(cursor.value["seq"], int)  # rewritten

@@ -40,8 +40,21 @@ def _has_text(message: BaseMessage) -> bool:
     return bool(message.text.strip())
 
 
+def _readable(cursor: object) -> dict[str, Any]:
+    """The stored cursor, or ``{}`` when it is not one this module wrote (edited by hand,
+    another writer, a migration): an unreadable cursor is a thread seen anew (copied
+    whole; records are keyed by message identity, so nothing is duplicated) and is
+    rewritten by this capture, rather than failing every capture from then on."""
+    if not isinstance(cursor, dict):
+        return {}
+    last, seq = cursor.get("last"), cursor.get("seq", 0)
+    if not isinstance(last, str) or isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+        return {}
+    return {"last": last, "seq": seq}
+
+
 def plan_capture(
-    messages: Sequence[BaseMessage], cursor: dict[str, Any] | None, roles: Collection[str]
+    messages: Sequence[BaseMessage], cursor: object, roles: Collection[str]
 ) -> CapturePlan:
     """The messages after the thread's cursor (where the previous capture stopped).
 
@@ -50,8 +63,8 @@ def plan_capture(
     messages, roles outside ``roles`` and messages without text are skipped.
     """
     keys = message_keys(messages, [content_hash(m) for m in messages])
-    cursor = cursor or {}
-    last, seq = cursor.get("last"), int(cursor.get("seq") or 0)
+    cursor = _readable(cursor)
+    last, seq = cursor.get("last"), cursor.get("seq", 0)
     if not cursor:
         start = 0
     elif last in keys:
