@@ -427,7 +427,10 @@ def test_a_damaged_capture_cursor_is_read_as_new_and_rewritten(damaged):
     assert store.get(namespace, key) is not None
     store.put(namespace, key, damaged)
     for n in (2, 3):
-        history += [HumanMessage(f"My dog is called Rex{n}.", id=f"h{n}"), AIMessage("ok", id=f"a{n}")]
+        history += [
+            HumanMessage(f"My dog is called Rex{n}.", id=f"h{n}"),
+            AIMessage("ok", id=f"a{n}"),
+        ]
         assert memory.capture("u", history, thread_id="t1") >= 2
     texts = [r.text for r in memory.records("u")]
     assert texts.count("I live in Lyon") == 1  # re-read whole, nothing duplicated
