@@ -15,6 +15,7 @@ __all__ = [
     "WHITESPACE",
     "clean_text",
     "content_terms",
+    "fence",
     "has_change_cue",
     "one_line",
     "split_sentences",
@@ -338,3 +339,13 @@ def clean_text(text: str) -> str:
         except UnicodeEncodeError:
             text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     return text
+
+
+_CLOSING_TAG = re.compile(r"<\s*/")
+
+
+def fence(text: str) -> str:
+    """``text`` with every closing tag defused (``</x>``, ``</X >``, ``< /x>`` become
+    ``<\\/...``), so text placed between ``<tag>`` and ``</tag>`` in a prompt cannot end
+    the data it sits in, whatever the tag's case or spacing."""
+    return _CLOSING_TAG.sub("<\\/", text)

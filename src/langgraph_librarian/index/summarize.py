@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ from langgraph_librarian._engine.messages import (
     output_text,
     stopped_at_length,
 )
-from langgraph_librarian._engine.text import WHITESPACE, clean_text, content_terms
+from langgraph_librarian._engine.text import WHITESPACE, clean_text, content_terms, fence
 from langgraph_librarian.entry import EntryStatus, IndexEntry
 from langgraph_librarian.index._validate import summary_facts_problem
 from langgraph_librarian.index.extractive import extractive_summary
@@ -186,14 +187,14 @@ class LLMSummarizer:
             half = _MAX_LLM_INPUT_CHARS // 2
             omitted = len(text) - 2 * half
             text = f"{text[:half]}\n[... {omitted} characters omitted ...]\n{text[-half:]}"
-        text = text.replace("</message>", "<\\/message>")
+        text = fence(text)
         role = message_role(message)
         origin = f"Role: {role}"
         name = _tool_name(message)
-        if role == "tool" and name:
-            origin += f" (output of the tool `{name}`)"
-        elif name:
-            origin += f" (name: {name})"
+        if name:
+            # Outside the fence: quoted on one line (JSON), its tags defused.
+            quoted = fence(json.dumps(name[:200], ensure_ascii=False))
+            origin += f" (output of the tool {quoted})" if role == "tool" else f" (name: {quoted})"
         return [
             SystemMessage(content=self.prompt),
             HumanMessage(content=f"{origin}\n<message>\n{text}\n</message>"),

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langgraph_librarian._engine.messages import message_text
+from langgraph_librarian._engine.text import fence
 from langgraph_librarian.memory._facts import message_fact
 
 __all__ = [
@@ -60,11 +61,6 @@ _FULL_SHARE = 0.75
 _ROLE_TAGS = {"human": "user", "ai": "assistant"}
 
 
-def fence(text: str) -> str:
-    """``text`` with every closing tag defused, so it cannot end the data it sits in."""
-    return text.replace("</", "<\\/")
-
-
 def clip_middle(text: str, limit: int) -> str:
     """``text`` cut to about ``limit`` characters, keeping its head and its tail."""
     if len(text) <= limit:
@@ -94,7 +90,7 @@ def render_messages(messages: Sequence[BaseMessage]) -> tuple[list[str], int]:
     for shown, message in enumerate(reversed(conversation)):
         if used < MAX_PROMPT_CHARS * _FULL_SHARE:
             text = clip_middle(message_text(message), MAX_MESSAGE_CHARS)
-            line = f"[{_label(message)}] {fence(text)}"
+            line = f"[{fence(_label(message))}] {fence(text)}"
         else:
             line = f"[earlier] {fence(message_fact(message))}"
         if lines and used + len(line) > MAX_PROMPT_CHARS:
