@@ -149,3 +149,38 @@ def test_the_default_prompt_still_takes_ids_none():
     assert not echoes_example("IDs: none", DEFAULT_SELECTION_PROMPT)
     assert not echoes_example("Message 4 is the budget.\nIDs: [4]", DEFAULT_SELECTION_PROMPT)
     assert echoes_example("IDs: [<comma-separated message ids>]", DEFAULT_SELECTION_PROMPT)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "IDs: " + "9" * 5000,
+        "IDs: 1-" + "9" * 5000,
+        '{"ids": [' + "9" * 5000 + "]}",
+        "[" * 20_000,
+        '{"ids": ' + "[" * 20_000,
+        '{"ids": [1e400, NaN]}',
+    ],
+    ids=["huge-int", "huge-range", "huge-json-int", "deep-array", "deep-object", "inf-nan"],
+)
+def test_hostile_answers_are_unusable_not_exceptions(answer):
+    parsed = parse_selected_ids(answer, {1, 2, 3})
+    assert not parsed.found and parsed.problem
+
+
+def test_the_llm_selector_reads_a_hostile_answer_as_a_failure_and_falls_back():
+    from langchain_core.messages import HumanMessage
+
+    from fakes import ScriptedChatModel
+    from langgraph_librarian import LibrarianConfig
+    from langgraph_librarian.index import update_index
+    from langgraph_librarian.select import LLMSelector, LocalSelector
+
+    messages = [HumanMessage(f"note {i} about the budget", id=f"m{i}") for i in range(6)]
+    entries = update_index(messages, [], LibrarianConfig()).entries
+    model = ScriptedChatModel(script="IDs: " + "9" * 5000)
+    selection = LLMSelector(model, local=LocalSelector(), max_retries=0).select(
+        "What about the budget?", messages, entries
+    )
+    assert selection.strategy == "local_fallback" and selection.fallback_reason
+    assert selection.ids  # the offline selection stands in

@@ -249,7 +249,10 @@ class LLMSelector:
                 return ("next" if go_on else "done"), answer
             answer = Answer(raw=cut, problem=LENGTH_PROBLEM)
         else:
-            answer = interpret(outcome, valid, self.template)
+            try:
+                answer = interpret(outcome, valid, self.template)
+            except Exception as exc:  # an answer we cannot read is an unusable answer
+                answer = Answer(problem=f"unreadable answer: {_describe(exc)}")
             if answer.usable:
                 _ladder.remember(self.model, rung)
                 return "done", answer

@@ -28,8 +28,8 @@ _LABELLED = re.compile(
 )
 _ARRAY = re.compile(r"\[[^\[\]]*\]")
 _OBJECT = re.compile(r"\{[^{}]*\}")
-_INT = re.compile(r"\s*-?\d+\s*")
-_RANGE = re.compile(r"\s*(\d+)\s*(?:-|–|\.\.|to)\s*(\d+)\s*")
+_INT = re.compile(r"\s*-?\d{1,12}\s*")
+_RANGE = re.compile(r"\s*(\d{1,12})\s*(?:-|–|\.\.|to)\s*(\d{1,12})\s*")
 _NONE = re.compile(r"\s*\[?\s*(?:none|nothing|no messages?|n/a)\s*\]?\s*\.?\s*", re.IGNORECASE)
 _ID_KEYS = ("ids", "selected_ids", "message_ids", "IDs", "selected")
 _MAX_RANGE = 500
@@ -175,7 +175,13 @@ def parse_selected_ids(text: str, valid_ids: Collection[int]) -> ParsedSelection
         False
     """
     result = ParsedSelection()
-    ids, none, problem = _read(text or "")
+    try:
+        ids, none, problem = _read(text or "")
+    except (ValueError, RecursionError, OverflowError) as exc:
+        # A hostile or broken answer (an integer of thousands of digits, arrays nested
+        # thousands deep) is an unusable answer, never an exception.
+        result.problem = f"unreadable answer ({type(exc).__name__})"
+        return result
     if none:
         result.found = result.none = True
         return result
