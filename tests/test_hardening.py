@@ -288,3 +288,27 @@ def test_tool_call_arguments_that_are_not_json_are_indexed(args):
     assert curated["curated_messages"]
     assert "[tool call book(" in message_text(call)
     assert content_hash(call) == content_hash(call.model_copy())  # stable
+
+
+def test_removing_every_message_forgets_the_index_too():
+    """A "forget me" (RemoveMessage of everything) must not leave the conversation's
+    summaries in the index; an input of ``[]`` still never wipes it."""
+    from langchain_core.messages import RemoveMessage
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+    from langgraph_librarian import index_messages, merge_index
+
+    graph = create_librarian_graph(reply, checkpointer=MemorySaver())
+    cfg = {"configurable": {"thread_id": "forget"}}
+    graph.invoke({"messages": [HumanMessage("My SSN is 078-05-1120, remember it")]}, cfg)
+    graph.invoke({"messages": [HumanMessage("Thanks")], "index": []}, cfg)
+    assert len(graph.get_state(cfg).values["index"]) == 4  # [] as input wiped nothing
+    graph.update_state(cfg, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)]})
+    values = graph.get_state(cfg).values
+    assert values["messages"] == []
+    update = index_messages.invoke(values, cfg)
+    graph.update_state(cfg, update, as_node="index_messages")
+    assert graph.get_state(cfg).values["index"] == []
+    # The marker alone, read by a state without the reducer, is an empty index.
+    assert merge_index([{"id": 0}], update["index"]) == []
+    assert index_messages.invoke({"messages": [], "index": update["index"]}, cfg)

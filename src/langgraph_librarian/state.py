@@ -14,14 +14,38 @@ TURN_START_KEY = "selection_skipped"
 """Every select_and_hydrate metadata update carries this key; it starts a new record."""
 
 
+_CLEARED_KEY = "librarian_index_cleared"
+
+
+def cleared_index() -> list[dict[str, Any]]:
+    """What the index node writes when the conversation is gone (every message removed):
+    an update ``merge_index`` reads as "now empty" (a plain ``[]`` leaves the index)."""
+    return [{_CLEARED_KEY: True}]
+
+
+def is_cleared_index(value: object) -> bool:
+    """True for :func:`cleared_index`'s update."""
+    return (
+        isinstance(value, list | tuple)
+        and len(value) == 1
+        and isinstance(value[0], dict)
+        and value[0].get(_CLEARED_KEY) is True
+    )
+
+
 def merge_index(
     left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | None
 ) -> list[dict[str, Any]]:
     """Replace the index, except that an empty list leaves it as it is.
 
     The spec's examples send ``"index": []`` with every call; with a plain
-    last-value channel that would wipe the persisted index each turn.
+    last-value channel that would wipe the persisted index each turn. When every
+    message of the thread is removed (``RemoveMessage(id=REMOVE_ALL_MESSAGES)``), the
+    index node writes a marker that empties it: the index of a forgotten conversation
+    does not outlive it.
     """
+    if is_cleared_index(right):
+        return []
     if not right:
         return list(left or [])
     return list(right)

@@ -24,6 +24,7 @@ from typing import Any
 
 from langgraph_librarian._engine.view import same_prefix
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
+from langgraph_librarian.state import is_cleared_index
 
 __all__ = ["entries_to_state", "state_entries"]
 
@@ -89,6 +90,8 @@ def state_entries(state: dict[str, Any]) -> list[IndexEntry]:
         ValueError: when the stored index is not a list of valid entries.
     """
     raw = state.get("index") or []
+    if is_cleared_index(raw):  # a state without the merge_index reducer kept the marker
+        return []
     if not isinstance(raw, list | tuple):
         raise ValueError(f"state['index'] must be a list, got {type(raw).__name__}")
     if len(raw) < _MIN_CACHED or not isinstance(raw[0], dict):

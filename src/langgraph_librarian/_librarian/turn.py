@@ -51,6 +51,7 @@ from langgraph_librarian.index.reconcile import reconcile_index
 from langgraph_librarian.select.llm import LLMSelector
 from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.select.result import Selection, Selector
+from langgraph_librarian.state import cleared_index
 from langgraph_librarian.stores.base import BaseIndexStore, aload_index, asave_index
 from langgraph_librarian.tokens import count_tokens
 
@@ -600,7 +601,10 @@ def _index_result(state: dict[str, Any], update: IndexUpdate, run: Run) -> State
     result: StateUpdate = {"librarian_metadata": metadata}
     if run.index_in_state:
         # With a store the index stays out of the checkpoint (no second copy).
-        result["index"] = entries_to_state(update.entries)
+        if update.entries or not state.get("index"):
+            result["index"] = entries_to_state(update.entries)
+        else:  # every message was removed: the index goes too (a plain [] would not)
+            result["index"] = cleared_index()
     return _consume_query(state, result)
 
 
