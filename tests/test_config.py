@@ -56,6 +56,34 @@ def test_invalid_values_are_rejected(kwargs):
         LibrarianConfig(**kwargs)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"always_include_recent_turns": "3"}, "always_include_recent_turns"),
+        ({"always_include_recent_turns": None}, "always_include_recent_turns"),
+        ({"always_include_recent_turns": 2.5}, "always_include_recent_turns"),
+        ({"max_selected": 2.5}, "max_selected"),
+        ({"short_message_threshold": "200"}, "short_message_threshold"),
+        ({"max_retries": True}, "max_retries"),
+        ({"model_timeout": "30"}, "model_timeout"),
+        ({"retry_backoff": None}, "retry_backoff"),
+        ({"running_summary_tokens": 99.5}, "running_summary_tokens"),
+        ({"background_indexing": "yes"}, "background_indexing"),
+    ],
+)
+def test_values_of_the_wrong_type_name_their_field(kwargs, field):
+    """Values from JSON or the environment fail at once, naming the field, not mid-turn."""
+    with pytest.raises(TypeError, match=field):
+        LibrarianConfig(**kwargs)
+
+
+def test_numeric_types_that_are_numbers_are_accepted():
+    import numpy as np
+
+    config = LibrarianConfig(max_selected=np.int64(8), model_timeout=np.float32(5))
+    assert config.max_selected == 8 and type(config.max_selected) is int
+
+
 def test_store_must_follow_protocol():
     with pytest.raises(TypeError):
         LibrarianConfig(store=object())  # type: ignore[arg-type]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -37,6 +38,20 @@ LOCAL: Final = "local"
 """Pass as ``indexer_model`` or ``selector_model`` to force the offline engine for that step."""
 
 ModelLike = BaseChatModel | str | None
+
+
+_INT_FIELDS = (
+    "always_include_recent_turns",
+    "short_message_threshold",
+    "max_concurrency",
+    "max_retries",
+    "selector_token_budget",
+    "max_selected",
+    "running_summary_tokens",
+)
+_NUMBER_FIELDS = ("model_timeout", "retry_backoff", "selection_timeout")
+_OPTIONAL_FIELDS = frozenset({"running_summary_tokens", "model_timeout", "selection_timeout"})
+_FLAG_FIELDS = ("background_indexing", "selector_keeps_local")
 
 
 @dataclass
@@ -134,7 +149,33 @@ class LibrarianConfig:
         default_factory=dict, init=False, repr=False, compare=False
     )
 
+    def _check_types(self) -> None:
+        """Numbers and flags of the right type, or a ``TypeError`` naming the field.
+
+        Values often come from JSON or environment strings (``configurable`` in
+        LangGraph Server): ``"3"`` or ``2.5`` for a count would otherwise fail mid-turn,
+        far from their cause.
+        """
+        for name in _INT_FIELDS:
+            value = getattr(self, name)
+            if value is None and name in _OPTIONAL_FIELDS:
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+            setattr(self, name, int(value))
+        for name in _NUMBER_FIELDS:
+            value = getattr(self, name)
+            if value is None and name in _OPTIONAL_FIELDS:
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+        for name in _FLAG_FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
+
     def __post_init__(self) -> None:
+        self._check_types()
         checks: list[tuple[bool, str]] = [
             (self.always_include_recent_turns >= 0, "always_include_recent_turns must be >= 0"),
             (self.short_message_threshold >= 0, "short_message_threshold must be >= 0"),
