@@ -452,3 +452,22 @@ def test_static_engine_loads_the_right_tool_for_a_french_request():
     result = index.search("réserver une chambre d'hôtel à Rome")
     assert "hotel_book" in result.names[:3] and len(result.names) <= 8
     assert np.isfinite(index.threshold)
+
+
+def test_a_misspelled_mode_is_an_error_not_an_agent_without_tools():
+    for mode in ("All", "discovery", ""):
+        with pytest.raises(ValueError, match="mode"):
+            ToolLibrarianMiddleware(CATALOG, mode=mode)  # type: ignore[arg-type]
+
+
+def test_removing_a_tool_keeps_the_name_lookup_of_one_differing_only_in_case():
+    from langchain_core.tools import StructuredTool
+
+    def make(name: str) -> StructuredTool:
+        return StructuredTool.from_function(lambda to: to, name=name, description="Send mail.")
+
+    index = ToolIndex([make("Email_Send"), make("email_send")], embeddings=None)
+    index.remove("Email_Send")
+    assert index.named_tools("email_send") == ["email_send"]
+    index.remove("email_send")
+    assert index.named_tools("email_send") == []

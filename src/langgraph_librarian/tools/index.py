@@ -347,7 +347,14 @@ class ToolIndex:
             for name in [names] if isinstance(names, str) else list(names):
                 record = self._records.pop(name, None)
                 if record is not None:
-                    self._lower.pop(name.lower(), None)
+                    lower = name.lower()
+                    if self._lower.get(lower) == name:
+                        # Another tool may differ only in case: it keeps the name lookup.
+                        twin = next((n for n in self._records if n.lower() == lower), None)
+                        if twin is None:
+                            del self._lower[lower]
+                        else:
+                            self._lower[lower] = twin
                     self._by_domain.get(record.domain, {}).pop(name, None)
                     self._drop_row(name)
                     if name in self._pending:

@@ -67,6 +67,8 @@ class ToolLibrarianMiddleware(AgentMiddleware[ToolLibrarianState, Any]):
         k: int = 5,
     ) -> None:
         super().__init__()
+        if mode not in ("discover", "all"):
+            raise ValueError(f"mode must be 'discover' or 'all', got {mode!r}")
         self.index = catalog if isinstance(catalog, ToolIndex) else ToolIndex(catalog)
         self.mode = mode
         self.request_tools = create_request_tools(self.index, k=k)
