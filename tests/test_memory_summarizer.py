@@ -237,3 +237,13 @@ async def test_one_off_functions_offline_and_with_a_model():
     model = ScriptedChatModel(script="- avoids mushrooms")
     result = await asummarize_messages([HumanMessage("I avoid mushrooms.")], model=model)
     assert result.method == "llm" and model.async_calls == 1
+
+
+def test_summarize_messages_takes_what_langchain_takes():
+    """Dicts, (role, text) tuples and no previous summary (None), like trim_history."""
+    from langgraph_librarian.memory import summarize_messages
+
+    for messages in ([{"role": "user", "content": "I am vegan"}], [("user", "I am vegan")]):
+        assert "vegan" in summarize_messages(messages, None).summary
+    with pytest.raises(TypeError, match="previous_summary"):
+        summarize_messages([("user", "I am vegan")], 5)  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AnyMessage, BaseMessage
+from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_librarian._engine.calls import CallPolicy, ModelCaller
@@ -101,6 +101,18 @@ def _advance(flow: _Flow, reply: _Reply) -> tuple[bool, Any]:
         return False, flow.send(reply.value)
     except StopIteration as done:  # caught here: a StopIteration must not cross threads
         return True, done.value
+
+
+def _inputs(messages: Sequence[Any], previous: object) -> tuple[list[BaseMessage], str]:
+    """Messages as LangChain accepts them everywhere (dicts, ``(role, text)`` tuples,
+    strings) and the previous summary as text (``None`` is no summary yet)."""
+    if previous is None:
+        previous = ""
+    if not isinstance(previous, str):
+        raise TypeError(f"previous_summary must be a str, got {type(previous).__name__}")
+    if all(isinstance(m, BaseMessage) for m in messages):
+        return list(messages), previous
+    return convert_to_messages(list(messages)), previous
 
 
 class RunningSummarizer:
@@ -279,11 +291,12 @@ class RunningSummarizer:
 
     # -- one summary, whatever runs the calls -----------------------------------------------
 
-    def _flow(self, messages: Sequence[BaseMessage], previous_summary: str) -> _Flow:
+    def _flow(self, messages: Sequence[BaseMessage], previous_summary: str | None) -> _Flow:
         """The whole summary step; it yields each model prompt and is sent the answer
         (or thrown the error). :meth:`summarize` and :meth:`asummarize` only run the calls.
         """
         start = time.perf_counter()
+        messages, previous_summary = _inputs(messages, previous_summary)
         if not self.uses_model:
             return self._offline(messages, previous_summary, start)
         request = self._request(messages, previous_summary)
@@ -322,7 +335,7 @@ class RunningSummarizer:
     def summarize(
         self,
         messages: Sequence[BaseMessage],
-        previous_summary: str = "",
+        previous_summary: str | None = "",
         *,
         config: RunnableConfig | None = None,
     ) -> SummaryResult:
@@ -354,7 +367,7 @@ class RunningSummarizer:
     async def asummarize(
         self,
         messages: Sequence[BaseMessage],
-        previous_summary: str = "",
+        previous_summary: str | None = "",
         *,
         config: RunnableConfig | None = None,
     ) -> SummaryResult:
@@ -393,7 +406,7 @@ class RunningSummarizer:
 
 def summarize_messages(
     messages: Sequence[BaseMessage],
-    previous_summary: str = "",
+    previous_summary: str | None = "",
     *,
     model: BaseChatModel | str | None = None,
     max_summary_tokens: int = 400,
@@ -422,7 +435,7 @@ def summarize_messages(
 
 async def asummarize_messages(
     messages: Sequence[BaseMessage],
-    previous_summary: str = "",
+    previous_summary: str | None = "",
     *,
     model: BaseChatModel | str | None = None,
     max_summary_tokens: int = 400,
