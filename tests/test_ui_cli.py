@@ -200,3 +200,11 @@ def test_a_data_directory_that_cannot_be_made_is_one_error_line(tmp_path, capsys
     assert main(["chat"]) == 2
     line = one_error_line(capsys)
     assert "cannot create the chat's data folder" in line and "--db PATH" in line
+
+
+@pytest.mark.parametrize("thread", ["../x", "a/b", "", "x" * 200])
+def test_librarian_chat_refuses_a_bad_thread_id_up_front(tmp_path, capsys, thread):
+    code = main(["chat", "--thread", thread, "--db", str(tmp_path / "chat.db")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--thread" in err and ("thread id is 1-128" in err or "needs an id" in err)

@@ -194,6 +194,17 @@ def _chat(args: argparse.Namespace) -> int:
     from langgraph_librarian.ui._terminal import run_terminal_chat
 
     service = _chat_service(args)
+    if args.thread is not None:
+        from langgraph_librarian.ui._service import MessageRejected
+
+        if not args.thread:
+            service.close()
+            raise CliError("--thread needs an id (leave it out to start a new thread)")
+        try:  # refused up front, not on every message typed
+            service.check_thread_id(args.thread)
+        except MessageRejected as exc:
+            service.close()
+            raise CliError(f"--thread {args.thread!r}: {exc}") from None
     _announce(service)
     try:
         return run_terminal_chat(service, thread_id=args.thread, strategy=args.strategy)
