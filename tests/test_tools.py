@@ -92,8 +92,15 @@ class CountingEmbeddings(Embeddings):
 def test_domain_inference():
     assert infer_domain("email_send") == "email"
     assert infer_domain("github.create_issue") == "github"
-    assert infer_domain("createEvent") == "create"
     assert infer_domain("search") == "general"
+    # Verb-first names (the common LangChain style): the object is the domain, so
+    # get_weather and get_stock_price are not "related" through "get".
+    assert infer_domain("createEvent") == "event"
+    assert infer_domain("get_weather") == infer_domain("get_current_weather") == "weather"
+    assert infer_domain("get_flight_status") == infer_domain("cancel_flight") == "flight"
+    assert infer_domain("list_issues") == infer_domain("create_issue") == "issue"
+    assert infer_domain("book_search") == "book"  # "book" is as often a noun
+    assert infer_domain("news_read") == "news" and infer_domain("status_get") == "status"
 
 
 def test_lexical_search_and_sibling_expansion():

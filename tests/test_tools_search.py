@@ -471,3 +471,141 @@ def test_removing_a_tool_keeps_the_name_lookup_of_one_differing_only_in_case():
     assert index.named_tools("email_send") == ["email_send"]
     index.remove("email_send")
     assert index.named_tools("email_send") == []
+
+
+# -- review findings (tool librarian, 2026-12-02) -------------------------------------
+
+
+def test_an_embedding_error_leaves_the_tools_pending_not_lost():
+    class Flaky(WordEmbeddings):
+        down = True
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            if self.down:
+                raise ConnectionError("embedding server down")
+            return super().embed_documents(texts)
+
+    embeddings = Flaky()
+    index = ToolIndex(CATALOG, embeddings=embeddings)
+    with pytest.raises(ConnectionError):
+        index.search("current weather in Oslo")
+    embeddings.down = False
+    assert index.search("current weather in Oslo").names[0] == "weather"
+    assert sorted(index.row_names()) == sorted(t.name for t in CATALOG)
+
+
+def test_a_blank_description_never_breaks_a_search_answer():
+    blank = schema("sms_send", "   \n  ", to="number")
+    index = ToolIndex([blank, *CATALOG], embeddings=None)
+    assert index.get("sms_send") is not None and index.get("sms_send").summary == "no description"
+    text = format_search_result(index.search("sms_send"), index)
+    assert "sms_send" in text
+
+
+def test_a_search_reads_scores_and_names_from_one_snapshot():
+    """Tools added (and removed) by another thread while a search scores must not
+    misalign scores and names: the change is made from inside the scoring step, where
+    a concurrent thread could land."""
+    index = ToolIndex(CATALOG, embeddings=WordEmbeddings())
+    index.search("warm up")
+    lexical = index._lexical
+    real = lexical.scores
+
+    def scores_then_churn(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        index.add([schema(f"late_{i}_tool", f"Late tool {i}.") for i in range(5)])
+        index._sync()
+        index.remove("email_read")
+        return out
+
+    lexical.scores = scores_then_churn  # type: ignore[method-assign]
+    try:
+        scores = index.scores("send an email")
+        ranked = index.rank("send an email", limit=3)
+    finally:
+        lexical.scores = real  # type: ignore[method-assign]
+    assert set(scores) <= {t.name for t in CATALOG} | {f"late_{i}_tool" for i in range(5)}
+    assert ranked[0][0] == "email_send"
+
+
+def test_tools_stay_loaded_when_the_history_is_summarized_mid_turn():
+    from langgraph_librarian.tools.request_tools import in_turn
+
+    user = HumanMessage("send the report to Ann", id="u1")
+    summary = HumanMessage(
+        "Here is a summary of the conversation to date: ...",
+        id="s1",
+        additional_kwargs={"lc_source": "summarization"},
+    )
+    assert in_turn("u1", [user, AIMessage("")])
+    assert in_turn("u1", [summary, AIMessage("")])  # the summary is not a new user turn
+    assert not in_turn("u1", [summary, AIMessage(""), HumanMessage("next", id="u2")])
+    middleware = ToolLibrarianMiddleware(CATALOG)
+    state = {"messages": [summary], "loaded_tools": {"turn": "u1", "names": ["email_send"]}}
+    assert middleware.loaded_names(state) == ["email_send"]
+
+
+def test_loaded_tools_are_read_from_a_pydantic_state_too():
+    from pydantic import BaseModel
+
+    class State(BaseModel):
+        messages: list[Any]
+        loaded_tools: dict[str, Any]
+
+    middleware = ToolLibrarianMiddleware(CATALOG)
+    state = State(
+        messages=[HumanMessage("mail Ann", id="u1")],
+        loaded_tools={"turn": "u1", "names": ["email_send"]},
+    )
+    assert middleware.loaded_names(state) == ["email_send"]
+    assert [t.name for t in middleware.tools_for(state)] == ["request_tools", "email_send"]
+
+
+def test_each_tool_name_is_bound_once():
+    @tool("request_tools")
+    def shadow(query: str) -> str:
+        """A catalog tool unwisely named like the meta-tool."""
+        return query
+
+    middleware = ToolLibrarianMiddleware([shadow, *CATALOG])
+    state = {
+        "messages": [HumanMessage("hi", id="u1")],
+        "loaded_tools": {"turn": "u1", "names": ["request_tools", "email_send"]},
+    }
+    names = [t.name for t in middleware.tools_for(state)]
+    assert names == ["request_tools", "email_send"]
+    assert middleware.tools_for(state)[0] is middleware.request_tools  # the meta-tool wins
+
+
+def test_schema_only_entries_are_not_announced_as_callable():
+    index = ToolIndex([schema("crm_lookup", "Look up a customer in the CRM."), *CATALOG])
+    text = format_search_result(index.search("crm_lookup"), index)
+    assert "crm_lookup (described only: it cannot be called here)" in text
+
+
+def test_a_domain_alone_loads_that_domain():
+    index = ToolIndex(CATALOG, embeddings=None)
+    result = index.search("", domain="email")
+    assert result.fallback == "domain"
+    assert set(result.names) == {"email_send", "email_read"}
+
+
+@pytest.mark.parametrize("k", [0, -1, 2.5, "3", True])
+def test_k_must_be_a_positive_int(k):
+    index = ToolIndex(CATALOG, embeddings=None)
+    with pytest.raises(ValueError, match="k must be"):
+        index.search("send an email", k=k)
+    with pytest.raises(ValueError, match="k must be"):
+        ToolLibrarianMiddleware(CATALOG, k=k)
+
+
+def test_callables_without_a_usable_name_are_refused_clearly():
+    import functools
+
+    def greet(name: str, greeting: str) -> str:
+        """Greet someone."""
+        return f"{greeting} {name}"
+
+    for item in (functools.partial(greet, greeting="hi"), lambda q: q):
+        with pytest.raises(TypeError, match=r"StructuredTool\.from_function"):
+            ToolIndex([item], embeddings=None)

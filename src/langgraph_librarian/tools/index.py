@@ -52,10 +52,129 @@ MAX_DOMAINS_LISTED = 40
 """Domains a "no match" answer lists at most (the candidates' domains first)."""
 
 
+_VERBS = frozenset(
+    {
+        "get",
+        "set",
+        "list",
+        "create",
+        "update",
+        "delete",
+        "remove",
+        "add",
+        "fetch",
+        "search",
+        "find",
+        "send",
+        "read",
+        "write",
+        "run",
+        "check",
+        "make",
+        "do",
+        "query",
+        "lookup",
+        "compute",
+        "calculate",
+        "convert",
+        "generate",
+        "show",
+        "view",
+        "upload",
+        "download",
+        "edit",
+        "save",
+        "cancel",
+        "retrieve",
+        "modify",
+        "start",
+        "stop",
+        "enable",
+        "disable",
+        "submit",
+        "describe",
+        "count",
+        "validate",
+        "verify",
+        "translate",
+        "summarize",
+        "schedule",
+        "reschedule",
+        "assign",
+        "archive",
+        "restore",
+        "rename",
+        "move",
+        "copy",
+        "share",
+        "invite",
+        "reply",
+        "forward",
+        "resolve",
+        "close",
+        "reopen",
+        "refresh",
+        "sync",
+        "import",
+        "export",
+    }
+)
+"""First words of verb-first names ("get_weather", "send_email"): the object is the
+domain. Words that are as often nouns in tool names ("book", "post", "order", "call",
+"file", "mail", "play", "open") are left out: "book_search" stays in "book"."""
+_FILLERS = frozenset(
+    {
+        "current",
+        "all",
+        "new",
+        "latest",
+        "recent",
+        "my",
+        "the",
+        "a",
+        "an",
+        "one",
+        "many",
+        "by",
+        "to",
+        "from",
+        "for",
+        "of",
+        "open",
+        "closed",
+        "active",
+        "pending",
+        "available",
+    }
+)
+
+
+def _singular(word: str) -> str:
+    """``issues`` -> ``issue``, ``policies`` -> ``policy`` (not ``status`` or ``access``):
+    ``list_issues`` and ``create_issue`` share a domain."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if (
+        len(word) > 3
+        and word.endswith("s")
+        and not word.endswith(("ss", "us", "is", "ews", "ics", "ies"))
+    ):
+        return word[:-1]
+    return word
+
+
 def infer_domain(name: str) -> str:
-    """The domain a name implies: ``email_send`` -> ``email``, ``github.list`` -> ``github``."""
-    head = _DOMAIN_SPLIT.split(_CAMEL.sub("_", name.strip()), maxsplit=1)[0].lower()
-    return head if head and head != name.strip().lower() else "general"
+    """The domain a name implies: ``email_send`` -> ``email``, ``github.list`` -> ``github``,
+    and for verb-first names the object: ``get_weather`` -> ``weather``,
+    ``list_issues`` -> ``issue`` (singular, filler words skipped:
+    ``get_current_weather`` -> ``weather``)."""
+    parts = [p.lower() for p in _DOMAIN_SPLIT.split(_CAMEL.sub("_", name.strip())) if p]
+    if len(parts) < 2:
+        return "general"
+    if parts[0] in _VERBS:
+        rest = [p for p in parts[1:] if p not in _FILLERS]
+        return _singular(rest[0]) if rest else "general"
+    return _singular(parts[0])
 
 
 def _readable(name: str) -> str:
@@ -101,7 +220,8 @@ class ToolRecord:
     @property
     def summary(self) -> str:
         """One line for the agent."""
-        first = (self.description or "no description").strip().splitlines()[0]
+        lines = (self.description or "").strip().splitlines()
+        first = lines[0].strip() if lines else "no description"
         return first if len(first) <= 160 else first[:157] + "..."
 
 
@@ -171,8 +291,14 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
             _argument_descriptions(properties, args),
         )
     elif callable(item):
+        name = getattr(item, "__name__", None)
+        if not isinstance(name, str) or not name.isidentifier():
+            # functools.partial, a callable object, a lambda: no usable tool name.
+            raise TypeError(
+                f"cannot name a tool made from {item!r}: wrap it as "
+                "StructuredTool.from_function(func, name=..., description=...)"
+            )
         doc = (item.__doc__ or "").strip()
-        name = str(getattr(item, "__name__", "tool"))
         # LangChain needs a description; a function without a docstring gets its name.
         tool = StructuredTool.from_function(item, description=doc or name.replace("_", " "))
         if not doc:
@@ -292,12 +418,13 @@ class ToolIndex:
             ).startswith(_ENGLISH_ONLY_MODELS)
         self.crosslingual: bool = crosslingual
         self._records: dict[str, ToolRecord] = {}
-        self._lower: dict[str, str] = {}  # lower-cased name -> name
+        # lower-cased name -> names with it (ordered set: the latest added answers)
+        self._lower: dict[str, dict[str, None]] = {}
         self._rows: list[str] = []  # matrix row -> tool name ("" for a removed row)
         self._row_of: dict[str, int] = {}
         self._dead = 0  # rows of removed tools not yet compacted
         self._matrix = np.zeros((0, 0), dtype=np.float32)
-        self._pending: list[str] = []
+        self._pending: dict[str, None] = {}  # added, not yet embedded (ordered set)
         self._lexical = self._new_lexical()
         self._by_domain: dict[str, dict[str, None]] = {}  # domain -> names (ordered set)
         self._lock = threading.RLock()
@@ -334,10 +461,11 @@ class ToolIndex:
                         record.name, None
                     )
                 self._records[record.name] = record
-                self._lower[record.name.lower()] = record.name
+                same = self._lower.setdefault(record.name.lower(), {})
+                same.pop(record.name, None)
+                same[record.name] = None
                 self._by_domain.setdefault(record.domain, {})[record.name] = None
-                if record.name not in self._pending:
-                    self._pending.append(record.name)
+                self._pending[record.name] = None
                 names.append(record.name)
         return names
 
@@ -347,18 +475,14 @@ class ToolIndex:
             for name in [names] if isinstance(names, str) else list(names):
                 record = self._records.pop(name, None)
                 if record is not None:
-                    lower = name.lower()
-                    if self._lower.get(lower) == name:
-                        # Another tool may differ only in case: it keeps the name lookup.
-                        twin = next((n for n in self._records if n.lower() == lower), None)
-                        if twin is None:
-                            del self._lower[lower]
-                        else:
-                            self._lower[lower] = twin
+                    # Another tool may differ only in case: it keeps the name lookup.
+                    same = self._lower.get(name.lower(), {})
+                    same.pop(name, None)
+                    if not same:
+                        self._lower.pop(name.lower(), None)
                     self._by_domain.get(record.domain, {}).pop(name, None)
                     self._drop_row(name)
-                    if name in self._pending:
-                        self._pending.remove(name)
+                    self._pending.pop(name, None)
 
     def _drop_row(self, name: str) -> None:
         row = self._row_of.pop(name, None)
@@ -416,7 +540,8 @@ class ToolIndex:
             if not self._pending:
                 return
             pending = [n for n in self._pending if n in self._records]
-            self._pending = []
+            # Cleared only once their vectors exist: an embedding error (a server down)
+            # leaves them pending for the next search instead of losing them for good.
             if self._embeddings is not None and pending:
                 vectors = np.asarray(
                     self._embeddings.embed_documents([self._records[n].text for n in pending]),
@@ -426,6 +551,7 @@ class ToolIndex:
                 self._matrix = (
                     vectors if self._matrix.size == 0 else np.vstack([self._matrix, vectors])
                 )
+            self._pending = {}
             for name in pending:
                 row = len(self._rows)
                 self._rows.append(name)
@@ -496,31 +622,42 @@ class ToolIndex:
 
         Without embeddings the cosine array is all zeros.
         """
+        cosine, lexical, _ = self._scored(query, query_vector)
+        return cosine, lexical
+
+    def _scored(
+        self, query: str, query_vector: Sequence[float] | None
+    ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """(cosine, lexical, row names): one snapshot, so tools added or removed by another
+        thread meanwhile never misalign scores and names. The query is embedded outside
+        the lock (a remote model must not block other searches)."""
         self._sync()
         text, translations = self._translated(query)
-        with self._lock:
-            n = len(self._rows)
-            lexical = self._lexical.scores(
-                query, n, neighbor_weight=self.neighbor_weight, translations=translations
-            )
-            if self._embeddings is None or n == 0:
-                return np.zeros(n, dtype=np.float32), lexical
+        q: np.ndarray | None = None
+        if self._embeddings is not None:
             if query_vector is None:
                 query_vector = self._embeddings.embed_query(text)
             q = np.asarray(query_vector, dtype=np.float32)
             q = q / max(float(np.linalg.norm(q)), 1e-9)
-            return self._matrix @ q, lexical
+        with self._lock:
+            rows = list(self._rows)
+            n = len(rows)
+            lexical = self._lexical.scores(
+                query, n, neighbor_weight=self.neighbor_weight, translations=translations
+            )
+            if q is None or n == 0 or self._matrix.shape[0] < n:
+                return np.zeros(n, dtype=np.float32), lexical, rows
+            return self._matrix[:n] @ q, lexical, rows
 
     def _combined(
         self, query: str, query_vector: Sequence[float] | None
     ) -> tuple[np.ndarray, list[str]]:
-        cosine, lexical = self.score_parts(query, query_vector)
+        cosine, lexical, rows = self._scored(query, query_vector)
         w = self.semantic_weight
         combined = lexical.copy() if w == 0.0 else w * cosine + (1.0 - w) * lexical
-        with self._lock:
-            rows = list(self._rows) if self._dead else self._rows
-            if self._dead:  # removed tools not compacted yet never rank
-                combined[[i for i, r in enumerate(rows) if not r]] = -np.inf
+        removed = [i for i, r in enumerate(rows) if not r]
+        if removed:  # removed tools not compacted yet never rank
+            combined[removed] = -np.inf
         return combined, rows
 
     @staticmethod
@@ -562,7 +699,7 @@ class ToolIndex:
         """
         words = [w.strip(".:/-,;") for w in _NAME_TOKEN.findall(query.lower())]
         words = [w for w in words if w]
-        hits = [self._lower[w] for w in words if w in self._lower]
+        hits = [next(reversed(self._lower[w])) for w in words if self._lower.get(w)]
         if words and len(hits) == len(words):
             return list(dict.fromkeys(hits))
         return list(dict.fromkeys(h for h in hits if "_" in h or "." in h))
@@ -583,36 +720,46 @@ class ToolIndex:
         query_vector: Sequence[float] | None = None,
     ) -> ToolSearchResult:
         """Tools for a need stated in natural language (see the class docstring)."""
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be a positive int, got {k!r}")
+        wanted = domain.strip().lower() if isinstance(domain, str) and domain.strip() else None
         if not isinstance(query, str) or not query.strip():
+            if wanted is not None:  # a domain alone is a request for its tools
+                return self._domain_fallback("", wanted, [])
             return ToolSearchResult(fallback="domains", domains=self.domain_list())
         named = self.named_tools(query)
         if named:
             return ToolSearchResult(
                 matches=[
-                    ToolMatch(n, 1.0, "name", self._records[n].domain)
+                    ToolMatch(n, 1.0, "name", record.domain)
                     for n in named[: self.max_loaded]
+                    if (record := self._records.get(n)) is not None
                 ],
                 fallback="name",
             )
         combined, rows = self._combined(query, query_vector)
-        wanted = domain.strip().lower() if domain and domain.strip() else None
         allowed = None
         if wanted is not None:
             allowed = np.fromiter(
-                (bool(r) and self._records[r].domain.lower() == wanted for r in rows),
+                (bool(r) and (self._domain_of(r) or "").lower() == wanted for r in rows),
                 dtype=bool,
                 count=len(rows),
             )
-        ranked = self._top(combined, rows, _SIBLING_POOL + k, allowed)
+        # A tool removed by another thread since the scores were read is dropped here.
+        ranked = [
+            (n, score)
+            for n, score in self._top(combined, rows, _SIBLING_POOL + k, allowed)
+            if n in self._records
+        ]
         best = ranked[0][1] if ranked else -math.inf
         if best >= self.threshold:
             matches = self.confident_matches(ranked, k=k)
             return ToolSearchResult(matches=matches)
         if best >= self.candidate_threshold and best > 0:
             candidates = [
-                ToolMatch(n, s, "candidate", self._records[n].domain)
+                ToolMatch(n, s, "candidate", domain)
                 for n, s in ranked[: min(self.max_candidates, self.max_loaded)]
-                if s > 0
+                if s > 0 and (domain := self._domain_of(n)) is not None
             ]
             return ToolSearchResult(
                 matches=candidates,
@@ -633,14 +780,18 @@ class ToolIndex:
         cut = self.threshold if threshold is None else threshold
         strong_cut = max(self.domain_threshold, cut)
         direct = [(n, s) for n, s in ranked[: min(k, self.max_loaded)] if s >= cut]
-        matches = [ToolMatch(n, s, "match", self._records[n].domain) for n, s in direct]
+        matches = [
+            ToolMatch(n, s, "match", record.domain)
+            for n, s in direct
+            if (record := self._records.get(n)) is not None
+        ]
         per_domain = Counter(m.domain for m in matches)
         strong = {m.domain for m in matches if m.score >= strong_cut}
         chosen = {m.name for m in matches}
         for dom in dict.fromkeys(m.domain for m in matches):
             if dom not in strong and per_domain[dom] < 2:
                 continue
-            ranked_members = [(n, s) for n, s in ranked if self._records[n].domain == dom]
+            ranked_members = [(n, s) for n, s in ranked if self._domain_of(n) == dom]
             # Best-ranked members first; then any members, read lazily (a domain of an
             # integration catalog can hold tens of thousands of tools).
             others = ((n, 0.0) for n in self._by_domain.get(dom, ()))
@@ -655,6 +806,10 @@ class ToolIndex:
                 added += 1
         return matches
 
+    def _domain_of(self, name: str) -> str | None:
+        record = self._records.get(name)  # None: removed by another thread meanwhile
+        return None if record is None else record.domain
+
     def _domain_fallback(
         self, query: str, wanted: str | None, ranked: list[tuple[str, float]]
     ) -> ToolSearchResult:
@@ -665,7 +820,7 @@ class ToolIndex:
             wanted = next((w for w in lowered if w in words), None)
         if wanted is not None and wanted in lowered:
             dom = lowered[wanted]
-            members = [n for n, _ in ranked if self._records[n].domain == dom]
+            members = [n for n, _ in ranked if self._domain_of(n) == dom]
             members += [n for n in self._by_domain.get(dom, ()) if n not in members]
             return ToolSearchResult(
                 matches=[ToolMatch(n, 0.0, "domain", dom) for n in members[: self.max_loaded]],

@@ -12,12 +12,14 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from langgraph_librarian._engine.messages import current_turn
 from langgraph_librarian.tools.index import ToolIndex, ToolLike
 from langgraph_librarian.tools.request_tools import (
     LoadedTools,
     create_request_tools,
+    in_turn,
     merge_loaded_tools,
+    state_messages,
+    state_value,
 )
 
 __all__ = ["ToolLibrarianMiddleware"]
@@ -29,6 +31,17 @@ class ToolLibrarianState(AgentState[Any]):
     """Agent state plus the tools loaded in the current turn."""
 
     loaded_tools: NotRequired[Annotated[LoadedTools, merge_loaded_tools]]
+
+
+def _unique(tools: list[BaseTool]) -> list[BaseTool]:
+    """``tools`` with each name once (the first wins)."""
+    seen: set[str] = set()
+    out = []
+    for tool in tools:
+        if tool.name not in seen:
+            seen.add(tool.name)
+            out.append(tool)
+    return out
 
 
 class ToolLibrarianMiddleware(AgentMiddleware[ToolLibrarianState, Any]):
@@ -80,23 +93,28 @@ class ToolLibrarianMiddleware(AgentMiddleware[ToolLibrarianState, Any]):
         """Names loaded in the current turn (all catalog tools in ``"all"`` mode)."""
         if self.mode == "all":
             return [r.name for r in self.index.records() if r.tool is not None]
-        if not isinstance(state, dict):
+        loaded = state_value(state, "loaded_tools")
+        if not isinstance(loaded, dict):
             return []
-        loaded = state.get("loaded_tools") or {}
-        if loaded.get("turn") != current_turn(state.get("messages", [])):
+        if not in_turn(loaded.get("turn"), state_messages(state)):
             return []
         return list(loaded.get("names", []))
 
     def tools_for(self, state: Any) -> list[BaseTool]:
-        """``request_tools`` (in discover mode) plus the tools live for this state."""
+        """``request_tools`` (in discover mode) plus the tools live for this state.
+
+        Each name once: providers reject two tools of one name (a catalog tool named
+        like ``request_tools`` is left out).
+        """
         live = self.index.tools(self.loaded_names(state))
-        return [*self.tools, *live]
+        return _unique([*self.tools, *live])
 
     def _with_loaded(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        # A core tool of the same name wins: the model calls it by that name.
         present = {t.name if isinstance(t, BaseTool) else t.get("name") for t in request.tools}
-        extra = [
-            t for t in self.index.tools(self.loaded_names(request.state)) if t.name not in present
-        ]
+        extra = _unique(
+            [t for t in self.index.tools(self.loaded_names(request.state)) if t.name not in present]
+        )
         return request.override(tools=[*request.tools, *extra]) if extra else request
 
     def wrap_model_call(
@@ -122,8 +140,13 @@ class ToolLibrarianMiddleware(AgentMiddleware[ToolLibrarianState, Any]):
         name = str(call.get("name", ""))
         record = self.index.get(name)
         if record is None or record.tool is None:
+            why = (
+                "it does not exist or was removed"
+                if record is None
+                else "the catalog describes it, but nothing here can run it"
+            )
             text = (
-                f"Tool `{name}` is not available (it does not exist or was removed). "
+                f"Tool `{name}` is not available ({why}). "
                 "Call request_tools to find a tool for what you need."
             )
             return ToolMessage(text, tool_call_id=call.get("id") or "", name=name, status="error")

@@ -52,12 +52,51 @@ class ToolLibrarianStateFields(TypedDict):
     loaded_tools: NotRequired[Annotated[LoadedTools, merge_loaded_tools]]
 
 
+def state_value(state: Any, key: str) -> Any:
+    """``state[key]`` of a dict state, or the attribute of a pydantic / dataclass one."""
+    if isinstance(state, dict):
+        return state.get(key)
+    return getattr(state, key, None)
+
+
+def state_messages(state: Any) -> list[Any]:
+    """The state's messages (``[]`` when it has none)."""
+    messages = state_value(state, "messages")
+    return list(messages) if isinstance(messages, list | tuple) else []
+
+
+_SUMMARY_SOURCE = "summarization"
+"""``additional_kwargs["lc_source"]`` of the summary message LangChain's
+``SummarizationMiddleware`` puts in place of the messages it folds."""
+
+
+def in_turn(loaded_turn: object, messages: list[Any]) -> bool:
+    """Whether tools loaded in ``loaded_turn`` are still this turn's.
+
+    The turn is the latest human message. A summary that replaced the history in the
+    middle of the turn (``SummarizationMiddleware``) is not a new user message: while
+    it is the latest human message, the turn's tools stay loaded.
+    """
+    if not isinstance(loaded_turn, str) or not loaded_turn:
+        return False
+    if loaded_turn == current_turn(messages):
+        return True
+    for message in reversed(messages):
+        if getattr(message, "type", None) == "human":
+            kwargs = getattr(message, "additional_kwargs", None) or {}
+            return kwargs.get("lc_source") == _SUMMARY_SOURCE
+    return False
+
+
 def _tool_lines(result: ToolSearchResult, index: ToolIndex) -> list[str]:
     out = []
     for match in result.matches:
         record = index.get(match.name)
         summary = record.summary if record else ""
         extra = " (related)" if match.reason == "sibling" else ""
+        if record is not None and record.tool is None:
+            # A schema-only catalog entry: described, but nothing here can run it.
+            extra += " (described only: it cannot be called here)"
         out.append(f"- {match.name}{extra}: {summary}")
     return out
 
@@ -103,7 +142,12 @@ def create_request_tools(index: ToolIndex, *, k: int = 5, name: str = "request_t
     model-visible result. A failing search answers with a short "unavailable" message
     instead of raising, so the model can retry or continue; "no match" is a different,
     explicit message listing the domains.
+
+    Raises:
+        ValueError: ``k`` is not a positive int.
     """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive int, got {k!r}")
 
     def _command(result: ToolSearchResult | None, runtime: ToolRuntime, error: str = "") -> Any:
         call_id = runtime.tool_call_id or ""
@@ -122,8 +166,7 @@ def create_request_tools(index: ToolIndex, *, k: int = 5, name: str = "request_t
             for m in result.matches
             if (record := index.get(m.name)) is not None and record.tool is not None
         ]
-        state = runtime.state if isinstance(runtime.state, dict) else {}
-        turn = current_turn(state.get("messages", []))
+        turn = current_turn(state_messages(runtime.state))
         text = format_search_result(result, index)
         return Command(
             update={
@@ -134,17 +177,15 @@ def create_request_tools(index: ToolIndex, *, k: int = 5, name: str = "request_t
 
     def request_tools(query: str, runtime: ToolRuntime, domain: str | None = None) -> Any:
         try:
-            result = index.search(query, k=k, domain=domain)
+            return _command(index.search(query, k=k, domain=domain), runtime)
         except Exception as exc:  # the model gets a message, the graph keeps running
             return _command(None, runtime, type(exc).__name__)
-        return _command(result, runtime)
 
     async def arequest_tools(query: str, runtime: ToolRuntime, domain: str | None = None) -> Any:
         try:
-            result = await index.asearch(query, k=k, domain=domain)
+            return _command(await index.asearch(query, k=k, domain=domain), runtime)
         except Exception as exc:
             return _command(None, runtime, type(exc).__name__)
-        return _command(result, runtime)
 
     return StructuredTool.from_function(
         func=request_tools,
