@@ -371,3 +371,47 @@ def test_background_indexing_returns_before_the_index_is_built(tmp_path):
 def test_background_indexing_needs_a_store():
     with pytest.raises(ValueError, match="store"):
         LibrarianConfig(background_indexing=True)
+
+
+def test_background_jobs_that_run_out_of_order_never_move_the_index_back(monkeypatch):
+    """Two workers start a session's jobs in any order: whatever the order, the stored
+    index ends up covering the newest history (an older job must not overwrite it)."""
+    from concurrent.futures import Future
+
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_librarian import LangGraphIndexStore
+    from langgraph_librarian._kit import background
+
+    class Reversed:
+        """Holds the submitted jobs, then runs them newest first (the worst order)."""
+
+        def __init__(self) -> None:
+            self.jobs: list[tuple[Any, tuple[Any, ...], Future[None]]] = []
+
+        def submit(self, fn: Any, *args: Any) -> Future[None]:
+            future: Future[None] = Future()
+            self.jobs.append((fn, args, future))
+            return future
+
+        def run_newest_first(self) -> None:
+            for fn, args, future in reversed(self.jobs):
+                fn(*args)
+                future.set_result(None)
+
+    executor = Reversed()
+    monkeypatch.setattr(background, "_EXECUTOR", executor)
+    store = LangGraphIndexStore(InMemoryStore())
+    config = LibrarianConfig(store=store, embeddings=None, background_indexing=True)
+    history = conversation(3)
+    for turn in range(4):  # four turns, each submitted before any job runs
+        history = [
+            *history,
+            HumanMessage(f"question {turn}", id=f"q{turn}"),
+            AIMessage(f"answer {turn}", id=f"r{turn}"),
+        ]
+        background.submit_indexing(config, "s1", history)
+    executor.run_newest_first()
+    stored = store.load("s1")
+    assert stored is not None and len(stored) == len(history)
+    assert [e.message_id for e in stored] == [m.id for m in history]

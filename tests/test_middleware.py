@@ -218,3 +218,35 @@ def test_pre_model_hook_always_writes_even_when_failing(tmp_path):
     messages = conversation(3)
     out = hook({"messages": messages}, {"configurable": {"thread_id": "hook-fail"}})
     assert out == {"llm_input_messages": messages}  # never {}: no stale input next call
+
+
+def test_without_a_thread_id_two_conversations_never_share_a_selection():
+    """No checkpointer, no thread id, message ids numbered per conversation (m0, m1...):
+    the second conversation must get its own selection and its own metadata."""
+
+    def conversation_of(topic: str, word: str, at: int) -> list[AnyMessage]:
+        history: list[AnyMessage] = []
+        for i in range(20):
+            history.append(HumanMessage(f"Note {i} on {topic}: detail {i} " * 6))
+            history.append(AIMessage(f"Noted {i}."))
+        history.insert(at, HumanMessage(f"The code word for {topic} is {word}."))
+        history.append(HumanMessage(f"What was the code word for {topic}?"))
+        for i, message in enumerate(history):
+            message.id = f"m{i}"
+        return history
+
+    def agent() -> Any:
+        config = LibrarianConfig(context_token_budget=600, embeddings=None)
+        model = ScriptedChatModel(script="ok")
+        return create_agent(model, tools=[], middleware=[LibrarianMiddleware(config)]), model
+
+    first = conversation_of("design", "falcon", 10)
+    second = conversation_of("security", "otter", 26)
+    alone, _ = agent()
+    expected = alone.invoke({"messages": second})["librarian_metadata"]
+    shared, model = agent()
+    shared.invoke({"messages": first})
+    got = shared.invoke({"messages": second})["librarian_metadata"]
+    assert got["query"] == "What was the code word for security?"
+    assert got["selected_ids"] == expected["selected_ids"]
+    assert "otter" in " ".join(str(m.content) for m in model.calls[-1])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -18,27 +19,40 @@ __all__ = ["submit_indexing", "wait_for_background_indexing"]
 logger = logging.getLogger(__name__)
 
 _EXECUTOR = ThreadPoolExecutor(max_workers=2, thread_name_prefix="librarian-background")
-_SESSION_LOCKS: dict[str, threading.Lock] = {}
-_PENDING: set[Future[None]] = set()
 _GUARD = threading.Lock()
+_PENDING: set[Future[None]] = set()
 
 
-def _lock_for(session: str) -> threading.Lock:
-    with _GUARD:
-        return _SESSION_LOCKS.setdefault(session, threading.Lock())
+class _Session:
+    """One session's lock and the newest history waiting to be indexed.
+
+    Jobs of one session can start in any order (two workers), so a job does not index
+    the history it was submitted with: under the session's lock it takes the newest
+    history submitted so far, and a job that finds none waiting has nothing left to do.
+    The stored index then only moves forward: an older history never overwrites the
+    index of a newer one. Weakly held: an idle session's record goes away.
+    """
+
+    __slots__ = ("__weakref__", "latest", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.latest: tuple[LibrarianConfig, list[BaseMessage], RunnableConfig | None] | None = None
 
 
-def _run(
-    config: LibrarianConfig,
-    session: str,
-    messages: list[BaseMessage],
-    run_config: RunnableConfig | None,
-) -> None:
-    store = config.store
-    if store is None:  # guarded by the caller; kept for type narrowing
-        return
-    # One job per session at a time: the later job starts from the earlier job's index.
-    with _lock_for(session):
+_SESSIONS: weakref.WeakValueDictionary[str, _Session] = weakref.WeakValueDictionary()
+
+
+def _run(session: str, record: _Session) -> None:
+    with record.lock:
+        with _GUARD:
+            job, record.latest = record.latest, None
+        if job is None:  # a job that started earlier indexed the newest history already
+            return
+        config, messages, run_config = job
+        store = config.store
+        if store is None:  # guarded by the caller; kept for type narrowing
+            return
         try:
             entries = store.load(session) or []
             update = update_index(messages, entries, config, run_config=run_config)
@@ -58,10 +72,16 @@ def submit_indexing(
     ``run_config`` is the turn's run config: the indexer's model calls run as its child
     runs (the user's callbacks and tracing see them, tagged never to stream), as they
     do when indexing in the foreground. The worker thread does not inherit the turn's
-    context, so it is passed explicitly.
+    context, so it is passed explicitly. When turns come faster than indexing, the
+    newest history wins (see :class:`_Session`).
     """
-    future = _EXECUTOR.submit(_run, config, session, list(messages), run_config)
     with _GUARD:
+        record = _SESSIONS.get(session)
+        if record is None:
+            record = _SESSIONS[session] = _Session()
+        record.latest = (config, list(messages), run_config)
+        # The job holds the record (and so keeps it alive) until it has run.
+        future = _EXECUTOR.submit(_run, session, record)
         _PENDING.add(future)
     future.add_done_callback(lambda f: _PENDING.discard(f))
     return future

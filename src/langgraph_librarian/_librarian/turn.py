@@ -22,7 +22,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.failures import fails_open
-from langgraph_librarian._engine.messages import current_turn, latest_human_text
+from langgraph_librarian._engine.messages import current_turn, latest_human_text, turn_key
 from langgraph_librarian._engine.state_cache import entries_to_state, state_entries
 from langgraph_librarian._engine.view import turn_view, view_of
 from langgraph_librarian._kit.background import submit_indexing
@@ -472,7 +472,9 @@ class SelectionCache:
 
     @staticmethod
     def key(run: Run, messages: Sequence[BaseMessage]) -> tuple[str, str]:
-        return (run.thread or "", current_turn(messages))
+        # Without a thread id (no checkpointer, the index in state) two conversations
+        # could share a latest message id: the key then digests the conversation.
+        return turn_key(run.thread, messages)
 
     def get(self, key: tuple[str, str], messages: Sequence[BaseMessage]) -> Selection | None:
         hit = self._selections.get(key)

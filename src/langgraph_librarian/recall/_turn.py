@@ -16,7 +16,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.failures import describe
-from langgraph_librarian._engine.messages import current_turn, latest_human_text
+from langgraph_librarian._engine.messages import current_turn, latest_human_text, turn_key
+from langgraph_librarian._kit.run import thread_id
 from langgraph_librarian.recall._memory import ScopeMemory
 from langgraph_librarian.recall._result import RecallResult, failure_status
 from langgraph_librarian.recall._scope import (
@@ -45,7 +46,12 @@ def _failed(exc: BaseException, scope: str | None) -> RecallResult:
     return RecallResult(status, scope=scope, reason=reason)
 
 
-def _prepare(memory: ScopeMemory, context: Any, messages: Sequence[BaseMessage]) -> _Prepared:
+def _prepare(
+    memory: ScopeMemory,
+    context: Any,
+    messages: Sequence[BaseMessage],
+    parent: RunnableConfig | None = None,
+) -> _Prepared:
     """(scope id, query, cache key, byte bound), or the result when there is nothing to do."""
     try:
         scope_id = resolve_scope(context)
@@ -53,13 +59,15 @@ def _prepare(memory: ScopeMemory, context: Any, messages: Sequence[BaseMessage])
         bound = run_max_bytes(context, memory.max_bytes)
     except RecallConfigError as exc:
         return _failed(exc, None)
-    turn = current_turn(messages)  # the Librarian's turn key: same turn, same key
-    if not turn:
+    if not current_turn(messages):
         return RecallResult("skipped", scope=key, reason="no human message")
     query = latest_human_text(messages)[:MAX_QUERY_CHARS]
     if not query.strip():
         return RecallResult("skipped", scope=key, reason="empty query")
-    return scope_id, query, (key, turn, bound), bound
+    # The Librarian's turn key (same turn, same key), per thread: two threads of one
+    # scope never share a result (it excludes the thread's own messages).
+    thread, turn = turn_key(thread_id(parent), messages)
+    return scope_id, query, (key, f"{thread}\x00{turn}", bound), bound
 
 
 def _ids(messages: Sequence[BaseMessage]) -> set[str]:
@@ -80,7 +88,7 @@ def recall_for_turn(
     parent: RunnableConfig | None = None,
 ) -> RecallResult:
     """The turn's recall (cached). Never raises: failures come back as a status."""
-    prepared = _prepare(memory, context, messages)
+    prepared = _prepare(memory, context, messages, parent)
     if isinstance(prepared, RecallResult):
         return prepared
     scope_id, query, cache_key, bound = prepared
@@ -104,7 +112,7 @@ async def arecall_for_turn(
     parent: RunnableConfig | None = None,
 ) -> RecallResult:
     """Async twin of :func:`recall_for_turn`."""
-    prepared = _prepare(memory, context, messages)
+    prepared = _prepare(memory, context, messages, parent)
     if isinstance(prepared, RecallResult):
         return prepared
     scope_id, query, cache_key, bound = prepared
