@@ -170,3 +170,40 @@ def test_gist_source_marker_is_set():
     out = graph.invoke({"messages": [HumanMessage("And the music?")]}, cfg)
     gist = out["curated_messages"][0]
     assert gist.additional_kwargs.get("lc_source") == SUMMARY_SOURCE
+
+
+def test_the_gist_keeps_its_facts_under_a_summarization_middleware():
+    """RunningSummaryMiddleware replaces the history (the gist's last folded message is
+    deleted): the gist keeps what it holds, never folds a summary as a message."""
+    from langchain.agents import create_agent
+
+    from langgraph_librarian.memory import RunningSummaryMiddleware
+
+    count = {"n": 0}
+
+    def answer(messages: list[Any]) -> str:
+        count["n"] += 1
+        return f"Answer number {count['n']}: a simple seasonal dish with rice and greens."
+
+    model = ScriptedChatModel(script=answer)
+    agent = create_agent(
+        model,
+        middleware=[  # the order docs/memory.md recommends
+            RunningSummaryMiddleware(model, trigger=("messages", 12), keep=("messages", 2)),
+            LibrarianMiddleware(
+                LibrarianConfig(
+                    running_summary_tokens=150, embeddings=None, context_token_budget=200
+                )
+            ),
+        ],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "stacked"}}
+    texts = ["I'm allergic to peanuts.", "I live in Lyon."]
+    texts += [f"Idea number {i} for a quick weekday dinner?" for i in range(20)]
+    for text in texts:
+        state = agent.invoke({"messages": [("user", text)]}, cfg)
+    gist = state["librarian_summary"]["text"]
+    assert "peanuts" in gist
+    assert "User: - User" not in gist and "Here is a summary" not in gist  # never nested
+    assert "peanuts" in "\n".join(str(m.content) for m in model.calls[-1])

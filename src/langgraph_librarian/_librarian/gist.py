@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from langgraph_librarian.hydrate import recent_turns_start
-from langgraph_librarian.memory._prompts import summary_message
+from langgraph_librarian.memory._prompts import SUMMARY_SOURCE, summary_message
 from langgraph_librarian.memory._result import SummaryResult
 from langgraph_librarian.memory._summarizer import RunningSummarizer
 from langgraph_librarian.tokens import count_tokens
@@ -84,6 +84,29 @@ def _folded_until(messages: Sequence[BaseMessage], gist: dict[str, Any]) -> int 
     return covers if isinstance(covers, int) and 0 <= covers <= len(messages) else None
 
 
+_SUMMARY_SOURCES = frozenset({"summarization", SUMMARY_SOURCE})
+"""``additional_kwargs["lc_source"]`` of summary messages (LangChain's summarization
+middleware, this library's running summary): their facts came from messages that were
+folded already, and a summary folded as a message would nest summaries in the gist."""
+
+
+def _is_summary(message: BaseMessage) -> bool:
+    return (message.additional_kwargs or {}).get("lc_source") in _SUMMARY_SOURCES
+
+
+_LANGCHAIN_SUMMARY_HEAD = "Here is a summary of the conversation to date:"
+
+
+def _summary_text(message: BaseMessage) -> str:
+    """The summary a summary message carries (its ``running_summary``, else its text
+    without LangChain's heading)."""
+    carried = (message.additional_kwargs or {}).get("running_summary")
+    if isinstance(carried, str):
+        return carried.strip()
+    text = message.text if isinstance(message.text, str) else str(message.content)
+    return text.removeprefix(_LANGCHAIN_SUMMARY_HEAD).strip()
+
+
 def plan_fold(
     messages: Sequence[BaseMessage], state: dict[str, Any], config: LibrarianConfig
 ) -> Fold | None:
@@ -95,9 +118,19 @@ def plan_fold(
     boundary = recent_turns_start(messages, max(1, config.always_include_recent_turns - 1))
     start = _folded_until(messages, gist)
     previous = str(gist.get("text") or "")
-    if start is None:  # the folded messages were deleted or edited away: start over
-        start, previous = 0, ""
-    waiting = [m for m in messages[start:boundary] if m.type != "system"]
+    if start is None:
+        # The last folded message was deleted (a trim, LangChain's summarization
+        # middleware replacing the history): the gist keeps what it holds (facts are
+        # never thrown away) and what remains is folded into it; a line seen twice is
+        # kept once by the merge.
+        start = 0
+    span = messages[start:boundary]
+    waiting = [m for m in span if m.type != "system" and not _is_summary(m)]
+    # A summary message in the span (the summarization middleware's) holds facts of
+    # messages it replaced, some perhaps not folded yet: merged as summary text.
+    absorbed = [text for m in span if _is_summary(m) and (text := _summary_text(m))]
+    if absorbed:
+        previous = "\n".join([previous, *absorbed]).strip()
     batch = 1 if config.uses_local_indexer else _MODEL_BATCH
     if len(waiting) < batch:
         return None

@@ -36,7 +36,14 @@ from langgraph_librarian._engine.text import CHANGE_CUES, VALUE_PATTERN, WHITESP
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_text_tokens
 
-__all__ = ["clip_to_tokens", "compress_lines", "merge_facts", "message_fact", "parse_summary"]
+__all__ = [
+    "clip_to_tokens",
+    "compress_lines",
+    "merge_facts",
+    "message_fact",
+    "parse_summary",
+    "retained_terms",
+]
 
 _VERBATIM_CHARS = 240
 """Messages up to this length are kept word for word (after whitespace clean-up)."""
@@ -56,20 +63,33 @@ _ROLE_WEIGHT = {"User": 2.0, "Assistant": 1.0, "Tool": 0.5}
 _PROSE_WEIGHT = 1.5  # lines without a role label, e.g. from a model-written summary
 # What a user discloses about themselves and asks to be remembered. Domain-free on
 # purpose (no diets or recipes): the same cues matter for travel, code or health.
-_DURABLE = re.compile(
-    r"\b(i am|i'm|i have|i've|my|mine|call me|allerg\w*|intoleran\w*|avoid\w*|prefer\w*|"
-    r"favou?rite|love[sd]?|hate[sd]?|dislike[sd]?|can'?t|cannot|don'?t|never|always|"
-    r"remember|forget|important|must|need(?:s|ed)? to|deadline|budget|birthday|"
-    r"live[sd]? in|work(?:s|ed)? (?:at|as|for))\b",
+# Strong cues name something lasting (a constraint, a preference, who they are); weak
+# ones only say the user speaks about themselves: "I'm going to make stew tonight" must
+# not outrank "I'm allergic to peanuts" for saying "I'm" and "going to".
+_LASTING = re.compile(
+    r"\b(call me|allerg\w*|intoleran\w*|avoid\w*|prefer\w*|favou?rite|hate[sd]?|"
+    r"dislike[sd]?|can'?t|cannot|never|always|remember|forget|important|must|deadline|"
+    r"birthday|budget|live[sd]? in|work(?:s|ed)? (?:at|as|for)|i'?m an? |i am an? |"
+    r"my name)\b",
+    re.IGNORECASE,
+)
+_PERSONAL = re.compile(
+    r"\b(i am|i'm|i have|i've|my|mine|love[sd]?|don'?t|need(?:s|ed)? to)\b",
     re.IGNORECASE,
 )
 _DECISIONS = re.compile(
-    r"\b(decid\w*|agree\w*|confirm\w*|book(?:ed)?|chose|chosen|settled|plan(?:ned)?|"
-    r"schedul\w*|will|going to)\b",
+    r"\b(decid\w*|agree\w*|confirm\w*|book(?:ed)?|chose|chosen|settled|schedul\w*)\b",
     re.IGNORECASE,
 )
+_INTENTIONS = re.compile(r"\b(will|going to|plan(?:ned)?)\b", re.IGNORECASE)
 # (pattern, weight): changes and values use the offline engine's shared patterns.
-_CUES = ((_DURABLE, 2.0), (CHANGE_CUES, 2.0), (_DECISIONS, 1.0))
+_CUES = (
+    (_LASTING, 3.0),
+    (_PERSONAL, 1.0),
+    (CHANGE_CUES, 2.0),
+    (_DECISIONS, 1.0),
+    (_INTENTIONS, 0.5),
+)
 
 
 @dataclass(frozen=True)
@@ -275,3 +295,27 @@ def merge_facts(
             facts.append(fact)
             worth += count_text_tokens(fact, counter)
     return compress_lines([*parse_summary(previous_summary), *facts[::-1]], max_tokens, counter)
+
+
+def retained_terms(previous_summary: str) -> set[str]:
+    """The content words a new summary must mostly keep from ``previous_summary``.
+
+    A summary written by a model: all of them. One made offline (a line per message,
+    ``User: ...``) also holds small talk the model is told to drop, so only its lasting
+    lines count (constraints, preferences, identity, decisions, changes, values):
+    otherwise a good model answer is rejected for dropping the pleasantries, and every
+    later fold falls back to the offline summary.
+    """
+    lines = parse_summary(previous_summary)
+    labelled = [line for line in lines if _LABELLED.match(line)]
+    if not lines or 2 * len(labelled) < len(lines):
+        return set(content_terms(previous_summary))
+    lasting = [
+        line
+        for line in lines
+        if _LASTING.search(line)
+        or CHANGE_CUES.search(line)
+        or _DECISIONS.search(line)
+        or VALUE_PATTERN.search(line.partition(":")[2])
+    ]
+    return set(content_terms(" ".join(lasting)))

@@ -75,6 +75,16 @@ def _label(message: BaseMessage) -> str:
     return f"tool {name}" if message.type == "tool" and name else role
 
 
+def _indented(text: str) -> str:
+    """``text`` with its continuation lines indented: a line of a message can never start
+    like a message of its own (``[assistant] ...``) in the rendered conversation."""
+    return text.replace("\r", "").replace("\n", "\n    ")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 def render_messages(messages: Sequence[BaseMessage]) -> tuple[list[str], int]:
     """Prompt lines for the newest messages that fit, and how many older ones do not.
 
@@ -90,9 +100,9 @@ def render_messages(messages: Sequence[BaseMessage]) -> tuple[list[str], int]:
     for shown, message in enumerate(reversed(conversation)):
         if used < MAX_PROMPT_CHARS * _FULL_SHARE:
             text = clip_middle(message_text(message), MAX_MESSAGE_CHARS)
-            line = f"[{fence(_label(message))}] {fence(text)}"
+            line = f"[{_one_line(fence(_label(message)))}] {_indented(fence(text))}"
         else:
-            line = f"[earlier] {fence(message_fact(message))}"
+            line = f"[earlier] {_indented(fence(message_fact(message)))}"
         if lines and used + len(line) > MAX_PROMPT_CHARS:
             return lines[::-1], len(conversation) - shown
         lines.append(line)

@@ -19,7 +19,12 @@ from langgraph_librarian._engine.models import LazyModel, build_model
 from langgraph_librarian._engine.text import content_terms
 from langgraph_librarian.index.summarize import summary_problem
 from langgraph_librarian.memory._adapter import langchain_summarizer
-from langgraph_librarian.memory._facts import compress_lines, merge_facts, parse_summary
+from langgraph_librarian.memory._facts import (
+    compress_lines,
+    merge_facts,
+    parse_summary,
+    retained_terms,
+)
 from langgraph_librarian.memory._prompts import (
     DATA_TAGS,
     DEFAULT_RUNNING_SUMMARY_PROMPT,
@@ -68,7 +73,7 @@ def _answer_problem(
     if problem is None and source_terms and not source_terms & set(content_terms(answer)):
         problem = "the summary says nothing about the conversation"
     if problem is None and previous:
-        kept = set(content_terms(previous))
+        kept = retained_terms(previous)
         if kept and len(kept & set(content_terms(answer))) < _MIN_RETAINED * len(kept):
             problem = "the summary drops most of the previous summary"
     return problem
