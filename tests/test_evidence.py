@@ -251,3 +251,24 @@ def test_without_embeddings_a_shared_rare_word_is_enough_and_nothing_shared_is_e
     hit = memory.recall("u", "A second session: which nuts should I avoid?")
     assert hit.status == "recalled" and "peanuts" in hit.records[0].text
     assert memory.recall("u", "Our project deadline is March 3.").status == "empty"
+
+
+@pytest.mark.parametrize(
+    ("text", "filler"),
+    [
+        ("Okay, let me think about it.", True),
+        ("Thanks, that helps!", True),
+        ("Good morning!", True),
+        ("Great, thanks a lot.", True),
+        ("No problem at all.", True),
+        ("Reply 8.", True),
+        ("See you at 5.", False),
+        ("I am vegan.", False),
+        ("Let me know the price.", False),
+        ("Thanks for the tip about Lyon!", False),
+    ],
+)
+def test_acknowledgements_and_greetings_are_filler(text: str, filler: bool) -> None:
+    from langgraph_librarian.select._evidence import is_filler
+
+    assert is_filler(text) is filler

@@ -62,11 +62,30 @@ MAX_REMEMBER_CHARS = 4_000
 _MEMORY, _THREADS = "memory", "threads"
 
 
-def _without(records: list[MemoryRecord], message_ids: Collection[str]) -> list[MemoryRecord]:
-    if not message_ids:
+DEFAULT_TIMEOUT = 15.0
+"""Seconds a turn waits for scope memory (the store and the selector) before it goes on
+without recall (``unavailable``), and for capture before it gives up."""
+
+
+def _without(
+    records: list[MemoryRecord],
+    message_ids: Collection[str],
+    content_hashes: Collection[str] = (),
+    thread_id: str | None = None,
+) -> list[MemoryRecord]:
+    """``records`` less the copies of the given messages and the given thread's records."""
+    if not message_ids and not content_hashes and thread_id is None:
         return records
-    excluded = set(message_ids)
-    return [r for r in records if r.message_id is None or r.message_id not in excluded]
+    ids, hashes = set(message_ids), set(content_hashes)
+    return [
+        r
+        for r in records
+        if not (
+            (r.message_id is not None and r.message_id in ids)
+            or (r.content_hash and r.content_hash in hashes)
+            or (thread_id is not None and r.thread_id == thread_id)
+        )
+    ]
 
 
 class ScopeMemory:
@@ -88,6 +107,9 @@ class ScopeMemory:
             return the most recently updated first).
         capture_roles: Message types copied from completed turns.
         cache_size: Per-turn recall results kept in memory.
+        timeout: Seconds a turn waits for scope memory (store and selector) before it
+            goes on without recall (status ``unavailable``), and for capture; ``None``
+            waits for ever.
 
     Example:
         ```python
@@ -109,11 +131,17 @@ class ScopeMemory:
         max_candidates: int = 2_000,
         capture_roles: Collection[str] = ("human", "ai"),
         cache_size: int = 1_024,
+        timeout: float | None = DEFAULT_TIMEOUT,
     ) -> None:
         if not isinstance(store, BaseStore):
             raise RecallConfigError(f"store must be a LangGraph BaseStore, got {type(store)}")
         if max_candidates < 1:
             raise RecallConfigError("max_candidates must be >= 1")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+        ):
+            raise RecallConfigError(f"timeout must be a positive number or None, got {timeout!r}")
+        self.timeout = timeout
         self.store = store
         self.config = config if config is not None else LibrarianConfig()
         self.namespace = check_namespace(namespace)
@@ -372,15 +400,21 @@ class ScopeMemory:
         max_bytes: int | None = None,
         parent: RunnableConfig | None = None,
         exclude_message_ids: Collection[str] = (),
+        exclude_content_hashes: Collection[str] = (),
+        exclude_thread_id: str | None = None,
     ) -> RecallResult:
         """Select and render the scope's evidence for ``query`` (uncached; may raise).
 
         ``parent`` is the run config the selector's model call inherits. Records copied
-        from a message in ``exclude_message_ids`` (the messages the model already gets)
+        from a message in ``exclude_message_ids`` (the messages the model already gets),
+        with a content hash in ``exclude_content_hashes`` (the same messages re-sent
+        without their ids) or from the thread ``exclude_thread_id`` (the asking thread)
         are left out, so a thread's own turns are not repeated to it.
         """
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
-        records = _without(self.records(scope_id), exclude_message_ids)
+        records = _without(
+            self.records(scope_id), exclude_message_ids, exclude_content_hashes, exclude_thread_id
+        )
         ranked = _select.select_ranked(records, query[:MAX_QUERY_CHARS], self.config, parent)
         return self._finish(scope_id, ranked, len(records), bound)
 
@@ -392,9 +426,16 @@ class ScopeMemory:
         max_bytes: int | None = None,
         parent: RunnableConfig | None = None,
         exclude_message_ids: Collection[str] = (),
+        exclude_content_hashes: Collection[str] = (),
+        exclude_thread_id: str | None = None,
     ) -> RecallResult:
         """Async twin of :meth:`recall`."""
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
-        records = _without(await self.arecords(scope_id), exclude_message_ids)
+        records = _without(
+            await self.arecords(scope_id),
+            exclude_message_ids,
+            exclude_content_hashes,
+            exclude_thread_id,
+        )
         ranked = await _select.aselect_ranked(records, query[:MAX_QUERY_CHARS], self.config, parent)
         return self._finish(scope_id, ranked, len(records), bound)

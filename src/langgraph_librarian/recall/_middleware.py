@@ -118,7 +118,13 @@ class RecallMiddleware(AgentMiddleware[RecallMiddlewareState, Any]):
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> ModelResponse[Any]:
         result = recall_for_turn(
-            self.memory, run_context(request.runtime), request.messages, current_run_config()
+            self.memory,
+            run_context(request.runtime),
+            request.messages,
+            current_run_config(),
+            # The model may get a curated part (the Librarian first): nothing of the
+            # whole thread is recalled to it.
+            history=self._messages(request.state),
         )
         return handler(self._apply(request, result))
 
@@ -128,7 +134,11 @@ class RecallMiddleware(AgentMiddleware[RecallMiddlewareState, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any]:
         result = await arecall_for_turn(
-            self.memory, run_context(request.runtime), request.messages, current_run_config()
+            self.memory,
+            run_context(request.runtime),
+            request.messages,
+            current_run_config(),
+            history=self._messages(request.state),
         )
         return await handler(self._apply(request, result))
 

@@ -48,8 +48,26 @@ _MAX_MISSES = 50
 _MIN_CUT_ROOM = 120
 
 
+_ESCAPES = str.maketrans(
+    {
+        "<": "\\u003c",
+        ">": "\\u003e",
+        # Fullwidth and small angle brackets read as tags to a model too.
+        "\uff1c": "\\uff1c",
+        "\uff1e": "\\uff1e",
+        "\ufe64": "\\ufe64",
+        "\ufe65": "\\ufe65",
+        # Line and paragraph separators and NEL end a line for splitlines() and many
+        # readers: one record stays one line.
+        "\u2028": "\\u2028",
+        "\u2029": "\\u2029",
+        "\x85": "\\u0085",
+    }
+)
+
+
 def _escape(line: str) -> str:
-    return line.replace("<", "\\u003c").replace(">", "\\u003e")
+    return line.translate(_ESCAPES)
 
 
 def _line(record: MemoryRecord, text: str, *, with_key: bool = False) -> str:

@@ -110,11 +110,11 @@ def resolve_scope(context: Any = None) -> str:
     if explicit is not None:
         if not isinstance(explicit, str):
             raise RecallConfigError(f"scope_id must be a string, got {type(explicit).__name__}")
-        if not explicit:
+        if not explicit.strip():  # blank ids would put every anonymous user in one scope
             raise MissingScopeError("the run context's scope_id is empty")
         return explicit
     from_env = os.environ.get(SCOPE_ENV_VAR, "")
-    if from_env:
+    if from_env.strip():
         return from_env
     raise MissingScopeError(
         f"no memory scope for this run: pass context=RecallScope(scope_id=...) "

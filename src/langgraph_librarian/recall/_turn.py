@@ -8,15 +8,27 @@ key includes the scope, so two tenants sending the same prompt never share a rec
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import functools
 import logging
-from collections.abc import Sequence
-from typing import Any
+import queue
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.failures import describe
-from langgraph_librarian._engine.messages import current_turn, latest_human_text, turn_key
+from langgraph_librarian._engine.messages import (
+    content_hash,
+    current_turn,
+    latest_human_text,
+    turn_key,
+)
 from langgraph_librarian._kit.run import thread_id
 from langgraph_librarian.recall._memory import ScopeMemory
 from langgraph_librarian.recall._result import RecallResult, failure_status
@@ -33,7 +45,8 @@ __all__ = ["acapture_turn", "arecall_for_turn", "capture_turn", "recall_for_turn
 
 logger = logging.getLogger("langgraph_librarian.recall")
 
-_Prepared = tuple[str, str, tuple[str, str, int], int] | RecallResult
+_T = TypeVar("_T")
+_Prepared = tuple[str, str, tuple[str, str, int], int, str] | RecallResult
 
 
 def _failed(exc: BaseException, scope: str | None) -> RecallResult:
@@ -67,12 +80,15 @@ def _prepare(
     # The Librarian's turn key (same turn, same key), per thread: two threads of one
     # scope never share a result (it excludes the thread's own messages).
     thread, turn = turn_key(thread_id(parent), messages)
-    return scope_id, query, (key, f"{thread}\x00{turn}", bound), bound
+    return scope_id, query, (key, f"{thread}\x00{turn}", bound), bound, thread
 
 
-def _ids(messages: Sequence[BaseMessage]) -> set[str]:
-    # The model already gets these messages: recalling their copies would repeat them.
-    return {str(m.id) for m in messages if m.id}
+def _exclusions(messages: Sequence[BaseMessage]) -> tuple[set[str], set[str]]:
+    """(ids, content hashes) of the messages the thread holds: their copies in scope
+    memory are this thread's own turns, never "earlier conversations" (by hash too: a
+    client that re-sends its history without ids gets new ids every request)."""
+    ids = {str(m.id) for m in messages if m.id}
+    return ids, {content_hash(m) for m in messages}
 
 
 def _done(memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallResult) -> None:
@@ -81,25 +97,100 @@ def _done(memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallRe
     memory.cache.put(cache_key, result)
 
 
+class _Deadlines:
+    """Daemon threads that run a sync recall or capture with a deadline.
+
+    A hung store (a network partition, no statement timeout) must not hang the turn,
+    nor the process's exit: ``concurrent.futures`` workers are joined at exit, these
+    daemon threads are not. Bounded: calls stuck on a dead store hold at most
+    ``size`` threads; later calls wait in the queue and time out as well.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self.started = 0
+        self.lock = threading.Lock()
+
+    def _work(self) -> None:
+        while True:
+            call, future = self.jobs.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(call())
+            except BaseException as exc:  # handed to the waiting turn
+                future.set_exception(exc)
+
+    def submit(self, call: Callable[[], _T]) -> Future[_T]:
+        future: Future[_T] = Future()
+        self.jobs.put((call, future))
+        with self.lock:
+            if self.started < self.size:
+                self.started += 1
+                threading.Thread(target=self._work, daemon=True, name="librarian-recall").start()
+        return future
+
+
+_DEADLINES = _Deadlines(4)
+
+
+def _within(timeout: float | None, call: Callable[[], _T]) -> _T:
+    if timeout is None:
+        return call()
+    future = _DEADLINES.submit(functools.partial(contextvars.copy_context().run, call))
+    try:
+        return future.result(timeout=timeout)
+    except FutureTimeout:
+        future.cancel()
+        raise TimeoutError(f"scope memory did not answer within {timeout:g} s") from None
+
+
+async def _awithin(timeout: float | None, call: Awaitable[_T]) -> _T:
+    if timeout is None:
+        return await call
+    try:
+        return await asyncio.wait_for(call, timeout)
+    except TimeoutError:
+        raise TimeoutError(f"scope memory did not answer within {timeout:g} s") from None
+
+
 def recall_for_turn(
     memory: ScopeMemory,
     context: Any,
     messages: Sequence[BaseMessage],
     parent: RunnableConfig | None = None,
+    history: Sequence[BaseMessage] = (),
 ) -> RecallResult:
-    """The turn's recall (cached). Never raises: failures come back as a status."""
+    """The turn's recall (cached). Never raises: failures come back as a status.
+
+    ``messages`` are what the model gets (they carry the question); ``history`` the
+    thread's whole conversation when that is more (a curated context): nothing of the
+    thread itself is recalled. A store that does not answer within ``memory.timeout``
+    gives ``unavailable``.
+    """
     prepared = _prepare(memory, context, messages, parent)
     if isinstance(prepared, RecallResult):
         return prepared
-    scope_id, query, cache_key, bound = prepared
+    scope_id, query, cache_key, bound, thread = prepared
     cached = memory.cache.get(cache_key)
     if cached is not None:
         return cached
+    ids, hashes = _exclusions([*messages, *history])
     try:
-        result = memory.recall(
-            scope_id, query, max_bytes=bound, parent=parent, exclude_message_ids=_ids(messages)
+        result = _within(
+            memory.timeout,
+            lambda: memory.recall(
+                scope_id,
+                query,
+                max_bytes=bound,
+                parent=parent,
+                exclude_message_ids=ids,
+                exclude_content_hashes=hashes,
+                exclude_thread_id=thread or None,
+            ),
         )
-    except Exception as exc:  # fail-open: the turn goes on without scope memory
+    except Exception as exc:
         result = _failed(exc, cache_key[0])
     _done(memory, cache_key, result)
     return result
@@ -110,18 +201,29 @@ async def arecall_for_turn(
     context: Any,
     messages: Sequence[BaseMessage],
     parent: RunnableConfig | None = None,
+    history: Sequence[BaseMessage] = (),
 ) -> RecallResult:
     """Async twin of :func:`recall_for_turn`."""
     prepared = _prepare(memory, context, messages, parent)
     if isinstance(prepared, RecallResult):
         return prepared
-    scope_id, query, cache_key, bound = prepared
+    scope_id, query, cache_key, bound, thread = prepared
     cached = memory.cache.get(cache_key)
     if cached is not None:
         return cached
+    ids, hashes = _exclusions([*messages, *history])
     try:
-        result = await memory.arecall(
-            scope_id, query, max_bytes=bound, parent=parent, exclude_message_ids=_ids(messages)
+        result = await _awithin(
+            memory.timeout,
+            memory.arecall(
+                scope_id,
+                query,
+                max_bytes=bound,
+                parent=parent,
+                exclude_message_ids=ids,
+                exclude_content_hashes=hashes,
+                exclude_thread_id=thread or None,
+            ),
         )
     except Exception as exc:
         result = _failed(exc, cache_key[0])
@@ -157,8 +259,11 @@ def capture_turn(
         return None
     state = state if isinstance(state, dict) else {}
     try:
-        return memory.capture(
-            scope_id, state.get("messages") or [], thread_id=thread_id, index=state.get("index")
+        return _within(
+            memory.timeout,
+            lambda: memory.capture(
+                scope_id, state.get("messages") or [], thread_id=thread_id, index=state.get("index")
+            ),
         )
     except Exception as exc:  # the answer is already there: never fail the turn
         _capture_failed(exc)
@@ -174,8 +279,11 @@ async def acapture_turn(
         return None
     state = state if isinstance(state, dict) else {}
     try:
-        return await memory.acapture(
-            scope_id, state.get("messages") or [], thread_id=thread_id, index=state.get("index")
+        return await _awithin(
+            memory.timeout,
+            memory.acapture(
+                scope_id, state.get("messages") or [], thread_id=thread_id, index=state.get("index")
+            ),
         )
     except Exception as exc:
         _capture_failed(exc)

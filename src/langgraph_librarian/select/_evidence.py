@@ -132,6 +132,44 @@ _FILLER_WORDS = frozenset(
         "hi",
         "hello",
         "hey",
+        # The small words of acknowledgements and greetings ("Okay, let me think about
+        # it.", "Thanks, that helps!", "Good morning!", "No problem at all."): a message
+        # made only of these (and the words above) says nothing a question could need.
+        "let",
+        "me",
+        "think",
+        "about",
+        "that",
+        "this",
+        "helps",
+        "helped",
+        "help",
+        "morning",
+        "evening",
+        "afternoon",
+        "night",
+        "lot",
+        "much",
+        "so",
+        "very",
+        "really",
+        "too",
+        "a",
+        "to",
+        "there",
+        "makes",
+        "sense",
+        "see",
+        "i",
+        "you",
+        "problem",
+        "at",
+        "all",
+        "of",
+        "course",
+        "again",
+        "for",
+        "your",
     ]
 )
 _FILLER_MAX_WORDS = 6
@@ -292,7 +330,9 @@ def is_filler(text: str) -> bool:
     words = tokenize(text)
     if not words or len(words) > _FILLER_MAX_WORDS:
         return not words
-    return all(w in _FILLER_WORDS or w.isdigit() for w in words)
+    # A number alone with a filler word ("Reply 8.") says nothing; in a longer line it
+    # may be the point ("See you at 5.").
+    return all(w in _FILLER_WORDS or (w.isdigit() and len(words) <= 2) for w in words)
 
 
 def is_question(text: str) -> bool:
