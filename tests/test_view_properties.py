@@ -65,6 +65,7 @@ def assert_same_view(view: HistoryView, n: int, messages: list[BaseMessage]) -> 
     assert view.types[:n] == fresh.types
     assert view.hashes[:n] == fresh.hashes == [content_hash(m) for m in messages]
     assert view.keys[:n] == fresh.keys
+    assert view.prefixes[:n] == fresh.prefixes  # conversation_key reads these
     assert view.human_positions(n) == fresh.humans == human_positions(messages)
     assert view.system_positions(n) == fresh.systems
     assert view.orphan_positions(n) == fresh.orphans

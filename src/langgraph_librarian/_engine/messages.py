@@ -177,31 +177,6 @@ def current_turn(messages: Sequence[BaseMessage]) -> str:
     return ""
 
 
-def conversation_key(messages: Sequence[BaseMessage]) -> str:
-    """This conversation's current turn, told apart from any other conversation's.
-
-    A digest of every message up to and including the latest human message (ids and
-    content hashes): stable through the turn's tool loop, different for two
-    conversations whose latest human messages share an id (front ends that number
-    messages per conversation). For caches of a run without a thread id.
-    """
-    end = len(messages)
-    while end and messages[end - 1].type != "human":
-        end -= 1
-    digest = hashlib.blake2b(digest_size=12)
-    for message in messages[:end]:
-        digest.update(f"{message.id}\x00{content_hash(message)}\x01".encode("utf-8", "replace"))
-    return digest.hexdigest()
-
-
-def turn_key(thread: str | None, messages: Sequence[BaseMessage]) -> tuple[str, str]:
-    """Cache key of the current user turn: ``(thread, latest human message)``, or without a
-    thread id ``("", conversation_key(messages))``, so two conversations never share it."""
-    if thread:
-        return (thread, current_turn(messages))
-    return ("", conversation_key(messages))
-
-
 def latest_human_text(messages: Sequence[BaseMessage]) -> str:
     """Text of the latest human message, or ``""``."""
     for message in reversed(messages):

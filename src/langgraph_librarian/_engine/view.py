@@ -35,9 +35,17 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._engine.messages import content_hash
+from langgraph_librarian._engine.messages import content_hash, current_turn
 
-__all__ = ["HistoryView", "clear_views", "same_prefix", "turn_view", "view_of"]
+__all__ = [
+    "HistoryView",
+    "clear_views",
+    "conversation_key",
+    "same_prefix",
+    "turn_key",
+    "turn_view",
+    "view_of",
+]
 
 _DICT = attrgetter("__dict__")
 _ID, _TYPE, _NAME, _CONTENT = (itemgetter(k) for k in ("id", "type", "name", "content"))
@@ -127,6 +135,9 @@ class HistoryView:
         self.types = self._types
         self.hashes: list[str] = []
         self.keys: list[str] = []
+        self.prefixes: list[int] = []
+        """Per position, a digest of the history up to it (keys and content hashes): equal
+        for two views only when their histories are equal up to there."""
         self.humans: list[int] = []
         self.systems: list[int] = []
         self.orphans: list[int] = []
@@ -168,6 +179,7 @@ class HistoryView:
                 self.first_at[key] = position
             self.hashes.append(digest)
             self.keys.append(key)
+            self.prefixes.append(hash((self.prefixes[-1] if self.prefixes else 0, key, digest)))
             owner = -1
             if kind == "human":
                 self.humans.append(position)
@@ -257,6 +269,7 @@ class HistoryView:
         view._call_ids = self._call_ids[:p]
         view.hashes = self.hashes[:p]
         view.keys = self.keys[:p]
+        view.prefixes = self.prefixes[:p]
         view.owner = self.owner[:p]
         view.humans = self.human_positions(p)
         view.systems = self.system_positions(p)
@@ -402,3 +415,29 @@ def clear_views() -> None:
     """Forget every view (tests compare a view extended turn by turn with a fresh one)."""
     with _LOCK:
         _VIEWS.clear()
+
+
+def conversation_key(messages: Sequence[BaseMessage]) -> str:
+    """This conversation's current turn, told apart from any other conversation's.
+
+    A digest of the history up to the latest human message (every message's key and
+    content hash), kept incrementally by the history view: stable through the turn's
+    tool loop and after the reply, different for two conversations whose latest human
+    messages share an id (front ends that number messages per conversation), and no
+    pass over the history per call. For caches of a run without a thread id (in this
+    process only: Python's string hashing differs between processes).
+    """
+    view, n = view_of(messages)
+    humans = view.human_positions(n)
+    if not humans:
+        return "0"
+    end = humans[-1]
+    return f"{end}:{view.prefixes[end]:x}"
+
+
+def turn_key(thread: str | None, messages: Sequence[BaseMessage]) -> tuple[str, str]:
+    """Cache key of the current user turn: ``(thread, latest human message)``, or without a
+    thread id ``("", conversation_key(messages))``, so two conversations never share it."""
+    if thread:
+        return (thread, current_turn(messages))
+    return ("", conversation_key(messages))

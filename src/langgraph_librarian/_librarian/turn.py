@@ -22,9 +22,9 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.failures import fails_open
-from langgraph_librarian._engine.messages import current_turn, latest_human_text, turn_key
+from langgraph_librarian._engine.messages import current_turn, latest_human_text
 from langgraph_librarian._engine.state_cache import entries_to_state, state_entries
-from langgraph_librarian._engine.view import turn_view, view_of
+from langgraph_librarian._engine.view import turn_key, turn_view, view_of
 from langgraph_librarian._kit.background import submit_indexing
 from langgraph_librarian._kit.cache import BoundedCache
 from langgraph_librarian._kit.state import insert_after_system, read_messages
@@ -526,8 +526,8 @@ def select_turn(
 
 
 def _selected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Selection:
-    key = SelectionCache.key(run, plan.messages)
-    selection = cache.get(key, plan.messages) if cache else None
+    key = SelectionCache.key(run, plan.messages) if cache is not None else None
+    selection = cache.get(key, plan.messages) if cache is not None and key else None
     if selection is None:
         try:
             selection = make_selector(run.config).select(
@@ -539,7 +539,7 @@ def _selected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Selection:
             )
         except Exception as exc:
             selection = _fallback(plan, _selector_failed(exc))
-        if cache is not None:
+        if cache is not None and key is not None:
             cache.put(key, plan.messages, selection)
     return selection
 
@@ -560,8 +560,8 @@ async def aselect_turn(
 
 
 async def _aselected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Selection:
-    key = SelectionCache.key(run, plan.messages)
-    selection = cache.get(key, plan.messages) if cache else None
+    key = SelectionCache.key(run, plan.messages) if cache is not None else None
+    selection = cache.get(key, plan.messages) if cache is not None and key else None
     if selection is None:
         try:
             selection = await make_selector(run.config).aselect(
@@ -573,7 +573,7 @@ async def _aselected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Sel
             )
         except Exception as exc:
             selection = await _afallback(plan, _selector_failed(exc))
-        if cache is not None:
+        if cache is not None and key is not None:
             cache.put(key, plan.messages, selection)
     return selection
 

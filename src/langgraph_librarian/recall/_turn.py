@@ -23,12 +23,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.failures import describe
-from langgraph_librarian._engine.messages import (
-    content_hash,
-    current_turn,
-    latest_human_text,
-    turn_key,
-)
+from langgraph_librarian._engine.messages import content_hash, current_turn, latest_human_text
+from langgraph_librarian._engine.view import turn_key
 from langgraph_librarian._kit.run import thread_id
 from langgraph_librarian.recall._memory import ScopeMemory
 from langgraph_librarian.recall._result import RecallResult, failure_status
