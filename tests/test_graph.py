@@ -415,3 +415,42 @@ def test_background_jobs_that_run_out_of_order_never_move_the_index_back(monkeyp
     stored = store.load("s1")
     assert stored is not None and len(stored) == len(history)
     assert [e.message_id for e in stored] == [m.id for m in history]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_the_module_index_node_takes_the_selection_nodes_config(tmp_path, use_async):
+    """Pattern 2 of the spec: ``create_librarian_node(config)`` before the agent and the
+    module's ``index_messages`` after it. The index node uses the same config: the LLM
+    indexer is called and the store written (it ran with offline defaults before)."""
+    from fakes import ScriptedChatModel, first_sentence
+    from langgraph_librarian import FileIndexStore, create_librarian_node, index_messages
+
+    indexer = ScriptedChatModel(script=first_sentence)
+    store = FileIndexStore(tmp_path)
+    config = LibrarianConfig(
+        indexer_model=indexer,
+        selector_model=ScriptedChatModel(script="IDs: [0]"),
+        store=store,
+        always_include_recent_turns=1,
+    )
+    builder = StateGraph(LibrarianState)
+    builder.add_node("librarian", create_librarian_node(config))
+    builder.add_node("agent", lambda state: {"messages": [AIMessage("ok")]})
+    builder.add_node("indexer", index_messages)
+    builder.add_edge(START, "librarian")
+    builder.add_edge("librarian", "agent")
+    builder.add_edge("agent", "indexer")
+    builder.add_edge("indexer", END)
+    graph = builder.compile(checkpointer=MemorySaver())
+    cfg = {"configurable": {"thread_id": "u1"}}
+    filler = " We also discussed chairs, tables, catering and the bus schedule at length." * 5
+    turns = [
+        {"messages": [HumanMessage("The budget is 12,000 dollars." + filler), AIMessage("Ok.")]},
+        {"messages": [HumanMessage("What is the budget?")]},
+    ]
+    for turn in turns:
+        result = await graph.ainvoke(turn, cfg) if use_async else graph.invoke(turn, cfg)
+    assert indexer.calls  # the LLM indexer summarized the long message
+    stored = store.load("u1")
+    assert stored is not None and stored[0].status == "summarized"
+    assert result["librarian_metadata"]["selection_skipped"] is False

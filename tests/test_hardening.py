@@ -312,3 +312,47 @@ def test_removing_every_message_forgets_the_index_too():
     # The marker alone, read by a state without the reducer, is an empty index.
     assert merge_index([{"id": 0}], update["index"]) == []
     assert index_messages.invoke({"messages": [], "index": update["index"]}, cfg)
+
+
+def test_a_skipped_selection_still_hands_over_a_valid_history():
+    """Selection skipped (a short thread) after a tool result was deleted: the call
+    without its result is repaired, as hydration does, not passed to the provider."""
+    from langchain_core.messages import ToolMessage
+
+    from langgraph_librarian import select_and_hydrate
+    from langgraph_librarian.memory import history_problems
+
+    messages = [
+        HumanMessage("weather?", id="h1"),
+        AIMessage("", tool_calls=[{"name": "w", "args": {}, "id": "c1"}], id="a1"),
+        # ToolMessage "t1" was removed
+        AIMessage("Sunny.", id="a2"),
+        HumanMessage("and tomorrow?", id="h2"),
+    ]
+    out = select_and_hydrate.invoke({"messages": messages}, {"configurable": {}})
+    assert out["librarian_metadata"]["selection_skipped"] is True
+    assert history_problems(out["curated_messages"], require_human_first=False) == []
+    assert not any(isinstance(m, ToolMessage) for m in out["curated_messages"])
+
+
+def test_without_a_human_message_the_newest_message_is_kept():
+    """An agent's own steps and a query given in state: the newest message is the
+    current turn (the context was empty for an unrelated query)."""
+    filler = " lorem ipsum dolor sit amet" * 60
+    from langchain_core.messages import SystemMessage
+
+    messages = [
+        SystemMessage("You are a bot.", id="s"),
+        AIMessage("Welcome! The offsite budget is 12,000 dollars." + filler, id="a1"),
+        AIMessage("Reminder: the venue is Porto." + filler, id="a2"),
+        AIMessage("Anything else about the weather today?" + filler, id="a3"),
+    ]
+    from langgraph_librarian.index import update_index
+
+    index = [e.to_dict() for e in update_index(messages, [], LibrarianConfig()).entries]
+    for history in (messages, messages[1:]):
+        for query in ("capital of Peru?", "What is the budget?"):
+            state = {"messages": history, "query": query, "index": index[-len(history) :]}
+            out = select_and_hydrate.invoke(state, {"configurable": {}})
+            ids = [m.id for m in out["curated_messages"]]
+            assert ids and ids[-1] == "a3", (query, ids)

@@ -55,6 +55,11 @@ def check_valid(hydrated: Hydrated, history: list[BaseMessage]) -> None:
     ]
     assert conversation == sorted(set(conversation)), "order or duplicates broken"
     assert curated[-1].id == "current"
+    # No context starts with an assistant or tool message when the history has a user
+    # message before it (Anthropic and Gemini reject that): the opener comes along.
+    first = next(p for p, m in zip(hydrated.positions, curated, strict=True) if m.type != "system")
+    if any(m.type == "human" for m in history[:first]) or history[first].type == "human":
+        assert history[first].type == "human", "the context starts with an answer"
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -129,4 +134,6 @@ def test_a_valid_selection_comes_back_as_the_same_objects():
     ]
     hydrated = hydrate(history, [2], recent_turns=1)
     assert all(m is history[p] for m, p in zip(hydrated.messages, hydrated.positions, strict=True))
-    assert hydrated.positions == [1, 2, 4] and hydrated.selected == [2]
+    # The user message that opened the exchange's turn comes with it (no context starts
+    # with an assistant message: Anthropic and Gemini reject that).
+    assert hydrated.positions == [0, 1, 2, 4] and hydrated.selected == [2]

@@ -63,7 +63,7 @@ def test_hydrate_keeps_tool_exchanges_whole():
     for pick in (3, 2):
         result = hydrate(messages, [pick], recent_turns=1)
         ids = [m.id for m in result.messages]
-        assert ids == ["s", "t-ai-c1", "t-tool-c1", "q3"]
+        assert ids == ["s", "q1", "t-ai-c1", "t-tool-c1", "q3"]  # with its turn's opener
 
 
 def test_hydrate_multi_call_exchange_and_orphans():
@@ -84,7 +84,7 @@ def test_hydrate_multi_call_exchange_and_orphans():
         HumanMessage("now", id="now"),
     ]
     result = hydrate(messages, [3, 4, 99, -1, 3], recent_turns=1)
-    assert [m.id for m in result.messages] == ["ai", "tx", "ty", "now"]
+    assert [m.id for m in result.messages] == ["q", "ai", "tx", "ty", "now"]  # opener too
     assert result.selected == [3]
 
 

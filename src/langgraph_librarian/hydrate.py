@@ -21,7 +21,8 @@ def recent_turns_start(messages: Sequence[BaseMessage], turns: int) -> int:
 
     A turn starts at a human message and runs to the next one. The current turn
     (from the latest human message on) always counts, so ``turns`` below 1 acts as 1.
-    With no human message at all, nothing is "recent" and the start is ``len(messages)``.
+    With no human message at all, the last conversational message (with its tool
+    exchange) is the current turn.
     """
     view, n = view_of(messages)
     return _recent_start(view, n, turns)
@@ -31,6 +32,13 @@ def _recent_start(view: HistoryView, n: int, turns: int) -> int:
     starts = view.humans
     count = bisect_left(starts, n)  # human messages below n (the view may be longer)
     if not count:
+        # No human message (an agent's own steps, a query given in state): the last
+        # conversational message, with its whole tool exchange, is the current turn, so
+        # the context never loses the newest message (nor ends up empty).
+        for position in range(n - 1, -1, -1):
+            if view.types[position] != "system":
+                owner = view.owner[position]
+                return owner if 0 <= owner < position else position
         return n
     return starts[count - min(max(turns, 1), count)]
 
@@ -134,7 +142,7 @@ def hydrate(
         chosen = (system | set(range(recent_start, n))) - orphans
         for _, members in units:
             chosen.update(members)
-        return _result(messages, chosen, units, [], recent_start, {})
+        return _result(messages, chosen, units, [], recent_start, {}, view.human_positions(n))
     return _within_budget(
         messages,
         units,
@@ -267,7 +275,39 @@ def _within_budget(
         chosen.update(members)
     replaced = {p: m for p, m in shown.items() if m is not messages[p]} | shortened
     kept_start = min((p for turn in turns for p in turn if p in shown), default=current)
-    return _result(messages, chosen, kept_units, dropped, min(kept_start, current), replaced)
+    replaced |= _opener(messages, chosen, starts, summaries, budget)
+    return _result(
+        messages, chosen, kept_units, dropped, min(kept_start, current), replaced, starts
+    )
+
+
+def _opener(
+    messages: Sequence[BaseMessage],
+    chosen: set[int],
+    humans: Sequence[int],
+    summaries: Mapping[int, str],
+    budget: _Budget | None,
+) -> dict[int, BaseMessage]:
+    """Adds to ``chosen`` the user message that opened the turn of the earliest kept
+    message, when that one is not a user message; returns its short form, if it needs one.
+
+    Anthropic's and Gemini's APIs reject a conversation that starts with an assistant
+    message (Gemini also one that starts with a function call), and an answer read
+    without its question is half a fact. A long opener (a pasted document) comes in
+    short form when the index has its summary; the budget may be passed by that much.
+    """
+    first = min((p for p in chosen if messages[p].type != "system"), default=None)
+    if first is None or messages[first].type == "human":
+        return {}
+    k = bisect_left(humans, first)
+    if not k:
+        return {}  # nothing before it to open the turn: the history starts so
+    opener = humans[k - 1]
+    chosen.add(opener)
+    long = budget is not None and budget.cost([messages[opener]]) >= _COMPACT_MIN_TOKENS
+    if long and opener in summaries:
+        return {opener: compact_copy(messages[opener], summaries[opener])}
+    return {}
 
 
 def _result(
@@ -277,7 +317,10 @@ def _result(
     dropped: list[int],
     recent_start: int,
     replaced: dict[int, BaseMessage],
+    humans: Sequence[int] = (),
 ) -> Hydrated:
+    if not replaced:  # the unbounded path: no budget, no short forms
+        _opener(messages, chosen, humans, {}, None)
     positions = sorted(chosen)
     # tool_groups pairs a call with its results wherever they sit; providers want them
     # adjacent (and a call may have no result at all): repair to the one definition of

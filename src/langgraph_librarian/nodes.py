@@ -12,7 +12,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from langgraph_librarian._engine.view import turn_key
+from langgraph_librarian._kit.cache import BoundedCache
 from langgraph_librarian._kit.node import LibrarianNode
+from langgraph_librarian._kit.state import read_messages
 from langgraph_librarian._librarian.turn import (
     Run,
     StateUpdate,
@@ -21,7 +24,7 @@ from langgraph_librarian._librarian.turn import (
     index_turn,
     select_turn,
 )
-from langgraph_librarian.config import LibrarianConfig
+from langgraph_librarian.config import LibrarianConfig, session_id_from_config
 from langgraph_librarian.stores.base import BaseIndexStore
 
 __all__ = [
@@ -34,19 +37,54 @@ __all__ = [
 ]
 
 
+_Bound = tuple[LibrarianConfig | None, BaseIndexStore | None]
+
+_BOUND_THIS_TURN: BoundedCache[tuple[str, str], _Bound] = BoundedCache(256)
+"""The config a selection node was built with, per turn, for an index node built without
+one. Users wire ``create_librarian_node(config)`` before their agent and the module's
+``index_messages`` after it; without this, that index node would run with the offline
+defaults: an LLM indexer never called, a store never written (so the next selection
+finds no index). A config passed at run time, or one bound to the index node, wins."""
+
+
+def _turn(state: dict[str, Any], config: RunnableConfig | None) -> tuple[str, str] | None:
+    try:
+        return turn_key(session_id_from_config(config), read_messages(state))
+    except Exception:  # an unreadable state: the node itself reports it
+        return None
+
+
 def _bind(
     sync: Callable[[dict[str, Any], Run], StateUpdate],
     async_: Callable[[dict[str, Any], Run], Awaitable[StateUpdate]],
     default: LibrarianConfig | None,
     name: str,
     store: BaseIndexStore | None,
+    selects: bool,
 ) -> LibrarianNode:
+    def bound(state: dict[str, Any], config: RunnableConfig | None) -> _Bound:
+        if selects:
+            if default is not None or store is not None:
+                key = _turn(state, config)
+                if key is not None:
+                    _BOUND_THIS_TURN.put(key, (default, store))
+            return default, store
+        overridden = ((config or {}).get("configurable") or {}).get("librarian") is not None
+        if default is None and store is None and not overridden:
+            key = _turn(state, config)
+            found = _BOUND_THIS_TURN.pop(key) if key is not None else None
+            if found is not None:
+                return found
+        return default, store
+
     # The parameter must be named ``config``: LangGraph passes the RunnableConfig by name.
     def run(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
-        return sync(state, Run.open(default, config, store=store))
+        config_default, bound_store = bound(state, config)
+        return sync(state, Run.open(config_default, config, store=bound_store))
 
     async def arun(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
-        return await async_(state, Run.open(default, config, store=store))
+        config_default, bound_store = bound(state, config)
+        return await async_(state, Run.open(config_default, config, store=bound_store))
 
     return LibrarianNode(run, afunc=arun, name=name)
 
@@ -64,14 +102,19 @@ def create_librarian_node(
     Example:
         >>> node = create_librarian_node(LibrarianConfig(always_include_recent_turns=3))
     """
-    return _bind(select_turn, aselect_turn, config, "select_and_hydrate", store)
+    return _bind(select_turn, aselect_turn, config, "select_and_hydrate", store, selects=True)
 
 
 def create_index_node(
     config: LibrarianConfig | None = None, *, store: BaseIndexStore | None = None
 ) -> LibrarianNode:
-    """An ``index_messages`` node bound to ``config`` (run-time config still wins)."""
-    return _bind(index_turn, aindex_turn, config, "index_messages", store)
+    """An ``index_messages`` node bound to ``config`` (run-time config still wins).
+
+    Built without a config or store (the module's :data:`index_messages`), it uses the
+    config of the turn's ``create_librarian_node(config)`` node, so one config wires
+    both nodes of a hand-built graph.
+    """
+    return _bind(index_turn, aindex_turn, config, "index_messages", store, selects=False)
 
 
 select_and_hydrate: LibrarianNode = create_librarian_node()

@@ -22,6 +22,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.failures import fails_open
+from langgraph_librarian._engine.history import repair_history
 from langgraph_librarian._engine.messages import current_turn, latest_human_text
 from langgraph_librarian._engine.state_cache import entries_to_state, state_entries
 from langgraph_librarian._engine.view import turn_key, turn_view, view_of
@@ -246,9 +247,15 @@ class _Plan:
 
 
 def _skipped(plan: _Plan, reason: str, tokens: int | None = None) -> StateUpdate:
-    """Everything passed through; ``tokens`` is the history's count when already known."""
-    messages, config = plan.messages, plan.config
-    if tokens is None:
+    """Everything passed through; ``tokens`` is the history's count when already known.
+
+    As a history providers accept: a tool call whose result was deleted (or a result
+    whose call was) is repaired as hydration would (a valid history comes back as the
+    same objects).
+    """
+    config = plan.config
+    messages = repair_history(plan.messages, require_human_first=False)
+    if tokens is None or len(messages) != len(plan.messages):
         tokens = count_tokens(messages, config.token_counter)
     metadata = {
         "selection_skipped": True,
