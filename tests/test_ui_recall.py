@@ -329,3 +329,22 @@ def test_a_thread_id_from_the_page_is_checked(db: Path) -> None:
             list(service.send(bad, "hello", "librarian"))
     assert service.list_threads() == []
     service.close()
+
+
+def test_the_demo_conversation_stays_out_of_your_threads_recall(db: Path) -> None:
+    """The demo's 240 synthetic messages go to a scope of their own: asking in the demo
+    thread copies them there, and a real thread still recalls your own fact."""
+    model = _model()
+    service = ChatService(db, model=model)
+    real = service.new_thread_id()
+    _finish(service, real, ALLERGY)
+    demo = service.load_demo(n_messages=60)
+    assert service.scope_for(demo.thread_id) == "default:demo"
+    _finish(service, demo.thread_id, demo.questions[0])  # copies the demo into its scope
+    asked = service.new_thread_id()
+    finished = _finish(service, asked, "Can I eat pesto? Think of my nuts allergy.")
+    recalled = {r["text"] for r in finished.report.recalled}
+    assert ALLERGY in recalled
+    demo_texts = {str(m.content) for m in service._values(demo.thread_id)["messages"]}
+    assert not recalled & demo_texts
+    service.close()

@@ -73,6 +73,8 @@ _BUSY_TIMEOUT = 300.0
 
 # Ids the page makes ("chat-" + 12 hex) and any a user passes to `librarian chat
 # --thread`: plain characters only, since the id comes from the browser.
+DEMO_SCOPE_SUFFIX = ":demo"
+"""Demo threads recall from (and are copied into) the chat's scope plus this suffix."""
 _THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+=-]{0,127}")
 
 
@@ -335,6 +337,11 @@ class ChatService:
             )
         return thread_id
 
+    @property
+    def demo_scope(self) -> str:
+        """The recall scope of demo threads (apart from the chat's own)."""
+        return f"{self.scope_id or 'default'}{DEMO_SCOPE_SUFFIX}"
+
     def scope_for(self, thread_id: str) -> str | None:
         """The recall scope of ``thread_id``: the one it started in, else the chat's.
 
@@ -508,7 +515,9 @@ class ChatService:
                 thread_id,
                 f"Demo conversation ({len(conv.messages)} messages)",
                 turns=0,
-                scope=self.scope_id if self.recall is not None else None,
+                # A scope of its own: its 240 synthetic messages must not be recalled
+                # into your real threads (nor raise the relevance bar there).
+                scope=self.demo_scope if self.recall is not None else None,
             )
         return DemoLoaded(
             thread_id,
