@@ -617,3 +617,27 @@ def test_a_message_sent_while_a_turn_finishes_is_queued(
         assert page.input_value("#lib-message textarea") == ""
     finally:
         server.stop()
+
+
+def test_the_chats_clear_icon_starts_a_new_session(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """The chat's trash icon emptied the view while the thread went on (the next message
+    brought it all back); it is New Session now, and nothing is deleted."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "Remember the blue folder.")
+        before = _thread_id(page)
+        page.click('#lib-chat button[aria-label="Clear"], #lib-chat button[title="Clear"]')
+        page.wait_for_function(
+            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=before
+        )
+        after = _thread_id(page)
+        assert after != before and _users(page) == []
+        _ask(page, "A new question.")
+        assert _users(page) == ["A new question."]  # the old thread did not come back
+        _pick_thread(page, "Remember the blue folder.")
+        assert _thread_id(page) == before and _users(page) == ["Remember the blue folder."]
+    finally:
+        server.stop()

@@ -88,6 +88,7 @@ def test_terminal_chat_streams_and_starts_new_threads(tmp_path):
     script = io.StringIO(
         "The offsite is in Porto.\n"
         "\n"
+        "/strategy bogus\n"
         "/strategy everything\n"
         "Where is the offsite?\n"
         "/new\n"
@@ -102,6 +103,7 @@ def test_terminal_chat_streams_and_starts_new_threads(tmp_path):
     text = out.getvalue()
     assert text.count("No chat model is configured") == 3
     assert "strategy: everything" in text and "strategy Everything: sent" in text
+    assert "unknown strategy 'bogus': choose one of" in text
     threads = service.list_threads()
     assert len(threads) == 2 and {t.turns for t in threads} == {1, 2}
     assert "/new " in text  # the help after an unknown command

@@ -337,6 +337,11 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         new_button.click(None, None, [thread, chat, threads], js=NEW_SESSION_JS).then(
             show_new_thread, [thread], [threads, inspector, status], show_progress="hidden"
         )
+        # The chat's own clear (trash) icon emptied the view while the thread went on:
+        # the next message brought it all back. It is New Session (nothing is deleted).
+        chat.clear(None, None, [thread, chat, threads], js=NEW_SESSION_JS).then(
+            show_new_thread, [thread], [threads, inspector, status], show_progress="hidden"
+        )
         threads.input(
             open_thread,
             [threads, thread],

@@ -66,6 +66,12 @@ class _Chat:
         elif name == "strategy" and arg in CONTEXT_STRATEGIES:
             self.strategy = arg
             self.say(f"strategy: {arg}")
+        elif name == "strategy":
+            self.say(
+                f"unknown strategy {arg!r}: choose one of {', '.join(CONTEXT_STRATEGIES)}"
+                if arg
+                else f"strategy: {self.strategy} (choose one of {', '.join(CONTEXT_STRATEGIES)})"
+            )
         elif name == "demo":
             demo = self.service.load_demo()
             self.thread_id = demo.thread_id
