@@ -40,7 +40,8 @@ logger = logging.getLogger("langgraph_librarian.ui")
 
 CSS = """
 #lib-inspector { max-height: 78vh; overflow-y: auto; }
-.lib-inspector { font-size: 14px; line-height: 1.4; }
+.lib-inspector { font-size: 14px; line-height: 1.4; overflow-wrap: anywhere; }
+#lib-chat .message, #lib-status { overflow-wrap: anywhere; }
 .lib-question { margin-bottom: 8px; }
 .lib-kpis { display: grid; grid-template-columns: repeat(4, 1fr); gap: 6px; margin: 6px 0; }
 .lib-kpi { border: 1px solid var(--border-color-primary); border-radius: 6px; padding: 6px; }
