@@ -641,3 +641,29 @@ def test_the_chats_clear_icon_starts_a_new_session(
         assert _thread_id(page) == before and _users(page) == ["Remember the blue folder."]
     finally:
         server.stop()
+
+
+def test_a_reload_reopens_the_tabs_thread_and_a_new_tab_starts_anew(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "Keep this after a reload.")
+        before = _thread_id(page)
+        page.reload()
+        page.wait_for_function(
+            "t => { const e = document.querySelector('#lib-status');"
+            " return e && e.innerText.includes(t); }",
+            arg=before,
+        )
+        assert _thread_id(page) == before
+        assert _users(page) == ["Keep this after a reload."]
+        other = pages.open(server.url)  # another tab: its own, new thread
+        other.wait_for_function(
+            "() => { const e = document.querySelector('#lib-status');"
+            " return e && /Thread chat-/.test(e.innerText); }"
+        )
+        assert _thread_id(other) != before and _users(other) == []
+    finally:
+        server.stop()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 
 # Before gradio is imported: no usage statistics sent anywhere from a user's machine.
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -94,6 +95,10 @@ _NEW_ID_JS = (
 )
 NEW_SESSION_JS = f"() => [{_NEW_ID_JS}, [], null]"
 """New Session in the browser: a fresh thread id, an empty chat, no thread picked."""
+
+_TAB_KEY = "lib-thread-id"
+"""sessionStorage key of the tab's thread: a reload reopens it (a new tab starts anew)."""
+_THREAD_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+=-]{0,127}")
 
 BUSY_NOTE = "Answering… A message you send now is queued and goes right after this answer."
 SAVING_NOTE = "Saving the answer… A message you send now is queued and goes right after."
@@ -191,7 +196,17 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 gr.Markdown("#### Inspector: the last turn")
                 inspector = gr.HTML(elem_id="lib-inspector")
 
-        def start() -> tuple[Any, ...]:
+        def start(saved: str | None = None) -> tuple[Any, ...]:
+            # A reload of this tab reopens its thread (the page keeps the id in the tab's
+            # sessionStorage); a new tab, or a thread that is gone, starts a new one.
+            if saved and _THREAD_ID_RE.fullmatch(saved) and service.threads.get(saved):
+                return (
+                    saved,
+                    _thread_choices(service, saved),
+                    _chat_lines(service, saved),
+                    _inspector(service, saved),
+                    _status(service, saved, "Reopened after a reload."),
+                )
             thread_id = service.new_thread_id()
             return (
                 thread_id,
@@ -323,7 +338,15 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 gr.update(choices=demo.questions, value=None, visible=True),
             )
 
-        app.load(start, outputs=[thread, threads, chat, inspector, status])
+        app.load(
+            start,
+            inputs=[thread],
+            outputs=[thread, threads, chat, inspector, status],
+            js=f"() => [sessionStorage.getItem('{_TAB_KEY}') || '']",
+        )
+        thread.change(
+            None, [thread], None, js=f"(t) => {{ if (t) sessionStorage.setItem('{_TAB_KEY}', t); }}"
+        )
         # One event for Enter and Send; "always_last": a message sent while a turn is
         # still streaming or being saved is queued and sent when it ends, not dropped.
         gr.on(
