@@ -667,3 +667,27 @@ def test_a_reload_reopens_the_tabs_thread_and_a_new_tab_starts_anew(
         assert _thread_id(other) != before and _users(other) == []
     finally:
         server.stop()
+
+
+def test_enter_then_a_quick_click_on_send_sends_once_and_reports_no_error(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        page.fill("#lib-message textarea", "Only once, please.")
+        page.press("#lib-message textarea", "Enter")
+        page.click("#lib-send")
+        page.click("#lib-send")
+        _wait_turn(page, "Only once, please.")
+        page.wait_for_timeout(1500)  # the queued clicks have run by now
+        assert _users(page) == ["Only once, please."]
+        assert "Not sent" not in page.inner_text("#lib-status")
+        # An empty message on its own still says why nothing was sent.
+        page.wait_for_timeout(2000)
+        page.press("#lib-message textarea", "Enter")
+        page.wait_for_function(
+            "() => document.querySelector('#lib-status').innerText.includes('Not sent')"
+        )
+    finally:
+        server.stop()

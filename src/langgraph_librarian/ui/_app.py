@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import time
 
 # Before gradio is imported: no usage statistics sent anywhere from a user's machine.
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -223,13 +224,23 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         def switching(enabled: bool) -> dict[Any, Any]:
             return {c: gr.update(interactive=enabled) for c in switches}
 
+        last_sent: dict[str, float] = {}  # thread -> when its last message went out
+
         def respond(text: str, thread_id: str, chosen: str) -> Iterator[dict[Any, Any]]:
+            if not (text or "").strip() and time.monotonic() - last_sent.get(thread_id, -1e9) < 3:
+                # Enter and a quick click on Send (or a double click): the second event
+                # finds the box already emptied by the first. Not a mistake to report;
+                # nothing on the page changes (a generator that yields nothing would
+                # clear its outputs).
+                yield {}
+                return
             try:
                 service.check_thread_id(thread_id)
                 service.check_message(text)
             except MessageRejected as exc:
                 yield {status: _status(service, thread_id, f"**Not sent:** {exc}")}
                 return
+            last_sent[thread_id] = time.monotonic()
             # The saved thread, not the page's copy: the page may still show another one.
             history = _chat_lines(service, thread_id)
             shown = [*history, {"role": "user", "content": user_markdown(clip(text))}]
@@ -251,6 +262,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                     elif isinstance(event, TurnSaving):
                         yield {status: _status(service, thread_id, SAVING_NOTE)}
                     elif isinstance(event, TurnFinished):
+                        last_sent[thread_id] = time.monotonic()  # a queued 2nd click ends here
                         yield {**_finished(event, thread_id), **switching(True)}
             except MessageRejected as exc:  # the thread stayed busy: give the text back
                 yield {
