@@ -454,3 +454,45 @@ async def test_the_module_index_node_takes_the_selection_nodes_config(tmp_path, 
     stored = store.load("u1")
     assert stored is not None and stored[0].status == "summarized"
     assert result["librarian_metadata"]["selection_skipped"] is False
+
+
+def test_a_bound_index_node_leaves_nothing_for_another_app(tmp_path):
+    """App A binds both nodes; app B (same process, same thread and message ids) uses
+    the module nodes: B's index must not land in A's store."""
+    from langgraph_librarian import (
+        FileIndexStore,
+        create_index_node,
+        create_librarian_node,
+        index_messages,
+        select_and_hydrate,
+    )
+
+    store_a = FileIndexStore(tmp_path)
+    config_a = LibrarianConfig(store=store_a)
+    select_a, index_a = create_librarian_node(config_a), create_index_node(config_a)
+    run = {"configurable": {"thread_id": "1"}}
+    a = {"messages": [HumanMessage("my IBAN is DE89 3704", id="u1")]}
+    select_a(a, run)
+    a["messages"].append(AIMessage("noted", id="a1"))
+    index_a(a, run)
+    b = {"messages": [HumanMessage("hello from app B", id="u1")]}
+    select_and_hydrate(b, run)
+    b["messages"].append(AIMessage("hi", id="a1"))
+    out = index_messages(b, run)
+    assert [e["summary"] for e in out["index"]] == ["hello from app B", "hi"]
+    stored = store_a.load("1")
+    assert stored is not None and [e.summary for e in stored] == ["my IBAN is DE89 3704", "noted"]
+
+
+def test_a_dict_override_applies_on_top_of_the_selection_nodes_config(tmp_path):
+    from langgraph_librarian import FileIndexStore, create_librarian_node, index_messages
+
+    store = FileIndexStore(tmp_path)
+    select = create_librarian_node(LibrarianConfig(store=store))
+    run = {"configurable": {"thread_id": "1", "librarian": {"always_include_recent_turns": 3}}}
+    state = {"messages": [HumanMessage("The budget is 12,000.", id="h1")]}
+    select(state, run)
+    state["messages"].append(AIMessage("Noted.", id="a1"))
+    out = index_messages(state, run)
+    assert "index" not in out  # the index went to the bound store, not to graph state
+    assert store.load("1") is not None and len(store.load("1")) == 2

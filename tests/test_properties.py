@@ -137,3 +137,20 @@ def test_a_valid_selection_comes_back_as_the_same_objects():
     # The user message that opened the exchange's turn comes with it (no context starts
     # with an assistant message: Anthropic and Gemini reject that).
     assert hydrated.positions == [0, 1, 2, 4] and hydrated.selected == [2]
+
+
+def test_a_long_opener_without_a_summary_comes_in_short_form():
+    """The opener of an answer's turn: a pasted document with no summary yet (an index
+    that has not caught up) is cut, not sent whole past the budget."""
+    from langgraph_librarian.tokens import count_tokens
+
+    history = [
+        HumanMessage("Here is the whole report: " + "lorem ipsum " * 8000, id="h0"),
+        AIMessage("The report says revenue grew 12% in Q3.", id="a0"),
+        HumanMessage("ok", id="h1"),
+        AIMessage("fine", id="a1"),
+        HumanMessage("what did the report say about revenue?", id="q"),
+    ]
+    hydrated = hydrate(history, [1], recent_turns=1, token_budget=2000)
+    assert [m.id for m in hydrated.messages][:2] == ["h0", "a0"]
+    assert count_tokens(hydrated.messages) < 2000

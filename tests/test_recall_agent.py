@@ -439,3 +439,36 @@ def test_line_separators_cannot_split_a_recalled_record():
     escaped = _escape(hostile)
     assert len(escaped.splitlines()) == 1
     assert not {"\u2028", "\u2029", "\x85", "\uff1c", "\uff1e", "<", ">"} & set(escaped)
+
+
+def test_concurrent_sync_recalls_do_not_queue_behind_each_other():
+    """Each sync recall runs on a thread of its own: eight recalls that can only finish
+    together (the store answers once all eight have asked) all finish; a shared pool of
+    fewer threads made the last ones time out although the store was healthy."""
+    import contextlib
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from langgraph_librarian.recall._turn import recall_for_turn
+
+    callers = 8
+    barrier = threading.Barrier(callers)
+
+    class TogetherStore(InMemoryStore):
+        def batch(self, ops: Any) -> Any:
+            with contextlib.suppress(threading.BrokenBarrierError):
+                barrier.wait(timeout=10)
+            return super().batch(ops)
+
+    memory = ScopeMemory(TogetherStore(), timeout=8.0)
+
+    def one(i: int) -> str:
+        messages = [HumanMessage(f"question {i}", id=f"q{i}")]
+        context = RecallScope(scope_id="u")
+        return recall_for_turn(
+            memory, context, messages, {"configurable": {"thread_id": str(i)}}
+        ).status
+
+    with ThreadPoolExecutor(callers) as pool:
+        statuses = list(pool.map(one, range(callers)))
+    assert statuses == ["empty"] * callers

@@ -101,6 +101,12 @@ def test_domain_inference():
     assert infer_domain("list_issues") == infer_domain("create_issue") == "issue"
     assert infer_domain("book_search") == "book"  # "book" is as often a noun
     assert infer_domain("news_read") == "news" and infer_domain("status_get") == "status"
+    # A name's own head is kept as it is; only a verb's object is made singular.
+    assert infer_domain("kubernetes_list_pods") == "kubernetes"
+    assert infer_domain("sales_report") == "sales"
+    assert infer_domain("list_policies") == infer_domain("create_policy") == "policy"
+    assert infer_domain("get_movies") == "movie" and infer_domain("get_series") == "series"
+    assert infer_domain("list_messages") == infer_domain("send_message") == "message"
 
 
 def test_lexical_search_and_sibling_expansion():

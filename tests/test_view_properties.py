@@ -267,3 +267,14 @@ def test_selecting_while_another_thread_warms_a_longer_history() -> None:
         sys.setswitchinterval(interval)
     assert not errors, errors[0]
     assert selector.select(query, history, entries[:-1]).ids  # and still usable afterwards
+
+
+def test_conversations_without_a_human_message_have_their_own_keys():
+    from langchain_core.messages import AIMessage
+
+    from langgraph_librarian._engine.view import conversation_key, turn_key
+
+    a = [AIMessage(f"step {i} of A", id=f"m{i}") for i in range(4)]
+    b = [AIMessage(f"step {i} of B", id=f"m{i}") for i in range(4)]
+    assert conversation_key(a) != conversation_key(b)
+    assert turn_key("t", a) != turn_key("t", b)  # with a thread id too

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from langchain_core.messages import BaseMessage
 
 from langgraph_librarian._engine.history import repair_positions
+from langgraph_librarian._engine.messages import message_text
+from langgraph_librarian._engine.text import one_line
 from langgraph_librarian._engine.view import HistoryView, view_of
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
@@ -71,6 +73,8 @@ COMPACT_MARK = "librarian_compact"
 
 _COMPACT_MIN_TOKENS = 120
 """Recent messages shorter than this are never shortened: nothing to gain."""
+_OPENER_CHARS = 400
+"""A long turn opener with no summary yet is cut to this many characters."""
 _TOP_UNITS = 5
 """Selected units this high in the ranking are worth shortening earlier recent turns for."""
 
@@ -304,10 +308,11 @@ def _opener(
         return {}  # nothing before it to open the turn: the history starts so
     opener = humans[k - 1]
     chosen.add(opener)
-    long = budget is not None and budget.cost([messages[opener]]) >= _COMPACT_MIN_TOKENS
-    if long and opener in summaries:
-        return {opener: compact_copy(messages[opener], summaries[opener])}
-    return {}
+    if budget is None or budget.cost([messages[opener]]) < _COMPACT_MIN_TOKENS:
+        return {}
+    # Long: its index summary, else (an index that has not caught up) its start.
+    short = summaries.get(opener) or one_line(message_text(messages[opener]), _OPENER_CHARS)
+    return {opener: compact_copy(messages[opener], short)}
 
 
 def _result(

@@ -69,12 +69,15 @@ def _bind(
                 if key is not None:
                     _BOUND_THIS_TURN.put(key, (default, store))
             return default, store
-        overridden = ((config or {}).get("configurable") or {}).get("librarian") is not None
-        if default is None and store is None and not overridden:
-            key = _turn(state, config)
-            found = _BOUND_THIS_TURN.pop(key) if key is not None else None
-            if found is not None:
-                return found
+        # Every index node takes the turn's entry (a bound one too: nothing lingers for
+        # another graph with the same thread and message ids); only an unbound one uses
+        # it. A run-time LibrarianConfig replaces it; a dict of fields applies on top.
+        key = _turn(state, config)
+        found = _BOUND_THIS_TURN.pop(key) if key is not None else None
+        override = ((config or {}).get("configurable") or {}).get("librarian")
+        unbound = default is None and store is None
+        if found is not None and unbound and not isinstance(override, LibrarianConfig):
+            return found
         return default, store
 
     # The parameter must be named ``config``: LangGraph passes the RunnableConfig by name.

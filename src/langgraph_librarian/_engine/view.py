@@ -429,15 +429,17 @@ def conversation_key(messages: Sequence[BaseMessage]) -> str:
     """
     view, n = view_of(messages)
     humans = view.human_positions(n)
-    if not humans:
+    if not n:
         return "0"
-    end = humans[-1]
+    # Without a human message, the newest message is the turn (hydration's rule).
+    end = humans[-1] if humans else n - 1
     return f"{end}:{view.prefixes[end]:x}"
 
 
 def turn_key(thread: str | None, messages: Sequence[BaseMessage]) -> tuple[str, str]:
     """Cache key of the current user turn: ``(thread, latest human message)``, or without a
     thread id ``("", conversation_key(messages))``, so two conversations never share it."""
-    if thread:
-        return (thread, current_turn(messages))
-    return ("", conversation_key(messages))
+    turn = current_turn(messages) if thread else ""
+    if turn:
+        return (thread or "", turn)
+    return (thread or "", conversation_key(messages))

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 import logging
-import queue
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
@@ -93,52 +91,30 @@ def _done(memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallRe
     memory.cache.put(cache_key, result)
 
 
-class _Deadlines:
-    """Daemon threads that run a sync recall or capture with a deadline.
-
-    A hung store (a network partition, no statement timeout) must not hang the turn,
-    nor the process's exit: ``concurrent.futures`` workers are joined at exit, these
-    daemon threads are not. Bounded: calls stuck on a dead store hold at most
-    ``size`` threads; later calls wait in the queue and time out as well.
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
-        self.started = 0
-        self.lock = threading.Lock()
-
-    def _work(self) -> None:
-        while True:
-            call, future = self.jobs.get()
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(call())
-            except BaseException as exc:  # handed to the waiting turn
-                future.set_exception(exc)
-
-    def submit(self, call: Callable[[], _T]) -> Future[_T]:
-        future: Future[_T] = Future()
-        self.jobs.put((call, future))
-        with self.lock:
-            if self.started < self.size:
-                self.started += 1
-                threading.Thread(target=self._work, daemon=True, name="librarian-recall").start()
-        return future
-
-
-_DEADLINES = _Deadlines(4)
-
-
 def _within(timeout: float | None, call: Callable[[], _T]) -> _T:
+    """``call()``, or ``TimeoutError`` after ``timeout`` seconds (``None``: no limit).
+
+    The call runs on a daemon thread of its own: a hung store (a network partition, no
+    statement timeout) neither hangs the turn nor the process's exit (``concurrent.
+    futures`` workers are joined at exit), and calls never queue behind each other (a
+    shared pool would make healthy recalls wait behind slow ones, the wait counted
+    against their timeout).
+    """
     if timeout is None:
         return call()
-    future = _DEADLINES.submit(functools.partial(contextvars.copy_context().run, call))
+    future: Future[_T] = Future()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            future.set_result(context.run(call))
+        except BaseException as exc:  # handed to the waiting turn
+            future.set_exception(exc)
+
+    threading.Thread(target=work, daemon=True, name="librarian-recall").start()
     try:
         return future.result(timeout=timeout)
     except FutureTimeout:
-        future.cancel()
         raise TimeoutError(f"scope memory did not answer within {timeout:g} s") from None
 
 

@@ -149,16 +149,22 @@ _FILLERS = frozenset(
 )
 
 
+_KEEP_PLURAL = frozenset({"series", "species", "news", "status", "bus", "gas", "canvas", "alias"})
+
+
 def _singular(word: str) -> str:
-    """``issues`` -> ``issue``, ``policies`` -> ``policy`` (not ``status`` or ``access``):
-    ``list_issues`` and ``create_issue`` share a domain."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if (
-        len(word) > 3
-        and word.endswith("s")
-        and not word.endswith(("ss", "us", "is", "ews", "ics", "ies"))
-    ):
+    """The object of a verb-first name in the singular, so ``list_issues`` and
+    ``create_issue`` share a domain: ``issues`` -> ``issue``, ``policies`` -> ``policy``,
+    ``boxes`` -> ``box``, ``matches`` -> ``match``, ``classes`` -> ``class`` (``status``,
+    ``access``, ``analytics`` and the like are kept)."""
+    if len(word) <= 3 or word in _KEEP_PLURAL or word.endswith(("ss", "us", "is", "ics")):
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        # movies, cookies, zombies: -ie words; policies, categories, queries: -y words
+        return word[:-1] if word[-4] in "vkbl" else word[:-3] + "y"
+    if word.endswith(("sses", "xes", "ches", "shes", "zes")):
+        return word[:-2]
+    if word.endswith("s"):
         return word[:-1]
     return word
 
@@ -174,7 +180,7 @@ def infer_domain(name: str) -> str:
     if parts[0] in _VERBS:
         rest = [p for p in parts[1:] if p not in _FILLERS]
         return _singular(rest[0]) if rest else "general"
-    return _singular(parts[0])
+    return parts[0]  # a name's own head ("kubernetes", "sales") is kept as it is
 
 
 def _readable(name: str) -> str:
