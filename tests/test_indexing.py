@@ -142,3 +142,13 @@ def test_index_node_metadata_and_query_consumed():
 def test_malformed_state_index_raises_clearly():
     with pytest.raises(ValueError, match="index entry"):
         index_messages({"messages": conversation(1), "index": [{"id": "zero"}]})
+
+
+def test_a_summary_no_shorter_than_its_message_is_rejected():
+    filler = " We also discussed the catering and the number of chairs in the hall." * 4
+    message = HumanMessage("The offsite budget is 12,000 dollars, venue Porto." + filler, id="h1")
+    rambling = "The offsite budget is 12,000 dollars and the venue is Porto. " * 80
+    update = update_index([message], [], llm_config(ScriptedChatModel(script=rambling)))
+    entry = update.entries[0]
+    assert entry.status == "fallback" and len(entry.summary) < len(str(message.content))
+    assert "no shorter than the message" in " ".join(update.errors)

@@ -202,7 +202,12 @@ class LLMSummarizer:
 
     def _outcome(self, message: BaseMessage, raw: object, start: float) -> _Outcome:
         summary = _clean_summary(raw)
-        problem = summary_problem(summary, message_text(message), self.prompt)
+        source = message_text(message)
+        problem = summary_problem(summary, source, self.prompt)
+        if problem is None and len(summary) >= len(source.strip()):
+            # A "summary" no shorter than the message only bloats the selector's prompt
+            # (and a short form made from it would be longer than the original).
+            problem = "the summary is no shorter than the message"
         if problem is None and stopped_at_length(raw):
             # Asked for about 100 tokens, it ran into the output limit: rambling, and cut.
             problem = "the summary was cut off at the output-token limit"
