@@ -392,3 +392,34 @@ def test_ai_chunks_of_the_librarian_are_not_streamed(db: Path) -> None:
     events = _turn(service, thread, "Which nuts?")
     assert "".join(e.text for e in events if isinstance(e, TurnToken)) == "Only this."
     service.close()
+
+
+def test_the_inspector_shows_the_sentence_a_selection_matches() -> None:
+    """A long message whose summary is about something else: the card also shows the
+    sentence that shares the question's words (the demo's "why was this picked")."""
+    from langgraph_librarian.ui._render import _message_html, matching_sentence
+    from langgraph_librarian.ui._report import MessageRow
+
+    text = (
+        "Amara mentioned that the team in Cork had a similar problem last spring. "
+        "The coffee machine broke again. "
+        "The budget for Project Beacon Willow is $37,500, approved on Monday."
+    )
+    question = "What is the budget for Project Beacon Willow?"
+    assert matching_sentence(text, question) == (
+        "The budget for Project Beacon Willow is $37,500, approved on Monday."
+    )
+    row = MessageRow(
+        position=124,
+        message_id="m124",
+        role="human",
+        summary="Amara mentioned that the team in Cork had a similar problem last spring.",
+        status="extractive",
+        text=text,
+        tokens=40,
+        sent=True,
+    )
+    html = _message_html(row, "selected", question)
+    assert 'class="lib-match"' in html and "$37,500" in html.split("lib-full")[0]
+    assert 'class="lib-match"' not in _message_html(row, "recent")  # only for selections
+    assert matching_sentence(text, "Unrelated words entirely?") is None

@@ -56,6 +56,7 @@ CSS = """
 .lib-msg summary { cursor: pointer; }
 .lib-meta { font-family: var(--font-mono); font-size: 12px; }
 .lib-summary { margin-top: 2px; }
+.lib-match { margin-top: 2px; font-size: 13px; opacity: .85; }
 .lib-full pre, .lib-gist { white-space: pre-wrap; font-size: 12px; max-height: 320px;
                            overflow-y: auto; }
 .lib-badge { font-size: 11px; border-radius: 4px; padding: 0 4px; margin-left: 4px;

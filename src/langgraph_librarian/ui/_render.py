@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from langgraph_librarian._engine.text import one_line
+from langgraph_librarian._engine.text import content_terms, one_line, split_sentences
 from langgraph_librarian.ui._markdown import user_markdown
 from langgraph_librarian.ui._report import STRATEGY_LABELS, MessageRow, SentRow, TurnReport
 
@@ -97,7 +97,21 @@ def _kpi(name: str, label: str, value: str) -> str:
     )
 
 
-def _message_html(row: MessageRow, kind: str) -> str:
+def matching_sentence(text: str, question: str) -> str | None:
+    """The sentence of ``text`` sharing the most content words with ``question`` (the
+    passage a selection most likely rests on), or ``None`` when none shares any."""
+    asked = set(content_terms(question))
+    if not asked:
+        return None
+    best, best_shared = None, 0
+    for sentence in split_sentences(text):
+        shared = len(asked & set(content_terms(sentence)))
+        if shared > best_shared:
+            best, best_shared = sentence, shared
+    return best
+
+
+def _message_html(row: MessageRow, kind: str, question: str = "") -> str:
     tags = [f"#{row.position}", _role(row.role), f"{row.tokens:,} tokens"]
     badges = (
         '<span class="lib-badge lib-sent">sent</span>'
@@ -109,10 +123,18 @@ def _message_html(row: MessageRow, kind: str) -> str:
     if row.shortened:
         badges += '<span class="lib-badge lib-shortened">summary sent (too long)</span>'
     summary = row.summary or "(no summary yet)"
+    # What in the message answers the question, when the summary does not show it (a
+    # long message whose summary is about something else).
+    match = matching_sentence(row.text, question) if question else None
+    matched = (
+        f'<div class="lib-match">matches: {escape(_one_line(match, 300))}</div>'
+        if match and match not in summary
+        else ""
+    )
     return (
         f'<details class="lib-msg" data-kind="{kind}" data-position="{row.position}">'
         f'<summary><span class="lib-meta">{escape(" · ".join(tags))}</span> {badges}'
-        f'<div class="lib-summary">{escape(_one_line(summary, 400))}</div></summary>'
+        f'<div class="lib-summary">{escape(_one_line(summary, 400))}</div>{matched}</summary>'
         f'<div class="lib-full"><div class="lib-id">id {escape(row.message_id)} · index: '
         f"{escape(row.status)}</div><pre>{escape(clip(row.text))}</pre></div></details>"
     )
@@ -140,7 +162,7 @@ def _selection_html(report: TurnReport) -> str:
         )
     if not report.selected:
         return '<p class="lib-note">No earlier message was needed for this question.</p>'
-    return "".join(_message_html(row, "selected") for row in report.selected)
+    return "".join(_message_html(row, "selected", report.question) for row in report.selected)
 
 
 def _fallback_html(report: TurnReport) -> str:
