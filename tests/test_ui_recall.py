@@ -348,3 +348,19 @@ def test_the_demo_conversation_stays_out_of_your_threads_recall(db: Path) -> Non
     demo_texts = {str(m.content) for m in service._values(demo.thread_id)["messages"]}
     assert not recalled & demo_texts
     service.close()
+
+
+def test_the_offline_reply_counts_recalled_tokens_apart(db: Path) -> None:
+    from langgraph_librarian.ui._render import offline_reply
+
+    service = ChatService(db)  # no chat model: the reply shows the context
+    first = service.new_thread_id()
+    _finish(service, first, ALLERGY)
+    second = service.new_thread_id()
+    finished = _finish(service, second, QUESTION)
+    report = finished.report
+    assert finished.offline and report.recalled_tokens > 0
+    text = offline_reply(report)
+    own = f"{report.thread_tokens_sent:,} of the thread's {report.history_tokens:,} tokens"
+    assert f"{own} + {report.recalled_tokens:,} recalled from other threads" in text
+    service.close()

@@ -97,7 +97,7 @@ def test_offline_turn_says_no_model_and_shows_the_context(db: Path) -> None:
     text = offline_reply(report)
     assert "No chat model is configured" in text
     assert "#0 user" in text and "allergic to peanuts" in text
-    assert f"{report.sent_tokens:,} tokens" in text
+    assert f"{report.sent_tokens:,} of the thread's {report.history_tokens:,} tokens" in text
     html = inspector_html(report)
     assert 'data-position="0"' in html
     assert "Nothing recalled (empty: the scope holds no memory)" in html  # one thread only

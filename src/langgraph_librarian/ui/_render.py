@@ -73,8 +73,7 @@ def offline_reply(report: TurnReport) -> str:
         "`--model provider:model` to get one.",
         "",
         f"This is the context the model would have received ({report.strategy_label}): "
-        f"{len(report.sent)} messages, {report.sent_tokens:,} tokens of the "
-        f"{report.history_tokens:,} in the whole history.",
+        f"{_count(len(report.sent), 'message')}, {_sent_tokens_text(report)}.",
         "",
     ]
     for n, row in enumerate(report.sent[:_CONTEXT_LINES], start=1):
@@ -85,6 +84,17 @@ def offline_reply(report: TurnReport) -> str:
         tokens = sum(r.tokens for r in hidden)
         lines.append(f"\n... and {len(hidden)} more messages ({tokens:,} tokens).")
     return "\n".join(lines)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def _sent_tokens_text(report: TurnReport) -> str:
+    """The tokens sent, the thread's apart from what was recalled from other threads."""
+    own = f"{report.thread_tokens_sent:,} of the thread's {report.history_tokens:,} tokens"
+    recalled = report.recalled_tokens
+    return f"{own} + {recalled:,} recalled from other threads" if recalled else own
 
 
 # -- the inspector (HTML) --------------------------------------------------------------------
