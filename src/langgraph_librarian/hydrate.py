@@ -146,7 +146,8 @@ def hydrate(
         chosen = (system | set(range(recent_start, n))) - orphans
         for _, members in units:
             chosen.update(members)
-        return _result(messages, chosen, units, [], recent_start, {}, view.human_positions(n))
+        _opener(messages, chosen, view.human_positions(n), {}, None)
+        return _result(messages, chosen, units, [], recent_start, {})
     return _within_budget(
         messages,
         units,
@@ -280,9 +281,7 @@ def _within_budget(
     replaced = {p: m for p, m in shown.items() if m is not messages[p]} | shortened
     kept_start = min((p for turn in turns for p in turn if p in shown), default=current)
     replaced |= _opener(messages, chosen, starts, summaries, budget)
-    return _result(
-        messages, chosen, kept_units, dropped, min(kept_start, current), replaced, starts
-    )
+    return _result(messages, chosen, kept_units, dropped, min(kept_start, current), replaced)
 
 
 def _opener(
@@ -322,10 +321,7 @@ def _result(
     dropped: list[int],
     recent_start: int,
     replaced: dict[int, BaseMessage],
-    humans: Sequence[int] = (),
 ) -> Hydrated:
-    if not replaced:  # the unbounded path: no budget, no short forms
-        _opener(messages, chosen, humans, {}, None)
     positions = sorted(chosen)
     # tool_groups pairs a call with its results wherever they sit; providers want them
     # adjacent (and a call may have no result at all): repair to the one definition of

@@ -77,12 +77,25 @@ def _prepare(
     return scope_id, query, (key, f"{thread}\x00{turn}", bound), bound, thread
 
 
-def _exclusions(messages: Sequence[BaseMessage]) -> tuple[set[str], set[str]]:
-    """(ids, content hashes) of the messages the thread holds: their copies in scope
-    memory are this thread's own turns, never "earlier conversations" (by hash too: a
-    client that re-sends its history without ids gets new ids every request)."""
-    ids = {str(m.id) for m in messages if m.id}
-    return ids, {content_hash(m) for m in messages}
+def _arguments(
+    query: str,
+    bound: int,
+    thread: str,
+    parent: RunnableConfig | None,
+    held: Sequence[BaseMessage],
+) -> dict[str, Any]:
+    """``ScopeMemory.recall``'s keyword arguments for a turn. The messages the thread
+    holds (``held``) are left out by id and by content hash (a client that re-sends its
+    history without ids gets new ids every request), and so is the thread itself: their
+    copies in scope memory are this thread's own turns, never "earlier conversations"."""
+    return {
+        "query": query,
+        "max_bytes": bound,
+        "parent": parent,
+        "exclude_message_ids": {str(m.id) for m in held if m.id},
+        "exclude_content_hashes": {content_hash(m) for m in held},
+        "exclude_thread_id": thread or None,
+    }
 
 
 def _done(memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallResult) -> None:
@@ -148,20 +161,9 @@ def recall_for_turn(
     cached = memory.cache.get(cache_key)
     if cached is not None:
         return cached
-    ids, hashes = _exclusions([*messages, *history])
+    arguments = _arguments(query, bound, thread, parent, [*messages, *history])
     try:
-        result = _within(
-            memory.timeout,
-            lambda: memory.recall(
-                scope_id,
-                query,
-                max_bytes=bound,
-                parent=parent,
-                exclude_message_ids=ids,
-                exclude_content_hashes=hashes,
-                exclude_thread_id=thread or None,
-            ),
-        )
+        result = _within(memory.timeout, lambda: memory.recall(scope_id, **arguments))
     except Exception as exc:
         result = _failed(exc, cache_key[0])
     _done(memory, cache_key, result)
@@ -183,20 +185,9 @@ async def arecall_for_turn(
     cached = memory.cache.get(cache_key)
     if cached is not None:
         return cached
-    ids, hashes = _exclusions([*messages, *history])
+    arguments = _arguments(query, bound, thread, parent, [*messages, *history])
     try:
-        result = await _awithin(
-            memory.timeout,
-            memory.arecall(
-                scope_id,
-                query,
-                max_bytes=bound,
-                parent=parent,
-                exclude_message_ids=ids,
-                exclude_content_hashes=hashes,
-                exclude_thread_id=thread or None,
-            ),
-        )
+        result = await _awithin(memory.timeout, memory.arecall(scope_id, **arguments))
     except Exception as exc:
         result = _failed(exc, cache_key[0])
     _done(memory, cache_key, result)
