@@ -250,3 +250,84 @@ def test_without_a_thread_id_two_conversations_never_share_a_selection():
     assert got["query"] == "What was the code word for security?"
     assert got["selected_ids"] == expected["selected_ids"]
     assert "otter" in " ".join(str(m.content) for m in model.calls[-1])
+
+
+_FACTS = [
+    ("My dog is named Biscuit and he is a beagle who loves long walks in the park.", "Noted."),
+    ("The product launch date is March 3rd at the Berlin office with the whole team.", "Noted."),
+    ("I am allergic to peanuts and shellfish, keep that in mind for recipes.", "Noted."),
+    ("The database password rotation happens every ninety days on Sunday night.", "Noted."),
+    ("My favourite colour is teal, like the ocean near Lisbon in summer.", "Noted."),
+]
+
+
+def _shown(call: list[Any], needle: str) -> bool:
+    return any(needle in str(m.content) for m in call if m.type != "human" or m.id != "q")
+
+
+def test_an_edited_question_is_selected_again_not_served_from_the_cache():
+    """A fork that edits the turn's question (same id, new text) gets a new selection."""
+    model = ScriptedChatModel(script="ok")
+    agent = create_agent(
+        model,
+        middleware=[LibrarianMiddleware(LibrarianConfig(always_include_recent_turns=1))],
+        checkpointer=MemorySaver(),
+    )
+    thread = {"configurable": {"thread_id": "edit"}}
+    for i, (fact, _) in enumerate(_FACTS):
+        agent.invoke({"messages": [HumanMessage(fact, id=f"h{i}")]}, thread)
+    agent.invoke({"messages": [HumanMessage("What is my dog's name?", id="q")]}, thread)
+    assert _shown(model.calls[-1], "Biscuit")
+    before_model = next(
+        s
+        for s in agent.get_state_history(thread)
+        if s.next and s.values.get("messages") and s.values["messages"][-1].id == "q"
+    )
+    fork = agent.update_state(
+        before_model.config, {"messages": [HumanMessage("When is the product launch?", id="q")]}
+    )
+    out = agent.invoke(None, fork)
+    assert _shown(model.calls[-1], "March 3rd")
+    assert out["librarian_metadata"]["query"] == "When is the product launch?"
+
+
+def test_a_history_rewritten_mid_turn_is_selected_again():
+    """Summarization between two model calls of one turn folds the selected message into
+    a summary: later calls select over the new history (the summary), not the cached ids."""
+    from langchain.agents.middleware import SummarizationMiddleware
+
+    calls = {"n": 0}
+
+    def decide(messages: list[Any]) -> AIMessage:
+        tools = 0
+        for m in reversed(messages):
+            if m.type == "human":
+                break
+            tools += m.type == "tool"
+        if any(m.type == "human" and m.id == "q" for m in messages) and tools < 3:
+            calls["n"] += 1
+            call = {"name": "lookup_invoice", "args": {"number": str(calls["n"])}}
+            return AIMessage("", tool_calls=[{**call, "id": f"c{calls['n']}"}])
+        return AIMessage("final")
+
+    model = ToolCallingScriptedModel(script=decide)
+    summarizer = ScriptedChatModel(script="The product launch is March 3rd in Berlin.")
+    agent = create_agent(
+        model,
+        tools=[lookup_invoice],
+        middleware=[
+            SummarizationMiddleware(summarizer, trigger=("messages", 12), keep=("messages", 4)),
+            LibrarianMiddleware(LibrarianConfig(always_include_recent_turns=1)),
+        ],
+        checkpointer=MemorySaver(),
+    )
+    thread = {"configurable": {"thread_id": "rewrite"}}
+    for i, (fact, _) in enumerate(_FACTS):
+        agent.invoke({"messages": [HumanMessage(fact, id=f"h{i}")]}, thread)
+    first = len(model.calls)
+    agent.invoke({"messages": [HumanMessage("Plan the product launch logistics", id="q")]}, thread)
+    turn = model.calls[first:]
+    assert len(turn) == 4
+    assert all(_shown(call, "March 3rd") for call in turn), [
+        [str(m.content)[:30] for m in call] for call in turn
+    ]

@@ -25,7 +25,7 @@ from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._engine.history import repair_history
 from langgraph_librarian._engine.messages import current_turn, latest_human_text
 from langgraph_librarian._engine.state_cache import entries_to_state, state_entries
-from langgraph_librarian._engine.view import turn_key, turn_view, view_of
+from langgraph_librarian._engine.view import conversation_key, turn_key, turn_view, view_of
 from langgraph_librarian._kit.background import submit_indexing
 from langgraph_librarian._kit.cache import BoundedCache
 from langgraph_librarian._kit.state import insert_after_system, read_messages
@@ -472,9 +472,9 @@ class SelectionCache:
     re-hydrates the same selection (its reserve too) in the longer history."""
 
     def __init__(self, size: int = 512) -> None:
-        self._selections: BoundedCache[tuple[str, str], tuple[dict[str, list[str]], Selection]] = (
-            BoundedCache(size)
-        )
+        self._selections: BoundedCache[
+            tuple[str, str], tuple[str, dict[str, list[str]], Selection]
+        ] = BoundedCache(size)
         self._metadata: BoundedCache[tuple[str, str], dict[str, Any]] = BoundedCache(size)
 
     @staticmethod
@@ -487,7 +487,13 @@ class SelectionCache:
         hit = self._selections.get(key)
         if hit is None:
             return None
-        stored, selection = hit
+        history, stored, selection = hit
+        if conversation_key(messages) != history:
+            # The turn's question was edited (same id, new text: a fork or a chat UI's
+            # edit) or the history before it was rewritten mid-turn (a summarization
+            # middleware folded messages into a summary): the cached choice was made on
+            # a history that is gone, so select again.
+            return None
         position = {m.id: i for i, m in enumerate(messages)}
         found = dataclasses.replace(selection, prompt_tokens=0)
         for name, ids in stored.items():
@@ -499,7 +505,7 @@ class SelectionCache:
             return [str(messages[i].id) for i in positions if 0 <= i < len(messages)]
 
         stored = {name: keys(getattr(sel, name)) for name in self._POSITIONS}
-        self._selections.put(key, (stored, sel))
+        self._selections.put(key, (conversation_key(messages), stored, sel))
 
     def record(self, key: tuple[str, str], metadata: dict[str, Any]) -> None:
         self._metadata.put(key, dict(metadata))
