@@ -496,3 +496,55 @@ def test_a_dict_override_applies_on_top_of_the_selection_nodes_config(tmp_path):
     out = index_messages(state, run)
     assert "index" not in out  # the index went to the bound store, not to graph state
     assert store.load("1") is not None and len(store.load("1")) == 2
+
+
+def test_two_librarian_subgraphs_in_one_thread_keep_separate_indexes_in_a_shared_store():
+    """A supervisor's two sub-agents share the thread id and the store: each keeps its own
+    index (keyed by thread and subgraph), so neither re-summarizes the other's history."""
+    from langgraph.graph import MessagesState
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_librarian import LangGraphIndexStore
+
+    def experiment(shared: bool) -> tuple[list[int], InMemoryStore]:
+        first = InMemoryStore()
+        stores = (first, first if shared else InMemoryStore())
+        indexers, agents = [], []
+        for tag, store in zip(("researcher", "writer"), stores, strict=True):
+            indexer = ScriptedChatModel(script=first_sentence)
+            config = LibrarianConfig(indexer_model=indexer, short_message_threshold=10)
+            reply = AIMessage(f"{tag} handled it, with a few words to summarize later on.")
+            agents.append(
+                create_librarian_graph(
+                    lambda state, r=reply: {"messages": [r]}, config, checkpointer=True, store=store
+                )
+            )
+            indexers.append(indexer)
+
+        def call(agent: Any, prefix: str) -> Any:
+            def node(state: MessagesState) -> dict[str, Any]:
+                text = f"{prefix}: {state['messages'][-1].content}"
+                agent.invoke({"messages": [HumanMessage(text)]})
+                return {}
+
+            return node
+
+        parent = StateGraph(MessagesState)
+        parent.add_node("research", call(agents[0], "Research"))
+        parent.add_node("write", call(agents[1], "Write about"))
+        parent.add_edge(START, "research")
+        parent.add_edge("research", "write")
+        parent.add_edge("write", END)
+        graph = parent.compile(checkpointer=MemorySaver())
+        thread = {"configurable": {"thread_id": "t"}}
+        for i in range(4):
+            topic = f"Topic {i}: the launch is on March {i + 3} at the Berlin office."
+            graph.invoke({"messages": [HumanMessage(topic)]}, thread)
+        return [len(indexer.calls) for indexer in indexers], first
+
+    separate, _ = experiment(shared=False)
+    shared, store = experiment(shared=True)
+    assert shared == separate
+    index = LangGraphIndexStore(store)
+    assert index.load("t|research") and index.load("t|write")
+    assert index.load("t") is None

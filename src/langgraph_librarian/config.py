@@ -339,3 +339,25 @@ def session_id_from_config(runnable_config: RunnableConfig | None) -> str | None
         if value is not None and str(value):
             return str(value)
     return None
+
+
+def graph_namespace(runnable_config: RunnableConfig | None) -> str:
+    """The (sub)graph a node runs in, from LangGraph's ``checkpoint_ns``: ``""`` for the
+    top-level graph, else the names of the parent nodes (``"agent"``, ``"team|agent"``).
+
+    A node's namespace is ``parent:<task id>|...|node:<task id>``: the last part is the
+    node running now and task ids change every step, so both are dropped and every node
+    of one subgraph gets the same name, turn after turn.
+    """
+    configurable = (runnable_config or {}).get("configurable") or {}
+    namespace = str(configurable.get("checkpoint_ns") or "")
+    parents = namespace.split("|")[:-1]  # LangGraph's separators: "|" between levels,
+    return "|".join(part.split(":", 1)[0] for part in parents)  # ":" before a task id
+
+
+def index_session(thread: str, runnable_config: RunnableConfig | None) -> str:
+    """Key of a thread's index in a shared store: the thread id, followed by the subgraph
+    it runs in when it is not the top-level graph (two Librarian agents in one thread,
+    e.g. a supervisor's sub-agents, each keep their own index)."""
+    namespace = graph_namespace(runnable_config)
+    return f"{thread}|{namespace}" if namespace else thread

@@ -24,7 +24,7 @@ from langgraph_librarian._librarian.turn import (
     index_turn,
     select_turn,
 )
-from langgraph_librarian.config import LibrarianConfig, session_id_from_config
+from langgraph_librarian.config import LibrarianConfig, index_session, session_id_from_config
 from langgraph_librarian.stores.base import BaseIndexStore
 
 __all__ = [
@@ -49,7 +49,8 @@ finds no index). A config passed at run time, or one bound to the index node, wi
 
 def _turn(state: dict[str, Any], config: RunnableConfig | None) -> tuple[str, str] | None:
     try:
-        return turn_key(session_id_from_config(config), read_messages(state))
+        thread = session_id_from_config(config)
+        return turn_key(thread and index_session(thread, config), read_messages(state))
     except Exception:  # an unreadable state: the node itself reports it
         return None
 

@@ -37,7 +37,12 @@ from langgraph_librarian._librarian.gist import (
     plan_fold,
     summarizer_for,
 )
-from langgraph_librarian.config import LibrarianConfig, resolve_config, session_id_from_config
+from langgraph_librarian.config import (
+    LibrarianConfig,
+    index_session,
+    resolve_config,
+    session_id_from_config,
+)
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.errors import MissingThreadError
@@ -131,7 +136,8 @@ class Run:
                 "a non-empty thread id: invoke with "
                 'config={"configurable": {"thread_id": "..."}}'
             )
-        return cls(config, thread if config.store is not None else None, run_config, thread)
+        session = index_session(thread, run_config) if config.store is not None and thread else None
+        return cls(config, session, run_config, thread)
 
     # -- the index ------------------------------------------------------------------
 
