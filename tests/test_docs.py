@@ -2,7 +2,7 @@
 
 Every ```python block runs in a fresh namespace, as a reader pasting it alone would run
 it: a block that relies on an import or a name from an earlier block fails here.
-``# -> text`` lines must appear in what the block prints. A block marked
+``# -> text`` lines must be printed as whole lines, in their order. A block marked
 ``# doc: no-run`` (it needs a provider package or an API key) is only compiled.
 """
 
@@ -46,8 +46,17 @@ def test_example_runs_alone(path, n, block, tmp_path, monkeypatch):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(code, module.__dict__)
+    printed = [line.rstrip() for line in out.getvalue().splitlines()]
+    at = 0
     for expected in re.findall(r"^# -> (.*)$", block, re.M):
-        assert expected in out.getvalue(), f"{path.name} block {n}: {expected!r} not printed"
+        # A whole printed line, in the order of the comments: a substring test let
+        # "True" pass on an earlier line's "True 0".
+        found = next((i for i in range(at, len(printed)) if printed[i] == expected.rstrip()), None)
+        assert found is not None, (
+            f"{path.name} block {n}: {expected!r} not printed as a line (after line {at}); "
+            f"printed: {printed[at:]}"
+        )
+        at = found + 1
 
 
 def test_every_doc_page_has_its_examples_collected():
