@@ -375,7 +375,7 @@ def test_router_thresholds_on_messages_and_tokens():
     few = {"messages": [HumanMessage("hi"), AIMessage("hello")]}
     assert should_summarize(few) == END
     seven = {"messages": [HumanMessage(str(i)) for i in range(7)]}
-    assert should_summarize(seven) == "summarize_conversation"
+    assert should_summarize(seven) == "summarize"  # spec 02's node name
     by_tokens = create_summary_router(max_messages=None, max_tokens=50)
     assert by_tokens(few) == END
     assert by_tokens({"messages": [HumanMessage("word " * 100)]}) == "summarize_conversation"
@@ -518,3 +518,41 @@ async def test_delete_messages_node_async_and_without_ids():
     update = await node.ainvoke({"messages": history})
     assert [m.id for m in update["messages"]] == ["1", "2"]
     assert node({"messages": [HumanMessage("a"), AIMessage("b"), HumanMessage("c")]}) == {}
+
+
+def test_the_ready_graph_starts_the_summary_as_an_empty_string():
+    """Spec 02: ``summary`` starts as ""; a turn before the first summary can read it."""
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import MemorySaver
+
+    from langgraph_librarian.memory import create_summary_graph
+
+    model = GenericFakeChatModel(messages=iter([AIMessage("Hi!")] * 3))
+    graph = create_summary_graph(model, checkpointer=MemorySaver())
+    out = graph.invoke({"messages": [HumanMessage("hello")]}, {"configurable": {"thread_id": "s"}})
+    assert out["summary"] == ""
+
+
+def test_spec_02_graph_wires_should_summarize_to_its_summarize_node():
+    """Spec 02's graph: nodes ``chat`` and ``summarize``, ``should_summarize`` between."""
+    from langchain_core.language_models import GenericFakeChatModel
+
+    from langgraph_librarian.memory import SummaryState, build_model_input, create_summarize_node
+
+    model = GenericFakeChatModel(messages=iter([AIMessage(f"answer {i}") for i in range(20)]))
+
+    def chat(state: dict[str, Any]) -> dict[str, Any]:
+        context = build_model_input(state["messages"], state.get("summary", ""))
+        return {"messages": [model.invoke(context)]}
+
+    builder = StateGraph(SummaryState)
+    builder.add_node("chat", chat)
+    builder.add_node("summarize", create_summarize_node(keep_last=2))
+    builder.add_edge(START, "chat")
+    builder.add_conditional_edges("chat", should_summarize, {"summarize": "summarize", END: END})
+    builder.add_edge("summarize", END)
+    graph = builder.compile()
+    history = [HumanMessage(f"I like dish number {i}, it has lots of garlic.") for i in range(7)]
+    out = graph.invoke({"messages": history})
+    assert len(out["messages"]) == 2 and out["summary"]

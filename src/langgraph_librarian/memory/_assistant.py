@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_type_hints
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -43,6 +43,7 @@ def create_summary_chat_node(
     system_prompt: SystemPrompt = None,
     require_human_first: bool = True,
     repair: bool = True,
+    _start_summary: bool = False,
 ) -> LibrarianNode:
     """A chat node that answers from system prompt + summary + recent messages.
 
@@ -81,13 +82,26 @@ def create_summary_chat_node(
             require_human_first=require_human_first,
         )
 
+    def update(state: Mapping[str, Any], reply: Any) -> StateUpdate:
+        out: StateUpdate = {"messages": [reply]}
+        if _start_summary and "summary" not in state:
+            out["summary"] = ""  # spec 02: the summary starts as an empty string
+        return out
+
     def run(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
-        return {"messages": [lazy.get().invoke(prepare(state), config=config)]}
+        return update(state, lazy.get().invoke(prepare(state), config=config))
 
     async def arun(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
-        return {"messages": [await lazy.get().ainvoke(prepare(state), config=config)]}
+        return update(state, await lazy.get().ainvoke(prepare(state), config=config))
 
     return LibrarianNode(run, afunc=arun, name="chat")
+
+
+def _fields(schema: type[Any]) -> set[str]:
+    try:
+        return set(get_type_hints(schema))
+    except Exception:  # an unresolvable annotation: fall back to the raw names
+        return set(getattr(schema, "__annotations__", {}))
 
 
 def create_summary_graph(
@@ -140,6 +154,9 @@ def create_summary_graph(
             system_prompt=system_prompt,
             require_human_first=require_human_first,
             repair=repair,
+            # The ready graph's state has ``summary``: its first turn writes "" (spec
+            # 02), so ``state["summary"]`` reads before the first summary is due.
+            _start_summary="summary" in _fields(state_schema),
         ),
         "summarize_conversation": create_summarize_node(
             summarizer, keep_last=keep_last, token_counter=token_counter

@@ -182,5 +182,10 @@ def create_summary_router(
     return route
 
 
-should_summarize: Callable[[Mapping[str, Any]], str] = create_summary_router()
-"""Router with spec 02's default: summarize when more than 6 messages are in state."""
+should_summarize: Callable[[Mapping[str, Any]], str] = create_summary_router(
+    summarize_node="summarize"
+)
+"""Spec 02's router: ``"summarize"`` (its summarize node's name) when more than 6 messages
+are in state, else ``END``. :func:`create_summary_graph` names its node
+``summarize_conversation`` (spec 05's name) and routes with
+:func:`create_summary_router`."""
