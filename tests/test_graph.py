@@ -548,3 +548,23 @@ def test_two_librarian_subgraphs_in_one_thread_keep_separate_indexes_in_a_shared
     index = LangGraphIndexStore(store)
     assert index.load("t|research") and index.load("t|write")
     assert index.load("t") is None
+
+
+def test_indexing_new_count_counts_a_reply_that_repeats_earlier_text():
+    """Spec: ``indexing_new_count`` is the number of newly indexed messages; a repeated
+    "Noted." is indexed (by a copy of the earlier entry) and counted."""
+    graph = create_librarian_graph(
+        lambda state: {"messages": [AIMessage("Noted.")]},
+        LibrarianConfig(),
+        checkpointer=MemorySaver(),
+    )
+    thread = {"configurable": {"thread_id": "count"}}
+    seen = []
+    for i in range(3):
+        out = graph.invoke(
+            {"messages": [HumanMessage(f"Fact {i}: the code is {i}{i}{i}.")]}, thread
+        )
+        meta = out["librarian_metadata"]
+        seen.append((meta["indexing_new_count"], meta["indexing_reused_count"]))
+        assert meta["indexing_total_count"] == 2 * (i + 1)
+    assert seen == [(2, 0), (2, 1), (2, 1)]

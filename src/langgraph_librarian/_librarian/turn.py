@@ -610,7 +610,10 @@ def _remember(
 
 def _index_result(state: dict[str, Any], update: IndexUpdate, run: Run) -> StateUpdate:
     metadata: dict[str, Any] = {
-        "indexing_new_count": update.new_count,
+        # Spec: "newly indexed messages". A message whose text repeats an earlier one
+        # ("Noted.") is indexed too, by a copy of that entry: counted here, and apart
+        # in indexing_reused_count.
+        "indexing_new_count": update.new_count + update.reused_count,
         "indexing_total_count": len(update.entries),
         "indexing_latency_ms": update.latency_ms,
         "indexing_failed_count": update.failed_count,
