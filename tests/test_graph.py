@@ -568,3 +568,47 @@ def test_indexing_new_count_counts_a_reply_that_repeats_earlier_text():
         seen.append((meta["indexing_new_count"], meta["indexing_reused_count"]))
         assert meta["indexing_total_count"] == 2 * (i + 1)
     assert seen == [(2, 0), (2, 1), (2, 1)]
+
+
+def test_a_turn_resumed_in_another_process_indexes_with_the_selection_nodes_config(tmp_path):
+    """The hand-built graph (``create_librarian_node(config)`` + the module's
+    ``index_messages``), interrupted in the agent and resumed by another worker: the index
+    node there still uses the selection node's config (its indexer model), not defaults."""
+    from langgraph.types import Command, interrupt
+
+    from langgraph_librarian import LibrarianState, create_librarian_node, index_messages
+    from langgraph_librarian import nodes as librarian_nodes
+
+    def agent(state: dict[str, Any]) -> dict[str, Any]:
+        if "approve" in str(state["messages"][-1].content):
+            interrupt("approve?")
+        reply = "Approved: the Berlin team handles the launch logistics next week, as planned."
+        return {"messages": [AIMessage(reply)]}
+
+    def build(connection: sqlite3.Connection) -> tuple[Any, ScriptedChatModel]:
+        indexer = ScriptedChatModel(script=lambda m: " ".join(first_sentence(m).split()[:6]))
+        config = LibrarianConfig(indexer_model=indexer, short_message_threshold=10)
+        builder = StateGraph(LibrarianState)
+        builder.add_node("librarian", create_librarian_node(config))
+        builder.add_node("agent", agent)
+        builder.add_node("indexer", index_messages)
+        builder.add_edge(START, "librarian")
+        builder.add_edge("librarian", "agent")
+        builder.add_edge("agent", "indexer")
+        builder.add_edge("indexer", END)
+        return builder.compile(checkpointer=SqliteSaver(connection)), indexer
+
+    path = tmp_path / "threads.sqlite"
+    thread = {"configurable": {"thread_id": "resume"}}
+    first, _ = build(sqlite3.connect(path, check_same_thread=False))
+    opening = "Our product launch is on March 3rd in Berlin, with the whole team present there."
+    first.invoke({"messages": [HumanMessage(opening)]}, thread)
+    request = "Please approve the plan for the launch logistics in Berlin, for next week."
+    first.invoke({"messages": [HumanMessage(request)]}, thread)
+    assert first.get_state(thread).next == ("agent",)
+
+    librarian_nodes._BOUND_THIS_TURN.drop(lambda key: True)  # what another process has
+    second, indexer = build(sqlite3.connect(path, check_same_thread=False))
+    out = second.invoke(Command(resume=True), thread)
+    assert indexer.calls  # the resumed turn's question (the reply repeats an indexed one)
+    assert [entry["status"] for entry in out["index"]] == ["summarized"] * 4

@@ -7,6 +7,11 @@ natively sync (``invoke``) and async (``ainvoke``), and can be called directly.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -47,6 +52,69 @@ defaults: an LLM indexer never called, a store never written (so the next select
 finds no index). A config passed at run time, or one bound to the index node, wins."""
 
 
+_BOUND_NODES: OrderedDict[str, _Bound] = OrderedDict()
+_BOUND_NODES_LOCK = threading.Lock()
+"""Every ``create_librarian_node(config)`` of this process by :func:`_describe` of its
+config. A turn interrupted after
+its selection and resumed in another worker process (human-in-the-loop on a server with
+several processes) has no entry in ``_BOUND_THIS_TURN`` there; the tag the selection
+wrote into ``librarian_metadata`` (checkpointed) finds the same config in this process,
+which built the same graph."""
+
+_TAG = "bound_config"
+_logger = logging.getLogger("langgraph_librarian")
+
+
+def _describe(bound: _Bound) -> str:
+    """A digest of what a bound config does, equal in every process that builds it.
+
+    Plain values as they are; a model, embeddings, store or function by its class (and
+    a model's name), never by its address.
+    """
+
+    def part(value: Any) -> str:
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return repr(value)
+        name = getattr(value, "model_name", None) or getattr(value, "model", None)
+        label = f"{type(value).__module__}.{type(value).__qualname__}"
+        return f"{label}:{name}" if isinstance(name, str) else label
+
+    config, store = bound
+    fields = [] if config is None else dataclasses.fields(config)
+    text = "|".join(f"{f.name}={part(getattr(config, f.name))}" for f in fields if f.init)
+    return hashlib.sha256(f"{text}|store={part(store)}".encode()).hexdigest()[:16]
+
+
+def _register(bound: _Bound) -> str:
+    tag = _describe(bound)
+    with _BOUND_NODES_LOCK:
+        # Configs that describe alike do the same work (a graph built again, per request
+        # or per test): the latest is kept.
+        _BOUND_NODES[tag] = bound
+        _BOUND_NODES.move_to_end(tag)
+        while len(_BOUND_NODES) > 256:  # graphs built per request: the oldest go
+            _BOUND_NODES.popitem(last=False)
+    return tag
+
+
+def _resumed(state: dict[str, Any]) -> _Bound | None:
+    """The bound config a resumed turn's selection wrote its tag for, if this process
+    built it (else a warning: the index node uses its own defaults)."""
+    metadata = state.get("librarian_metadata")
+    tag = metadata.get(_TAG) if isinstance(metadata, dict) else None
+    if not isinstance(tag, str):
+        return None
+    with _BOUND_NODES_LOCK:
+        found = _BOUND_NODES.get(tag)
+    if found is None:
+        _logger.warning(
+            "index_messages: this turn was selected by a create_librarian_node(config) node "
+            "this process did not build; indexing with index_messages' own config. Give "
+            "the index node the same config: create_index_node(config)"
+        )
+    return found
+
+
 def _turn(state: dict[str, Any], config: RunnableConfig | None) -> tuple[str, str] | None:
     try:
         thread = session_id_from_config(config)
@@ -63,6 +131,8 @@ def _bind(
     store: BaseIndexStore | None,
     selects: bool,
 ) -> LibrarianNode:
+    tag = _register((default, store)) if selects and (default or store) else None
+
     def bound(state: dict[str, Any], config: RunnableConfig | None) -> _Bound:
         if selects:
             if default is not None or store is not None:
@@ -77,18 +147,26 @@ def _bind(
         found = _BOUND_THIS_TURN.pop(key) if key is not None else None
         override = ((config or {}).get("configurable") or {}).get("librarian")
         unbound = default is None and store is None
+        if found is None and unbound and not isinstance(override, LibrarianConfig):
+            found = _resumed(state)
         if found is not None and unbound and not isinstance(override, LibrarianConfig):
             return found
         return default, store
 
     # The parameter must be named ``config``: LangGraph passes the RunnableConfig by name.
+    def tagged(update: StateUpdate) -> StateUpdate:
+        metadata = update.get("librarian_metadata")
+        if tag is not None and isinstance(metadata, dict):
+            update["librarian_metadata"] = {**metadata, _TAG: tag}
+        return update
+
     def run(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
         config_default, bound_store = bound(state, config)
-        return sync(state, Run.open(config_default, config, store=bound_store))
+        return tagged(sync(state, Run.open(config_default, config, store=bound_store)))
 
     async def arun(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
         config_default, bound_store = bound(state, config)
-        return await async_(state, Run.open(config_default, config, store=bound_store))
+        return tagged(await async_(state, Run.open(config_default, config, store=bound_store)))
 
     return LibrarianNode(run, afunc=arun, name=name)
 
