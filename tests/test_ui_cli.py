@@ -210,3 +210,17 @@ def test_librarian_chat_refuses_a_bad_thread_id_up_front(tmp_path, capsys, threa
     assert code == 2
     err = capsys.readouterr().err
     assert "--thread" in err and ("thread id is 1-128" in err or "needs an id" in err)
+
+
+def test_librarian_ui_says_its_address_and_not_gradios_share_hint(tmp_path, monkeypatch, capsys):
+    """Gradio's banner tells the reader to "set share=True in launch()", which the command
+    cannot do: the command prints the address itself and launches Gradio quietly."""
+    seen: dict[str, object] = {}
+
+    def fake_launch(service, **kwargs):
+        seen.update(kwargs)
+
+    monkeypatch.setattr("langgraph_librarian.ui.launch", fake_launch)
+    assert main(["ui", "--db", str(tmp_path / "chat.db"), "--port", "7861"]) == 0
+    assert seen["quiet"] is True
+    assert "http://127.0.0.1:7861" in capsys.readouterr().err

@@ -173,8 +173,11 @@ def _ui(args: argparse.Namespace) -> int:
     from langgraph_librarian.ui import launch
 
     _announce(service)
+    # Gradio's own banner ends with "set share=True in launch()", which this command
+    # cannot do (and a public link would expose the chat database): say the address here.
+    _say(f"serving the web chat on http://{args.host}:{args.port} (Ctrl-C to stop)")
     try:
-        launch(service, host=args.host, port=args.port)
+        launch(service, host=args.host, port=args.port, quiet=True)
     except OSError as exc:  # the port is taken, or the host cannot be bound
         raise CliError(f"cannot serve on {args.host}:{args.port}: {exc}") from None
     finally:
