@@ -33,15 +33,21 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from langchain_core.embeddings import Embeddings
 
 from langgraph_librarian._engine.static import StaticEmbeddings
 from langgraph_librarian.minilm import MiniLMEmbeddings
 
-if TYPE_CHECKING:
-    from langgraph_librarian.config import LibrarianConfig
+
+class _WithEmbeddings(Protocol):
+    """What :func:`resolve_embeddings` reads of a ``LibrarianConfig`` (the config lives a
+    layer above this module, which it imports)."""
+
+    @property
+    def embeddings(self) -> object: ...
+
 
 __all__ = ["StaticEmbeddings", "load_embeddings"]
 
@@ -135,7 +141,7 @@ def embedding_model_id(embeddings: Embeddings) -> str:
     return name
 
 
-def resolve_embeddings(config: LibrarianConfig) -> Embeddings | None:
+def resolve_embeddings(config: _WithEmbeddings) -> Embeddings | None:
     """``config.embeddings`` resolved: ``"auto"`` means :func:`default_embeddings`."""
     if config.embeddings == "auto":
         return default_embeddings()
