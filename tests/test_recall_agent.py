@@ -472,3 +472,42 @@ def test_concurrent_sync_recalls_do_not_queue_behind_each_other():
     with ThreadPoolExecutor(callers) as pool:
         statuses = list(pool.map(one, range(callers)))
     assert statuses == ["empty"] * callers
+
+
+def test_a_hung_store_does_not_pile_up_threads():
+    """Each turn against a store that never answers left a thread behind, without bound
+    (two a turn: recall and capture). Past a small cap turns fail at once, and the
+    threads end when the store answers again."""
+    import threading
+    import time
+
+    released = threading.Event()
+
+    class HangingStore(InMemoryStore):
+        def batch(self, ops: Any) -> Any:
+            released.wait(30)
+            return super().batch(ops)
+
+    model = ToolCallingScriptedModel(script="answer")
+    memory = ScopeMemory(HangingStore(), timeout=0.02)
+    agent = create_agent(
+        model, middleware=[RecallMiddleware(memory, capture_turns=True)], context_schema=RecallScope
+    )
+
+    def stuck() -> int:
+        return sum(t.name == "librarian-recall" for t in threading.enumerate())
+
+    before = stuck()  # another test's hung threads may still be sleeping
+    try:
+        for i in range(60):
+            out = agent.invoke(
+                {"messages": [HumanMessage(f"question {i}")]}, context=RecallScope(scope_id="u")
+            )
+            assert out["messages"][-1].content == "answer"
+        assert stuck() <= before + 32
+    finally:
+        released.set()
+    deadline = time.monotonic() + 10
+    while stuck() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stuck() <= before

@@ -104,17 +104,43 @@ def _done(memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallRe
     memory.cache.put(cache_key, result)
 
 
-def _within(timeout: float | None, call: Callable[[], _T]) -> _T:
-    """``call()``, or ``TimeoutError`` after ``timeout`` seconds (``None``: no limit).
+_IN_FLIGHT = 32
+"""Calls of one ``ScopeMemory`` that may run on their own threads at once. A store that
+hangs (a network partition, no statement timeout) leaves each turn's thread waiting;
+beyond this many, turns get ``unavailable`` at once instead of another thread (they
+piled up without bound: two a turn, 1,000 threads after 500 turns)."""
+_SLOTS_LOCK = threading.Lock()
+
+
+def _slots(memory: ScopeMemory) -> threading.BoundedSemaphore:
+    slots = getattr(memory, "_librarian_in_flight", None)
+    if slots is None:
+        with _SLOTS_LOCK:
+            slots = getattr(memory, "_librarian_in_flight", None)
+            if slots is None:
+                slots = threading.BoundedSemaphore(_IN_FLIGHT)
+                memory._librarian_in_flight = slots  # type: ignore[attr-defined]
+    return slots
+
+
+def _within(memory: ScopeMemory, call: Callable[[], _T]) -> _T:
+    """``call()``, or ``TimeoutError`` after ``memory.timeout`` seconds (``None``: no limit).
 
     The call runs on a daemon thread of its own: a hung store (a network partition, no
     statement timeout) neither hangs the turn nor the process's exit (``concurrent.
     futures`` workers are joined at exit), and calls never queue behind each other (a
     shared pool would make healthy recalls wait behind slow ones, the wait counted
-    against their timeout).
+    against their timeout). At most :data:`_IN_FLIGHT` such threads per memory: past
+    that the store is not answering, and the call fails at once.
     """
+    timeout = memory.timeout
     if timeout is None:
         return call()
+    slots = _slots(memory)
+    if not slots.acquire(blocking=False):
+        raise TimeoutError(
+            f"scope memory has not answered {_IN_FLIGHT} earlier calls; not waiting again"
+        )
     future: Future[_T] = Future()
     context = contextvars.copy_context()
 
@@ -123,8 +149,14 @@ def _within(timeout: float | None, call: Callable[[], _T]) -> _T:
             future.set_result(context.run(call))
         except BaseException as exc:  # handed to the waiting turn
             future.set_exception(exc)
+        finally:
+            slots.release()
 
-    threading.Thread(target=work, daemon=True, name="librarian-recall").start()
+    try:
+        threading.Thread(target=work, daemon=True, name="librarian-recall").start()
+    except BaseException:
+        slots.release()
+        raise
     try:
         return future.result(timeout=timeout)
     except FutureTimeout:
@@ -163,7 +195,7 @@ def recall_for_turn(
         return cached
     arguments = _arguments(query, bound, thread, parent, [*messages, *history])
     try:
-        result = _within(memory.timeout, lambda: memory.recall(scope_id, **arguments))
+        result = _within(memory, lambda: memory.recall(scope_id, **arguments))
     except Exception as exc:
         result = _failed(exc, cache_key[0])
     _done(memory, cache_key, result)
@@ -223,7 +255,7 @@ def capture_turn(
     state = state if isinstance(state, dict) else {}
     try:
         return _within(
-            memory.timeout,
+            memory,
             lambda: memory.capture(
                 scope_id, state.get("messages") or [], thread_id=thread_id, index=state.get("index")
             ),
