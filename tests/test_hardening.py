@@ -356,3 +356,45 @@ def test_without_a_human_message_the_newest_message_is_kept():
             out = select_and_hydrate.invoke(state, {"configurable": {}})
             ids = [m.id for m in out["curated_messages"]]
             assert ids and ids[-1] == "a3", (query, ids)
+
+
+def test_a_hung_sync_model_neither_piles_up_threads_nor_blocks_another_model():
+    """Timed-out sync calls of a model that never answers are abandoned on their threads:
+    at most a few per model (then it fails at once), and a healthy model in the same
+    process is not held up behind them (a shared pool of 32 used to fill with them)."""
+    import threading
+    import time
+
+    from langgraph_librarian.index import update_index
+
+    def calls_running() -> int:
+        return sum(t.name == "librarian-call" for t in threading.enumerate())
+
+    before = calls_running()
+    hung = ScriptedChatModel(script="A summary.", latency=3.0)
+    config = LibrarianConfig(indexer_model=hung, model_timeout=0.05, max_retries=0)
+    history = [
+        HumanMessage(long_text(f"topic {i}", f"The code is {i}."), id=f"m{i}") for i in range(40)
+    ]
+    update = update_index(history, [], config)
+    assert update.failed_count == 40
+    # At most the cap (8), plus the calls of one pass that started before it was reached.
+    after_first = calls_running()
+    assert after_first <= before + 8 + config.max_concurrency
+    more = [
+        HumanMessage(long_text(f"topic {i}", f"The code is {i}."), id=f"n{i}") for i in range(40)
+    ]
+    started = time.monotonic()
+    assert update_index(more, [], config).failed_count == 40
+    assert time.monotonic() - started < 1.0  # failed at once: no thread, no waiting
+    assert calls_running() <= after_first
+
+    healthy = ScriptedChatModel(script=lambda messages: "A short note.")
+    healthy_config = LibrarianConfig(indexer_model=healthy, model_timeout=0.5, max_retries=0)
+    started = time.monotonic()
+    update_index(
+        [HumanMessage(long_text("budget", "The budget is 12,000 dollars."), id="h")],
+        [],
+        healthy_config,
+    )
+    assert healthy.calls and time.monotonic() - started < 0.5

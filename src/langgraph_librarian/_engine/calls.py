@@ -24,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import inspect
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,7 +34,7 @@ from typing import Any
 
 import tenacity
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import ContextThreadPoolExecutor, ensure_config
+from langchain_core.runnables.config import ensure_config
 from langgraph.constants import TAG_NOSTREAM
 
 from langgraph_librarian._engine.failures import (
@@ -106,11 +108,53 @@ def internal_config(step: str, parent: RunnableConfig | None = None) -> Runnable
     return config
 
 
-# Sync attempts run here so that a timed-out call can be abandoned. A sync provider
-# call cannot be interrupted; the pool is bounded, so abandoned calls cannot pile up
-# without limit, and models built from "provider:model" strings also get the
-# provider's own timeout, which ends them.
-_SYNC_POOL = ContextThreadPoolExecutor(max_workers=32, thread_name_prefix="librarian-call")
+_MAX_ABANDONED = 8
+"""Timed-out sync calls of one model that may still be running. A sync provider call
+cannot be interrupted, so a timed-out attempt is abandoned on its thread (models built
+from "provider:model" strings also get the provider's own timeout, which ends them);
+a model that hangs for good would leave a thread per attempt. Past this many, its next
+attempts fail at once. Counted per model: one tenant's hung provider neither blocks nor
+delays another's calls (a shared pool of 32 did both: its queue filled with the hung
+calls and the wait counted against every other call's timeout)."""
+_abandoned: dict[int, int] = {}
+_abandoned_lock = threading.Lock()
+
+
+def _started(
+    call: Callable[[Any, RunnableConfig], Any], value: Any, config: RunnableConfig
+) -> concurrent.futures.Future[Any]:
+    """``call(value, config)`` on a daemon thread of its own, in the caller's context
+    (callbacks and tracing live in context variables)."""
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(context.run(call, value, config))
+        except BaseException as exc:  # handed to the waiting caller
+            future.set_exception(exc)
+
+    threading.Thread(target=work, daemon=True, name="librarian-call").start()
+    return future
+
+
+def _abandon(key: int, future: concurrent.futures.Future[Any]) -> None:
+    """Count ``future`` against its model until it ends."""
+    with _abandoned_lock:
+        _abandoned[key] = _abandoned.get(key, 0) + 1
+
+    def ended(_: concurrent.futures.Future[Any]) -> None:
+        with _abandoned_lock:
+            left = _abandoned.get(key, 1) - 1
+            if left > 0:
+                _abandoned[key] = left
+            else:
+                _abandoned.pop(key, None)
+
+    future.add_done_callback(ended)
+
 
 # tenacity renamed wait_exponential_jitter's ``initial`` to ``multiplier`` (and warns on
 # the old name); older releases only know ``initial``.
@@ -236,19 +280,30 @@ class ModelCaller:
                 # The client's own limit a little later than ours: our timer speaks first
                 # (one kind of timeout for retries and the concurrency gate), then the
                 # client closes the request within the grace period.
+                key = id(self.runnable)
+                with _abandoned_lock:
+                    stuck = _abandoned.get(key, 0)
+                if stuck >= _MAX_ABANDONED:
+                    hung = TimeoutError(
+                        f"{stuck} earlier calls of this model exceeded their timeout and "
+                        "have not returned; not calling it again until they do"
+                    )
+                    mark_final(hung)
+                    raise hung
                 bounded = self.build(timeout + _CLOSE_AFTER)
                 runnable = bounded if bounded is not None else self.runnable
-                future = _SYNC_POOL.submit(runnable.invoke, value, config)
+                future = _started(runnable.invoke, value, config)
                 try:
                     return future.result(timeout)
                 except concurrent.futures.TimeoutError:
-                    future.cancel()
+                    pass
                 if bounded is not None:
                     # The request ends at the timeout; let the attempt finish so that a
                     # retry never overlaps it.
                     with contextlib.suppress(Exception):
                         future.result(_GRACE)
                 if not future.done():
+                    _abandon(key, future)
                     still = TimeoutError(
                         f"model call exceeded {timeout:g}s (its request could not be "
                         "closed, so it is not retried)"
