@@ -17,7 +17,7 @@ from __future__ import annotations
 import operator
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import compress, count
 from operator import attrgetter, itemgetter, methodcaller
 from typing import Any
@@ -34,7 +34,23 @@ _VECTOR_MODEL = methodcaller("get", "vector_model")  # absent in indexes of old 
 _ATTRIBUTES = tuple(attrgetter(name) for name in _FIELDS)
 _CACHE: OrderedDict[Any, tuple[list[Any], list[list[Any]], list[IndexEntry]]] = OrderedDict()
 """Per first message id: (the dicts last seen, their columns, their entries)."""
-_CACHE_SIZE = 16
+_CACHE_SIZE = 256
+_MAX_ENTRIES = 100_000
+"""Entries held by each cache over all its anchors (about 2.4 KB each in both together):
+256 indexes of 10,000 entries would hold about 6 GB. The least recently used go first,
+never the one just stored."""
+
+
+def _bound(cache: OrderedDict[Any, Any], size: Callable[[Any], int]) -> None:
+    """Drop the least recently used anchors past ``_CACHE_SIZE`` or ``_MAX_ENTRIES``
+    (the caller holds ``_LOCK``; the newest anchor is last and always kept)."""
+    while len(cache) > _CACHE_SIZE:
+        cache.popitem(last=False)
+    held = sum(size(value) for value in cache.values())
+    while held > _MAX_ENTRIES and len(cache) > 1:
+        held -= size(cache.popitem(last=False)[1])
+
+
 _WRITTEN: OrderedDict[Any, tuple[list[dict[str, Any]], list[IndexEntry], list[list[Any]]]] = (
     OrderedDict()
 )
@@ -63,8 +79,7 @@ def _put(anchor: Any, raw: list[Any], columns: Columns, entries: list[IndexEntry
     with _LOCK:
         _CACHE[anchor] = (raw, columns, entries)
         _CACHE.move_to_end(anchor)
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        _bound(_CACHE, lambda value: len(value[2]))
 
 
 def _same_hashes(raw: Sequence[Any], hashes: list[Any], k: int) -> bool:
@@ -166,8 +181,7 @@ def entries_to_state(entries: Sequence[IndexEntry]) -> list[dict[str, Any]]:
     with _LOCK:
         _WRITTEN[anchor] = (private, entries, columns)
         _WRITTEN.move_to_end(anchor)
-        while len(_WRITTEN) > _CACHE_SIZE:
-            _WRITTEN.popitem(last=False)
+        _bound(_WRITTEN, lambda value: len(value[1]))
     _put(anchor, list(dicts), columns, entries)
     return dicts
 

@@ -309,9 +309,16 @@ class HistoryView:
 
 
 _VIEWS: OrderedDict[Any, list[HistoryView]] = OrderedDict()
-_ANCHORS = 32
+_ANCHORS = 256
+"""Histories (threads) kept: more than a web worker serves at once (at 32, a server with
+40 live conversations lost each one's view, and everything cached on it, every turn)."""
 _PER_ANCHOR = 3
 """Histories sharing a first message (one thread's branches, forks) kept apart."""
+_MAX_MESSAGES = 100_000
+"""Messages held by all views together. A view costs about 3 KB a message beyond the
+messages themselves (which it keeps alive): counted in histories only, 256 anchors of
+three 10,000-message views could hold several GB. The least recently used go first;
+the view just used always stays."""
 _LOCK = threading.Lock()
 
 
@@ -409,6 +416,16 @@ def _touch(anchor: Any, view: HistoryView) -> None:
         _VIEWS[anchor] = [view, *views][:_PER_ANCHOR]
         while len(_VIEWS) > _ANCHORS:
             _VIEWS.popitem(last=False)
+        held = sum(len(v.messages) for kept in _VIEWS.values() for v in kept)
+        while held > _MAX_MESSAGES:
+            oldest, kept = next(iter(_VIEWS.items()))
+            if oldest == anchor:  # the current history's forks first, never the view itself
+                if len(kept) == 1:
+                    break
+                held -= len(kept.pop().messages)
+                continue
+            held -= sum(len(v.messages) for v in kept)
+            del _VIEWS[oldest]
 
 
 def clear_views() -> None:

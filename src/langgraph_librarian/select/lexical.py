@@ -18,6 +18,7 @@ re-tokenizing everything.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Hashable, Mapping
@@ -360,31 +361,43 @@ class BM25Index:
         return result
 
 
+def _doc_key(model: str, doc: tuple[str, ...]) -> bytes:
+    """The cache key of one message's passages: a digest, not the texts (keyed by the
+    texts, a row cost about 2 KB instead of 0.5: the texts, and the 300 characters of
+    context a one-passage message is embedded with, were held twice)."""
+    digest = hashlib.blake2b(model.encode("utf-8", "surrogatepass"), digest_size=16)
+    for text in doc:
+        digest.update(b"\x1f")
+        digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.digest()
+
+
 class _VectorCache:
     """Passage vectors per (model, message passages), least recently used out first.
 
-    Bounded by rows (float16: 250,000 rows are ~130 MB at 256 dimensions).
+    Bounded by rows (float16: 250,000 rows are about 130 MB at 256 dimensions, keys
+    included).
     """
 
     def __init__(self, limit: int = 250_000) -> None:
         self.limit = limit
         self._rows = 0
-        self._items: OrderedDict[tuple[str, tuple[str, ...]], np.ndarray] = OrderedDict()
+        self._items: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, model: str, docs: list[tuple[str, ...]]) -> list[np.ndarray | None]:
+    def get(self, keys: list[bytes]) -> list[np.ndarray | None]:
         with self._lock:
-            found = [self._items.get((model, doc)) for doc in docs]
-            for doc, hit in zip(docs, found, strict=True):
+            found = [self._items.get(key) for key in keys]
+            for key, hit in zip(keys, found, strict=True):
                 if hit is not None:
-                    self._items.move_to_end((model, doc))
+                    self._items.move_to_end(key)
             return found
 
-    def put(self, model: str, made: dict[tuple[str, ...], np.ndarray]) -> None:
+    def put(self, made: dict[bytes, np.ndarray]) -> None:
         with self._lock:
-            for doc, vectors in made.items():
-                if (model, doc) not in self._items:
-                    self._items[(model, doc)] = vectors
+            for key, vectors in made.items():
+                if key not in self._items:
+                    self._items[key] = vectors
                     self._rows += len(vectors)
             while self._rows > self.limit and self._items:
                 _, evicted = self._items.popitem(last=False)
@@ -400,18 +413,19 @@ def _cached_vectors(embeddings: Embeddings, model: str, docs: list[tuple[str, ..
     Documents seen before (by their passage texts and the model) come from the cache;
     the rest are embedded in one call.
     """
-    found = _VECTORS.get(model, docs)
-    missing = [doc for doc, hit in zip(docs, found, strict=True) if hit is None]
-    texts = [text for doc in missing for text in doc]
+    keys = [_doc_key(model, doc) for doc in docs]
+    found = _VECTORS.get(keys)
+    missing = [(key, doc) for key, doc, hit in zip(keys, docs, found, strict=True) if hit is None]
+    texts = [text for _, doc in missing for text in doc]
     if texts:
         raw = unit_vectors(embeddings, texts)
         start = 0
-        made: dict[tuple[str, ...], np.ndarray] = {}
-        for doc in missing:
-            made[doc] = raw[start : start + len(doc)].astype(np.float16)
+        made: dict[bytes, np.ndarray] = {}
+        for key, doc in missing:
+            made[key] = raw[start : start + len(doc)].astype(np.float16)
             start += len(doc)
-        _VECTORS.put(model, made)
-        found = [made[doc] if hit is None else hit for doc, hit in zip(docs, found, strict=True)]
+        _VECTORS.put(made)
+        found = [made[key] if hit is None else hit for key, hit in zip(keys, found, strict=True)]
     rows = [hit for hit in found if hit is not None]
     if not rows:
         return np.zeros((0, 0), dtype=np.float32)
