@@ -9,6 +9,7 @@ call these functions, so a behaviour exists once.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
@@ -537,6 +538,17 @@ def select_turn(
     started = time.perf_counter()
     messages = read_messages(state)
     run.remember_read(messages, entries)
+    return _select_loaded(state, run, cache, entries, messages, started)
+
+
+def _select_loaded(
+    state: dict[str, Any],
+    run: Run,
+    cache: SelectionCache | None,
+    entries: list[IndexEntry],
+    messages: list[BaseMessage],
+    started: float,
+) -> StateUpdate:
     with turn_view(messages):  # the history is compared with its view once per turn
         plan = _plan(state, run.config, entries, messages, started)
         if plan.skip is not None:
@@ -566,16 +578,27 @@ def _selected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Selection:
 async def aselect_turn(
     state: dict[str, Any], run: Run, cache: SelectionCache | None = None
 ) -> StateUpdate:
-    """Async twin of :func:`select_turn`."""
+    """Async twin of :func:`select_turn`.
+
+    The CPU work (planning, ranking, hydration: hundreds of milliseconds for a long
+    history whose view is new to this process) runs in a worker thread, never on the
+    event loop that serves every other conversation; only a selector model's call is
+    awaited on the loop.
+    """
     entries = await run.aload(state)
     started = time.perf_counter()
     messages = read_messages(state)
     run.remember_read(messages, entries)
-    with turn_view(messages):
-        plan = _plan(state, run.config, entries, messages, started)
+    if run.config.selector is None and run.config.uses_local_selector:
+        return await asyncio.to_thread(
+            _select_loaded, state, run, cache, entries, messages, started
+        )
+    with turn_view(messages):  # copied into the worker threads with the context
+        plan = await asyncio.to_thread(_plan, state, run.config, entries, messages, started)
         if plan.skip is not None:
             return _remember(cache, run, plan, plan.skip)
-        return _remember(cache, run, plan, _finish(plan, await _aselected(plan, run, cache)))
+        selection = await _aselected(plan, run, cache)
+        return _remember(cache, run, plan, await asyncio.to_thread(_finish, plan, selection))
 
 
 async def _aselected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Selection:

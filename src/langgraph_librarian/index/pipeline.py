@@ -288,6 +288,20 @@ def update_index(
     return update
 
 
+def _assembled(
+    messages: Sequence[BaseMessage],
+    rec: Reconciled,
+    config: LibrarianConfig,
+    local: list[int],
+    remote: list[int],
+    outcomes: list[object],
+    update: IndexUpdate,
+    steps: _Steps,
+) -> None:
+    fresh = _assemble(messages, rec, config, local, remote, outcomes, update)
+    _warm(resolve_embeddings(config), messages, fresh, update, steps)
+
+
 async def aupdate_index(
     messages: Sequence[BaseMessage],
     entries: Sequence[IndexEntry],
@@ -299,7 +313,7 @@ async def aupdate_index(
     """Async twin of :func:`update_index` (model calls concurrent under a semaphore)."""
     start = time.perf_counter()
     update = IndexUpdate()
-    rec = reconcile_index(messages, entries)
+    rec = await asyncio.to_thread(reconcile_index, messages, entries)
     local, remote = _split(messages, rec, config)
     embeddings = resolve_embeddings(config)
     steps = _Steps(progress, _total_steps(local, remote, embeddings))
@@ -311,8 +325,10 @@ async def aupdate_index(
             chunk = remote[first : first + size]
             outcomes.extend(await summarizer.asummarize([messages[p] for p in chunk], run_config))
             steps.advance(len(chunk))
-    fresh = _assemble(messages, rec, config, local, remote, outcomes, update)
-    await asyncio.to_thread(_warm, embeddings, messages, fresh, update, steps)
+    # Extractive summaries and passage vectors are CPU work: a worker thread, not the
+    # event loop (a 600-message history held the loop for 300-500 ms).
+    assembling = (messages, rec, config, local, remote, outcomes, update, steps)
+    await asyncio.to_thread(_assembled, *assembling)
     steps.finish()
     update.latency_ms = round((time.perf_counter() - start) * 1000, 3)
     return update

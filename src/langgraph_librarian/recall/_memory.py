@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Collection, Sequence
@@ -305,11 +306,12 @@ class ScopeMemory:
         while offset < self.max_candidates:
             ns, op = self._page(scope_id, offset)
             (result,) = await abatch(self.store, [op])
-            self._parse(items_in(result, ns), found)
+            # Parsing a page (cleaning and checking each record) off the event loop.
+            await asyncio.to_thread(self._parse, items_in(result, ns), found)
             if len(result or []) < op.limit:
                 break
             offset += op.limit
-        return self._in_time_order(found)
+        return await asyncio.to_thread(self._in_time_order, found)
 
     def _delete_ops(self, prefix: tuple[str, ...], result: Any, seen: set[Any]) -> list[Any]:
         ops = []
@@ -429,13 +431,24 @@ class ScopeMemory:
         exclude_content_hashes: Collection[str] = (),
         exclude_thread_id: str | None = None,
     ) -> RecallResult:
-        """Async twin of :meth:`recall`."""
+        """Async twin of :meth:`recall`.
+
+        Ranking and rendering thousands of records is CPU work (hundreds of
+        milliseconds): with the offline selector all of it runs in a worker thread, not
+        on the event loop; a selector model's call is awaited on the loop.
+        """
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
-        records = _without(
-            await self.arecords(scope_id),
-            exclude_message_ids,
-            exclude_content_hashes,
-            exclude_thread_id,
-        )
-        ranked = await _select.aselect_ranked(records, query[:MAX_QUERY_CHARS], self.config, parent)
+        found = await self.arecords(scope_id)
+        excluded = (exclude_message_ids, exclude_content_hashes, exclude_thread_id)
+        question = query[:MAX_QUERY_CHARS]
+        if _select.held_to_floor(self.config):
+
+            def ranked_and_rendered() -> RecallResult:
+                records = _without(found, *excluded)
+                ranked = _select.select_ranked(records, question, self.config, parent)
+                return self._finish(scope_id, ranked, len(records), bound)
+
+            return await asyncio.to_thread(ranked_and_rendered)
+        records = _without(found, *excluded)
+        ranked = await _select.aselect_ranked(records, question, self.config, parent)
         return self._finish(scope_id, ranked, len(records), bound)

@@ -97,7 +97,7 @@ def _corroborate(records: Sequence[MemoryRecord], query: str, evidence: Evidence
     return evidence
 
 
-def _held_to_floor(config: LibrarianConfig) -> bool:
+def held_to_floor(config: LibrarianConfig) -> bool:
     """The offline selector is held to the floor; a model selector judges meaning itself
     (and may answer that nothing applies)."""
     return config.selector is None and config.uses_local_selector
@@ -124,7 +124,7 @@ def select_ranked(
     messages, entries = records_as_index(records)
     local = _local(config)
     vector = local.embeddings.embed_query(query) if local.embeddings is not None else None
-    if _held_to_floor(config):
+    if held_to_floor(config):
         # One scoring pass gives both the selection and the evidence it is held to.
         selection, evidence = local.weigh(query, messages, entries, query_vector=vector)
         return _ranked(records, selection, _corroborate(records, query, evidence))
@@ -146,7 +146,7 @@ async def aselect_ranked(
     messages, entries = records_as_index(records)
     local = _local(config)
     vector = await local.embeddings.aembed_query(query) if local.embeddings is not None else None
-    if _held_to_floor(config):
+    if held_to_floor(config):
         selection, evidence = local.weigh(query, messages, entries, query_vector=vector)
         return _ranked(records, selection, _corroborate(records, query, evidence))
     evidence = _corroborate(records, query, local.evidence(query, messages, entries, vector))
