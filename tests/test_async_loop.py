@@ -66,3 +66,20 @@ async def test_selection_and_indexing_run_off_the_event_loop(face, threads_of):
     assert threads_of["_select"] and threads_of["_assemble"]
     assert loop_thread not in threads_of["_select"]
     assert loop_thread not in threads_of["_assemble"]
+
+
+async def test_waiting_for_background_indexing_on_the_event_loop_is_refused():
+    """Blocking the loop deadlocked with an async store (its calls from the indexing
+    thread go through that loop): a clear error, and the documented way works."""
+    import asyncio
+
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_librarian import wait_for_background_indexing
+
+    config = LibrarianConfig(store=InMemoryStore(), background_indexing=True)
+    graph = create_librarian_graph(_agent, config)
+    await graph.ainvoke({"messages": conversation(turns=4)}, {"configurable": {"thread_id": "bg"}})
+    with pytest.raises(RuntimeError, match=r"asyncio\.to_thread"):
+        wait_for_background_indexing(10)
+    assert await asyncio.to_thread(wait_for_background_indexing, 10)

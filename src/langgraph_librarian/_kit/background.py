@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import weakref
@@ -90,8 +91,23 @@ def submit_indexing(
 def wait_for_background_indexing(timeout: float | None = None) -> bool:
     """Block until submitted background indexing finishes; ``False`` on timeout.
 
-    Useful in tests, scripts and at shutdown.
+    Useful in tests, scripts and at shutdown. In async code, wait in a thread:
+    ``await asyncio.to_thread(wait_for_background_indexing, 30)``.
+
+    Raises:
+        RuntimeError: called on a thread running an event loop. Blocking it would stall
+            every coroutine, and a store with async connections (``AsyncPostgresStore``)
+            answers the indexing thread through that very loop: the wait never ended.
     """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass  # no loop on this thread: blocking is fine
+    else:
+        raise RuntimeError(
+            "wait_for_background_indexing() blocks, and this thread runs an event loop; "
+            "in async code use: await asyncio.to_thread(wait_for_background_indexing, timeout)"
+        )
     with _GUARD:
         pending = list(_PENDING)
     for future in pending:
