@@ -257,3 +257,4 @@ def test_demo_is_short_by_default_and_marks_the_superseded_value(capsys):
     assert main(["demo", "--verbose"]) == 0
     verbose = capsys.readouterr().out
     assert verbose.count("\nQ: ") == len(report["questions"]) > short.count("\nQ: ")
+    assert "more picked" not in verbose  # every pick is listed

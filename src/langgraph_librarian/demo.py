@@ -39,7 +39,6 @@ from langgraph_librarian.tokens import count_tokens
 __all__: list[str] = []
 
 _BATCH = 20
-_SHOWN = 6
 _MARK = 10  # width of the mark column: "SUPERSEDED"
 _EXCERPT = 190
 _WORD = re.compile(r"\w+")
@@ -167,8 +166,9 @@ def _print_question(
     verbose: bool = True,
 ) -> None:
     key = [r for r in picked if r["needed"] or r["superseded"]]
-    # The short report keeps only the messages that decide the answer.
-    shown = [r for n, r in enumerate(picked) if n < _SHOWN or r in key] if verbose else key
+    # The short report keeps only the messages that decide the answer; --verbose lists
+    # every pick, as its help says.
+    shown = picked if verbose else key
     for row in shown:
         mark = (
             "NEEDED"
