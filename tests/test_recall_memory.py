@@ -437,3 +437,21 @@ def test_a_damaged_capture_cursor_is_read_as_new_and_rewritten(damaged):
     assert "My dog is called Rex2." in texts and "My dog is called Rex3." in texts
     cursor = store.get(namespace, key)
     assert cursor is not None and isinstance(cursor.value["seq"], int)  # rewritten
+
+
+def test_an_empty_recall_says_whether_the_scope_is_empty_or_holds_only_this_thread():
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_librarian.recall import ScopeMemory
+
+    memory = ScopeMemory(InMemoryStore())
+    assert memory.recall("user:1", "what am I allergic to?").reason == ("the scope holds no memory")
+    turn = [HumanMessage("I am allergic to peanuts.", id="h1"), AIMessage("Noted.", id="a1")]
+    memory.capture("user:1", turn, thread_id="t1")
+    own = memory.recall("user:1", "what am I allergic to?", exclude_thread_id="t1")
+    assert own.status == "empty"
+    assert own.reason == "the scope holds only what this thread already has"
+    assert memory.recall("user:1", "what am I allergic to?", exclude_thread_id="t2").status == (
+        "recalled"
+    )

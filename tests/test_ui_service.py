@@ -100,7 +100,8 @@ def test_offline_turn_says_no_model_and_shows_the_context(db: Path) -> None:
     assert f"{report.sent_tokens:,} of the thread's {report.history_tokens:,} tokens" in text
     html = inspector_html(report)
     assert 'data-position="0"' in html
-    assert "Nothing recalled (empty: the scope holds no memory)" in html  # one thread only
+    # One thread only: its own turns are in the scope, and never recalled to it.
+    assert "Nothing recalled (empty: the scope holds only what this thread already has)" in html
     service.close()
 
 

@@ -364,11 +364,15 @@ class ScopeMemory:
         return await _select.arank(records, query[:MAX_QUERY_CHARS], self.config, limit)
 
     def _finish(
-        self, scope_id: str, ranked: _select.Ranked, total: int, max_bytes: int
+        self, scope_id: str, ranked: _select.Ranked, total: int, max_bytes: int, held: int
     ) -> RecallResult:
         key = scope_key(scope_id)
-        if not total:
+        if not held:
             return RecallResult("empty", scope=key, reason="the scope holds no memory")
+        if not total:
+            return RecallResult(
+                "empty", scope=key, reason="the scope holds only what this thread already has"
+            )
         if ranked.strategy == "floor":
             return RecallResult(
                 "empty",
@@ -414,11 +418,10 @@ class ScopeMemory:
         are left out, so a thread's own turns are not repeated to it.
         """
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
-        records = _without(
-            self.records(scope_id), exclude_message_ids, exclude_content_hashes, exclude_thread_id
-        )
+        found = self.records(scope_id)
+        records = _without(found, exclude_message_ids, exclude_content_hashes, exclude_thread_id)
         ranked = _select.select_ranked(records, query[:MAX_QUERY_CHARS], self.config, parent)
-        return self._finish(scope_id, ranked, len(records), bound)
+        return self._finish(scope_id, ranked, len(records), bound, len(found))
 
     async def arecall(
         self,
@@ -446,9 +449,9 @@ class ScopeMemory:
             def ranked_and_rendered() -> RecallResult:
                 records = _without(found, *excluded)
                 ranked = _select.select_ranked(records, question, self.config, parent)
-                return self._finish(scope_id, ranked, len(records), bound)
+                return self._finish(scope_id, ranked, len(records), bound, len(found))
 
             return await asyncio.to_thread(ranked_and_rendered)
         records = _without(found, *excluded)
         ranked = await _select.aselect_ranked(records, question, self.config, parent)
-        return self._finish(scope_id, ranked, len(records), bound)
+        return self._finish(scope_id, ranked, len(records), bound, len(found))
