@@ -224,3 +224,26 @@ def test_librarian_ui_says_its_address_and_not_gradios_share_hint(tmp_path, monk
     assert main(["ui", "--db", str(tmp_path / "chat.db"), "--port", "7861"]) == 0
     assert seen["quiet"] is True
     assert "http://127.0.0.1:7861" in capsys.readouterr().err
+
+
+def test_terminal_chat_tells_unknown_commands_from_messages_that_start_with_a_slash(tmp_path):
+    service = ChatService(tmp_path / "chat.db")
+    script = io.StringIO(
+        "/bogus\n/etc/hosts is broken on my laptop, help\n//new is a word I like\n/quit\n"
+    )
+    out = io.StringIO()
+    assert run_terminal_chat(service, stdin=script, out=out) == 0
+    text = out.getvalue()
+    assert "unknown command /bogus" in text
+    (thread,) = service.list_threads()
+    saved = [m["content"] for m in service.history(thread.thread_id)]
+    assert saved == ["/etc/hosts is broken on my laptop, help", "/new is a word I like"]
+    service.close()
+
+
+def test_terminal_chat_says_when_the_thread_to_reopen_does_not_exist(tmp_path):
+    service = ChatService(tmp_path / "chat.db")
+    out = io.StringIO()
+    assert run_terminal_chat(service, thread_id="ab", stdin=io.StringIO("/quit\n"), out=out) == 0
+    assert "no saved thread 'ab': this is a new thread" in out.getvalue()
+    service.close()

@@ -28,7 +28,12 @@ HELP = """commands:
   /open ID          reopen a thread
   /strategy NAME    context sent to the model: {strategies}
   /demo             load the demo conversation into a new thread
-  /quit             leave (Ctrl-D works too)"""
+  /quit             leave (Ctrl-D works too)
+  /help             this list
+A line starting with / that is not a command is sent as a message; start it with //
+to send a message that begins with a command's name."""
+
+_COMMANDS = frozenset({"new", "threads", "open", "strategy", "demo", "quit", "exit", "q", "help"})
 
 
 class _Chat:
@@ -80,8 +85,19 @@ class _Chat:
                 f"try: {demo.questions[0]}"
             )
         else:
+            if name not in {"help", "open"}:
+                self.say(f"unknown command /{name}")
             self.say(HELP.format(strategies=", ".join(CONTEXT_STRATEGIES)))
         return True
+
+    @staticmethod
+    def is_command(line: str) -> bool:
+        """A ``/name`` whose name is a command, or a lone ``/word`` (a mistyped command);
+        other lines starting with ``/`` ("/etc/hosts is broken") are messages."""
+        if not line.startswith("/") or line.startswith("//"):
+            return False
+        name, _, rest = line[1:].strip().partition(" ")
+        return name in _COMMANDS or (not rest.strip() and "/" not in name)
 
     def turn(self, text: str) -> None:
         self.say("assistant: ", end="")
@@ -123,11 +139,14 @@ def run_terminal_chat(
     scope = service.scope_for(chat.thread_id)
     recall = f"recall scope {scope}" if scope else "recall off"
     chat.say(f"thread {chat.thread_id} · {model} · {recall} · /help for commands")
+    if thread_id is not None and service.threads.get(thread_id) is None:
+        # A mistyped id would otherwise open an empty conversation without a word.
+        chat.say(f"no saved thread {thread_id!r}: this is a new thread (see /threads)")
     for raw in source:
         line = raw.rstrip("\n")
-        if line.startswith("/"):
+        if chat.is_command(line):
             if not chat.command(line):
                 break
         elif line.strip():
-            chat.turn(line)
+            chat.turn(line[1:] if line.startswith("//") else line)
     return 0
