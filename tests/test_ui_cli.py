@@ -247,3 +247,10 @@ def test_terminal_chat_says_when_the_thread_to_reopen_does_not_exist(tmp_path):
     assert run_terminal_chat(service, thread_id="ab", stdin=io.StringIO("/quit\n"), out=out) == 0
     assert "no saved thread 'ab': this is a new thread" in out.getvalue()
     service.close()
+
+
+@pytest.mark.parametrize("path", ["/proc/librarian-chat.db", "/dev/null"])
+def test_a_database_that_cannot_be_written_is_one_error_line(path, capsys, no_server):
+    """A read-only file system or a device gave a traceback (sqlite3.OperationalError)."""
+    assert main(["chat", "--db", path]) == 2
+    assert "cannot be opened for writing" in one_error_line(capsys)

@@ -18,7 +18,9 @@ Nothing here selects, summarizes or indexes: the graph and ``ScopeMemory`` do.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -46,7 +48,13 @@ from langgraph_librarian.recall import scope_key
 from langgraph_librarian.recall._result import RECALL_MESSAGE_ID
 from langgraph_librarian.state import LibrarianState
 from langgraph_librarian.tokens import count_tokens
-from langgraph_librarian.ui._db import ThreadInfo, ThreadRegistry, check_database, connect
+from langgraph_librarian.ui._db import (
+    ChatDatabaseError,
+    ThreadInfo,
+    ThreadRegistry,
+    check_database,
+    connect,
+)
 from langgraph_librarian.ui._recall import DEFAULT_SCOPE, SCOPE_CONFIG_KEY, ScopeRecall
 from langgraph_librarian.ui._report import TurnReport, build_report
 
@@ -225,10 +233,15 @@ class ChatService:
         self.model = model
         self.model_label = _model_name(model, model_label)
         self.max_message_chars = max_message_chars
-        self._conn = connect(path)
-        self._saver = SqliteSaver(self._conn)
-        self._saver.setup()
-        self.threads = ThreadRegistry(path)
+        try:
+            self._conn = connect(path)
+            self._saver = SqliteSaver(self._conn)
+            self._saver.setup()
+            self.threads = ThreadRegistry(path)
+        except sqlite3.Error as exc:  # a read-only folder or file system, a device...
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            raise ChatDatabaseError(f"--db {path} cannot be opened for writing ({exc})") from None
         self._own_recall: ScopeRecall | None = None
         if recall is None and scope is not None:
             self._own_recall = ScopeRecall.open(path, scope, self.config)
