@@ -24,8 +24,9 @@ __all__: list[str] = []
 
 _MIN_MESSAGES = 20  # the demo generator's floor: fewer leaves no room for questions
 _BENCH_MISSING = (
-    "librarian bench needs the evaluation package: "
-    'pip install "langgraph-librarian[bench]" (from a checkout: pip install -e ./bench)'
+    "librarian bench needs the evaluation package, which ships in this repository's "
+    "bench/ folder: from a checkout, pip install ./bench (or pip install -e ./bench); "
+    'once this release is on PyPI, pip install "langgraph-librarian[bench]"'
 )
 
 
@@ -351,7 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "bench",
         add_help=False,
-        help="compare context strategies on a dataset (needs langgraph-librarian[bench])",
+        help="compare context strategies on a dataset (needs the bench package, ./bench)",
     )
     _add_ui(sub)
     _add_chat(sub)

@@ -90,7 +90,7 @@ def _check_bench_options(args: argparse.Namespace) -> None:
         if importlib.util.find_spec("matplotlib") is None:
             _say(
                 "note: matplotlib is not installed, so no PNG plot will be written "
-                "(pip install 'langgraph-librarian[bench]')"
+                "(pip install matplotlib)"
             )
 
 
