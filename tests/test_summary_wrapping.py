@@ -1,8 +1,9 @@
 """A model's wrapping around a summary is neither judged nor stored.
 
 Small models wrap a good summary in a preamble ("Sure! Here's a concise summary of the
-message:"), a code fence, a "**Summary:**" label or heading, quotes or a JSON object.
-The indexer and the running summary validate and store the same cleaned text: the
+message:"), a code fence, a "**Summary:**" label or heading, quotes or a JSON object,
+and end it with a closing offer ("Let me know if you need anything else!"). The
+indexer and the running summary validate and store the same cleaned text: the
 summary, without the wrapping (it would otherwise reach the selector and the agent).
 """
 
@@ -38,6 +39,12 @@ WRAPPED = {
     "quotes": '"' + GOOD + '"',
     "nested": 'Sure! Here\'s the summary:\n```json\n{"summary": "' + GOOD + '"}\n```',
 }
+CLOSINGS = {
+    "anything_else": GOOD + " Let me know if you need anything else!",
+    "adjust": GOOD + "\n\nLet me know if you'd like me to adjust anything!",
+    "question": GOOD + " Would you like me to add the hotel's address?",
+    "two_closings": GOOD + " I hope this helps! Let me know if you need more.",
+}
 
 
 def _index(answer: str, mode: str):
@@ -54,6 +61,15 @@ def _index(answer: str, mode: str):
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("answer", list(WRAPPED.values()), ids=list(WRAPPED))
 def test_the_indexer_stores_the_summary_without_its_wrapping(answer, mode):
+    update = _index(answer, mode)
+    entry = update.entries[0]
+    assert (entry.status, update.errors) == ("summarized", [])
+    assert entry.summary == GOOD
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("answer", list(CLOSINGS.values()), ids=list(CLOSINGS))
+def test_a_closing_offer_after_a_good_summary_is_dropped_not_rejected(answer, mode):
     update = _index(answer, mode)
     entry = update.entries[0]
     assert (entry.status, update.errors) == ("summarized", [])
@@ -96,6 +112,7 @@ RUNNING_WRAPPED = {
     "sure_preamble": "Sure! Here's the updated running summary:\n\n" + RUNNING,
     "fence": "```\n" + RUNNING + "\n```",
     "heading": "### Updated summary\n" + RUNNING,
+    "closing": RUNNING + "\n\nLet me know if you'd like me to adjust anything!",
 }
 
 

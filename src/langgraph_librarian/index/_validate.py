@@ -15,9 +15,10 @@ or a summary with invented facts (another amount, code, date or name). The rules
 - **Meta-answers and refusals of any length are rejected**: the answer's wrapping is
   removed first (:func:`clean_model_summary`: a preamble such as "Sure! Here is the
   summary:", a code fence, quotes, a "Summary:" heading or label, a ``{"summary": ...}``
-  object), and what is left must not talk about the message instead of summarising it.
-  The callers store that same cleaned text, so the wrapping never reaches the index or
-  the agent.
+  object, a trailing closing offer such as "Let me know if you need anything else!"),
+  and what is left must not talk about the message instead of summarising it. The
+  callers store that same cleaned text, so the wrapping never reaches the index or the
+  agent.
 
 Each rule is general (no phrase lists tuned to one model); the held-out sets in
 ``tests/data/summaries_*.json`` measure them.
@@ -135,6 +136,22 @@ _LABEL_HEADING = re.compile(
 _FENCE = re.compile(r"^```[ \t]*([\w+.-]*)[ \t]*(\n?)(.*?)\n?[ \t]*```$", re.DOTALL)
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
 _JSON_KEYS = ("summary", "updated_summary", "running_summary", "index_entry", "entry", "text")
+# A polite closing offer after the summary ("Let me know if you need anything else!",
+# "Would you like me to ...?"): one trailing sentence, after a sentence end or a newline.
+_CLOSING = re.compile(
+    r"(?:(?<=[.!?)\]*_`])[ \t]+|[ \t]*\n\s*)"
+    r"(?:(?:please\s+)?(?:do\s+)?let me know (?:if|whether)\b"
+    r"|(?:please\s+)?feel free to (?:ask|reach out|let me know)\b"
+    r"|(?:would|do) you (?:like|want) me to\b"
+    r"|if you(?:'d| would)? (?:like|want) me to\b|if you need anything else\b"
+    r"|if you have any (?:other |more |further )?questions\b"
+    r"|(?:i\s+)?hope (?:this|that|it) helps\b"
+    r"|is there anything else\b"
+    r"|(?:(?:i'm|i am|i'd be|i would be|i'll be)\s+)?happy to help\b"
+    r"|what would you like\b|how can i help\b)"
+    r"[^.!?\n]*[.!?]*[ \t]*$",
+    re.IGNORECASE,
+)
 
 
 def _unwrap_fence(text: str) -> str:
@@ -190,8 +207,9 @@ def clean_model_summary(text: str) -> str:
 
     Removes, in any nesting: one leading preamble ("Sure! Here's a concise summary of
     the message:"), a surrounding code fence (with or without a language tag) or pair
-    of quotes, a leading markdown heading or "Summary:" / "**Summary:**" label and a JSON
-    object ``{"summary": "..."}``. A text that is only a preamble
+    of quotes, a leading markdown heading or "Summary:" / "**Summary:**" label, a JSON
+    object ``{"summary": "..."}``, and trailing closing offers ("Let me know if you
+    need anything else!", "Would you like me to ...?"). A text that is only a preamble
     becomes empty. Line breaks inside the summary are kept.
     """
     text = text.strip()
@@ -204,7 +222,7 @@ def clean_model_summary(text: str) -> str:
         text = _unwrap_fence(text.strip())
         text = _unwrap_json(text)
         text = _unwrap_quotes(text)
-        text = text.strip()
+        text = _CLOSING.sub("", text).strip()
         if text == before:
             break
     return text
