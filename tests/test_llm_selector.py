@@ -155,6 +155,29 @@ async def test_a_tool_call_with_unusable_ids_falls_back_and_says_why(args, reaso
         assert json.loads(meta["selector_answer"]) == args
 
 
+async def test_text_blocks_are_read_as_separate_lines():
+    """Two text blocks ("...in message 16" + "IDs: [16]") are two lines, not glued into
+    "message 16IDs: [16]" (which is numbers in prose, not an IDs line)."""
+    answer = AIMessage(
+        content=[
+            {"type": "thinking", "thinking": "IDs: [4]", "signature": "s"},
+            {"type": "text", "text": "The new budget is in message 16"},
+            {"type": "text", "text": "IDs: [16]"},
+        ]
+    )
+    for asynchronous in (False, True):
+        model = ScriptedChatModel(script=answer)
+        config = LibrarianConfig(selector_model=model, indexer_model="local", retry_backoff=0)
+        run_config = {"configurable": {"librarian": config}}
+        if asynchronous:
+            result = await select_and_hydrate.ainvoke(state_for(), run_config)
+        else:
+            result = select_and_hydrate.invoke(state_for(), run_config)
+        meta = result["librarian_metadata"]
+        assert meta["selection_strategy"] == "llm", meta.get("fallback_reason")
+        assert meta["model_selected_ids"] == [16]  # the thinking block's ids are not read
+
+
 def test_structured_output_unparsable_falls_back_to_text():
     model = ToolCallingScriptedModel(script=["no tool call here but IDs: [4]"])
     result = run(model, selector_keeps_local=False)
