@@ -10,6 +10,7 @@ summary, without the wrapping (it would otherwise reach the selector and the age
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
@@ -17,6 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from fakes import ScriptedChatModel
 from langgraph_librarian import LibrarianConfig
 from langgraph_librarian.index import aupdate_index, update_index
+from langgraph_librarian.index._validate import clean_model_summary
 from langgraph_librarian.memory import RunningSummarizer
 
 SOURCE = (
@@ -127,3 +129,16 @@ async def test_the_running_summary_is_kept_without_its_wrapping(answer):
     ):
         assert (result.method, result.notes) == ("llm", [])
         assert result.summary == RUNNING
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["# " * 10_000, "x" + " \n" * 10_000 + "x", "## a" + " " * 10_000 + "b", "x. " * 10_000],
+    ids=["hashes", "blank_lines", "long_heading", "sentences"],
+)
+def test_cleaning_a_degenerate_answer_takes_linear_time(answer):
+    """A weak model's runaway output (thousands of blank lines or hashes) is cleaned at
+    once: the cleaner's patterns must not backtrack over it (they took 15-20 s here)."""
+    start = time.perf_counter()
+    clean_model_summary(answer)
+    assert time.perf_counter() - start < 1.0

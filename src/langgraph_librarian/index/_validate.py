@@ -128,7 +128,7 @@ _LABEL = re.compile(
     r"(?:[*_]{1,2}\s*:|:[ \t]*(?:[*_]{1,2})?|[*_]{1,2}(?=[ \t]*\n)|(?=[ \t]*\n))\s*",
     re.IGNORECASE,
 )
-_HEADING = re.compile(r"^\s*#{1,6}[ \t]+([^\n]*?)[ \t#]*\n+")
+_HEADING = re.compile(r"^\s*#{1,6}[ \t]+([^\n]*)\n+")
 _LABEL_HEADING = re.compile(
     rf"[*_]*{_HEADING_WORDS}(?:\s+of\s+the\s+(?:message|conversation|chat))?[*_:]*",
     re.IGNORECASE,
@@ -139,7 +139,7 @@ _JSON_KEYS = ("summary", "updated_summary", "running_summary", "index_entry", "e
 # A polite closing offer after the summary ("Let me know if you need anything else!",
 # "Would you like me to ...?"): one trailing sentence, after a sentence end or a newline.
 _CLOSING = re.compile(
-    r"(?:(?<=[.!?)\]*_`])[ \t]+|[ \t]*\n\s*)"
+    r"(?:(?<=[.!?)\]*_`])[ \t]++|(?<!\s)[ \t]*+\n\s*+)"
     r"(?:(?:please\s+)?(?:do\s+)?let me know (?:if|whether)\b"
     r"|(?:please\s+)?feel free to (?:ask|reach out|let me know)\b"
     r"|(?:would|do) you (?:like|want) me to\b"
@@ -197,9 +197,10 @@ def _drop_heading(text: str) -> str:
     if match is None:
         return text
     rest = text[match.end() :]
-    if _LABEL_HEADING.fullmatch(match.group(1).strip()):
+    title = match.group(1).rstrip(" \t#")  # "## Summary ##"
+    if _LABEL_HEADING.fullmatch(title):
         return rest.strip()
-    return f"{match.group(1).strip()}\n{rest}".strip()  # a heading with content: its words
+    return f"{title}\n{rest}".strip()  # a heading with content: its words
 
 
 def clean_model_summary(text: str) -> str:
