@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -99,7 +100,7 @@ def test_a_failing_summary_model_keeps_the_old_gist():
     assert any("running_summary_error" in r["librarian_metadata"] for r in results)
 
 
-def _refusing_graph(error: Exception) -> tuple[Any, ScriptedChatModel]:
+def _refusing_graph(error: Exception | str) -> tuple[Any, ScriptedChatModel]:
     indexer = ScriptedChatModel(script=error)
     config = LibrarianConfig(
         indexer_model=indexer,
@@ -140,6 +141,33 @@ async def test_an_interrupt_in_the_gist_interrupts_the_graph(use_async):
     assert indexer.calls
     assert not any("running_summary_error" in r.get("librarian_metadata", {}) for r in results)
     assert graph.get_state(cfg).next  # the indexing node is pending, not done
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_a_rejected_model_summary_says_why(use_async, caplog):
+    """A refusing model: the gist is written offline, and the metadata and log say why."""
+    graph, indexer = _refusing_graph("I'm sorry, I can't help with that.")
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian"):
+        results = await _turns(graph, {"configurable": {"thread_id": "rejected"}}, use_async)
+    folds = [r["librarian_metadata"] for r in results]
+    folds = [m for m in folds if "running_summary_method" in m]
+    assert indexer.calls and folds
+    assert all(m["running_summary_method"] == "extractive" for m in folds)
+    assert all("the model refused" in " ".join(m["running_summary_notes"]) for m in folds)
+    warnings = [r for r in caplog.records if r.name == "langgraph_librarian"]
+    assert any("the model refused" in r.getMessage() for r in warnings)
+
+
+def test_an_offline_gist_has_no_notes_and_no_warning(caplog):
+    config = LibrarianConfig(running_summary_tokens=200, embeddings=None)
+    graph = create_librarian_graph(recorder([]), config, checkpointer=MemorySaver())
+    cfg = {"configurable": {"thread_id": "offline"}}
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian"):
+        results = [graph.invoke({"messages": [turn(n)]}, cfg) for n in range(6)]
+    metas = [r["librarian_metadata"] for r in results]
+    assert any(m.get("running_summary_method") == "extractive" for m in metas)
+    assert not any("running_summary_notes" in m for m in metas)
+    assert not [r for r in caplog.records if "running summary" in r.getMessage()]
 
 
 def test_the_gist_through_the_middleware():

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
@@ -100,6 +102,80 @@ def test_structured_output_when_supported():
     assert meta["selection_strategy"] == "llm"
     assert meta["model_selected_ids"] == [16, 4] and {4, 16} <= set(meta["selected_ids"])
     assert meta["selection_reasoning"] == "budget msgs"
+
+
+def _tool_call(args, name="SelectionOutput"):
+    return AIMessage(
+        content="", tool_calls=[{"name": name, "args": args, "id": "c1", "type": "tool_call"}]
+    )
+
+
+@pytest.mark.parametrize("args", [{"ids": [16, 4]}, {"reasoning": None, "ids": [16, 4]}])
+async def test_a_tool_call_without_reasoning_is_a_selection(args):
+    """Small models skip the optional-looking ``reasoning``: the ids still count."""
+    for asynchronous in (False, True):
+        model = ToolCallingScriptedModel(script=_tool_call(args))
+        config = LibrarianConfig(
+            selector_model=model, indexer_model="local", selector_output="auto", retry_backoff=0
+        )
+        run_config = {"configurable": {"librarian": config}}
+        if asynchronous:
+            result = await select_and_hydrate.ainvoke(state_for(), run_config)
+        else:
+            result = select_and_hydrate.invoke(state_for(), run_config)
+        meta = result["librarian_metadata"]
+        assert model.bound, "the selector asked for a tool call"
+        assert meta["selection_strategy"] == "llm", meta.get("fallback_reason")
+        assert meta["model_selected_ids"] == [16, 4] and {4, 16} <= set(meta["selected_ids"])
+        assert json.loads(meta["selector_answer"]) == args  # the call, not ""
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        ({"reasoning": "r", "ids": [999, 1000]}, "unknown ids"),
+        ({"ids": ["first", "second"]}, "structured answer invalid (ids)"),
+        ({"ids": [True]}, "structured answer invalid (ids)"),
+    ],
+)
+async def test_a_tool_call_with_unusable_ids_falls_back_and_says_why(args, reason):
+    for asynchronous in (False, True):
+        model = ToolCallingScriptedModel(script=_tool_call(args))
+        config = LibrarianConfig(selector_model=model, indexer_model="local", retry_backoff=0)
+        run_config = {"configurable": {"librarian": config}}
+        if asynchronous:
+            result = await select_and_hydrate.ainvoke(state_for(), run_config)
+        else:
+            result = select_and_hydrate.invoke(state_for(), run_config)
+        meta = result["librarian_metadata"]
+        assert meta["selection_strategy"] == "local_fallback"
+        assert reason in meta["fallback_reason"]
+        assert not meta.get("model_selected_ids")
+        assert not {1, 999, 1000} & set(meta["selected_ids"])
+        assert json.loads(meta["selector_answer"]) == args
+
+
+async def test_text_blocks_are_read_as_separate_lines():
+    """Two text blocks ("...in message 16" + "IDs: [16]") are two lines, not glued into
+    "message 16IDs: [16]" (which is numbers in prose, not an IDs line)."""
+    answer = AIMessage(
+        content=[
+            {"type": "thinking", "thinking": "IDs: [4]", "signature": "s"},
+            {"type": "text", "text": "The new budget is in message 16"},
+            {"type": "text", "text": "IDs: [16]"},
+        ]
+    )
+    for asynchronous in (False, True):
+        model = ScriptedChatModel(script=answer)
+        config = LibrarianConfig(selector_model=model, indexer_model="local", retry_backoff=0)
+        run_config = {"configurable": {"librarian": config}}
+        if asynchronous:
+            result = await select_and_hydrate.ainvoke(state_for(), run_config)
+        else:
+            result = select_and_hydrate.invoke(state_for(), run_config)
+        meta = result["librarian_metadata"]
+        assert meta["selection_strategy"] == "llm", meta.get("fallback_reason")
+        assert meta["model_selected_ids"] == [16]  # the thinking block's ids are not read
 
 
 def test_structured_output_unparsable_falls_back_to_text():

@@ -137,6 +137,8 @@ def test_output_text_keeps_only_the_text_of_a_model_answer():
     call = {"name": "lookup", "args": {"q": "x"}, "id": "c1", "type": "tool_call"}
     assert output_text(AIMessage("Answer.", tool_calls=[call])) == "Answer."
     assert output_text("plain") == "plain"
+    blocks = AIMessage([{"type": "text", "text": "in message 6"}, "IDs: [6]"])
+    assert output_text(blocks) == "in message 6\nIDs: [6]"  # not "message 6IDs: [6]"
 
 
 @pytest.mark.parametrize("answer", [THINKING, AIMessage("<think>walnuts</think>" + PREVIOUS)])

@@ -86,10 +86,28 @@ def output_text(result: object) -> str:
     non-text blocks are left out (``BaseMessage.text``), and so are the
     ``<think>...</think>`` sections reasoning models served behind OpenAI-compatible
     endpoints put inline. Their reasoning must never be taken for the answer.
+
+    Text blocks are joined with a line break (``BaseMessage.text`` glues them: "...in
+    message 6" + "IDs: [6]" read as "message 6IDs: [6]").
     """
     if not isinstance(result, BaseMessage):
         return str(result)
-    return _REASONING_TAGS.sub("", str(result.text))
+    content: Any = result.content
+    if isinstance(content, str):
+        text = content
+    else:
+        parts = [
+            block if isinstance(block, str) else block["text"]
+            for block in content or []
+            if isinstance(block, str)
+            or (
+                isinstance(block, dict)
+                and block.get("type") == "text"
+                and isinstance(block.get("text"), str)
+            )
+        ]
+        text = "\n".join(parts)
+    return _REASONING_TAGS.sub("", text)
 
 
 def stopped_at_length(result: object) -> bool:

@@ -150,18 +150,36 @@ def summarizer_for(config: LibrarianConfig) -> RunningSummarizer:
     )
 
 
-def apply_fold(fold: Fold, result: SummaryResult | None, error: Exception | None) -> dict[str, Any]:
-    """The state update (gist and metadata) for a fold that succeeded or failed."""
+def apply_fold(
+    fold: Fold,
+    result: SummaryResult | None,
+    error: Exception | None,
+    *,
+    uses_model: bool = False,
+) -> dict[str, Any]:
+    """The state update (gist and metadata) for a fold that succeeded or failed.
+
+    The summarizer's notes (why a model summary was rejected, what was re-compressed)
+    go to ``running_summary_notes``; with a model (``uses_model``) an offline summary
+    in its place is also logged as a warning.
+    """
     if result is None:
         # No fake summary: keep the old one; the messages wait for the next fold.
         logger.warning("librarian: running summary not updated: %s", error)
         return {"librarian_metadata": {"running_summary_error": f"{type(error).__name__}: {error}"}}
     gist = {"text": result.summary, "upto": fold.upto, "covers": fold.covers}
-    metadata = {
+    metadata: dict[str, Any] = {
         "running_summary_folded": len(fold.messages),
         "running_summary_tokens": result.summary_tokens,
         "running_summary_method": result.method,
     }
+    if result.notes:
+        metadata["running_summary_notes"] = list(result.notes)
+    if uses_model and result.method == "extractive":
+        logger.warning(
+            "librarian: running summary written offline instead of by the model: %s",
+            "; ".join(result.notes) or "no reason given",
+        )
     return {GIST_KEY: gist, "librarian_metadata": metadata}
 
 

@@ -679,15 +679,14 @@ def _fold(state: dict[str, Any], run: Run, result: StateUpdate) -> StateUpdate:
         fold = plan_fold(read_messages(state), state, run.config)
     if fold is None:
         return result
+    summarizer = summarizer_for(run.config)
     try:
-        summary = summarizer_for(run.config).summarize(
-            fold.messages, fold.previous, config=run.run_config
-        )
+        summary = summarizer.summarize(fold.messages, fold.previous, config=run.run_config)
     except Exception as exc:
         if not fails_open(exc):  # interrupts, refused credentials: never absorbed
             raise
         return _merged(result, apply_fold(fold, None, exc))
-    return _merged(result, apply_fold(fold, summary, None))
+    return _merged(result, apply_fold(fold, summary, None, uses_model=summarizer.uses_model))
 
 
 async def _afold(state: dict[str, Any], run: Run, result: StateUpdate) -> StateUpdate:
@@ -696,15 +695,14 @@ async def _afold(state: dict[str, Any], run: Run, result: StateUpdate) -> StateU
         fold = plan_fold(read_messages(state), state, run.config)
     if fold is None:
         return result
+    summarizer = summarizer_for(run.config)
     try:
-        summary = await summarizer_for(run.config).asummarize(
-            fold.messages, fold.previous, config=run.run_config
-        )
+        summary = await summarizer.asummarize(fold.messages, fold.previous, config=run.run_config)
     except Exception as exc:
         if not fails_open(exc):  # interrupts, refused credentials: never absorbed
             raise
         return _merged(result, apply_fold(fold, None, exc))
-    return _merged(result, apply_fold(fold, summary, None))
+    return _merged(result, apply_fold(fold, summary, None, uses_model=summarizer.uses_model))
 
 
 def index_turn(state: dict[str, Any], run: Run) -> StateUpdate:

@@ -12,9 +12,13 @@ or a summary with invented facts (another amount, code, date or name). The rules
 - **It must carry something of the message**: at least one of the message's facts, or,
   when it paraphrases without them, several of its content words (or half of its own
   words, for a very short summary).
-- **Meta-answers and refusals of any length are rejected**: a preamble is stripped
-  first ("Sure! Here is the summary:" followed by a real summary is fine), and what is
-  left must not talk about the message instead of summarising it.
+- **Meta-answers and refusals of any length are rejected**: the answer's wrapping is
+  removed first (:func:`clean_model_summary`: a preamble such as "Sure! Here is the
+  summary:", a code fence, quotes, a "Summary:" heading or label, a ``{"summary": ...}``
+  object, a trailing closing offer such as "Let me know if you need anything else!"),
+  and what is left must not talk about the message instead of summarising it. The
+  callers store that same cleaned text, so the wrapping never reaches the index or the
+  agent.
 
 Each rule is general (no phrase lists tuned to one model); the held-out sets in
 ``tests/data/summaries_*.json`` measure them.
@@ -22,12 +26,13 @@ Each rule is general (no phrase lists tuned to one model); the held-out sets in
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 
 from langgraph_librarian._engine.text import content_terms
 
-__all__ = ["summary_facts_problem"]
+__all__ = ["clean_model_summary", "summary_facts_problem"]
 
 
 def _listed(words: str) -> list[str]:
@@ -97,14 +102,133 @@ _ISO_DATE = re.compile(r"\b\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}\b")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*|[-*•]\s+|[\"'“(]\s*)$")
 
+_ADJECTIVE = (
+    r"(?:short|brief|concise|one-sentence|quick|possible|updated|running|revised|new|"
+    r"final|condensed|compressed|shortened|compact|requested|merged|extended|json)"
+)
+_HEADING_WORDS = (
+    rf"(?:{_ADJECTIVE}\s+)*(?:summary|summari[sz]ation|index entry|tl;?dr|recap|overview)"
+)
+# "Sure! Here's a concise summary of the message:" (to the first colon, or to the end
+# of the sentence); the noun is required, so "Here is the budget: ..." is kept.
 _PREAMBLE = re.compile(
-    r"^\W*(?:(?:sure|certainly|of course|absolutely|okay|ok|alright|great|yes)\b[\s!,.]*)?"
-    r"(?:(?:here(?:'s| is| are)|below is|this is)\s+(?:a|an|the|my|your)?\s*"
-    r"(?:(?:short|brief|concise|one-sentence|quick|possible)\s+)*"
-    r"(?:summary|summari[sz]ation|index entry|entry|overview|recap)\b[^:\n]*?[:.!]\s*)?"
-    r"(?:(?:summary|index entry|tl;?dr)\s*:\s*)?",
+    r"^\s*(?:(?:sure|certainly|of course|absolutely|okay|ok|alright|great|yes)\b[\s!,.]*)?"
+    r"(?:here(?:'s|’s| is| are)|below is|this is)\s+(?:(?:a|an|the|my|your)\s+)?"
+    rf"(?:{_ADJECTIVE}\s+)*(?:summary|summari[sz]ation|index entry|overview|recap|json)\b"
+    r"[^:\n]*?(?::|[.!](?=\s|$))\s*",
     re.IGNORECASE,
 )
+_INTERJECTION = re.compile(
+    r"^\s*(?:(?:sure|certainly|of course|absolutely)[!.]+|(?:okay|ok|alright)!+)\s+(?=\S)",
+    re.IGNORECASE,
+)
+# "Summary:", "**Summary:**", "__Updated summary__:", "Summary" alone on its line.
+_LABEL = re.compile(
+    rf"^\s*(?:[*_]{{1,2}})?\s*{_HEADING_WORDS}\s*"
+    r"(?:[*_]{1,2}\s*:|:[ \t]*(?:[*_]{1,2})?|[*_]{1,2}(?=[ \t]*\n)|(?=[ \t]*\n))\s*",
+    re.IGNORECASE,
+)
+_HEADING = re.compile(r"^\s*#{1,6}[ \t]+([^\n]*)\n+")
+_LABEL_HEADING = re.compile(
+    rf"[*_]*{_HEADING_WORDS}(?:\s+of\s+the\s+(?:message|conversation|chat))?[*_:]*",
+    re.IGNORECASE,
+)
+_FENCE = re.compile(r"^```[ \t]*([\w+.-]*)[ \t]*(\n?)(.*?)\n?[ \t]*```$", re.DOTALL)
+_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
+_JSON_KEYS = ("summary", "updated_summary", "running_summary", "index_entry", "entry", "text")
+# A polite closing offer after the summary ("Let me know if you need anything else!",
+# "Would you like me to ...?"): one trailing sentence, after a sentence end or a newline.
+_CLOSING = re.compile(
+    r"(?:(?<=[.!?)\]*_`])[ \t]++|(?<!\s)[ \t]*+\n\s*+)"
+    r"(?:(?:please\s+)?(?:do\s+)?let me know (?:if|whether)\b"
+    r"|(?:please\s+)?feel free to (?:ask|reach out|let me know)\b"
+    r"|(?:would|do) you (?:like|want) me to\b"
+    r"|if you(?:'d| would)? (?:like|want) me to\b|if you need anything else\b"
+    r"|if you have any (?:other |more |further )?questions\b"
+    r"|(?:i\s+)?hope (?:this|that|it) helps\b"
+    r"|is there anything else\b"
+    r"|(?:(?:i'm|i am|i'd be|i would be|i'll be)\s+)?happy to help\b"
+    r"|what would you like\b|how can i help\b)"
+    r"[^.!?\n]*[.!?]*[ \t]*$",
+    re.IGNORECASE,
+)
+
+
+def _unwrap_fence(text: str) -> str:
+    match = _FENCE.match(text)
+    if match is None or "```" in match.group(3):
+        return text
+    tag, newline, body = match.groups()
+    if tag and not newline:  # "```Budget ...```": the word after the fence is text
+        body = f"{tag} {body}"
+    return body.strip()
+
+
+def _unwrap_json(text: str) -> str:
+    if not (text.startswith("{") and text.endswith("}")):
+        return text
+    try:
+        data = json.loads(text, strict=False)
+    except ValueError:
+        return text
+    if not isinstance(data, dict):
+        return text
+    by_key = {str(k).lower(): v for k, v in data.items()}
+    for key in _JSON_KEYS:
+        value = by_key.get(key)
+        if isinstance(value, str):
+            return value.strip()
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return "\n".join(v.strip() for v in value)
+    return text
+
+
+def _unwrap_quotes(text: str) -> str:
+    if len(text) < 3 or _QUOTES.get(text[0]) != text[-1]:
+        return text
+    inner = text[1:-1]
+    if text[0] in inner or text[-1] in inner:  # "A" and "B": two quotes, not one wrapper
+        return text
+    return inner.strip()
+
+
+def _drop_heading(text: str) -> str:
+    match = _HEADING.match(text)
+    if match is None:
+        return text
+    rest = text[match.end() :]
+    title = match.group(1).rstrip(" \t#")  # "## Summary ##"
+    if _LABEL_HEADING.fullmatch(title):
+        return rest.strip()
+    return f"{title}\n{rest}".strip()  # a heading with content: its words
+
+
+def clean_model_summary(text: str) -> str:
+    """A model's summary without its wrapping: what is validated and what is stored.
+
+    Removes, in any nesting: one leading preamble ("Sure! Here's a concise summary of
+    the message:"), a surrounding code fence (with or without a language tag) or pair
+    of quotes, a leading markdown heading or "Summary:" / "**Summary:**" label, a JSON
+    object ``{"summary": "..."}``, and trailing closing offers ("Let me know if you
+    need anything else!", "Would you like me to ...?"). A text that is only a preamble
+    becomes empty. Line breaks inside the summary are kept.
+    """
+    text = text.strip()
+    for _ in range(8):
+        before = text
+        text = _PREAMBLE.sub("", text, count=1)
+        text = _INTERJECTION.sub("", text, count=1)
+        text = _LABEL.sub("", text, count=1)
+        text = _drop_heading(text.strip())
+        text = _unwrap_fence(text.strip())
+        text = _unwrap_json(text)
+        text = _unwrap_quotes(text)
+        text = _CLOSING.sub("", text).strip()
+        if text == before:
+            break
+    return text
+
+
 _META = re.compile(
     r"\b(?:(?:the|this|your|that)\s+(?:message|text|input|content|conversation)\s+"
     r"(?:is|was|seems|appears)\s+(?:not\b|empty|missing|blank|unavailable|unclear|incomplete)"
@@ -274,7 +398,7 @@ def summary_facts_problem(summary: str, source: str) -> str | None:
     """Why ``summary`` is not a faithful summary of ``source`` (see the module docs)."""
     if _REFUSAL.search(summary.split("\n", 1)[0][:300]):
         return "the model refused"
-    body = _PREAMBLE.sub("", summary, count=1).strip()
+    body = clean_model_summary(summary)
     if not re.search(r"[^\W_]", body):
         return "a preamble or filler, not a summary"
     if _META.search(body):

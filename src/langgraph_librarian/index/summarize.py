@@ -24,7 +24,7 @@ from langgraph_librarian._engine.messages import (
 )
 from langgraph_librarian._engine.text import WHITESPACE, clean_text, content_terms, fence
 from langgraph_librarian.entry import EntryStatus, IndexEntry
-from langgraph_librarian.index._validate import summary_facts_problem
+from langgraph_librarian.index._validate import clean_model_summary, summary_facts_problem
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
@@ -40,7 +40,6 @@ Answer with the summary only."""
 
 _MAX_LLM_INPUT_CHARS = 24_000
 _MAX_SUMMARY_CHARS = 700
-_LABEL = re.compile(r"^\s*(?:summary|index entry)\s*:\s*", re.IGNORECASE)
 _WRAPPER = re.compile(r"</?\s*(?:message|summary|index entry|entry)\s*>", re.IGNORECASE)
 _BLOCK_MARKER = re.compile(r"^\[(?:image|image_url|file|audio|video|document)[^\]]*\]$", re.M)
 
@@ -121,8 +120,10 @@ def local_entry(
 
 
 def _clean_summary(raw: object) -> str:
-    text = _WRAPPER.sub(" ", output_text(raw))
-    text = WHITESPACE.sub(" ", _LABEL.sub("", text.strip())).strip()
+    # The same cleaning the validation applies: a preamble, fence, label or closing
+    # offer is neither judged nor stored.
+    text = clean_model_summary(_WRAPPER.sub(" ", output_text(raw)))
+    text = WHITESPACE.sub(" ", text).strip()
     if len(text) > _MAX_SUMMARY_CHARS:
         text = text[: _MAX_SUMMARY_CHARS - 1].rstrip() + "…"
     return text

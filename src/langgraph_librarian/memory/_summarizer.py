@@ -17,6 +17,7 @@ from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._engine.messages import message_text, output_text
 from langgraph_librarian._engine.models import LazyModel, build_model
 from langgraph_librarian._engine.text import content_terms
+from langgraph_librarian.index._validate import clean_model_summary
 from langgraph_librarian.index.summarize import summary_problem
 from langgraph_librarian.memory._adapter import langchain_summarizer
 from langgraph_librarian.memory._facts import (
@@ -311,7 +312,8 @@ class RunningSummarizer:
             if _passes_through(exc):
                 raise
             raise SummarizationError(f"{type(exc).__name__}: {exc}") from exc
-        text = output_text(raw).strip()
+        # Checked and kept without a preamble, fence, label or closing offer.
+        text = clean_model_summary(output_text(raw))
         problem = _answer_problem(text, request.source, self.prompt, DATA_TAGS, request.previous)
         if problem is not None:
             note = f"model summary rejected ({problem}); offline summary used"
@@ -326,7 +328,7 @@ class RunningSummarizer:
                 raise
             notes.append(f"re-compression call failed: {type(exc).__name__}")
         else:
-            shorter = output_text(raw).strip()
+            shorter = clean_model_summary(output_text(raw))
             problem = _answer_problem(shorter, text, RECOMPRESS_PROMPT, RECOMPRESS_TAGS)
             if problem is None:
                 text = shorter

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,32 +80,82 @@ def _from_structured(parsed: SelectionOutput, valid: set[int], raw: str) -> Answ
     return Answer(reasoning=parsed.reasoning, raw=raw, problem=problem)
 
 
+def _tool_args(message: object) -> dict[str, Any] | None:
+    """The arguments of the first tool call of ``message`` that has a dict of them."""
+    for call in getattr(message, "tool_calls", None) or []:
+        args = call.get("args") if isinstance(call, dict) else None
+        if isinstance(args, dict):
+            return args
+    return None
+
+
+def _lenient(parsed: dict[str, Any]) -> tuple[SelectionOutput | None, str | None]:
+    """``parsed`` as a :class:`SelectionOutput`, or ``None`` and why it is not one.
+
+    Only the ids matter: a missing or null ``reasoning`` (small models skip it) is
+    read as ``""`` and a null ``none_needed`` as ``False``. The ids are still checked
+    (integers only), so nothing unknown or malformed is ever selected.
+    """
+    data = dict(parsed)
+    reasoning = data.get("reasoning")
+    data["reasoning"] = "" if reasoning is None else str(reasoning)
+    if data.get("none_needed") is None:
+        data.pop("none_needed", None)
+    ids = data.get("ids")
+    if isinstance(ids, list) and any(isinstance(i, bool) for i in ids):
+        return None, "structured answer invalid (ids)"  # pydantic would read true as 1
+    try:
+        return SelectionOutput.model_validate(data), None
+    except ValidationError as exc:
+        fields = sorted({".".join(str(p) for p in e["loc"][:1]) or "answer" for e in exc.errors()})
+        return None, f"structured answer invalid ({', '.join(fields)})"
+
+
+def _as_text(args: dict[str, Any]) -> str:
+    try:
+        return json.dumps(args, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return repr(args)
+
+
 def interpret(result: Any, valid_ids: Collection[int], template: str) -> Answer:
     """Read ``result`` (a message, or ``{"raw", "parsed"}`` from structured output).
 
     Usable: a non-empty list of known ids, or an explicit "none needed". Unusable, with
     the reason: an echo of the prompt, an empty or non-integer list, unknown ids only,
-    or no list at all.
+    or no list at all. An answer given as a tool call is read from the call's arguments
+    (also when the client's parser failed on them); with no text beside it, those
+    arguments as JSON are the raw answer.
     """
     valid = set(valid_ids)
+    invalid: str | None = None
     if isinstance(result, dict) and "raw" in result:
-        raw = output_text(result.get("raw"))
+        message = result.get("raw")
+        raw = output_text(message)
         parsed = result.get("parsed")
+        args = _tool_args(message)
+        if parsed is None and args is not None:
+            parsed = args  # the client's parser gave up: read the call ourselves
+        if not raw.strip() and isinstance(parsed, dict):
+            raw = _as_text(parsed)
         if isinstance(parsed, dict):
-            try:
-                parsed = SelectionOutput.model_validate(parsed)
-            except ValidationError:
-                parsed = None
+            parsed, invalid = _lenient(parsed)
         if isinstance(parsed, SelectionOutput):
             return _from_structured(parsed, valid, raw)
         text = raw  # the structured parser failed: read the raw text ourselves
     else:
         text = output_text(result)
+        args = _tool_args(result)
+        if not text.strip() and args is not None:
+            text = _as_text(args)
     if echoes_template(text, template):
         return Answer(raw=text, problem="selector echoed the prompt instead of answering")
     if echoes_example(text, template):
         return Answer(raw=text, problem="selector repeated an example line of the prompt")
     read = parse_selected_ids(text, valid)
     if not read.found:
-        return Answer(raw=text, problem=read.problem or "no usable answer")
+        problem = read.problem or "no usable answer"
+        if invalid:
+            problem = f"{invalid}; {problem}"
+        return Answer(raw=text, problem=problem)
     return Answer(ids=read.ids, none=read.none, reasoning=text, raw=text)

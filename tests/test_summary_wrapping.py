@@ -1,0 +1,144 @@
+"""A model's wrapping around a summary is neither judged nor stored.
+
+Small models wrap a good summary in a preamble ("Sure! Here's a concise summary of the
+message:"), a code fence, a "**Summary:**" label or heading, quotes or a JSON object,
+and end it with a closing offer ("Let me know if you need anything else!"). The
+indexer and the running summary validate and store the same cleaned text: the
+summary, without the wrapping (it would otherwise reach the selector and the agent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from fakes import ScriptedChatModel
+from langgraph_librarian import LibrarianConfig
+from langgraph_librarian.index import aupdate_index, update_index
+from langgraph_librarian.index._validate import clean_model_summary
+from langgraph_librarian.memory import RunningSummarizer
+
+SOURCE = (
+    "Our team budget for the Lisbon offsite is 4,500 euros, and Maria Santos booked the "
+    "Hotel Avenida for March 12 to March 15. The confirmation code is CRG-20931. Please "
+    "remember that Tom is vegetarian and allergic to peanuts, so the dinner venue matters."
+)
+GOOD = (
+    "Budget for the Lisbon offsite is 4,500 euros; Maria Santos booked Hotel Avenida "
+    "March 12-15, code CRG-20931; Tom is vegetarian, allergic to peanuts."
+)
+WRAPPED = {
+    "here_is": "Here is the summary: " + GOOD,
+    "sure_preamble": "Sure! Here's a concise summary of the message:\n\n" + GOOD,
+    "fence": "```\n" + GOOD + "\n```",
+    "fence_with_language": "```text\n" + GOOD + "\n```",
+    "bold_label": "**Summary:** " + GOOD,
+    "heading": "## Summary\n" + GOOD,
+    "json_object": '{"summary": "' + GOOD + '"}',
+    "quotes": '"' + GOOD + '"',
+    "nested": 'Sure! Here\'s the summary:\n```json\n{"summary": "' + GOOD + '"}\n```',
+}
+CLOSINGS = {
+    "anything_else": GOOD + " Let me know if you need anything else!",
+    "adjust": GOOD + "\n\nLet me know if you'd like me to adjust anything!",
+    "question": GOOD + " Would you like me to add the hotel's address?",
+    "two_closings": GOOD + " I hope this helps! Let me know if you need more.",
+}
+
+
+def _index(answer: str, mode: str):
+    config = LibrarianConfig(
+        indexer_model=ScriptedChatModel(script=answer), embeddings=None, retry_backoff=0
+    )
+    messages = [HumanMessage(SOURCE, id="m1")]
+    if mode == "sync":
+        return update_index(messages, [], config)
+
+    return asyncio.run(aupdate_index(messages, [], config))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("answer", list(WRAPPED.values()), ids=list(WRAPPED))
+def test_the_indexer_stores_the_summary_without_its_wrapping(answer, mode):
+    update = _index(answer, mode)
+    entry = update.entries[0]
+    assert (entry.status, update.errors) == ("summarized", [])
+    assert entry.summary == GOOD
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("answer", list(CLOSINGS.values()), ids=list(CLOSINGS))
+def test_a_closing_offer_after_a_good_summary_is_dropped_not_rejected(answer, mode):
+    update = _index(answer, mode)
+    entry = update.entries[0]
+    assert (entry.status, update.errors) == ("summarized", [])
+    assert entry.summary == GOOD
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Let me know if you need anything else!",
+        "Would you like me to summarize the message? " + GOOD,
+        "Sure! Here is the summary:",
+    ],
+)
+def test_meta_talk_that_is_not_a_closing_line_is_still_rejected(answer):
+    update = _index(answer, "sync")
+    assert update.entries[0].status == "fallback"
+    assert update.errors and "rejected" in update.errors[0]
+
+
+MESSAGES = [
+    HumanMessage(
+        "I'm Dana, I'm vegetarian and allergic to peanuts. "
+        "My budget for the Lisbon trip is 4,500 euros."
+    ),
+    AIMessage("Noted, Dana: vegetarian, peanut allergy, 4,500 euro budget for Lisbon."),
+    HumanMessage("Also book the Hotel Avenida from March 12 to March 15, please."),
+    AIMessage("Booked Hotel Avenida March 12-15, confirmation CRG-20931."),
+]
+PREVIOUS = (
+    "- User is planning a trip to Portugal with her partner Sam.\n- Sam dislikes flying at night."
+)
+RUNNING = (
+    "- Dana: vegetarian, allergic to peanuts\n- Lisbon trip budget: 4,500 euros\n"
+    "- Hotel Avenida booked March 12-15, code CRG-20931\n"
+    "- Partner Sam dislikes night flights; trip to Portugal"
+)
+RUNNING_WRAPPED = {
+    "preamble": "Here is the updated summary:\n" + RUNNING,
+    "sure_preamble": "Sure! Here's the updated running summary:\n\n" + RUNNING,
+    "fence": "```\n" + RUNNING + "\n```",
+    "heading": "### Updated summary\n" + RUNNING,
+    "closing": RUNNING + "\n\nLet me know if you'd like me to adjust anything!",
+}
+
+
+@pytest.mark.parametrize("answer", list(RUNNING_WRAPPED.values()), ids=list(RUNNING_WRAPPED))
+async def test_the_running_summary_is_kept_without_its_wrapping(answer):
+    summarizer = RunningSummarizer(
+        ScriptedChatModel(script=answer), max_summary_tokens=200, max_retries=0
+    )
+    for result in (
+        summarizer.summarize(MESSAGES, PREVIOUS),
+        await summarizer.asummarize(MESSAGES, PREVIOUS),
+    ):
+        assert (result.method, result.notes) == ("llm", [])
+        assert result.summary == RUNNING
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["# " * 10_000, "x" + " \n" * 10_000 + "x", "## a" + " " * 10_000 + "b", "x. " * 10_000],
+    ids=["hashes", "blank_lines", "long_heading", "sentences"],
+)
+def test_cleaning_a_degenerate_answer_takes_linear_time(answer):
+    """A weak model's runaway output (thousands of blank lines or hashes) is cleaned at
+    once: the cleaner's patterns must not backtrack over it (they took 15-20 s here)."""
+    start = time.perf_counter()
+    clean_model_summary(answer)
+    assert time.perf_counter() - start < 1.0
