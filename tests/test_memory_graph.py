@@ -556,3 +556,20 @@ def test_spec_02_graph_wires_should_summarize_to_its_summarize_node():
     history = [HumanMessage(f"I like dish number {i}, it has lots of garlic.") for i in range(7)]
     out = graph.invoke({"messages": history})
     assert len(out["messages"]) == 2 and out["summary"]
+
+
+def test_the_default_summary_stays_under_150_words():
+    """Spec 02: the summary is short (under 150 words by default), however long the chat."""
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import MemorySaver
+
+    from langgraph_librarian.memory import create_summary_graph
+
+    replies = iter([AIMessage(f"Noted, fact {i} is saved for later.") for i in range(100)])
+    graph = create_summary_graph(GenericFakeChatModel(messages=replies), checkpointer=MemorySaver())
+    thread = {"configurable": {"thread_id": "long"}}
+    for i in range(30):
+        text = f"Remember that my cousin number {i} lives in town {i} and likes dish {i * 7}."
+        out = graph.invoke({"messages": [HumanMessage(text)]}, thread)
+    assert 0 < len(out["summary"].split()) < 150

@@ -162,7 +162,7 @@ class RunningSummarizer:
         self,
         model: BaseChatModel | str | None = None,
         *,
-        max_summary_tokens: int = 400,
+        max_summary_tokens: int = 200,
         prompt: str | None = None,
         timeout: float | None = 20.0,
         max_retries: int = 1,
@@ -416,7 +416,7 @@ def summarize_messages(
     previous_summary: str | None = "",
     *,
     model: BaseChatModel | str | None = None,
-    max_summary_tokens: int = 400,
+    max_summary_tokens: int = 200,
     token_counter: TokenCounter | None = None,
     config: RunnableConfig | None = None,
 ) -> SummaryResult:
@@ -445,7 +445,7 @@ async def asummarize_messages(
     previous_summary: str | None = "",
     *,
     model: BaseChatModel | str | None = None,
-    max_summary_tokens: int = 400,
+    max_summary_tokens: int = 200,
     token_counter: TokenCounter | None = None,
     config: RunnableConfig | None = None,
 ) -> SummaryResult:
