@@ -254,3 +254,13 @@ def test_a_database_that_cannot_be_written_is_one_error_line(path, capsys, no_se
     """A read-only file system or a device gave a traceback (sqlite3.OperationalError)."""
     assert main(["chat", "--db", path]) == 2
     assert "cannot be opened for writing" in one_error_line(capsys)
+
+
+def test_a_port_in_use_is_one_error_line_naming_the_option(tmp_path, capsys, monkeypatch):
+    def taken(service, **kwargs):
+        raise OSError("Cannot find empty port in range: 7861-7861. Set GRADIO_SERVER_PORT")
+
+    monkeypatch.setattr("langgraph_librarian.ui.launch", taken)
+    assert main(["ui", "--db", str(tmp_path / "chat.db"), "--port", "7861"]) == 2
+    line = one_error_line(capsys)
+    assert "choose another with --port" in line and "GRADIO_SERVER_PORT" not in line

@@ -176,11 +176,16 @@ def _ui(args: argparse.Namespace) -> int:
     _announce(service)
     # Gradio's own banner ends with "set share=True in launch()", which this command
     # cannot do (and a public link would expose the chat database): say the address here.
-    _say(f"serving the web chat on http://{args.host}:{args.port} (Ctrl-C to stop)")
+    _say(f"starting the web chat on http://{args.host}:{args.port} (Ctrl-C to stop)")
     try:
         launch(service, host=args.host, port=args.port, quiet=True)
     except OSError as exc:  # the port is taken, or the host cannot be bound
-        raise CliError(f"cannot serve on {args.host}:{args.port}: {exc}") from None
+        # Gradio's own text suggests an environment variable and a launch() argument;
+        # this command's way is --port / --host.
+        raise CliError(
+            f"cannot serve on {args.host}:{args.port} (the port is in use, or the host "
+            "cannot be bound): choose another with --port (or --host)"
+        ) from exc
     finally:
         service.close()
     return 0
