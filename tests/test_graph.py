@@ -612,3 +612,72 @@ def test_a_turn_resumed_in_another_process_indexes_with_the_selection_nodes_conf
     out = second.invoke(Command(resume=True), thread)
     assert indexer.calls  # the resumed turn's question (the reply repeats an indexed one)
     assert [entry["status"] for entry in out["index"]] == ["summarized"] * 4
+
+
+def test_functional_api_selection_and_a_task_indexing_share_the_store_key():
+    """A functional API ``@task`` runs under its entrypoint's namespace with the
+    entrypoint's checkpoint: not a subgraph, so the index it writes is the one the
+    entrypoint's selection reads (the key was '<thread>|<entrypoint>' for the task)."""
+    from langgraph.config import get_config
+    from langgraph.func import entrypoint, task
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_librarian import LangGraphIndexStore, create_index_node, create_librarian_node
+
+    store = InMemoryStore()
+    config = LibrarianConfig(store=store, short_message_threshold=5)
+    select, index = create_librarian_node(config), create_index_node(config)
+
+    @task
+    def index_task(messages: list[Any]) -> Any:
+        return index.invoke({"messages": messages}, get_config())
+
+    @entrypoint(checkpointer=MemorySaver())
+    def chat(messages: list[Any], *, previous: Any = None) -> Any:
+        history = (previous or []) + messages
+        selected = select.invoke({"messages": history}, get_config())
+        history = [*history, AIMessage(f"Noted ({len(history)}).", id=f"a{len(history)}")]
+        index_task(history).result()
+        return entrypoint.final(value=selected["librarian_metadata"], save=history)
+
+    thread = {"configurable": {"thread_id": "fn"}}
+    lines = ["Our launch is on March 3rd in Berlin.", "The catering budget is $5,000.", "Budget?"]
+    for i, line in enumerate(lines):
+        meta = chat.invoke([HumanMessage(line, id=f"h{i}")], thread)
+    assert meta["index_size"] == 4
+    assert LangGraphIndexStore(store).load("fn") is not None
+
+
+def test_a_subgraph_reads_the_thread_key_written_before_subgraph_keys_existed():
+    """Upgrading: an index stored under the plain thread id (releases before subgraph
+    keys) is read by the subgraph until it writes its own key: no re-indexing."""
+    from langgraph.graph import MessagesState
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_librarian import LangGraphIndexStore
+    from langgraph_librarian.index import update_index
+
+    store = InMemoryStore()
+    history = [
+        HumanMessage("Our launch is on March 3rd in Berlin, with the whole team.", id="h0"),
+        AIMessage("Noted: March 3rd in Berlin.", id="a0"),
+    ]
+    LangGraphIndexStore(store).save("up", update_index(history, [], LibrarianConfig()).entries)
+    agent = create_librarian_graph(
+        lambda state: {"messages": [AIMessage("ok")]}, LibrarianConfig(), store=store
+    )
+
+    def research(state: MessagesState) -> dict[str, Any]:
+        out = agent.invoke({"messages": [*history, HumanMessage("When is the launch?")]})
+        meta = out["librarian_metadata"]
+        counts = (meta["indexing_new_count"], meta["indexing_total_count"])
+        return {"messages": [AIMessage(str(counts))]}
+
+    parent = StateGraph(MessagesState)
+    parent.add_node("research", research)
+    parent.add_edge(START, "research")
+    graph = parent.compile(checkpointer=MemorySaver())
+    out = graph.invoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "up"}})
+    # Only the question and the reply are new: the two entries stored before are reused.
+    assert out["messages"][-1].content == "(2, 4)"
+    assert LangGraphIndexStore(store).load("up|research") is not None

@@ -342,17 +342,27 @@ def session_id_from_config(runnable_config: RunnableConfig | None) -> str | None
 
 
 def graph_namespace(runnable_config: RunnableConfig | None) -> str:
-    """The (sub)graph a node runs in, from LangGraph's ``checkpoint_ns``: ``""`` for the
-    top-level graph, else the names of the parent nodes (``"agent"``, ``"team|agent"``).
+    """The (sub)graph a node runs in: ``""`` for the top-level graph, else the names of
+    the parent nodes (``"agent"``, ``"team|agent"``).
 
-    A node's namespace is ``parent:<task id>|...|node:<task id>``: the last part is the
-    node running now and task ids change every step, so both are dropped and every node
-    of one subgraph gets the same name, turn after turn.
+    A node's ``checkpoint_ns`` is ``parent:<task id>|...|node:<task id>``; the graph levels
+    among those parents are the ones with a checkpoint of their own in LangGraph's
+    ``checkpoint_map`` (a functional API ``@task`` runs under its entrypoint's namespace
+    with the entrypoint's checkpoint: not a graph of its own, so selection in the
+    entrypoint and indexing in a task share one key). Task ids change every step and are
+    dropped, so every node of one subgraph gets the same name, turn after turn.
     """
     configurable = (runnable_config or {}).get("configurable") or {}
-    namespace = str(configurable.get("checkpoint_ns") or "")
-    parents = namespace.split("|")[:-1]  # LangGraph's separators: "|" between levels,
-    return "|".join(part.split(":", 1)[0] for part in parents)  # ":" before a task id
+    levels = configurable.get("checkpoint_map")
+    if isinstance(levels, dict) and levels:
+        root = levels.get("")
+        own = [k for k, v in levels.items() if k and isinstance(k, str) and v != root]
+        deepest = max(own, key=len, default="")
+    else:  # no checkpointer: the parents of the node running now
+        namespace = str(configurable.get("checkpoint_ns") or "")
+        deepest = "|".join(namespace.split("|")[:-1])
+    # LangGraph's separators: "|" between levels, ":" before a task id.
+    return "|".join(part.split(":", 1)[0] for part in deepest.split("|")) if deepest else ""
 
 
 def index_session(thread: str, runnable_config: RunnableConfig | None) -> str:

@@ -142,16 +142,29 @@ class Run:
 
     # -- the index ------------------------------------------------------------------
 
+    # A subgraph's index is keyed by thread and subgraph (``index_session``); releases
+    # before 0.2 keyed it by the thread alone. Until a subgraph's own key exists, the
+    # thread's is read (_UPGRADED below): entries are matched to messages by id and
+    # content hash, so an index written by another agent of the thread only misses, and
+    # the next save writes the subgraph's own key (no second summary of the whole
+    # history after an upgrade).
+
     def load(self, state: dict[str, Any]) -> list[IndexEntry]:
         """The stored index: from the store, else from graph state."""
         if self.config.store is not None and self.session is not None:
-            return self.config.store.load(self.session) or []
+            found = self.config.store.load(self.session)
+            if found is None and self.thread and self.session != self.thread:
+                found = self.config.store.load(self.thread)  # _UPGRADED
+            return found or []
         return state_entries(state)
 
     async def aload(self, state: dict[str, Any]) -> list[IndexEntry]:
         """Async twin of :meth:`load`."""
         if self.config.store is not None and self.session is not None:
-            return await aload_index(self.config.store, self.session) or []
+            found = await aload_index(self.config.store, self.session)
+            if found is None and self.thread and self.session != self.thread:
+                found = await aload_index(self.config.store, self.thread)  # _UPGRADED
+            return found or []
         return state_entries(state)
 
     def save(self, entries: list[IndexEntry]) -> None:
