@@ -607,7 +607,10 @@ def test_a_turn_resumed_in_another_process_indexes_with_the_selection_nodes_conf
     first.invoke({"messages": [HumanMessage(request)]}, thread)
     assert first.get_state(thread).next == ("agent",)
 
-    librarian_nodes._BOUND_THIS_TURN.drop(lambda key: True)  # what another process has
+    # What another process has: neither this turn's hand-off nor the first graph's config.
+    librarian_nodes._BOUND_THIS_TURN.drop(lambda key: True)
+    with librarian_nodes._BOUND_NODES_LOCK:
+        librarian_nodes._BOUND_NODES.clear()
     second, indexer = build(sqlite3.connect(path, check_same_thread=False))
     out = second.invoke(Command(resume=True), thread)
     assert indexer.calls  # the resumed turn's question (the reply repeats an indexed one)
@@ -681,3 +684,50 @@ def test_a_subgraph_reads_the_thread_key_written_before_subgraph_keys_existed():
     # Only the question and the reply are new: the two entries stored before are reused.
     assert out["messages"][-1].content == "(2, 4)"
     assert LangGraphIndexStore(store).load("up|research") is not None
+
+
+def test_a_resumed_turn_never_takes_a_config_it_cannot_tell_from_another(tmp_path, caplog):
+    """Two tenants' configs that differ only in their store describe alike: a turn
+    resumed without its hand-off is indexed with index_messages' own config (and a
+    warning), never into the other tenant's store."""
+    from langgraph.store.memory import InMemoryStore
+    from langgraph.types import Command, interrupt
+
+    from langgraph_librarian import (
+        LangGraphIndexStore,
+        LibrarianState,
+        create_librarian_node,
+        index_messages,
+    )
+    from langgraph_librarian import nodes as librarian_nodes
+
+    def agent(state: dict[str, Any]) -> dict[str, Any]:
+        interrupt("approve?")
+        return {"messages": [AIMessage("Approved, the launch logistics are settled.")]}
+
+    def build(store: InMemoryStore) -> Any:
+        builder = StateGraph(LibrarianState)
+        builder.add_node("librarian", create_librarian_node(LibrarianConfig(store=store)))
+        builder.add_node("agent", agent)
+        builder.add_node("indexer", index_messages)
+        builder.add_edge(START, "librarian")
+        builder.add_edge("librarian", "agent")
+        builder.add_edge("agent", "indexer")
+        builder.add_edge("indexer", END)
+        return builder.compile(
+            checkpointer=SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+        )
+
+    path = tmp_path / "threads.sqlite"
+    store_a, store_b = InMemoryStore(), InMemoryStore()
+    thread = {"configurable": {"thread_id": "tenant-a"}}
+    first = build(store_a)
+    first.invoke({"messages": [HumanMessage("Please approve the launch plan.")]}, thread)
+    librarian_nodes._BOUND_THIS_TURN.drop(lambda key: True)
+    with librarian_nodes._BOUND_NODES_LOCK:
+        librarian_nodes._BOUND_NODES.clear()
+    resumed_a, _ = build(store_a), build(store_b)  # a worker serving both tenants
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian"):
+        resumed_a.invoke(Command(resume=True), thread)
+    assert LangGraphIndexStore(store_b).load("tenant-a") is None
+    assert "not the only one of its kind" in caplog.text

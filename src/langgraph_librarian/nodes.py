@@ -52,7 +52,7 @@ defaults: an LLM indexer never called, a store never written (so the next select
 finds no index). A config passed at run time, or one bound to the index node, wins."""
 
 
-_BOUND_NODES: OrderedDict[str, _Bound] = OrderedDict()
+_BOUND_NODES: OrderedDict[str, list[_Bound]] = OrderedDict()
 _BOUND_NODES_LOCK = threading.Lock()
 """Every ``create_librarian_node(config)`` of this process by :func:`_describe` of its
 config. A turn interrupted after
@@ -88,9 +88,14 @@ def _describe(bound: _Bound) -> str:
 def _register(bound: _Bound) -> str:
     tag = _describe(bound)
     with _BOUND_NODES_LOCK:
-        # Configs that describe alike do the same work (a graph built again, per request
-        # or per test): the latest is kept.
-        _BOUND_NODES[tag] = bound
+        known = _BOUND_NODES.get(tag, [])
+        if not any(k[0] is bound[0] and k[1] is bound[1] for k in known):
+            # Two different configs that describe alike (two tenants' stores of one
+            # class, two API keys of one model) cannot be told apart by the tag: kept
+            # as two, which makes the tag ambiguous (see _resumed). The same config
+            # object used again (a graph built per request) is one.
+            known = [*known, bound][-2:]
+        _BOUND_NODES[tag] = known
         _BOUND_NODES.move_to_end(tag)
         while len(_BOUND_NODES) > 256:  # graphs built per request: the oldest go
             _BOUND_NODES.popitem(last=False)
@@ -98,21 +103,25 @@ def _register(bound: _Bound) -> str:
 
 
 def _resumed(state: dict[str, Any]) -> _Bound | None:
-    """The bound config a resumed turn's selection wrote its tag for, if this process
-    built it (else a warning: the index node uses its own defaults)."""
+    """The bound config a resumed turn's selection wrote its tag for, when this process
+    built exactly one config of that description. Else ``None`` and a warning: the index
+    node uses its own defaults, never a config that might be another tenant's (its store
+    would receive this thread's index)."""
     metadata = state.get("librarian_metadata")
     tag = metadata.get(_TAG) if isinstance(metadata, dict) else None
     if not isinstance(tag, str):
         return None
     with _BOUND_NODES_LOCK:
-        found = _BOUND_NODES.get(tag)
-    if found is None:
-        _logger.warning(
-            "index_messages: this turn was selected by a create_librarian_node(config) node "
-            "this process did not build; indexing with index_messages' own config. Give "
-            "the index node the same config: create_index_node(config)"
-        )
-    return found
+        found = list(_BOUND_NODES.get(tag, []))
+    if len(found) == 1:
+        return found[0]
+    _logger.warning(
+        "index_messages: this turn was selected by a create_librarian_node(config) node "
+        "whose config %s; indexing with index_messages' own config. Give the index node "
+        "the same config: create_index_node(config)",
+        "this process did not build" if not found else "is not the only one of its kind here",
+    )
+    return None
 
 
 def _turn(state: dict[str, Any], config: RunnableConfig | None) -> tuple[str, str] | None:
