@@ -398,3 +398,49 @@ def test_a_hung_sync_model_neither_piles_up_threads_nor_blocks_another_model():
         healthy_config,
     )
     assert healthy.calls and time.monotonic() - started < 0.5
+
+
+def test_the_abandoned_call_cap_holds_for_the_selectors_structured_output():
+    """The structured-output wrapper is built anew for each selection: the cap counts
+    the model behind it, so a hung tool-calling model stops at the cap here too."""
+    import threading
+
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    from langgraph_librarian.index import update_index
+    from langgraph_librarian.select.llm import LLMSelector
+
+    release = threading.Event()
+
+    class HungModel(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "hung"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self.bind(tools=tools, **kwargs)
+
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any):
+            release.wait(30)
+            return ChatResult(generations=[ChatGeneration(message=AIMessage("[1]"))])
+
+    def calls_running() -> int:
+        return sum(t.name == "librarian-call" for t in threading.enumerate())
+
+    history = [
+        HumanMessage(f"Note {i}: the Lisbon vendor {i} costs {i}00 euros.") for i in range(12)
+    ]
+    history.append(HumanMessage("What budget did we set?"))
+    entries = update_index(history, [], LibrarianConfig()).entries
+    selector = LLMSelector(
+        HungModel(), local=LocalSelector(), timeout=0.05, max_retries=0, output="structured"
+    )
+    before = calls_running()
+    try:
+        for _ in range(12):
+            selection = selector.select("What budget did we set?", history, entries)
+            assert selection.strategy == "local_fallback"
+        assert calls_running() <= before + 8
+    finally:
+        release.set()

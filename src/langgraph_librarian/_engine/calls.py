@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import tenacity
+from langchain_core.language_models import BaseLanguageModel
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langgraph.constants import TAG_NOSTREAM
@@ -138,6 +139,34 @@ def _started(
 
     threading.Thread(target=work, daemon=True, name="librarian-call").start()
     return future
+
+
+def _model_key(runnable: Any) -> int:
+    """Identity of the chat model behind ``runnable``: a structured-output wrapper
+    (``model.with_structured_output(...)``, built anew for each selection) counts as
+    its model, so the abandoned-call cap holds whichever output form was asked for. The
+    model stays alive while calls of it are counted (they hold it), so its id is not
+    reused meanwhile."""
+    seen: set[int] = set()
+    todo = [runnable]
+    while todo and len(seen) < 64:
+        item = todo.pop(0)
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, BaseLanguageModel):
+            return id(item)
+        for name in ("bound", "first", "runnable", "default"):
+            inner = getattr(item, name, None)
+            if inner is not None:
+                todo.append(inner)
+        for name in ("steps", "steps__"):
+            inner = getattr(item, name, None)
+            if isinstance(inner, dict):
+                todo.extend(inner.values())
+            elif isinstance(inner, list | tuple):
+                todo.extend(inner)
+    return id(runnable)
 
 
 def _abandon(key: int, future: concurrent.futures.Future[Any]) -> None:
@@ -280,7 +309,7 @@ class ModelCaller:
                 # The client's own limit a little later than ours: our timer speaks first
                 # (one kind of timeout for retries and the concurrency gate), then the
                 # client closes the request within the grace period.
-                key = id(self.runnable)
+                key = _model_key(self.runnable)
                 with _abandoned_lock:
                     stuck = _abandoned.get(key, 0)
                 if stuck >= _MAX_ABANDONED:
