@@ -142,3 +142,17 @@ def test_cleaning_a_degenerate_answer_takes_linear_time(answer):
     start = time.perf_counter()
     clean_model_summary(answer)
     assert time.perf_counter() - start < 1.0
+
+
+def test_a_closing_line_that_carries_facts_or_a_json_message_is_not_stripped():
+    from langgraph_librarian.index._validate import clean_model_summary
+
+    for text in (
+        "Bob confirmed the 3pm call. If you need anything else, call Bob at 555-0199.",
+        "Hotels A, B and C proposed. Would you like me to book hotel B for June 4?",
+        '{"text": "hello", "user": "bob", "amount": 500}',
+    ):
+        assert clean_model_summary(text) == text
+    assert clean_model_summary('{"summary": "Dana approved $5,000.", "keywords": ["budget"]}') == (
+        "Dana approved $5,000."
+    )

@@ -136,6 +136,7 @@ _LABEL_HEADING = re.compile(
 _FENCE = re.compile(r"^```[ \t]*([\w+.-]*)[ \t]*(\n?)(.*?)\n?[ \t]*```$", re.DOTALL)
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
 _JSON_KEYS = ("summary", "updated_summary", "running_summary", "index_entry", "entry", "text")
+_JSON_EXTRAS = frozenset({"keywords", "title", "tags", "reasoning", "notes", "language"})
 # A polite closing offer after the summary ("Let me know if you need anything else!",
 # "Would you like me to ...?"): one trailing sentence, after a sentence end or a newline.
 _CLOSING = re.compile(
@@ -152,6 +153,18 @@ _CLOSING = re.compile(
     r"[^.!?\n]*[.!?]*[ \t]*$",
     re.IGNORECASE,
 )
+
+
+_FACT_IN_CLOSING = re.compile(r"\d|(?<=\S )(?!I\b)[A-Z]")
+"""A digit, or a capitalised word after the first (not "I"): "call Bob at 555-0199", "book
+the Tejo House shuttle for June 4". Such a closing line carries facts of the message."""
+
+
+def _closing_without_facts(match: re.Match[str]) -> str:
+    """Drop a closing offer that says nothing of the message; one that carries a fact is
+    kept (and the meta-talk check then rejects the answer: the extractive entry keeps
+    the whole text, where dropping the line would lose the fact)."""
+    return match.group(0) if _FACT_IN_CLOSING.search(match.group(0).strip()) else ""
 
 
 def _unwrap_fence(text: str) -> str:
@@ -174,6 +187,10 @@ def _unwrap_json(text: str) -> str:
     if not isinstance(data, dict):
         return text
     by_key = {str(k).lower(): v for k, v in data.items()}
+    if set(by_key) - set(_JSON_KEYS) - _JSON_EXTRAS or len(set(by_key) & set(_JSON_KEYS)) != 1:
+        # A message that is itself JSON ({"text": ..., "user": ..., "amount": ...}) is not
+        # a wrapped summary: one summary key, and at most a model's usual extras.
+        return text
     for key in _JSON_KEYS:
         value = by_key.get(key)
         if isinstance(value, str):
@@ -223,7 +240,7 @@ def clean_model_summary(text: str) -> str:
         text = _unwrap_fence(text.strip())
         text = _unwrap_json(text)
         text = _unwrap_quotes(text)
-        text = _CLOSING.sub("", text).strip()
+        text = _CLOSING.sub(_closing_without_facts, text).strip()
         if text == before:
             break
     return text
