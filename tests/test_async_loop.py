@@ -68,18 +68,36 @@ async def test_selection_and_indexing_run_off_the_event_loop(face, threads_of):
     assert loop_thread not in threads_of["_assemble"]
 
 
-async def test_waiting_for_background_indexing_on_the_event_loop_is_refused():
-    """Blocking the loop deadlocked with an async store (its calls from the indexing
-    thread go through that loop): a clear error, and the documented way works."""
+async def test_waiting_for_background_indexing_on_the_event_loop(caplog):
+    """With a store that answers through the event loop (an ``AsyncBatchedBaseStore``
+    such as ``AsyncPostgresStore``), blocking the loop deadlocked: a clear error. With
+    another store a wait on a loop (a notebook cell) works, with a warning."""
     import asyncio
+    import logging
 
+    from langgraph.store.base.batch import AsyncBatchedBaseStore
     from langgraph.store.memory import InMemoryStore
 
     from langgraph_librarian import wait_for_background_indexing
 
-    config = LibrarianConfig(store=InMemoryStore(), background_indexing=True)
-    graph = create_librarian_graph(_agent, config)
-    await graph.ainvoke({"messages": conversation(turns=4)}, {"configurable": {"thread_id": "bg"}})
-    with pytest.raises(RuntimeError, match=r"asyncio\.to_thread"):
-        wait_for_background_indexing(10)
-    assert await asyncio.to_thread(wait_for_background_indexing, 10)
+    class LoopStore(AsyncBatchedBaseStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = InMemoryStore()
+
+        async def abatch(self, ops: Any) -> Any:
+            return self.inner.batch(ops)
+
+    thread = {"configurable": {"thread_id": "bg"}}
+    for store in (LoopStore(), InMemoryStore()):
+        config = LibrarianConfig(store=store, background_indexing=True)
+        graph = create_librarian_graph(_agent, config)
+        await graph.ainvoke({"messages": conversation(turns=4)}, thread)
+        if isinstance(store, LoopStore):
+            with pytest.raises(RuntimeError, match=r"asyncio\.to_thread"):
+                wait_for_background_indexing(10)
+            assert await asyncio.to_thread(wait_for_background_indexing, 10)
+        else:
+            with caplog.at_level(logging.WARNING, logger="langgraph_librarian"):
+                assert wait_for_background_indexing(10)
+            assert "blocks this thread's event loop" in caplog.text

@@ -11,6 +11,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.store.base.batch import AsyncBatchedBaseStore
 
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.index.pipeline import update_index
@@ -22,6 +23,14 @@ logger = logging.getLogger(__name__)
 _EXECUTOR = ThreadPoolExecutor(max_workers=2, thread_name_prefix="librarian-background")
 _GUARD = threading.Lock()
 _PENDING: set[Future[None]] = set()
+_ON_A_LOOP: set[Future[None]] = set()
+"""Pending jobs whose store answers through an event loop (an ``AsyncBatchedBaseStore``
+such as ``AsyncPostgresStore``): waiting for them on that loop never ends."""
+
+
+def _answers_through_a_loop(store: object) -> bool:
+    inner = getattr(store, "store", store)  # LangGraphIndexStore wraps a BaseStore
+    return isinstance(inner, AsyncBatchedBaseStore)
 
 
 class _Session:
@@ -62,6 +71,12 @@ def _run(session: str, record: _Session) -> None:
             logger.exception("librarian: background indexing failed for session %r", session)
 
 
+def _finished(future: Future[None]) -> None:
+    with _GUARD:
+        _PENDING.discard(future)
+        _ON_A_LOOP.discard(future)
+
+
 def submit_indexing(
     config: LibrarianConfig,
     session: str,
@@ -84,7 +99,9 @@ def submit_indexing(
         # The job holds the record (and so keeps it alive) until it has run.
         future = _EXECUTOR.submit(_run, session, record)
         _PENDING.add(future)
-    future.add_done_callback(lambda f: _PENDING.discard(f))
+        if _answers_through_a_loop(config.store):
+            _ON_A_LOOP.add(future)
+    future.add_done_callback(_finished)
     return future
 
 
@@ -95,18 +112,27 @@ def wait_for_background_indexing(timeout: float | None = None) -> bool:
     ``await asyncio.to_thread(wait_for_background_indexing, 30)``.
 
     Raises:
-        RuntimeError: called on a thread running an event loop. Blocking it would stall
-            every coroutine, and a store with async connections (``AsyncPostgresStore``)
-            answers the indexing thread through that very loop: the wait never ended.
+        RuntimeError: called on a thread running an event loop while a job's store
+            answers through an event loop (``AsyncPostgresStore``): blocking the loop
+            would stop that store, and the wait would never end. With other stores a
+            wait on a loop (a notebook cell) blocks it, with a warning.
     """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         pass  # no loop on this thread: blocking is fine
     else:
-        raise RuntimeError(
-            "wait_for_background_indexing() blocks, and this thread runs an event loop; "
-            "in async code use: await asyncio.to_thread(wait_for_background_indexing, timeout)"
+        with _GUARD:
+            stuck = bool(_ON_A_LOOP)
+        if stuck:
+            raise RuntimeError(
+                "wait_for_background_indexing() blocks, and this thread runs the event loop "
+                "an async store answers through; in async code use: "
+                "await asyncio.to_thread(wait_for_background_indexing, timeout)"
+            )
+        logger.warning(
+            "wait_for_background_indexing() blocks this thread's event loop; in async code "
+            "use: await asyncio.to_thread(wait_for_background_indexing, timeout)"
         )
     with _GUARD:
         pending = list(_PENDING)
