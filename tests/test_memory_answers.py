@@ -170,3 +170,26 @@ def test_a_previous_summary_over_budget_reaches_the_model_compressed_not_cut():
 
 def test_default_prompt_is_unchanged_public_text():
     assert "{max_words}" in DEFAULT_RUNNING_SUMMARY_PROMPT
+
+
+def test_output_text_keeps_a_sentence_split_into_cited_blocks_whole():
+    """Anthropic's citations split one sentence into several text blocks."""
+    from langchain_core.messages import AIMessage
+
+    from langgraph_librarian._engine.messages import output_text
+
+    cited = AIMessage(
+        content=[
+            {"type": "text", "text": "Dana set the catering budget at "},
+            {"type": "text", "text": "$5,000", "citations": [{"cited_text": "5,000"}]},
+            {"type": "text", "text": " for the Berlin launch."},
+        ]
+    )
+    assert output_text(cited) == "Dana set the catering budget at $5,000 for the Berlin launch."
+    separate = AIMessage(
+        content=[
+            {"type": "text", "text": "It is in message 6"},
+            {"type": "text", "text": "IDs: [6]"},
+        ]
+    )
+    assert output_text(separate) == "It is in message 6\nIDs: [6]"

@@ -88,7 +88,8 @@ def output_text(result: object) -> str:
     endpoints put inline. Their reasoning must never be taken for the answer.
 
     Text blocks are joined with a line break (``BaseMessage.text`` glues them: "...in
-    message 6" + "IDs: [6]" read as "message 6IDs: [6]").
+    message 6" + "IDs: [6]" read as "message 6IDs: [6]"), except where one continues
+    the other's sentence (a block with citations, or a space at the seam).
     """
     if not isinstance(result, BaseMessage):
         return str(result)
@@ -96,17 +97,19 @@ def output_text(result: object) -> str:
     if isinstance(content, str):
         text = content
     else:
-        parts = [
-            block if isinstance(block, str) else block["text"]
-            for block in content or []
-            if isinstance(block, str)
-            or (
-                isinstance(block, dict)
-                and block.get("type") == "text"
-                and isinstance(block.get("text"), str)
-            )
-        ]
-        text = "\n".join(parts)
+        text = ""
+        for block in content or []:
+            if isinstance(block, dict) and block.get("type") == "text":
+                part = block.get("text")
+                cited = bool(block.get("citations"))
+            else:
+                part, cited = block, False
+            if not isinstance(part, str):
+                continue
+            # A block that continues a sentence (cited spans: "budget at " + "$5,000" +
+            # " for ...") is glued on; separate blocks of text get a line break.
+            glued = not text or cited or text[-1].isspace() or part[:1].isspace()
+            text += part if glued else "\n" + part
     return _REASONING_TAGS.sub("", text)
 
 
