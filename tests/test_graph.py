@@ -731,3 +731,34 @@ def test_a_resumed_turn_never_takes_a_config_it_cannot_tell_from_another(tmp_pat
         resumed_a.invoke(Command(resume=True), thread)
     assert LangGraphIndexStore(store_b).load("tenant-a") is None
     assert "not the only one of its kind" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("namespace", "levels", "expected"),
+    [
+        ("top:1", {"": "a"}, ""),
+        # a map handed back by get_state(subgraphs=True) carries another branch's level
+        ("top:1", {"": "a", "agent:9": "b"}, ""),
+        ("research:1|a:2", {"": "a", "research:1": "b"}, "research"),
+        ("research|a:2", {"": "a", "research": "b"}, "research"),  # checkpointer=True
+        (
+            "team:1|research:2|a:3",
+            {"": "a", "team:1": "b", "team:1|research:2": "c"},
+            "team|research",
+        ),
+        ("ep:1|t1:2", {"": "a", "ep:1": "a"}, ""),  # a functional API task
+        # an entrypoint used as a subgraph: its task shares the entrypoint's checkpoint
+        (
+            "assistant:1|chat:2|t1:3",
+            {"": "a", "assistant:1": "b", "assistant:1|chat:2": "b"},
+            "assistant",
+        ),
+    ],
+)
+def test_graph_namespace_counts_only_ancestors_with_a_checkpoint_of_their_own(
+    namespace, levels, expected
+):
+    from langgraph_librarian.config import graph_namespace
+
+    config = {"configurable": {"checkpoint_ns": namespace, "checkpoint_map": levels}}
+    assert graph_namespace(config) == expected

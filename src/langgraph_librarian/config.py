@@ -353,16 +353,28 @@ def graph_namespace(runnable_config: RunnableConfig | None) -> str:
     dropped, so every node of one subgraph gets the same name, turn after turn.
     """
     configurable = (runnable_config or {}).get("configurable") or {}
+    namespace = str(configurable.get("checkpoint_ns") or "")
+    parents = namespace.split("|")[:-1] if namespace else []  # the last part: this node
     levels = configurable.get("checkpoint_map")
     if isinstance(levels, dict) and levels:
-        root = levels.get("")
-        own = [k for k, v in levels.items() if k and isinstance(k, str) and v != root]
-        deepest = max(own, key=len, default="")
-    else:  # no checkpointer: the parents of the node running now
-        namespace = str(configurable.get("checkpoint_ns") or "")
-        deepest = "|".join(namespace.split("|")[:-1])
-    # LangGraph's separators: "|" between levels, ":" before a task id.
-    return "|".join(part.split(":", 1)[0] for part in deepest.split("|")) if deepest else ""
+        # Only this node's ancestors count (a map handed back by get_state(subgraphs=True)
+        # can carry other branches' levels), and a level is an ancestor whose checkpoint
+        # differs from its parent level's (a task nested in an entrypoint subgraph has
+        # the entrypoint's checkpoint).
+        deepest, parent = "", levels.get("")
+        for k in range(1, len(parents) + 1):
+            prefix = "|".join(parents[:k])
+            key = prefix if prefix in levels else "|".join(_names(parents[:k]))
+            if key in levels and levels[key] != parent:
+                deepest, parent = prefix, levels[key]
+    else:  # no checkpointer: every parent is a graph level
+        deepest = "|".join(parents)
+    return "|".join(_names(deepest.split("|"))) if deepest else ""
+
+
+def _names(parts: list[str]) -> list[str]:
+    """Namespace parts without their task ids (LangGraph writes ``name:<task id>``)."""
+    return [part.split(":", 1)[0] for part in parts]
 
 
 def index_session(thread: str, runnable_config: RunnableConfig | None) -> str:
