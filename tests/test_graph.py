@@ -762,3 +762,38 @@ def test_graph_namespace_counts_only_ancestors_with_a_checkpoint_of_their_own(
 
     config = {"configurable": {"checkpoint_ns": namespace, "checkpoint_map": levels}}
     assert graph_namespace(config) == expected
+
+
+def test_background_indexing_of_a_subgraph_reads_the_thread_key_before_its_own_exists():
+    from langgraph.graph import MessagesState
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_librarian import LangGraphIndexStore, wait_for_background_indexing
+    from langgraph_librarian.index import update_index
+
+    store = InMemoryStore()
+    history = [
+        HumanMessage("Our launch is on March 3rd in Berlin, with the whole team there.", id="h0"),
+        AIMessage("Noted: the launch is March 3rd in Berlin, with everyone.", id="a0"),
+    ]
+    LangGraphIndexStore(store).save("bgup", update_index(history, [], LibrarianConfig()).entries)
+    indexer = ScriptedChatModel(script=lambda m: " ".join(first_sentence(m).split()[:6]))
+    config = LibrarianConfig(
+        indexer_model=indexer, store=store, background_indexing=True, short_message_threshold=10
+    )
+    agent = create_librarian_graph(lambda state: {"messages": [AIMessage("All right.")]}, config)
+
+    def research(state: MessagesState) -> dict[str, Any]:
+        question = HumanMessage("When exactly is the launch happening for the team?", id="q")
+        agent.invoke({"messages": [*history, question]})
+        return {}
+
+    parent = StateGraph(MessagesState)
+    parent.add_node("research", research)
+    parent.add_edge(START, "research")
+    parent.compile(checkpointer=MemorySaver()).invoke(
+        {"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "bgup"}}
+    )
+    assert wait_for_background_indexing(30)
+    assert len(LangGraphIndexStore(store).load("bgup|research") or []) == 4
+    assert len(indexer.calls) == 2  # the question and the reply: h0 and a0 are reused

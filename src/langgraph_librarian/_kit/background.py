@@ -47,7 +47,9 @@ class _Session:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.latest: tuple[LibrarianConfig, list[BaseMessage], RunnableConfig | None] | None = None
+        self.latest: (
+            tuple[LibrarianConfig, list[BaseMessage], RunnableConfig | None, str | None] | None
+        ) = None
 
 
 _SESSIONS: weakref.WeakValueDictionary[str, _Session] = weakref.WeakValueDictionary()
@@ -59,12 +61,15 @@ def _run(session: str, record: _Session) -> None:
             job, record.latest = record.latest, None
         if job is None:  # a job that started earlier indexed the newest history already
             return
-        config, messages, run_config = job
+        config, messages, run_config, fallback = job
         store = config.store
         if store is None:  # guarded by the caller; kept for type narrowing
             return
         try:
-            entries = store.load(session) or []
+            found = store.load(session)
+            if found is None and fallback and fallback != session:
+                found = store.load(fallback)
+            entries = found or []
             update = update_index(messages, entries, config, run_config=run_config)
             store.save(session, update.entries)
         except Exception:
@@ -82,8 +87,12 @@ def submit_indexing(
     session: str,
     messages: Sequence[BaseMessage],
     run_config: RunnableConfig | None = None,
+    fallback: str | None = None,
 ) -> Future[None]:
     """Index ``messages`` into ``config.store`` in a worker thread.
+
+    ``fallback`` is a key read when ``session`` has no index yet (a subgraph's key falls
+    back to its thread's, as the foreground turn does).
 
     ``run_config`` is the turn's run config: the indexer's model calls run as its child
     runs (the user's callbacks and tracing see them, tagged never to stream), as they
@@ -95,7 +104,7 @@ def submit_indexing(
         record = _SESSIONS.get(session)
         if record is None:
             record = _SESSIONS[session] = _Session()
-        record.latest = (config, list(messages), run_config)
+        record.latest = (config, list(messages), run_config, fallback)
         # The job holds the record (and so keeps it alive) until it has run.
         future = _EXECUTOR.submit(_run, session, record)
         _PENDING.add(future)

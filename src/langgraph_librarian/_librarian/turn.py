@@ -676,7 +676,9 @@ def _consume_query(state: dict[str, Any], result: StateUpdate) -> StateUpdate:
 
 def _background(state: dict[str, Any], run: Run) -> StateUpdate:
     assert run.session is not None  # background indexing requires a store
-    submit_indexing(run.config, run.session, read_messages(state), run.run_config)
+    submit_indexing(
+        run.config, run.session, read_messages(state), run.run_config, fallback=run.thread
+    )
     return _consume_query(state, {"librarian_metadata": {"indexing_background": True}})
 
 
