@@ -732,6 +732,17 @@ def test_a_resumed_turn_never_takes_a_config_it_cannot_tell_from_another(tmp_pat
     assert LangGraphIndexStore(store_b).load("tenant-a") is None
     assert "not the only one of its kind" in caplog.text
 
+    # One tenant's graph built per request, each time with a fresh config over the same
+    # store: the same work, so the tag is not ambiguous and the store gets the index.
+    thread_c = {"configurable": {"thread_id": "tenant-c"}}
+    build(store_a).invoke({"messages": [HumanMessage("Please approve the budget.")]}, thread_c)
+    librarian_nodes._BOUND_THIS_TURN.drop(lambda key: True)
+    with librarian_nodes._BOUND_NODES_LOCK:
+        librarian_nodes._BOUND_NODES.clear()
+    build(store_a)  # an earlier request of this process
+    build(store_a).invoke(Command(resume=True), thread_c)
+    assert LangGraphIndexStore(store_a).load("tenant-c")
+
 
 @pytest.mark.parametrize(
     ("namespace", "levels", "expected"),

@@ -85,11 +85,35 @@ def _describe(bound: _Bound) -> str:
     return hashlib.sha256(f"{text}|store={part(store)}".encode()).hexdigest()[:16]
 
 
+def _store_identity(store: Any) -> tuple[int, Any]:
+    """A store by what it writes to: ``LibrarianConfig(store=...)`` wraps a LangGraph
+    store in a new ``LangGraphIndexStore`` each time, over the same store and namespace."""
+    return id(getattr(store, "store", store)), getattr(store, "namespace", None)
+
+
+def _same(a: _Bound, b: _Bound) -> bool:
+    """Two bound configs that do the same work (a graph built per request with a fresh
+    ``LibrarianConfig(store=shared)``), not merely ones that describe alike."""
+    if _store_identity(a[1]) != _store_identity(b[1]):
+        return False
+    first, second = a[0], b[0]
+    if first is second:
+        return True
+    if first is None or second is None:
+        return False
+    if _store_identity(first.store) != _store_identity(second.store):
+        return False
+    try:
+        return dataclasses.replace(first, store=None) == dataclasses.replace(second, store=None)
+    except Exception:  # a field that cannot be compared: not known to be the same
+        return False
+
+
 def _register(bound: _Bound) -> str:
     tag = _describe(bound)
     with _BOUND_NODES_LOCK:
         known = _BOUND_NODES.get(tag, [])
-        if not any(k[0] is bound[0] and k[1] is bound[1] for k in known):
+        if not any(_same(k, bound) for k in known):
             # Two different configs that describe alike (two tenants' stores of one
             # class, two API keys of one model) cannot be told apart by the tag: kept
             # as two, which makes the tag ambiguous (see _resumed). The same config
