@@ -444,3 +444,21 @@ def test_the_abandoned_call_cap_holds_for_the_selectors_structured_output():
         assert calls_running() <= before + 8
     finally:
         release.set()
+
+
+def test_the_abandoned_call_key_is_stable_for_configurable_models():
+    """init_chat_model(..., configurable_fields=...) builds a model on each attribute
+    read: the key must not come from such a throw-away object."""
+    from langchain.chat_models import init_chat_model
+    from pydantic import BaseModel
+
+    from langgraph_librarian._engine.calls import _model_key
+
+    class Ids(BaseModel):
+        ids: list[int]
+
+    first = init_chat_model("openai:gpt-4o-mini", api_key="k1", configurable_fields="any")
+    second = init_chat_model("openai:gpt-4.1", api_key="k2", configurable_fields="any")
+    keys = {_model_key(first.with_structured_output(Ids)) for _ in range(3)}
+    assert len(keys) == 1
+    assert _model_key(second.with_structured_output(Ids)) not in keys

@@ -34,7 +34,14 @@ from typing import Any
 
 import tenacity
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import (
+    Runnable,
+    RunnableBinding,
+    RunnableConfig,
+    RunnableParallel,
+    RunnableSequence,
+    RunnableWithFallbacks,
+)
 from langchain_core.runnables.config import ensure_config
 from langgraph.constants import TAG_NOSTREAM
 
@@ -143,29 +150,34 @@ def _started(
 
 def _model_key(runnable: Any) -> int:
     """Identity of the chat model behind ``runnable``: a structured-output wrapper
-    (``model.with_structured_output(...)``, built anew for each selection) counts as
-    its model, so the abandoned-call cap holds whichever output form was asked for. The
-    model stays alive while calls of it are counted (they hold it), so its id is not
-    reused meanwhile."""
-    seen: set[int] = set()
+    (``model.with_structured_output(...)``, built anew for each selection), a binding,
+    retry or fallback counts as its (first) model, so the abandoned-call cap holds
+    whichever output form was asked for. The model stays alive while calls of it are
+    counted (they hold it), so its id is not reused meanwhile.
+
+    Only LangChain's wrapper types are looked into, by type: some objects make their
+    attributes on each read (``init_chat_model(..., configurable_fields=...)`` builds a
+    model per attribute access), whose ids would mean nothing.
+    """
     todo = [runnable]
-    while todo and len(seen) < 64:
+    for _ in range(64):
+        if not todo:
+            break
         item = todo.pop(0)
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
         if isinstance(item, BaseLanguageModel):
             return id(item)
-        for name in ("bound", "first", "runnable", "default"):
-            inner = getattr(item, name, None)
-            if inner is not None:
-                todo.append(inner)
-        for name in ("steps", "steps__"):
-            inner = getattr(item, name, None)
-            if isinstance(inner, dict):
-                todo.extend(inner.values())
-            elif isinstance(inner, list | tuple):
-                todo.extend(inner)
+        if type(item).__name__ == "_ConfigurableModel":
+            # Rebuilt by every wrapper call: keyed by what it is configured to be.
+            defaults = getattr(item, "_default_config", None) or {}
+            return hash(("configurable", repr(sorted(defaults.items(), key=str))))
+        if isinstance(item, RunnableBinding):
+            todo.append(item.bound)
+        elif isinstance(item, RunnableSequence):
+            todo.extend(item.steps)
+        elif isinstance(item, RunnableParallel):
+            todo.extend(item.steps__.values())
+        elif isinstance(item, RunnableWithFallbacks):
+            todo.append(item.runnable)
     return id(runnable)
 
 
