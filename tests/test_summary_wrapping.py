@@ -156,3 +156,22 @@ def test_a_closing_line_that_carries_facts_or_a_json_message_is_not_stripped():
     assert clean_model_summary('{"summary": "Dana approved $5,000.", "keywords": ["budget"]}') == (
         "Dana approved $5,000."
     )
+
+
+def test_closing_lines_are_told_apart_by_the_facts_they_carry():
+    from langgraph_librarian.index._validate import clean_model_summary
+
+    base = "Budget approved at 12k."
+    for closing in (
+        "Would you like me to book the hotel in Évora?",
+        "Would you like me to book the “Tejo” shuttle?",
+        "Would you like me to book it for twelve people?",
+    ):
+        assert clean_model_summary(f"{base} {closing}") == f"{base} {closing}"
+    for closing in (
+        "Let me know if you need a PDF version.",
+        "Let me know if you want this in English.",
+        "Let me know if you have any questions, OK?",
+        "Let me know if I’d better wait.",
+    ):
+        assert clean_model_summary(f"{base} {closing}") == base

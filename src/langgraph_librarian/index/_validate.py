@@ -155,16 +155,39 @@ _CLOSING = re.compile(
 )
 
 
-_FACT_IN_CLOSING = re.compile(r"\d|(?<=\S )(?!I\b)[A-Z]")
-"""A digit, or a capitalised word after the first (not "I"): "call Bob at 555-0199", "book
-the Tejo House shuttle for June 4". Such a closing line carries facts of the message."""
+_CLOSING_WORD = re.compile(r"[^\W\d_][\w'’.-]*")
+_NUMBER_WORD = re.compile(
+    r"\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
+    r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|"
+    r"sixty|seventy|eighty|ninety|hundred|thousand|million|dozen|half)\b",
+    re.IGNORECASE,
+)
+_PLAIN_CAPITALS = frozenset({"I", "I'm", "I’m", "I'd", "I’d", "I'll", "I’ll", "I've", "I’ve", "OK"})
+
+
+def _carries_fact(line: str) -> bool:
+    """A digit, or a capitalised word after the first one ("call Bob", "the hotel in
+    Évora", "the “Tejo” shuttle"), except "I" and its contractions and all-capital
+    tokens ("PDF", "OK"): such a closing line carries facts of the message."""
+    if any(ch.isdigit() for ch in line) or _NUMBER_WORD.search(line):
+        return True
+    for n, match in enumerate(_CLOSING_WORD.finditer(line)):
+        word = match.group(0).rstrip(".-'’")
+        if n == 0 or word in _PLAIN_CAPITALS or not word[0].isupper():
+            continue
+        if word.isupper() and len(word) > 1:  # an acronym: PDF, URL
+            continue
+        if word in {"English", "French", "German", "Spanish", "Markdown"}:
+            continue  # "a version in English": a format, not a fact of the message
+        return True
+    return False
 
 
 def _closing_without_facts(match: re.Match[str]) -> str:
     """Drop a closing offer that says nothing of the message; one that carries a fact is
     kept (and the meta-talk check then rejects the answer: the extractive entry keeps
     the whole text, where dropping the line would lose the fact)."""
-    return match.group(0) if _FACT_IN_CLOSING.search(match.group(0).strip()) else ""
+    return match.group(0) if _carries_fact(match.group(0).strip()) else ""
 
 
 def _unwrap_fence(text: str) -> str:
