@@ -193,3 +193,30 @@ def test_output_text_keeps_a_sentence_split_into_cited_blocks_whole():
         ]
     )
     assert output_text(separate) == "It is in message 6\nIDs: [6]"
+
+
+def test_output_text_follows_anthropics_citation_layout():
+    from langchain_core.messages import AIMessage
+
+    from langgraph_librarian._engine.messages import output_text
+
+    def cite(text: str) -> dict:
+        return {"type": "text", "text": text, "citations": [{"cited_text": text}]}
+
+    layout = AIMessage(
+        content=[
+            {"type": "text", "text": "According to the document, "},
+            cite("the grass is green"),
+            {"type": "text", "text": " and "},
+            cite("the sky is blue"),
+            {"type": "text", "text": ". Information from page 5 states that "},
+            cite("water is essential"),
+            {"type": "text", "text": "."},
+        ]
+    )
+    assert output_text(layout) == (
+        "According to the document, the grass is green and the sky is blue. "
+        "Information from page 5 states that water is essential."
+    )
+    boundary = AIMessage(content=[{"type": "text", "text": "It moves."}, cite("IDs: [6]")])
+    assert output_text(boundary) == "It moves.\nIDs: [6]"

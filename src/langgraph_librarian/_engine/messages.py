@@ -98,18 +98,32 @@ def output_text(result: object) -> str:
         text = content
     else:
         text = ""
+        after_cited = False
         for block in content or []:
             if isinstance(block, dict) and block.get("type") == "text":
                 part = block.get("text")
                 cited = bool(block.get("citations"))
             else:
                 part, cited = block, False
-            if not isinstance(part, str):
+            if not isinstance(part, str) or not part:
                 continue
-            # A block that continues a sentence (cited spans: "budget at " + "$5,000" +
-            # " for ...") is glued on; separate blocks of text get a line break.
-            glued = not text or cited or text[-1].isspace() or part[:1].isspace()
+            # A block next to a cited span continues its sentence ("budget at " +
+            # "$5,000" + " for ...", "the sky is blue" + ". Information from ..."), and
+            # so does one across a space or before punctuation; separate blocks of text
+            # get a line break.
+            new_sentence = text[-1:] in {".", "!", "?"} and part[0].isupper()
+            glued = not text or (
+                not new_sentence
+                and (
+                    cited
+                    or after_cited
+                    or text[-1].isspace()
+                    or part[0].isspace()
+                    or part[0] in ".,;:!?)]}"
+                )
+            )
             text += part if glued else "\n" + part
+            after_cited = cited
     return _REASONING_TAGS.sub("", text)
 
 
