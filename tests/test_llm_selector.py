@@ -25,6 +25,24 @@ def run(selector_model, **kwargs):
     return select_and_hydrate(state_for(), {"configurable": {"librarian": config}})
 
 
+async def arun_both(make_model, **kwargs):
+    """(model, ``librarian_metadata``) of a sync and an async selection, each with a
+    fresh model."""
+    runs = []
+    for asynchronous in (False, True):
+        model = make_model()
+        config = LibrarianConfig(
+            selector_model=model, indexer_model="local", retry_backoff=0, **kwargs
+        )
+        run_config = {"configurable": {"librarian": config}}
+        if asynchronous:
+            result = await select_and_hydrate.ainvoke(state_for(), run_config)
+        else:
+            result = select_and_hydrate.invoke(state_for(), run_config)
+        runs.append((model, result["librarian_metadata"]))
+    return runs
+
+
 @pytest.mark.parametrize(
     "failure",
     [RuntimeError("500 from provider"), "I refuse to answer", "IDs: [999]"],
@@ -113,17 +131,10 @@ def _tool_call(args, name="SelectionOutput"):
 @pytest.mark.parametrize("args", [{"ids": [16, 4]}, {"reasoning": None, "ids": [16, 4]}])
 async def test_a_tool_call_without_reasoning_is_a_selection(args):
     """Small models skip the optional-looking ``reasoning``: the ids still count."""
-    for asynchronous in (False, True):
-        model = ToolCallingScriptedModel(script=_tool_call(args))
-        config = LibrarianConfig(
-            selector_model=model, indexer_model="local", selector_output="auto", retry_backoff=0
-        )
-        run_config = {"configurable": {"librarian": config}}
-        if asynchronous:
-            result = await select_and_hydrate.ainvoke(state_for(), run_config)
-        else:
-            result = select_and_hydrate.invoke(state_for(), run_config)
-        meta = result["librarian_metadata"]
+    both = await arun_both(
+        lambda: ToolCallingScriptedModel(script=_tool_call(args)), selector_output="auto"
+    )
+    for model, meta in both:
         assert model.bound, "the selector asked for a tool call"
         assert meta["selection_strategy"] == "llm", meta.get("fallback_reason")
         assert meta["model_selected_ids"] == [16, 4] and {4, 16} <= set(meta["selected_ids"])
@@ -139,15 +150,7 @@ async def test_a_tool_call_without_reasoning_is_a_selection(args):
     ],
 )
 async def test_a_tool_call_with_unusable_ids_falls_back_and_says_why(args, reason):
-    for asynchronous in (False, True):
-        model = ToolCallingScriptedModel(script=_tool_call(args))
-        config = LibrarianConfig(selector_model=model, indexer_model="local", retry_backoff=0)
-        run_config = {"configurable": {"librarian": config}}
-        if asynchronous:
-            result = await select_and_hydrate.ainvoke(state_for(), run_config)
-        else:
-            result = select_and_hydrate.invoke(state_for(), run_config)
-        meta = result["librarian_metadata"]
+    for _, meta in await arun_both(lambda: ToolCallingScriptedModel(script=_tool_call(args))):
         assert meta["selection_strategy"] == "local_fallback"
         assert reason in meta["fallback_reason"]
         assert not meta.get("model_selected_ids")
@@ -165,15 +168,7 @@ async def test_text_blocks_are_read_as_separate_lines():
             {"type": "text", "text": "IDs: [16]"},
         ]
     )
-    for asynchronous in (False, True):
-        model = ScriptedChatModel(script=answer)
-        config = LibrarianConfig(selector_model=model, indexer_model="local", retry_backoff=0)
-        run_config = {"configurable": {"librarian": config}}
-        if asynchronous:
-            result = await select_and_hydrate.ainvoke(state_for(), run_config)
-        else:
-            result = select_and_hydrate.invoke(state_for(), run_config)
-        meta = result["librarian_metadata"]
+    for _, meta in await arun_both(lambda: ScriptedChatModel(script=answer)):
         assert meta["selection_strategy"] == "llm", meta.get("fallback_reason")
         assert meta["model_selected_ids"] == [16]  # the thinking block's ids are not read
 
