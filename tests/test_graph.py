@@ -27,6 +27,20 @@ from langgraph_librarian import (
 )
 
 
+def pattern_two(state_schema: Any, config: LibrarianConfig, agent: Any, checkpointer: Any) -> Any:
+    """The spec's pattern 2: ``create_librarian_node(config)``, the agent, then the
+    module's ``index_messages``."""
+    builder = StateGraph(state_schema)
+    builder.add_node("librarian", create_librarian_node(config))
+    builder.add_node("agent", agent)
+    builder.add_node("indexer", index_messages)
+    builder.add_edge(START, "librarian")
+    builder.add_edge("librarian", "agent")
+    builder.add_edge("agent", "indexer")
+    builder.add_edge("indexer", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
 def recording_agent(seen: list[list[Any]]):
     def my_agent(state: dict[str, Any]) -> dict[str, Any]:
         context = state.get("curated_messages", state["messages"])
@@ -238,15 +252,7 @@ def test_pattern_2_custom_graph_with_node_and_indexer():
         selector_keeps_local=False,
     )
     seen: list[list[Any]] = []
-    builder = StateGraph(MyState)
-    builder.add_node("librarian", create_librarian_node(config))
-    builder.add_node("agent", recording_agent(seen))
-    builder.add_node("indexer", index_messages)
-    builder.add_edge(START, "librarian")
-    builder.add_edge("librarian", "agent")
-    builder.add_edge("agent", "indexer")
-    builder.add_edge("indexer", END)
-    graph = builder.compile(checkpointer=MemorySaver())
+    graph = pattern_two(MyState, config, recording_agent(seen), MemorySaver())
     cfg = {"configurable": {"thread_id": "p2", "librarian": config}}
     graph.invoke({"messages": conversation(4), "user_name": "Ana"}, cfg)
     result = graph.invoke({"messages": [HumanMessage("budget?")]}, cfg)
@@ -423,7 +429,7 @@ async def test_the_module_index_node_takes_the_selection_nodes_config(tmp_path, 
     module's ``index_messages`` after it. The index node uses the same config: the LLM
     indexer is called and the store written (it ran with offline defaults before)."""
     from fakes import ScriptedChatModel, first_sentence
-    from langgraph_librarian import FileIndexStore, create_librarian_node, index_messages
+    from langgraph_librarian import FileIndexStore
 
     indexer = ScriptedChatModel(script=first_sentence)
     store = FileIndexStore(tmp_path)
@@ -433,15 +439,8 @@ async def test_the_module_index_node_takes_the_selection_nodes_config(tmp_path, 
         store=store,
         always_include_recent_turns=1,
     )
-    builder = StateGraph(LibrarianState)
-    builder.add_node("librarian", create_librarian_node(config))
-    builder.add_node("agent", lambda state: {"messages": [AIMessage("ok")]})
-    builder.add_node("indexer", index_messages)
-    builder.add_edge(START, "librarian")
-    builder.add_edge("librarian", "agent")
-    builder.add_edge("agent", "indexer")
-    builder.add_edge("indexer", END)
-    graph = builder.compile(checkpointer=MemorySaver())
+    reply = {"messages": [AIMessage("ok")]}
+    graph = pattern_two(LibrarianState, config, lambda state: reply, MemorySaver())
     cfg = {"configurable": {"thread_id": "u1"}}
     filler = " We also discussed chairs, tables, catering and the bus schedule at length." * 5
     turns = [
@@ -576,7 +575,7 @@ def test_a_turn_resumed_in_another_process_indexes_with_the_selection_nodes_conf
     node there still uses the selection node's config (its indexer model), not defaults."""
     from langgraph.types import Command, interrupt
 
-    from langgraph_librarian import LibrarianState, create_librarian_node, index_messages
+    from langgraph_librarian import LibrarianState
     from langgraph_librarian import nodes as librarian_nodes
 
     def agent(state: dict[str, Any]) -> dict[str, Any]:
@@ -588,15 +587,7 @@ def test_a_turn_resumed_in_another_process_indexes_with_the_selection_nodes_conf
     def build(connection: sqlite3.Connection) -> tuple[Any, ScriptedChatModel]:
         indexer = ScriptedChatModel(script=lambda m: " ".join(first_sentence(m).split()[:6]))
         config = LibrarianConfig(indexer_model=indexer, short_message_threshold=10)
-        builder = StateGraph(LibrarianState)
-        builder.add_node("librarian", create_librarian_node(config))
-        builder.add_node("agent", agent)
-        builder.add_node("indexer", index_messages)
-        builder.add_edge(START, "librarian")
-        builder.add_edge("librarian", "agent")
-        builder.add_edge("agent", "indexer")
-        builder.add_edge("indexer", END)
-        return builder.compile(checkpointer=SqliteSaver(connection)), indexer
+        return pattern_two(LibrarianState, config, agent, SqliteSaver(connection)), indexer
 
     path = tmp_path / "threads.sqlite"
     thread = {"configurable": {"thread_id": "resume"}}
@@ -696,8 +687,6 @@ def test_a_resumed_turn_never_takes_a_config_it_cannot_tell_from_another(tmp_pat
     from langgraph_librarian import (
         LangGraphIndexStore,
         LibrarianState,
-        create_librarian_node,
-        index_messages,
     )
     from langgraph_librarian import nodes as librarian_nodes
 
@@ -706,16 +695,11 @@ def test_a_resumed_turn_never_takes_a_config_it_cannot_tell_from_another(tmp_pat
         return {"messages": [AIMessage("Approved, the launch logistics are settled.")]}
 
     def build(store: InMemoryStore) -> Any:
-        builder = StateGraph(LibrarianState)
-        builder.add_node("librarian", create_librarian_node(LibrarianConfig(store=store)))
-        builder.add_node("agent", agent)
-        builder.add_node("indexer", index_messages)
-        builder.add_edge(START, "librarian")
-        builder.add_edge("librarian", "agent")
-        builder.add_edge("agent", "indexer")
-        builder.add_edge("indexer", END)
-        return builder.compile(
-            checkpointer=SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+        return pattern_two(
+            LibrarianState,
+            LibrarianConfig(store=store),
+            agent,
+            SqliteSaver(sqlite3.connect(path, check_same_thread=False)),
         )
 
     path = tmp_path / "threads.sqlite"
