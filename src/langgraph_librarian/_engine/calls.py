@@ -24,12 +24,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import contextvars
 import inspect
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import tenacity
@@ -45,6 +45,7 @@ from langchain_core.runnables import (
 from langchain_core.runnables.config import ensure_config
 from langgraph.constants import TAG_NOSTREAM
 
+from langgraph_librarian._engine.concurrency import on_own_thread
 from langgraph_librarian._engine.failures import (
     DeadlineExceeded,
     is_retryable,
@@ -126,26 +127,6 @@ delays another's calls (a shared pool of 32 did both: its queue filled with the 
 calls and the wait counted against every other call's timeout)."""
 _abandoned: dict[int, int] = {}
 _abandoned_lock = threading.Lock()
-
-
-def _started(
-    call: Callable[[Any, RunnableConfig], Any], value: Any, config: RunnableConfig
-) -> concurrent.futures.Future[Any]:
-    """``call(value, config)`` on a daemon thread of its own, in the caller's context
-    (callbacks and tracing live in context variables)."""
-    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-    context = contextvars.copy_context()
-
-    def work() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            future.set_result(context.run(call, value, config))
-        except BaseException as exc:  # handed to the waiting caller
-            future.set_exception(exc)
-
-    threading.Thread(target=work, daemon=True, name="librarian-call").start()
-    return future
 
 
 def _model_key(runnable: Any) -> int:
@@ -333,7 +314,7 @@ class ModelCaller:
                     raise hung
                 bounded = self.build(timeout + _CLOSE_AFTER)
                 runnable = bounded if bounded is not None else self.runnable
-                future = _started(runnable.invoke, value, config)
+                future = on_own_thread(partial(runnable.invoke, value, config), "librarian-call")
                 try:
                     return future.result(timeout)
                 except concurrent.futures.TimeoutError:

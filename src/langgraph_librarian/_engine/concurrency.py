@@ -11,11 +11,16 @@ object, so the next turn starts there instead of at ``max_concurrency`` again.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import weakref
-from typing import Any
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
 
-__all__ = ["AsyncGate", "Gate", "learned_capacity"]
+_T = TypeVar("_T")
+
+__all__ = ["AsyncGate", "Gate", "learned_capacity", "on_own_thread"]
 
 _learned: dict[int, tuple[weakref.ref[Any], int]] = {}
 _learned_lock = threading.Lock()
@@ -111,3 +116,38 @@ class AsyncGate(_Capacity):
         async with self._cond:
             self.record(timed_out)
             self._cond.notify_all()
+
+
+def on_own_thread(
+    call: Callable[[], _T], name: str, finished: Callable[[], None] | None = None
+) -> Future[_T]:
+    """``call()`` on a daemon thread of its own, in the caller's context (callbacks and
+    tracing live in context variables); ``finished`` runs when it ends.
+
+    For calls that may hang for good (a provider or a store that never answers): the
+    caller waits on the future with a timeout and may abandon it. A daemon thread
+    neither delays the process's exit (``concurrent.futures`` workers are joined at
+    exit) nor makes healthy calls queue behind hung ones (a shared pool would, the wait
+    counted against their timeout). Callers bound how many they leave running.
+    """
+    future: Future[_T] = Future()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(context.run(call))
+                except BaseException as exc:  # handed to the waiting caller
+                    future.set_exception(exc)
+        finally:
+            if finished is not None:
+                finished()
+
+    try:
+        threading.Thread(target=work, daemon=True, name=name).start()
+    except BaseException:
+        if finished is not None:
+            finished()
+        raise
+    return future

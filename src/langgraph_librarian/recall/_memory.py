@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import uuid
 from collections.abc import Collection, Sequence
 from typing import Any
@@ -89,6 +90,13 @@ def _without(
     ]
 
 
+IN_FLIGHT = 32
+"""Store calls of one ``ScopeMemory`` that may wait on their own threads at once. A store
+that hangs (a network partition, no statement timeout) leaves each turn's call waiting;
+beyond this many, turns get ``unavailable`` at once instead of another thread (they piled
+up without bound: two a turn, 1,000 threads after 500 turns)."""
+
+
 class ScopeMemory:
     """A tenant's or project's long-term memory, kept in a LangGraph ``BaseStore``.
 
@@ -150,6 +158,8 @@ class ScopeMemory:
         self.max_candidates = max_candidates
         self.capture_roles = frozenset(capture_roles) - {"system"}
         self.cache: BoundedCache[tuple[str, str, int], RecallResult] = BoundedCache(cache_size)
+        self._in_flight = threading.BoundedSemaphore(IN_FLIGHT)
+        """Turns' store calls running on their own threads (see ``IN_FLIGHT``)."""
 
     # -- namespaces ---------------------------------------------------------------------
 

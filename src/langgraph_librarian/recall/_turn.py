@@ -9,22 +9,20 @@ key includes the scope, so two tenants sending the same prompt never share a rec
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
-import threading
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
+from langgraph_librarian._engine.concurrency import on_own_thread
 from langgraph_librarian._engine.failures import describe
 from langgraph_librarian._engine.messages import content_hash, current_turn, latest_human_text
 from langgraph_librarian._engine.view import turn_key
 from langgraph_librarian._kit.run import thread_id
-from langgraph_librarian.recall._memory import ScopeMemory
+from langgraph_librarian.recall._memory import IN_FLIGHT, ScopeMemory
 from langgraph_librarian.recall._result import RecallResult, failure_status
 from langgraph_librarian.recall._scope import (
     MAX_QUERY_CHARS,
@@ -104,59 +102,22 @@ def _done(memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallRe
     memory.cache.put(cache_key, result)
 
 
-_IN_FLIGHT = 32
-"""Calls of one ``ScopeMemory`` that may run on their own threads at once. A store that
-hangs (a network partition, no statement timeout) leaves each turn's thread waiting;
-beyond this many, turns get ``unavailable`` at once instead of another thread (they
-piled up without bound: two a turn, 1,000 threads after 500 turns)."""
-_SLOTS_LOCK = threading.Lock()
-
-
-def _slots(memory: ScopeMemory) -> threading.BoundedSemaphore:
-    slots = getattr(memory, "_librarian_in_flight", None)
-    if slots is None:
-        with _SLOTS_LOCK:
-            slots = getattr(memory, "_librarian_in_flight", None)
-            if slots is None:
-                slots = threading.BoundedSemaphore(_IN_FLIGHT)
-                memory._librarian_in_flight = slots  # type: ignore[attr-defined]
-    return slots
-
-
 def _within(memory: ScopeMemory, call: Callable[[], _T]) -> _T:
     """``call()``, or ``TimeoutError`` after ``memory.timeout`` seconds (``None``: no limit).
 
-    The call runs on a daemon thread of its own: a hung store (a network partition, no
-    statement timeout) neither hangs the turn nor the process's exit (``concurrent.
-    futures`` workers are joined at exit), and calls never queue behind each other (a
-    shared pool would make healthy recalls wait behind slow ones, the wait counted
-    against their timeout). At most :data:`_IN_FLIGHT` such threads per memory: past
-    that the store is not answering, and the call fails at once.
+    The call runs on a daemon thread of its own (``on_own_thread``): a hung store (a
+    network partition, no statement timeout) hangs neither the turn nor the process's
+    exit. At most ``IN_FLIGHT`` such calls per memory: past that the store is not
+    answering, and the call fails at once instead of leaving one more thread waiting.
     """
     timeout = memory.timeout
     if timeout is None:
         return call()
-    slots = _slots(memory)
-    if not slots.acquire(blocking=False):
+    if not memory._in_flight.acquire(blocking=False):
         raise TimeoutError(
-            f"scope memory has not answered {_IN_FLIGHT} earlier calls; not waiting again"
+            f"scope memory has not answered {IN_FLIGHT} earlier calls; not waiting again"
         )
-    future: Future[_T] = Future()
-    context = contextvars.copy_context()
-
-    def work() -> None:
-        try:
-            future.set_result(context.run(call))
-        except BaseException as exc:  # handed to the waiting turn
-            future.set_exception(exc)
-        finally:
-            slots.release()
-
-    try:
-        threading.Thread(target=work, daemon=True, name="librarian-recall").start()
-    except BaseException:
-        slots.release()
-        raise
+    future = on_own_thread(call, "librarian-recall", finished=memory._in_flight.release)
     try:
         return future.result(timeout=timeout)
     except FutureTimeout:
