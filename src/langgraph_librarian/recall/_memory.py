@@ -428,8 +428,20 @@ class ScopeMemory:
         are left out, so a thread's own turns are not repeated to it.
         """
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
-        found = self.records(scope_id)
-        records = _without(found, exclude_message_ids, exclude_content_hashes, exclude_thread_id)
+        excluded = (exclude_message_ids, exclude_content_hashes, exclude_thread_id)
+        return self._ranked(scope_id, self.records(scope_id), query, bound, parent, excluded)
+
+    def _ranked(
+        self,
+        scope_id: str,
+        found: list[MemoryRecord],
+        query: str,
+        bound: int,
+        parent: RunnableConfig | None,
+        excluded: tuple[Collection[str], Collection[str], str | None],
+    ) -> RecallResult:
+        """Rank the scope's records (but the excluded ones) and render the evidence."""
+        records = _without(found, *excluded)
         ranked = _select.select_ranked(records, query[:MAX_QUERY_CHARS], self.config, parent)
         return self._finish(scope_id, ranked, len(records), bound, len(found))
 
@@ -453,15 +465,9 @@ class ScopeMemory:
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
         found = await self.arecords(scope_id)
         excluded = (exclude_message_ids, exclude_content_hashes, exclude_thread_id)
-        question = query[:MAX_QUERY_CHARS]
         if _select.held_to_floor(self.config):
-
-            def ranked_and_rendered() -> RecallResult:
-                records = _without(found, *excluded)
-                ranked = _select.select_ranked(records, question, self.config, parent)
-                return self._finish(scope_id, ranked, len(records), bound, len(found))
-
-            return await asyncio.to_thread(ranked_and_rendered)
+            ranking = (scope_id, found, query, bound, parent, excluded)
+            return await asyncio.to_thread(self._ranked, *ranking)
         records = _without(found, *excluded)
-        ranked = await _select.aselect_ranked(records, question, self.config, parent)
+        ranked = await _select.aselect_ranked(records, query[:MAX_QUERY_CHARS], self.config, parent)
         return self._finish(scope_id, ranked, len(records), bound, len(found))
