@@ -786,6 +786,7 @@ class LocalSelector:
         if not names:
             return {}
         raw, _ = index.score_passages(" ".join(sorted(names)))
+
         top = float(raw.max()) if raw.size else 0.0
         if top <= 0:
             return {}
@@ -879,21 +880,35 @@ class LocalSelector:
             return index.passage_terms[pid] & query_terms, index.passage_has_change[pid]
 
         # A seed's terms are query terms, so each pool message's passages are read once,
-        # as their query terms (and whether they state a change); the answer for a slot
-        # and a set of seed terms is the same for every seed that matched those terms.
-        passages = {
-            slot: [
-                (index.passage_terms[pid] & query_terms, index.passage_has_change[pid])
-                for pid in index.doc_passages(slot)
-            ]
-            for slot in pool
-        }
-        # Exact pre-checks, per pool message: all its passages' query terms (no passage
-        # shares more than these), and whether any passage states a change.
-        reach = {
-            slot: frozenset().union(*(t for t, _ in found)) for slot, found in passages.items()
-        }
-        changing = [slot for slot in pool if any(c for _, c in passages[slot])]
+        # as their query terms (and whether they state a change), and only for the
+        # messages a seed can link to (most seeds look at the changing messages only);
+        # the answer for a slot and a set of seed terms is the same for every seed that
+        # matched those terms.
+        read: dict[int, list[tuple[frozenset[str], bool]]] = {}
+
+        def passages(slot: int) -> list[tuple[frozenset[str], bool]]:
+            found = read.get(slot)
+            if found is None:
+                found = read[slot] = [
+                    (index.passage_terms[pid] & query_terms, index.passage_has_change[pid])
+                    for pid in index.doc_passages(slot)
+                ]
+            return found
+
+        # Exact pre-check, per pool message: all its passages' query terms (no passage
+        # shares more than these).
+        reached: dict[int, frozenset[str]] = {}
+
+        def reach(slot: int) -> frozenset[str]:
+            found = reached.get(slot)
+            if found is None:
+                found = reached[slot] = frozenset().union(*(t for t, _ in passages(slot)))
+            return found
+
+        has_change = index.passage_has_change
+        changing = [
+            slot for slot in pool if any(has_change[pid] for pid in index.doc_passages(slot))
+        ]
         answers: dict[tuple[int, frozenset[str], int], tuple[bool, bool]] = {}
 
         def relation(slot: int, terms: frozenset[str], need: int) -> tuple[bool, bool]:
@@ -902,10 +917,10 @@ class LocalSelector:
             found = answers.get(key)
             if found is None:
                 shares = changes = False
-                for passage_terms, has_change in passages[slot]:
+                for passage_terms, change in passages(slot):
                     if len(passage_terms & terms) >= need:
                         shares = True
-                        changes = changes or has_change
+                        changes = changes or change
                 found = answers[key] = (shares, changes)
             return found
 
@@ -927,7 +942,7 @@ class LocalSelector:
                     later = entries[slot].id > entries[seed].id
                     if not later and (round_ > 0 or not seed_changes):
                         continue
-                    if len(reach[slot] & terms) < need:
+                    if len(reach(slot) & terms) < need:
                         continue
                     shares, changes = relation(slot, terms, need)
                     if not shares or (later and not changes):
