@@ -187,3 +187,19 @@ def test_a_name_bridges_whatever_its_stem():
     ids = select(messages, "What does the new starter do at weekends?")
     assert ids[0] == 0
     assert 2 in ids
+
+
+def test_a_month_is_not_a_name_to_bridge_by():
+    # "28 March" in the best match is a date, not a person or a thing: bridging by
+    # "March" brought every message that mentions March (in the phenomena set, one
+    # that also mentioned the question's other subject in passing then outranked the
+    # message that answered it).
+    messages = chat(
+        "Put it in the diary: the dentist check-up is on 28 March.",
+        "Noted.",
+        "Sam turns 6 in March and wants a party with a magician.",
+        "Sure.",
+        "The garden is a jungle after all the rain.",
+        "Ok.",
+    )
+    assert select(messages, "When is my dentist check-up?") == [0]

@@ -205,6 +205,46 @@ STOPWORDS: frozenset[str] = frozenset(
     ]
 )
 
+MONTHS: dict[str, int] = {
+    name: i
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+"""English month names and abbreviations, lower case, to the month's number."""
+
+DAYS: dict[str, int] = {
+    name: i
+    for i, names in enumerate(
+        [
+            ("monday", "mon"),
+            ("tuesday", "tue", "tues"),
+            ("wednesday", "wed"),
+            ("thursday", "thu", "thurs"),
+            ("friday", "fri"),
+            ("saturday", "sat"),
+            ("sunday", "sun"),
+        ]
+    )
+    for name in names
+}
+"""English weekday names and abbreviations, lower case, to the weekday (Monday 0)."""
+
 CHANGE_CUES = re.compile(
     r"\b(instead|no longer|not anymore|any ?more|changed?|changing|update[sd]?|updating|"
     r"actually|correction|correct(?:ed)? that|scratch that|switch(?:ed)?|moved?|"

@@ -30,6 +30,8 @@ import json
 import re
 from functools import lru_cache
 
+from langgraph_librarian._engine.text import DAYS as _DAYS
+from langgraph_librarian._engine.text import MONTHS as _MONTHS
 from langgraph_librarian._engine.text import content_terms
 
 __all__ = ["clean_model_summary", "summary_facts_problem"]
@@ -39,42 +41,6 @@ def _listed(words: str) -> list[str]:
     return words.split()
 
 
-_MONTHS = {
-    name: i
-    for i, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}
-_DAYS = {
-    name: i
-    for i, names in enumerate(
-        [
-            ("monday", "mon"),
-            ("tuesday", "tue", "tues"),
-            ("wednesday", "wed"),
-            ("thursday", "thu", "thurs"),
-            ("friday", "fri"),
-            ("saturday", "sat"),
-            ("sunday", "sun"),
-        ]
-    )
-    for name in names
-}
 _NUMBER_WORDS = {
     w: str(i)
     for i, w in enumerate(

@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._engine.static import STATIC_MODEL_ID
-from langgraph_librarian._engine.text import content_terms, tokenize
+from langgraph_librarian._engine.text import DAYS, MONTHS, content_terms, tokenize
 from langgraph_librarian._engine.view import same_prefix, view_of
 from langgraph_librarian.embeddings import embedding_model_id
 from langgraph_librarian.entry import IndexEntry
@@ -775,9 +775,12 @@ class LocalSelector:
             text = index.passage_text(pid)
             for name in [*_NAME.findall(text), *_CODE.findall(text)]:
                 # The words themselves, not their stems: the query is stemmed again.
+                # A month or weekday is capitalized but names no one: "28 March" does
+                # not link to every other message that mentions March.
                 names.update(
                     word
                     for word in tokenize(name)
+                    if word.lower() not in MONTHS and word.lower() not in DAYS
                     for term in content_terms(word)
                     if term not in query_terms
                     and len(term) > 2
