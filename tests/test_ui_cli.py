@@ -119,7 +119,7 @@ def test_librarian_chat_reopens_a_thread_from_the_web_ui(tmp_path):
     service.close()
     result = subprocess.run(
         [sys.executable, "-m", "langgraph_librarian.cli", "chat", "--db", str(db)],
-        input=f"/open {thread}\nWhat am I allergic to?\n/open chat-nope\n",
+        input=f"/open {thread}\nWhat am I allergic to?\n/open chat-nope\n/open\n",
         capture_output=True,
         text=True,
         timeout=120,
@@ -128,6 +128,7 @@ def test_librarian_chat_reopens_a_thread_from_the_web_ui(tmp_path):
     assert f"thread {thread}: 1 messages" in result.stdout
     assert "user: I'm allergic to peanuts." in result.stdout
     assert "no saved thread 'chat-nope'" in result.stdout
+    assert "usage: /open ID (see /threads)" in result.stdout
     reopened = ChatService(db)
     assert [h["content"] for h in reopened.history(thread)] == [
         "I'm allergic to peanuts.",

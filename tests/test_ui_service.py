@@ -312,6 +312,15 @@ def test_the_demo_loads_as_a_new_indexed_thread_with_a_gist(db: Path) -> None:
     report = _turn(service, demo.thread_id, question.text)[-1].report
     picked = {values["messages"][r.position].id for r in report.selected}
     assert set(question.evidence) <= picked  # the needed message was selected
+    # The terminal inspector shows the sentence that matched (the summary of a long
+    # message may be about something else).
+    from langgraph_librarian.ui._render import inspector_text, matching_sentence
+
+    text = inspector_text(report)
+    for row in report.selected:
+        if values["messages"][row.position].id in question.evidence:
+            sentence = matching_sentence(row.text, question.text)
+            assert sentence and " ".join(sentence.split())[:60] in text
     assert [t.title for t in service.list_threads()] == ["Demo conversation (60 messages)"]
     service.close()
 

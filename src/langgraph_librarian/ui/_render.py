@@ -366,8 +366,11 @@ def inspector_text(report: TurnReport) -> str:
         lines.append(f"selection skipped: {report.skip_reason}")
     for row in report.selected:
         mark = "sent" if row.sent else "not sent"
+        # The sentence the selection most likely rests on, as the HTML inspector shows
+        # it; the summary when no sentence shares a word with the question.
+        shown = matching_sentence(row.text, report.question) or row.summary
         lines.append(
-            f"  selected #{row.position} {_role(row.role)} [{mark}]: {_one_line(row.summary, 100)}"
+            f"  selected #{row.position} {_role(row.role)} [{mark}]: {_one_line(shown, 100)}"
         )
     positions = [row.position for row in report.recent]
     if positions:

@@ -57,7 +57,9 @@ class _Chat:
         elif name == "threads":
             for info in self.service.list_threads():
                 self.say(f"  {info.thread_id}  {info.label()}")
-        elif name == "open" and arg:
+        elif name == "open" and not arg:
+            self.say("usage: /open ID (see /threads)")
+        elif name == "open":
             if self.service.threads.get(arg) is None:
                 self.say(f"no saved thread {arg!r} (see /threads)")
             else:
@@ -85,7 +87,7 @@ class _Chat:
                 f"try: {demo.questions[0]}"
             )
         else:
-            if name not in {"help", "open"}:
+            if name != "help":
                 self.say(f"unknown command /{name}")
             self.say(HELP.format(strategies=", ".join(CONTEXT_STRATEGIES)))
         return True
