@@ -13,6 +13,9 @@ from langgraph_librarian.memory import RunningSummarizer, SummarizationError
 from langgraph_librarian.tokens import count_text_tokens
 
 ALLERGY = "I'm vegetarian and I'm allergic to nuts, please remember that."
+LONG_ANSWER = "- User is vegetarian and allergic to nuts: " + ", ".join(
+    ["vegetarian", "allergic to nuts", "please remember that"] * 60
+)
 
 
 def chatter(n: int, start: int = 0) -> list[Any]:
@@ -153,7 +156,8 @@ def test_llm_timeout_raises_and_retry_recovers():
 
 
 def test_llm_summary_over_budget_is_recompressed_by_a_second_call():
-    long_answer = "- User is vegetarian and allergic to nuts.\n" * 60
+    # Over budget, not a loop (a line said again and again is rejected as one).
+    long_answer = LONG_ANSWER
     model = ScriptedChatModel(script=[long_answer, "- short version: allergic to nuts"])
     result = RunningSummarizer(model, max_summary_tokens=50).summarize([HumanMessage(ALLERGY)])
     assert result.summary == "- short version: allergic to nuts" and result.recompressed
@@ -198,7 +202,7 @@ def test_bad_settings_are_rejected():
 async def test_async_offline_and_llm():
     offline = await RunningSummarizer(max_summary_tokens=100).asummarize(chatter(30))
     assert offline.summary_tokens <= 100
-    model = ScriptedChatModel(script=["- allergic to nuts\n" * 100, "- allergic to nuts"])
+    model = ScriptedChatModel(script=[LONG_ANSWER, "- allergic to nuts"])
     summarizer = RunningSummarizer(model, max_summary_tokens=40)
     result = await summarizer.asummarize([HumanMessage(ALLERGY)])
     assert result.summary == "- allergic to nuts" and model.async_calls == 2

@@ -120,3 +120,37 @@ def test_a_summary_cut_at_the_output_limit_is_not_stored():
     update = update_index([HumanMessage(source["message"], id="m")], [], config)
     assert update.entries[0].status == "fallback"
     assert "output-token limit" in update.errors[0]
+
+
+TRIP = (
+    "Our team budget for the Lisbon offsite is 4,500 euros, and Maria Santos booked the "
+    "Hotel Avenida for March 12 to March 15. The confirmation code is CRG-20931. Tom is "
+    "vegetarian and allergic to peanuts, so the dinner on the first night needs a menu."
+)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "As a language model, I don't have opinions about whether Maria Santos should book "
+        "the Hotel Avenida.",
+        "My apologies, but I don't have access to the Hotel Avenida booking system.",
+        "Let me think step by step. The message says the budget is 4,500 euros.",
+        "Maria Santos booked the Hotel Avenida. " * 5,
+        "Maria " * 8 + "booked the hotel.",
+    ],
+)
+def test_a_model_speaking_as_itself_or_looping_is_rejected(answer):
+    assert summary_problem(answer, TRIP, DEFAULT_SUMMARY_PROMPT) is not None
+
+
+def test_first_person_from_the_message_itself_is_fine():
+    source = "I'm allergic to sesame and my sister is allergic to peanuts: no satay, please."
+    assert summary_problem("I'm allergic to sesame; my sister to peanuts.", source, "") is None
+
+
+def test_a_long_message_copied_whole_is_not_stored_as_its_summary():
+    message = HumanMessage(" ".join([TRIP] * 5) + " Action items: book the bus.", id="h1")
+    model = ScriptedChatModel(script=str(message.content))
+    update = update_index([message], [], LibrarianConfig(indexer_model=model, embeddings=None))
+    assert update.entries[0].status == "fallback"

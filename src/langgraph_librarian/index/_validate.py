@@ -12,6 +12,9 @@ or a summary with invented facts (another amount, code, date or name). The rules
 - **It must carry something of the message**: at least one of the message's facts, or,
   when it paraphrases without them, several of its content words (or half of its own
   words, for a very short summary).
+- **The model must not speak as itself or loop**: first-person words ("I", "my")
+  in a summary of a message that has none, a sentence or line said three times or
+  more, or one word making up most of the answer.
 - **Meta-answers and refusals of any length are rejected**: the answer's wrapping is
   removed first (:func:`clean_model_summary`: a preamble such as "Sure! Here is the
   summary:", a code fence, quotes, a "Summary:" heading or label, a ``{"summary": ...}``
@@ -400,6 +403,32 @@ def _carries(summary: str, source: str) -> bool:
     )
 
 
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b|\bI['’](?:m|ve|d|ll)\b")
+_REPEAT_UNIT = re.compile(r"(?<=[.!?])\s+|\n+|\s+-\s+")
+
+
+def _speaks_as_itself(summary: str, source: str) -> bool:
+    """First-person words in ``summary`` while ``source`` has none: the model talking
+    about itself ("As a language model, I don't...", "Let me think...", "My apologies")
+    rather than restating what the message says. A message in the first person may be
+    summarized in it; a message without "I" gives a summary no reason to use it."""
+    return bool(_FIRST_PERSON.search(summary)) and not _FIRST_PERSON.search(source)
+
+
+def _repeats_itself(summary: str) -> bool:
+    """A sentence or line said three times or more, or most of the words one word: the
+    degenerate loop of a small model, which no faithful summary needs."""
+    units = [" ".join(u.lower().split()) for u in _REPEAT_UNIT.split(summary)]
+    units = [u.strip(" -*•") for u in units if len(u.split()) >= 3]
+    if units and max(units.count(u) for u in set(units)) >= 3:
+        return True
+    words = [w.lower() for w in _WORD.findall(summary)]
+    if len(words) >= 8:
+        most = max(words.count(w) for w in set(words))
+        return most * 2 > len(words)
+    return False
+
+
 def summary_facts_problem(summary: str, source: str) -> str | None:
     """Why ``summary`` is not a faithful summary of ``source`` (see the module docs)."""
     if _REFUSAL.search(summary.split("\n", 1)[0][:300]):
@@ -409,6 +438,10 @@ def summary_facts_problem(summary: str, source: str) -> str | None:
         return "a preamble or filler, not a summary"
     if _META.search(body):
         return "the model talked about the message instead of summarizing it"
+    if _speaks_as_itself(body, source):
+        return "the model spoke as itself (first person the message does not use)"
+    if _repeats_itself(body):
+        return "the summary repeats itself"
     fabricated = _fabricated(body, source)
     if fabricated:
         return fabricated

@@ -121,12 +121,22 @@ def local_entry(
 
 def _clean_summary(raw: object) -> str:
     # The same cleaning the validation applies: a preamble, fence, label or closing
-    # offer is neither judged nor stored.
+    # offer is neither judged nor stored. Not cut yet: the length checks read it whole.
     text = clean_model_summary(_WRAPPER.sub(" ", output_text(raw)))
-    text = WHITESPACE.sub(" ", text).strip()
-    if len(text) > _MAX_SUMMARY_CHARS:
-        text = text[: _MAX_SUMMARY_CHARS - 1].rstrip() + "…"
-    return text
+    return WHITESPACE.sub(" ", text).strip()
+
+
+def _stored(summary: str) -> str:
+    """``summary`` within what an index entry keeps."""
+    if len(summary) > _MAX_SUMMARY_CHARS:
+        return summary[: _MAX_SUMMARY_CHARS - 1].rstrip() + "…"
+    return summary
+
+
+def _copied(summary: str, source: str) -> bool:
+    """Whether ``summary`` is one stretch of ``source`` copied (spacing aside)."""
+    flat = WHITESPACE.sub(" ", source).strip()
+    return WHITESPACE.sub(" ", summary).strip().rstrip("…").strip() in flat
 
 
 def summary_problem(summary: str, source: str, prompt: str) -> str | None:
@@ -202,13 +212,18 @@ class LLMSummarizer:
         ]
 
     def _outcome(self, message: BaseMessage, raw: object, start: float) -> _Outcome:
-        summary = _clean_summary(raw)
+        whole = _clean_summary(raw)
+        summary = _stored(whole)
         source = message_text(message)
-        problem = summary_problem(summary, source, self.prompt)
-        if problem is None and len(summary) >= len(source.strip()):
+        problem = summary_problem(whole, source, self.prompt)
+        if problem is None and len(whole) >= len(source.strip()):
             # A "summary" no shorter than the message only bloats the selector's prompt
-            # (and a short form made from it would be longer than the original).
+            # (and a short form made from it would be longer than the original). Judged
+            # before the cut: a long message copied whole used to pass as its first
+            # 700 characters.
             problem = "the summary is no shorter than the message"
+        if problem is None and len(whole) > len(source) // 2 and _copied(whole, source):
+            problem = "the model copied the message instead of summarizing it"
         if problem is None and stopped_at_length(raw):
             # Asked for about 100 tokens, it ran into the output limit: rambling, and cut.
             problem = "the summary was cut off at the output-token limit"
