@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from functools import lru_cache
 
 from langgraph_librarian._engine.text import DAYS as _DAYS
@@ -418,15 +419,13 @@ def _speaks_as_itself(summary: str, source: str) -> bool:
 def _repeats_itself(summary: str) -> bool:
     """A sentence or line said three times or more, or most of the words one word: the
     degenerate loop of a small model, which no faithful summary needs."""
-    units = [" ".join(u.lower().split()) for u in _REPEAT_UNIT.split(summary)]
-    units = [u.strip(" -*•") for u in units if len(u.split()) >= 3]
-    if units and max(units.count(u) for u in set(units)) >= 3:
+    units = [" ".join(u.lower().split()).strip(" -*•") for u in _REPEAT_UNIT.split(summary)]
+    said = Counter(u for u in units if len(u.split()) >= 3)
+    if said and max(said.values()) >= 3:
         return True
-    words = [w.lower() for w in _WORD.findall(summary)]
-    if len(words) >= 8:
-        most = max(words.count(w) for w in set(words))
-        return most * 2 > len(words)
-    return False
+    words = Counter(w.lower() for w in _WORD.findall(summary))
+    total = sum(words.values())
+    return total >= 8 and max(words.values()) * 2 > total
 
 
 def summary_facts_problem(summary: str, source: str) -> str | None:

@@ -136,7 +136,7 @@ def _stored(summary: str) -> str:
 def _copied(summary: str, source: str) -> bool:
     """Whether ``summary`` is one stretch of ``source`` copied (spacing aside)."""
     flat = WHITESPACE.sub(" ", source).strip()
-    return WHITESPACE.sub(" ", summary).strip().rstrip("…").strip() in flat
+    return WHITESPACE.sub(" ", summary).strip() in flat
 
 
 def summary_problem(summary: str, source: str, prompt: str) -> str | None:

@@ -6,6 +6,7 @@ import re
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import chain
 from operator import attrgetter, is_
 
@@ -780,7 +781,7 @@ class LocalSelector:
                 names.update(
                     word
                     for word in tokenize(name)
-                    if word.lower() not in MONTHS and word.lower() not in DAYS
+                    if word not in MONTHS and word not in DAYS  # tokens are lower case
                     for term in content_terms(word)
                     if term not in query_terms
                     and len(term) > 2
@@ -789,7 +790,6 @@ class LocalSelector:
         if not names:
             return {}
         raw, _ = index.score_passages(" ".join(sorted(names)))
-
         top = float(raw.max()) if raw.size else 0.0
         if top <= 0:
             return {}
@@ -887,26 +887,18 @@ class LocalSelector:
         # messages a seed can link to (most seeds look at the changing messages only);
         # the answer for a slot and a set of seed terms is the same for every seed that
         # matched those terms.
-        read: dict[int, list[tuple[frozenset[str], bool]]] = {}
-
+        @cache
         def passages(slot: int) -> list[tuple[frozenset[str], bool]]:
-            found = read.get(slot)
-            if found is None:
-                found = read[slot] = [
-                    (index.passage_terms[pid] & query_terms, index.passage_has_change[pid])
-                    for pid in index.doc_passages(slot)
-                ]
-            return found
+            return [
+                (index.passage_terms[pid] & query_terms, index.passage_has_change[pid])
+                for pid in index.doc_passages(slot)
+            ]
 
         # Exact pre-check, per pool message: all its passages' query terms (no passage
         # shares more than these).
-        reached: dict[int, frozenset[str]] = {}
-
+        @cache
         def reach(slot: int) -> frozenset[str]:
-            found = reached.get(slot)
-            if found is None:
-                found = reached[slot] = frozenset().union(*(t for t, _ in passages(slot)))
-            return found
+            return frozenset().union(*(t for t, _ in passages(slot)))
 
         has_change = index.passage_has_change
         changing = [
