@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from langchain_core.messages import HumanMessage
 
 from fakes import ScriptedChatModel
 from langgraph_librarian import LOCAL, LibrarianConfig
@@ -144,3 +145,98 @@ def test_one_call_policy_reaches_every_model_step_the_config_builds():
     assert (caller.timeout, caller.retries) == (7.0, 4)
     summary = summarizer_for(config)
     assert (summary.timeout, summary.max_retries, summary.retry_backoff) == (7.0, 4, 0.25)
+
+
+# -- configuration problems surface when the graph is built or at the first turn --------------
+
+
+def _ask(graph_or_agent, thread: str = "t") -> dict:
+    from helpers import conversation
+
+    # The first turn indexes the history; the second one selects from it.
+    config = {"configurable": {"thread_id": thread}}
+    graph_or_agent.invoke({"messages": conversation(6)}, config)
+    return graph_or_agent.invoke({"messages": [HumanMessage("What did we say about it?")]}, config)
+
+
+@pytest.mark.parametrize("selector_model", ["nonsense-model-name", "openai:gpt-4o-mini"])
+def test_a_selector_model_string_that_cannot_become_a_model_raises(monkeypatch, selector_model):
+    """Not a silent fall-back to the local selector on every turn (the indexer raises too)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_librarian import create_librarian_graph
+    from langgraph_librarian.errors import ModelConfigError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = LibrarianConfig(selector_model=selector_model)
+    graph = create_librarian_graph(
+        lambda state: {"messages": []}, config, checkpointer=InMemorySaver()
+    )
+    with pytest.raises(ModelConfigError, match="selector_model"):
+        _ask(graph)
+
+
+async def test_a_selector_model_that_cannot_be_built_raises_async(monkeypatch):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from helpers import conversation
+    from langgraph_librarian import create_librarian_graph
+    from langgraph_librarian.errors import ModelConfigError
+
+    graph = create_librarian_graph(
+        lambda state: {"messages": []},
+        LibrarianConfig(selector_model="nonsense-model-name"),
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "a"}}
+    await graph.ainvoke({"messages": conversation(6)}, config)
+    with pytest.raises(ModelConfigError):
+        await graph.ainvoke({"messages": [HumanMessage("And the other thing?")]}, config)
+
+
+def test_faces_take_a_dict_of_config_fields():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_librarian import (
+        LibrarianMiddleware,
+        create_librarian_graph,
+        create_librarian_hook,
+        create_librarian_node,
+    )
+
+    assert LibrarianMiddleware({"always_include_recent_turns": 3}).config == LibrarianConfig(
+        always_include_recent_turns=3
+    )
+    create_librarian_node({"max_selected": 4})
+    create_librarian_hook({"max_selected": 4})
+    graph = create_librarian_graph(
+        lambda state: {"messages": []}, {"max_selected": 4}, checkpointer=InMemorySaver()
+    )
+    assert _ask(graph)["librarian_metadata"]["selection_strategy"] == "local"
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda bad: __import__("langgraph_librarian").LibrarianMiddleware(bad),
+        lambda bad: __import__("langgraph_librarian").create_librarian_node(bad),
+        lambda bad: __import__("langgraph_librarian").create_librarian_hook(bad),
+        lambda bad: __import__("langgraph_librarian").create_librarian_graph(lambda s: {}, bad),
+    ],
+)
+def test_faces_reject_a_bad_config_when_built(build):
+    with pytest.raises(ValueError, match="unknown LibrarianConfig fields.*'recent_turns'"):
+        build({"recent_turns": 3})
+    with pytest.raises(TypeError, match="must be a LibrarianConfig, a dict"):
+        build(["always_include_recent_turns", 3])
+
+
+def test_embeddings_are_checked_when_the_config_is_built():
+    with pytest.raises(ValueError, match="unknown embeddings 'nope'"):
+        LibrarianConfig(embeddings="nope")
+    with pytest.raises(TypeError, match="embeddings must be"):
+        LibrarianConfig(embeddings=42)  # type: ignore[arg-type]
+    from langgraph_librarian.embeddings import StaticEmbeddings, resolve_embeddings
+
+    assert isinstance(resolve_embeddings(LibrarianConfig(embeddings="static")), StaticEmbeddings)
+    assert resolve_embeddings(LibrarianConfig(embeddings="none")) is None

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeAlias
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -14,6 +15,7 @@ from langgraph.store.base import BaseStore
 
 from langgraph_librarian._engine.calls import CallPolicy
 from langgraph_librarian._engine.models import build_model, check_model_spec
+from langgraph_librarian.embeddings import check_embeddings
 from langgraph_librarian.select._ladder import OUTPUT_MODES, OutputMode
 from langgraph_librarian.select.prompts import template_placeholders
 from langgraph_librarian.select.result import Selector
@@ -108,7 +110,9 @@ class LibrarianConfig:
         token_counter: Your model's message token counter; default approximate.
         embeddings: LangChain embeddings for the local selector. ``"auto"``: the
             model named by ``LIBRARIAN_EMBEDDINGS``, else the packaged static model
-            (distilled from all-MiniLM-L6-v2, no download); ``None``: lexical only.
+            (distilled from all-MiniLM-L6-v2, no download); another packaged model by
+            name (``"static"``, ``"minilm"``, ``"e5-small"``..., as
+            ``LIBRARIAN_EMBEDDINGS`` takes); ``None``: lexical only.
             Vectors are computed once, at index time.
         max_selected: Most messages the local selector returns for one query.
         background_indexing: ``index_messages`` hands indexing to a worker thread and
@@ -137,7 +141,7 @@ class LibrarianConfig:
     selector_token_budget: int = 8000
     context_token_budget: int | Literal["auto"] | None = "auto"
     token_counter: TokenCounter | None = None
-    embeddings: Embeddings | Literal["auto"] | None = "auto"
+    embeddings: Embeddings | str | None = "auto"
     max_selected: int = 16
     background_indexing: bool = False
     selection_timeout: float | None = 60.0
@@ -176,6 +180,7 @@ class LibrarianConfig:
 
     def __post_init__(self) -> None:
         self._check_types()
+        check_embeddings(self.embeddings)
         checks: list[tuple[bool, str]] = [
             (self.always_include_recent_turns >= 0, "always_include_recent_turns must be >= 0"),
             (self.short_message_threshold >= 0, "short_message_threshold must be >= 0"),
@@ -303,6 +308,39 @@ class LibrarianConfig:
         return self.get_indexer_model()
 
 
+def _check_fields(fields: Mapping[str, Any], where: str) -> None:
+    names = {f.name for f in dataclasses.fields(LibrarianConfig) if f.init}
+    unknown = sorted(set(fields) - names)
+    if unknown:
+        raise ValueError(f"unknown LibrarianConfig fields {where}: {unknown}")
+
+
+ConfigLike: TypeAlias = LibrarianConfig | Mapping[str, Any] | None
+"""What a face accepts as its ``config``: a :class:`LibrarianConfig`, a dict of its fields
+(as ``configurable["librarian"]`` accepts one) or ``None`` (the defaults)."""
+
+
+def as_config(value: ConfigLike, where: str = "config") -> LibrarianConfig | None:
+    """A face's ``config`` argument as a :class:`LibrarianConfig` (``None`` stays ``None``).
+
+    A dict becomes ``LibrarianConfig(**value)``, checked now: an unknown field or a bad
+    value raises here, when the graph is built, not after the agent has replied.
+
+    Raises:
+        ValueError: an unknown field or a bad value.
+        TypeError: anything else than a LibrarianConfig, a dict or None.
+    """
+    if value is None or isinstance(value, LibrarianConfig):
+        return value
+    if isinstance(value, Mapping):
+        _check_fields(value, f"in {where}")
+        return LibrarianConfig(**value)
+    raise TypeError(
+        f"{where} must be a LibrarianConfig, a dict of its fields or None, "
+        f"got {type(value).__name__}"
+    )
+
+
 def resolve_config(
     default: LibrarianConfig | None, runnable_config: RunnableConfig | None
 ) -> LibrarianConfig:
@@ -319,10 +357,7 @@ def resolve_config(
     if isinstance(override, LibrarianConfig):
         return override
     if isinstance(override, dict):
-        names = {f.name for f in dataclasses.fields(LibrarianConfig) if f.init}
-        unknown = sorted(set(override) - names)
-        if unknown:
-            raise ValueError(f"unknown LibrarianConfig fields in configurable: {unknown}")
+        _check_fields(override, "in configurable")
         return dataclasses.replace(base, **override)
     raise TypeError(
         "configurable['librarian'] must be a LibrarianConfig or a dict, "

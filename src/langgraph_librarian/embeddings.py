@@ -141,10 +141,38 @@ def embedding_model_id(embeddings: Embeddings) -> str:
     return name
 
 
+def check_embeddings(value: object) -> None:
+    """Fail when a config is built, not at the first turn, for an ``embeddings`` setting
+    that :func:`resolve_embeddings` could not resolve.
+
+    Raises:
+        ValueError: a string that is neither ``"auto"`` nor a name of :data:`EMBEDDING_MODELS`.
+        TypeError: anything else than LangChain embeddings, such a string or None.
+    """
+    if value is None or isinstance(value, Embeddings):
+        return
+    if isinstance(value, str):
+        key = value.strip().lower()
+        if key == "auto" or key in EMBEDDING_MODELS or key in _DISABLED:
+            return
+        raise ValueError(
+            f"unknown embeddings {value!r}: 'auto', None, LangChain embeddings, "
+            f"or a packaged model name ({', '.join(EMBEDDING_MODELS)})"
+        )
+    raise TypeError(
+        "embeddings must be LangChain Embeddings, 'auto', a packaged model name or None, "
+        f"got {type(value).__name__}"
+    )
+
+
 def resolve_embeddings(config: _WithEmbeddings) -> Embeddings | None:
-    """``config.embeddings`` resolved: ``"auto"`` means :func:`default_embeddings`."""
-    if config.embeddings == "auto":
+    """``config.embeddings`` resolved: ``"auto"`` means :func:`default_embeddings`, another
+    string the packaged model of that name (:func:`load_embeddings`)."""
+    value = config.embeddings
+    if value is None or isinstance(value, Embeddings):
+        return value
+    check_embeddings(value)
+    assert isinstance(value, str)
+    if value.strip().lower() == "auto":
         return default_embeddings()
-    if config.embeddings is None or isinstance(config.embeddings, Embeddings):
-        return config.embeddings
-    raise TypeError("embeddings must be a LangChain Embeddings, 'auto' or None")
+    return load_embeddings(value)

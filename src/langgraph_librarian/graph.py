@@ -9,7 +9,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
-from langgraph_librarian.config import LibrarianConfig
+from langgraph_librarian.config import ConfigLike, as_config
 from langgraph_librarian.nodes import create_index_node, create_librarian_node
 from langgraph_librarian.state import LibrarianState
 from langgraph_librarian.stores.langgraph_store import LangGraphIndexStore
@@ -19,7 +19,7 @@ __all__ = ["create_librarian_graph"]
 
 def create_librarian_graph(
     agent_fn: Callable[..., Any] | Any,
-    config: LibrarianConfig | None = None,
+    config: ConfigLike = None,
     *,
     checkpointer: Any = None,
     store: BaseStore | None = None,
@@ -52,6 +52,7 @@ def create_librarian_graph(
         (``stream_mode="messages"`` or ``"updates"``) to show the reply before
         indexing finishes.
     """
+    config = as_config(config, "create_librarian_graph(config)")
     builder: StateGraph[Any, Any, Any, Any] = StateGraph(state_schema)
     index_store = LangGraphIndexStore(store) if store is not None else None
     nodes: dict[str, Any] = {

@@ -32,7 +32,7 @@ from langgraph_librarian._librarian.turn import (
     index_turn,
     select_turn,
 )
-from langgraph_librarian.config import LibrarianConfig
+from langgraph_librarian.config import ConfigLike, as_config
 from langgraph_librarian.state import merge_index, merge_metadata
 
 __all__ = ["LibrarianMiddleware", "create_librarian_hook"]
@@ -80,9 +80,9 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
 
     state_schema = LibrarianMiddlewareState
 
-    def __init__(self, config: LibrarianConfig | None = None) -> None:
+    def __init__(self, config: ConfigLike = None) -> None:
         super().__init__()
-        self.config = config
+        self.config = as_config(config, "LibrarianMiddleware(config)")
         self._cache = SelectionCache()
 
     def _run(self, runtime: Any) -> Run:
@@ -139,7 +139,7 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
 
 
 def create_librarian_hook(
-    config: LibrarianConfig | None = None,
+    config: ConfigLike = None,
 ) -> Callable[[dict[str, Any], RunnableConfig], dict[str, list[AnyMessage]]]:
     """A ``pre_model_hook`` that writes the curated context to ``llm_input_messages``.
 
@@ -150,7 +150,7 @@ def create_librarian_hook(
     an ``index`` field with the :func:`~langgraph_librarian.merge_index` reducer.
     """
     cache = SelectionCache()
-    default = config
+    default = as_config(config, "create_librarian_hook(config)")
 
     def librarian_hook(
         state: dict[str, Any], config: RunnableConfig

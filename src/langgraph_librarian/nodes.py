@@ -29,7 +29,13 @@ from langgraph_librarian._librarian.turn import (
     index_turn,
     select_turn,
 )
-from langgraph_librarian.config import LibrarianConfig, index_session, session_id_from_config
+from langgraph_librarian.config import (
+    ConfigLike,
+    LibrarianConfig,
+    as_config,
+    index_session,
+    session_id_from_config,
+)
 from langgraph_librarian.stores.base import BaseIndexStore
 
 __all__ = [
@@ -205,7 +211,7 @@ def _bind(
 
 
 def create_librarian_node(
-    config: LibrarianConfig | None = None, *, store: BaseIndexStore | None = None
+    config: ConfigLike = None, *, store: BaseIndexStore | None = None
 ) -> LibrarianNode:
     """A ``select_and_hydrate`` node bound to ``config``.
 
@@ -217,11 +223,18 @@ def create_librarian_node(
     Example:
         >>> node = create_librarian_node(LibrarianConfig(always_include_recent_turns=3))
     """
-    return _bind(select_turn, aselect_turn, config, "select_and_hydrate", store, selects=True)
+    return _bind(
+        select_turn,
+        aselect_turn,
+        as_config(config, "create_librarian_node(config)"),
+        "select_and_hydrate",
+        store,
+        selects=True,
+    )
 
 
 def create_index_node(
-    config: LibrarianConfig | None = None, *, store: BaseIndexStore | None = None
+    config: ConfigLike = None, *, store: BaseIndexStore | None = None
 ) -> LibrarianNode:
     """An ``index_messages`` node bound to ``config`` (run-time config still wins).
 
@@ -229,7 +242,14 @@ def create_index_node(
     config of the turn's ``create_librarian_node(config)`` node, so one config wires
     both nodes of a hand-built graph.
     """
-    return _bind(index_turn, aindex_turn, config, "index_messages", store, selects=False)
+    return _bind(
+        index_turn,
+        aindex_turn,
+        as_config(config, "create_index_node(config)"),
+        "index_messages",
+        store,
+        selects=False,
+    )
 
 
 select_and_hydrate: LibrarianNode = create_librarian_node()

@@ -97,17 +97,17 @@ def build_model(
     :data:`MAX_OUTPUT_TOKENS`; by default ``slot``'s (1,024 for other names).
 
     Raises:
-        ValueError: the model cannot be created (unknown provider, missing package,
-            missing credentials...), with the provider's reason.
+        ModelConfigError: (a ``ValueError``) the model cannot be created (unknown
+            provider, missing package, missing credentials...), with the provider's reason.
     """
     from langchain.chat_models import init_chat_model
 
     try:
         probe = init_chat_model(spec)
     except Exception as exc:
-        raise ValueError(f"cannot create {slot} from {spec!r}: {exc}") from exc
+        raise ModelConfigError(f"cannot create {slot} from {spec!r}: {exc}") from exc
     if not isinstance(probe, BaseChatModel):
-        raise ValueError(f"{slot}={spec!r} did not produce a chat model")
+        raise ModelConfigError(f"{slot}={spec!r} did not produce a chat model")
     cls = type(probe)
     settings: dict[str, Any] = {}
     if timeout is not None and (name := _field(cls, _TIMEOUT_FIELDS)):

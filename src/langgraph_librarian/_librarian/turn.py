@@ -582,6 +582,8 @@ def _selected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Selection:
                 config=run.run_config,
             )
         except Exception as exc:
+            if not fails_open(exc):  # a model string that cannot become a model, interrupts
+                raise
             selection = _fallback(plan, _selector_failed(exc))
         if cache is not None and key is not None:
             cache.put(key, plan.messages, selection)
@@ -627,6 +629,8 @@ async def _aselected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Sel
                 config=run.run_config,
             )
         except Exception as exc:
+            if not fails_open(exc):  # a model string that cannot become a model, interrupts
+                raise
             selection = await _afallback(plan, _selector_failed(exc))
         if cache is not None and key is not None:
             cache.put(key, plan.messages, selection)

@@ -15,7 +15,7 @@ from langgraph.store.base import BaseStore
 
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._kit.cache import BoundedCache
-from langgraph_librarian.config import LibrarianConfig
+from langgraph_librarian.config import ConfigLike, LibrarianConfig, as_config
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.errors import LibrarianError
 from langgraph_librarian.index.pipeline import aupdate_index, update_index
@@ -134,7 +134,7 @@ class ScopeMemory:
         self,
         store: BaseStore,
         *,
-        config: LibrarianConfig | None = None,
+        config: ConfigLike = None,
         namespace: Sequence[str] = ("librarian_recall",),
         max_bytes: int = DEFAULT_MAX_BYTES,
         max_candidates: int = 2_000,
@@ -152,7 +152,7 @@ class ScopeMemory:
             raise RecallConfigError(f"timeout must be a positive number or None, got {timeout!r}")
         self.timeout = timeout
         self.store = store
-        self.config = config if config is not None else LibrarianConfig()
+        self.config = as_config(config, "ScopeMemory(config)") or LibrarianConfig()
         self.namespace = check_namespace(namespace)
         self.max_bytes = check_max_bytes(max_bytes)
         self.max_candidates = max_candidates
