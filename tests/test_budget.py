@@ -100,3 +100,62 @@ def test_a_top_selection_outranks_the_full_text_of_earlier_recent_turns():
     # Without summaries there is no short form: the recent turn stays, the selection goes.
     plain = hydrate(messages, [0], recent_turns=2, token_budget=budget)
     assert plain.selected == [] and plain.dropped_for_budget == [0]
+
+
+# -- a selected message too long to fit whole keeps the passage the question is about ---------
+
+
+def test_a_long_selected_message_is_shortened_to_its_summary_and_the_matching_passage():
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_librarian import LibrarianConfig, create_librarian_graph
+
+    seen: dict[str, list] = {}
+
+    def agent(state):
+        seen["context"] = state["curated_messages"]
+        return {"messages": [AIMessage("ok")]}
+
+    graph = create_librarian_graph(
+        agent, LibrarianConfig(always_include_recent_turns=1), checkpointer=InMemorySaver()
+    )
+    lines = [
+        f"2024-01-01 12:{i % 60:02d} INFO worker {i} finished batch {i * 3}." for i in range(4000)
+    ]
+    lines[2000] = "2024-01-01 13:00 ERROR the database password was rotated to ZEBRA-44 by ops."
+    thread = {"configurable": {"thread_id": "log"}}
+    graph.invoke(
+        {"messages": [HumanMessage("Here is the log:\n" + "\n".join(lines)), AIMessage("Got it.")]},
+        thread,
+    )
+    for i in range(3):
+        graph.invoke({"messages": [HumanMessage(f"Unrelated question number {i}?")]}, thread)
+    result = graph.invoke(
+        {"messages": [HumanMessage("What was the database password rotated to?")]}, thread
+    )
+    meta = result["librarian_metadata"]
+    assert meta["selected_ids"][:1] == [0] and 0 in meta["shortened_selected_ids"]
+    shortened = seen["context"][0]
+    assert str(shortened.content).startswith("[shortened earlier message]")
+    assert "rotated to ZEBRA-44" in str(shortened.content)
+    assert meta["curated_tokens"] <= meta["context_budget"]
+
+
+def test_matching_excerpt_picks_the_rarest_matches_in_order_within_its_size():
+    from langgraph_librarian.hydrate import matching_excerpt
+
+    text = "\n".join(
+        [
+            "The invoice total was 400 euros.",
+            *[f"Line {i}: the invoice was checked." for i in range(50)],
+            "The invoice was paid late on 3 May, with a fee.",
+            "Shipping took two weeks.",
+        ]
+    )
+    excerpt = matching_excerpt(text, "When was the invoice paid and what was the fee?", 60)
+    assert excerpt.startswith("The invoice was paid late on 3 May")
+    assert len(excerpt) <= 60
+    assert matching_excerpt(text, "What colour is the car?", 500) == ""
+    both = matching_excerpt(text, "invoice total paid", 200)
+    assert both.index("400 euros") < both.index("paid late")  # message order

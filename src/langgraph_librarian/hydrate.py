@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import math
+import re
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,7 +13,7 @@ from langchain_core.messages import BaseMessage
 
 from langgraph_librarian._engine.history import repair_positions
 from langgraph_librarian._engine.messages import message_text
-from langgraph_librarian._engine.text import one_line
+from langgraph_librarian._engine.text import content_terms, one_line, split_sentences
 from langgraph_librarian._engine.view import HistoryView, view_of
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
@@ -77,6 +79,68 @@ _OPENER_CHARS = 400
 """A long turn opener with no summary yet is cut to this many characters."""
 _TOP_UNITS = 5
 """Selected units this high in the ranking are worth shortening earlier recent turns for."""
+
+
+def matching_excerpt(text: str, query: str, max_chars: int) -> str:
+    """The passages of ``text`` that share the most of ``query``'s words, in their order.
+
+    A selected message too long to fit the budget whole (a pasted log, a report) is given
+    in short form; its summary alone says what the message is about, not the line the
+    question is about. This picks those lines: passages scored by the question's words
+    they hold, each weighted by how rare it is within the message, best first up to
+    ``max_chars``, then put back in order and joined with ``[...]``. ``""`` when no
+    passage shares a word with the question.
+    """
+    wanted = set(content_terms(query))
+    if not wanted or max_chars <= 0:
+        return ""
+    passages = _excerpt_passages(text)
+    # Stems are (nearly) prefixes of their words: a substring test skips stemming the
+    # passages that cannot hold one (most lines of a long log).
+    probe = re.compile("|".join(re.escape(t.rstrip("i") or t) for t in sorted(wanted)))
+    held = [
+        wanted.intersection(content_terms(p)) if probe.search(p.lower()) else set()
+        for p in passages
+    ]
+    frequency: dict[str, int] = {}
+    for terms in held:
+        for term in terms:
+            frequency[term] = frequency.get(term, 0) + 1
+    weight = {t: math.log(1 + len(passages) / n) for t, n in frequency.items()}
+    scored = sorted(
+        ((sum(weight[t] for t in terms), i) for i, terms in enumerate(held) if terms),
+        key=lambda pair: (-pair[0], pair[1]),
+    )
+    chosen: list[int] = []
+    seen: set[str] = set()
+    used = 0
+    for _, i in scored:
+        if passages[i] in seen:
+            continue
+        seen.add(passages[i])
+        size = min(len(passages[i]), max_chars) + 7
+        if used + size > max_chars and chosen:
+            continue
+        chosen.append(i)
+        used += size
+        if used >= max_chars:
+            break
+    return " [...] ".join(one_line(passages[i], max_chars) for i in sorted(chosen))
+
+
+_EXCERPT_WORDS = 60
+"""Longest passage of an excerpt, in words (a line or sentence longer is cut in windows)."""
+
+
+def _excerpt_passages(text: str) -> list[str]:
+    """Lines (a log, a table, code) and sentences of ``text``, none over _EXCERPT_WORDS."""
+    passages: list[str] = []
+    for line in text.splitlines():
+        for sentence in split_sentences(line) if len(line) > 200 else [line]:
+            words = sentence.split()
+            for start in range(0, len(words), _EXCERPT_WORDS):
+                passages.append(" ".join(words[start : start + _EXCERPT_WORDS]))
+    return passages
 
 
 def compact_copy(message: BaseMessage, summary: str) -> BaseMessage:

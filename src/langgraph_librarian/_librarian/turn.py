@@ -24,7 +24,7 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._engine.history import repair_history
-from langgraph_librarian._engine.messages import current_turn, latest_human_text
+from langgraph_librarian._engine.messages import current_turn, latest_human_text, message_text
 from langgraph_librarian._engine.state_cache import entries_to_state, state_entries
 from langgraph_librarian._engine.view import conversation_key, turn_key, turn_view, view_of
 from langgraph_librarian._kit.background import submit_indexing
@@ -47,7 +47,7 @@ from langgraph_librarian.config import (
 from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.errors import MissingThreadError
-from langgraph_librarian.hydrate import hydrate, recent_turns_start
+from langgraph_librarian.hydrate import hydrate, matching_excerpt, recent_turns_start
 from langgraph_librarian.index.pipeline import (
     IndexUpdate,
     aupdate_index,
@@ -357,6 +357,28 @@ def _with_gist(curated: list[BaseMessage], gist: SystemMessage | None) -> list[B
     return insert_after_system(curated, gist)
 
 
+def _short_selections(plan: _Plan, ranked: list[int], budget: int) -> dict[int, str]:
+    """Short forms of the selected messages, for those too long to fit the budget whole.
+
+    A long message's summary says what it is about; the passages that match the
+    question (a line of a pasted log, a clause of a contract) are what the agent needs
+    of it, so they follow the summary, up to about a quarter of the budget.
+    """
+    found = _summaries_of(plan.candidates, ranked)
+    messages = plan.messages
+    for position in ranked:
+        if not 0 <= position < len(messages):
+            continue
+        text = message_text(messages[position])
+        if len(text) <= budget:  # under a quarter of the budget: it fits, or loses its turn
+            continue
+        excerpt = matching_excerpt(text, plan.query, budget)
+        if excerpt:
+            summary = found.get(position, "")
+            found[position] = f"{summary}\n[excerpt] {excerpt}" if summary else excerpt
+    return found
+
+
 def _summaries_of(candidates: list[IndexEntry], positions: list[int]) -> dict[int, str]:
     """Summaries of the candidates at ``positions`` (candidates are in message order).
 
@@ -388,7 +410,7 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         ranked = [*selection.ids, *selection.reserve_ids, *extra]
     summaries = plan.recent_summaries
     if budget is not None:  # short forms for selections too long to fit whole
-        summaries = summaries | _summaries_of(plan.candidates, ranked)
+        summaries = summaries | _short_selections(plan, ranked, budget)
     hydrated = hydrate(
         messages,
         ranked,
