@@ -511,3 +511,29 @@ def test_a_hung_store_does_not_pile_up_threads():
     while stuck() > before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert stuck() <= before
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_missing_scope_is_logged_once_a_turn_with_the_report_on(
+    caplog, monkeypatch, asynchronous
+):
+    monkeypatch.delenv(SCOPE_ENV_VAR, raising=False)
+    memory = ScopeMemory(InMemoryStore())
+    model = ScriptedChatModel(script="Hello.")
+    agent = agent_with(
+        memory, model, middleware=[RecallMiddleware(memory, report=True, capture_turns=False)]
+    )
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian.recall"):
+        if asynchronous:
+            result = asyncio.run(
+                agent.ainvoke(
+                    {"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "x"}}
+                )
+            )
+        else:
+            result = run(agent, "x", None, "hi")
+    errors = [
+        r for r in caplog.records if "recall skipped: configuration problem" in r.getMessage()
+    ]
+    assert len(errors) == 1
+    assert result["librarian_recall"]["status"] == "misconfigured"

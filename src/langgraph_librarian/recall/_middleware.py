@@ -150,7 +150,7 @@ class RecallMiddleware(AgentMiddleware[RecallMiddlewareState, Any]):
         if self.report:  # the turn's cached result: no second store or selector call
             messages = self._messages(state)
             result = recall_for_turn(
-                self.memory, run_context(runtime), messages, current_run_config()
+                self.memory, run_context(runtime), messages, current_run_config(), log=False
             )
             update = {"librarian_recall": recall_report(result)}
         if self.capture_turns:
@@ -162,7 +162,9 @@ class RecallMiddleware(AgentMiddleware[RecallMiddlewareState, Any]):
         if self.report:
             messages = self._messages(state)
             context = run_context(runtime)
-            result = await arecall_for_turn(self.memory, context, messages, current_run_config())
+            result = await arecall_for_turn(
+                self.memory, context, messages, current_run_config(), log=False
+            )
             update = {"librarian_recall": recall_report(result)}
         if self.capture_turns:
             await acapture_turn(

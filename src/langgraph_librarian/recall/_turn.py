@@ -41,12 +41,12 @@ _T = TypeVar("_T")
 _Prepared = tuple[str, str, tuple[str, str, int], int, str] | RecallResult
 
 
-def _failed(exc: BaseException, scope: str | None) -> RecallResult:
+def _failed(exc: BaseException, scope: str | None, log: bool = True) -> RecallResult:
     status = failure_status(exc)
     reason = describe(exc)
-    if status == "misconfigured":
+    if log and status == "misconfigured":
         logger.error("scope recall skipped: configuration problem: %s", reason)
-    else:
+    elif log:
         logger.warning("scope recall skipped: memory unavailable: %s", reason)
     return RecallResult(status, scope=scope, reason=reason)
 
@@ -56,6 +56,7 @@ def _prepare(
     context: Any,
     messages: Sequence[BaseMessage],
     parent: RunnableConfig | None = None,
+    log: bool = True,
 ) -> _Prepared:
     """(scope id, query, cache key, byte bound), or the result when there is nothing to do."""
     try:
@@ -63,7 +64,7 @@ def _prepare(
         key = scope_key(scope_id)
         bound = run_max_bytes(context, memory.max_bytes)
     except RecallConfigError as exc:
-        return _failed(exc, None)
+        return _failed(exc, None, log)
     if not current_turn(messages):
         return RecallResult("skipped", scope=key, reason="no human message")
     query = latest_human_text(messages)[:MAX_QUERY_CHARS]
@@ -139,15 +140,18 @@ def recall_for_turn(
     messages: Sequence[BaseMessage],
     parent: RunnableConfig | None = None,
     history: Sequence[BaseMessage] = (),
+    *,
+    log: bool = True,
 ) -> RecallResult:
     """The turn's recall (cached). Never raises: failures come back as a status.
 
     ``messages`` are what the model gets (they carry the question); ``history`` the
     thread's whole conversation when that is more (a curated context): nothing of the
     thread itself is recalled. A store that does not answer within ``memory.timeout``
-    gives ``unavailable``.
+    gives ``unavailable``. ``log=False`` (a report of the turn's result, asked for a
+    second time) does not log a configuration problem again.
     """
-    prepared = _prepare(memory, context, messages, parent)
+    prepared = _prepare(memory, context, messages, parent, log)
     if isinstance(prepared, RecallResult):
         return prepared
     scope_id, query, cache_key, bound, thread = prepared
@@ -169,9 +173,11 @@ async def arecall_for_turn(
     messages: Sequence[BaseMessage],
     parent: RunnableConfig | None = None,
     history: Sequence[BaseMessage] = (),
+    *,
+    log: bool = True,
 ) -> RecallResult:
     """Async twin of :func:`recall_for_turn`."""
-    prepared = _prepare(memory, context, messages, parent)
+    prepared = _prepare(memory, context, messages, parent, log)
     if isinstance(prepared, RecallResult):
         return prepared
     scope_id, query, cache_key, bound, thread = prepared
