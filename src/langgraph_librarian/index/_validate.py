@@ -66,7 +66,12 @@ _GENERIC_CAPS = frozenset(
     )
 )
 
-_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)*")
+# A number: thousands grouped by spaces ("4 500"), commas or dots, or plain digits.
+_NUMBER = re.compile(
+    r"(?<![\w.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\w.,]?\d)"
+    r"|(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)*"
+)
+_GROUPED = re.compile(r"\d{1,3}(?:(?:[ \u00a0\u202f]\d{3})+|(?:,\d{3})+|(?:\.\d{3})+)")
 _CODE = re.compile(r"\b[A-Za-z]+[-_/.#]?\d[\w\-/.#]*|\b\d+[-_][A-Za-z][\w\-]*")
 _ISO_DATE = re.compile(r"\b\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}\b")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
@@ -268,34 +273,67 @@ _TALK = frozenset(
 )
 
 
-def _number(token: str) -> str:
-    token = re.sub(r",(?=\d{3}\b)", "", token).replace(",", ".")
-    whole, dot, rest = token.partition(".")
+def _plain(whole: str, fraction: str = "") -> str:
     whole = whole.lstrip("0") or "0"
-    return whole + (dot + rest if rest.strip("0") else "")
+    fraction = fraction.rstrip("0")
+    return f"{whole}.{fraction}" if fraction else whole
+
+
+def _readings(token: str) -> set[str]:
+    """What a number token may mean, normalised: ``4,500``, ``4.500`` and ``4 500`` may be
+    4500 (thousands) or, with one group of three digits, 4.5 (the other decimal mark);
+    ``12.345,50`` is 12345.5; ``1,5`` is 1.5; a version such as ``2.3.1`` is itself."""
+    token = re.sub(r"\s", "", token)
+    if "," in token and "." in token:
+        mark = max(token.rfind(","), token.rfind("."))  # the last one is the decimal mark
+        return {_plain(re.sub(r"[.,]", "", token[:mark]), token[mark + 1 :])}
+    groups = re.split(r"[.,]", token)
+    if len(groups) == 1:
+        return {_plain(token)}
+    if len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:]):
+        readings = {_plain("".join(groups))}
+        if len(groups) == 2:
+            readings.add(_plain(*groups))
+        return readings
+    if len(groups) == 2:
+        return {_plain(*groups)}
+    return {".".join(groups)}
+
+
+def _thousands(token: str) -> bool:
+    return bool(_GROUPED.fullmatch(token))
+
+
+def _claims(text: str) -> list[tuple[int, int, set[str]]]:
+    """Each number of ``text``: its span and its readings (one number, one claim)."""
+    return [(m.start(), m.end(), _readings(m.group(0))) for m in _NUMBER.finditer(text)]
 
 
 def _numbers(text: str) -> set[str]:
+    """Every reading of every number of ``text``, and the parts of a number that is not
+    grouped in thousands (``1,2`` lists 1 and 2; ``4,500`` is not 4 and 500)."""
     found: set[str] = set()
-    for token in _NUMBER.findall(text):
-        found.add(_number(token))
-        found.update(_number(p) for p in re.split(r"[.,]", token) if p)  # 4.500 / 1,2
+    for match in _NUMBER.finditer(text):
+        token = match.group(0)
+        found.update(_readings(token))
+        if not _thousands(token):
+            found.update(_plain(p) for p in re.split(r"[.,\s]", token) if p)
     return found
 
 
+def _code_key(token: str) -> str | None:
+    """``token`` as a code (lower case, letters and digits only), or ``None`` for units
+    and ordinals (3pm, 25th, 10km are numbers)."""
+    letters = re.sub(r"[^A-Za-z]", "", token)
+    if len(letters) <= 2 and re.fullmatch(r"\d+[A-Za-z]{1,2}", token):
+        return None
+    if re.fullmatch(r"\d+(?:st|nd|rd|th|am|pm|s|h|m|k|x|g|kg|km|cm|mm|ms|gb|mb|tb)", token, re.I):
+        return None
+    return re.sub(r"[^a-z0-9]", "", token.lower())
+
+
 def _codes(text: str) -> set[str]:
-    codes = set()
-    for token in _CODE.findall(text):
-        token = token.rstrip(".-/#")
-        letters = re.sub(r"[^A-Za-z]", "", token)
-        if len(letters) <= 2 and re.fullmatch(r"\d+[A-Za-z]{1,2}", token):
-            continue  # units and ordinals: 3pm, 25th, 10km are numbers
-        if re.fullmatch(
-            r"\d+(?:st|nd|rd|th|am|pm|s|h|m|k|x|g|kg|km|cm|mm|ms|gb|mb|tb)", token, re.I
-        ):
-            continue
-        codes.add(re.sub(r"[^a-z0-9]", "", token.lower()))
-    return codes
+    return {code for _, _, code in _code_spans(text)}
 
 
 def _words(text: str) -> list[tuple[int, str]]:
@@ -336,7 +374,7 @@ def _calendar(text: str) -> tuple[set[int], set[int]]:
 
 
 @lru_cache(maxsize=256)
-def _source_facts(source: str) -> tuple[frozenset[str], frozenset[str], frozenset[str], str]:
+def _source_facts(source: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     lowered = source.lower()
     numbers = set(_numbers(source))
     numbers.update(
@@ -347,20 +385,46 @@ def _source_facts(source: str) -> tuple[frozenset[str], frozenset[str], frozense
             numbers.add(value)
     words = {w.lower() for _, w in _words(source)}
     words.update(re.sub(r"['’]s$", "", w) for w in list(words))
-    flat = re.sub(r"[^a-z0-9]", "", lowered)
-    return frozenset(numbers), frozenset(words), frozenset(content_terms(source)), flat
+    return frozenset(numbers), frozenset(words), frozenset(content_terms(source))
+
+
+def _code_spans(text: str) -> list[tuple[int, int, str]]:
+    """Codes of ``text`` (see :func:`_codes`) with their spans."""
+    spans = []
+    for match in _CODE.finditer(text):
+        token = match.group(0).rstrip(".-/#")
+        key = _code_key(token)
+        if key:
+            spans.append((match.start(), match.start() + len(token), key))
+    return spans
+
+
+@lru_cache(maxsize=1024)
+def _code_in(code: str, source: str) -> bool:
+    """Whether the message has ``code`` as a whole token, spacing and separators aside
+    (``TP1341`` for "TP 1341"): ``A45`` is not in "A-4521", nor 45 a fact of it."""
+    pattern = "[^a-z0-9]*".join(re.escape(c) for c in code)
+    return re.search(f"(?<![a-z0-9]){pattern}(?![a-z0-9])", source.lower()) is not None
 
 
 def _fabricated(summary: str, source: str) -> str | None:
-    numbers, words, stems, flat = _source_facts(source)
-    invented = sorted(n for n in _numbers(summary) if n not in numbers)
-    # A number inside a code the message has (CRG-20931) is not a separate claim.
-    invented = [n for n in invented if not any(n in c for c in _codes(summary) if c in flat)]
+    numbers, words, stems = _source_facts(source)
+    codes = _code_spans(summary)
+    grounded = [(a, b) for a, b, code in codes if _code_in(code, source)]
+    # A number inside a code the message has (CRG-20931) is not a separate claim; any
+    # other number must be one of the message's, as a whole number (4521 is not 45).
+    invented = sorted(
+        {
+            min(readings)
+            for start, end, readings in _claims(summary)
+            if not readings & numbers and not any(a <= start and end <= b for a, b in grounded)
+        }
+    )
     if invented:
         return f"the summary states {', '.join(invented[:3])}, which the message does not"
-    codes = sorted(c for c in _codes(summary) if c not in flat)
-    if codes:
-        return f"the summary has a code the message does not ({codes[0]})"
+    unknown = sorted(code for _, _, code in codes if not _code_in(code, source))
+    if unknown:
+        return f"the summary has a code the message does not ({unknown[0]})"
     s_months, s_days = _calendar(summary)
     m_months, m_days = _calendar(source)
     numeric_dates = bool(_ISO_DATE.search(source))
@@ -386,8 +450,8 @@ def _initials(name: str, source: str) -> bool:
 
 def _carries(summary: str, source: str) -> bool:
     """At least one of the message's facts, or several of its content words."""
-    numbers, words, stems, flat = _source_facts(source)
-    facts = (_numbers(summary) & numbers) | {c for c in _codes(summary) if c in flat}
+    numbers, words, stems = _source_facts(source)
+    facts = (_numbers(summary) & numbers) | {c for c in _codes(summary) if _code_in(c, source)}
     s_months, s_days = _calendar(summary)
     m_months, m_days = _calendar(source)
     if facts or (s_months & m_months) or (s_days & m_days):
