@@ -71,6 +71,43 @@ def test_digits_of_a_code_stay_grounded_for_the_code():
     assert problem("Now on flight TP 1341, leaving Lisbon at 11:50.", source) is None
 
 
+# -- 4. weekday and month abbreviations ----
+
+MEETING = "The design review is on Thu at 10:30 and the launch is on Sep 3."
+MEETING_FULL = "The design review is on Thursday at 10:30 and the launch is on September 3."
+
+
+@pytest.mark.parametrize(
+    ("source", "summary"),
+    [
+        (MEETING, "Design review Thursday 10:30; launch September 3."),
+        (MEETING_FULL, "Design review Thu 10:30; launch Sep 3."),
+        (MEETING_FULL, "Design review Thurs. 10:30, launch Sept 3."),
+        (MEETING, "Design review on Thu at 10:30, launch on Sep 3."),
+    ],
+)
+def test_an_abbreviation_and_the_full_name_ground_each_other(source, summary):
+    assert problem(summary, source) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "answer"),
+    [
+        (MEETING, "Design review Fri 10:30; launch Sep 3."),
+        (MEETING_FULL, "Design review on Fri at 10:30; launch September 3."),
+        (MEETING_FULL, "Design review Thursday 10:30; launch Oct 3."),
+        (MEETING, "Design review Thu 10:30; launch on Sat, Sep 3."),
+    ],
+)
+def test_a_weekday_or_month_the_message_never_names_is_invented(source, answer):
+    assert problem(answer, source) is not None
+
+
+def test_sun_and_sat_as_words_are_not_weekdays():
+    source = "We sat on the terrace for the whole afternoon and the review went well."
+    assert problem("Sat on the terrace all afternoon; the review went well.", source) is None
+
+
 # -- 10. thousands separators ----
 
 BUDGET = "The budget is {} euros now, and the hotel is booked."

@@ -340,13 +340,15 @@ def _words(text: str) -> list[tuple[int, str]]:
     return [(m.start(), m.group(0)) for m in _WORD.finditer(text)]
 
 
+def _opens_sentence(text: str, start: int) -> bool:
+    return start == 0 or bool(_SENTENCE_START.search(text[max(0, start - 3) : start]))
+
+
 def _names(text: str) -> set[str]:
     """Capitalised words inside sentences (sentence openings are ordinary words too)."""
     names = set()
     for start, word in _words(text):
-        if not word[0].isupper() or _SENTENCE_START.search(text[max(0, start - 3) : start]):
-            continue
-        if start == 0:
+        if not word[0].isupper() or _opens_sentence(text, start):
             continue
         base = re.sub(r"['’]s$", "", word)
         key = base.lower()
@@ -357,7 +359,10 @@ def _names(text: str) -> set[str]:
 
 
 def _calendar(text: str) -> tuple[set[int], set[int]]:
-    """Months and weekdays named in ``text`` (capitalised; "May" only next to a number)."""
+    """Months and weekdays named in ``text``, in full or abbreviated ("Thu" is Thursday,
+    "Sep" September). Capitalised only; "May" only next to a number; a three-letter
+    weekday ("Sat", "Sun", "Wed") opening a sentence only before a number or a comma
+    ("Sat 14:00" is a day, "Sat on the terrace" is not)."""
     months: set[int] = set()
     days: set[int] = set()
     for start, word in _words(text):
@@ -368,7 +373,11 @@ def _calendar(text: str) -> tuple[set[int], set[int]]:
             continue  # the verb
         if key in _MONTHS:
             months.add(_MONTHS[key])
-        elif key in _DAYS and len(key) > 3:
+        elif key in _DAYS:
+            if len(key) <= 3 and _opens_sentence(text, start):
+                after = text[start + len(word) : start + len(word) + 3]
+                if not re.match(r"\.?,|\.?\s*\d", after):
+                    continue
             days.add(_DAYS[key])
     return months, days
 
