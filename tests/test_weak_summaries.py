@@ -34,6 +34,63 @@ def _index(source: str, answer: str):
     return update_index([HumanMessage(source, id="m1")], [], config)
 
 
+# -- 1. an answer to the message's question is not its summary ----
+
+CAPITAL = "What's the capital of Australia? I always forget."
+PYTHON = "How do I reverse a list in Python without changing the original list?"
+DATABASE = (
+    "Should we use PostgreSQL or MongoDB for the reporting dashboard? The queries are "
+    "mostly joins across accounts, invoices and payments."
+)
+EGG = "How long should I boil an egg if I want a soft, runny yolk for breakfast?"
+
+
+@pytest.mark.parametrize(
+    ("source", "answer"),
+    [
+        (CAPITAL, "The capital of Australia is Canberra."),
+        (CAPITAL, "Canberra is the capital of Australia, not Sydney."),
+        (
+            PYTHON,
+            "Reversing a list in Python: use slicing with a negative step or call the "
+            "reversed function, which returns an iterator and leaves the original unchanged.",
+        ),
+        (
+            DATABASE,
+            "Use PostgreSQL for the reporting dashboard: relational databases handle "
+            "joins efficiently, while document stores struggle with them.",
+        ),
+        (EGG, "Boil the egg for six minutes for a soft, runny yolk."),
+    ],
+)
+def test_an_answer_to_the_question_is_rejected(source, answer):
+    assert problem(answer, source) is not None
+
+
+@pytest.mark.parametrize(
+    ("source", "summary"),
+    [
+        (CAPITAL, "The user asks for the capital of Australia and says they always forget it."),
+        (CAPITAL, "Asks what the capital of Australia is."),
+        (PYTHON, "How to reverse a list in Python without changing the original?"),
+        (
+            DATABASE,
+            "Asks whether to use PostgreSQL or MongoDB for the reporting dashboard, "
+            "whose queries are mostly joins across accounts, invoices and payments.",
+        ),
+        (EGG, "Wants to know how long to boil an egg for a soft, runny yolk."),
+        (
+            "Can you remind me what the wifi password for the cabin was? I think it was "
+            "the lake's name and the year we bought it, Mirrorlake1998 or similar.",
+            "Cabin wifi password: probably the lake's name plus the purchase year, "
+            "like Mirrorlake1998.",
+        ),
+    ],
+)
+def test_a_summary_of_a_question_is_accepted(source, summary):
+    assert problem(summary, source) is None
+
+
 # -- 2. numbers are whole tokens, not pieces of a code ----
 
 ORDER = (
@@ -71,6 +128,56 @@ def test_digits_of_a_code_stay_grounded_for_the_code():
     assert problem("Now on flight TP 1341, leaving Lisbon at 11:50.", source) is None
 
 
+# -- 3. a name opening a sentence or bullet is checked too ----
+
+FLIGHT = (
+    "Can you look for a flight to Oslo for the team? We leave on the 14th and come back "
+    "on the 18th, and Priya needs a window seat."
+)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "- Marcus booked the flight to Oslo.\n- Return on the 18th.",
+        "Flight to Oslo for the team, out on the 14th. Marcus will book it.",
+        "Marcus's team flies to Oslo on the 14th and returns on the 18th.",
+    ],
+)
+def test_an_invented_name_at_a_sentence_start_is_rejected(answer):
+    assert problem(answer, FLIGHT) is not None
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        "- Priya needs a window seat.\n- Team flight to Oslo, out the 14th, back the 18th.",
+        "Looking for a team flight to Oslo: out on the 14th, back on the 18th. Priya wants "
+        "a window seat.",
+        "Wants a flight to Oslo for the team (14th to 18th); window seat for Priya.",
+    ],
+)
+def test_ordinary_words_at_a_sentence_start_are_fine(summary):
+    assert problem(summary, FLIGHT) is None
+
+
+def test_an_adverb_before_a_verb_is_not_a_name():
+    source = (
+        "After a long discussion we decided to fly to Oslo on the 14th with the whole team, "
+        "and Priya gets the window seat."
+    )
+    summary = "Eventually decided to fly the whole team to Oslo on the 14th; Priya gets the window."
+    assert problem(summary, source) is None
+
+
+def test_faithful_openings_from_the_held_out_set_still_pass():
+    source = (
+        "The plumber came by this morning. The leak was from the seal under the kitchen "
+        "sink, he replaced it for 85 euros."
+    )
+    assert problem("Plumber replaced the kitchen-sink seal for 85 euros.", source) is None
+
+
 # -- 4. weekday and month abbreviations ----
 
 MEETING = "The design review is on Thu at 10:30 and the launch is on Sep 3."
@@ -106,6 +213,69 @@ def test_a_weekday_or_month_the_message_never_names_is_invented(source, answer):
 def test_sun_and_sat_as_words_are_not_weekdays():
     source = "We sat on the terrace for the whole afternoon and the review went well."
     assert problem("Sat on the terrace all afternoon; the review went well.", source) is None
+
+
+# -- 5. a summary in another language ----
+
+OFFSITE = (
+    "Our team budget for the Lisbon offsite has been increased, and Maria Santos booked "
+    "the hotel near the river for the whole group of engineers. The bus from the airport "
+    "still needs to be arranged before the end of the week."
+)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Le budget de l'équipe a été augmenté et Maria Santos a réservé l'hôtel près du "
+        "fleuve pour le groupe d'ingénieurs.",
+        "Das Budget wurde erhöht und Maria Santos hat das Hotel gebucht, der Bus ist noch offen.",
+        "El presupuesto del equipo ha aumentado y Maria Santos reservó el hotel para todo el "
+        "grupo.",
+    ],
+)
+def test_a_summary_in_another_language_is_rejected(answer):
+    assert problem(answer, OFFSITE) is not None
+
+
+GERMAN = (
+    "Kurzes Update zum Offsite: Das Budget steigt auf 4.500 Euro, weil die Finanzabteilung "
+    "zugestimmt hat. Maria hat das Hotel am Fluss gebucht, die Bestätigung ist CRG-20931. "
+    "Der Bus vom Flughafen muss noch bis Freitag organisiert werden."
+)
+FRENCH = (
+    "Petit point sur le séminaire : le budget passe à 4 500 euros, la direction "
+    "financière est d'accord. Maria a réservé l'hôtel au bord du fleuve, la confirmation "
+    "est CRG-20931."
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "summary"),
+    [
+        (
+            GERMAN,
+            "Das Budget steigt auf 4.500 Euro mit Zustimmung der Finanzabteilung; Maria "
+            "hat das Hotel gebucht (Bestätigung CRG-20931), der Flughafenbus fehlt noch.",
+        ),
+        (
+            GERMAN,
+            "Budget 4500 Euro, Hotelbuchung durch Maria (CRG-20931), Bus vom Flughafen noch offen.",
+        ),
+        (
+            FRENCH,
+            "Budget du séminaire porté à 4 500 euros ; Maria a réservé l'hôtel au bord "
+            "du fleuve (confirmation CRG-20931).",
+        ),
+        (
+            FRENCH,
+            "Seminar budget rises to 4,500 euros; Maria booked the riverside hotel, "
+            "confirmation CRG-20931.",
+        ),
+    ],
+)
+def test_a_message_summarized_in_its_own_language_is_accepted(source, summary):
+    assert problem(summary, source) is None
 
 
 # -- 10. thousands separators ----

@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections import Counter
 from functools import lru_cache
 
+from langgraph_librarian._engine.crosslingual import function_words
 from langgraph_librarian._engine.text import DAYS as _DAYS
 from langgraph_librarian._engine.text import MONTHS as _MONTHS
-from langgraph_librarian._engine.text import content_terms
+from langgraph_librarian._engine.text import STOPWORDS, content_terms
 
 __all__ = ["clean_model_summary", "summary_facts_problem"]
 
@@ -67,6 +69,30 @@ _GENERIC_CAPS = frozenset(
 )
 
 # A number: thousands grouped by spaces ("4 500"), commas or dots, or plain digits.
+# Small closed classes. A word opening a sentence is a name when the message lacks it
+# and it is followed by one of these verbs ("Marcus will book", "Canberra is").
+_AUXILIARIES = frozenset(
+    _listed(
+        "is was are were has had have will would can could should must might did does said told"
+    )
+)
+# Words of a summary that restate a question rather than answer it.
+_QUESTION_CUES = frozenset(
+    _listed(
+        "ask asks asked asking question questions wonder wonders wondering whether request "
+        "requests requested want wants wanted need needs needed help looking seeks seeking "
+        "how what why where"
+    )
+)
+# A language that capitalises its nouns: its summaries have capitalised words that are
+# not names. Its function words (English ones such as "die" or "in" left out).
+_GERMAN = frozenset(
+    _listed(
+        "der das und ist nicht ich wir sie ein eine einen mit für auf dem des von vom zum zur "
+        "hat haben sind wird werden auch aber oder noch bei nach wurde"
+    )
+)
+_ENGLISH = frozenset(_listed("the and of is was are were with this that from to"))
 _NUMBER = re.compile(
     r"(?<![\w.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\w.,]?\d)"
     r"|(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)*"
@@ -439,7 +465,9 @@ def _fabricated(summary: str, source: str) -> str | None:
     numeric_dates = bool(_ISO_DATE.search(source))
     if (s_months - m_months and not numeric_dates) or s_days - m_days:
         return "the summary has a date the message does not"
-    for name in sorted(_names(summary)):
+    if _capitalises_nouns(source) and not _english(summary):
+        return None  # German: a capitalised word is a noun as often as a name
+    for name in sorted(_names(summary) | _opening_names(summary, source)):
         key, stem = name.lower(), content_terms(name)
         if key in words or (stem and stem[0] in stems):
             continue
@@ -447,6 +475,56 @@ def _fabricated(summary: str, source: str) -> str | None:
             continue
         return f"the summary names {name!r}, which the message does not"
     return None
+
+
+def _opening_names(summary: str, source: str) -> set[str]:
+    """Names opening a sentence or bullet ("- Marcus booked the flight."): a capitalised
+    word the message lacks, used in the summary only capitalised, that is possessive or
+    followed by an auxiliary or a past tense ("Marcus's team", "Marcus will", "Marcus
+    booked"). Other openings ("Booked ...", "Wants ...", "Quarter: ...") are ordinary
+    words, and so are adverbs ("Eventually decided").
+    """
+    _, words, stems = _source_facts(source)
+    lowered = {w for _, w in _words(summary) if w.islower()}
+    names = set()
+    for match in _WORD.finditer(summary):
+        word, start = match.group(0), match.start()
+        if not word[0].isupper() or word.isupper() or not _opens_sentence(summary, start):
+            continue
+        base = re.sub(r"['’]s$", "", word)
+        key = base.lower()
+        if (
+            len(key) < 2
+            or key in words
+            or key in lowered
+            or key in STOPWORDS
+            or key in _GENERIC_CAPS
+            or key in _MONTHS
+            or key in _DAYS
+            or (key.endswith("ly") and len(key) >= 6)
+            or set(content_terms(key)) & stems
+        ):
+            continue
+        rest = summary[match.end() :]
+        possessive = base != word or rest.startswith(("'", "’"))
+        after = re.match(r" ([a-z]+)\b", rest)
+        verb = after is not None and (
+            after.group(1) in _AUXILIARIES
+            or (after.group(1).endswith("ed") and len(after.group(1)) >= 4)
+        )
+        if possessive or verb:
+            names.add(base)
+    return names
+
+
+def _capitalises_nouns(text: str) -> bool:
+    """German (by its function words), where capitalised words are nouns as often as names."""
+    found = {w for _, w in _words(text.lower()) if w in _GERMAN}
+    return len(found) >= 2
+
+
+def _english(text: str) -> bool:
+    return any(w in _ENGLISH for _, w in _words(text.lower()))
 
 
 def _initials(name: str, source: str) -> bool:
@@ -477,6 +555,75 @@ def _carries(summary: str, source: str) -> bool:
     )
 
 
+def _fold(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+@lru_cache(maxsize=256)
+def _source_terms(source: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
+    """The message's stems, their five-letter starts and its longer stems, accent-folded."""
+    stems = {_fold(t) for t in content_terms(source) if not any(c.isdigit() for c in t)}
+    starts = {t[:5] for t in stems if len(t) >= 5}
+    return frozenset(stems), frozenset(starts), tuple(sorted(t for t in stems if len(t) >= 4))
+
+
+def _loose_terms(summary: str, source: str) -> tuple[list[str], list[str]]:
+    """The summary's content words (numbers, number words and words about the talk left
+    out: other checks judge them) and those of them the message lacks. A word counts as
+    the message's when its stem is, when it starts like one of the message's words
+    ("decision" for "decided", "séminaire" for "seminar") or when it is a compound of
+    one ("hotelbuchung" for "hotel")."""
+    stems, starts, parts = _source_terms(source)
+    terms = [
+        _fold(t)
+        for t in dict.fromkeys(content_terms(summary))
+        if t not in _TALK and t not in _NUMBER_WORDS and not any(c.isdigit() for c in t)
+    ]
+    loose = []
+    for term in terms:
+        if term in stems or (len(term) >= 5 and term[:5] in starts):
+            continue
+        if len(term) >= 7 and any(term.startswith(p) or term.endswith(p) for p in parts):
+            continue
+        loose.append(term)
+    return terms, loose
+
+
+def _says_other_things(terms: list[str], loose: list[str]) -> bool:
+    """Most of the summary's words are not the message's: an answer to it, another
+    topic, or another language. A paraphrase keeps most of them (the held-out faithful
+    summaries at most 38% new words)."""
+    return len(terms) >= 4 and len(loose) >= 3 and 2 * len(loose) > len(terms)
+
+
+def _other_language(summary: str, source: str) -> bool:
+    """Two or more function words of another language ("und", "est", "los") in a summary
+    of a message that has no more than one of them: written in another language."""
+    foreign = function_words()
+    _, words, _ = _source_facts(source)
+    in_source = {w for w in words if w in foreign}
+    in_summary = {_fold(w) for _, w in _words(summary) if w.islower() and _fold(w) in foreign}
+    return len(in_source) < 2 and len(in_summary - words) >= 2
+
+
+_QUESTION = re.compile(r"\?(?=\s|$)")
+
+
+def _answers_question(summary: str, source: str, terms: list[str], loose: list[str]) -> bool:
+    """The message asks and the summary answers: a question in the message, no sign of
+    it in the summary ("asks", "wants", "how", "?"), and new content: a number word the
+    message lacks ("boil it for six minutes") or many new words."""
+    if not _QUESTION.search(source) or "?" in summary:
+        return False
+    said = [w.lower() for _, w in _words(summary)]
+    if any(w in _QUESTION_CUES for w in said):
+        return False
+    numbers, words, _ = _source_facts(source)
+    if any(w in _NUMBER_WORDS and w not in words and _NUMBER_WORDS[w] not in numbers for w in said):
+        return True
+    return len(loose) >= 3 and 5 * len(loose) >= 2 * len(terms)
+
+
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b|\bI['’](?:m|ve|d|ll)\b")
 _REPEAT_UNIT = re.compile(r"(?<=[.!?])\s+|\n+|\s+-\s+")
 
@@ -501,8 +648,12 @@ def _repeats_itself(summary: str) -> bool:
     return total >= 8 and max(words.values()) * 2 > total
 
 
-def summary_facts_problem(summary: str, source: str) -> str | None:
-    """Why ``summary`` is not a faithful summary of ``source`` (see the module docs)."""
+def summary_facts_problem(summary: str, source: str, *, conversation: bool = False) -> str | None:
+    """Why ``summary`` is not a faithful summary of ``source`` (see the module docs).
+
+    ``conversation``: ``source`` is a conversation (the running summary), whose answers
+    the summary reports, not one message whose question it must not answer.
+    """
     if _REFUSAL.search(summary.split("\n", 1)[0][:300]):
         return "the model refused"
     body = clean_model_summary(summary)
@@ -517,6 +668,13 @@ def summary_facts_problem(summary: str, source: str) -> str | None:
     fabricated = _fabricated(body, source)
     if fabricated:
         return fabricated
+    if _other_language(body, source):
+        return "the summary is in another language than the message"
+    terms, loose = _loose_terms(body, source)
+    if _says_other_things(terms, loose):
+        return "most of the summary's words are not the message's"
+    if not conversation and _answers_question(body, source, terms, loose):
+        return "the model answered the message's question instead of summarizing it"
     if not _carries(body, source):
         return "the summary carries none of the message's facts"
     return None

@@ -139,7 +139,9 @@ def _copied(summary: str, source: str) -> bool:
     return WHITESPACE.sub(" ", summary).strip() in flat
 
 
-def summary_problem(summary: str, source: str, prompt: str) -> str | None:
+def summary_problem(
+    summary: str, source: str, prompt: str, *, conversation: bool = False
+) -> str | None:
     """Why a model's summary of ``source`` must not be stored, or ``None`` when it may.
 
     Small or misconfigured models return the instructions (``prompt``) instead of a
@@ -147,7 +149,8 @@ def summary_problem(summary: str, source: str, prompt: str) -> str | None:
     invent facts (see :mod:`langgraph_librarian.index._validate`); stored as
     ``"summarized"`` such an entry would hide the message from selection for good.
     Rejected summaries become extractive entries marked ``"fallback"``. The running summary
-    (:mod:`langgraph_librarian.memory`) applies the same checks to its answers.
+    (:mod:`langgraph_librarian.memory`) applies the same checks to its answers, with
+    ``conversation=True``: its source is a conversation, not one message.
     """
     if not summary:
         return "empty summary"
@@ -159,7 +162,7 @@ def summary_problem(summary: str, source: str, prompt: str) -> str | None:
     overlap = len(terms & set(content_terms(source))) / len(terms) if terms else 0.0
     if len(terms) >= 4 and overlap < 0.1:
         return "the summary shares no words with the message"
-    return summary_facts_problem(summary, source)
+    return summary_facts_problem(summary, source, conversation=conversation)
 
 
 @dataclass

@@ -67,7 +67,7 @@ def _answer_problem(
     plus two that only a running summary has: it must say something about the
     conversation ("OK" or "Done." does not), and keep most of the previous summary.
     """
-    problem = summary_problem(answer, source, instructions)
+    problem = summary_problem(answer, source, instructions, conversation=True)
     if problem is None and echoes_template(answer, instructions, fences):
         problem = "the model repeated its prompt"
     source_terms = set(content_terms(source))
