@@ -18,6 +18,7 @@ from fakes import ScriptedChatModel
 from langgraph_librarian import LibrarianConfig
 from langgraph_librarian.index import update_index
 from langgraph_librarian.index.summarize import DEFAULT_SUMMARY_PROMPT, summary_problem
+from langgraph_librarian.memory import RunningSummarizer
 
 
 def problem(summary: str, source: str) -> str | None:
@@ -360,6 +361,54 @@ def test_a_role_word_in_a_summary_is_fine():
     assert (
         problem("User: Maria Santos booked Hotel Avenida, March 12-15, CRG-20931.", BOOKING) is None
     )
+
+
+# -- 8. a summary cut mid-word ----
+
+TRIP = (
+    "I want to book a flight from Lisbon to Berlin on Friday morning, economy, for two "
+    "people, and we need a hotel close to the central station for three nights."
+)
+
+
+def test_a_cut_final_sentence_is_dropped():
+    answer = (
+        "Wants a Friday-morning economy flight from Lisbon to Berlin for two people. "
+        "Also needs a hotel near the central sta"
+    )
+    update = _index(TRIP, answer)
+    assert update.entries[0].status == "summarized"
+    assert update.entries[0].summary == (
+        "Wants a Friday-morning economy flight from Lisbon to Berlin for two people."
+    )
+
+
+def test_a_summary_that_is_only_a_cut_sentence_is_rejected():
+    update = _index(TRIP, "The user wants to book a fli")
+    assert update.entries[0].status == "fallback"
+    assert "cut off" in update.errors[0]
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        "Flight Lisbon to Berlin on Friday morning, economy, two people; hotel near the "
+        "central station for three nights",
+        "Friday flight Lisbon-Berlin for two, plus a hotel by the station for 3 nights",
+    ],
+)
+def test_a_summary_without_a_final_full_stop_is_not_cut(summary):
+    update = _index(TRIP, summary)
+    assert update.entries[0].status == "summarized"
+    assert update.entries[0].summary == summary
+
+
+def test_a_running_summary_drops_a_cut_last_line():
+    model = ScriptedChatModel(script="- Vegetarian, wants it remembered.\n- Allergic to nu")
+    result = RunningSummarizer(model, max_summary_tokens=300).summarize(
+        [HumanMessage("I'm vegetarian and allergic to nuts, please remember that.")]
+    )
+    assert result.method == "llm" and result.summary == "- Vegetarian, wants it remembered."
 
 
 # -- 10. thousands separators ----

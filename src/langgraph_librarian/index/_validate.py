@@ -40,7 +40,7 @@ from langgraph_librarian._engine.text import DAYS as _DAYS
 from langgraph_librarian._engine.text import MONTHS as _MONTHS
 from langgraph_librarian._engine.text import STOPWORDS, content_terms
 
-__all__ = ["clean_model_summary", "summary_facts_problem"]
+__all__ = ["clean_model_summary", "drop_cut_tail", "summary_facts_problem"]
 
 
 def _listed(words: str) -> list[str]:
@@ -684,6 +684,33 @@ def _repeats_itself(summary: str) -> bool:
     words = Counter(w.lower() for w in _WORD.findall(summary))
     total = sum(words.values())
     return total >= 8 and max(words.values()) * 2 > total
+
+
+_LAST_WORD = re.compile(r"[^\W\d_]+$")
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s)|\n")
+
+
+def drop_cut_tail(summary: str, source: str) -> tuple[str, bool]:
+    """``summary`` without a last sentence cut mid-word, and whether one was cut.
+
+    A server may stop a model at its output limit without saying so (no
+    ``finish_reason``): "The user wants to book a fli". The last word is taken as cut
+    when the summary ends on it (no punctuation after it), the message lacks it (as a
+    word or a stem) and the message has a longer word that starts with it ("flight").
+    The complete sentences or lines before it are kept; with none, the text is ``""``.
+    """
+    text = summary.rstrip()
+    match = _LAST_WORD.search(text)
+    if match is None or len(match.group(0)) < 2:
+        return summary, False
+    last = match.group(0).lower()
+    _, words, stems = _source_facts(source)
+    if last in words or set(content_terms(last)) & stems:
+        return summary, False
+    if not any(len(w) > len(last) and w.startswith(last) for w in words):
+        return summary, False
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
+    return (text[: ends[-1]].rstrip() if ends else ""), True
 
 
 def summary_facts_problem(summary: str, source: str, *, conversation: bool = False) -> str | None:

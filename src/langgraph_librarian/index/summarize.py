@@ -24,7 +24,11 @@ from langgraph_librarian._engine.messages import (
 )
 from langgraph_librarian._engine.text import WHITESPACE, clean_text, content_terms, fence
 from langgraph_librarian.entry import EntryStatus, IndexEntry
-from langgraph_librarian.index._validate import clean_model_summary, summary_facts_problem
+from langgraph_librarian.index._validate import (
+    clean_model_summary,
+    drop_cut_tail,
+    summary_facts_problem,
+)
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
@@ -215,10 +219,15 @@ class LLMSummarizer:
         ]
 
     def _outcome(self, message: BaseMessage, raw: object, start: float) -> _Outcome:
-        whole = _clean_summary(raw)
-        summary = _stored(whole)
         source = message_text(message)
-        problem = summary_problem(whole, source, self.prompt)
+        # A last sentence cut mid-word (an output limit the server did not report) is
+        # dropped; a summary that is nothing but one is rejected.
+        whole, cut = drop_cut_tail(_clean_summary(raw), source)
+        summary = _stored(whole)
+        if cut and not whole:
+            problem: str | None = "the summary was cut off mid-word"
+        else:
+            problem = summary_problem(whole, source, self.prompt)
         if problem is None and len(whole) >= len(source.strip()):
             # A "summary" no shorter than the message only bloats the selector's prompt
             # (and a short form made from it would be longer than the original). Judged

@@ -17,7 +17,7 @@ from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._engine.messages import message_text, output_text
 from langgraph_librarian._engine.models import LazyModel, build_model
 from langgraph_librarian._engine.text import content_terms
-from langgraph_librarian.index._validate import clean_model_summary
+from langgraph_librarian.index._validate import clean_model_summary, drop_cut_tail
 from langgraph_librarian.index.summarize import summary_problem
 from langgraph_librarian.memory._adapter import langchain_summarizer
 from langgraph_librarian.memory._facts import (
@@ -312,9 +312,15 @@ class RunningSummarizer:
             if _passes_through(exc):
                 raise
             raise SummarizationError(f"{type(exc).__name__}: {exc}") from exc
-        # Checked and kept without a preamble, fence, label or closing offer.
-        text = clean_model_summary(output_text(raw))
-        problem = _answer_problem(text, request.source, self.prompt, DATA_TAGS, request.previous)
+        # Checked and kept without a preamble, fence, label or closing offer, nor a last
+        # line cut mid-word (an output limit the server did not report).
+        text, cut = drop_cut_tail(clean_model_summary(output_text(raw)), request.source)
+        if cut and not text:
+            problem: str | None = "the summary was cut off mid-word"
+        else:
+            problem = _answer_problem(
+                text, request.source, self.prompt, DATA_TAGS, request.previous
+            )
         if problem is not None:
             note = f"model summary rejected ({problem}); offline summary used"
             return self._offline(messages, previous_summary, start, [*request.notes, note])
