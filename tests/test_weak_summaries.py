@@ -12,7 +12,7 @@ of the good summaries it must keep.
 from __future__ import annotations
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
 from fakes import ScriptedChatModel
 from langgraph_librarian import LibrarianConfig
@@ -409,6 +409,43 @@ def test_a_running_summary_drops_a_cut_last_line():
         [HumanMessage("I'm vegetarian and allergic to nuts, please remember that.")]
     )
     assert result.method == "llm" and result.summary == "- Vegetarian, wants it remembered."
+
+
+# -- 9. a running summary that echoes the previous one ----
+
+PREVIOUS = "- User is vegetarian and allergic to nuts.\n- Dinner party on Saturday for six."
+
+
+def test_an_echoed_running_summary_keeps_the_new_facts():
+    model = ScriptedChatModel(script=PREVIOUS)
+    result = RunningSummarizer(model, max_summary_tokens=300).summarize(
+        [
+            HumanMessage("My flight is TP 1341 on Friday, landing in Berlin at 16:40."),
+            AIMessage("Noted: TP 1341, Friday, Berlin 16:40."),
+        ],
+        PREVIOUS,
+    )
+    assert result.method == "extractive"
+    assert "TP 1341" in result.summary and "allergic to nuts" in result.summary
+    assert any("rejected" in n for n in result.notes)
+
+
+def test_a_running_summary_that_adds_the_new_facts_is_used():
+    answer = PREVIOUS + "\n- Flight TP 1341 on Friday, lands in Berlin at 16:40."
+    model = ScriptedChatModel(script=answer)
+    result = RunningSummarizer(model, max_summary_tokens=300).summarize(
+        [HumanMessage("My flight is TP 1341 on Friday, landing in Berlin at 16:40.")],
+        PREVIOUS,
+    )
+    assert result.method == "llm" and result.summary == answer
+
+
+def test_an_unchanged_summary_after_small_talk_is_used():
+    model = ScriptedChatModel(script=PREVIOUS)
+    result = RunningSummarizer(model, max_summary_tokens=300).summarize(
+        [HumanMessage("Thanks, that's great!"), AIMessage("You're welcome!")], PREVIOUS
+    )
+    assert result.method == "llm" and result.summary == PREVIOUS
 
 
 # -- 10. thousands separators ----
