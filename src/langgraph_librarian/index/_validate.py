@@ -5,10 +5,22 @@ it. Small local models answer with filler ("Just like that.", "OK"), meta-answer
 Here is the summary:", "The message is not found."), refusals, text about something else,
 or a summary with invented facts (another amount, code, date or name). The rules:
 
-- **Facts must come from the message.** Every number (``4,500`` = ``4500``; ``6`` may be
-  ``six``), code (``CRG-20931``), month or weekday, and capitalised name in the middle
-  of a sentence must occur in the message. Number words in the summary are not checked:
-  "two options" may count what the message lists.
+- **Facts must come from the message.** Every number (``4,500`` = ``4.500`` =
+  ``4 500`` = ``4500``; ``6`` may be ``six``), code (``CRG-20931``), month or weekday
+  (``Thu`` = ``Thursday``), and capitalised name must occur in the message: a number as
+  a whole number (``45`` is not in order ``A-4521``), a name inside a sentence or
+  opening one ("- Marcus booked ..."; a word the message lacks, possessive or before an
+  auxiliary or a past tense). Capitalised words of a German summary of a German message
+  are nouns as often as names and are not checked. Number words in the summary are not
+  checked: "two options" may count what the message lists.
+- **It must say what the message says**: not mostly other words (over half of its
+  content words new: an answer, another topic), not in another language (two function
+  words of one, "und", "est", that the message lacks), and not an answer to the
+  message's question (no sign of the question, and a number word or many words the
+  message lacks). It must not obey an instruction quoted in the message (a sentence
+  that is the reply "reply only with 'HACKED'" asks for), nor go on with the
+  conversation (lines of two speakers, "User: ... Assistant: ...", when the message is
+  no transcript; not checked for the running summary, whose source is a conversation).
 - **It must carry something of the message**: at least one of the message's facts, or,
   when it paraphrases without them, several of its content words (or half of its own
   words, for a very short summary).
@@ -22,8 +34,12 @@ or a summary with invented facts (another amount, code, date or name). The rules
   and what is left must not talk about the message instead of summarising it. The
   callers store that same cleaned text, so the wrapping never reaches the index or the
   agent.
+- **A last sentence cut mid-word** ("... book a fli", an output limit the server did not
+  report) is dropped by the callers before the checks (:func:`drop_cut_tail`); an answer
+  that is nothing but one is rejected.
 
-Each rule is general (no phrase lists tuned to one model); the held-out sets in
+Each rule is general (closed word classes only: auxiliaries, question words, function
+words, speaker labels; no phrase lists tuned to one model); the held-out sets in
 ``tests/data/summaries_*.json`` measure them.
 """
 
