@@ -211,6 +211,12 @@ def test_a_weekday_or_month_the_message_never_names_is_invented(source, answer):
     assert problem(answer, source) is not None
 
 
+def test_a_full_hour_may_be_written_with_its_minutes():
+    source = "We're adopting the rescue beagle, Biscuit. Pickup is Saturday at 11."
+    assert problem("Adopting Biscuit the beagle; pickup Sat 11:00.", source) is None
+    assert problem("Adopting Biscuit the beagle; pickup Sat 11:30.", source) is not None
+
+
 def test_sun_and_sat_as_words_are_not_weekdays():
     source = "We sat on the terrace for the whole afternoon and the review went well."
     assert problem("Sat on the terrace all afternoon; the review went well.", source) is None

@@ -484,7 +484,9 @@ def _fabricated(summary: str, source: str) -> str | None:
         {
             min(readings)
             for start, end, readings in _claims(summary)
-            if not readings & numbers and not any(a <= start and end <= b for a, b in grounded)
+            if not readings & numbers
+            and not any(a <= start and end <= b for a, b in grounded)
+            and not (readings == {"0"} and summary[start - 1 : start] == ":")  # 11:00
         }
     )
     if invented:
