@@ -24,7 +24,11 @@ from langgraph_librarian._engine.messages import (
 )
 from langgraph_librarian._engine.text import WHITESPACE, clean_text, content_terms, fence
 from langgraph_librarian.entry import EntryStatus, IndexEntry
-from langgraph_librarian.index._validate import clean_model_summary, summary_facts_problem
+from langgraph_librarian.index._validate import (
+    clean_model_summary,
+    drop_cut_tail,
+    summary_facts_problem,
+)
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
@@ -139,7 +143,9 @@ def _copied(summary: str, source: str) -> bool:
     return WHITESPACE.sub(" ", summary).strip() in flat
 
 
-def summary_problem(summary: str, source: str, prompt: str) -> str | None:
+def summary_problem(
+    summary: str, source: str, prompt: str, *, conversation: bool = False
+) -> str | None:
     """Why a model's summary of ``source`` must not be stored, or ``None`` when it may.
 
     Small or misconfigured models return the instructions (``prompt``) instead of a
@@ -147,7 +153,8 @@ def summary_problem(summary: str, source: str, prompt: str) -> str | None:
     invent facts (see :mod:`langgraph_librarian.index._validate`); stored as
     ``"summarized"`` such an entry would hide the message from selection for good.
     Rejected summaries become extractive entries marked ``"fallback"``. The running summary
-    (:mod:`langgraph_librarian.memory`) applies the same checks to its answers.
+    (:mod:`langgraph_librarian.memory`) applies the same checks to its answers, with
+    ``conversation=True``: its source is a conversation, not one message.
     """
     if not summary:
         return "empty summary"
@@ -159,7 +166,7 @@ def summary_problem(summary: str, source: str, prompt: str) -> str | None:
     overlap = len(terms & set(content_terms(source))) / len(terms) if terms else 0.0
     if len(terms) >= 4 and overlap < 0.1:
         return "the summary shares no words with the message"
-    return summary_facts_problem(summary, source)
+    return summary_facts_problem(summary, source, conversation=conversation)
 
 
 @dataclass
@@ -212,10 +219,15 @@ class LLMSummarizer:
         ]
 
     def _outcome(self, message: BaseMessage, raw: object, start: float) -> _Outcome:
-        whole = _clean_summary(raw)
-        summary = _stored(whole)
         source = message_text(message)
-        problem = summary_problem(whole, source, self.prompt)
+        # A last sentence cut mid-word (an output limit the server did not report) is
+        # dropped; a summary that is nothing but one is rejected.
+        whole, cut = drop_cut_tail(_clean_summary(raw), source)
+        summary = _stored(whole)
+        if cut and not whole:
+            problem: str | None = "the summary was cut off mid-word"
+        else:
+            problem = summary_problem(whole, source, self.prompt)
         if problem is None and len(whole) >= len(source.strip()):
             # A "summary" no shorter than the message only bloats the selector's prompt
             # (and a short form made from it would be longer than the original). Judged

@@ -43,6 +43,7 @@ __all__ = [
     "message_fact",
     "parse_summary",
     "retained_terms",
+    "user_fact_terms",
 ]
 
 _VERBATIM_CHARS = 240
@@ -319,3 +320,18 @@ def retained_terms(previous_summary: str) -> set[str]:
         or VALUE_PATTERN.search(line.partition(":")[2])
     ]
     return set(content_terms(" ".join(lasting)))
+
+
+def user_fact_terms(messages: Sequence[BaseMessage]) -> set[str]:
+    """Content words of the user's messages that state a lasting fact: a number, or a
+    constraint, preference, decision or change cue ("My flight is TP 1341 on Friday",
+    "I'm allergic to nuts"). Small talk and questions without one are left out."""
+    stated = [
+        text
+        for text in (message_text(m) for m in messages if m.type == "human")
+        if re.search(r"\d", text)
+        or _LASTING.search(text)
+        or _DECISIONS.search(text)
+        or CHANGE_CUES.search(text)
+    ]
+    return set(content_terms(" ".join(stated)))

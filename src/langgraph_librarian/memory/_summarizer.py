@@ -17,7 +17,7 @@ from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._engine.messages import message_text, output_text
 from langgraph_librarian._engine.models import LazyModel, build_model
 from langgraph_librarian._engine.text import content_terms
-from langgraph_librarian.index._validate import clean_model_summary
+from langgraph_librarian.index._validate import clean_model_summary, drop_cut_tail
 from langgraph_librarian.index.summarize import summary_problem
 from langgraph_librarian.memory._adapter import langchain_summarizer
 from langgraph_librarian.memory._facts import (
@@ -25,6 +25,7 @@ from langgraph_librarian.memory._facts import (
     merge_facts,
     parse_summary,
     retained_terms,
+    user_fact_terms,
 )
 from langgraph_librarian.memory._prompts import (
     DATA_TAGS,
@@ -58,16 +59,24 @@ _Flow = Generator[Prompt, object, "SummaryResult"]
 
 
 def _answer_problem(
-    answer: str, source: str, instructions: str, fences: Sequence[str], previous: str = ""
+    answer: str,
+    source: str,
+    instructions: str,
+    fences: Sequence[str],
+    previous: str = "",
+    news: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why a model's answer must not become the summary, or ``None``.
 
     The index's checks (empty, instructions repeated, refusal, nothing in common with
     the source) and the selector's echo check (the prompt's data tags in the answer),
-    plus two that only a running summary has: it must say something about the
-    conversation ("OK" or "Done." does not), and keep most of the previous summary.
+    plus three that only a running summary has: it must say something about the
+    conversation ("OK" or "Done." does not), keep most of the previous summary, and
+    take in something of what the user's new messages establish (``news``: the words
+    of their lasting facts that the previous summary lacks): a model that echoes the
+    previous summary would drop them.
     """
-    problem = summary_problem(answer, source, instructions)
+    problem = summary_problem(answer, source, instructions, conversation=True)
     if problem is None and echoes_template(answer, instructions, fences):
         problem = "the model repeated its prompt"
     source_terms = set(content_terms(source))
@@ -77,6 +86,8 @@ def _answer_problem(
         kept = retained_terms(previous)
         if kept and len(kept & set(content_terms(answer))) < _MIN_RETAINED * len(kept):
             problem = "the summary drops most of the previous summary"
+    if problem is None and news and not news & set(content_terms(answer)):
+        problem = "the summary leaves out the new messages' facts"
     return problem
 
 
@@ -91,6 +102,7 @@ class _Request:
     previous: str  # the previous summary as the model sees it
     source: str  # everything the model was given to summarize
     notes: list[str]
+    news: frozenset[str]  # words of the user's new lasting facts, not in ``previous``
 
 
 @dataclass
@@ -132,9 +144,11 @@ class RunningSummarizer:
     offline if still too long.
 
     An answer that is not a summary (an echo of the prompt, a refusal, "OK", text
-    unrelated to the conversation, or one that drops most of the previous summary) is
-    never used: the offline summary is returned instead (``method="extractive"``, a
-    note says why). A failed or timed-out call raises :class:`SummarizationError`:
+    unrelated to the conversation, one that drops most of the previous summary, or
+    one that leaves out every new lasting fact the user stated, such as the previous
+    summary echoed unchanged) is never used: the offline summary is returned instead
+    (``method="extractive"``, a note says why). A failed or timed-out call raises
+    :class:`SummarizationError`:
     callers keep their messages and old summary. A model string that cannot become a
     model, or a provider answering 401/403/404, raises as it is (a configuration error
     to fix, not a failure to wait out).
@@ -279,9 +293,13 @@ class RunningSummarizer:
             notes.append("previous summary re-compressed offline")
         # Within budget a summary is never cut; this only bounds odd token counters.
         previous = clip_middle(previous, max(2 * MAX_MESSAGE_CHARS, 8 * self.max_summary_tokens))
-        source = "\n".join([previous, *(message_text(m) for m in conversation[older:])])
+        shown = conversation[older:]
+        source = "\n".join([previous, *(message_text(m) for m in shown)])
         prompt = summary_prompt(lines, previous, self.prompt, self._max_words)
-        return _Request(prompt, previous, source, notes)
+        news: frozenset[str] = frozenset()
+        if previous:
+            news = frozenset(user_fact_terms(shown) - set(content_terms(previous)))
+        return _Request(prompt, previous, source, notes, news)
 
     def build_prompt(
         self, messages: Sequence[BaseMessage], previous_summary: str = ""
@@ -312,9 +330,15 @@ class RunningSummarizer:
             if _passes_through(exc):
                 raise
             raise SummarizationError(f"{type(exc).__name__}: {exc}") from exc
-        # Checked and kept without a preamble, fence, label or closing offer.
-        text = clean_model_summary(output_text(raw))
-        problem = _answer_problem(text, request.source, self.prompt, DATA_TAGS, request.previous)
+        # Checked and kept without a preamble, fence, label or closing offer, nor a last
+        # line cut mid-word (an output limit the server did not report).
+        text, cut = drop_cut_tail(clean_model_summary(output_text(raw)), request.source)
+        if cut and not text:
+            problem: str | None = "the summary was cut off mid-word"
+        else:
+            problem = _answer_problem(
+                text, request.source, self.prompt, DATA_TAGS, request.previous, request.news
+            )
         if problem is not None:
             note = f"model summary rejected ({problem}); offline summary used"
             return self._offline(messages, previous_summary, start, [*request.notes, note])
