@@ -209,7 +209,13 @@ def test_prompt_is_bounded_for_huge_index():
 def test_llm_indexer_with_local_selector():
     from langgraph_librarian import LOCAL
 
-    indexer = ScriptedChatModel(script=lambda msgs: "Summary: " + msgs[-1].content[30:90])
+    # The message's first words (a character slice, as this test used, begins and ends
+    # mid-word: now read as an answer cut off, its cut sentence dropped).
+    indexer = ScriptedChatModel(
+        script=lambda msgs: (
+            "Summary: " + " ".join(msgs[-1].content.split("<message>\n", 1)[-1].split()[:14])
+        )
+    )
     config = LibrarianConfig(indexer_model=indexer, selector_model=LOCAL, retry_backoff=0)
     messages = [*conversation(6), HumanMessage("What is the offsite budget now?", id="q")]
     index = update_index(messages, [], config).entries
