@@ -484,3 +484,32 @@ def test_thousands_separators_match_either_way(said, summarized):
 )
 def test_a_different_amount_is_still_invented(said, summarized):
     assert problem(NEW_BUDGET.format(summarized), BUDGET.format(said)) is not None
+
+
+# -- layout that is not a claim (found by a newcomer trial) ------------------------------------
+
+NUTS = "For the offsite we booked the hotel near the station and the team dinner is at the fish restaurant on the harbour; the workshop room has a projector but no whiteboard."
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        "1. Hotel near the station booked.\n2. Team dinner at the fish restaurant on the harbour.",
+        "1) Hotel near the station booked. 2) Dinner at the fish restaurant; no whiteboard.",
+        "Offsite — The hotel near the station is booked; dinner at the fish restaurant.",
+        "Logistics – The workshop room has a projector but no whiteboard.",
+    ],
+)
+def test_a_numbered_list_or_a_dash_before_a_sentence_is_layout(summary):
+    assert summary_problem(summary, NUTS, DEFAULT_SUMMARY_PROMPT) is None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "1. Hotel near the station booked for 3 nights.",  # 3 is a claim, 1. is not
+        "Offsite — Marcus booked the hotel near the station.",
+    ],
+)
+def test_claims_inside_a_numbered_list_are_still_checked(answer):
+    assert summary_problem(answer, NUTS, DEFAULT_SUMMARY_PROMPT) is not None

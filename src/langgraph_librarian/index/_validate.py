@@ -133,7 +133,7 @@ _GROUPED = re.compile(r"\d{1,3}(?:(?:[ \u00a0\u202f]\d{3})+|(?:,\d{3})+|(?:\.\d{
 _CODE = re.compile(r"\b[A-Za-z]+[-_/.#]?\d[\w\-/.#]*|\b\d+[-_][A-Za-z][\w\-]*")
 _ISO_DATE = re.compile(r"\b\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}\b")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*|[-*•]\s+|[\"'“(]\s*)$")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*|[-*•—–]\s+|[\"'“(]\s*)$")
 
 _ADJECTIVE = (
     r"(?:short|brief|concise|one-sentence|quick|possible|updated|running|revised|new|"
@@ -474,8 +474,15 @@ def _code_in(code: str, source: str) -> bool:
     return re.search(f"(?<![a-z0-9]){pattern}(?![a-z0-9])", source.lower()) is not None
 
 
+_LIST_MARKER = re.compile(r"(?:^|(?<=\n)|(?<=[.!?;]\s))[ \t]*\(?\d{1,2}[.)](?=\s)")
+"""A numbered list's marker ("1. ", "2) "), at a line start or after a sentence's end."""
+
+
 def _fabricated(summary: str, source: str) -> str | None:
     numbers, words, stems = _source_facts(source)
+    # A numbered list's markers are layout, not numbers the summary states.
+    # (A line break in its place: the word after it opens a sentence.)
+    summary = _LIST_MARKER.sub(lambda m: "\n" + " " * (len(m.group(0)) - 1), summary)
     codes = _code_spans(summary)
     grounded = [(a, b) for a, b, code in codes if _code_in(code, source)]
     # A number inside a code the message has (CRG-20931) is not a separate claim; any
