@@ -455,3 +455,30 @@ def test_an_empty_recall_says_whether_the_scope_is_empty_or_holds_only_this_thre
     assert memory.recall("user:1", "what am I allergic to?", exclude_thread_id="t2").status == (
         "recalled"
     )
+
+
+def test_a_long_pasted_document_is_recalled_by_its_matching_passage():
+    """A record too long for a third of the block is given as its opening and the passages
+    that match the question: not its first 8 KB, which dropped the clause asked about and
+    crowded out every other record."""
+    clauses = [
+        f"Clause {n}. The tenant shall comply with the general obligations of section {n} "
+        "regarding maintenance, access, notices and quiet enjoyment of the premises."
+        for n in range(1, 121)
+    ]
+    clauses[69] = (
+        "Clause 70. Pets are permitted only with the landlord's written consent and a "
+        "refundable pet deposit of 300 pounds."
+    )
+    lease = "Here is my new tenancy agreement, please check it.\n" + "\n".join(clauses)
+    memory = ScopeMemory(InMemoryStore())
+    memory.capture("user:1", [HumanMessage(lease, id="lease")], thread_id="a")
+    memory.capture(
+        "user:1", [HumanMessage("My cat Mochi needs a pet passport.", id="cat")], thread_id="b"
+    )
+    result = memory.recall("user:1", "How much is the pet deposit under my lease?")
+    assert result.status == "recalled"
+    assert "deposit of 300 pounds" in result.text
+    assert "Here is my new tenancy agreement" in result.text  # its opening says what it is
+    assert len(result.text.encode()) < 8000 // 3 + 1000
+    assert "Mochi" in result.text  # room is left for the other records

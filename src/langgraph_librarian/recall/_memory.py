@@ -374,7 +374,13 @@ class ScopeMemory:
         return await _select.arank(records, query[:MAX_QUERY_CHARS], self.config, limit)
 
     def _finish(
-        self, scope_id: str, ranked: _select.Ranked, total: int, max_bytes: int, held: int
+        self,
+        scope_id: str,
+        ranked: _select.Ranked,
+        total: int,
+        max_bytes: int,
+        held: int,
+        query: str = "",
     ) -> RecallResult:
         key = scope_key(scope_id)
         if not held:
@@ -395,7 +401,7 @@ class ScopeMemory:
                 strategy="local",
                 relevance=ranked.relevance,
             )
-        text, kept = render_evidence(ranked.records, max_bytes)
+        text, kept = render_evidence(ranked.records, max_bytes, query)
         if not kept:
             return RecallResult(
                 "empty",
@@ -442,8 +448,9 @@ class ScopeMemory:
     ) -> RecallResult:
         """Rank the scope's records (but the excluded ones) and render the evidence."""
         records = _without(found, *excluded)
-        ranked = _select.select_ranked(records, query[:MAX_QUERY_CHARS], self.config, parent)
-        return self._finish(scope_id, ranked, len(records), bound, len(found))
+        query = query[:MAX_QUERY_CHARS]
+        ranked = _select.select_ranked(records, query, self.config, parent)
+        return self._finish(scope_id, ranked, len(records), bound, len(found), query)
 
     async def arecall(
         self,
@@ -469,5 +476,6 @@ class ScopeMemory:
             ranking = (scope_id, found, query, bound, parent, excluded)
             return await asyncio.to_thread(self._ranked, *ranking)
         records = _without(found, *excluded)
-        ranked = await _select.aselect_ranked(records, query[:MAX_QUERY_CHARS], self.config, parent)
-        return self._finish(scope_id, ranked, len(records), bound, len(found))
+        query = query[:MAX_QUERY_CHARS]
+        ranked = await _select.aselect_ranked(records, query, self.config, parent)
+        return self._finish(scope_id, ranked, len(records), bound, len(found), query)

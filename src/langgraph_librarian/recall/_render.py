@@ -17,6 +17,8 @@ import bisect
 import json
 from collections.abc import Sequence
 
+from langgraph_librarian._engine.text import one_line
+from langgraph_librarian.hydrate import matching_excerpt
 from langgraph_librarian.recall._records import MemoryRecord, time_order
 
 __all__ = [
@@ -208,8 +210,25 @@ class _Block:
         return lines
 
 
+_LONG_SHARE = 3
+"""A record longer than ``max_bytes // _LONG_SHARE`` bytes is given as its opening and the
+passages that match the question (a pasted lease, a log), so it does not crowd out the
+other records."""
+_OPENING_CHARS = 160
+
+
+def _excerpted(record: MemoryRecord, query: str, limit: int) -> str | None:
+    """``record``'s opening and the passages of its text that match ``query``, within
+    about ``limit`` characters; ``None`` when no passage matches."""
+    opening = one_line(record.text, _OPENING_CHARS)
+    excerpt = matching_excerpt(record.text, query, max(0, limit - len(opening) - 8))
+    if not excerpt or excerpt in opening:
+        return None
+    return f"{opening.rstrip('…').rstrip()} … {excerpt} …"
+
+
 def render_evidence(
-    ranked: Sequence[MemoryRecord], max_bytes: int
+    ranked: Sequence[MemoryRecord], max_bytes: int, query: str = ""
 ) -> tuple[str, list[MemoryRecord]]:
     """The recalled block for ``ranked`` records (most relevant first), within ``max_bytes``.
 
@@ -221,11 +240,17 @@ def render_evidence(
     room = max_bytes - _size(frame)
     block = _Block()
     misses = 0
+    long_record = max_bytes // _LONG_SHARE
     for record in ranked:
-        body = _size(_body(record, record.text))
+        text = record.text
+        body = _size(_body(record, text))
+        if query and body > long_record:
+            shorter = _excerpted(record, query, long_record)
+            if shorter is not None:
+                text, body = shorter, _size(_body(record, shorter))
         cost = block.cost(record, body)
         if cost <= room:
-            block.add(record, record.text, body)
+            block.add(record, text, body)
             room -= cost
         elif not block.kept and room >= _MIN_CUT_ROOM:
             cut = _cut_to_fit(record, room - 1)
