@@ -272,3 +272,44 @@ def test_acknowledgements_and_greetings_are_filler(text: str, filler: bool) -> N
     from langgraph_librarian.select._evidence import is_filler
 
     assert is_filler(text) is filler
+
+
+def test_two_thirds_of_the_questions_words_in_one_record_corroborate() -> None:
+    from langgraph_librarian.select._evidence import corroborates
+
+    terms = _terms("What theme did we pick for the party?")
+    assert corroborates(_terms("theme party"), frozenset(), terms)  # 2 of 3, no rare word
+    assert not corroborates(_terms("party"), frozenset(), terms)  # one word: chance
+    four = _terms("Which school bus does my son take?")
+    assert not corroborates(_terms("school son"), frozenset(), four)  # 2 of 4
+
+
+@pytest.mark.embeddings
+def test_a_record_with_most_of_a_questions_common_words_bears_in_a_large_scope() -> None:
+    """Found by a review on fresh scenarios: 'What theme did we pick for the party?' came
+    back empty from a scope holding 'we're planning a dinosaur-themed party', because its
+    words are common ones and the semantic floor rises with the scope."""
+    memory = ScopeMemory(InMemoryStore())
+    chatter = [
+        "Work was busy today, lots of meetings.",
+        "The weather has been grey all week.",
+        "I finally finished the book I was reading.",
+        "We went for a long walk by the canal.",
+        "My back is sore from gardening.",
+        "The train was late again this morning.",
+    ]
+    turns = []
+    for n in range(200):
+        turns += [f"{chatter[n % 6]} (day {n})", "Sounds like quite a day."]
+    turns += [
+        "Busy week: the car needs new tyres, the boiler was serviced, Mum came to stay, "
+        "and Leo chose dinosaurs as the theme of his birthday party on the 14th.",
+        "He'll love that!",
+    ]
+    _scope(memory, "u", "home", turns)
+    result = memory.recall("u", "What theme did we pick for the party?")
+    assert result.status == "recalled", result.reason
+    assert any("dinosaurs as the theme" in r.text for r in result.records)
+    assert (
+        memory.recall("u", "What is the torque spec for the cylinder head bolts?").status == "empty"
+    )

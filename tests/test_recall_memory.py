@@ -482,3 +482,31 @@ def test_a_long_pasted_document_is_recalled_by_its_matching_passage():
     assert "Here is my new tenancy agreement" in result.text  # its opening says what it is
     assert len(result.text.encode()) < 8000 // 3 + 1000
     assert "Mochi" in result.text  # room is left for the other records
+
+
+def test_records_bearing_on_the_question_alone_follow_the_selection():
+    """The selection's cut is relative to its best match: a record at the scope's floor by
+    itself (one answering by meaning, "bought my own flat" for "do I rent or own?") is
+    offered after it, best first, each text once (found by a review on fresh scenarios)."""
+    import numpy as np
+
+    from langgraph_librarian.recall._select import _ranked
+    from langgraph_librarian.select._evidence import Evidence
+    from langgraph_librarian.select.result import Selection
+
+    def record(n: int, text: str) -> MemoryRecord:
+        return MemoryRecord(key=f"k{n}", text=text, summary=text, role="human", kind="turn")
+
+    texts = ["renting a room", "chatter", "bought my own flat", "bought my own flat", "more"]
+    records = [record(n, t) for n, t in enumerate(texts)]
+    n = len(records)
+    evidence = Evidence(
+        semantic=np.array([4.0, 0.2, 3.0, 3.0, 0.4]),
+        lexical=np.zeros(n, dtype=bool),
+        usable=np.ones(n, dtype=bool),
+        strong=np.zeros(n, dtype=bool),
+        measured=True,
+    )
+    assert evidence.floor() <= 3.0
+    ranked = _ranked(records, Selection(ids=[0], strategy="local"), evidence)
+    assert [r.text for r in ranked.records] == ["renting a room", "bought my own flat"]

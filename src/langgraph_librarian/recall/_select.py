@@ -23,6 +23,7 @@ from langgraph_librarian.select._evidence import (
     Evidence,
     corroborates,
     informative_terms,
+    repeat_key,
 )
 from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.select.result import Selection
@@ -84,15 +85,15 @@ def _floor_filter(
 
 def _corroborate(records: Sequence[MemoryRecord], query: str, evidence: Evidence) -> Evidence:
     """``evidence`` with :attr:`Evidence.corroborated` measured: the records sharing a
-    rare query word and another of its content words (only records already sharing
-    query words are read)."""
+    rare query word and another of its content words, or two thirds of them (only
+    records already sharing query words are read)."""
     terms = frozenset(content_terms(query))
     rare = informative_terms(query)
     mask = np.zeros(len(records), dtype=bool)
-    if rare and len(terms) >= 2:
+    if len(terms) >= 2:
         for i in np.flatnonzero(evidence.lexical & evidence.usable).tolist():
             shared = terms.intersection(content_terms(records[i].text))
-            mask[i] = corroborates(shared, rare)
+            mask[i] = corroborates(shared, rare, terms)
     evidence.corroborated = mask
     return evidence
 
@@ -174,7 +175,29 @@ def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: Evi
     ids = [*selection.ids, *selection.reserve_ids]
     if held:
         ids = _floor_filter(records, ids, evidence)
+        ids.extend(_also_bearing(records, evidence, ids))
     return Ranked(_ordered(records, ids), selection.strategy, evidence.best(), evidence.floor())
+
+
+def _also_bearing(
+    records: Sequence[MemoryRecord], evidence: Evidence, chosen: Sequence[int]
+) -> list[int]:
+    """Records the selection left out that bear on the query by themselves (evidence at
+    the scope's floor, what the best record had to reach), best first.
+
+    The selection's cut is relative to its best match: a keyword match ("renting") can
+    leave out a record that answers by meaning ("bought my own flat"). Offered after the
+    selection, they only take room the byte bound has left.
+    """
+    scores = evidence.scores()
+    seen = {repeat_key(records[i].text) for i in chosen}  # repeats appear once
+    found = []
+    for i in sorted(np.flatnonzero(scores >= evidence.floor()).tolist(), key=lambda i: -scores[i]):
+        key = repeat_key(records[i].text)
+        if key not in seen:
+            seen.add(key)
+            found.append(i)
+    return found
 
 
 def _local(config: LibrarianConfig) -> LocalSelector:

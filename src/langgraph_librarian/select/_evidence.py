@@ -318,11 +318,17 @@ def shares_evidence(
     return bool(shared & rare) or shared == query_terms or 2 <= len(shared) >= len(query_terms) / 2
 
 
-def corroborates(shared: frozenset[str], rare: frozenset[str]) -> bool:
-    """Whether the query terms a message shares (``shared``) hold a rare query word and
-    another of its content words: two words of the question in one message, one of
-    them rare ("married" and "greenhouse"), do not meet by chance in a chat."""
-    return len(shared) >= 2 and bool(shared & rare)
+def corroborates(
+    shared: frozenset[str], rare: frozenset[str], query_terms: frozenset[str] = frozenset()
+) -> bool:
+    """Whether the query terms a message shares (``shared``) corroborate each other: a
+    rare query word and another of its content words ("married" and "greenhouse"), or
+    two thirds of the question's content words, at least two ("theme" and "party" of
+    "What theme did we pick for the party?"). Words of a question do not meet like
+    that by chance in a chat."""
+    if len(shared) < 2:
+        return False
+    return bool(shared & rare) or (bool(query_terms) and 3 * len(shared) >= 2 * len(query_terms))
 
 
 def is_filler(text: str) -> bool:
