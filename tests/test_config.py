@@ -225,7 +225,7 @@ def test_faces_take_a_dict_of_config_fields():
     ],
 )
 def test_faces_reject_a_bad_config_when_built(build):
-    with pytest.raises(ValueError, match="unknown LibrarianConfig fields.*'recent_turns'"):
+    with pytest.raises(ValueError, match=r"unknown LibrarianConfig fields.*'recent_turns'"):
         build({"recent_turns": 3})
     with pytest.raises(TypeError, match="must be a LibrarianConfig, a dict"):
         build(["always_include_recent_turns", 3])

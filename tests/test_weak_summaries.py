@@ -488,7 +488,10 @@ def test_a_different_amount_is_still_invented(said, summarized):
 
 # -- layout that is not a claim (found by a newcomer trial) ------------------------------------
 
-NUTS = "For the offsite we booked the hotel near the station and the team dinner is at the fish restaurant on the harbour; the workshop room has a projector but no whiteboard."
+NUTS = (
+    "For the offsite we booked the hotel near the station and the team dinner is at the fish "
+    "restaurant on the harbour; the workshop room has a projector but no whiteboard."
+)
 
 
 @pytest.mark.parametrize(
