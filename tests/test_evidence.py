@@ -313,3 +313,36 @@ def test_a_record_with_most_of_a_questions_common_words_bears_in_a_large_scope()
     assert (
         memory.recall("u", "What is the torque spec for the cylinder head bolts?").status == "empty"
     )
+
+
+@pytest.mark.embeddings
+def test_recall_shows_the_change_of_a_fact_not_only_the_fact() -> None:
+    """The change shares no word with the question and scores under the floor by itself;
+    the selector links it to the statement it changes, and recall keeps it (a review on
+    fresh scenarios: recall showed 'managed with metformin' alone)."""
+    memory = ScopeMemory(InMemoryStore())
+    _scope(
+        memory,
+        "u",
+        "a",
+        [
+            "I've got type 2 diabetes, managed with metformin.",
+            "Noted. Keep an eye on carbs in the meals we plan.",
+            "My allotment has tomatoes and runner beans this year.",
+            "Lovely!",
+        ],
+    )
+    _scope(
+        memory,
+        "u",
+        "b",
+        [
+            "The doctor switched me from metformin to gliclazide last week.",
+            "Gliclazide can cause low blood sugar, so carry a snack.",
+            "We are thinking about a cruise to the fjords in August.",
+            "The fjords are beautiful then.",
+        ],
+    )
+    result = memory.recall("u", "What diabetes medication am I on now?")
+    texts = [r.text for r in result.records]
+    assert "The doctor switched me from metformin to gliclazide last week." in texts

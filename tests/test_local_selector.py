@@ -203,3 +203,31 @@ def test_a_month_is_not_a_name_to_bridge_by():
         "Ok.",
     )
     assert select(messages, "When is my dentist check-up?") == [0]
+
+
+def test_a_change_naming_a_rare_word_of_the_match_follows_it():
+    """The question shares one word with the statement ("diabetes") and none with its
+    change: the change is linked by the rare word they share ("metformin"), ahead of the
+    statement (found by a review of scoped recall on fresh scenarios)."""
+    messages = chat(
+        "I've got type 2 diabetes, managed with metformin.",
+        "Noted, I'll keep that in mind when we plan meals.",
+        "The allotment has tomatoes and runner beans this year.",
+        "Lovely.",
+        "The doctor switched me from metformin to gliclazide last week.",
+        "Thanks for telling me.",
+        "We are thinking about a cruise to the fjords in August.",
+        "Sounds wonderful.",
+    )
+    ids = select(messages, "What diabetes medication am I on now?")
+    assert 0 in ids and 4 in ids
+    assert ids.index(4) < ids.index(0)
+
+
+def test_a_word_the_conversation_keeps_using_links_no_change():
+    repeated = [
+        f"Bristol weather note {n}: rain again, and I changed my umbrella." for n in range(8)
+    ]
+    messages = chat("I live in Bristol near the harbour.", "Nice city.", *repeated)
+    ids = select(messages, "What city do I live in?")
+    assert ids[0] == 0  # no umbrella "change" linked above the statement by "Bristol"

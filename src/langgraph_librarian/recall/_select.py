@@ -7,7 +7,7 @@ a search never costs a model call.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,16 +59,24 @@ class Ranked:
 
 
 def _floor_filter(
-    records: Sequence[MemoryRecord], ids: Sequence[int], evidence: Evidence
+    records: Sequence[MemoryRecord],
+    ids: Sequence[int],
+    evidence: Evidence,
+    linked: Collection[int] = (),
 ) -> list[int]:
-    """``ids`` that bear on the query, and the other half of their exchanges.
+    """``ids`` that bear on the query, the other half of their exchanges, and the later
+    changes of what they state (``linked``).
 
     A record under the floor stays when it is the reply to a bearing user message or
-    the user message a bearing reply answers, in the same thread; echoes and filler
-    never do.
+    the user message a bearing reply answers, in the same thread, or when the selector
+    linked it as a change of a selected statement ("switched me from metformin to
+    gliclazide" for "on metformin"): the current value matters most and rarely shares
+    the question's words. Echoes and filler never do.
     """
     scores = evidence.scores()
-    bearing = {i for i in ids if scores[i] >= EVIDENCE_FLOOR}
+    bearing = {i for i in ids if scores[i] >= EVIDENCE_FLOOR} | {
+        i for i in linked if evidence.usable[i]
+    }
 
     def partner(i: int) -> bool:
         # The reply to a bearing question, or the question a bearing reply answers.
@@ -174,7 +182,7 @@ def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: Evi
     # byte bound takes them only while room is left (lists and aggregates gain).
     ids = [*selection.ids, *selection.reserve_ids]
     if held:
-        ids = _floor_filter(records, ids, evidence)
+        ids = _floor_filter(records, ids, evidence, selection.linked_ids)
         ids.extend(_also_bearing(records, evidence, ids))
     return Ranked(_ordered(records, ids), selection.strategy, evidence.best(), evidence.floor())
 

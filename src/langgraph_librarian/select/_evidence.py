@@ -44,6 +44,7 @@ __all__ = [
     "informative_terms",
     "is_echo",
     "is_filler",
+    "rare_terms",
     "repeat_key",
     "scope_floor",
     "shares_evidence",
@@ -296,6 +297,12 @@ def _common_stems() -> frozenset[str]:
         words = [line.strip() for line in handle]
     top = [w for w in words[_FIRST_WORD : _FIRST_WORD + _COMMON_WORDS] if w.isalpha()]
     return frozenset(stem_terms(top))
+
+
+def rare_terms(terms: frozenset[str]) -> frozenset[str]:
+    """The ``terms`` (stems) that are not among the most common English words, nor numbers."""
+    common = _common_stems()
+    return frozenset(t for t in terms if t not in common and not t.isdigit())
 
 
 def informative_terms(query: str) -> frozenset[str]:

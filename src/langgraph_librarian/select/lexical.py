@@ -309,6 +309,21 @@ class BM25Index:
         (among the first ``passages``)."""
         return self._postings.df(term, passages)
 
+    def passages_with(self, term: str, passages: int | None = None) -> list[int]:
+        """Ids of the passages holding ``term`` (a content term), among the first
+        ``passages``, in order: read from the postings, not by scanning."""
+        arrays = self._postings.arrays(term)
+        if arrays is None:
+            return []
+        rows = arrays[0]
+        if passages is not None and len(rows) and rows[-1] >= passages:
+            rows = rows[: int(np.searchsorted(rows, passages))]
+        return [int(row) for row in rows]
+
+    def doc_of(self, passage: int) -> int:
+        """The document that ``passage`` belongs to."""
+        return self._owner[passage]
+
     def doc_passages(self, doc: int) -> range:
         """Passage ids of document ``doc`` (a document's passages are contiguous)."""
         n = len(self._owner)  # snapshot: another thread may be appending
@@ -506,6 +521,12 @@ class IndexHead:
 
     def doc_passages(self, doc: int) -> range:
         return self.index.doc_passages(doc)
+
+    def passages_with(self, term: str) -> list[int]:
+        return self.index.passages_with(term, self.passage_count)
+
+    def doc_of(self, passage: int) -> int:
+        return self.index.doc_of(passage)
 
     def passage_text(self, passage: int) -> str:
         return self.index.passage_text(passage)

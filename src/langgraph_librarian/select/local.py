@@ -28,6 +28,7 @@ from langgraph_librarian.select._evidence import (
     informative_terms,
     is_echo,
     is_question,
+    rare_terms,
     repeat_key,
     shares_evidence,
 )
@@ -37,6 +38,9 @@ from langgraph_librarian.select.result import Selection
 
 __all__ = ["LocalSelector"]
 
+_MAX_NAMED_PASSAGES = 6
+"""A rare word links a matched passage to the later changes naming it only when at most
+this many passages hold it (a name the conversation keeps using links nothing)."""
 RELATIVE_CUTOFF = 0.35
 """Keep candidates scoring at least this share of the best one."""
 _RESERVE_CUTOFF = 0.2
@@ -715,6 +719,7 @@ class LocalSelector:
             candidates=len(entries),
             expanded_ids=expanded,
             reserve_ids=reserve,
+            linked_ids=[entries[i].id for i in ranked if i in linked],
         )
 
     @staticmethod
@@ -919,6 +924,23 @@ class LocalSelector:
                 found = answers[key] = (shares, changes)
             return found
 
+        def changes_naming(seed: int) -> list[int]:
+            """Later messages with a passage stating a change and naming a rare word of
+            the seed's matching passage."""
+            pid = int(best[seed])
+            if pid < 0:  # matched by meaning alone: a short message is its one passage
+                own = index.doc_passages(seed)
+                if len(own) != 1:
+                    return []
+                pid = own[0]
+            found: set[int] = set()
+            for term in rare_terms(index.passage_terms[pid]):
+                holding = index.passages_with(term)
+                if len(holding) > _MAX_NAMED_PASSAGES:
+                    continue  # a word the conversation keeps using: no link by it alone
+                found.update(index.doc_of(p) for p in holding if p > pid and has_change[p])
+            return sorted(s for s in found if s != seed and entries[s].id > entries[seed].id)
+
         # First the selected seeds; then, for chains, only the changes just promoted
         # (a change of a change), looking forward only.
         frontier = sorted(priority, key=lambda s: -priority[s])
@@ -927,6 +949,15 @@ class LocalSelector:
             for seed in frontier:
                 terms, seed_changes = matched(seed)
                 if len(terms) < 2 and len(query_terms) >= 2:
+                    # Matched by one question word ("diabetes"), or by meaning: a later
+                    # change that names a rare word of the passage ("switched me from
+                    # metformin to...") is still about the same thing.
+                    for slot in changes_naming(seed):
+                        recency = _RECENCY_BONUS * entries[slot].id / last
+                        score = _SUPERSEDE_FACTOR * priority[seed] + recency
+                        if score > max(priority.get(slot, 0.0), float(fused[slot])):
+                            priority[slot] = linked[slot] = score
+                            promoted.append(slot)
                     continue
                 need = max(1, (2 * len(terms) + 2) // 3)
                 # Only a change seed (first round) looks back; otherwise only later

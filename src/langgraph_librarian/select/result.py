@@ -36,6 +36,8 @@ class Selection:
         model_ids: The LLM selector's own picks (``strategy="llm"``).
         kept_local_ids: The offline engine's confident picks kept next to the model's
             (those the model did not pick itself).
+        linked_ids: Of ``expanded_ids``, the later changes of a selected statement and
+            the earlier statements a selected change refers to (local selector).
     """
 
     ids: list[int] = field(default_factory=list)
@@ -50,6 +52,7 @@ class Selection:
     reserve_ids: list[int] = field(default_factory=list)
     model_ids: list[int] = field(default_factory=list)
     kept_local_ids: list[int] = field(default_factory=list)
+    linked_ids: list[int] = field(default_factory=list)
 
 
 @runtime_checkable
