@@ -266,6 +266,10 @@ def test_without_embeddings_a_shared_rare_word_is_enough_and_nothing_shared_is_e
         ("I am vegan.", False),
         ("Let me know the price.", False),
         ("Thanks for the tip about Lyon!", False),
+        ("Lovely chat, cheers.", True),
+        ("Talk soon!", True),
+        ("Take care, catch you later.", True),
+        ("Let's talk about the budget later.", False),
     ],
 )
 def test_acknowledgements_and_greetings_are_filler(text: str, filler: bool) -> None:

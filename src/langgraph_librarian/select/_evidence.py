@@ -171,6 +171,18 @@ _FILLER_WORDS = frozenset(
         "again",
         "for",
         "your",
+        # Sign-offs ("Lovely chat, cheers.", "Talk soon!", "Take care, catch you later.").
+        "chat",
+        "chatting",
+        "talk",
+        "talking",
+        "soon",
+        "later",
+        "take",
+        "care",
+        "catch",
+        "speak",
+        "bye-bye",
     ]
 )
 _FILLER_MAX_WORDS = 6
