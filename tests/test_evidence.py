@@ -286,6 +286,9 @@ def test_two_thirds_of_the_questions_words_in_one_record_corroborate() -> None:
     assert not corroborates(_terms("party"), frozenset(), terms)  # one word: chance
     four = _terms("Which school bus does my son take?")
     assert not corroborates(_terms("school son"), frozenset(), four)  # 2 of 4
+    five = _terms("What was the setting for John and his wife's first dance?")
+    assert corroborates(_terms("John first dance"), frozenset(), five)  # 3 words, half of it
+    assert not corroborates(_terms("John first"), frozenset(), five)
 
 
 @pytest.mark.embeddings

@@ -341,13 +341,20 @@ def corroborates(
     shared: frozenset[str], rare: frozenset[str], query_terms: frozenset[str] = frozenset()
 ) -> bool:
     """Whether the query terms a message shares (``shared``) corroborate each other: a
-    rare query word and another of its content words ("married" and "greenhouse"), or
+    rare query word and another of its content words ("married" and "greenhouse"),
     two thirds of the question's content words, at least two ("theme" and "party" of
-    "What theme did we pick for the party?"). Words of a question do not meet like
-    that by chance in a chat."""
+    "What theme did we pick for the party?"), or three making half of them ("John",
+    "first", "dance" of "What was the setting for John and his wife's first dance?").
+    Words of a question do not meet like that by chance in a chat."""
     if len(shared) < 2:
         return False
-    return bool(shared & rare) or (bool(query_terms) and 3 * len(shared) >= 2 * len(query_terms))
+    if shared & rare:
+        return True
+    if not query_terms:
+        return False
+    return 3 * len(shared) >= 2 * len(query_terms) or (
+        len(shared) >= 3 and 2 * len(shared) >= len(query_terms)
+    )
 
 
 def is_filler(text: str) -> bool:
