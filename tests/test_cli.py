@@ -258,3 +258,27 @@ def test_demo_is_short_by_default_and_marks_the_superseded_value(capsys):
     verbose = capsys.readouterr().out
     assert verbose.count("\nQ: ") == len(report["questions"]) > short.count("\nQ: ")
     assert "more picked" not in verbose  # every pick is listed
+
+
+def test_bench_out_writes_the_summary_of_strategies_with_different_columns(tmp_path):
+    """An LLM-selector strategy reports fallback columns the others lack: the CSV has them
+    all (it raised 'dict contains fields not in fieldnames')."""
+    import csv
+
+    out = tmp_path / "out"
+    argv = [
+        *TINY_BENCH,
+        "--no-embeddings",
+        "--strategies",
+        "bm25",
+        "librarian-llm",
+        "--model",
+        "scripted:weak",
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 0
+    (summary,) = out.glob("*-summary.csv")
+    rows = list(csv.DictReader(summary.open()))
+    assert {r["strategy"] for r in rows} >= {"bm25", "librarian-llm"}
+    assert "fallback_rate" in rows[0]

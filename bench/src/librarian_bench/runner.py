@@ -309,7 +309,10 @@ def write_report(
     written.append(json_path)
     csv_path = out_dir / f"{dataset}-summary.csv"
     with csv_path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        # Strategies report different columns (an LLM selector adds its fallback rates):
+        # every column any row has, in first-seen order; a row without one leaves it blank.
+        columns = list(dict.fromkeys(key for row in rows for key in row))
+        writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
     written.append(csv_path)
