@@ -509,11 +509,22 @@ class ToolIndex:
 
     def records(self) -> list[ToolRecord]:
         """Every record, in insertion order."""
-        return list(self._records.values())
+        with self._lock:
+            return list(self._records.values())
 
     def domains(self) -> dict[str, int]:
         """Domain name -> number of tools."""
-        return {d: len(names) for d, names in self._by_domain.items() if names}
+        with self._lock:  # another thread may add or remove tools meanwhile
+            return {d: len(names) for d, names in self._by_domain.items() if names}
+
+    def _domain_members(self, domain: str, limit: int, skip: Iterable[str] = ()) -> list[str]:
+        """At most ``limit`` names of ``domain`` not in ``skip``, in insertion order: a copy
+        taken under the lock (the domain's set may change while a search reads it)."""
+        skipped = set(skip)
+        with self._lock:
+            members = self._by_domain.get(domain, {})
+            wanted = (n for n in members if n not in skipped)
+            return list(itertools.islice(wanted, max(limit, 0)))
 
     def memory_bytes(self) -> int:
         """Approximate memory held by the vectors."""
@@ -545,24 +556,36 @@ class ToolIndex:
                     self._index_lexical(i, self._records[name])
             if not self._pending:
                 return
-            pending = [n for n in self._pending if n in self._records]
-            # Cleared only once their vectors exist: an embedding error (a server down)
-            # leaves them pending for the next search instead of losing them for good.
-            if self._embeddings is not None and pending:
-                vectors = np.asarray(
-                    self._embeddings.embed_documents([self._records[n].text for n in pending]),
-                    dtype=np.float32,
-                )
-                vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-                self._matrix = (
-                    vectors if self._matrix.size == 0 else np.vstack([self._matrix, vectors])
-                )
-            self._pending = {}
-            for name in pending:
+            pending = [(n, self._records[n]) for n in self._pending if n in self._records]
+            self._pending = {n: None for n, _ in pending}  # removed tools forgotten
+        # Embedded outside the lock: a remote model must not block other searches, nor
+        # tools being added or removed meanwhile.
+        vectors: np.ndarray | None = None
+        if self._embeddings is not None and pending:
+            vectors = np.asarray(
+                self._embeddings.embed_documents([record.text for _, record in pending]),
+                dtype=np.float32,
+            )
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+        with self._lock:
+            # Taken off the pending set only once their vectors exist: an embedding error
+            # (a server down) leaves them pending for the next search. A tool removed,
+            # replaced, or already indexed by another thread meanwhile is skipped.
+            fresh = [
+                i
+                for i, (name, record) in enumerate(pending)
+                if name in self._pending and self._records.get(name) is record
+            ]
+            if vectors is not None and fresh:
+                new = vectors[fresh]
+                self._matrix = new if self._matrix.size == 0 else np.vstack([self._matrix, new])
+            for i in fresh:
+                name, record = pending[i]
+                del self._pending[name]
                 row = len(self._rows)
                 self._rows.append(name)
                 self._row_of[name] = row
-                self._index_lexical(row, self._records[name])
+                self._index_lexical(row, record)
 
     # -- scoring --------------------------------------------------------------------
 
@@ -598,7 +621,11 @@ class ToolIndex:
             if word in markers or len(word) < _MIN_TRANSLATED:
                 continue
             english = translate_words(word)
-            if english and not self._lexical.knows(word):
+            if not english:
+                continue
+            with self._lock:  # the scorer is rebuilt when another thread compacts
+                known = self._lexical.knows(word)
+            if not known:
                 found[word] = [(w, _TRANSLATION_WEIGHT) for w in english]
         foreign = (
             len(found) >= 2
@@ -705,7 +732,8 @@ class ToolIndex:
         """
         words = [w.strip(".:/-,;") for w in _NAME_TOKEN.findall(query.lower())]
         words = [w for w in words if w]
-        hits = [next(reversed(self._lower[w])) for w in words if self._lower.get(w)]
+        with self._lock:  # the name table may change while another thread adds tools
+            hits = [next(reversed(self._lower[w])) for w in words if self._lower.get(w)]
         if words and len(hits) == len(words):
             return list(dict.fromkeys(hits))
         return list(dict.fromkeys(h for h in hits if "_" in h or "." in h))
@@ -798,9 +826,11 @@ class ToolIndex:
             if dom not in strong and per_domain[dom] < 2:
                 continue
             ranked_members = [(n, s) for n, s in ranked if self._domain_of(n) == dom]
-            # Best-ranked members first; then any members, read lazily (a domain of an
-            # integration catalog can hold tens of thousands of tools).
-            others = ((n, 0.0) for n in self._by_domain.get(dom, ()))
+            # Best-ranked members first; then any members: only as many as can still be
+            # added are copied (a domain of an integration catalog can hold tens of
+            # thousands of tools), under the lock (another thread may change the domain).
+            room = min(self.max_siblings, self.max_loaded - len(matches))
+            others = ((n, 0.0) for n in self._domain_members(dom, room, chosen))
             added = 0
             for name, score in itertools.chain(ranked_members, others):
                 if added >= self.max_siblings or len(matches) >= self.max_loaded:
@@ -826,8 +856,8 @@ class ToolIndex:
             wanted = next((w for w in lowered if w in words), None)
         if wanted is not None and wanted in lowered:
             dom = lowered[wanted]
-            members = [n for n, _ in ranked if self._domain_of(n) == dom]
-            members += [n for n in self._by_domain.get(dom, ()) if n not in members]
+            members = [n for n, _ in ranked if self._domain_of(n) == dom][: self.max_loaded]
+            members += self._domain_members(dom, self.max_loaded - len(members), members)
             return ToolSearchResult(
                 matches=[ToolMatch(n, 0.0, "domain", dom) for n in members[: self.max_loaded]],
                 fallback="domain",

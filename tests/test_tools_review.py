@@ -1,0 +1,123 @@
+"""Review fixes of the tool librarian: concurrency, domains, names, quoting, typos."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from langchain_core.embeddings import Embeddings
+
+from langgraph_librarian.tools import ToolIndex
+
+
+def _schema(name: str, description: str) -> dict[str, object]:
+    return {"name": name, "description": description, "parameters": {}}
+
+
+@contextmanager
+def _fast_thread_switching() -> Iterator[None]:
+    """Switch threads every microsecond, so an unguarded read meets a write at once."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_search_is_safe_while_another_thread_adds_and_removes_tools():
+    # Many domains, so that reading them (the domain list of a "no match" answer, the
+    # members of a domain) takes long enough for the writer to run in the middle.
+    catalog = [
+        _schema(f"area{i}_report_status", f"Report the status of area {i}.") for i in range(400)
+    ]
+    catalog += [_schema(f"ticket_action_{i}", f"Handle ticket step {i}.") for i in range(60)]
+    index = ToolIndex(catalog, embeddings=None)
+    index.search("warm up")
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        i = 0
+        while not done.is_set():  # a domain appears and goes; the ticket domain changes
+            index.add(_schema(f"dom{i}_do_thing", f"Do thing number {i}."))
+            index.add(_schema(f"ticket_extra_{i % 8}", "Close a support ticket."))
+            index.remove([f"dom{i}_do_thing", f"ticket_extra_{(i + 4) % 8}"])
+            i += 1
+
+    queries = [
+        ("zzqx vbnm", None),  # nothing: the domain list
+        ("report area status", None),  # candidates or matches, with the domain list
+        ("support ticket", None),  # siblings of a strong domain
+        ("show me the ticket tools", None),  # a domain named in the query
+        ("", "ticket"),  # a domain alone
+        ("anything", "ticket"),  # a domain filter
+        ("ticket_action_3 ticket_action_4", None),  # tools by name
+    ]
+
+    def reader(query: str, domain: str | None) -> None:
+        try:
+            for _ in range(40):
+                index.search(query, domain=domain)
+                index.domain_list()
+                index.records()
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    with _fast_thread_switching():
+        write = threading.Thread(target=writer)
+        readers = [threading.Thread(target=reader, args=q) for q in queries]
+        write.start()
+        for t in readers:
+            t.start()
+        for t in readers:
+            t.join()
+        done.set()
+        write.join()
+    assert errors == [], [f"{type(e).__name__}: {e}" for e in errors]
+
+
+class _GatedEmbeddings(Embeddings):
+    """Letter-count vectors; embedding documents waits until ``gate`` is set."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def _vec(self, text: str) -> list[float]:
+        return [float(text.lower().count(c)) for c in "abcdefghijklmnopqrstuvwxyz"]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.entered.set()
+        self.gate.wait(30)
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vec(text)
+
+
+def test_a_slow_embedding_does_not_block_other_threads():
+    model = _GatedEmbeddings()
+    index = ToolIndex([_schema("email_send", "Send an email.")], embeddings=model)
+    searching = threading.Thread(target=index.search, args=("send an email",))
+    searching.start()
+    try:
+        assert model.entered.wait(10)
+        # While the first search embeds the catalog, the catalog can still change and
+        # be read (the embedding runs outside the index's lock).
+        done = threading.Event()
+
+        def edit() -> None:
+            index.add(_schema("email_read", "Read emails."))
+            index.domains()
+            index.remove("email_read")
+            done.set()
+
+        threading.Thread(target=edit, daemon=True).start()
+        assert done.wait(10), "add/remove waited for another thread's embedding"
+    finally:
+        model.gate.set()
+        searching.join()
+    assert index.search("send an email").names[0] == "email_send"
