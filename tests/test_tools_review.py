@@ -121,3 +121,18 @@ def test_a_slow_embedding_does_not_block_other_threads():
         model.gate.set()
         searching.join()
     assert index.search("send an email").names[0] == "email_send"
+
+
+def test_removing_the_last_tool_of_a_domain_drops_the_domain():
+    index = ToolIndex([_schema("email_send", "Send an email.")], embeddings=None)
+    for i in range(50):
+        index.add(_schema(f"tmp{i}_x", "temporary"))
+        index.remove(f"tmp{i}_x")
+    # A tool moved to another domain leaves its old one behind neither.
+    index.add(_schema("calendar_sync", "Sync a calendar."))
+    index.add({**_schema("calendar_sync", "Sync a calendar."), "domain": "agenda"})
+    assert index.domains() == {"email": 1, "agenda": 1}
+    assert set(index._by_domain) == {"email", "agenda"}
+    index.remove(["email_send", "calendar_sync"])
+    assert index._by_domain == {}
+    assert index.search("send an email").fallback == "domains"

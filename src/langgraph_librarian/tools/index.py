@@ -463,9 +463,7 @@ class ToolIndex:
                 record = _record(item, domain)
                 if record.name in self._records:
                     self._drop_row(record.name)
-                    self._by_domain.get(self._records[record.name].domain, {}).pop(
-                        record.name, None
-                    )
+                    self._unlist(record.name, self._records[record.name].domain)
                 self._records[record.name] = record
                 same = self._lower.setdefault(record.name.lower(), {})
                 same.pop(record.name, None)
@@ -486,9 +484,18 @@ class ToolIndex:
                     same.pop(name, None)
                     if not same:
                         self._lower.pop(name.lower(), None)
-                    self._by_domain.get(record.domain, {}).pop(name, None)
+                    self._unlist(name, record.domain)
                     self._drop_row(name)
                     self._pending.pop(name, None)
+
+    def _unlist(self, name: str, domain: str) -> None:
+        """Take ``name`` out of its domain; a domain left empty goes too (add/remove
+        cycles of tools in ever new domains would otherwise grow the table for good)."""
+        members = self._by_domain.get(domain)
+        if members is not None:
+            members.pop(name, None)
+            if not members:
+                del self._by_domain[domain]
 
     def _drop_row(self, name: str) -> None:
         row = self._row_of.pop(name, None)
