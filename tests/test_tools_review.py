@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 from langchain_core.embeddings import Embeddings
 
-from langgraph_librarian.tools import ToolIndex
+from langgraph_librarian.tools import ToolIndex, format_search_result
 
 
 def _schema(name: str, description: str) -> dict[str, object]:
@@ -136,3 +136,57 @@ def test_removing_the_last_tool_of_a_domain_drops_the_domain():
     index.remove(["email_send", "calendar_sync"])
     assert index._by_domain == {}
     assert index.search("send an email").fallback == "domains"
+
+
+def _domain_catalog() -> ToolIndex:
+    tools = [
+        ("circulation_renew_loan", "Renew a patron's library loan to extend the due date."),
+        ("circulation_place_hold", "Place a hold on a library title for a patron."),
+        ("circulation_checkout_item", "Check out a library book to a patron's card."),
+        ("greenhouse_open_vents", "Open the roof vents of a greenhouse zone."),
+        ("greenhouse_start_irrigation", "Start drip irrigation in a greenhouse zone."),
+        ("print3d_pause_job", "Pause the running print job of a 3D printer."),
+        ("print3d_start_job", "Start printing a model on a 3D printer."),
+    ]
+    return ToolIndex([_schema(n, d) for n, d in tools], embeddings=None)
+
+
+def test_a_domain_filter_naming_no_domain_is_resolved_loosely_and_said():
+    index = _domain_catalog()
+    # Case aside, the same domain: no note.
+    same = index.search("renew a loan", domain="CIRCULATION")
+    assert same.names[0] == "circulation_renew_loan" and same.domain_requested is None
+    # Spaces and punctuation aside; a name that contains the domain's; the tools'
+    # own words (the circulation tools speak of the library).
+    for asked, used, query, first in [
+        ("Print 3D", "print3d", "pause the print", "print3d_pause_job"),
+        ("greenhouse automation", "greenhouse", "open the roof vents", "greenhouse_open_vents"),
+        ("library", "circulation", "renew a loan", "circulation_renew_loan"),
+    ]:
+        result = index.search(query, domain=asked)
+        assert result.names and result.names[0] == first, (asked, result)
+        assert {m.domain for m in result.matches} == {used}
+        assert (result.domain_requested, result.domain_used) == (asked, used)
+        text = format_search_result(result, index)
+        assert text.splitlines()[0] == (
+            f'There is no domain named "{asked}"; searched the closest one, "{used}", instead.'
+        )
+    # A domain alone (empty query) is resolved the same way.
+    alone = index.search("", domain="Library")
+    assert alone.fallback == "domain" and alone.domain_used == "circulation"
+    assert set(alone.names) == {n for n in index.row_names() if n.startswith("circulation")}
+
+
+def test_a_domain_filter_fitting_no_domain_is_ignored_and_said():
+    index = _domain_catalog()
+    result = index.search("renew a loan", domain="astronomy")
+    assert result.names[0] == "circulation_renew_loan"  # the whole catalog searched
+    assert (result.domain_requested, result.domain_used) == ("astronomy", None)
+    text = format_search_result(result, index)
+    assert (
+        text.splitlines()[0] == 'There is no domain named "astronomy"; searched all tools instead.'
+    )
+    # A domain alone that fits nothing: the domain list, with the note.
+    empty = index.search("", domain="astronomy")
+    assert empty.fallback == "domains" and empty.domain_requested == "astronomy"
+    assert "searched all tools instead" in format_search_result(empty, index)

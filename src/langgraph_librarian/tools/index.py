@@ -21,7 +21,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from langgraph_librarian._engine.crosslingual import function_words, translate_words
 from langgraph_librarian._engine.static import STATIC_MODEL_ID
-from langgraph_librarian._engine.text import STOPWORDS, tokenize
+from langgraph_librarian._engine.text import STOPWORDS, stem_terms, tokenize
 from langgraph_librarian.embeddings import (
     default_embeddings,
     embedding_model_id,
@@ -183,6 +183,11 @@ def infer_domain(name: str) -> str:
     return parts[0]  # a name's own head ("kubernetes", "sales") is kept as it is
 
 
+def _squeeze(name: str) -> str:
+    """A domain name lower-cased without spaces or punctuation (``"Print 3D"`` -> ``print3d``)."""
+    return "".join(c for c in name.lower() if c.isalnum())
+
+
 def _readable(name: str) -> str:
     return _CAMEL.sub(" ", name).replace("_", " ").replace(".", " ")
 
@@ -254,12 +259,18 @@ class ToolSearchResult:
         domains: Domain names with tool counts, for the agent to refine its query
             (with ``"candidates"`` and ``"domains"``; at most 40, candidates' first).
         low_confidence: ``True`` when ``matches`` are guesses (``"candidates"``).
+        domain_requested: The ``domain=`` passed, when it names no known domain (case
+            aside); ``None`` otherwise.
+        domain_used: With ``domain_requested``: the known domain the search kept
+            instead (the closest one), or ``None`` when the filter was ignored.
     """
 
     matches: list[ToolMatch] = field(default_factory=list)
     fallback: Fallback | None = None
     domains: dict[str, int] = field(default_factory=dict)
     low_confidence: bool = False
+    domain_requested: str | None = None
+    domain_used: str | None = None
 
     @property
     def names(self) -> list[str]:
@@ -764,6 +775,58 @@ class ToolIndex:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
         wanted = domain.strip().lower() if isinstance(domain, str) and domain.strip() else None
+        resolved = wanted
+        if wanted is not None and isinstance(query, str):
+            resolved = self.resolve_domain(wanted)
+            resolved = resolved.lower() if resolved is not None else None
+        result = self._search(query, k, resolved, query_vector)
+        if wanted is not None and resolved != wanted and result.fallback != "name":
+            result.domain_requested = str(domain).strip()
+            used = [d for d in self.domains() if d.lower() == resolved]
+            result.domain_used = used[0] if used else None
+        return result
+
+    def resolve_domain(self, domain: str) -> str | None:
+        """The known domain a ``domain=`` value stands for, or ``None``.
+
+        Tried in order: the same name, case, spaces and punctuation aside
+        (``"Print 3D"`` -> ``print3d``); the one domain whose name's words all occur in
+        it (``"greenhouse automation"`` -> ``greenhouse``); else ``domain`` read as a
+        query: the domain of its best-ranked tools, when the best reaches ``threshold``
+        and that domain holds more than half of the top ``max_loaded`` tools reaching
+        it (``"library"`` -> ``circulation`` when the circulation tools speak of the
+        library). A value that fits no domain clearly gives ``None``.
+        """
+        if not isinstance(domain, str) or not domain.strip():
+            return None
+        known = list(self.domains())
+        squeezed = {_squeeze(d): d for d in known}
+        wanted = _squeeze(domain)
+        if wanted in squeezed:
+            return squeezed[wanted]
+        words = set(stem_terms(tokenize(_readable(domain).lower())))
+        contained = [
+            d
+            for d in known
+            if (parts := stem_terms(tokenize(_readable(d).lower()))) and set(parts) <= words
+        ]
+        if len(contained) == 1:
+            return contained[0]
+        ranked = self.rank(domain, limit=self.max_loaded)
+        reaching = [n for n, score in ranked if score >= self.threshold]
+        votes = Counter(d for n in reaching if (d := self._domain_of(n)) is not None)
+        if not votes:
+            return None
+        best, count = votes.most_common(1)[0]
+        return best if 2 * count > len(reaching) else None
+
+    def _search(
+        self,
+        query: str,
+        k: int,
+        wanted: str | None,
+        query_vector: Sequence[float] | None,
+    ) -> ToolSearchResult:
         if not isinstance(query, str) or not query.strip():
             if wanted is not None:  # a domain alone is a request for its tools
                 return self._domain_fallback("", wanted, [])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import ToolMessage
@@ -107,8 +108,27 @@ def _domain_listing(result: ToolSearchResult, index: ToolIndex) -> str:
     return listing + (f", and {more} more" if more > 0 else "")
 
 
+def _domain_note(result: ToolSearchResult) -> str:
+    """What became of a ``domain=`` that names no known domain ("" when it did)."""
+    if result.domain_requested is None:
+        return ""
+    asked = json.dumps(result.domain_requested, ensure_ascii=False)
+    if result.domain_used is not None:
+        return (
+            f"There is no domain named {asked}; searched the closest one, "
+            f"{json.dumps(result.domain_used, ensure_ascii=False)}, instead."
+        )
+    return f"There is no domain named {asked}; searched all tools instead."
+
+
 def format_search_result(result: ToolSearchResult, index: ToolIndex) -> str:
     """The text the agent reads after ``request_tools`` (one wording per kind of answer)."""
+    text = _format_answer(result, index)
+    note = _domain_note(result)
+    return f"{note}\n{text}" if note else text
+
+
+def _format_answer(result: ToolSearchResult, index: ToolIndex) -> str:
     if result.fallback == "name" and result.matches:
         return "\n".join(["Tools loaded by name:", *_tool_lines(result, index)])
     if result.fallback == "candidates" and result.matches:
