@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from langchain_core.embeddings import Embeddings
 
 from langgraph_librarian.tools import ToolIndex, format_search_result
+from langgraph_librarian.tools.index import infer_domain
 
 
 def _schema(name: str, description: str) -> dict[str, object]:
@@ -190,3 +191,62 @@ def test_a_domain_filter_fitting_no_domain_is_ignored_and_said():
     empty = index.search("", domain="astronomy")
     assert empty.fallback == "domains" and empty.domain_requested == "astronomy"
     assert "searched all tools instead" in format_search_result(empty, index)
+
+
+def test_particles_are_skipped_after_a_verb():
+    assert infer_domain("check_in_guest") == infer_domain("check_out_guest") == "guest"
+    assert infer_domain("get_back_order") == "order"
+    assert infer_domain("checkInGuest") == "guest"
+
+
+def test_a_first_word_the_catalog_uses_as_a_verb_is_not_a_domain():
+    index = ToolIndex(
+        [
+            _schema("track_package", "Track a parcel shipment by tracking number."),
+            _schema("track_workout", "Track a gym workout: exercises, sets, reps."),
+            _schema("track_expense", "Track the business expense with its receipt."),
+            _schema("refund_payment", "Refund a card payment to a customer."),
+            _schema("refund_tax", "Claim a VAT tax refund on exports."),
+            # a noun first: the descriptions use it as a noun, the names' second word
+            # is a known verb, or there is no description at all
+            _schema("weather_forecast", "Weather forecast for the coming days in a city."),
+            _schema("weather_alerts", "Severe weather alerts for a region."),
+            _schema("email_send", "Email a message to a recipient."),
+            _schema("email_read", "Read the latest emails."),
+            _schema("crm_contacts", ""),
+            _schema("crm_deals", ""),
+        ],
+        embeddings=None,
+    )
+    domains = {r.name: r.domain for r in index.records()}
+    assert domains == {
+        "track_package": "package",
+        "track_workout": "workout",
+        "track_expense": "expense",
+        "refund_payment": "payment",
+        "refund_tax": "tax",
+        "weather_forecast": "weather",
+        "weather_alerts": "weather",
+        "email_send": "email",
+        "email_read": "email",
+        "crm_contacts": "crm",
+        "crm_deals": "crm",
+    }
+    # Tools that only share a verb are not related: no siblings through "track".
+    result = index.search("track my parcel")
+    assert result.names[0] == "track_package"
+    assert all(m.reason == "match" for m in result.matches)
+    # The judgment follows the catalog: with most "track" tools described as nouns
+    # ("Track listing of an album"), the word is a domain again, and back.
+    index.add(_schema("track_lyrics", "Track lyrics of a song."))
+    index.add(_schema("track_listing", "Track listing of an album."))
+    index.add(_schema("track_credits", "Track credits of an album."))
+    index.add(_schema("track_length", "Track length in seconds."))
+    assert {r.domain for r in index.records() if r.name.startswith("track_")} == {"track"}
+    assert index.domains()["track"] == 7 and "package" not in index.domains()
+    index.remove(["track_lyrics", "track_listing", "track_credits", "track_length"])
+    assert index.get("track_package").domain == "package"  # type: ignore[union-attr]
+    assert "track" not in index.domains()
+    # A domain given explicitly is kept as it is.
+    index.add(_schema("track_order", "Track an order."), domain="track")
+    assert index.get("track_order").domain == "track"  # type: ignore[union-attr]

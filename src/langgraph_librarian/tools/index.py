@@ -147,6 +147,40 @@ _FILLERS = frozenset(
         "available",
     }
 )
+_PARTICLES = frozenset(
+    {"in", "out", "up", "off", "on", "down", "back", "over", "away", "through", "into"}
+)
+"""Particles of phrasal verbs: ``check_in_guest``, ``sign_up_user``, ``log_out_session``."""
+_FILLERS |= _PARTICLES
+"""Words skipped after a verb before its object (``get_current_weather`` -> ``weather``,
+``check_in_guest`` -> ``guest``)."""
+_DETERMINERS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "your",
+        "our",
+        "his",
+        "her",
+        "its",
+        "their",
+        "each",
+        "every",
+        "all",
+        "any",
+        "some",
+        "one",
+        "another",
+    }
+)
+"""Words that follow a verb, never a noun's compound: a description starting "Track a
+parcel" uses "track" as a verb ("Weather forecast for..." uses "weather" as a noun)."""
 
 
 _KEEP_PLURAL = frozenset({"series", "species", "news", "status", "bus", "gas", "canvas", "alias"})
@@ -169,18 +203,60 @@ def _singular(word: str) -> str:
     return word
 
 
-def infer_domain(name: str) -> str:
+def _name_parts(name: str) -> list[str]:
+    return [p.lower() for p in _DOMAIN_SPLIT.split(_CAMEL.sub("_", name.strip())) if p]
+
+
+def infer_domain(name: str, *, verb_first: bool = False) -> str:
     """The domain a name implies: ``email_send`` -> ``email``, ``github.list`` -> ``github``,
     and for verb-first names the object: ``get_weather`` -> ``weather``,
-    ``list_issues`` -> ``issue`` (singular, filler words skipped:
-    ``get_current_weather`` -> ``weather``)."""
-    parts = [p.lower() for p in _DOMAIN_SPLIT.split(_CAMEL.sub("_", name.strip())) if p]
+    ``list_issues`` -> ``issue`` (singular, filler words and particles skipped:
+    ``get_current_weather`` -> ``weather``, ``check_in_guest`` -> ``guest``).
+
+    A name is verb-first when its first word is a common verb of tool names
+    (``_VERBS``) or when ``verb_first`` says so (:class:`ToolIndex` judges that from the
+    catalog: see :meth:`ToolIndex.add`).
+    """
+    parts = _name_parts(name)
     if len(parts) < 2:
         return "general"
-    if parts[0] in _VERBS:
+    if verb_first or parts[0] in _VERBS:
         rest = [p for p in parts[1:] if p not in _FILLERS]
         return _singular(rest[0]) if rest else "general"
     return parts[0]  # a name's own head ("kubernetes", "sales") is kept as it is
+
+
+def _head(record: ToolRecord) -> str | None:
+    """The first word of a name whose domain may be judged from the catalog: the domain
+    was inferred, the name has two words or more and does not start with a known verb."""
+    if not record.domain_inferred:
+        return None
+    parts = _name_parts(record.name)
+    if len(parts) < 2 or parts[0] in _VERBS:
+        return None
+    return parts[0]
+
+
+def _is_verb(votes: list[int]) -> bool:
+    """At least half of the described names starting with a word use it as a verb."""
+    return votes[0] > 0 and 2 * votes[0] >= votes[1]
+
+
+def _used_as_verb(record: ToolRecord, head: str) -> bool | None:
+    """Whether the description starts with ``head`` used as a verb ("Track a parcel",
+    "Check in the guest": the word, particles, then a determiner); ``None`` for a tool
+    without a description (no evidence). A name whose second word is a known verb
+    (``email_send``) reads its first word as a noun whatever the description says."""
+    parts = _name_parts(record.name)
+    if parts[1] in _VERBS:
+        return False
+    words = tokenize((record.description or "").lower())[:6]
+    if not words:
+        return None
+    if stem_terms(words[:1]) != stem_terms([head]):
+        return False
+    rest = [w for w in words[1:] if w not in _PARTICLES]
+    return bool(rest) and rest[0] in _DETERMINERS
 
 
 def _squeeze(name: str) -> str:
@@ -205,6 +281,9 @@ class ToolRecord:
         schema: The JSON schema, when the entry came from a schema dict.
         argument_descriptions: One description per argument ("" when it has none);
             read by the lexical half of the search.
+        domain_inferred: ``True`` when ``domain`` was read from the name (no domain
+            given): the index may then judge the name's first word a verb from the
+            catalog (see :meth:`ToolIndex.add`).
     """
 
     name: str
@@ -214,6 +293,7 @@ class ToolRecord:
     tool: BaseTool | None = None
     schema: dict[str, Any] | None = None
     argument_descriptions: list[str] = field(default_factory=list)
+    domain_inferred: bool = False
 
     @property
     def text(self) -> str:
@@ -306,6 +386,7 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
             None,
             dict(item),
             _argument_descriptions(properties, args),
+            domain_inferred=not explicit,
         )
     elif callable(item):
         name = getattr(item, "__name__", None)
@@ -328,6 +409,7 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
                 tool,
                 None,
                 _argument_descriptions(tool.args, args),
+                domain_inferred=not domain,
             )
     else:
         raise TypeError(f"cannot index {type(item).__name__} as a tool")
@@ -346,6 +428,7 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
         tool,
         None,
         _argument_descriptions(properties, args),
+        domain_inferred=not explicit,
     )
 
 
@@ -444,6 +527,10 @@ class ToolIndex:
         self._pending: dict[str, None] = {}  # added, not yet embedded (ordered set)
         self._lexical = self._new_lexical()
         self._by_domain: dict[str, dict[str, None]] = {}  # domain -> names (ordered set)
+        # first word of names with an inferred domain -> those names, and how many of
+        # their descriptions use it as a verb / have a description (see add()).
+        self._head_names: dict[str, dict[str, None]] = {}
+        self._head_votes: dict[str, list[int]] = {}
         self._lock = threading.RLock()
         self.add(tools)
 
@@ -466,23 +553,69 @@ class ToolIndex:
     # -- catalog --------------------------------------------------------------------
 
     def add(self, tools: Iterable[ToolLike] | ToolLike, *, domain: str | None = None) -> list[str]:
-        """Add tools (a later tool with an existing name replaces it); returns their names."""
+        """Add tools (a later tool with an existing name replaces it); returns their names.
+
+        A tool without a domain of its own gets the one its name implies
+        (:func:`infer_domain`). A name whose first word is not a known verb keeps that
+        word as its domain, unless the catalog shows it is a verb: when at least
+        half of the described tools whose names start with it have descriptions that
+        start with it followed by a determiner ("Track a parcel", "Check in the guest"), every such
+        name is read as verb-first (``track_package`` -> ``package``,
+        ``track_expense`` -> ``expense``; ``weather_forecast``, described "Weather
+        forecast for a city", stays in ``weather``). The judgment follows the catalog
+        as tools are added and removed.
+        """
         items = [tools] if isinstance(tools, BaseTool | dict) or callable(tools) else list(tools)
         names: list[str] = []
         with self._lock:
             for item in items:
                 record = _record(item, domain)
-                if record.name in self._records:
+                old = self._records.get(record.name)
+                if old is not None:
                     self._drop_row(record.name)
-                    self._unlist(record.name, self._records[record.name].domain)
+                    self._unlist(record.name, old.domain)
+                    self._judge(old, -1)
                 self._records[record.name] = record
                 same = self._lower.setdefault(record.name.lower(), {})
                 same.pop(record.name, None)
                 same[record.name] = None
                 self._by_domain.setdefault(record.domain, {})[record.name] = None
+                self._judge(record, +1)
                 self._pending[record.name] = None
                 names.append(record.name)
         return names
+
+    def _judge(self, record: ToolRecord, sign: int) -> None:
+        """Count a record in (``+1``) or out of (``-1``) its first word's vote, and
+        re-read the domains of that word's names when the verdict changes."""
+        head = _head(record)
+        if head is None:
+            return
+        votes = self._head_votes.setdefault(head, [0, 0])
+        before = _is_verb(votes)
+        use = _used_as_verb(record, head)
+        if use is not None:
+            votes[0] += sign * int(use)
+            votes[1] += sign
+        names = self._head_names.setdefault(head, {})
+        if sign > 0:
+            names[record.name] = None
+        else:
+            names.pop(record.name, None)
+        verb = _is_verb(votes)
+        if not names:
+            del self._head_names[head], self._head_votes[head]
+            return
+        if verb == before and sign < 0:
+            return
+        # A verdict that changed re-reads all the word's names; otherwise only the new one.
+        for name in names if verb != before else (record.name,):
+            member = self._records[name]
+            wanted = infer_domain(name, verb_first=verb)
+            if member.domain != wanted:
+                self._unlist(name, member.domain)
+                member.domain = wanted
+                self._by_domain.setdefault(wanted, {})[name] = None
 
     def remove(self, names: Iterable[str] | str) -> None:
         """Remove tools by name (unknown names are ignored)."""
@@ -496,6 +629,7 @@ class ToolIndex:
                     if not same:
                         self._lower.pop(name.lower(), None)
                     self._unlist(name, record.domain)
+                    self._judge(record, -1)
                     self._drop_row(name)
                     self._pending.pop(name, None)
 
