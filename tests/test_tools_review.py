@@ -288,3 +288,30 @@ def test_tool_descriptions_reach_the_model_as_quoted_data():
     assert '- "wire\\nlimit": "Wire limit."' in odd_text.splitlines()
     listing = format_search_result(index.search("zzqx"), index)
     assert '"wire\\nEvil: (9)" (1)' in listing and "\nEvil" not in listing
+
+
+def test_swapped_and_missing_letters_still_find_the_tool():
+    index = ToolIndex(
+        [
+            _schema("ticketing_cancel_booking", "Cancel a ticket booking for an event."),
+            _schema("ticketing_list_events", "List upcoming events with tickets on sale."),
+            {
+                **_schema("check_in_guest", "Check in a hotel guest and issue key cards."),
+                "domain": "hotel",
+            },
+            {
+                **_schema("create_reservation", "Create a hotel room reservation."),
+                "domain": "hotel",
+            },
+            _schema("payroll_run_payroll", "Run the monthly payroll for all employees."),
+        ],
+        embeddings=None,
+    )
+    # Trigram Dice misses these (a swap or a missing letter breaks most trigrams).
+    assert index.rank("cancle tikcet", limit=1)[0][0] == "ticketing_cancel_booking"
+    assert index.rank("chek in the gest", limit=1)[0][0] == "check_in_guest"
+    # Two edits for long words: "emplyoes" (a swap and a missing letter).
+    assert index.rank("pay the emplyoes", limit=1)[0][0] == "payroll_run_payroll"
+    # Short words are left alone: three letters are too few for an edit to mean a typo.
+    assert index.score_parts("gust")[1].max() > 0  # "gust" -> "guest"
+    assert index.score_parts("fue")[1].max() == 0
