@@ -6,6 +6,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.tools import StructuredTool
@@ -315,3 +316,17 @@ def test_swapped_and_missing_letters_still_find_the_tool():
     # Short words are left alone: three letters are too few for an edit to mean a typo.
     assert index.score_parts("gust")[1].max() > 0  # "gust" -> "guest"
     assert index.score_parts("fue")[1].max() == 0
+
+
+def test_lexical_scores_run_to_k1_plus_one_and_names_count_three_times():
+    index = ToolIndex(
+        [_schema("zebra_feed", "Give food."), _schema("lion_feed", "")], embeddings=None
+    )
+    index.row_names()  # builds the index
+    _rows, weights = index._lexical._postings.arrays("zebra")  # type: ignore[misc]
+    assert weights.tolist() == [3.0]  # twice as the name, once at the head of the text
+    top = float(index.score_parts("zebra")[1].max())
+    assert 1.0 < top < 2.2  # above 1: the "about 1" the docs used to promise was wrong
+    docs = (Path(__file__).parents[1] / "docs" / "tools.md").read_text()
+    assert "0 to below 2.2" in docs and "counts three times" in docs
+    assert "0 to about 1" not in docs

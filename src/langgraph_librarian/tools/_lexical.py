@@ -3,8 +3,10 @@
 A tool's score for a query is the idf-weighted share of the query's terms that the
 tool's text contains (name, description, argument names and argument descriptions),
 each term's contribution saturated and length-normalized the BM25 way, so one
-occurrence in a tool text of average length counts 1. Scores run from 0 to about 1
-(a little above when terms repeat), which keeps them comparable across queries.
+occurrence in a tool text of average length counts 1. A term's contribution saturates
+at ``k1 + 1`` (2.2) times its share, so scores run from 0 to below 2.2: a word of a tool's
+name, counted three times (see ``ToolIndex``), counts about 1.6 on its own; the share
+keeps scores comparable across queries.
 
 Words are lower-cased, accent-folded and stemmed. A query word the catalog never uses
 is matched by character trigrams to the catalog's own words, so typos ("calender"),

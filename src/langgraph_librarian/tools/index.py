@@ -691,7 +691,8 @@ class ToolIndex:
     # -- building -------------------------------------------------------------------
 
     def _index_lexical(self, row: int, record: ToolRecord) -> None:
-        # The name counts twice: it is the most specific thing a tool says about itself.
+        # The name counts three times: twice here, once more as the head of search_text
+        # ("name: description ..."); it is the most specific thing a tool says about itself.
         self._lexical.add(row, [(_readable(record.name), 2.0), (record.search_text, 1.0)])
 
     def _sync(self) -> None:
