@@ -3,13 +3,16 @@
 A tool's score for a query is the idf-weighted share of the query's terms that the
 tool's text contains (name, description, argument names and argument descriptions),
 each term's contribution saturated and length-normalized the BM25 way, so one
-occurrence in a tool text of average length counts 1. Scores run from 0 to about 1
-(a little above when terms repeat), which keeps them comparable across queries.
+occurrence in a tool text of average length counts 1. A term's contribution saturates
+at ``k1 + 1`` (2.2) times its share, so scores run from 0 to below 2.2: a word of a tool's
+name, counted three times (see ``ToolIndex``), counts about 1.6 on its own; the share
+keeps scores comparable across queries.
 
 Words are lower-cased, accent-folded and stemmed. A query word the catalog never uses
 is matched by character trigrams to the catalog's own words, so typos ("calender"),
 accents ("hôtel") and cognates ("calendrier") still count, weighted by how alike the
-words are.
+words are; and by edits (Damerau-Levenshtein), so swapped or missed letters that break
+trigrams ("tikcet", "chek") count too.
 """
 
 from __future__ import annotations
@@ -31,11 +34,24 @@ _B = 0.5
 _MIN_SIMILARITY = 0.5
 """Dice similarity of padded trigrams below which two words are unrelated."""
 _MAX_FUZZY = 3
+_EDIT_ONE = 4
+"""Unknown query words of this many letters or more also match catalog words one edit
+away (Damerau-Levenshtein: a letter left out, added, changed, or two swapped)."""
+_EDIT_TWO = 7
+"""... and, from this many letters, two edits away."""
+_EDIT_TWO_CHECKS = 32
+"""Catalog words checked at most for two edits (those sharing the most trigrams), and
+only for a word nothing else matched."""
+_EDIT_COST = 1.5
+"""An edit costs 1.5 letters of the word's length: a match one edit away counts
+``1 - 1.5 / length`` (0.625 for 4 letters, 0.75 for 6), two edits ``1 - 3 / length``;
+at 1.0, short words one edit from an unrelated catalog word counted too much (one request
+of the independent situations check lost its first place; docs/tools.md)."""
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _MAX_NEIGHBORS = 5
 """Catalog words, close in meaning, a query word may also stand for."""
 _NEIGHBOR_CACHE = 20_000
 """Query words whose neighbors are remembered (oldest forgotten first)."""
-"""Catalog words an unknown query word may stand for."""
 
 
 @lru_cache(maxsize=65536)
@@ -62,6 +78,34 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     array = np.asarray(vectors, dtype=np.float32)
     norms = np.maximum(np.linalg.norm(array, axis=-1, keepdims=True), 1e-9)
     return np.asarray(array / norms, dtype=np.float32)
+
+
+def _edits1(word: str) -> set[str]:
+    """Every string one Damerau-Levenshtein edit away from ``word`` (letters a-z)."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    deletes = [a + b[1:] for a, b in splits if b]
+    swaps = [a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1]
+    changes = [a + c + b[1:] for a, b in splits if b for c in _LETTERS if c != b[0]]
+    inserts = [a + c + b for a, b in splits for c in _LETTERS]
+    return set(deletes + swaps + changes + inserts)
+
+
+def _damerau(a: str, b: str, limit: int | None = None) -> int:
+    """Optimal-string-alignment distance (Damerau-Levenshtein, each substring edited
+    once); with ``limit``, any distance above it may be answered as ``limit + 1``."""
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if limit is not None and min(current) > limit:
+            return limit + 1
+        before, previous = previous, current
+    return previous[len(b)]
 
 
 def _trigrams(word: str) -> set[str]:
@@ -94,6 +138,8 @@ class LexicalScorer:
         self._surface: dict[str, str] = {}  # catalog word -> its stem
         self._gram_count: dict[str, int] = {}  # catalog word -> number of its trigrams
         self._by_trigram: dict[str, set[str]] = {}
+        # unknown query word -> its look-alikes (cleared when the vocabulary grows)
+        self._similar_cache: dict[str, list[tuple[str, float]]] = {}
         self._live = 0
 
     def add(self, row: int, texts: list[tuple[str, float]]) -> None:
@@ -105,6 +151,8 @@ class LexicalScorer:
                 tf[stem] = tf.get(stem, 0.0) + weight
                 if word not in self._surface and not word.isdigit():
                     self._surface[word] = stem
+                    if self._similar_cache:
+                        self._similar_cache.clear()
                     grams = _trigrams(word)
                     self._gram_count[word] = len(grams)
                     for gram in grams:
@@ -124,7 +172,20 @@ class LexicalScorer:
             self._length_array = None
 
     def _similar(self, word: str) -> list[tuple[str, float]]:
-        """Catalog stems that look like ``word`` (trigram Dice similarity), best first."""
+        found = self._similar_cache.get(word)
+        if found is None:
+            found = self._look_alikes(word)
+            if len(self._similar_cache) >= _NEIGHBOR_CACHE:
+                self._similar_cache.pop(next(iter(self._similar_cache)))
+            self._similar_cache[word] = found
+        return list(found)  # the caller extends its copy
+
+    def _look_alikes(self, word: str) -> list[tuple[str, float]]:
+        """Catalog stems that look like ``word``, best first: by trigram Dice similarity,
+        and by edits for swapped or missed letters that break trigrams ("tikcet",
+        "chek"): one edit for words of 4 letters or more (every such catalog word), two
+        for 7 or more when nothing else matched (among the catalog words sharing the most
+        trigrams), counted ``1 - 1.5 * edits / length``."""
         grams = _trigrams(word)
         shared: Counter[str] = Counter()
         for gram in grams:
@@ -136,6 +197,28 @@ class LexicalScorer:
             stem = self._surface[other]
             if sim >= _MIN_SIMILARITY and sim > best.get(stem, 0.0):
                 best[stem] = sim
+
+        def keep(other: str, sim: float) -> None:
+            stem = self._surface[other]
+            if sim >= _MIN_SIMILARITY and sim > best.get(stem, 0.0):
+                best[stem] = sim
+
+        if len(word) >= _EDIT_ONE and word.isalpha():
+            # One edit: every string one edit away, looked up (a few hundred lookups,
+            # whatever the catalog's size).
+            for other in _edits1(word):
+                if other in self._surface:
+                    keep(other, 1.0 - _EDIT_COST / max(len(word), len(other)))
+            if len(word) >= _EDIT_TWO and not best:  # two edits: only when nothing else
+                close = [
+                    (common, other)
+                    for other, common in shared.items()
+                    if common >= 2 and abs(len(other) - len(word)) <= 2
+                ]
+                close.sort(key=lambda c: -c[0])
+                for _, other in close[:_EDIT_TWO_CHECKS]:
+                    if _damerau(word, other, limit=2) == 2:
+                        keep(other, 1.0 - 2 * _EDIT_COST / max(len(word), len(other)))
         return sorted(best.items(), key=lambda kv: -kv[1])[:_MAX_FUZZY]
 
     def knows(self, word: str) -> bool:

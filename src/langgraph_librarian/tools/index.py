@@ -21,7 +21,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from langgraph_librarian._engine.crosslingual import function_words, translate_words
 from langgraph_librarian._engine.static import STATIC_MODEL_ID
-from langgraph_librarian._engine.text import STOPWORDS, tokenize
+from langgraph_librarian._engine.text import STOPWORDS, stem_terms, tokenize
 from langgraph_librarian.embeddings import (
     default_embeddings,
     embedding_model_id,
@@ -147,6 +147,40 @@ _FILLERS = frozenset(
         "available",
     }
 )
+_PARTICLES = frozenset(
+    {"in", "out", "up", "off", "on", "down", "back", "over", "away", "through", "into"}
+)
+"""Particles of phrasal verbs: ``check_in_guest``, ``sign_up_user``, ``log_out_session``."""
+_FILLERS |= _PARTICLES
+"""Words skipped after a verb before its object (``get_current_weather`` -> ``weather``,
+``check_in_guest`` -> ``guest``)."""
+_DETERMINERS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "your",
+        "our",
+        "his",
+        "her",
+        "its",
+        "their",
+        "each",
+        "every",
+        "all",
+        "any",
+        "some",
+        "one",
+        "another",
+    }
+)
+"""Words that follow a verb, never a noun's compound: a description starting "Track a
+parcel" uses "track" as a verb ("Weather forecast for..." uses "weather" as a noun)."""
 
 
 _KEEP_PLURAL = frozenset({"series", "species", "news", "status", "bus", "gas", "canvas", "alias"})
@@ -169,18 +203,65 @@ def _singular(word: str) -> str:
     return word
 
 
-def infer_domain(name: str) -> str:
+def _name_parts(name: str) -> list[str]:
+    return [p.lower() for p in _DOMAIN_SPLIT.split(_CAMEL.sub("_", name.strip())) if p]
+
+
+def infer_domain(name: str, *, verb_first: bool = False) -> str:
     """The domain a name implies: ``email_send`` -> ``email``, ``github.list`` -> ``github``,
     and for verb-first names the object: ``get_weather`` -> ``weather``,
-    ``list_issues`` -> ``issue`` (singular, filler words skipped:
-    ``get_current_weather`` -> ``weather``)."""
-    parts = [p.lower() for p in _DOMAIN_SPLIT.split(_CAMEL.sub("_", name.strip())) if p]
+    ``list_issues`` -> ``issue`` (singular, filler words and particles skipped:
+    ``get_current_weather`` -> ``weather``, ``check_in_guest`` -> ``guest``).
+
+    A name is verb-first when its first word is a common verb of tool names
+    (``_VERBS``) or when ``verb_first`` says so (:class:`ToolIndex` judges that from the
+    catalog: see :meth:`ToolIndex.add`).
+    """
+    parts = _name_parts(name)
     if len(parts) < 2:
         return "general"
-    if parts[0] in _VERBS:
+    if verb_first or parts[0] in _VERBS:
         rest = [p for p in parts[1:] if p not in _FILLERS]
         return _singular(rest[0]) if rest else "general"
     return parts[0]  # a name's own head ("kubernetes", "sales") is kept as it is
+
+
+def _head(record: ToolRecord) -> str | None:
+    """The first word of a name whose domain may be judged from the catalog: the domain
+    was inferred, the name has two words or more and does not start with a known verb."""
+    if not record.domain_inferred:
+        return None
+    parts = _name_parts(record.name)
+    if len(parts) < 2 or parts[0] in _VERBS:
+        return None
+    return parts[0]
+
+
+def _is_verb(votes: list[int]) -> bool:
+    """At least half of the described names starting with a word use it as a verb."""
+    return votes[0] > 0 and 2 * votes[0] >= votes[1]
+
+
+def _used_as_verb(record: ToolRecord, head: str) -> bool | None:
+    """Whether the description starts with ``head`` used as a verb ("Track a parcel",
+    "Check in the guest": the word, particles, then a determiner); ``None`` for a tool
+    without a description (no evidence). A name whose second word is a known verb
+    (``email_send``) reads its first word as a noun whatever the description says."""
+    parts = _name_parts(record.name)
+    if parts[1] in _VERBS:
+        return False
+    words = tokenize((record.description or "").lower())[:6]
+    if not words:
+        return None
+    if stem_terms(words[:1]) != stem_terms([head]):
+        return False
+    rest = [w for w in words[1:] if w not in _PARTICLES]
+    return bool(rest) and rest[0] in _DETERMINERS
+
+
+def _squeeze(name: str) -> str:
+    """A domain name lower-cased without spaces or punctuation (``"Print 3D"`` -> ``print3d``)."""
+    return "".join(c for c in name.lower() if c.isalnum())
 
 
 def _readable(name: str) -> str:
@@ -200,6 +281,9 @@ class ToolRecord:
         schema: The JSON schema, when the entry came from a schema dict.
         argument_descriptions: One description per argument ("" when it has none);
             read by the lexical half of the search.
+        domain_inferred: ``True`` when ``domain`` was read from the name (no domain
+            given): the index may then judge the name's first word a verb from the
+            catalog (see :meth:`ToolIndex.add`).
     """
 
     name: str
@@ -209,6 +293,7 @@ class ToolRecord:
     tool: BaseTool | None = None
     schema: dict[str, Any] | None = None
     argument_descriptions: list[str] = field(default_factory=list)
+    domain_inferred: bool = False
 
     @property
     def text(self) -> str:
@@ -254,12 +339,18 @@ class ToolSearchResult:
         domains: Domain names with tool counts, for the agent to refine its query
             (with ``"candidates"`` and ``"domains"``; at most 40, candidates' first).
         low_confidence: ``True`` when ``matches`` are guesses (``"candidates"``).
+        domain_requested: The ``domain=`` passed, when it names no known domain (case
+            aside); ``None`` otherwise.
+        domain_used: With ``domain_requested``: the known domain the search kept
+            instead (the closest one), or ``None`` when the filter was ignored.
     """
 
     matches: list[ToolMatch] = field(default_factory=list)
     fallback: Fallback | None = None
     domains: dict[str, int] = field(default_factory=dict)
     low_confidence: bool = False
+    domain_requested: str | None = None
+    domain_used: str | None = None
 
     @property
     def names(self) -> list[str]:
@@ -295,6 +386,7 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
             None,
             dict(item),
             _argument_descriptions(properties, args),
+            domain_inferred=not explicit,
         )
     elif callable(item):
         name = getattr(item, "__name__", None)
@@ -317,6 +409,7 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
                 tool,
                 None,
                 _argument_descriptions(tool.args, args),
+                domain_inferred=not domain,
             )
     else:
         raise TypeError(f"cannot index {type(item).__name__} as a tool")
@@ -335,6 +428,7 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
         tool,
         None,
         _argument_descriptions(properties, args),
+        domain_inferred=not explicit,
     )
 
 
@@ -433,6 +527,10 @@ class ToolIndex:
         self._pending: dict[str, None] = {}  # added, not yet embedded (ordered set)
         self._lexical = self._new_lexical()
         self._by_domain: dict[str, dict[str, None]] = {}  # domain -> names (ordered set)
+        # first word of names with an inferred domain -> those names, and how many of
+        # their descriptions use it as a verb / have a description (see add()).
+        self._head_names: dict[str, dict[str, None]] = {}
+        self._head_votes: dict[str, list[int]] = {}
         self._lock = threading.RLock()
         self.add(tools)
 
@@ -455,25 +553,69 @@ class ToolIndex:
     # -- catalog --------------------------------------------------------------------
 
     def add(self, tools: Iterable[ToolLike] | ToolLike, *, domain: str | None = None) -> list[str]:
-        """Add tools (a later tool with an existing name replaces it); returns their names."""
+        """Add tools (a later tool with an existing name replaces it); returns their names.
+
+        A tool without a domain of its own gets the one its name implies
+        (:func:`infer_domain`). A name whose first word is not a known verb keeps that
+        word as its domain, unless the catalog shows it is a verb: when at least
+        half of the described tools whose names start with it have descriptions that
+        start with it followed by a determiner ("Track a parcel", "Check in the guest"), every such
+        name is read as verb-first (``track_package`` -> ``package``,
+        ``track_expense`` -> ``expense``; ``weather_forecast``, described "Weather
+        forecast for a city", stays in ``weather``). The judgment follows the catalog
+        as tools are added and removed.
+        """
         items = [tools] if isinstance(tools, BaseTool | dict) or callable(tools) else list(tools)
         names: list[str] = []
         with self._lock:
             for item in items:
                 record = _record(item, domain)
-                if record.name in self._records:
+                old = self._records.get(record.name)
+                if old is not None:
                     self._drop_row(record.name)
-                    self._by_domain.get(self._records[record.name].domain, {}).pop(
-                        record.name, None
-                    )
+                    self._unlist(record.name, old.domain)
+                    self._judge(old, -1)
                 self._records[record.name] = record
                 same = self._lower.setdefault(record.name.lower(), {})
                 same.pop(record.name, None)
                 same[record.name] = None
                 self._by_domain.setdefault(record.domain, {})[record.name] = None
+                self._judge(record, +1)
                 self._pending[record.name] = None
                 names.append(record.name)
         return names
+
+    def _judge(self, record: ToolRecord, sign: int) -> None:
+        """Count a record in (``+1``) or out of (``-1``) its first word's vote, and
+        re-read the domains of that word's names when the verdict changes."""
+        head = _head(record)
+        if head is None:
+            return
+        votes = self._head_votes.setdefault(head, [0, 0])
+        before = _is_verb(votes)
+        use = _used_as_verb(record, head)
+        if use is not None:
+            votes[0] += sign * int(use)
+            votes[1] += sign
+        names = self._head_names.setdefault(head, {})
+        if sign > 0:
+            names[record.name] = None
+        else:
+            names.pop(record.name, None)
+        verb = _is_verb(votes)
+        if not names:
+            del self._head_names[head], self._head_votes[head]
+            return
+        if verb == before and sign < 0:
+            return
+        # A verdict that changed re-reads all the word's names; otherwise only the new one.
+        for name in names if verb != before else (record.name,):
+            member = self._records[name]
+            wanted = infer_domain(name, verb_first=verb)
+            if member.domain != wanted:
+                self._unlist(name, member.domain)
+                member.domain = wanted
+                self._by_domain.setdefault(wanted, {})[name] = None
 
     def remove(self, names: Iterable[str] | str) -> None:
         """Remove tools by name (unknown names are ignored)."""
@@ -486,9 +628,19 @@ class ToolIndex:
                     same.pop(name, None)
                     if not same:
                         self._lower.pop(name.lower(), None)
-                    self._by_domain.get(record.domain, {}).pop(name, None)
+                    self._unlist(name, record.domain)
+                    self._judge(record, -1)
                     self._drop_row(name)
                     self._pending.pop(name, None)
+
+    def _unlist(self, name: str, domain: str) -> None:
+        """Take ``name`` out of its domain; a domain left empty goes too (add/remove
+        cycles of tools in ever new domains would otherwise grow the table for good)."""
+        members = self._by_domain.get(domain)
+        if members is not None:
+            members.pop(name, None)
+            if not members:
+                del self._by_domain[domain]
 
     def _drop_row(self, name: str) -> None:
         row = self._row_of.pop(name, None)
@@ -509,11 +661,22 @@ class ToolIndex:
 
     def records(self) -> list[ToolRecord]:
         """Every record, in insertion order."""
-        return list(self._records.values())
+        with self._lock:
+            return list(self._records.values())
 
     def domains(self) -> dict[str, int]:
         """Domain name -> number of tools."""
-        return {d: len(names) for d, names in self._by_domain.items() if names}
+        with self._lock:  # another thread may add or remove tools meanwhile
+            return {d: len(names) for d, names in self._by_domain.items() if names}
+
+    def _domain_members(self, domain: str, limit: int, skip: Iterable[str] = ()) -> list[str]:
+        """At most ``limit`` names of ``domain`` not in ``skip``, in insertion order: a copy
+        taken under the lock (the domain's set may change while a search reads it)."""
+        skipped = set(skip)
+        with self._lock:
+            members = self._by_domain.get(domain, {})
+            wanted = (n for n in members if n not in skipped)
+            return list(itertools.islice(wanted, max(limit, 0)))
 
     def memory_bytes(self) -> int:
         """Approximate memory held by the vectors."""
@@ -528,7 +691,8 @@ class ToolIndex:
     # -- building -------------------------------------------------------------------
 
     def _index_lexical(self, row: int, record: ToolRecord) -> None:
-        # The name counts twice: it is the most specific thing a tool says about itself.
+        # The name counts three times: twice here, once more as the head of search_text
+        # ("name: description ..."); it is the most specific thing a tool says about itself.
         self._lexical.add(row, [(_readable(record.name), 2.0), (record.search_text, 1.0)])
 
     def _sync(self) -> None:
@@ -545,24 +709,36 @@ class ToolIndex:
                     self._index_lexical(i, self._records[name])
             if not self._pending:
                 return
-            pending = [n for n in self._pending if n in self._records]
-            # Cleared only once their vectors exist: an embedding error (a server down)
-            # leaves them pending for the next search instead of losing them for good.
-            if self._embeddings is not None and pending:
-                vectors = np.asarray(
-                    self._embeddings.embed_documents([self._records[n].text for n in pending]),
-                    dtype=np.float32,
-                )
-                vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-                self._matrix = (
-                    vectors if self._matrix.size == 0 else np.vstack([self._matrix, vectors])
-                )
-            self._pending = {}
-            for name in pending:
+            pending = [(n, self._records[n]) for n in self._pending if n in self._records]
+            self._pending = {n: None for n, _ in pending}  # removed tools forgotten
+        # Embedded outside the lock: a remote model must not block other searches, nor
+        # tools being added or removed meanwhile.
+        vectors: np.ndarray | None = None
+        if self._embeddings is not None and pending:
+            vectors = np.asarray(
+                self._embeddings.embed_documents([record.text for _, record in pending]),
+                dtype=np.float32,
+            )
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+        with self._lock:
+            # Taken off the pending set only once their vectors exist: an embedding error
+            # (a server down) leaves them pending for the next search. A tool removed,
+            # replaced, or already indexed by another thread meanwhile is skipped.
+            fresh = [
+                i
+                for i, (name, record) in enumerate(pending)
+                if name in self._pending and self._records.get(name) is record
+            ]
+            if vectors is not None and fresh:
+                new = vectors[fresh]
+                self._matrix = new if self._matrix.size == 0 else np.vstack([self._matrix, new])
+            for i in fresh:
+                name, record = pending[i]
+                del self._pending[name]
                 row = len(self._rows)
                 self._rows.append(name)
                 self._row_of[name] = row
-                self._index_lexical(row, self._records[name])
+                self._index_lexical(row, record)
 
     # -- scoring --------------------------------------------------------------------
 
@@ -598,7 +774,11 @@ class ToolIndex:
             if word in markers or len(word) < _MIN_TRANSLATED:
                 continue
             english = translate_words(word)
-            if english and not self._lexical.knows(word):
+            if not english:
+                continue
+            with self._lock:  # the scorer is rebuilt when another thread compacts
+                known = self._lexical.knows(word)
+            if not known:
                 found[word] = [(w, _TRANSLATION_WEIGHT) for w in english]
         foreign = (
             len(found) >= 2
@@ -705,7 +885,8 @@ class ToolIndex:
         """
         words = [w.strip(".:/-,;") for w in _NAME_TOKEN.findall(query.lower())]
         words = [w for w in words if w]
-        hits = [next(reversed(self._lower[w])) for w in words if self._lower.get(w)]
+        with self._lock:  # the name table may change while another thread adds tools
+            hits = [next(reversed(self._lower[w])) for w in words if self._lower.get(w)]
         if words and len(hits) == len(words):
             return list(dict.fromkeys(hits))
         return list(dict.fromkeys(h for h in hits if "_" in h or "." in h))
@@ -729,6 +910,58 @@ class ToolIndex:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
         wanted = domain.strip().lower() if isinstance(domain, str) and domain.strip() else None
+        resolved = wanted
+        if wanted is not None and isinstance(query, str):
+            resolved = self.resolve_domain(wanted)
+            resolved = resolved.lower() if resolved is not None else None
+        result = self._search(query, k, resolved, query_vector)
+        if wanted is not None and resolved != wanted and result.fallback != "name":
+            result.domain_requested = str(domain).strip()
+            used = [d for d in self.domains() if d.lower() == resolved]
+            result.domain_used = used[0] if used else None
+        return result
+
+    def resolve_domain(self, domain: str) -> str | None:
+        """The known domain a ``domain=`` value stands for, or ``None``.
+
+        Tried in order: the same name, case, spaces and punctuation aside
+        (``"Print 3D"`` -> ``print3d``); the one domain whose name's words all occur in
+        it (``"greenhouse automation"`` -> ``greenhouse``); else ``domain`` read as a
+        query: the domain of its best-ranked tools, when the best reaches ``threshold``
+        and that domain holds more than half of the top ``max_loaded`` tools reaching
+        it (``"library"`` -> ``circulation`` when the circulation tools speak of the
+        library). A value that fits no domain clearly gives ``None``.
+        """
+        if not isinstance(domain, str) or not domain.strip():
+            return None
+        known = list(self.domains())
+        squeezed = {_squeeze(d): d for d in known}
+        wanted = _squeeze(domain)
+        if wanted in squeezed:
+            return squeezed[wanted]
+        words = set(stem_terms(tokenize(_readable(domain).lower())))
+        contained = [
+            d
+            for d in known
+            if (parts := stem_terms(tokenize(_readable(d).lower()))) and set(parts) <= words
+        ]
+        if len(contained) == 1:
+            return contained[0]
+        ranked = self.rank(domain, limit=self.max_loaded)
+        reaching = [n for n, score in ranked if score >= self.threshold]
+        votes = Counter(d for n in reaching if (d := self._domain_of(n)) is not None)
+        if not votes:
+            return None
+        best, count = votes.most_common(1)[0]
+        return best if 2 * count > len(reaching) else None
+
+    def _search(
+        self,
+        query: str,
+        k: int,
+        wanted: str | None,
+        query_vector: Sequence[float] | None,
+    ) -> ToolSearchResult:
         if not isinstance(query, str) or not query.strip():
             if wanted is not None:  # a domain alone is a request for its tools
                 return self._domain_fallback("", wanted, [])
@@ -798,9 +1031,11 @@ class ToolIndex:
             if dom not in strong and per_domain[dom] < 2:
                 continue
             ranked_members = [(n, s) for n, s in ranked if self._domain_of(n) == dom]
-            # Best-ranked members first; then any members, read lazily (a domain of an
-            # integration catalog can hold tens of thousands of tools).
-            others = ((n, 0.0) for n in self._by_domain.get(dom, ()))
+            # Best-ranked members first; then any members: only as many as can still be
+            # added are copied (a domain of an integration catalog can hold tens of
+            # thousands of tools), under the lock (another thread may change the domain).
+            room = min(self.max_siblings, self.max_loaded - len(matches))
+            others = ((n, 0.0) for n in self._domain_members(dom, room, chosen))
             added = 0
             for name, score in itertools.chain(ranked_members, others):
                 if added >= self.max_siblings or len(matches) >= self.max_loaded:
@@ -826,8 +1061,8 @@ class ToolIndex:
             wanted = next((w for w in lowered if w in words), None)
         if wanted is not None and wanted in lowered:
             dom = lowered[wanted]
-            members = [n for n, _ in ranked if self._domain_of(n) == dom]
-            members += [n for n in self._by_domain.get(dom, ()) if n not in members]
+            members = [n for n, _ in ranked if self._domain_of(n) == dom][: self.max_loaded]
+            members += self._domain_members(dom, self.max_loaded - len(members), members)
             return ToolSearchResult(
                 matches=[ToolMatch(n, 0.0, "domain", dom) for n in members[: self.max_loaded]],
                 fallback="domain",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import ToolMessage
@@ -11,7 +13,7 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from langgraph_librarian._engine.messages import current_turn
-from langgraph_librarian.tools.index import ToolIndex, ToolSearchResult
+from langgraph_librarian.tools.index import ToolIndex, ToolRecord, ToolSearchResult
 
 __all__ = ["ToolLibrarianStateFields", "create_request_tools", "format_search_result"]
 
@@ -88,27 +90,84 @@ def in_turn(loaded_turn: object, messages: list[Any]) -> bool:
     return False
 
 
+_OWN_PHRASES = (
+    "tools loaded by name",
+    "tools now available",
+    "no confident match",
+    "best guesses, loaded",
+    "call request_tools again",
+    "no single tool matched",
+    "no tools matched",
+    "request_tools is unavailable",
+    "there is no domain named",
+    "is not loaded in this turn",
+)
+"""Phrases of the librarian's own answers: a tool description holding one is withheld
+(it could pass itself off as the librarian's answer to the model)."""
+_PLAIN_NAME = re.compile(r"[\w.\-:/]{1,128}")
+_SUMMARY_CHARS = 160
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _description(record: ToolRecord | None) -> str:
+    """A tool's description as the model sees it: its first line, at most 160
+    characters, JSON-quoted (data, never a line of the answer itself); withheld when it
+    imitates the librarian's own answers."""
+    if record is None:
+        return _quoted("")
+    summary = record.summary[:_SUMMARY_CHARS]
+    folded = " ".join(summary.lower().split())
+    if any(phrase in folded for phrase in _OWN_PHRASES):
+        return "(description withheld: it imitates the librarian's own messages)"
+    return _quoted(summary)
+
+
 def _tool_lines(result: ToolSearchResult, index: ToolIndex) -> list[str]:
     out = []
     for match in result.matches:
         record = index.get(match.name)
-        summary = record.summary if record else ""
+        name = match.name if _PLAIN_NAME.fullmatch(match.name) else _quoted(match.name)
         extra = " (related)" if match.reason == "sibling" else ""
         if record is not None and record.tool is None:
             # A schema-only catalog entry: described, but nothing here can run it.
             extra += " (described only: it cannot be called here)"
-        out.append(f"- {match.name}{extra}: {summary}")
+        out.append(f"- {name}{extra}: {_description(record)}")
     return out
 
 
 def _domain_listing(result: ToolSearchResult, index: ToolIndex) -> str:
-    listing = ", ".join(f"{name} ({count})" for name, count in result.domains.items())
+    listing = ", ".join(
+        f"{name if _PLAIN_NAME.fullmatch(name) else _quoted(name)} ({count})"
+        for name, count in result.domains.items()
+    )
     more = len(index.domains()) - len(result.domains)
     return listing + (f", and {more} more" if more > 0 else "")
 
 
+def _domain_note(result: ToolSearchResult) -> str:
+    """What became of a ``domain=`` that names no known domain ("" when it did)."""
+    if result.domain_requested is None:
+        return ""
+    asked = json.dumps(result.domain_requested, ensure_ascii=False)
+    if result.domain_used is not None:
+        return (
+            f"There is no domain named {asked}; searched the closest one, "
+            f"{json.dumps(result.domain_used, ensure_ascii=False)}, instead."
+        )
+    return f"There is no domain named {asked}; searched all tools instead."
+
+
 def format_search_result(result: ToolSearchResult, index: ToolIndex) -> str:
     """The text the agent reads after ``request_tools`` (one wording per kind of answer)."""
+    text = _format_answer(result, index)
+    note = _domain_note(result)
+    return f"{note}\n{text}" if note else text
+
+
+def _format_answer(result: ToolSearchResult, index: ToolIndex) -> str:
     if result.fallback == "name" and result.matches:
         return "\n".join(["Tools loaded by name:", *_tool_lines(result, index)])
     if result.fallback == "candidates" and result.matches:
