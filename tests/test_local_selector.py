@@ -231,3 +231,21 @@ def test_a_word_the_conversation_keeps_using_links_no_change():
     messages = chat("I live in Bristol near the harbour.", "Nice city.", *repeated)
     ids = select(messages, "What city do I live in?")
     assert ids[0] == 0  # no umbrella "change" linked above the statement by "Bristol"
+
+
+def test_the_reply_to_an_earlier_copy_of_the_question_is_selected():
+    """'What book did you suggest for my flight?': the earlier question is an echo (it
+    answers nothing) and the suggestion that followed it shares no word with the
+    question; the echo hands its score to that reply (found by a review on fresh chats)."""
+    history = [
+        HumanMessage("Any book suggestions for a long flight?", id="m0"),
+        AIMessage("Try 'Circe' by Madeline Miller: gripping, and short chapters.", id="m1"),
+    ]
+    for n in range(2, 40, 2):
+        history.append(HumanMessage(f"I read a book review about flights on day {n}.", id=f"m{n}"))
+        history.append(AIMessage(f"Reviews of books about flights are fun {n}.", id=f"m{n + 1}"))
+    question = "What book did you suggest for my flight?"
+    full = [*history, HumanMessage(question, id="q")]
+    entries = update_index(full, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    ids = LocalSelector().select(question, full, entries).ids
+    assert 1 in ids

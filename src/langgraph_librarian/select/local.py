@@ -212,6 +212,8 @@ class _Scored:
     """Best-passage cosine per message (``None`` without a model)."""
     echoes: np.ndarray
     """Slots of earlier messages asking what the query asks."""
+    echo_scores: np.ndarray
+    """Their fused scores before the echo demotion (aligned with ``echoes``)."""
     positions: np.ndarray
     """Each entry's position (``id``), as floats."""
 
@@ -367,12 +369,13 @@ class LocalSelector:
             semantic = _rescaled(centred, echoes, lambda top: max(top, _MIN_SEMANTIC_SPREAD))
             weight = self._profile.semantic_weight
             fused = (1 - weight) * fused + weight * semantic
+        echo_scores = fused[echoes].copy()
         if echoes.size:
             fused[echoes] *= _ECHO_FACTOR
         if len(entries) > 1:
             # Among equally relevant messages the later one is the current truth.
             fused = fused + _RECENCY_BONUS * (fused > 0) * positions / max(positions.max(), 1.0)
-        return _Scored(fused, index, best, cosines, echoes, positions)
+        return _Scored(fused, index, best, cosines, echoes, echo_scores, positions)
 
     def _cosines(self, query_vector: Sequence[float] | None, index: IndexHead) -> np.ndarray | None:
         """Each message's best passage cosine with the query (``None`` without a model).
@@ -686,6 +689,23 @@ class LocalSelector:
                     and not filler[slot]
                 ):
                     neighbours[slot] = max(neighbours.get(slot, 0.0), _NEIGHBOUR_FACTOR * fused[i])
+        # An earlier copy of the question was answered then ("What book did you suggest
+        # for my flight?" after "Any book suggestions for a long flight?" / "Try
+        # 'Circe'..."): the echo itself is demoted, and hands the score it had to the
+        # reply that follows it, which often shares no word with the question.
+        for slot, before in zip(scored.echoes.tolist(), scored.echo_scores.tolist(), strict=True):
+            if before < RELATIVE_CUTOFF * top:
+                continue
+            asked = entries[slot].id
+            reply = slot_of(asked + 1)
+            if (
+                reply is not None
+                and asked + 1 not in excluded
+                and reply not in priority
+                and not filler[reply]
+                and messages[asked + 1].type != messages[asked].type
+            ):
+                neighbours[reply] = max(neighbours.get(reply, 0.0), _NEIGHBOUR_FACTOR * before)
         for i, score in neighbours.items():
             priority.setdefault(i, score)
         ranked = _first_copies(
