@@ -516,3 +516,57 @@ def test_a_numbered_list_or_a_dash_before_a_sentence_is_layout(summary):
 )
 def test_claims_inside_a_numbered_list_are_still_checked(answer):
     assert summary_problem(answer, NUTS, DEFAULT_SUMMARY_PROMPT) is not None
+
+
+# -- review of the day's diff: cut words, reported stops, slow patterns -------------------------
+
+
+def test_a_reported_stop_is_a_complete_answer():
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    from langgraph_librarian.index.summarize import LLMSummarizer
+
+    answer = AIMessage(
+        "User asks for the hotel's contact info", response_metadata={"finish_reason": "stop"}
+    )
+    message = HumanMessage(
+        "Could you please send me the hotel's contact information again? I lost the email "
+        "with it and need it before I travel on Friday."
+    )
+    (outcome,) = LLMSummarizer(GenericFakeChatModel(messages=iter([answer]))).summarize([message])
+    assert outcome.error is None and outcome.summary.endswith("contact info")
+
+
+@pytest.mark.parametrize("ending", ["contact info", "the lab", "the spec"])
+def test_a_short_form_of_a_message_word_is_not_a_cut_word(ending):
+    from langgraph_librarian.index._validate import drop_cut_tail
+
+    source = "Please send the contact information, the laboratory results and the specification."
+    summary = f"User wants {ending}"
+    assert drop_cut_tail(summary, source) == (summary, False)
+    assert drop_cut_tail("User wants the labora", source) == ("", True)
+
+
+def test_the_recompressed_running_summary_loses_a_cut_last_line_too():
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    messages = [
+        HumanMessage("I need to book a flight to Lisbon on Friday for the conference."),
+        AIMessage("Sure, I'll look at flights to Lisbon for Friday."),
+        HumanMessage("Also the hotel near the conference centre, budget 120 euros a night."),
+        AIMessage("Noted: hotel near the conference centre, 120 euros a night."),
+    ]
+    first = (
+        "- The user needs to book a flight to Lisbon on Friday, for the conference they "
+        "attend.\n- The assistant will look at flights to Lisbon for Friday and report back "
+        "with options.\n- The user also wants a hotel near the conference centre, with a "
+        "budget of 120 euros a night.\n- The assistant noted the hotel near the conference "
+        "centre and the 120 euros a night budget."
+    )
+    shorter = (
+        "- User needs a flight to Lisbon on Friday.\n- Hotel near the conference centre, "
+        "120 euros a night; wants to book a fli"
+    )
+    model = FakeListChatModel(responses=[first, shorter])
+    result = RunningSummarizer(model, max_summary_tokens=40).summarize(messages)
+    assert not result.summary.rstrip().endswith("fli")

@@ -127,12 +127,18 @@ def output_text(result: object) -> str:
     return _REASONING_TAGS.sub("", text)
 
 
-def stopped_at_length(result: object) -> bool:
-    """The model stopped because of the output limit (``finish_reason`` / ``stop_reason``)."""
+def finish_reason(result: object) -> str | None:
+    """Why the model stopped, as its provider reported it (``finish_reason`` /
+    ``stop_reason`` / ``done_reason``), lower-cased; ``None`` when it did not say."""
     message = result.get("raw") if isinstance(result, dict) else result
     meta = getattr(message, "response_metadata", None) or {}
     reason = meta.get("finish_reason") or meta.get("stop_reason") or meta.get("done_reason")
-    return str(reason).lower() in {"length", "max_tokens", "max_output_tokens"}
+    return str(reason).lower() if reason else None
+
+
+def stopped_at_length(result: object) -> bool:
+    """The model stopped because of the output limit (``finish_reason`` / ``stop_reason``)."""
+    return finish_reason(result) in {"length", "max_tokens", "max_output_tokens"}
 
 
 def message_role(message: BaseMessage) -> str:

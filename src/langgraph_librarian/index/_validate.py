@@ -45,13 +45,16 @@ words, speaker labels; no phrase lists tuned to one model); the held-out sets in
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import unicodedata
 from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 
 from langgraph_librarian._engine.crosslingual import function_words
+from langgraph_librarian._engine.messages import finish_reason
 from langgraph_librarian._engine.text import DAYS as _DAYS
 from langgraph_librarian._engine.text import MONTHS as _MONTHS
 from langgraph_librarian._engine.text import STOPWORDS, content_terms
@@ -111,7 +114,8 @@ _GERMAN = frozenset(
 _ENGLISH = frozenset(_listed("the and of is was are were with this that from to"))
 # Speaker labels of a transcript ("User: ...", "Assistant: ...").
 _ROLE_LINE = re.compile(
-    r"(?:^|(?<=[.!?])[ \t]+)[ \t]*(?:[-*•][ \t]*)?[*_]*"
+    # One quantifier covers a run of blanks (two in a row made a long run quadratic).
+    r"(?:^|(?<=[.!?][ \t]))[ \t]*(?:[-*•][ \t]*)?[*_]*"
     r"(user|human|assistant|ai|bot|system|customer|agent)[*_]*[ \t]*:",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -711,8 +715,32 @@ def _repeats_itself(summary: str) -> bool:
     return total >= 8 and max(words.values()) * 2 > total
 
 
-_LAST_WORD = re.compile(r"[^\W\d_]+$")
+_LAST_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_]+$")
+"""The text's last word: it starts where a letter does not precede it, so a search
+tries one start per word, not every letter of a long run."""
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s)|\n")
+
+
+_VOCABULARY = (
+    Path(__file__).resolve().parent.parent / "_engine" / "model_data" / "minilm-vocab.txt.gz"
+)
+
+
+@lru_cache(maxsize=1)
+def _dictionary() -> frozenset[str]:
+    """Whole English words (BERT's uncased vocabulary, packaged with the static model): a
+    cut word ("fli") is rarely one."""
+    with gzip.open(_VOCABULARY, "rt", encoding="utf-8") as handle:
+        return frozenset(w for w in (line.strip() for line in handle) if w.isalpha())
+
+
+def cut_unreported(summary: str, source: str, result: object) -> tuple[str, bool]:
+    """:func:`drop_cut_tail`, when the model did not say why it stopped: a reported stop
+    is a complete answer ("...the lab" ends on a word of its own), and a reported length
+    limit is judged by the caller."""
+    if finish_reason(result) is not None:
+        return summary, False
+    return drop_cut_tail(summary, source)
 
 
 def drop_cut_tail(summary: str, source: str) -> tuple[str, bool]:
@@ -730,7 +758,12 @@ def drop_cut_tail(summary: str, source: str) -> tuple[str, bool]:
         return summary, False
     last = match.group(0).lower()
     _, words, stems = _source_facts(source)
-    if last in words or set(content_terms(last)) & stems:
+    if (
+        last in words
+        or set(content_terms(last)) & stems
+        or (len(last) >= 3 and last in _dictionary())
+    ):
+        # A word of its own ("info", "lab", "spec" for the message's "information"...)
         return summary, False
     if not any(len(w) > len(last) and w.startswith(last) for w in words):
         return summary, False

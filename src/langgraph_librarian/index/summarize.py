@@ -26,7 +26,7 @@ from langgraph_librarian._engine.text import WHITESPACE, clean_text, content_ter
 from langgraph_librarian.entry import EntryStatus, IndexEntry
 from langgraph_librarian.index._validate import (
     clean_model_summary,
-    drop_cut_tail,
+    cut_unreported,
     summary_facts_problem,
 )
 from langgraph_librarian.index.extractive import extractive_summary
@@ -222,7 +222,7 @@ class LLMSummarizer:
         source = message_text(message)
         # A last sentence cut mid-word (an output limit the server did not report) is
         # dropped; a summary that is nothing but one is rejected.
-        whole, cut = drop_cut_tail(_clean_summary(raw), source)
+        whole, cut = cut_unreported(_clean_summary(raw), source, raw)
         summary = _stored(whole)
         if cut and not whole:
             problem: str | None = "the summary was cut off mid-word"

@@ -17,7 +17,7 @@ from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._engine.messages import message_text, output_text
 from langgraph_librarian._engine.models import LazyModel, build_model
 from langgraph_librarian._engine.text import content_terms
-from langgraph_librarian.index._validate import clean_model_summary, drop_cut_tail
+from langgraph_librarian.index._validate import clean_model_summary, cut_unreported
 from langgraph_librarian.index.summarize import summary_problem
 from langgraph_librarian.memory._adapter import langchain_summarizer
 from langgraph_librarian.memory._facts import (
@@ -332,7 +332,7 @@ class RunningSummarizer:
             raise SummarizationError(f"{type(exc).__name__}: {exc}") from exc
         # Checked and kept without a preamble, fence, label or closing offer, nor a last
         # line cut mid-word (an output limit the server did not report).
-        text, cut = drop_cut_tail(clean_model_summary(output_text(raw)), request.source)
+        text, cut = cut_unreported(clean_model_summary(output_text(raw)), request.source, raw)
         if cut and not text:
             problem: str | None = "the summary was cut off mid-word"
         else:
@@ -352,8 +352,12 @@ class RunningSummarizer:
                 raise
             notes.append(f"re-compression call failed: {type(exc).__name__}")
         else:
-            shorter = clean_model_summary(output_text(raw))
-            problem = _answer_problem(shorter, text, RECOMPRESS_PROMPT, RECOMPRESS_TAGS)
+            shorter, cut = cut_unreported(clean_model_summary(output_text(raw)), text, raw)
+            problem = (
+                "the summary was cut off mid-word"
+                if cut and not shorter
+                else _answer_problem(shorter, text, RECOMPRESS_PROMPT, RECOMPRESS_TAGS)
+            )
             if problem is None:
                 text = shorter
             else:
