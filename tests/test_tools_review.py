@@ -330,3 +330,29 @@ def test_lexical_scores_run_to_k1_plus_one_and_names_count_three_times():
     docs = (Path(__file__).parents[1] / "docs" / "tools.md").read_text()
     assert "0 to below 2.2" in docs and "counts three times" in docs
     assert "0 to about 1" not in docs
+
+
+def test_a_very_long_unknown_word_is_not_expanded_into_its_edits(monkeypatch):
+    """A pasted token or hash of thousands of letters built ~54 x n strings of n letters
+    (6,000 letters: 2 GB) under the index lock; such words get no edit lookup."""
+    from langgraph_librarian.tools import _lexical
+
+    index = ToolIndex([_schema("payroll_run_payroll", "Run the monthly payroll.")], embeddings=None)
+
+    def refuse(word: str) -> set[str]:
+        raise AssertionError(f"edits of a {len(word)}-letter word")
+
+    monkeypatch.setattr(_lexical, "_edits1", refuse)
+    index.rank("a" * 6000 + " payroll", limit=1)
+    index.rank("x" * 25, limit=1)
+
+
+def test_a_domain_named_exactly_is_that_domain_even_when_another_squeezes_alike():
+    index = ToolIndex(embeddings=None)
+    index.add(
+        [_schema("send_message", "Send a message through the e-mail gateway.")], domain="e-mail"
+    )
+    index.add([_schema("send_email", "Send an email.")], domain="email")
+    assert index.resolve_domain("e-mail") == "e-mail"
+    assert index.resolve_domain("EMAIL") == "email"
+    assert index.search("send", domain="e-mail").names == ["send_message"]

@@ -37,6 +37,9 @@ _MAX_FUZZY = 3
 _EDIT_ONE = 4
 """Unknown query words of this many letters or more also match catalog words one edit
 away (Damerau-Levenshtein: a letter left out, added, changed, or two swapped)."""
+_EDIT_LONGEST = 24
+"""No edits are looked up for a longer word (a pasted token, a hash): its one-edit
+variants number about 54 times its length, each as long as it."""
 _EDIT_TWO = 7
 """... and, from this many letters, two edits away."""
 _EDIT_TWO_CHECKS = 32
@@ -203,7 +206,7 @@ class LexicalScorer:
             if sim >= _MIN_SIMILARITY and sim > best.get(stem, 0.0):
                 best[stem] = sim
 
-        if len(word) >= _EDIT_ONE and word.isalpha():
+        if _EDIT_ONE <= len(word) <= _EDIT_LONGEST and word.isalpha():
             # One edit: every string one edit away, looked up (a few hundred lookups,
             # whatever the catalog's size).
             for other in _edits1(word):

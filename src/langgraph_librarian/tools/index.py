@@ -935,6 +935,11 @@ class ToolIndex:
         if not isinstance(domain, str) or not domain.strip():
             return None
         known = list(self.domains())
+        if domain in known:
+            return domain
+        folded = [d for d in known if d.casefold() == domain.strip().casefold()]
+        if len(folded) == 1:
+            return folded[0]
         squeezed = {_squeeze(d): d for d in known}
         wanted = _squeeze(domain)
         if wanted in squeezed:
