@@ -159,3 +159,18 @@ def test_matching_excerpt_picks_the_rarest_matches_in_order_within_its_size():
     assert matching_excerpt(text, "What colour is the car?", 500) == ""
     both = matching_excerpt(text, "invoice total paid", 200)
     assert both.index("400 euros") < both.index("paid late")  # message order
+
+
+def test_matching_excerpt_finds_words_whose_stem_is_not_their_prefix_and_cuts_long_lines():
+    import json
+
+    from langgraph_librarian.hydrate import matching_excerpt
+
+    log = "\n".join(f"line {n}: nothing to report" for n in range(3000))
+    log += "\nline 3000: we are moving the database server on Friday night"
+    assert "moving the database" in matching_excerpt(log, "What about the move?", 300)
+    rows = [{"id": n, "status": "ok"} for n in range(3000)]
+    rows[2100] = {"id": 2100, "status": "error", "detail": "disk quota exceeded"}
+    minified = json.dumps(rows, separators=(",", ":"))  # one line, no spaces
+    excerpt = matching_excerpt(minified, "Which row had the disk quota error?", 600)
+    assert "disk quota exceeded" in excerpt and len(excerpt) <= 600

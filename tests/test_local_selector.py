@@ -249,3 +249,18 @@ def test_the_reply_to_an_earlier_copy_of_the_question_is_selected():
     entries = update_index(full, [], LibrarianConfig(embeddings=None)).entries[:-1]
     ids = LocalSelector().select(question, full, entries).ids
     assert 1 in ids
+
+
+def test_a_linked_change_is_never_an_excluded_position():
+    messages = chat(
+        "I've got type 2 diabetes, managed with metformin.",
+        "Noted, I'll keep that in mind when we plan meals.",
+        "The allotment has tomatoes and runner beans this year.",
+        "Lovely.",
+        "The doctor switched me from metformin to gliclazide last week.",
+        "Thanks for telling me.",
+    )
+    history = [*messages, HumanMessage("What diabetes medication am I on now?", id="q")]
+    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    ids = LocalSelector().select(history[-1].content, history, entries, exclude={4, 5}).ids
+    assert 4 not in ids and 5 not in ids

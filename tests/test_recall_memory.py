@@ -510,3 +510,26 @@ def test_records_bearing_on_the_question_alone_follow_the_selection():
     assert evidence.floor() <= 3.0
     ranked = _ranked(records, Selection(ids=[0], strategy="local"), evidence)
     assert [r.text for r in ranked.records] == ["renting a room", "bought my own flat"]
+
+
+def test_a_long_record_in_a_script_of_many_bytes_a_character_keeps_to_its_share():
+    """The excerpt is sized in characters, the block in bytes: Chinese takes three a
+    character, and its excerpt took 79% of the block (a review of the day's diff)."""
+    from langgraph_librarian.recall._render import render_evidence
+
+    rule = "押金规则 租户通过转账支付押金并保留收据以备查验"
+    lines = [f"{rule} {i}" for i in range(300)] + ["宠物押金为四百五十英镑。"]
+    lines += [f"{rule} {i}" for i in range(300, 600)]
+    long_record = MemoryRecord(
+        key="k1", text="\n".join(lines), summary="lease", role="human", kind="turn"
+    )
+    short = MemoryRecord(
+        key="k2",
+        text="我们的宠物押金去年五月用现金支付了。",
+        summary="s",
+        role="human",
+        kind="turn",
+    )
+    block, kept = render_evidence([long_record, short], 8000, "宠物押金")
+    assert [r.key for r in kept] == ["k1", "k2"]
+    assert max(len(line.encode()) for line in block.splitlines()) <= 8000 // 3 + 40

@@ -570,3 +570,15 @@ def test_the_recompressed_running_summary_loses_a_cut_last_line_too():
     model = FakeListChatModel(responses=[first, shorter])
     result = RunningSummarizer(model, max_summary_tokens=40).summarize(messages)
     assert not result.summary.rstrip().endswith("fli")
+
+
+def test_small_talk_with_a_number_is_no_new_fact_for_the_running_summary():
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    previous = "- User is vegetarian and allergic to nuts.\n- User's flight TP 1341 leaves Friday."
+    messages = [HumanMessage("haha ok, took me 2 tries to log in"), AIMessage("Glad it worked!")]
+    model = FakeListChatModel(responses=[previous])
+    result = RunningSummarizer(model, max_summary_tokens=200).summarize(
+        messages, previous_summary=previous
+    )
+    assert result.method == "llm", result.notes

@@ -91,13 +91,16 @@ def matching_excerpt(text: str, query: str, max_chars: int) -> str:
     ``max_chars``, then put back in order and joined with ``[...]``. ``""`` when no
     passage shares a word with the question.
     """
-    wanted = set(content_terms(query))
+    # The question's first words are enough to find its lines (a pasted question of
+    # 20,000 words would make every passage's probe slow).
+    wanted = set(list(dict.fromkeys(content_terms(query[:_QUERY_CHARS])))[:_QUERY_TERMS])
     if not wanted or max_chars <= 0:
         return ""
     passages = _excerpt_passages(text)
-    # Stems are (nearly) prefixes of their words: a substring test skips stemming the
-    # passages that cannot hold one (most lines of a long log).
-    probe = re.compile("|".join(re.escape(t.rstrip("i") or t) for t in sorted(wanted)))
+    # A stem's first letters start its words ("mov" of moving / move, "visib" of
+    # visibility): a substring test skips stemming the passages that cannot hold one
+    # (most lines of a long log).
+    probe = re.compile("|".join(sorted({re.escape(t[: max(3, len(t) - 2)]) for t in wanted})))
     held = [
         wanted.intersection(content_terms(p)) if probe.search(p.lower()) else set()
         for p in passages
@@ -130,16 +133,23 @@ def matching_excerpt(text: str, query: str, max_chars: int) -> str:
 
 _EXCERPT_WORDS = 60
 """Longest passage of an excerpt, in words (a line or sentence longer is cut in windows)."""
+_EXCERPT_CHARS = 400
+"""... and in characters (minified JSON, Chinese: a line without spaces)."""
+_QUERY_CHARS = 2_000
+_QUERY_TERMS = 32
 
 
 def _excerpt_passages(text: str) -> list[str]:
-    """Lines (a log, a table, code) and sentences of ``text``, none over _EXCERPT_WORDS."""
+    """Lines (a log, a table, code) and sentences of ``text``, none over _EXCERPT_WORDS
+    words nor _EXCERPT_CHARS characters."""
     passages: list[str] = []
     for line in text.splitlines():
         for sentence in split_sentences(line) if len(line) > 200 else [line]:
             words = sentence.split()
             for start in range(0, len(words), _EXCERPT_WORDS):
-                passages.append(" ".join(words[start : start + _EXCERPT_WORDS]))
+                window = " ".join(words[start : start + _EXCERPT_WORDS])
+                for cut in range(0, len(window), _EXCERPT_CHARS):
+                    passages.append(window[cut : cut + _EXCERPT_CHARS])
     return passages
 
 

@@ -329,9 +329,17 @@ def user_fact_terms(messages: Sequence[BaseMessage]) -> set[str]:
     stated = [
         text
         for text in (message_text(m) for m in messages if m.type == "human")
-        if re.search(r"\d", text)
-        or _LASTING.search(text)
-        or _DECISIONS.search(text)
-        or CHANGE_CUES.search(text)
+        if _fact_weight(text) >= _STATES_A_FACT
     ]
     return set(content_terms(" ".join(stated)))
+
+
+_STATES_A_FACT = 2.0
+"""The weight of cues and values (as lines are ranked) a user message needs to count as
+stating a lasting fact: "My flight is TP 1341 on Friday" (a personal word, two values),
+"I'm allergic to nuts"; not "took me 2 tries to log in" (one number)."""
+
+
+def _fact_weight(text: str) -> float:
+    weight = sum(w for pattern, w in _CUES if pattern.search(text))
+    return weight + min(2, len(VALUE_PATTERN.findall(text))) * 0.5

@@ -245,9 +245,18 @@ def render_evidence(
         text = record.text
         body = _size(_body(record, text))
         if query and body > long_record:
-            shorter = _excerpted(record, query, long_record)
-            if shorter is not None:
-                text, body = shorter, _size(_body(record, shorter))
+            # Sized in characters, bounded in bytes: Chinese text takes three a character
+            # (and JSON escapes more), so the excerpt shrinks until its line fits.
+            limit = long_record
+            for _ in range(4):
+                shorter = _excerpted(record, query, limit)
+                if shorter is None:
+                    break
+                size = _size(_body(record, shorter))
+                if size <= long_record:
+                    text, body = shorter, size
+                    break
+                limit = limit * long_record // size - 1
         cost = block.cost(record, body)
         if cost <= room:
             block.add(record, text, body)

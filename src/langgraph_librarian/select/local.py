@@ -653,7 +653,7 @@ class LocalSelector:
         top = float(fused[order[0]])
         primary = [i for i in order[: self.max_selected] if fused[i] >= RELATIVE_CUTOFF * top]
         priority: dict[int, float] = {i: float(fused[i]) for i in primary}
-        linked = self._linked(query, priority, order[:_EXPANSION_POOL], scored, entries)
+        linked = self._linked(query, priority, order[:_EXPANSION_POOL], scored, entries, excluded)
         for i, score in linked.items():
             priority[i] = max(priority.get(i, 0.0), score)
         bridged = self._bridged(query, order, scored, entries, messages, excluded)
@@ -884,6 +884,7 @@ class LocalSelector:
         pool: list[int],
         scored: _Scored,
         entries: Sequence[IndexEntry],
+        excluded: Collection[int] = (),
     ) -> dict[int, float]:
         """Statements and changes about the same thing as a selected passage.
 
@@ -955,11 +956,17 @@ class LocalSelector:
                 pid = own[0]
             found: set[int] = set()
             for term in rare_terms(index.passage_terms[pid]):
+                # A word the conversation keeps using links nothing by itself (counted
+                # first: its postings are not read).
+                if index.passage_frequency(term) > _MAX_NAMED_PASSAGES:
+                    continue
                 holding = index.passages_with(term)
-                if len(holding) > _MAX_NAMED_PASSAGES:
-                    continue  # a word the conversation keeps using: no link by it alone
                 found.update(index.doc_of(p) for p in holding if p > pid and has_change[p])
-            return sorted(s for s in found if s != seed and entries[s].id > entries[seed].id)
+            return sorted(
+                s
+                for s in found
+                if s != seed and entries[s].id > entries[seed].id and entries[s].id not in excluded
+            )
 
         # First the selected seeds; then, for chains, only the changes just promoted
         # (a change of a change), looking forward only.
