@@ -297,7 +297,7 @@ def test_calibrate_thresholds_rules_on_a_small_set():
         calibrate_thresholds(index, [])
 
 
-@pytest.mark.parametrize("model", ["none", "static"])
+@pytest.mark.parametrize("model", ["none", "static", "e5-small"])
 def test_stored_calibration_is_reproduced_from_the_calibration_half(model):
     embeddings = load_embeddings(model)
     assert calibrate_engine(embeddings) == calibration_for(embeddings)
