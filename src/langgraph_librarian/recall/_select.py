@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._engine.text import content_terms
 from langgraph_librarian._librarian.turn import make_selector
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
@@ -21,8 +20,6 @@ from langgraph_librarian.recall._records import MemoryRecord, records_as_index
 from langgraph_librarian.select._evidence import (
     EVIDENCE_FLOOR,
     Evidence,
-    corroborates,
-    informative_terms,
     repeat_key,
 )
 from langgraph_librarian.select.local import LocalSelector
@@ -91,21 +88,6 @@ def _floor_filter(
     return [i for i in ids if i in bearing or (evidence.usable[i] and partner(i))]
 
 
-def _corroborate(records: Sequence[MemoryRecord], query: str, evidence: Evidence) -> Evidence:
-    """``evidence`` with :attr:`Evidence.corroborated` measured: the records sharing a
-    rare query word and another of its content words, or two thirds of them (only
-    records already sharing query words are read)."""
-    terms = frozenset(content_terms(query))
-    rare = informative_terms(query)
-    mask = np.zeros(len(records), dtype=bool)
-    if len(terms) >= 2:
-        for i in np.flatnonzero(evidence.lexical & evidence.usable).tolist():
-            shared = terms.intersection(content_terms(records[i].text))
-            mask[i] = corroborates(shared, rare, terms)
-    evidence.corroborated = mask
-    return evidence
-
-
 def held_to_floor(config: LibrarianConfig) -> bool:
     """The offline selector is held to the floor; a model selector judges meaning itself
     (and may answer that nothing applies)."""
@@ -136,8 +118,8 @@ def select_ranked(
     if held_to_floor(config):
         # One scoring pass gives both the selection and the evidence it is held to.
         selection, evidence = local.weigh(query, messages, entries, query_vector=vector)
-        return _ranked(records, selection, _corroborate(records, query, evidence))
-    evidence = _corroborate(records, query, local.evidence(query, messages, entries, vector))
+        return _ranked(records, selection, evidence)
+    evidence = local.evidence(query, messages, entries, vector)
     # The selector's own model call runs as a child of ``parent``, tagged.
     selection = make_selector(config, _STEP).select(query, messages, entries, config=parent)
     return _ranked(records, selection, evidence)
@@ -157,8 +139,8 @@ async def aselect_ranked(
     vector = await local.embeddings.aembed_query(query) if local.embeddings is not None else None
     if held_to_floor(config):
         selection, evidence = local.weigh(query, messages, entries, query_vector=vector)
-        return _ranked(records, selection, _corroborate(records, query, evidence))
-    evidence = _corroborate(records, query, local.evidence(query, messages, entries, vector))
+        return _ranked(records, selection, evidence)
+    evidence = local.evidence(query, messages, entries, vector)
     selection = await make_selector(config, _STEP).aselect(query, messages, entries, config=parent)
     return _ranked(records, selection, evidence)
 

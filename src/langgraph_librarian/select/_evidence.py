@@ -226,9 +226,10 @@ class Evidence:
         strong: Shares every content word of the query, or two of its rare words:
             enough to bear on it in a scope of any size.
         measured: Whether ``semantic`` was measured (an embedding model was used).
-        corroborated: Shares a rare query word and another of its content words
-            (:func:`corroborates`): enough to bear on it in a scope of any size, like
-            :attr:`strong`. ``None`` when not measured.
+        corroborated: Shares words of the query that corroborate each other (a rare one
+            and another, or most of them: :func:`corroborates`): enough to bear on it in
+            a scope of any size, like :attr:`strong`. Measured by the local selector in
+            the same pass as :attr:`lexical`; ``None`` when not measured.
     """
 
     semantic: np.ndarray
@@ -319,8 +320,7 @@ def rare_terms(terms: frozenset[str]) -> frozenset[str]:
 
 def informative_terms(query: str) -> frozenset[str]:
     """The query's content terms (stemmed) that are not among the most common words."""
-    common = _common_stems()
-    return frozenset(t for t in content_terms(query) if t not in common and not t.isdigit())
+    return rare_terms(frozenset(content_terms(query)))
 
 
 def shares_evidence(

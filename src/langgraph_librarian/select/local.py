@@ -25,6 +25,7 @@ from langgraph_librarian.select._evidence import (
     Evidence,
     background_vectors,
     chance_level,
+    corroborates,
     informative_terms,
     is_echo,
     is_question,
@@ -515,12 +516,14 @@ class LocalSelector:
         terms = frozenset(content_terms(query))
         rare = informative_terms(query)
         index = scored.lexical
+        evidence.corroborated = np.zeros(n, dtype=bool)
         for slot in range(n):
             common = terms & frozenset().union(
                 *(index.passage_terms[p] for p in index.doc_passages(slot))
             )
             evidence.lexical[slot] = shares_evidence(common, terms, rare)
             evidence.strong[slot] = bool(terms) and (common == terms or len(common & rare) >= 2)
+            evidence.corroborated[slot] = corroborates(common, rare, terms)
         evidence.usable &= ~index.filler()
         evidence.usable[scored.echoes] = False
         return evidence
