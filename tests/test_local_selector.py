@@ -205,21 +205,23 @@ def test_a_month_is_not_a_name_to_bridge_by():
     assert select(messages, "When is my dentist check-up?") == [0]
 
 
+MEDICATION_CHANGE = (
+    "I've got type 2 diabetes, managed with metformin.",
+    "Noted, I'll keep that in mind when we plan meals.",
+    "The allotment has tomatoes and runner beans this year.",
+    "Lovely.",
+    "The doctor switched me from metformin to gliclazide last week.",
+    "Thanks for telling me.",
+    "We are thinking about a cruise to the fjords in August.",
+    "Sounds wonderful.",
+)
+
+
 def test_a_change_naming_a_rare_word_of_the_match_follows_it():
     """The question shares one word with the statement ("diabetes") and none with its
     change: the change is linked by the rare word they share ("metformin"), ahead of the
     statement (found by a review of scoped recall on fresh scenarios)."""
-    messages = chat(
-        "I've got type 2 diabetes, managed with metformin.",
-        "Noted, I'll keep that in mind when we plan meals.",
-        "The allotment has tomatoes and runner beans this year.",
-        "Lovely.",
-        "The doctor switched me from metformin to gliclazide last week.",
-        "Thanks for telling me.",
-        "We are thinking about a cruise to the fjords in August.",
-        "Sounds wonderful.",
-    )
-    ids = select(messages, "What diabetes medication am I on now?")
+    ids = select(chat(*MEDICATION_CHANGE), "What diabetes medication am I on now?")
     assert 0 in ids and 4 in ids
     assert ids.index(4) < ids.index(0)
 
@@ -252,15 +254,10 @@ def test_the_reply_to_an_earlier_copy_of_the_question_is_selected():
 
 
 def test_a_linked_change_is_never_an_excluded_position():
-    messages = chat(
-        "I've got type 2 diabetes, managed with metformin.",
-        "Noted, I'll keep that in mind when we plan meals.",
-        "The allotment has tomatoes and runner beans this year.",
-        "Lovely.",
-        "The doctor switched me from metformin to gliclazide last week.",
-        "Thanks for telling me.",
-    )
-    history = [*messages, HumanMessage("What diabetes medication am I on now?", id="q")]
+    history = [
+        *chat(*MEDICATION_CHANGE),
+        HumanMessage("What diabetes medication am I on now?", id="q"),
+    ]
     entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
     ids = LocalSelector().select(history[-1].content, history, entries, exclude={4, 5}).ids
     assert 4 not in ids and 5 not in ids

@@ -948,6 +948,24 @@ class LocalSelector:
                 found = answers[key] = (shares, changes)
             return found
 
+        def link(seed: int, slot: int, *, later: bool, promoted: list[int]) -> None:
+            """Rank ``slot`` as a change of ``seed`` (``later``) or as the statement it
+            changes, when that beats the slot's own score; a change is promoted (its own
+            changes are looked for next round)."""
+            if later:
+                # Of several changes, the latest ranks first.
+                recency = _RECENCY_BONUS * entries[slot].id / last
+                score = _SUPERSEDE_FACTOR * priority[seed] + recency
+            else:
+                # Several earlier messages a change may refer to tie here: the more
+                # relevant one on its own (a statement of the value, not a mention of
+                # the topic) goes first.
+                score = _LINK_FACTOR * priority[seed] + _RECENCY_BONUS * float(fused[slot])
+            if score > max(priority.get(slot, 0.0), float(fused[slot])):
+                priority[slot] = linked[slot] = score
+                if later:
+                    promoted.append(slot)
+
         def changes_naming(seed: int) -> list[int]:
             """Later messages with a passage stating a change and naming a rare word of
             the seed's matching passage."""
@@ -983,11 +1001,7 @@ class LocalSelector:
                     # change that names a rare word of the passage ("switched me from
                     # metformin to...") is still about the same thing.
                     for slot in changes_naming(seed):
-                        recency = _RECENCY_BONUS * entries[slot].id / last
-                        score = _SUPERSEDE_FACTOR * priority[seed] + recency
-                        if score > max(priority.get(slot, 0.0), float(fused[slot])):
-                            priority[slot] = linked[slot] = score
-                            promoted.append(slot)
+                        link(seed, slot, later=True, promoted=promoted)
                     continue
                 need = max(1, (2 * len(terms) + 2) // 3)
                 # Only a change seed (first round) looks back; otherwise only later
@@ -1003,19 +1017,7 @@ class LocalSelector:
                     shares, changes = relation(slot, terms, need)
                     if not shares or (later and not changes):
                         continue
-                    if later:
-                        # Of several changes, the latest ranks first.
-                        recency = _RECENCY_BONUS * entries[slot].id / last
-                        score = _SUPERSEDE_FACTOR * priority[seed] + recency
-                    else:
-                        # Several earlier messages a change may refer to tie here: the
-                        # more relevant one on its own (a statement of the value, not a
-                        # mention of the topic) goes first.
-                        score = _LINK_FACTOR * priority[seed] + _RECENCY_BONUS * float(fused[slot])
-                    if score > max(priority.get(slot, 0.0), float(fused[slot])):
-                        priority[slot] = linked[slot] = score
-                        if later:
-                            promoted.append(slot)
+                    link(seed, slot, later=later, promoted=promoted)
             if not promoted:
                 break
             frontier = promoted
