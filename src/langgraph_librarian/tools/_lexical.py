@@ -195,16 +195,14 @@ class LexicalScorer:
             for other in self._by_trigram.get(gram, ()):
                 shared[other] += 1
         best: dict[str, float] = {}
-        for other, common in shared.items():
-            sim = 2 * common / (len(grams) + self._gram_count[other])
-            stem = self._surface[other]
-            if sim >= _MIN_SIMILARITY and sim > best.get(stem, 0.0):
-                best[stem] = sim
 
         def keep(other: str, sim: float) -> None:
             stem = self._surface[other]
             if sim >= _MIN_SIMILARITY and sim > best.get(stem, 0.0):
                 best[stem] = sim
+
+        for other, common in shared.items():
+            keep(other, 2 * common / (len(grams) + self._gram_count[other]))
 
         if _EDIT_ONE <= len(word) <= _EDIT_LONGEST and word.isalpha():
             # One edit: every string one edit away, looked up (a few hundred lookups,

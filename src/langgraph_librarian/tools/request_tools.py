@@ -112,6 +112,11 @@ def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def _shown_name(name: str) -> str:
+    """A tool or domain name as written to the model: as is when plain, else quoted."""
+    return name if _PLAIN_NAME.fullmatch(name) else _quoted(name)
+
+
 def _description(record: ToolRecord | None) -> str:
     """A tool's description as the model sees it: its first line, at most 160
     characters, JSON-quoted (data, never a line of the answer itself); withheld when it
@@ -129,7 +134,7 @@ def _tool_lines(result: ToolSearchResult, index: ToolIndex) -> list[str]:
     out = []
     for match in result.matches:
         record = index.get(match.name)
-        name = match.name if _PLAIN_NAME.fullmatch(match.name) else _quoted(match.name)
+        name = _shown_name(match.name)
         extra = " (related)" if match.reason == "sibling" else ""
         if record is not None and record.tool is None:
             # A schema-only catalog entry: described, but nothing here can run it.
@@ -139,10 +144,7 @@ def _tool_lines(result: ToolSearchResult, index: ToolIndex) -> list[str]:
 
 
 def _domain_listing(result: ToolSearchResult, index: ToolIndex) -> str:
-    listing = ", ".join(
-        f"{name if _PLAIN_NAME.fullmatch(name) else _quoted(name)} ({count})"
-        for name, count in result.domains.items()
-    )
+    listing = ", ".join(f"{_shown_name(name)} ({count})" for name, count in result.domains.items())
     more = len(index.domains()) - len(result.domains)
     return listing + (f", and {more} more" if more > 0 else "")
 
