@@ -76,7 +76,8 @@ def test_indexing_embeds_passages_for_the_selector_and_entries_stay_lean():
     # No lexical overlap between query and the allergy message: only embeddings find it.
     selector = LocalSelector(embeddings=default_embeddings())
     selection = selector.select("Which foods must we avoid for the kids?", messages, entries[:-1])
-    assert selection.ids and selection.ids[0] == 6
+    # The short message after it is embedded with its end, so it may rank beside it.
+    assert 6 in selection.ids[:2]
     lexical = LocalSelector(embeddings=None).select(
         "Which foods must we avoid for the kids?", messages, entries[:-1]
     )
@@ -211,7 +212,8 @@ def test_selector_compares_the_query_with_its_own_models_passage_vectors_only():
     ]
     entries = update_index(messages, [], LibrarianConfig(embeddings=static)).entries
     assert embedding_model_id(static) != embedding_model_id(other)
-    query = "Which foods must we avoid for the kids at the party?"
+    # No word in common with the allergy message: only a model's vectors can score it.
+    query = "Which foods must we avoid for the kids?"
     lexical = LocalSelector(embeddings=None).scores(query, messages, entries)
     same = LocalSelector(embeddings=static)
     static_vector = static.embed_query(query)
