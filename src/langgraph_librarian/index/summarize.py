@@ -126,8 +126,9 @@ def local_entry(
 def _clean_summary(raw: object) -> str:
     # The same cleaning the validation applies: a preamble, fence, label or closing
     # offer is neither judged nor stored. Not cut yet: the length checks read it whole.
-    text = clean_model_summary(_WRAPPER.sub(" ", output_text(raw)))
-    return WHITESPACE.sub(" ", text).strip()
+    # Its lines are kept for the checks (a line said three times, lines of two
+    # speakers); the stored entry is one line.
+    return clean_model_summary(_WRAPPER.sub(" ", output_text(raw))).strip()
 
 
 def _stored(summary: str) -> str:
@@ -222,12 +223,13 @@ class LLMSummarizer:
         source = message_text(message)
         # A last sentence cut mid-word (an output limit the server did not report) is
         # dropped; a summary that is nothing but one is rejected.
-        whole, cut = cut_unreported(_clean_summary(raw), source, raw)
+        lines, cut = cut_unreported(_clean_summary(raw), source, raw)
+        whole = WHITESPACE.sub(" ", lines).strip()
         summary = _stored(whole)
         if cut and not whole:
             problem: str | None = "the summary was cut off mid-word"
         else:
-            problem = summary_problem(whole, source, self.prompt)
+            problem = summary_problem(lines, source, self.prompt)
         if problem is None and len(whole) >= len(source.strip()):
             # A "summary" no shorter than the message only bloats the selector's prompt
             # (and a short form made from it would be longer than the original). Judged

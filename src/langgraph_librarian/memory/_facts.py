@@ -340,6 +340,32 @@ stating a lasting fact: "My flight is TP 1341 on Friday" (a personal word, two v
 "I'm allergic to nuts"; not "took me 2 tries to log in" (one number)."""
 
 
+# The same two kinds of cue in the other languages users most often write in (closed
+# classes: first-person words; the adverbs of a change), for a user who states a fact in
+# German, French or Spanish ("Wir haben eine gefunden: ..., 870 Euro",
+# "Je vise maintenant le semi-marathon de novembre").
+_PERSONAL_ELSEWHERE = re.compile(
+    r"\b(?:ich|mein|meine|meinen|meinem|meiner|wir|unser|unsere|unseren|je|j'|mon|ma|mes"
+    r"|nous|notre|nos|yo|mis|nosotros|nosotras|nuestro|nuestra|nuestros|nuestras)\b",
+    re.IGNORECASE,
+)
+_CHANGE_ELSEWHERE = re.compile(
+    r"\b(?:jetzt|nun|stattdessen|statt|nicht mehr|maintenant|d[ée]sormais|plut[ôo]t"
+    r"|au lieu|ne plus|ahora|en vez|en lugar|ya no)\b",
+    re.IGNORECASE,
+)
+_CUES_ELSEWHERE = (
+    (_PERSONAL, _PERSONAL_ELSEWHERE, 1.0),
+    (CHANGE_CUES, _CHANGE_ELSEWHERE, 2.0),
+)
+
+
 def _fact_weight(text: str) -> float:
     weight = sum(w for pattern, w in _CUES if pattern.search(text))
+    # A kind of cue counts once, whichever language it is said in.
+    weight += sum(
+        w
+        for english, elsewhere, w in _CUES_ELSEWHERE
+        if elsewhere.search(text) and not english.search(text)
+    )
     return weight + min(2, len(VALUE_PATTERN.findall(text))) * 0.5
