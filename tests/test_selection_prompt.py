@@ -184,3 +184,14 @@ def test_the_llm_selector_reads_a_hostile_answer_as_a_failure_and_falls_back():
     )
     assert selection.strategy == "local_fallback" and selection.fallback_reason
     assert selection.ids  # the offline selection stands in
+
+
+def test_a_single_id_and_a_closing_full_stop_are_read():
+    # "IDs: 3" is also JSON for the integer 3: it is still one id, not a missing list.
+    assert parse_selected_ids("IDs: 3", {3, 5, 12}).ids == [3]
+    assert parse_selected_ids("Reasoning: the booking.\nIDs: 12", {3, 5, 12}).ids == [12]
+    assert parse_selected_ids("IDs: 3 ", {3, 5, 12}).ids == [3]
+    assert parse_selected_ids("IDs: 3, 5.", {3, 5, 12}).ids == [3, 5]
+    assert parse_selected_ids("IDs: 4-6.", {4, 5, 6}).ids == [4, 5, 6]
+    # A decimal is still not an id.
+    assert not parse_selected_ids("IDs: 3.5", {3, 5}).found

@@ -57,7 +57,9 @@ class ParsedSelection:
 def _as_ids(items: object, *, text_form: bool) -> list[int] | None:
     """Integers of an id list; ``None`` when it is not one (strings, objects, empty)."""
     if isinstance(items, str):
-        parts: list[object] = [p for p in re.split(r"[,\s]+", items.strip().strip("[]")) if p]
+        # A sentence's full stop ("IDs: 3, 5.") ends the list; it is not part of an id.
+        body = items.strip().rstrip(".").strip("[]")
+        parts: list[object] = [p for p in re.split(r"[,\s]+", body) if p]
     elif isinstance(items, list):
         parts = list(items)
     else:
@@ -134,6 +136,8 @@ def _candidates(text: str) -> list[tuple[int, Reading]]:
                 labelled: object = json.loads(value_text)
             except ValueError:
                 labelled = value_text
+            if not isinstance(labelled, list):
+                labelled = value_text  # "IDs: 3" is JSON for one integer: read it as text
             ids = _as_ids(labelled, text_form=not isinstance(labelled, list))
             if ids is not None:
                 found.append((match.start(), (ids, False)))
