@@ -792,3 +792,18 @@ def test_background_indexing_of_a_subgraph_reads_the_thread_key_before_its_own_e
     assert wait_for_background_indexing(30)
     assert len(LangGraphIndexStore(store).load("bgup|research") or []) == 4
     assert len(indexer.calls) == 2  # the question and the reply: h0 and a0 are reused
+
+
+def test_a_malformed_index_in_the_input_is_rejected_and_the_thread_goes_on(checkpointer):
+    graph = create_librarian_graph(
+        lambda state: {"messages": [AIMessage("ok")]}, LibrarianConfig(), checkpointer=checkpointer
+    )
+    thread = {"configurable": {"thread_id": "bad-index"}}
+    first = graph.invoke({"messages": [HumanMessage("My budget is 300 euros.")]}, thread)
+    entry = first["index"][0]
+    with pytest.raises(ValueError, match="invalid index entry"):
+        graph.invoke({"messages": [HumanMessage("q")], "index": [dict(entry, id=-1)]}, thread)
+    # Nothing of the rejected input was stored: the next turn works on the old index.
+    out = graph.invoke({"messages": [HumanMessage("What is my budget?")]}, thread)
+    assert [e["id"] for e in out["index"]][:2] == [0, 1]
+    assert all(e["id"] >= 0 for e in out["index"])

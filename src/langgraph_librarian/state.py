@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import operator
+from itertools import compress
 from typing import Annotated, Any, Required
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
+
+from langgraph_librarian.entry import IndexEntry
 
 __all__ = ["LibrarianState", "merge_index", "merge_metadata"]
 
@@ -48,7 +52,24 @@ def merge_index(
         return []
     if not right:
         return list(left or [])
+    _check_new_entries(left or [], right)
     return list(right)
+
+
+def _check_new_entries(left: list[dict[str, Any]], right: list[dict[str, Any]]) -> None:
+    """Raise ``ValueError`` for an invalid entry ``right`` brings in, before it is stored.
+
+    A malformed ``"index"`` in a graph's input would otherwise be checkpointed and make
+    every later turn of the thread fail; raising here rejects that input and leaves the
+    thread as it was. Only entries that are not last value's own dict objects at the
+    same position are parsed (the index node hands those back unchanged), so a turn
+    that appends a few entries checks a few.
+    """
+    shared = min(len(left), len(right))
+    first_new = next(compress(range(shared), map(operator.is_not, left, right)), shared)
+    for item in right[first_new:]:
+        if not isinstance(item, IndexEntry):
+            IndexEntry.from_dict(item)
 
 
 def merge_metadata(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
