@@ -372,9 +372,13 @@ def test_message_text_is_escaped_in_the_inspector(db: Path) -> None:
     service.close()
 
 
-def test_a_config_without_a_running_summary_is_refused(db: Path) -> None:
-    with pytest.raises(ValueError, match="running_summary_tokens"):
-        ChatService(db, librarian_config=LibrarianConfig())
+def test_a_config_without_a_running_summary_gets_the_chat_default(db: Path) -> None:
+    # launch(ChatService(db, librarian_config=LibrarianConfig(...))) as docs/ui.md shows:
+    # the user's settings are kept, the running summary the chat compares gets 400.
+    service = ChatService(db, librarian_config=LibrarianConfig(max_selected=7))
+    assert service.config.running_summary_tokens == 400
+    assert service.config.max_selected == 7
+    service.close()
 
 
 def test_unknown_strategy_is_refused_before_anything_is_saved(db: Path) -> None:

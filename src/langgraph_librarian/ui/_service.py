@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -77,6 +77,8 @@ DEFAULT_MAX_MESSAGE_CHARS = 200_000
 STRATEGY_KEY = "librarian_ui_strategy"
 """``configurable`` key that tells the agent node which context to send."""
 
+_SUMMARY_TOKENS = 400
+"""Running-summary budget of the chat when its config sets none (the CLI default)."""
 _BUSY_TIMEOUT = 300.0
 
 # Ids the page makes ("chat-" + 12 hex) and any a user passes to `librarian chat
@@ -192,7 +194,8 @@ class ChatService:
             context the model would get is shown instead).
         model_label: How to name the model in the UI (``"provider:model"``).
         librarian_config: The Librarian's settings; default: the offline engine with a
-            400-token running summary. ``running_summary_tokens`` must be set.
+            400-token running summary. A config without ``running_summary_tokens`` gets
+            400 (the chat compares strategies that include the running summary).
         max_message_chars: Longest message accepted.
         scope: The recall scope of new threads (default ``"default"``):
             :class:`ScopeRecall` with its memory in ``db_path``. A thread keeps the scope
@@ -226,9 +229,10 @@ class ChatService:
         check_database(path)
         if recall is None and scope is not None:
             scope_key(scope)  # a bad scope fails before anything is opened
-        self.config = librarian_config or LibrarianConfig(running_summary_tokens=400)
-        if self.config.running_summary_tokens is None:
-            raise ValueError("the chat needs LibrarianConfig(running_summary_tokens=...)")
+        config = librarian_config or LibrarianConfig()
+        if config.running_summary_tokens is None:
+            config = replace(config, running_summary_tokens=_SUMMARY_TOKENS)
+        self.config = config
         self.db_path = path
         self.model = model
         self.model_label = _model_name(model, model_label)
