@@ -165,8 +165,42 @@ def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: Evi
     ids = [*selection.ids, *selection.reserve_ids]
     if held:
         ids = _floor_filter(records, ids, evidence, selection.linked_ids)
+        ids.extend(_follow_ups(records, evidence, ids))
         ids.extend(_also_bearing(records, evidence, ids))
     return Ranked(_ordered(records, ids), selection.strategy, evidence.best(), evidence.floor())
+
+
+def _follow_ups(
+    records: Sequence[MemoryRecord], evidence: Evidence, chosen: Sequence[int]
+) -> list[int]:
+    """What came right after the chosen records that bear on the query, in their thread.
+
+    A fact is often finished or changed a message later, in words the question does not
+    share: "My fig keeps dropping leaves" then, after the reply, "I moved it next to the
+    balcony door"; "My son wants a dinosaur party" then "He's also allergic to eggs".
+    For each bearing record (best first) this offers the next message of its thread and,
+    when that is the other side's reply, the speaker's next message after it. Echoes,
+    filler and records already chosen are skipped; offered after the selection, they
+    only take room the byte bound has left.
+    """
+    scores = evidence.scores()
+    at = {(r.thread_id, r.seq): i for i, r in enumerate(records) if r.thread_id}
+    seen = set(chosen)
+    found = []
+    for i in chosen:
+        here = records[i]
+        if not here.thread_id or scores[i] < EVIDENCE_FLOOR:
+            continue
+        for step in (1, 2):
+            j = at.get((here.thread_id, here.seq + step))
+            if j is None:
+                break
+            if step == 2 and records[j].role != here.role:
+                break
+            if j not in seen and evidence.usable[j]:
+                seen.add(j)
+                found.append(j)
+    return found
 
 
 def _also_bearing(
