@@ -3,10 +3,19 @@ finished or changed a message later, in words the question does not share."""
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.store.memory import InMemoryStore
 
+from langgraph_librarian.embeddings import resolve_embeddings
 from langgraph_librarian.recall import ScopeMemory
+from langgraph_librarian.recall._records import records_as_index
+from langgraph_librarian.recall._select import _ranked
+from langgraph_librarian.select.local import LocalSelector
+from langgraph_librarian.select.result import Selection
+
+# Scope memory as users get it: the packaged embedding model, default settings.
+pytestmark = pytest.mark.embeddings
 
 SMALL_TALK = [
     [
@@ -52,7 +61,7 @@ PLANT = [
     "My fiddle leaf fig keeps dropping leaves, it's by the north window.",
     "It probably wants more light; try a brighter spot.",
     "I moved it next to the balcony door and it's doing better now.",
-    "Great to hear.",
+    "Great, thanks.",
 ]
 
 
@@ -80,3 +89,21 @@ def test_follow_ups_are_found_across_captures_of_one_thread() -> None:
 def test_an_unrelated_question_recalls_no_follow_up() -> None:
     result = scope_with(PLANT).recall("user:1", "What is the torque spec for the cylinder head?")
     assert result.status == "empty"
+
+
+def test_follow_ups_of_the_selection_come_before_the_reserve() -> None:
+    # The selection picked the fig statement; a fig record of another conversation is
+    # only a next-best candidate (the reserve). What the fig's thread said next is the
+    # rest of the fact asked about: it is offered first, so a tight byte bound keeps it.
+    memory = scope_with(PLANT)
+    memory.remember("user:1", "Fig jam on toast is my favourite breakfast.")
+    records = memory.records("user:1")
+    query = "Where is my fig tree now?"
+    messages, entries = records_as_index(records)
+    local = LocalSelector(embeddings=resolve_embeddings(memory.config))
+    _, evidence = local.weigh(query, messages, entries)
+    texts = [r.text for r in records]
+    jam = texts.index("Fig jam on toast is my favourite breakfast.")
+    selection = Selection(ids=[texts.index(PLANT[0])], reserve_ids=[jam], strategy="local")
+    ranked = [r.text for r in _ranked(records, selection, evidence).records]
+    assert ranked == [PLANT[0], PLANT[1], PLANT[2], texts[jam]]

@@ -165,13 +165,23 @@ def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: Evi
     ids = [*selection.ids, *selection.reserve_ids]
     if held:
         ids = _floor_filter(records, ids, evidence, selection.linked_ids)
-        ids.extend(_follow_ups(records, evidence, ids))
+        # What follows a selected statement in its thread comes before the next-best
+        # candidates (the reserve): it is more often the rest of the fact asked about.
+        primary = set(selection.ids)
+        head = [i for i in ids if i in primary]
+        reserve = [i for i in ids if i not in primary]
+        ids = [*head, *_follow_ups(records, evidence, head)]
+        ids.extend(i for i in reserve if i not in set(ids))
+        ids.extend(_follow_ups(records, evidence, reserve, taken=ids))
         ids.extend(_also_bearing(records, evidence, ids))
     return Ranked(_ordered(records, ids), selection.strategy, evidence.best(), evidence.floor())
 
 
 def _follow_ups(
-    records: Sequence[MemoryRecord], evidence: Evidence, chosen: Sequence[int]
+    records: Sequence[MemoryRecord],
+    evidence: Evidence,
+    chosen: Sequence[int],
+    taken: Collection[int] = (),
 ) -> list[int]:
     """What came right after the chosen records that bear on the query, in their thread.
 
@@ -180,12 +190,12 @@ def _follow_ups(
     balcony door"; "My son wants a dinosaur party" then "He's also allergic to eggs".
     For each bearing record (best first) this offers the next message of its thread and,
     when that is the other side's reply, the speaker's next message after it. Echoes,
-    filler and records already chosen are skipped; offered after the selection, they
-    only take room the byte bound has left.
+    filler and records already ``chosen`` or ``taken`` are skipped; offered after the
+    selection, they only take room the byte bound has left.
     """
     scores = evidence.scores()
     at = {(r.thread_id, r.seq): i for i, r in enumerate(records) if r.thread_id}
-    seen = set(chosen)
+    seen = {*chosen, *taken}
     found = []
     for i in chosen:
         here = records[i]
