@@ -107,3 +107,17 @@ def test_follow_ups_of_the_selection_come_before_the_reserve() -> None:
     selection = Selection(ids=[texts.index(PLANT[0])], reserve_ids=[jam], strategy="local")
     ranked = [r.text for r in _ranked(records, selection, evidence).records]
     assert ranked == [PLANT[0], PLANT[1], PLANT[2], texts[jam]]
+
+
+def test_a_new_subject_or_question_after_the_reply_is_not_a_follow_up() -> None:
+    thread = [
+        "My fiddle leaf fig keeps dropping leaves, it's by the north window.",
+        "It probably wants more light; try a brighter spot.",
+        "My dentist is Dr. Okafor.",
+        "Good to know.",
+    ]
+    asked = [*thread[:2], "Which shoes are best for flat feet?", "Trail runners."]
+    for turns in (thread, asked):
+        result = scope_with(turns).recall("user:1", "Where is my fig tree now?")
+        assert turns[0] in [r.text for r in result.records]
+        assert turns[2] not in [r.text for r in result.records]
