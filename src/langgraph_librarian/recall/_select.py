@@ -167,15 +167,9 @@ def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: Evi
     ids = [*selection.ids, *selection.reserve_ids]
     if held:
         ids = _floor_filter(records, ids, evidence, selection.linked_ids)
-        # What follows a selected statement in its thread comes before the next-best
-        # candidates (the reserve): it is more often the rest of the fact asked about.
-        primary = set(selection.ids)
-        head = [i for i in ids if i in primary]
-        reserve = [i for i in ids if i not in primary]
-        ids = [*head, *_follow_ups(records, evidence, head)]
-        ids.extend(i for i in reserve if i not in set(ids))
-        ids.extend(_follow_ups(records, evidence, reserve, taken=ids))
         ids.extend(_also_bearing(records, evidence, ids))
+        # Last: they take only the room every record above left, and displace none.
+        ids.extend(_follow_ups(records, evidence, ids))
     return Ranked(_ordered(records, ids), selection.strategy, evidence.best(), evidence.floor())
 
 
@@ -209,8 +203,8 @@ def _follow_ups(
     when that is the other side's reply, the speaker's next message after it, when it
     refers back to what was said (a pronoun, "also", "instead": :func:`_refers_back`). A
     new subject ("My dentist is Dr. Okafor."), a new question, echoes, filler and records
-    already ``chosen`` or ``taken`` are not offered; offered after the selection, they
-    only take room the byte bound has left.
+    already ``chosen`` or ``taken`` are not offered. Offered after every ranked record,
+    they only take room the byte bound has left, and displace none.
     """
     scores = evidence.scores()
     at = {(r.thread_id, r.seq): i for i, r in enumerate(records) if r.thread_id}
