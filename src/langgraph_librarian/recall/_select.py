@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from langchain_core.runnables import RunnableConfig
 
+from langgraph_librarian._engine.text import tokenize
 from langgraph_librarian._librarian.turn import make_selector
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
@@ -20,6 +21,7 @@ from langgraph_librarian.recall._records import MemoryRecord, records_as_index
 from langgraph_librarian.select._evidence import (
     EVIDENCE_FLOOR,
     Evidence,
+    is_question,
     repeat_key,
 )
 from langgraph_librarian.select.local import LocalSelector
@@ -166,7 +168,62 @@ def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: Evi
     if held:
         ids = _floor_filter(records, ids, evidence, selection.linked_ids)
         ids.extend(_also_bearing(records, evidence, ids))
+        # Last: they take only the room every record above left, and displace none.
+        ids.extend(_follow_ups(records, evidence, ids))
     return Ranked(_ordered(records, ids), selection.strategy, evidence.best(), evidence.floor())
+
+
+_REFERRING = frozenset(
+    [
+        *("it", "its", "he", "him", "his", "she", "her", "they", "them", "their"),
+        *("this", "that", "these", "those", "there", "also", "too", "instead", "anymore"),
+    ]
+)
+"""Words by which a message goes on about what was said before it ("I moved *it*", "*He*'s
+*also* allergic"), rather than opening a subject of its own ("My dentist is Dr. Okafor.")."""
+
+
+def _refers_back(text: str) -> bool:
+    """A statement that goes on about what was said before it; not a new question."""
+    return not is_question(text) and not _REFERRING.isdisjoint(tokenize(text))
+
+
+def _follow_ups(
+    records: Sequence[MemoryRecord],
+    evidence: Evidence,
+    chosen: Sequence[int],
+    taken: Collection[int] = (),
+) -> list[int]:
+    """What came right after the chosen records that bear on the query, in their thread.
+
+    A fact is often finished or changed a message later, in words the question does not
+    share: "My fig keeps dropping leaves" then, after the reply, "I moved it next to the
+    balcony door"; "My son wants a dinosaur party" then "He's also allergic to eggs".
+    For each bearing record (best first) this offers the next message of its thread and,
+    when that is the other side's reply, the speaker's next message after it, when it
+    refers back to what was said (a pronoun, "also", "instead": :func:`_refers_back`). A
+    new subject ("My dentist is Dr. Okafor."), a new question, echoes, filler and records
+    already ``chosen`` or ``taken`` are not offered. Offered after every ranked record,
+    they only take room the byte bound has left, and displace none.
+    """
+    scores = evidence.scores()
+    at = {(r.thread_id, r.seq): i for i, r in enumerate(records) if r.thread_id}
+    seen = {*chosen, *taken}
+    found = []
+    for i in chosen:
+        here = records[i]
+        if not here.thread_id or scores[i] < EVIDENCE_FLOOR:
+            continue
+        for step in (1, 2):
+            j = at.get((here.thread_id, here.seq + step))
+            if j is None:
+                break
+            if step == 2 and records[j].role != here.role:
+                break
+            if j not in seen and evidence.usable[j] and _refers_back(records[j].text):
+                seen.add(j)
+                found.append(j)
+    return found
 
 
 def _also_bearing(
