@@ -202,3 +202,17 @@ def test_index_node_rewrites_an_older_format_and_undoes_a_callers_edit_in_place(
     messages = [*messages, AIMessage("Noted.", id="g82")]
     third = index_messages({"messages": messages, "index": second}, cfg)["index"]
     assert third[:81] == expected
+
+
+def test_messages_past_what_a_view_holds_are_still_converted():
+    from langgraph_librarian._engine.history import as_messages
+
+    clear_views()
+    history = [HumanMessage(f"question {i}", id=f"c{i}") for i in range(5)]
+    view_of(history)
+    grown = as_messages([*history, {"role": "assistant", "content": "a dict reply"}])
+    assert grown[:5] == history and isinstance(grown[5], AIMessage)
+    assert as_messages(history) == history and as_messages(history) is not history
+    # Another conversation's list (not the objects a view holds): every item is checked.
+    other = as_messages([("user", "hello"), HumanMessage("again")])
+    assert [m.type for m in other] == ["human", "human"]

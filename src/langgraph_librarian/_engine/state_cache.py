@@ -122,6 +122,8 @@ def state_entries(state: dict[str, Any]) -> list[IndexEntry]:
         # one list comparison (pointers first, in C), and the content hashes of the
         # last few for a dict edited in place.
         if same_prefix(raw, seen, k) and _same_hashes(raw, cached[1], k):
+            if k == len(raw) == len(parsed):  # the index as last read or written
+                return list(parsed)
             tail = _columns(raw[k:])
             if tail is not None:
                 grown = [old[:k] + new for old, new in zip(cached, tail, strict=True)]
@@ -189,13 +191,15 @@ def entries_to_state(entries: Sequence[IndexEntry]) -> list[dict[str, Any]]:
         kept = list(map(_unedited, kept, made))
     dicts = kept + list(map(dict.copy, fresh))
     columns = [
-        old[:p] + list(map(get, rest)) for old, get in zip(columns, _ATTRIBUTES, strict=True)
+        old if len(old) == p and not rest else old[:p] + list(map(get, rest))
+        for old, get in zip(columns, _ATTRIBUTES, strict=True)
     ]
+    handed = list(dicts)  # (the caller may change its list; both records only read this)
     with _LOCK:
-        _WRITTEN[anchor] = (private, entries, columns, list(dicts))
+        _WRITTEN[anchor] = (private, entries, columns, handed)
         _WRITTEN.move_to_end(anchor)
         _bound(_WRITTEN, lambda value: len(value[1]))
-    _put(anchor, list(dicts), columns, entries)
+    _put(anchor, handed, columns, entries)
     return dicts
 
 
