@@ -58,6 +58,8 @@ _WRITTEN: OrderedDict[
 entries, the entries' columns, and the dicts it handed out (equal to the private ones
 when handed out)."""
 _LOCK = threading.Lock()
+_WRITING = threading.Lock()
+"""Held while ``entries_to_state`` extends its lists in place (one writer at a time)."""
 _RECHECK = 64
 _MIN_CACHED = 64  # small indexes parse faster than they are compared and looked up
 
@@ -171,6 +173,11 @@ def entries_to_state(entries: Sequence[IndexEntry]) -> list[dict[str, Any]]:
     if len(entries) < _MIN_CACHED:
         return entries_to_dicts(entries)
     anchor = entries[0].message_id
+    with _WRITING:
+        return _written(anchor, entries)
+
+
+def _written(anchor: Any, entries: list[IndexEntry]) -> list[dict[str, Any]]:
     with _LOCK:
         last = _WRITTEN.get(anchor)
     p = 0
@@ -182,19 +189,28 @@ def entries_to_state(entries: Sequence[IndexEntry]) -> list[dict[str, Any]]:
         k = min(len(sources), len(entries))
         p = k if same_prefix(entries, sources, k) else _first_other(entries, sources, k)
     rest = entries[p:]
-    fresh = entries_to_dicts(rest)
-    private = made[:p] + fresh  # (equal entries give equal dicts)
+    fresh = entries_to_dicts(rest)  # (equal entries give equal dicts)
+    copies = list(map(dict.copy, fresh))  # what goes to state: never the private dicts
+    added = [list(map(get, rest)) for get in _ATTRIBUTES]
     # What goes to state: last turn's dicts where they still equal the private ones
     # (compared in C, pointers first), copies of the private dicts elsewhere.
     kept = _head(out, p)
     if kept != _head(made, p):
         kept = list(map(_unedited, kept, made))
-    dicts = kept + list(map(dict.copy, fresh))
-    columns = [
-        old if len(old) == p and not rest else old[:p] + list(map(get, rest))
-        for old, get in zip(columns, _ATTRIBUTES, strict=True)
-    ]
-    handed = list(dicts)  # (the caller may change its list; both records only read this)
+    dicts = kept + copies
+    if kept is out and len(made) == p and all(len(column) == p for column in columns):
+        # An append to exactly last turn's lists: they grow in place (every reader
+        # reads a record's lists below the length of its entries, so an older record
+        # still sees what it saw), and no list of the whole index is copied.
+        handed, private = out, made
+        handed += copies
+        private += fresh
+        for column, new in zip(columns, added, strict=True):
+            column += new
+    else:
+        handed = list(dicts)  # (the caller may change its list; both records only read this)
+        private = made[:p] + fresh
+        columns = [old[:p] + new for old, new in zip(columns, added, strict=True)]
     with _LOCK:
         _WRITTEN[anchor] = (private, entries, columns, handed)
         _WRITTEN.move_to_end(anchor)
