@@ -106,13 +106,19 @@ def test_a_recent_message_edited_in_place_is_read_again():
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.sampled_from(["append", "replace", "delete", "same"]), st.integers(0, 10**6)),
+        st.tuples(
+            st.sampled_from(
+                ["append", "append", "replace", "delete", "same", "edit", "add key", "reread"]
+            ),
+            st.integers(0, 10**6),
+        ),
         min_size=1,
         max_size=12,
     )
 )
 def test_index_written_to_state_reuses_only_what_is_unchanged(steps):
-    """The dicts the index node writes equal a fresh conversion after any edits."""
+    """The dicts the index node writes equal a fresh conversion after any edits: of the
+    entries, and of the dicts it handed out (a caller editing them in place)."""
     import dataclasses
 
     from langgraph_librarian._engine import state_cache
@@ -128,14 +134,33 @@ def test_index_written_to_state_reuses_only_what_is_unchanged(steps):
         )
 
     entries = [entry(i) for i in range(70)]  # above the cache's minimum size
+    written: list = []
+    # Every (written, entries) since the last edit in place: an older state read again.
+    # (Successive states may share dicts, as they share messages: an edit in place of
+    # one state's dict shows in the others, so older states are not reread after one.)
+    history: list = []
     for op, r in steps:
+        if op == "reread" and history:
+            old_written, old_entries = history[r % len(history)]
+            assert state_entries({"index": old_written}) == old_entries
+            continue
+        if op in ("edit", "add key") and written:
+            handed = written[r % len(written)]  # edited in place, anywhere in the list
+            history.clear()
+            if op == "edit":
+                handed["summary"] = f"edited in place {r}"
+            else:
+                handed["extra"] = r
+            continue
         if op == "append":
             entries = [*entries, entry(len(entries), "n")]
         elif op == "replace":
             i = r % len(entries)
             entries = [
                 *entries[:i],
-                dataclasses.replace(entries[i], summary=f"edited {r}"),
+                # A new summary comes with new content (a summary is made once from its
+                # content, and the read compares content hashes, not summaries).
+                dataclasses.replace(entries[i], summary=f"edited {r}", content_hash=f"e{r}"),
                 *entries[i + 1 :],
             ]
         elif op == "delete" and len(entries) > 65:
@@ -145,6 +170,7 @@ def test_index_written_to_state_reuses_only_what_is_unchanged(steps):
         assert written == entries_to_dicts(entries)
         assert state_entries({"index": written}) == entries
         entries = state_entries({"index": written})
+        history.append((list(written), entries))
 
 
 def _graph_history(n: int) -> list:
@@ -154,10 +180,10 @@ def _graph_history(n: int) -> list:
     ]
 
 
-def test_index_node_rewrites_an_older_format_and_shares_no_dict_with_earlier_states():
+def test_index_node_rewrites_an_older_format_and_undoes_a_callers_edit_in_place():
     from langgraph_librarian import LibrarianConfig, index_messages
     from langgraph_librarian._engine import state_cache
-    from langgraph_librarian.entry import IndexEntry
+    from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
 
     state_cache._CACHE.clear()
     state_cache._WRITTEN.clear()
@@ -174,9 +200,33 @@ def test_index_node_rewrites_an_older_format_and_shares_no_dict_with_earlier_sta
     first = index_messages({"messages": messages, "index": legacy}, cfg)["index"]
     current = set(IndexEntry(id=0, role="human", summary="").to_dict())
     assert all(set(d) == current for d in first)
-    # A caller editing the dicts of one turn's state changes nothing in the next one.
+    assert not any(a is b for a, b in zip(legacy, first, strict=False))
+    expected = entries_to_dicts(entries_from_dicts(first))
+    # A caller editing the dicts of one turn's state in place (outside the last 64, which
+    # a turn re-reads): the next state holds the index as the Librarian wrote it.
     first[0]["summary"] = "edited by the caller"
+    first[1]["added"] = True
     messages = [*messages, HumanMessage("And another question?", id="g81")]
     second = index_messages({"messages": messages, "index": first}, cfg)["index"]
-    assert not any(a is b for a, b in zip(first, second, strict=False))
-    assert second[0]["summary"] != "edited by the caller"
+    assert second[:81] == expected
+    assert second[0]["summary"] != "edited by the caller" and "added" not in second[1]
+    # The dicts handed out are never the ones kept to check them: editing the second
+    # state's dicts does not change what the third turn writes.
+    second[2]["summary"] = "edited again"
+    messages = [*messages, AIMessage("Noted.", id="g82")]
+    third = index_messages({"messages": messages, "index": second}, cfg)["index"]
+    assert third[:81] == expected
+
+
+def test_messages_past_what_a_view_holds_are_still_converted():
+    from langgraph_librarian._engine.history import as_messages
+
+    clear_views()
+    history = [HumanMessage(f"question {i}", id=f"c{i}") for i in range(5)]
+    view_of(history)
+    grown = as_messages([*history, {"role": "assistant", "content": "a dict reply"}])
+    assert grown[:5] == history and isinstance(grown[5], AIMessage)
+    assert as_messages(history) == history and as_messages(history) is not history
+    # Another conversation's list (not the objects a view holds): every item is checked.
+    other = as_messages([("user", "hello"), HumanMessage("again")])
+    assert [m.type for m in other] == ["human", "human"]

@@ -29,15 +29,20 @@ from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
 
+from langgraph_librarian._engine.view import held_prefix
+
 __all__ = ["as_messages", "history_problems", "repair_history", "repair_positions"]
 
 
 def as_messages(messages: Sequence[Any]) -> list[BaseMessage]:
     """Message objects from messages, dicts or tuples (``convert_to_messages``)."""
-    # The few distinct classes are checked, not every message (this runs every turn).
-    if all(issubclass(kind, BaseMessage) for kind in set(map(type, messages))):
-        return list(messages)
-    return list(convert_to_messages(list(messages)))
+    items = list(messages)
+    # The few distinct classes are checked, not every message (this runs every turn),
+    # and only past the messages a history view already holds (the same objects).
+    known = held_prefix(items)
+    if all(issubclass(kind, BaseMessage) for kind in set(map(type, items[known:]))):
+        return items
+    return list(convert_to_messages(items))
 
 
 def _raw_calls(message: AIMessage) -> list[dict[str, Any]]:

@@ -51,12 +51,15 @@ def _bound(cache: OrderedDict[Any, Any], size: Callable[[Any], int]) -> None:
         held -= size(cache.popitem(last=False)[1])
 
 
-_WRITTEN: OrderedDict[Any, tuple[list[dict[str, Any]], list[IndexEntry], list[list[Any]]]] = (
-    OrderedDict()
-)
-"""Per first message id: the dicts ``entries_to_state`` last made, their entries and
-the entries' columns."""
+_WRITTEN: OrderedDict[
+    Any, tuple[list[dict[str, Any]], list[IndexEntry], list[list[Any]], list[dict[str, Any]]]
+] = OrderedDict()
+"""Per first message id: the private dicts ``entries_to_state`` last made, their
+entries, the entries' columns, and the dicts it handed out (equal to the private ones
+when handed out)."""
 _LOCK = threading.Lock()
+_WRITING = threading.Lock()
+"""Held while ``entries_to_state`` extends its lists in place (one writer at a time)."""
 _RECHECK = 64
 _MIN_CACHED = 64  # small indexes parse faster than they are compared and looked up
 
@@ -121,6 +124,8 @@ def state_entries(state: dict[str, Any]) -> list[IndexEntry]:
         # one list comparison (pointers first, in C), and the content hashes of the
         # last few for a dict edited in place.
         if same_prefix(raw, seen, k) and _same_hashes(raw, cached[1], k):
+            if k == len(raw) == len(parsed):  # the index as last read or written
+                return list(parsed)
             tail = _columns(raw[k:])
             if tail is not None:
                 grown = [old[:k] + new for old, new in zip(cached, tail, strict=True)]
@@ -152,38 +157,76 @@ def entries_to_state(entries: Sequence[IndexEntry]) -> list[dict[str, Any]]:
     """``entries`` as the dicts to write to ``state["index"]``, registered for the next read.
 
     The index node writes the whole index every turn, most of it the entries it wrote
-    last turn: those are copied (shallow: every value is immutable) from the dicts made
-    for them then, kept here and never handed out, so a turn converts only its new
-    entries and no dict is shared with a state a caller may edit. Only dicts made here
-    are reused, never dicts read from state (an older release's format is rewritten in
-    the current one). The dicts are registered, so the next turn's
-    :func:`state_entries` finds them even though a checkpointer hands back new objects.
+    last turn. For those it hands out again the dicts it handed out then, after one
+    C-level comparison of each with a private copy made for it (kept here, never handed
+    out): a dict a caller edited in place since is replaced by a fresh copy of the
+    private one, so what is written always equals a fresh conversion of ``entries``.
+    New and changed entries are converted (and copied, so the private dicts are never
+    handed out). Only dicts made here are reused, never dicts read from state (an older
+    release's format is rewritten in the current one). Like ``add_messages`` for
+    messages, two successive states may therefore hold the same (equal) dict objects;
+    a checkpointer stores each state as a serialized copy. The dicts are registered, so
+    the next turn's :func:`state_entries` finds them even though a checkpointer hands
+    back new objects.
     """
     entries = list(entries)
     if len(entries) < _MIN_CACHED:
         return entries_to_dicts(entries)
     anchor = entries[0].message_id
+    with _WRITING:
+        return _written(anchor, entries)
+
+
+def _written(anchor: Any, entries: list[IndexEntry]) -> list[dict[str, Any]]:
     with _LOCK:
         last = _WRITTEN.get(anchor)
     p = 0
     made: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
     columns: Columns = [[] for _ in _ATTRIBUTES]
     if last is not None:
-        made, sources, columns = last
+        made, sources, columns, out = last
         k = min(len(sources), len(entries))
         p = k if same_prefix(entries, sources, k) else _first_other(entries, sources, k)
     rest = entries[p:]
-    private = made[:p] + entries_to_dicts(rest)  # (equal entries give equal dicts)
-    dicts = list(map(dict.copy, private))  # what goes to state: never our own objects
-    columns = [
-        old[:p] + list(map(get, rest)) for old, get in zip(columns, _ATTRIBUTES, strict=True)
-    ]
+    fresh = entries_to_dicts(rest)  # (equal entries give equal dicts)
+    copies = list(map(dict.copy, fresh))  # what goes to state: never the private dicts
+    added = [list(map(get, rest)) for get in _ATTRIBUTES]
+    # What goes to state: last turn's dicts where they still equal the private ones
+    # (compared in C, pointers first), copies of the private dicts elsewhere.
+    kept = _head(out, p)
+    if kept != _head(made, p):
+        kept = list(map(_unedited, kept, made))
+    dicts = kept + copies
+    if kept is out and len(made) == p and all(len(column) == p for column in columns):
+        # An append to exactly last turn's lists: they grow in place (every reader
+        # reads a record's lists below the length of its entries, so an older record
+        # still sees what it saw), and no list of the whole index is copied.
+        handed, private = out, made
+        handed += copies
+        private += fresh
+        for column, new in zip(columns, added, strict=True):
+            column += new
+    else:
+        handed = list(dicts)  # (the caller may change its list; both records only read this)
+        private = made[:p] + fresh
+        columns = [old[:p] + new for old, new in zip(columns, added, strict=True)]
     with _LOCK:
-        _WRITTEN[anchor] = (private, entries, columns)
+        _WRITTEN[anchor] = (private, entries, columns, handed)
         _WRITTEN.move_to_end(anchor)
         _bound(_WRITTEN, lambda value: len(value[1]))
-    _put(anchor, list(dicts), columns, entries)
+    _put(anchor, handed, columns, entries)
     return dicts
+
+
+def _head(items: list[Any], k: int) -> list[Any]:
+    """The first ``k`` items (the list itself when that is all of it: no copy)."""
+    return items if len(items) == k else items[:k]
+
+
+def _unedited(handed: dict[str, Any], private: dict[str, Any]) -> dict[str, Any]:
+    """``handed`` if it still equals ``private``, else a fresh copy of ``private``."""
+    return handed if handed == private else private.copy()
 
 
 def _first_other(new: Sequence[Any], old: Sequence[Any], k: int) -> int:

@@ -41,6 +41,7 @@ __all__ = [
     "HistoryView",
     "clear_views",
     "conversation_key",
+    "held_prefix",
     "same_prefix",
     "turn_key",
     "turn_view",
@@ -426,6 +427,24 @@ def _touch(anchor: Any, view: HistoryView) -> None:
                 continue
             held -= sum(len(v.messages) for v in kept)
             del _VIEWS[oldest]
+
+
+def held_prefix(items: list[Any]) -> int:
+    """How many leading ``items`` are the very message objects a view holds (0: none).
+
+    One C-level pointer comparison with the latest views of the conversation: what a
+    turn needs to know about the messages last turn already read (their types) without
+    a Python call per message.
+    """
+    if not items or not isinstance(items[0], BaseMessage):
+        return 0
+    with _LOCK:
+        candidates = list(_VIEWS.get(_anchor(items), ()))
+    for view in candidates:
+        k = min(len(items), len(view.messages))
+        if k and items[k - 1] is view.messages[k - 1] and same_prefix(items, view.messages, k):
+            return k
+    return 0
 
 
 def clear_views() -> None:

@@ -229,7 +229,7 @@ def _assemble(
     update.new_count = len(fresh)
     update.dropped_count = rec.dropped
     update.reused_count = rec.reused
-    update.entries = [e for e in slots if e is not None]
+    update.entries = list(filter(None, slots))  # (in C; an entry is always true)
     return fresh
 
 
@@ -348,4 +348,4 @@ def provisional_entries(
     for position in rec.missing:
         if position < before:
             slots[position] = _local(position, messages, rec, config, status="pending")
-    return [e for e in slots if e is not None]
+    return list(filter(None, slots))  # (in C; an entry is always true)
