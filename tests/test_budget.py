@@ -174,3 +174,28 @@ def test_matching_excerpt_finds_words_whose_stem_is_not_their_prefix_and_cuts_lo
     minified = json.dumps(rows, separators=(",", ":"))  # one line, no spaces
     excerpt = matching_excerpt(minified, "Which row had the disk quota error?", 600)
     assert "disk quota exceeded" in excerpt and len(excerpt) <= 600
+
+
+def test_recent_turns_alone_over_the_budget_are_curated_on_the_second_turn():
+    # Turn 2 of a thread: every message is a recent turn, nothing to select from; a
+    # large paste of turn 1 still may not go to the model whole.
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_librarian import create_librarian_graph
+
+    paste = "The secret code is 4471. " + "lorem ipsum dolor sit amet " * 6000
+    seen: list[list[str]] = []
+
+    def agent(state):
+        seen.append([str(m.content) for m in state["curated_messages"]])
+        return {"messages": [AIMessage("ok")]}
+
+    graph = create_librarian_graph(agent, LibrarianConfig(), checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "paste"}}
+    graph.invoke({"messages": [HumanMessage(paste)]}, thread)
+    out = graph.invoke({"messages": [HumanMessage("What is the secret code?")]}, thread)
+    meta = out["librarian_metadata"]
+    assert meta["curated_tokens"] <= meta["context_budget"]
+    sent = seen[-1]
+    assert len(sent) == 3 and sent[-1] == "What is the secret code?"
+    assert "4471" in sent[0] and len(sent[0]) < len(paste) // 10

@@ -315,8 +315,13 @@ def _plan(
     recent_start = recent_turns_start(messages, config.always_include_recent_turns)
     systems = view.system_positions(recent_start)
     if recent_start == 0 or len(systems) == recent_start:
-        plan.skip = _skipped(plan, "no_earlier_messages")
-        return plan
+        # Nothing to select from, but the recent turns alone may be over the budget (a
+        # large paste in the first turn): then they are curated, the long ones shortened.
+        tokens = count_tokens(messages, config.token_counter)
+        budget = config.budget_for(tokens)
+        if budget is None or tokens <= budget:
+            plan.skip = _skipped(plan, "no_earlier_messages", tokens)
+            return plan
     if not entries:
         tokens = count_tokens(messages, config.token_counter)
         budget = config.budget_for(tokens)
