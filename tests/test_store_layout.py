@@ -242,3 +242,22 @@ def test_delete_removes_chunks_a_stale_manifest_no_longer_names() -> None:
         else:
             store.delete("t")
         assert keys(backing, namespace) == set()
+
+
+def test_a_corrupt_row_in_a_sqlite_store_is_an_index_store_error(tmp_path: Any) -> None:
+    import sqlite3
+
+    from langgraph_librarian import IndexStoreError
+
+    path = str(tmp_path / "index.sqlite")
+    entries = [
+        IndexEntry(id=i, message_id=f"m{i}", role="human", summary=f"fact {i}") for i in range(5)
+    ]
+    with sqlite_store(path) as backing:
+        LangGraphIndexStore(backing).save("thread-1", entries)
+    with sqlite3.connect(path) as conn:
+        conn.execute("update store set value = '{not json' where prefix like 'librarian%'")
+    with sqlite_store(path) as backing:
+        index_store = LangGraphIndexStore(backing)
+        with pytest.raises(IndexStoreError, match="thread-1"):
+            index_store.load("thread-1")

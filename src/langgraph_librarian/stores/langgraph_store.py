@@ -20,7 +20,8 @@ import random
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
@@ -79,6 +80,21 @@ def _storable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if isinstance(value, str) and ("\x00" in value or not value.isascii()):
                 row[field] = clean_text(value)
     return rows
+
+
+@contextmanager
+def _undecodable(session_id: str, namespace: tuple[str, ...]) -> Iterator[None]:
+    """Report a backend's decoding error (orjson's, json's: ``ValueError``) as
+    :class:`IndexStoreError`, the error the stores document for a corrupt index."""
+    try:
+        yield
+    except IndexStoreError:
+        raise
+    except ValueError as exc:
+        raise IndexStoreError(
+            f"the index of session {session_id!r} under {namespace} cannot be read: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
 
 
 class LangGraphIndexStore:
@@ -303,8 +319,13 @@ class LangGraphIndexStore:
         """The session's index, or ``None`` when it has none.
 
         Raises:
-            IndexStoreError: the stored value is not a valid index.
+            IndexStoreError: the stored value is not a valid index, or the backend
+                cannot decode what it stored (a corrupt row).
         """
+        with _undecodable(session_id, self.namespace):
+            return self._load(session_id)
+
+    def _load(self, session_id: str) -> list[IndexEntry] | None:
         key = self._check(session_id)
         for attempt in range(_READS):
             manifest = self.store.get(self.namespace, f"{key}#m")
@@ -369,6 +390,10 @@ class LangGraphIndexStore:
 
     async def aload(self, session_id: str) -> list[IndexEntry] | None:
         """Async twin of :meth:`load`."""
+        with _undecodable(session_id, self.namespace):
+            return await self._aload(session_id)
+
+    async def _aload(self, session_id: str) -> list[IndexEntry] | None:
         key = self._check(session_id)
         for attempt in range(_READS):
             manifest = await self.store.aget(self.namespace, f"{key}#m")
