@@ -199,3 +199,26 @@ def test_recent_turns_alone_over_the_budget_are_curated_on_the_second_turn():
     sent = seen[-1]
     assert len(sent) == 3 and sent[-1] == "What is the secret code?"
     assert "4471" in sent[0] and len(sent[0]) < len(paste) // 10
+
+
+def test_unindexed_recent_turns_over_the_budget_are_shortened_not_left_out():
+    # index=[] (or an indexer that has not caught up): the recent turns have no summary,
+    # yet they are part of the context by contract; their start stands in for it.
+    messages = []
+    for n in range(3):
+        messages.append(HumanMessage(f"turn {n} asks " + "word " * 800, id=f"h{n}"))
+        messages.append(AIMessage(f"turn {n} answers " + "reply " * 800, id=f"a{n}"))
+    messages.append(HumanMessage("And now?", id="q"))
+    config = LibrarianConfig(context_token_budget=1500, always_include_recent_turns=3)
+    out = select_and_hydrate(
+        {"messages": messages, "index": []}, {"configurable": {"librarian": config}}
+    )
+    curated = out["curated_messages"]
+    ids = [m.id for m in curated]
+    assert ids[-5:] == ["h1", "a1", "h2", "a2", "q"]
+    for message in curated[-5:-1]:
+        assert message.additional_kwargs[COMPACT_MARK]
+        assert str(message.content).startswith("[shortened earlier message] turn ")
+    meta = out["librarian_metadata"]
+    assert meta["shortened_recent_ids"] == [2, 3, 4, 5]
+    assert meta["curated_tokens"] <= meta["context_budget"]

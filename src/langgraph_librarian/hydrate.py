@@ -190,7 +190,8 @@ def hydrate(
     With ``token_budget`` the budget is shared: the current turn and system messages
     are always kept; the earlier recent turns get at most ``recent_share`` of the
     budget (long messages there are first given in short form, from ``summaries``, a
-    position -> summary mapping, then the oldest turns are left out), so that they
+    position -> summary mapping, or their start when the index has not reached them,
+    then the oldest turns are left out), so that they
     cannot crowd out the selection, which fills the rest in rank order; budget the
     selection leaves unused goes back to the recent turns. One of the first few
     selected units (``_TOP_UNITS``) that does not fit outranks the full text of the
@@ -249,13 +250,27 @@ def _short_forms(
     positions: Sequence[int],
     summaries: Mapping[int, str],
     budget: _Budget,
+    *,
+    start_if_unsummarized: bool = False,
 ) -> dict[int, BaseMessage]:
-    """Short forms of the long messages among ``positions`` that have a summary."""
+    """Short forms of the long messages among ``positions``: their index summary.
+
+    With ``start_if_unsummarized`` (the recent turns, which are kept by contract), a
+    message the index has not reached (a lagging background indexer, an empty
+    ``index``) is given as its start, as a turn opener is: otherwise a long recent turn
+    could only be left out whole. A selected message without a summary is not: dropping
+    it leaves its room to the next selections, which come whole.
+    """
     return {
-        p: compact_copy(messages[p], summaries[p])
+        p: compact_copy(messages[p], _short_text(messages, p, summaries))
         for p in positions
-        if p in summaries and budget.cost([messages[p]]) >= _COMPACT_MIN_TOKENS
+        if (start_if_unsummarized or p in summaries)
+        and budget.cost([messages[p]]) >= _COMPACT_MIN_TOKENS
     }
+
+
+def _short_text(messages: Sequence[BaseMessage], p: int, summaries: Mapping[int, str]) -> str:
+    return summaries.get(p) or one_line(message_text(messages[p]), _OPENER_CHARS)
 
 
 def _within_budget(
@@ -289,7 +304,10 @@ def _within_budget(
         if budget.cost(list(full.values())) <= room:
             shown.update(full)
             return
-        short = {**full, **_short_forms(messages, list(full), summaries, budget)}
+        short = {
+            **full,
+            **_short_forms(messages, list(full), summaries, budget, start_if_unsummarized=True),
+        }
         for k in range(len(turns)):  # drop the oldest turns until the rest fits
             kept = {p: short[p] for turn in turns[k:] for p in turn}
             if budget.cost(list(kept.values())) <= room:
@@ -326,7 +344,10 @@ def _within_budget(
     for rank_pos, members in [u for u in units if u[0] in top and u[0] in dropped]:
         if not shown:
             break
-        short_shown = {**shown, **_short_forms(messages, list(shown), summaries, budget)}
+        short_shown = {
+            **shown,
+            **_short_forms(messages, list(shown), summaries, budget, start_if_unsummarized=True),
+        }
         saved = budget.cost(list(shown.values())) - budget.cost(list(short_shown.values()))
         extra = budget.cost([messages[p] for p in members])
         if saved > 0 and used - saved + extra <= budget.total:
@@ -384,8 +405,7 @@ def _opener(
     if budget is None or budget.cost([messages[opener]]) < _COMPACT_MIN_TOKENS:
         return {}
     # Long: its index summary, else (an index that has not caught up) its start.
-    short = summaries.get(opener) or one_line(message_text(messages[opener]), _OPENER_CHARS)
-    return {opener: compact_copy(messages[opener], short)}
+    return {opener: compact_copy(messages[opener], _short_text(messages, opener, summaries))}
 
 
 def _result(
