@@ -270,6 +270,17 @@ def test_without_embeddings_a_shared_rare_word_is_enough_and_nothing_shared_is_e
         ("Talk soon!", True),
         ("Take care, catch you later.", True),
         ("Let's talk about the budget later.", False),
+        ("That works.", True),
+        ("Good luck!", True),
+        ("No worries, my pleasure.", True),
+        ("Fair enough.", True),
+        ("Have fun!", True),
+        ("Glad to hear it.", True),
+        ("Best wishes.", True),
+        ("Good luck with the Berlin move!", False),
+        ("My pleasure was the museum.", False),
+        ("Happy birthday, Maria!", False),
+        ("It works on Linux.", False),
     ],
 )
 def test_acknowledgements_and_greetings_are_filler(text: str, filler: bool) -> None:
