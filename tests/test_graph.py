@@ -807,3 +807,22 @@ def test_a_malformed_index_in_the_input_is_rejected_and_the_thread_goes_on(check
     out = graph.invoke({"messages": [HumanMessage("What is my budget?")]}, thread)
     assert [e["id"] for e in out["index"]][:2] == [0, 1]
     assert all(e["id"] >= 0 for e in out["index"])
+
+
+def test_curated_messages_reach_the_agent_and_the_output_but_not_the_checkpoint(checkpointer):
+    seen: list[list[Any]] = []
+    graph = create_librarian_graph(
+        recording_agent(seen), LibrarianConfig(), checkpointer=checkpointer
+    )
+    cfg = {"configurable": {"thread_id": "untracked"}}
+    graph.invoke({"messages": [HumanMessage("Our launch is on March 3.")]}, cfg)
+    out = graph.invoke({"messages": [HumanMessage("When is the launch?")]}, cfg)
+    assert [m.content for m in out["curated_messages"]] == [m.content for m in seen[-1]]
+    assert out["curated_messages"][-1].content == "When is the launch?"
+    saved = graph.get_state(cfg).values
+    assert "curated_messages" not in saved
+    assert saved["selected_ids"] == out["selected_ids"]
+    assert saved["librarian_metadata"]["curated_count"] == len(out["curated_messages"])
+    # Nothing of it in the checkpoint's channel values at any step of the run.
+    for snapshot in graph.get_state_history(cfg):
+        assert "curated_messages" not in snapshot.values

@@ -7,6 +7,7 @@ from itertools import compress
 from typing import Annotated, Any, Required
 
 from langchain_core.messages import AnyMessage
+from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
@@ -96,7 +97,9 @@ class LibrarianState(TypedDict, total=False):
         index: Summary index as JSON-safe dicts (``IndexEntry.to_dict()``); an
             input of ``[]`` never wipes it.
         selected_ids: Positions selected this turn.
-        curated_messages: Selected + recent messages: give these to your model.
+        curated_messages: Selected + recent messages: give these to your model. Per
+            run, never checkpointed (an ``UntrackedValue`` channel): the agent node and
+            the run's output have it, ``get_state`` between runs does not.
         librarian_metadata: Metrics and debug info for the current turn.
         librarian_summary: The running summary of older messages (the gist), when
             ``LibrarianConfig(running_summary_tokens=...)`` is set.
@@ -106,6 +109,6 @@ class LibrarianState(TypedDict, total=False):
     query: str
     index: Annotated[list[dict[str, Any]], merge_index]
     selected_ids: list[int]
-    curated_messages: list[AnyMessage]
+    curated_messages: Annotated[list[AnyMessage], UntrackedValue(list)]
     librarian_metadata: Annotated[dict[str, Any], merge_metadata]
     librarian_summary: dict[str, Any]
