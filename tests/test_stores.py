@@ -262,6 +262,37 @@ async def test_langgraph_store_async():
     assert await store.aload("t") is None
 
 
+async def test_a_sync_only_sqlite_store_serves_the_async_methods(tmp_path):
+    # SqliteStore (the README's store) raises NotImplementedError from every async
+    # method; ainvoke of a Librarian graph or middleware went through them and failed.
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.store.sqlite import SqliteStore
+
+    from langgraph_librarian import LibrarianConfig, create_librarian_graph
+
+    with SqliteStore.from_conn_string(str(tmp_path / "chatbot.db")) as backend:
+        backend.setup()
+        store = LangGraphIndexStore(backend, namespace=("app", "idx"))
+        await store.asave("t", ENTRIES)
+        assert await store.aload("t") == ENTRIES
+        assert store.load("t") == ENTRIES
+        await store.adelete("t")
+        assert await store.aload("t") is None
+
+        graph = create_librarian_graph(
+            lambda state: {"messages": [AIMessage("Noted.")]},
+            LibrarianConfig(store=backend),
+            checkpointer=InMemorySaver(),
+        )
+        cfg = {"configurable": {"thread_id": "g"}}
+        await graph.ainvoke({"messages": [HumanMessage("The venue is Porto.")]}, cfg)
+        out = await graph.ainvoke({"messages": [HumanMessage("Where is the venue?")]}, cfg)
+        assert not out["librarian_metadata"].get("selection_fallback")
+        saved = LangGraphIndexStore(backend).load("g")
+        assert saved is not None and len(saved) == 4
+
+
 def test_langgraph_store_hostile_ids_distinct():
     store = LangGraphIndexStore(InMemoryStore())
     for n, session in enumerate(HOSTILE_IDS):

@@ -13,6 +13,7 @@ id and content hash, never by position.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import os
@@ -388,10 +389,18 @@ class LangGraphIndexStore:
         ops = [PutOp(self.namespace, f"{key}#{n}", None) for n in range(count)]
         return [*ops, PutOp(self.namespace, f"{key}#m", None), PutOp(self.namespace, key, None)]
 
+    # A sync-only backend (``SqliteStore``, the store most examples start with) raises
+    # NotImplementedError from its async methods, at the first call, before anything
+    # is read or written: the async twins then run the sync method in a worker thread,
+    # as LangGraph's own sync-over-async fallbacks do.
+
     async def aload(self, session_id: str) -> list[IndexEntry] | None:
-        """Async twin of :meth:`load`."""
-        with _undecodable(session_id, self.namespace):
-            return await self._aload(session_id)
+        """Async twin of :meth:`load` (a sync-only store is read in a worker thread)."""
+        try:
+            with _undecodable(session_id, self.namespace):
+                return await self._aload(session_id)
+        except NotImplementedError:
+            return await asyncio.to_thread(self.load, session_id)
 
     async def _aload(self, session_id: str) -> list[IndexEntry] | None:
         key = self._check(session_id)
@@ -411,7 +420,13 @@ class LangGraphIndexStore:
         raise AssertionError("unreachable: the last read settles")  # pragma: no cover
 
     async def asave(self, session_id: str, entries: list[IndexEntry]) -> None:
-        """Async twin of :meth:`save`."""
+        """Async twin of :meth:`save` (a sync-only store is written in a worker thread)."""
+        try:
+            await self._asave(session_id, entries)
+        except NotImplementedError:
+            await asyncio.to_thread(self.save, session_id, entries)
+
+    async def _asave(self, session_id: str, entries: list[IndexEntry]) -> None:
         key = self._check(session_id)
         first = not self._cached(key)
         if first:
@@ -422,7 +437,13 @@ class LangGraphIndexStore:
         self._remember(key, chunks)
 
     async def adelete(self, session_id: str) -> None:
-        """Async twin of :meth:`delete`."""
+        """Async twin of :meth:`delete` (a sync-only store is written in a worker thread)."""
+        try:
+            await self._adelete(session_id)
+        except NotImplementedError:
+            await asyncio.to_thread(self.delete, session_id)
+
+    async def _adelete(self, session_id: str) -> None:
         key = self._check(session_id)
         manifest = await self.store.aget(self.namespace, f"{key}#m")
         beyond = await self.store.abatch(self._beyond(key, manifest))
