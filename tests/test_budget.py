@@ -48,12 +48,39 @@ def test_a_selection_longer_than_the_whole_budget_is_sent_as_its_summary():
     assert count_tokens(out.messages) <= 600
 
 
-def test_a_selection_that_only_lost_the_race_for_room_is_dropped_not_shortened():
-    # Message 2 would fit alone, but message 0 took the room first.
-    messages = _history([300, 5, 300, 5])
-    budget = count_tokens(messages[:1]) + count_tokens(messages[-1:]) + 20
-    out = hydrate(messages, [0, 2], recent_turns=1, token_budget=budget, summaries={0: "a", 2: "b"})
-    assert out.selected == [0] and out.dropped_for_budget == [2] and out.compacted == []
+def test_a_selection_that_only_lost_the_race_for_room_leaves_room_to_smaller_ones_first():
+    # Message 2 would fit alone, but message 0 took the room first: the smaller message
+    # 4 below it still comes whole, and message 2 comes as its summary in what is left.
+    messages = _history([300, 5, 300, 5, 8, 5])
+    budget = count_tokens(messages[:1]) + count_tokens(messages[4:5] + messages[-1:]) + 20
+    summaries = {0: "a", 2: "b", 4: "c"}
+    out = hydrate(messages, [0, 2, 4], recent_turns=1, token_budget=budget, summaries=summaries)
+    assert out.selected == [0, 2, 4] and out.dropped_for_budget == [] and out.compacted == [2]
+    assert count_tokens(out.messages) <= budget
+    # With no room left at all, it is dropped.
+    tight = budget - 20
+    out = hydrate(messages, [0, 2, 4], recent_turns=1, token_budget=tight, summaries=summaries)
+    assert out.selected == [0, 4] and out.dropped_for_budget == [2]
+
+
+def test_a_top_selection_is_never_lost_for_want_of_room_its_summary_has():
+    # The newcomer's case: a budget between "too long to ever fit" (given as its
+    # summary) and "fits beside the recent turns" dropped the best match entirely.
+    AI, Human = AIMessage, HumanMessage
+
+    for budget in range(200, 460, 20):
+        messages = [
+            Human("The launch is on March 3. " + "Details. " * 100, id="paste"),
+            AI("Noted.", id="a0"),
+            Human("pasta recipe?", id="h1"),
+            AI("Noted, that is a long answer " * 10, id="a1"),
+            Human("When is the launch?", id="q"),
+        ]
+        summaries = {0: "The launch is on March 3."}
+        out = hydrate(messages, [0], recent_turns=2, token_budget=budget, summaries=summaries)
+        assert out.selected == [0], budget
+        assert any("March 3" in str(m.content) for m in out.messages), budget
+        assert count_tokens(out.messages) <= budget
 
 
 def test_without_a_summary_an_oversized_selection_is_dropped():

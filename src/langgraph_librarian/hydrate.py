@@ -197,7 +197,8 @@ def hydrate(
     selected units (``_TOP_UNITS``) that does not fit outranks the full text of the
     earlier recent turns: they are given in short form when that makes room for it. A
     selected message longer than all the room there is (a pasted document) is given in
-    short form when ``summaries`` has it and that fits.
+    short form when ``summaries`` has it and that fits; so is one of the first few that
+    lost the race for room, in what the others left unused.
     """
     # The history's structure (turns, tool exchanges, system messages) comes from its
     # view, read once per history and extended by each turn's new messages.
@@ -364,6 +365,21 @@ def _within_budget(
                 kept_units.append((rank_pos, members))
                 dropped.remove(rank_pos)
                 used += extra
+        order_of = {rank_pos: k for k, (rank_pos, _) in enumerate(units)}
+        kept_units.sort(key=lambda unit: order_of[unit[0]])
+    # A top unit still left out (it lost the race for room, and shortening the recent
+    # turns did not make enough) is better given short than not at all: its summary
+    # takes room nothing above left unused. Every unit that came whole still does.
+    for rank_pos, members in [u for u in units if u[0] in top and u[0] in dropped]:
+        short = _short_forms(messages, members, summaries, budget)
+        extra = budget.cost([short.get(p, messages[p]) for p in members])
+        if short and used + extra <= budget.total:
+            kept_units.append((rank_pos, members))
+            dropped.remove(rank_pos)
+            shortened.update(short)
+            used += extra
+            freed = True
+    if freed:
         order_of = {rank_pos: k for k, (rank_pos, _) in enumerate(units)}
         kept_units.sort(key=lambda unit: order_of[unit[0]])
     # What the selection left unused goes back to the recent turns.
