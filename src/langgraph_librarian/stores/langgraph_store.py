@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import operator
 import os
 import random
 import re
@@ -285,7 +286,7 @@ class LangGraphIndexStore:
             if (
                 n < len(cached)
                 and len(cached[n][1]) == len(part)
-                and all(a is b for a, b in zip(cached[n][1], part, strict=True))
+                and all(map(operator.is_, cached[n][1], part))  # in C: no frame per entry
             ):
                 chunks.append(cached[n])  # the very entries this process last stored
                 continue
