@@ -1,7 +1,7 @@
 """Per-turn cost of select_and_hydrate as a conversation grows: does a turn cost what is new?
 
 Run:
-    python benchmarks/bench_turn.py [--sizes 1000 10000 50000] [--turns 20]
+    python benchmarks/bench_turn.py [--sizes 1000 10000 50000] [--turns 20] [--modes ...] [--cpu]
     /tmp/refvenv/bin/python benchmarks/bench_turn.py --reference   # langgraph-librarian==0.1.0
 
 A history of N messages is indexed once; then each turn appends two messages (the
@@ -15,7 +15,13 @@ the timed turns, after a few warm-up turns, for
 - ``llm``: the LLM selector path with a scripted zero-latency model (the library's work
   only), comparable with the reference package, whose only selector is a model;
 - ``index``: the other half of a turn, the index node (``index_messages``, offline engine,
-  index in graph state) indexing the agent's reply: timed instead of the selection.
+  index in graph state) indexing the agent's reply: timed instead of the selection;
+- ``store`` / ``store-index``: ``local`` and ``index`` with the index in a LangGraph store
+  (``LangGraphIndexStore(InMemoryStore())``, as a long-lived thread should keep it), so
+  graph state carries no index at all.
+
+``--cpu`` times CPU seconds of this process (``time.process_time``) instead of wall time:
+on a machine shared with other work it moves less with the load.
 
 ``--reference`` times ``langgraph-librarian==0.1.0`` (installed in its own venv) on the
 same histories: its select_and_hydrate with a zero-latency scripted model (it has no
@@ -71,7 +77,7 @@ def summary(ms: list[float]) -> str:
     return f"{statistics.median(ms):.1f} / {p95:.1f}"
 
 
-def ours(n: int, turns: int, mode: str) -> list[float]:
+def ours(n: int, turns: int, mode: str, cpu: bool = False) -> list[float]:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from fakes import ScriptedChatModel
     from langgraph_librarian import LibrarianConfig, index_messages, select_and_hydrate
@@ -88,27 +94,35 @@ def ours(n: int, turns: int, mode: str) -> list[float]:
         config = LibrarianConfig(
             embeddings=None, selector_model=ScriptedChatModel(script="IDs: [1, 3]")
         )
+    elif mode in ("store", "store-index"):
+        from langgraph.store.memory import InMemoryStore
+
+        from langgraph_librarian import LangGraphIndexStore
+
+        config = LibrarianConfig(embeddings=None, store=LangGraphIndexStore(InMemoryStore()))
     else:
         config = LibrarianConfig(embeddings=None)
+    clock = time.process_time if cpu else time.perf_counter
+    timed_index = mode in ("index", "store-index")
     cfg: Any = {"configurable": {"librarian": config, "thread_id": f"bench-{mode}-{n}"}}
     messages = history(n)
-    index = index_messages({"messages": messages}, cfg)["index"]
+    index = index_messages({"messages": messages}, cfg).get("index", [])
     times: list[float] = []
     for turn in range(turns + WARMUP):
         reply, question = turn_messages(turn)
         messages = [*messages, reply]
-        start = time.perf_counter()
+        start = clock()
         index = index_messages({"messages": messages, "index": index}, cfg).get("index", index)
-        if mode == "index" and turn >= WARMUP:
-            times.append((time.perf_counter() - start) * 1000)
+        if timed_index and turn >= WARMUP:
+            times.append((clock() - start) * 1000)
         messages = [*messages, question]
         state = {"messages": messages, "index": index}
         if mode == "fresh":  # every object new, as a checkpointer deserializes them
             state = pickle.loads(pickle.dumps(state))
-        start = time.perf_counter()
+        start = clock()
         select_and_hydrate(state, cfg)
-        if turn >= WARMUP and mode != "index":
-            times.append((time.perf_counter() - start) * 1000)
+        if turn >= WARMUP and not timed_index:
+            times.append((clock() - start) * 1000)
         messages, index = state["messages"], state["index"]
     return times
 
@@ -149,6 +163,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--modes", nargs="+", default=["local", "static", "fresh", "llm", "index"])
     parser.add_argument("--reference", action="store_true")
+    parser.add_argument("--cpu", action="store_true", help="CPU time instead of wall time")
     args = parser.parse_args()
     if args.reference:
         print("| messages | langgraph-librarian 0.1.0, LLM selector (scripted, 0 ms) |")
@@ -157,7 +172,7 @@ def main() -> None:
             print(f"| {n:,} | {summary(reference(n, args.turns))} |", flush=True)
         return
     runs: dict[str, Callable[[int], list[float]]] = {
-        mode: (lambda n, mode=mode: ours(n, args.turns, mode)) for mode in args.modes
+        mode: (lambda n, mode=mode: ours(n, args.turns, mode, args.cpu)) for mode in args.modes
     }
     print("| messages | " + " | ".join(f"{m} (ms, median / p95)" for m in runs) + " |")
     print("|---:|" + "---:|" * len(runs))
