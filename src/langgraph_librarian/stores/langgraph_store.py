@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import logging
 import operator
 import os
@@ -246,7 +247,8 @@ class LangGraphIndexStore:
                 settled.append(n)
             chunks[n] = (token, entries or [])
         self._remember(key, chunks)
-        loaded = [entry for _, entries in chunks for entry in entries]
+        # Joined in C: a comprehension ran a bytecode loop over every entry, every turn.
+        loaded = list(itertools.chain.from_iterable(entries for _, entries in chunks))
         if settled:
             # One line per load, however many chunks; the manifest is rewritten to name
             # what is stored (a worker whose own cache matches the stale manifest would
