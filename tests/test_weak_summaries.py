@@ -582,3 +582,58 @@ def test_small_talk_with_a_number_is_no_new_fact_for_the_running_summary():
         messages, previous_summary=previous
     )
     assert result.method == "llm", result.notes
+
+
+# -- a fresh round of weak-model answers (2026-12-04) -----------------------------------
+
+VENUE = (
+    "We booked the venue in Porto for June 12; the deposit of 4,500 euros is due by May 1, "
+    "and Ana handles the catering contract. The hall seats 180 people and has a terrace "
+    "facing the river. Parking is limited, so we will arrange a shuttle from the station."
+)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "[User] booked [venue] for [date]; deposit [amount] due [date].",
+        "{name} booked the venue in Porto for {date}.",
+        "<p>Venue in <b>Porto</b> booked for June 12</p>",
+    ],
+)
+def test_placeholders_and_markup_are_not_a_summary(answer):
+    assert problem(answer, VENUE) is not None
+    assert _index(VENUE, answer).entries[0].status == "fallback"
+
+
+@pytest.mark.parametrize(
+    ("source", "summary"),
+    [
+        (
+            "Fill in the [draft] tag before June 12 and send the deck to Ana.",
+            "Ana gets the deck; [draft] tag due June 12.",
+        ),
+        (
+            "The page shows <b>Sold out</b> for the June 12 concert in Porto.",
+            "The June 12 Porto concert page shows <b>Sold out</b>.",
+        ),
+    ],
+)
+def test_brackets_and_markup_the_message_has_are_fine(source, summary):
+    assert problem(summary, source) is None
+
+
+@pytest.mark.parametrize(
+    ("summary", "kept"),
+    [
+        ("Ana handles the catering. The deposit of", "Ana handles the catering."),
+        ("Venue in Porto booked for June 12; Ana handles the", ""),
+        ("Venue in Porto booked; the deposit is due", None),  # "due" ends sentences
+        ("Ana handles catering and the user can't log in", None),  # a particle
+    ],
+)
+def test_a_summary_cut_after_an_article_or_conjunction_loses_that_sentence(summary, kept):
+    from langgraph_librarian.index._validate import drop_cut_tail
+
+    expected = (summary, False) if kept is None else (kept, True)
+    assert drop_cut_tail(summary, VENUE) == expected

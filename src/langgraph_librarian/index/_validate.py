@@ -969,6 +969,47 @@ _LAST_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_]+$")
 tries one start per word, not every letter of a long run."""
 # (A dot after a digit is an ordinal or a date, "am 7. September", as often as an end.)
 _SENTENCE_END = re.compile(r"(?:(?<!\d)\.|[!?…])[\"'”’)\]]*(?=\s)|\n")
+_DANGLING = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "nor",
+        "of",
+        "into",
+        "onto",
+        "per",
+        "via",
+        "than",
+        "whose",
+        "because",
+        "although",
+        "whereas",
+        "unless",
+        "its",
+        "their",
+        "our",
+        "your",
+        "my",
+        "were",
+        "been",
+        "being",
+    ]
+)
+"""Last words of a sentence cut short: articles, conjunctions, possessives and a few
+prepositions that never end an English sentence or list item. Words that can ("log
+in", "what it is for", "the rent is due", "called her") are not among them."""
+_PLACEHOLDER = re.compile(r"\[[A-Za-z][A-Za-z _-]{0,30}\]|\{\{?[A-Za-z_][A-Za-z0-9 _-]{0,30}\}?\}")
+"""A template slot ("[User] booked [venue] for [date]", "{name}") a weak model leaves in
+place of the facts."""
+_MARKUP = re.compile(
+    r"</?(?:p|b|i|u|em|strong|br|span|div|ul|ol|li|h[1-6]|code|pre|a|table|tr|td)\b[^<>]{0,80}>",
+    re.IGNORECASE,
+)
+"""HTML markup: a summary is plain text."""
 
 
 _VOCABULARY = (
@@ -1004,9 +1045,16 @@ def drop_cut_tail(summary: str, source: str) -> tuple[str, bool]:
     """
     text = summary.rstrip()
     match = _LAST_WORD.search(text)
-    if match is None or len(match.group(0)) < 2:
+    if match is None:
         return summary, False
     last = match.group(0).lower()
+    if last in _DANGLING:
+        # "...deposit of €4,500 due", "...booked for the": a sentence does not end on
+        # an article, preposition or conjunction; the output limit cut it there.
+        ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
+        return (text[: ends[-1]].rstrip() if ends else ""), True
+    if len(last) < 2:
+        return summary, False
     _, words, stems = _source_facts(source)
     if (
         last in words
@@ -1044,6 +1092,11 @@ def summary_facts_problem(summary: str, source: str, *, conversation: bool = Fal
         return "the model spoke to the user (second person the message does not use)"
     if _repeats_itself(body):
         return "the summary repeats itself"
+    slots = {m.group(0).lower() for m in _PLACEHOLDER.finditer(body)}
+    if slots - {m.group(0).lower() for m in _PLACEHOLDER.finditer(source)}:
+        return "the summary holds template placeholders instead of the message's facts"
+    if _MARKUP.search(body) and not _MARKUP.search(source):
+        return "the summary is HTML markup the message does not have"
     fabricated = _fabricated(body, source)
     if fabricated:
         return fabricated
