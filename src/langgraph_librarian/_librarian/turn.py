@@ -24,7 +24,12 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._engine.history import repair_history
-from langgraph_librarian._engine.messages import current_turn, latest_human_text, message_text
+from langgraph_librarian._engine.messages import (
+    content_hash,
+    current_turn,
+    latest_human_text,
+    message_text,
+)
 from langgraph_librarian._engine.state_cache import entries_to_state, state_entries
 from langgraph_librarian._engine.view import conversation_key, turn_key, turn_view, view_of
 from langgraph_librarian._kit.background import submit_indexing
@@ -520,7 +525,7 @@ class SelectionCache:
 
     def __init__(self, size: int = 512) -> None:
         self._selections: BoundedCache[
-            tuple[str, str], tuple[str, dict[str, list[str]], Selection]
+            tuple[str, str], tuple[str, dict[str, list[str]], Selection, dict[str, str]]
         ] = BoundedCache(size)
         self._metadata: BoundedCache[tuple[str, str], dict[str, Any]] = BoundedCache(size)
 
@@ -531,34 +536,84 @@ class SelectionCache:
         return turn_key(run.thread, messages)
 
     def get(self, key: tuple[str, str], messages: Sequence[BaseMessage]) -> Selection | None:
+        """The turn's cached selection, re-hydrated in ``messages``, if the history it was
+        made on is still the history (else ``None``)."""
+        found, folded = self.lookup(key, messages)
+        return None if folded else found
+
+    def lookup(
+        self, key: tuple[str, str], messages: Sequence[BaseMessage]
+    ) -> tuple[Selection | None, bool]:
+        """``(selection, folded)``: the cached selection re-hydrated in ``messages``, and
+        whether the history changed since only by messages removed or added before the
+        turn (``folded``: a summarization middleware between two model calls; the
+        caller completes the choice for the new history). ``(None, False)`` when there
+        is none, or the question or a chosen message was edited."""
         hit = self._selections.get(key)
         if hit is None:
-            return None
-        history, stored, selection = hit
-        if conversation_key(messages) != history:
-            # The turn's question was edited (same id, new text: a fork or a chat UI's
-            # edit) or the history before it was rewritten mid-turn (a summarization
-            # middleware folded messages into a summary): the cached choice was made on
-            # a history that is gone, so select again.
-            return None
+            return None, False
+        history, stored, selection, seen = hit
         position = {m.id: i for i, m in enumerate(messages)}
+        folded = conversation_key(messages) != history
+        if folded and not _only_folded(messages, position, seen):
+            # The turn's question was edited (same id, new text: a fork or a chat UI's
+            # edit), or a message the choice was made of changed: select again.
+            return None, False
         found = dataclasses.replace(selection, prompt_tokens=0)
         for name, ids in stored.items():
             setattr(found, name, [position[i] for i in ids if i in position])
-        return found
+        return found, folded
 
     def put(self, key: tuple[str, str], messages: Sequence[BaseMessage], sel: Selection) -> None:
         def keys(positions: list[int]) -> list[str]:
             return [str(messages[i].id) for i in positions if 0 <= i < len(messages)]
 
         stored = {name: keys(getattr(sel, name)) for name in self._POSITIONS}
-        self._selections.put(key, (conversation_key(messages), stored, sel))
+        # What the choice was made of: the question and every message it names, by
+        # content, so a later call of the turn can tell a fold from an edit.
+        named = {i for ids in stored.values() for i in ids}
+        seen = {
+            str(m.id): content_hash(m) for m in messages if m.id is not None and str(m.id) in named
+        }
+        question = _question(messages)
+        if question is not None:
+            seen[_QUESTION] = content_hash(question)
+        self._selections.put(key, (conversation_key(messages), stored, sel, seen))
 
     def record(self, key: tuple[str, str], metadata: dict[str, Any]) -> None:
         self._metadata.put(key, dict(metadata))
 
     def pop_metadata(self, key: tuple[str, str]) -> dict[str, Any] | None:
         return self._metadata.pop(key)
+
+
+_QUESTION = "\x00question"
+"""Key of the turn's question among a cached selection's content hashes (never a message id
+the cache stores: ids are kept as given, and this one starts with NUL)."""
+
+
+def _question(messages: Sequence[BaseMessage]) -> BaseMessage | None:
+    return next((m for m in reversed(messages) if m.type == "human"), None)
+
+
+def _only_folded(
+    messages: Sequence[BaseMessage], position: dict[Any, int], seen: dict[str, str]
+) -> bool:
+    """Whether the history changed since the choice only by messages removed or added
+    before the turn (a summarization middleware folding old messages into a summary
+    between two model calls): the question and every chosen message still present are
+    what they were. Selecting again would cost one more selector call per model call.
+    """
+    question = _question(messages)
+    if question is None or seen.get(_QUESTION) != content_hash(question):
+        return False
+    for mid, digest in seen.items():
+        if mid == _QUESTION:
+            continue
+        p = position.get(mid)
+        if p is not None and content_hash(messages[p]) != digest:
+            return False
+    return True
 
 
 # -- selection ---------------------------------------------------------------------------
@@ -596,9 +651,52 @@ def _select_loaded(
         return _remember(cache, run, plan, _finish(plan, _selected(plan, run, cache)))
 
 
+def _cached(
+    plan: _Plan, run: Run, cache: SelectionCache | None
+) -> tuple[tuple[str, str] | None, Selection | None, bool]:
+    """(cache key, cached selection, folded): see :meth:`SelectionCache.lookup`. With
+    the offline selector a folded history is simply selected again (milliseconds)."""
+    if cache is None:
+        return None, None, False
+    key = SelectionCache.key(run, plan.messages)
+    if not key:
+        return None, None, False
+    found, folded = cache.lookup(key, plan.messages)
+    if folded and run.config.selector is None and run.config.uses_local_selector:
+        return key, None, False
+    return key, found, folded
+
+
+_FOLDED = (
+    " [history folded mid-turn: the model's choice kept, the offline selection of the "
+    "new history added]"
+)
+
+
+def _with_local(cached: Selection, local: Selection) -> Selection:
+    """A model's choice made before a fold, completed by the offline selection of the
+    folded history: what the fold brought (a summary of the removed messages) is found
+    without another model call."""
+    ids = list(dict.fromkeys([*cached.ids, *local.ids]))
+    taken = set(ids)
+    return dataclasses.replace(
+        cached,
+        ids=ids,
+        reserve_ids=[i for i in local.reserve_ids if i not in taken],
+        expanded_ids=list(dict.fromkeys([*cached.expanded_ids, *local.expanded_ids])),
+        reasoning=f"{cached.reasoning}{_FOLDED}",
+    )
+
+
 def _selected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Selection:
-    key = SelectionCache.key(run, plan.messages) if cache is not None else None
-    selection = cache.get(key, plan.messages) if cache is not None and key else None
+    key, selection, folded = _cached(plan, run, cache)
+    if selection is not None and folded:
+        local = _fallback_selector(plan).select(
+            plan.query, plan.messages, plan.candidates, exclude=plan.exclude
+        )
+        selection = _with_local(selection, local)
+        if cache is not None and key is not None:
+            cache.put(key, plan.messages, selection)
     if selection is None:
         try:
             selection = make_selector(run.config).select(
@@ -644,8 +742,14 @@ async def aselect_turn(
 
 
 async def _aselected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Selection:
-    key = SelectionCache.key(run, plan.messages) if cache is not None else None
-    selection = cache.get(key, plan.messages) if cache is not None and key else None
+    key, selection, folded = _cached(plan, run, cache)
+    if selection is not None and folded:
+        local = await _fallback_selector(plan).aselect(
+            plan.query, plan.messages, plan.candidates, exclude=plan.exclude
+        )
+        selection = _with_local(selection, local)
+        if cache is not None and key is not None:
+            cache.put(key, plan.messages, selection)
     if selection is None:
         try:
             selection = await make_selector(run.config).aselect(
