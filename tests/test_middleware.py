@@ -376,3 +376,43 @@ def test_a_fold_mid_turn_costs_no_second_selector_call():
     assert len(turn) == 4
     assert len(selector.calls) - asked == 1
     assert all(_shown(call, "March 3rd") for call in turn)
+
+
+def test_a_hook_whose_graph_keeps_no_index_says_so(caplog):
+    """create_react_agent's AgentState has no index channel: the index node's update is
+    dropped and every message passes through. The hook warns once; with the recipe
+    (a state schema with an index field) it curates and stays quiet."""
+    import warnings
+
+    from langgraph.prebuilt.chat_agent_executor import AgentState
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # create_react_agent is deprecated in LangGraph 1.x
+        from langgraph.prebuilt import create_react_agent
+
+    class IndexedState(AgentState):
+        index: Annotated[list, merge_index]
+
+    texts = ["Our launch is March 3.", "A pasta recipe?", "When is the launch?", "Thanks!"]
+    config = LibrarianConfig(always_include_recent_turns=1)
+    for schema, warns in [(None, True), (IndexedState, False)]:
+        caplog.clear()
+        model = ToolCallingScriptedModel(script=lambda msgs: AIMessage(f"saw {len(msgs)}"))
+        extra = {"state_schema": schema} if schema is not None else {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            agent = create_react_agent(
+                model,
+                tools=[],
+                pre_model_hook=create_librarian_hook(config),
+                post_model_hook=create_index_node(config),
+                checkpointer=MemorySaver(),
+                **extra,
+            )
+        thread = {"configurable": {"thread_id": f"react-{warns}"}}
+        with caplog.at_level(logging.WARNING, logger="langgraph_librarian"):
+            for text in texts:
+                agent.invoke({"messages": [HumanMessage(text)]}, thread)
+        said = [r for r in caplog.records if "has no 'index'" in r.getMessage()]
+        assert len(said) == (1 if warns else 0)
+        assert (len(model.calls[-1]) == 7) is warns  # everything, or a curated few

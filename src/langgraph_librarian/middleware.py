@@ -151,13 +151,16 @@ def create_librarian_hook(
     """
     cache = SelectionCache()
     default = as_config(config, "create_librarian_hook(config)")
+    warned: list[bool] = []  # the warning is said once per hook (a configuration fault)
 
     def librarian_hook(
         state: dict[str, Any], config: RunnableConfig
     ) -> dict[str, list[AnyMessage]]:
         messages = list(state.get("messages") or [])
         try:
-            update = select_turn(dict(state), Run.open(default, config), cache)
+            run = Run.open(default, config)
+            _check_index_kept(state, messages, run, warned)
+            update = select_turn(dict(state), run, cache)
             curated = update["curated_messages"]
         except Exception as exc:
             _fail_open(exc)
@@ -165,3 +168,31 @@ def create_librarian_hook(
         return {"llm_input_messages": cast(list[AnyMessage], curated)}
 
     return librarian_hook
+
+
+_NO_INDEX = (
+    "create_librarian_hook: earlier turns were answered, yet the state has no 'index' and "
+    "the config no store, so nothing was indexed and every message is passed to the model. "
+    "Give the graph's state an `index: Annotated[list, merge_index]` field (for "
+    "create_react_agent: state_schema=an AgentState subclass with it) and run "
+    "create_index_node(config) after the model, or set LibrarianConfig(store=...)."
+)
+
+
+def _check_index_kept(
+    state: dict[str, Any], messages: list[AnyMessage], run: Run, warned: list[bool]
+) -> None:
+    """Warn (once) when the index is evidently not kept anywhere.
+
+    A graph whose state schema has no ``index`` channel (``create_react_agent``'s
+    ``AgentState``) silently drops the index node's update: every turn then starts
+    from nothing and the hook passes everything through, with no error to say why. An
+    answered earlier turn tells that case apart from a first turn.
+    """
+    if warned or run.config.store is not None or "index" in state:
+        return
+    last_human = max((i for i, m in enumerate(messages) if m.type == "human"), default=-1)
+    if not any(m.type == "ai" for m in messages[:last_human]):
+        return
+    warned.append(True)
+    logger.warning(_NO_INDEX)
