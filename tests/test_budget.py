@@ -249,3 +249,50 @@ def test_unindexed_recent_turns_over_the_budget_are_shortened_not_left_out():
     meta = out["librarian_metadata"]
     assert meta["shortened_recent_ids"] == [2, 3, 4, 5]
     assert meta["curated_tokens"] <= meta["context_budget"]
+
+
+def test_a_tool_result_longer_than_the_whole_budget_is_cut_to_what_matches():
+    # The current turn is sent whole, but a fetched log of ~150k tokens reaches no model:
+    # its start and the lines matching the question go instead (flagged), and the next
+    # turn's follow-up finds the line it asks about in the log's short form.
+    from langchain.agents import create_agent
+    from langchain_core.messages import ToolMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import MemorySaver
+
+    from fakes import ToolCallingScriptedModel
+    from langgraph_librarian import LibrarianMiddleware
+
+    @tool
+    def fetch_log(service: str) -> str:
+        """Fetch the full server log of a service."""
+        lines = (f"line{i} status=ok latency={i % 97}ms" for i in range(20_000))
+        return f"log of {service}: " + "\n".join(lines)
+
+    def reply(messages):
+        last = messages[-1]
+        if last.type == "human" and "log" in str(last.content):
+            call = {"name": "fetch_log", "args": {"service": "api"}, "id": "c1"}
+            return AIMessage("", tool_calls=[call])
+        return AIMessage("ok")
+
+    model = ToolCallingScriptedModel(script=reply)
+    config = LibrarianConfig(context_token_budget=4000)
+    agent = create_agent(
+        model,
+        tools=[fetch_log],
+        middleware=[LibrarianMiddleware(config)],
+        checkpointer=MemorySaver(),
+    )
+    thread = {"configurable": {"thread_id": "log"}}
+    meta = agent.invoke({"messages": [HumanMessage("show me the api log")]}, thread)[
+        "librarian_metadata"
+    ]
+    sent = model.calls[-1]
+    (result,) = [m for m in sent if isinstance(m, ToolMessage)]
+    assert result.additional_kwargs[COMPACT_MARK] and str(result.content).count("line") < 2_000
+    assert meta["curated_tokens"] <= meta["context_budget"]
+    position = next(p for p in meta["shortened_recent_ids"])
+    assert position == 2
+    agent.invoke({"messages": [HumanMessage("What was the latency of line7?")]}, thread)
+    assert any("line7 status=ok latency=7ms" in str(m.content) for m in model.calls[-1])

@@ -287,6 +287,16 @@ def _within_budget(
     n = len(messages)
     current = starts[-1] if starts and starts[-1] >= recent_start else recent_start
     core = system | ({p for p in range(current, n)} - orphans)
+    # The current turn is sent whole, but for a tool result longer than the whole budget
+    # (a fetched log: no model takes it) when a short form was given for it.
+    huge = {
+        p: compact_copy(messages[p], summaries[p])
+        for p in core
+        if p in summaries
+        and p >= current
+        and messages[p].type == "tool"
+        and budget.cost([messages[p]]) > budget.total
+    }
     # Earlier recent turns, oldest first, each a list of positions.
     turn_starts = starts[bisect_left(starts, recent_start) : bisect_left(starts, current)]
     bounds = [*turn_starts, current]
@@ -294,7 +304,7 @@ def _within_budget(
         [p for p in range(a, b) if p not in system and p not in orphans]
         for a, b in itertools.pairwise(bounds)
     ]
-    used = budget.cost([messages[p] for p in sorted(core)])
+    used = budget.cost([huge.get(p, messages[p]) for p in sorted(core)])
     room = budget.total - used  # the most any selection could ever get
     cap = max(0, min(budget.total - used, int(budget.total * budget.recent_share)))
     shown: dict[int, BaseMessage] = {}  # earlier recent message -> full or short form
@@ -389,7 +399,7 @@ def _within_budget(
     chosen = core | set(shown)
     for _, members in kept_units:
         chosen.update(members)
-    replaced = {p: m for p, m in shown.items() if m is not messages[p]} | shortened
+    replaced = {p: m for p, m in shown.items() if m is not messages[p]} | shortened | huge
     kept_start = min((p for turn in turns for p in turn if p in shown), default=current)
     replaced |= _opener(messages, chosen, starts, summaries, budget)
     return _result(messages, chosen, kept_units, dropped, min(kept_start, current), replaced)

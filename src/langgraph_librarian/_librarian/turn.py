@@ -31,6 +31,7 @@ from langgraph_librarian._engine.messages import (
     message_text,
 )
 from langgraph_librarian._engine.state_cache import entries_to_state, state_entries
+from langgraph_librarian._engine.text import one_line
 from langgraph_librarian._engine.view import conversation_key, turn_key, turn_view, view_of
 from langgraph_librarian._kit.background import submit_indexing
 from langgraph_librarian._kit.cache import BoundedCache
@@ -389,6 +390,48 @@ def _short_selections(plan: _Plan, ranked: list[int], budget: int) -> dict[int, 
     return found
 
 
+def _huge_results(plan: _Plan, budget: int) -> dict[int, str]:
+    """Short forms of the current turn's tool results longer than the whole budget.
+
+    The current turn is sent whole, but a tool result of hundreds of thousands of tokens
+    (a whole log) cannot reach any model whole: it is given as its start and the
+    passages that match the question (see :func:`hydrate`), not as something the
+    provider rejects. Read backwards to the turn's question: the turn, not the history.
+    """
+    messages = plan.messages
+    found: dict[int, str] = {}
+    for position in range(len(messages) - 1, -1, -1):
+        message = messages[position]
+        if message.type == "human":
+            break
+        if message.type != "tool":
+            continue
+        text = message_text(message)
+        if len(text) > 4 * budget:  # over the whole budget at any tokenizer's rate
+            start = one_line(text, budget // 2)
+            excerpt = matching_excerpt(text, plan.query, 2 * budget)
+            found[position] = f"{start} [...] [excerpt] {excerpt}" if excerpt else start
+    return found
+
+
+def _with_excerpts(plan: _Plan, summaries: dict[int, str], budget: int) -> dict[int, str]:
+    """The recent turns' summaries, each long message's followed by its passages that
+    match the question (as for selections): the question after a fetched log ("what was
+    the latency of line 7?") needs the line, which the log's summary does not hold."""
+    messages = plan.messages
+    found = dict(summaries)
+    for position, summary in summaries.items():
+        if not 0 <= position < len(messages):
+            continue
+        text = message_text(messages[position])
+        if len(text) <= budget:  # under a quarter of the budget: it fits, or is cut whole
+            continue
+        excerpt = matching_excerpt(text, plan.query, budget)
+        if excerpt:
+            found[position] = f"{summary}\n[excerpt] {excerpt}" if summary else excerpt
+    return found
+
+
 def _summaries_of(candidates: list[IndexEntry], positions: list[int]) -> dict[int, str]:
     """Summaries of the candidates at ``positions`` (candidates are in message order).
 
@@ -419,8 +462,12 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     else:
         ranked = [*selection.ids, *selection.reserve_ids, *extra]
     summaries = plan.recent_summaries
-    if budget is not None:  # short forms for selections too long to fit whole
-        summaries = summaries | _short_selections(plan, ranked, budget)
+    if budget is not None:  # short forms for messages too long to fit whole
+        summaries = (
+            _with_excerpts(plan, summaries, budget)
+            | _short_selections(plan, ranked, budget)
+            | _huge_results(plan, budget)
+        )
     hydrated = hydrate(
         messages,
         ranked,
