@@ -69,6 +69,17 @@ def test_data_pointing_at_a_directory_says_so(tmp_path, capsys, no_run):
     assert "is a directory" in line and "not found" not in line
 
 
+def test_data_that_is_not_a_regular_file_says_so(capsys):
+    assert main(["bench", "--dataset", "locomo", "--data", "/dev/zero", "--quiet"]) == 2
+    line = one_error_line(capsys)
+    assert "not a regular file" in line and "not found" not in line
+
+
+def test_demo_length_is_bounded(capsys):
+    assert main(["demo", "--messages", "100000000"]) == 2
+    assert "--messages must be at most 100,000" in one_error_line(capsys)
+
+
 def test_missing_and_malformed_data_files(tmp_path, capsys):
     assert main(["bench", "--dataset", "locomo", "--data", str(tmp_path / "nope.json")]) == 2
     assert "not found" in one_error_line(capsys)

@@ -23,6 +23,7 @@ from langchain_core.language_models import BaseChatModel
 __all__: list[str] = []
 
 _MIN_MESSAGES = 20  # the demo generator's floor: fewer leaves no room for questions
+_MAX_MESSAGES = 100_000  # a demo, not a load test: a typo of a few zeros ran for hours
 _BENCH_MISSING = (
     "librarian bench needs the evaluation package, which ships in this repository's "
     "bench/ folder: from a checkout, pip install ./bench (or pip install -e ./bench); "
@@ -88,6 +89,8 @@ def _demo(args: argparse.Namespace) -> int:
     from langgraph_librarian.demo import run_demo
 
     _at_least(_MIN_MESSAGES, "--messages", args.messages)
+    if args.messages is not None and args.messages > _MAX_MESSAGES:
+        raise CliError(f"--messages must be at most {_MAX_MESSAGES:,} (got {args.messages:,})")
     run_demo(
         seed=args.seed,
         n_messages=args.messages,

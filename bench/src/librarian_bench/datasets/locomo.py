@@ -92,8 +92,10 @@ def load_locomo(
     """
     stats = stats if stats is not None else LocomoStats()
     file = Path(path)
-    if not file.is_file():
+    if not file.exists():
         raise LocomoFormatError(f"LoCoMo file not found: {file}")
+    if not file.is_file():  # a device, a FIFO: reading it may never end
+        raise LocomoFormatError(f"{file} is not a regular file; give the LoCoMo JSON file")
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
