@@ -144,13 +144,16 @@ def test_the_best_match_hops_to_the_message_stating_what_it_refers_to():
 
 
 def test_the_static_model_matches_a_question_word_to_a_related_word():
+    from langgraph_librarian._engine.text import content_terms
     from langgraph_librarian.embeddings import StaticEmbeddings
     from langgraph_librarian.select._related import related_words
+    from langgraph_librarian.select.lexical import BM25Index
     from langgraph_librarian.select.local import EmbeddingProfile
 
     model = StaticEmbeddings()
-    related = related_words(model, model.model_id, "When is the aircraft due in?")
-    from langgraph_librarian._engine.text import content_terms
+    index = BM25Index()
+    index.add("m0", "The plane lands at 10:15 am on Saturday, Mum says.")
+    related = related_words(model, model.model_id, "When is the aircraft due in?", index.head(1))
 
     stems = {term for word in related for term in content_terms(word)}
     assert "plane" in stems and "aircraft" not in stems

@@ -1,39 +1,47 @@
-"""Words related in meaning to a question's words, from a static word-vector model.
+"""Words of the history related in meaning to a question's words (static word vectors).
 
 A question and the message that answers it often name one thing with different words
-("aircraft" / "plane", "dog" / "puppy"). A model that sums word vectors (the packaged
-static model) holds a vector per word, and words close in that space are related:
-each question word that is a whole word of the model's vocabulary brings its nearest
-words (cosine at least :data:`MIN_SIMILARITY`, at most :data:`PER_WORD`; none for the
-:data:`SKIP_COMMON` most frequent words) into the lexical query, at
-:data:`RELATED_WEIGHT` of a question word's weight. Passages are scored by the
-question's words and these together, so a passage naming the thing in other words is
-found by BM25, not only by the (weak) sentence vector.
+("isle" / "island", "dog" / "puppy"). A model that sums word vectors (the packaged
+static model) holds a vector per word, and words close in that space are related. The
+candidates are the words the history itself uses (the lexical index's vocabulary): a
+related word the history never uses can match nothing, so none of the at most
+:data:`PER_WORD` places a question word has goes to one. Each question word (but the
+:data:`SKIP_COMMON` most frequent English words) brings the history's words at cosine
+:data:`MIN_SIMILARITY` or more into the lexical query, weighted by that cosine (a
+question word weighs 1). Passages are scored by the question's words and these
+together, so a passage naming the thing in other words is found by BM25, not only by
+the (weak) sentence vector.
 
-The vocabulary is embedded once per model and process (about 20,000 words); a
-question word's neighbours are computed once and kept.
+Weekday and month names are never related words: a question about "the weekend" or
+"the date" is not about every message that names a Sunday or a June (they are the
+values questions ask for, and the conversation is full of them).
+
+The history's word vectors are embedded once per index and model as the history grows,
+and a question word's matches are kept with the index (see
+:meth:`~langgraph_librarian.select.lexical.BM25Index.similar_words`).
 """
 
 from __future__ import annotations
 
 import gzip
 import threading
+import weakref
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langgraph_librarian._engine.text import STOPWORDS, content_terms, tokenize
+from langgraph_librarian._engine.text import DAYS, MONTHS, STOPWORDS, content_terms, tokenize
 from langgraph_librarian._engine.vectors import unit_vectors
+from langgraph_librarian.select.lexical import BM25Index, IndexHead
 
-__all__ = ["MIN_SIMILARITY", "PER_WORD", "RELATED_WEIGHT", "related_words"]
+__all__ = ["MIN_SIMILARITY", "PER_WORD", "learn_words", "related_words"]
 
-MIN_SIMILARITY = 0.65
-"""Cosine a vocabulary word needs with a question word to count as related."""
+MIN_SIMILARITY = 0.5
+"""Cosine a word of the history needs with a question word to count as related."""
 PER_WORD = 12
 """At most this many related words per question word."""
-RELATED_WEIGHT = 0.5
-"""A related word weighs this much in the query (a question word weighs 1)."""
 _VOCABULARY = (
     Path(__file__).resolve().parent.parent / "_engine" / "model_data" / "minilm-vocab.txt.gz"
 )
@@ -42,70 +50,166 @@ SKIP_COMMON = 300
 neighbours are other frequent words, noise for the query."""
 _FIRST_WORD = 1996
 """Id of "the" in BERT's uncased vocabulary: from here on words are in frequency order."""
-_CACHE_WORDS = 50_000
-"""Question words whose neighbours are kept, per model."""
+_TABLE_WORDS = 100_000
+"""Words whose vectors a model's table holds (100 MB at 256 dimensions); beyond, it
+starts anew (and every history's words are embedded again, as they are asked about)."""
 
 
-class _Related:
-    def __init__(self, embeddings: Embeddings) -> None:
-        with gzip.open(_VOCABULARY, "rt", encoding="utf-8") as handle:
-            vocabulary = [line.strip() for line in handle]
-        self.words = [
-            w
-            for w in vocabulary
-            if len(w) > 2 and w.isalpha() and w.isascii() and w not in STOPWORDS
-        ]
-        self.row = {w: i for i, w in enumerate(self.words)}
-        self.common = frozenset(vocabulary[_FIRST_WORD : _FIRST_WORD + SKIP_COMMON])
-        self.matrix = unit_vectors(embeddings, self.words)
-        self.neighbours: dict[str, list[tuple[str, float]]] = {}
+@cache
+def _common() -> frozenset[str]:
+    """The :data:`SKIP_COMMON` most frequent English words (BERT's vocabulary order)."""
+    with gzip.open(_VOCABULARY, "rt", encoding="utf-8") as handle:
+        vocabulary = [line.strip() for line in handle]
+    return frozenset(vocabulary[_FIRST_WORD : _FIRST_WORD + SKIP_COMMON])
+
+
+class _WordTable:
+    """One model's unit vectors of the words histories use, shared by all histories,
+    and each question word's matches among them (at :data:`MIN_SIMILARITY` or more).
+
+    A word is embedded once per process however many histories use it, and a question
+    word's matches are kept: when words are added, it is compared with those only.
+    """
+
+    def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.generation = 0
+        self._reset()
+        self.histories: weakref.WeakKeyDictionary[BM25Index, tuple[int, int]] = (
+            weakref.WeakKeyDictionary()
+        )
+        """Per index: (generation, how many of its words the table holds)."""
 
-    def of(self, words: list[str]) -> list[list[tuple[str, float]]]:
-        """Each word's related words, best first (computed once per word)."""
-        cache = self.neighbours
-        fresh = [w for w in dict.fromkeys(words) if w not in cache]
-        known = [w for w in fresh if w in self.row]
-        found: dict[str, list[tuple[str, float]]] = {w: [] for w in fresh}
-        if known and self.matrix.shape[0] > PER_WORD + 1:
-            for word in known:
-                # One matrix-vector product per word: faster here than one product
-                # with a few columns.
-                row = self.row[word]
-                sims = self.matrix @ self.matrix[row]
-                top = np.argpartition(-sims, PER_WORD + 1)[: PER_WORD + 1]
-                top = top[np.argsort(-sims[top], kind="stable")]
-                found[word] = [
-                    (self.words[j], float(sims[j]))
-                    for j in top.tolist()
-                    if j != row and sims[j] >= MIN_SIMILARITY
-                ]
-        if found:
+    def _reset(self) -> None:
+        self.generation += 1
+        self.rows: dict[str, int] = {}
+        self.words: list[str] = []
+        self.matrix = np.zeros((0, 0), dtype=np.float32)
+        self.matches: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
+        """Question word -> (table rows compared, rows at MIN_SIMILARITY or more, cosines)."""
+
+    def take(self, embeddings: Embeddings, head: IndexHead) -> None:
+        """Add the words of ``head`` that the table does not hold yet."""
+        with self.lock:
+            generation, done = self.histories.get(head.index, (0, 0))
+            if generation != self.generation:
+                done = 0
+            words = head.vocabulary(done)
+            if not words and generation == self.generation:
+                return
+            new = [w for w in words if w not in self.rows]
+            # Full: other histories' words make way. A history that alone outgrows the
+            # table (it holds nothing else) keeps growing it instead of starting anew
+            # on every question.
+            if len(self.words) + len(new) > _TABLE_WORDS and len(self.words) > done:
+                self._reset()
+                words = head.vocabulary()
+                new = list(words)
+                done = 0
+            if new:
+                vectors = unit_vectors(embeddings, new)
+                size = len(self.words)
+                need = size + len(new)
+                matrix = self.matrix
+                if need > len(matrix) or matrix.shape[1:] != vectors.shape[1:]:
+                    grown = np.empty(
+                        (max(need, 2 * len(matrix), 1024), vectors.shape[1]), dtype=np.float32
+                    )
+                    if size:
+                        grown[:size] = matrix[:size]
+                    matrix = grown
+                # Rows below ``size`` are never written again: a reader holding the old
+                # buffer sees what it saw.
+                matrix[size:need] = vectors
+                self.matrix = matrix
+                self.rows.update(zip(new, range(size, need), strict=True))
+                self.words.extend(new)
+            self.histories[head.index] = (self.generation, done + len(words))
+
+    def similar(self, embeddings: Embeddings, words: list[str]) -> list[list[tuple[str, float]]]:
+        """Per word: the table's words at cosine :data:`MIN_SIMILARITY` or more, best first."""
+        with self.lock:
+            generation, matrix, table = self.generation, self.matrix, self.words
+            size = len(table)
+            empty = (0, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+            known = {word: self.matches.get(word, empty) for word in words}
+        stale = [word for word, (done, _, _) in known.items() if done < size]
+        if stale:
+            for word, vector in zip(stale, unit_vectors(embeddings, stale), strict=True):
+                done, rows, sims = known[word]
+                fresh = matrix[done:size] @ vector
+                hits = np.flatnonzero(fresh >= MIN_SIMILARITY)
+                known[word] = (
+                    size,
+                    np.concatenate([rows, hits + done]),
+                    np.concatenate([sims, fresh[hits]]),
+                )
             with self.lock:
-                if len(cache) + len(found) > _CACHE_WORDS:
-                    cache.clear()
-                cache.update(found)
-        return [found[w] if w in found else cache.get(w, []) for w in words]
+                if self.generation == generation:
+                    if len(self.matches) + len(stale) > _TABLE_WORDS:
+                        self.matches.clear()
+                    self.matches.update({word: known[word] for word in stale})
+        found = []
+        for word in words:
+            _, rows, sims = known[word]
+            order = np.argsort(-sims, kind="stable")
+            pairs = zip(rows[order].tolist(), sims[order].tolist(), strict=True)
+            found.append([(table[row], sim) for row, sim in pairs])
+        return found
 
 
-_MODELS: dict[str, _Related] = {}
+_TABLES: dict[str, _WordTable] = {}
 _LOCK = threading.Lock()
 
 
-def related_words(embeddings: Embeddings, model: str, query: str) -> dict[str, float]:
-    """Words related to the query's words (not already among its terms) -> their weight."""
+def _table(model: str) -> _WordTable:
     with _LOCK:
-        related = _MODELS.get(model)
-        if related is None:
-            related = _MODELS[model] = _Related(embeddings)
+        table = _TABLES.get(model)
+        if table is None:
+            table = _TABLES[model] = _WordTable()
+        return table
+
+
+def learn_words(embeddings: Embeddings, model: str, index: IndexHead) -> None:
+    """Embed the words of ``index`` that ``model``'s table does not hold yet (a
+    selection does it on demand; warming the index moves it off the next question)."""
+    _table(model).take(embeddings, index)
+
+
+def related_words(
+    embeddings: Embeddings, model: str, query: str, index: IndexHead
+) -> dict[str, float]:
+    """Words of ``index``'s text related to the query's words -> their weight (cosine).
+
+    Words whose term is already the query's, and weekday and month names, are left out;
+    a word related to two question words weighs its higher cosine.
+    """
     terms = set(content_terms(query))
+    common = _common()
+    words = [
+        w
+        for w in dict.fromkeys(tokenize(query))
+        if len(w) > 2 and w.isalpha() and w not in STOPWORDS and w not in common
+    ]
     out: dict[str, float] = {}
-    common = related.common
-    words = [w for w in dict.fromkeys(tokenize(query)) if w not in STOPWORDS and w not in common]
-    for neighbours in related.of(words):
-        for other, _ in neighbours:
+    if not words:
+        return out
+    table = _table(model)
+    table.take(embeddings, index)
+    for similar in table.similar(embeddings, words):
+        kept = 0
+        for other, similarity in similar:
+            if kept == PER_WORD:
+                break
             stems = content_terms(other)
-            if stems and stems[0] not in terms:
-                terms.add(stems[0])
-                out[other] = RELATED_WEIGHT
+            if (
+                not stems
+                or stems[0] in terms
+                or other in DAYS
+                or other in MONTHS
+                or not index.has_word(other)
+            ):
+                continue
+            kept += 1
+            out[other] = max(out.get(other, 0.0), similarity)
     return out

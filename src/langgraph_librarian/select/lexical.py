@@ -33,6 +33,7 @@ from langgraph_librarian._engine.text import (
     content_terms,
     has_change_cue,
     split_sentences,
+    stem_terms,
     tokenize,
 )
 from langgraph_librarian._engine.vectors import unit_vectors
@@ -130,6 +131,11 @@ class BM25Index:
         # its new rows instead of re-stacking the whole matrix.
         self._vectors: dict[tuple[str, int], tuple[np.ndarray, np.ndarray, int]] = {}
         self._vector_lock = threading.Lock()
+        # The vocabulary: one written form per content term (its first, when it is a word
+        # of letters), in order of first use, with the passage it first occurs in.
+        self._word_passage: list[int] = []
+        self._words: list[str] = []
+        self._word_first: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -145,7 +151,11 @@ class BM25Index:
             pid = len(self._owner)
             terms = content_terms(passage)
             counts = Counter(terms)
-            self._postings.add(pid, counts)
+            postings = self._postings
+            new = [term for term in counts if term not in postings]
+            if new:
+                self._add_words(passage, new, pid)
+            postings.add(pid, counts)
             self._owner.append(doc)
             self._passages.append(passage)
             self._lengths.append(len(terms))
@@ -163,6 +173,21 @@ class BM25Index:
         # to their own length, so a longer one serves every earlier length.
         self._filler.append(is_filler(text))
         self.keys.append(key)
+
+    def _add_words(self, passage: str, new: list[str], pid: int) -> None:
+        """Record a written form of each ``new`` term of ``passage`` that is a word."""
+        fresh = set(new)
+        for token in tokenize(passage):
+            if len(token) > 2 and token.isalpha():
+                stems = stem_terms([token])
+                if stems and stems[0] in fresh:
+                    fresh.discard(stems[0])
+                    # The passage first: a reader takes len(_words) as its snapshot.
+                    self._word_first[token] = pid
+                    self._word_passage.append(pid)
+                    self._words.append(token)
+                    if not fresh:
+                        return
 
     def scores(self, query: str) -> np.ndarray:
         """Best-passage BM25 score of every document (zeros when nothing matches)."""
@@ -274,6 +299,20 @@ class BM25Index:
         if docs is not None and docs < n_docs:
             rows = int(np.searchsorted(owner[:rows], docs))
         return matrix[:rows], owner[:rows]
+
+    def vocabulary(self, passages: int | None = None, start: int = 0) -> list[str]:
+        """One written form of each word-like term (letters only, at least three), in
+        order of first use, of the first ``passages`` passages (``None``: all so far),
+        from the ``start``-th on (the vocabulary only grows: a caller reads what is new).
+        """
+        n = len(self._words)  # snapshot: another thread may be appending
+        if passages is not None:
+            n = bisect.bisect_left(self._word_passage, passages, 0, n)
+        return self._words[start:n]
+
+    def first_passage(self, word: str) -> int | None:
+        """The passage where ``word`` (a form :meth:`vocabulary` lists) first occurs."""
+        return self._word_first.get(word)
 
     def filler(self, docs: int | None = None) -> np.ndarray:
         """Which documents are acknowledgements only ("Noted.", "Reply 8."); read-only."""
@@ -515,6 +554,14 @@ class IndexHead:
         self, embeddings: Embeddings, model: str, unit_words: int = 0
     ) -> tuple[np.ndarray, np.ndarray]:
         return self.index.passage_vectors(embeddings, model, unit_words, self.docs)
+
+    def vocabulary(self, start: int = 0) -> list[str]:
+        return self.index.vocabulary(self.passage_count, start)
+
+    def has_word(self, word: str) -> bool:
+        """Whether ``word`` (a form :meth:`vocabulary` lists) occurs in these documents."""
+        first = self.index.first_passage(word)
+        return first is not None and first < self.passage_count
 
     def doc_max(self, unit_values: np.ndarray, owner: np.ndarray) -> np.ndarray:
         return self.index.doc_max(unit_values, owner, self.docs)

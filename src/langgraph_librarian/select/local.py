@@ -33,7 +33,7 @@ from langgraph_librarian.select._evidence import (
     repeat_key,
     shares_evidence,
 )
-from langgraph_librarian.select._related import related_words
+from langgraph_librarian.select._related import learn_words, related_words
 from langgraph_librarian.select.lexical import BM25Index, IndexHead
 from langgraph_librarian.select.result import Selection
 
@@ -345,7 +345,7 @@ class LocalSelector:
         index, positions = _lexical(messages, entries)
         related = None
         if self._profile.related_words and self.embeddings is not None and query_vector:
-            related = related_words(self.embeddings, self._query_model or "", query)
+            related = related_words(self.embeddings, self._query_model or "", query, index)
         raw, best = index.score_passages(query, related)
         cosines = self._cosines(query_vector, index)
         # Filler ("Noted.", "Reply 8.") carries nothing on its own: it scores zero and
@@ -454,6 +454,9 @@ class LocalSelector:
         index, _ = _lexical(messages, entries)
         if self.embeddings is not None and self._query_model is not None:
             index.passage_vectors(self.embeddings, self._query_model, self._profile.unit_words)
+            if self._profile.related_words:
+                # The history's new words' vectors (related words are found among them).
+                learn_words(self.embeddings, self._query_model, index)
             background_vectors(self.embeddings, self._query_model)
 
     def evidence(
