@@ -505,16 +505,40 @@ class ScopeMemory:
                 relevance=ranked.relevance,
             )
         text, kept = render_evidence(ranked.records, max_bytes, query)
+        picked = None if ranked.model_picks is None else {r.key for r in ranked.model_picks}
+        kept_local = 0 if picked is None else sum(r.key not in picked for r in kept)
+        model_picks = None if picked is None else len(kept) - kept_local
         if not kept:
+            reason = "no matching memory"
+            if picked is not None and not picked:
+                reason = (
+                    "the selector model found nothing that applies, and no offline pick "
+                    "bears on the question by itself"
+                )
             return RecallResult(
                 "empty",
                 scope=key,
-                reason="no matching memory",
+                reason=reason,
                 strategy=ranked.strategy,
                 relevance=ranked.relevance,
+                model_picks=model_picks,
+            )
+        reason = ""
+        if picked is not None and not picked:
+            reason = (
+                f"the selector model found nothing that applies; kept {kept_local} offline "
+                "pick(s) that bear on the question by themselves (selector_keeps_local)"
             )
         return RecallResult(
-            "recalled", text, kept, key, strategy=ranked.strategy, relevance=ranked.relevance
+            "recalled",
+            text,
+            kept,
+            key,
+            reason,
+            strategy=ranked.strategy,
+            relevance=ranked.relevance,
+            model_picks=model_picks,
+            kept_local=kept_local,
         )
 
     def recall(

@@ -53,12 +53,19 @@ class Ranked:
         relevance: The best record's evidence (standard deviations above chance; see
             :meth:`LocalSelector.evidence`), ``None`` when the scope is empty.
         floor: What the best record's similarity had to reach for this scope's size.
+        model_picks: The records the selector model chose itself (``[]`` when it
+            answered that nothing applies), ``None`` without a model's selection. The
+            other records of a model selection are the offline engine's picks kept next
+            to the model's (``selector_keeps_local``), each held to the relevance floor.
     """
 
     records: list[MemoryRecord]
     strategy: str
     relevance: float | None = None
     floor: float | None = None
+    model_picks: list[MemoryRecord] | None = None
+    """What the selector model picked itself (``[]``: it answered that nothing applies);
+    ``None`` when no model selected (the offline engine, or its fallback)."""
 
 
 def _floor_filter(
@@ -240,7 +247,10 @@ def _ranked(
 
     A model selector that failed returns the local selection (``"local_fallback"``): it
     is held to the floor like the offline selector's, or an outage of the provider would
-    recall unrelated records into every turn.
+    recall unrelated records into every turn. The offline engine's picks that a model's
+    selection keeps next to the model's own (``selector_keeps_local``) are held to the
+    floor too: when the model answers that nothing applies, only offline picks that
+    bear on the question by themselves remain.
     """
     held = selection.strategy in _LOCAL_STRATEGIES
     if held and not evidence.bears():
@@ -248,13 +258,29 @@ def _ranked(
     # The next-best candidates come after the selection, as in a Librarian turn: the
     # byte bound takes them only while room is left (lists and aggregates gain).
     ids = [*selection.ids, *selection.reserve_ids]
+    model: list[int] | None = None
     if held:
         ids = _floor_filter(records, ids, evidence, selection.linked_ids)
         ids.extend(_also_bearing(records, evidence, ids))
         # Last: they take only the room every record above left, and displace none.
         ids.extend(_follow_ups(records, evidence, ids))
+    elif selection.strategy == "llm":
+        model = _answers_for_echoes(records, selection.model_ids, query)
+        chosen = set(selection.model_ids)
+        # The model's picks the offline ranking did not have come last, as in a turn.
+        listed = set(ids)
+        ids.extend(i for i in selection.model_ids if i not in listed)
+        offline = [i for i in ids if i not in chosen]
+        bearing = set(_floor_filter(records, offline, evidence)) if evidence.bears() else set()
+        ids = [i for i in ids if i in chosen or i in bearing]
     ids = _answers_for_echoes(records, ids, query)
-    return Ranked(_ordered(records, ids), selection.strategy, evidence.best(), evidence.floor())
+    return Ranked(
+        _ordered(records, ids),
+        selection.strategy,
+        evidence.best(),
+        evidence.floor(),
+        None if model is None else _ordered(records, model),
+    )
 
 
 _REFERRING = frozenset(
