@@ -178,3 +178,11 @@ async def test_aforget_thread_and_acapture_match_sync(store):
     assert [r.text for r in await memory.athread_records("u", "t")] == ["My PIN is 9921.", "ok"]
     assert await memory.aforget_thread("u", "t") == 2
     assert await memory.arecords("u") == []
+
+
+def test_captures_without_a_thread_id_only_ever_add():
+    """Unrelated conversations without thread ids share one cursor: none erases another."""
+    memory = ScopeMemory(InMemoryStore())
+    memory.capture("u", [HumanMessage("First chat fact.", id="h1")])
+    memory.capture("u", [HumanMessage("Second chat fact.", id="h2")])
+    assert texts(memory) == ["First chat fact.", "Second chat fact."]

@@ -124,7 +124,8 @@ class ScopeMemory:
             the thread (``RemoveMessage``, a summarization that replaces old
             messages) is forgotten at the thread's next capture, and an edited one
             (same id, new text) is rewritten. ``False``: capture only ever adds (the
-            scope keeps what a thread no longer holds).
+            scope keeps what a thread no longer holds). Captures without a
+            ``thread_id`` only ever add.
 
     Example:
         ```python
@@ -282,9 +283,14 @@ class ScopeMemory:
                 return sorted(found, key=lambda r: (r.seq, r.key))
             offset += op.limit
 
-    def _plan(self, messages: Sequence[BaseMessage], cursor: Any) -> CapturePlan:
+    def _plan(
+        self, messages: Sequence[BaseMessage], cursor: Any, thread_id: str | None
+    ) -> CapturePlan:
+        # Without a thread id, captures of unrelated conversations share one cursor:
+        # there is no thread to follow, so they only ever add.
+        mirror = self.mirror_threads and thread_id is not None
         value = getattr(cursor, "value", None)
-        return plan_capture(messages, value, self.capture_roles, mirror=self.mirror_threads)
+        return plan_capture(messages, value, self.capture_roles, mirror=mirror)
 
     def _drop_cached(self, scope_id: str) -> None:
         scope = scope_key(scope_id)
@@ -320,7 +326,7 @@ class ScopeMemory:
         """
         cursor_key = stable_key("thread", thread_id)
         (cursor,) = batch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
-        plan = self._plan(messages, cursor)
+        plan = self._plan(messages, cursor, thread_id)
         if plan.reconcile:
             plan = reconcile(plan, thread_id, self.thread_records(scope_id, thread_id))
             self._forget_cached(scope_id, plan)
@@ -340,7 +346,7 @@ class ScopeMemory:
         """Async twin of :meth:`capture`."""
         cursor_key = stable_key("thread", thread_id)
         (cursor,) = await abatch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
-        plan = self._plan(messages, cursor)
+        plan = self._plan(messages, cursor, thread_id)
         if plan.reconcile:
             plan = reconcile(plan, thread_id, await self.athread_records(scope_id, thread_id))
             self._forget_cached(scope_id, plan)
