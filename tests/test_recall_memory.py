@@ -73,11 +73,20 @@ def test_capture_continues_from_its_cursor_and_is_idempotent():
     assert memory.capture("s", [HumanMessage("hello", id="other")], thread_id="t2") == 1
 
 
-def test_capture_after_the_history_was_trimmed_takes_the_latest_turn():
+def test_capture_after_the_history_was_trimmed_follows_the_thread():
     memory = ScopeMemory(InMemoryStore())
     memory.capture("s", first_thread(), thread_id="t")
     trimmed = [HumanMessage("Fresh start: vegan menu?", id="n1"), AIMessage("Yes.", id="n2")]
     assert memory.capture("s", trimmed, thread_id="t") == 2
+    assert [r.message_id for r in memory.records("s")] == ["n1", "n2"]
+
+
+def test_capture_without_mirroring_after_a_trim_takes_the_latest_turn():
+    memory = ScopeMemory(InMemoryStore(), mirror_threads=False)
+    memory.capture("s", first_thread(), thread_id="t")
+    trimmed = [HumanMessage("Fresh start: vegan menu?", id="n1"), AIMessage("Yes.", id="n2")]
+    assert memory.capture("s", trimmed, thread_id="t") == 2
+    assert len(memory.records("s")) == 6
 
 
 def test_capture_reuses_the_librarians_summaries_from_the_thread_index():

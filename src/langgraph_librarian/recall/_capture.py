@@ -1,14 +1,17 @@
 """Copying completed turns into scope memory: what is new since the thread's cursor.
 
-Each thread of a scope has a cursor (the last message copied and a sequence number),
-so a capture after every turn copies only that turn, and a capture that failed is made
-up for by the next one.
+Each thread of a scope has a cursor (the last message copied, a sequence number and a
+fingerprint of the history up to it), so a capture after every turn copies only that
+turn, and a capture that failed is made up for by the next one. When the fingerprint
+no longer matches (a message was deleted or edited in the thread) the capture
+reconciles: the thread's records are read back and made to match its history again.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -18,21 +21,55 @@ from langgraph_librarian.entry import IndexEntry, entries_from_dicts
 from langgraph_librarian.hydrate import recent_turns_start
 from langgraph_librarian.recall._records import MemoryRecord, clean_text, now_iso, stable_key
 
-__all__ = ["CapturePlan", "capture_records", "known_entries", "plan_capture"]
+__all__ = ["CapturePlan", "capture_records", "known_entries", "plan_capture", "reconcile"]
 
 
 @dataclass
 class CapturePlan:
-    """The messages one capture copies, their identity keys, and the new cursor."""
+    """The messages one capture copies, their identity keys, and the new cursor.
+
+    Attributes:
+        messages: The messages to write (new ones, and edited ones when reconciling).
+        keys: Their identity keys (:func:`message_keys`).
+        seq: The thread's next sequence number before this capture.
+        last: Identity key of the history's last message (the new cursor's).
+        fingerprint: Fingerprint of the whole history (the new cursor's).
+        reconcile: The history no longer extends what was captured (a message was
+            deleted or edited, or the cursor predates fingerprints): ``messages`` is
+            every capturable message, to be compared with the thread's records.
+        hashes: Content hashes of ``messages``.
+        seqs: Sequence number of each of ``messages`` (``None``: the next free one).
+        created: When each of ``messages`` was first written (``None``: now).
+        deletes: Keys of the thread's records whose messages are gone.
+    """
 
     messages: list[BaseMessage]
     keys: list[str]
     seq: int
     last: str
+    fingerprint: str = ""
+    reconcile: bool = False
+    hashes: list[str] = field(default_factory=list)
+    seqs: list[int | None] = field(default_factory=list)
+    created: list[str | None] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+
+    def _seq_numbers(self) -> list[int]:
+        given = self.seqs or [None] * len(self.messages)
+        numbers, nxt = [], self.seq
+        for seq in given:
+            if seq is None:
+                seq, nxt = nxt, nxt + 1
+            numbers.append(seq)
+        return numbers
+
+    def next_seq(self) -> int:
+        """The thread's next free sequence number after this capture."""
+        return max([self.seq - 1, *self._seq_numbers()]) + 1
 
     def cursor(self) -> dict[str, Any]:
         """The thread's cursor after this capture."""
-        return {"last": clean_text(self.last), "seq": self.seq + len(self.messages)}
+        return {"last": clean_text(self.last), "seq": self.next_seq(), "fp": self.fingerprint}
 
 
 def _has_text(message: BaseMessage) -> bool:
@@ -47,38 +84,101 @@ def _readable(cursor: object) -> dict[str, Any]:
     rewritten by this capture, rather than failing every capture from then on."""
     if not isinstance(cursor, dict):
         return {}
-    last, seq = cursor.get("last"), cursor.get("seq", 0)
+    last, seq, fp = cursor.get("last"), cursor.get("seq", 0), cursor.get("fp")
     if not isinstance(last, str) or isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
         return {}
-    return {"last": last, "seq": seq}
+    return {"last": last, "seq": seq, "fp": fp if isinstance(fp, str) else None}
+
+
+def _fingerprints(keys: Sequence[str], hashes: Sequence[str], cut: int) -> tuple[str, str]:
+    """Fingerprints of the history's first ``cut`` messages and of all of it: one pass of
+    SHA-256 over identity keys and content hashes (already computed for the plan)."""
+    digest = hashlib.sha256()
+    prefix = ""
+    for n, (key, digest_of) in enumerate(zip(keys, hashes, strict=True)):
+        if n == cut:
+            prefix = digest.hexdigest()[:32]
+        digest.update(f"{key}\x1e{digest_of}\x1f".encode("utf-8", "surrogatepass"))
+    whole = digest.hexdigest()[:32]
+    return (whole if cut >= len(keys) else prefix), whole
+
+
+def _capturable(message: BaseMessage, roles: Collection[str]) -> bool:
+    return message.type in roles and message.type != "system" and _has_text(message)
 
 
 def plan_capture(
-    messages: Sequence[BaseMessage], cursor: object, roles: Collection[str]
+    messages: Sequence[BaseMessage],
+    cursor: object,
+    roles: Collection[str],
+    *,
+    mirror: bool = True,
 ) -> CapturePlan:
     """The messages after the thread's cursor (where the previous capture stopped).
 
-    A thread seen for the first time is copied whole; if the cursor's message is no
-    longer in the history (deleted, trimmed), only the latest turn is copied. System
-    messages, roles outside ``roles`` and messages without text are skipped.
+    A thread seen for the first time is copied whole. When the history up to the
+    cursor's message is no longer what was captured (its fingerprint differs: a
+    message was deleted or edited, or the cursor's message is gone) the plan
+    reconciles (``mirror``): it holds every capturable message, for :func:`reconcile`
+    to compare with the thread's records. Without ``mirror`` only what follows the
+    cursor is copied (the latest turn when the cursor's message is gone) and records
+    are never removed. System messages, roles outside ``roles`` and messages without
+    text are skipped.
     """
-    keys = message_keys(messages, [content_hash(m) for m in messages])
+    hashes = [content_hash(m) for m in messages]
+    keys = message_keys(messages, hashes)
     cursor = _readable(cursor)
     last, seq = cursor.get("last"), cursor.get("seq", 0)
+    reconciling = False
     if not cursor:
         start = 0
     elif last in keys:
         start = len(keys) - keys[::-1].index(last)  # just after its last occurrence
     else:
-        start = recent_turns_start(messages, 1)
+        start = 0 if mirror else recent_turns_start(messages, 1)
+        reconciling = mirror
+    before, whole = _fingerprints(keys, hashes, start)
+    if mirror and cursor and before != cursor.get("fp"):
+        start, reconciling = 0, True
     chosen = [
-        (m, k)
-        for m, k in zip(messages[start:], keys[start:], strict=True)
-        if m.type in roles and m.type != "system" and _has_text(m)
+        (m, k, h)
+        for m, k, h in zip(messages[start:], keys[start:], hashes[start:], strict=True)
+        if _capturable(m, roles)
     ]
     return CapturePlan(
-        [m for m, _ in chosen], [k for _, k in chosen], seq, keys[-1] if keys else ""
+        [m for m, _, _ in chosen],
+        [k for _, k, _ in chosen],
+        seq,
+        keys[-1] if keys else "",
+        fingerprint=whole,
+        reconcile=reconciling,
+        hashes=[h for _, _, h in chosen],
     )
+
+
+def reconcile(
+    plan: CapturePlan, thread_id: str | None, held: Sequence[MemoryRecord]
+) -> CapturePlan:
+    """``plan`` (a reconciling one) cut down to what differs from ``held``, the thread's
+    captured records: messages not captured yet, messages edited since (same identity,
+    other content: rewritten in place, keeping their order and time), and the records
+    whose messages are no longer in the history (``deletes``)."""
+    records = {r.key: r for r in held if r.kind == "turn"}
+    wanted: set[str] = set()
+    out = CapturePlan([], [], plan.seq, plan.last, plan.fingerprint, reconcile=True)
+    for message, key, digest in zip(plan.messages, plan.keys, plan.hashes, strict=True):
+        record_key = stable_key("turn", thread_id, key)
+        wanted.add(record_key)
+        old = records.get(record_key)
+        if old is not None and old.content_hash == digest:
+            continue
+        out.messages.append(message)
+        out.keys.append(key)
+        out.hashes.append(digest)
+        out.seqs.append(None if old is None else old.seq)
+        out.created.append(None if old is None else old.created_at)
+    out.deletes = [key for key in records if key not in wanted]
+    return out
 
 
 def capture_records(
@@ -90,6 +190,7 @@ def capture_records(
     rewrites one record instead of adding a second.
     """
     created = now_iso()
+    when = plan.created or [None] * len(plan.messages)
     return [
         MemoryRecord.from_entry(
             entry,
@@ -99,11 +200,11 @@ def capture_records(
             role=message.type,
             thread_id=thread_id,
             message_id=message.id,
-            created_at=created,
-            seq=plan.seq + n,
+            created_at=first or created,
+            seq=seq,
         )
-        for n, (message, key, entry) in enumerate(
-            zip(plan.messages, plan.keys, entries, strict=True)
+        for message, key, entry, seq, first in zip(
+            plan.messages, plan.keys, entries, plan._seq_numbers(), when, strict=True
         )
     ]
 

@@ -25,6 +25,7 @@ from langgraph_librarian.recall._capture import (
     capture_records,
     known_entries,
     plan_capture,
+    reconcile,
 )
 from langgraph_librarian.recall._records import (
     MemoryRecord,
@@ -119,6 +120,12 @@ class ScopeMemory:
         timeout: Seconds a turn waits for scope memory (store and selector) before it
             goes on without recall (status ``unavailable``), and for capture; ``None``
             waits for ever.
+        mirror_threads: Captured records follow their thread: a message deleted from
+            the thread (``RemoveMessage``, a summarization that replaces old
+            messages) is forgotten at the thread's next capture, and an edited one
+            (same id, new text) is rewritten. ``False``: capture only ever adds (the
+            scope keeps what a thread no longer holds). Captures without a
+            ``thread_id`` only ever add.
 
     Example:
         ```python
@@ -141,6 +148,7 @@ class ScopeMemory:
         capture_roles: Collection[str] = ("human", "ai"),
         cache_size: int = 1_024,
         timeout: float | None = DEFAULT_TIMEOUT,
+        mirror_threads: bool = True,
     ) -> None:
         if not isinstance(store, BaseStore):
             raise RecallConfigError(f"store must be a LangGraph BaseStore, got {type(store)}")
@@ -151,6 +159,7 @@ class ScopeMemory:
         ):
             raise RecallConfigError(f"timeout must be a positive number or None, got {timeout!r}")
         self.timeout = timeout
+        self.mirror_threads = bool(mirror_threads)
         self.store = store
         self.config = as_config(config, "ScopeMemory(config)") or LibrarianConfig()
         self.namespace = check_namespace(namespace)
@@ -229,9 +238,68 @@ class ScopeMemory:
         cursor: str,
     ) -> list[Any]:
         ns = self._ns(scope_id, _MEMORY)
-        ops = [put_op(ns, r.key, r.to_value()) for r in capture_records(plan, thread_id, entries)]
+        ops = [put_op(ns, key, None) for key in plan.deletes]
+        ops += [put_op(ns, r.key, r.to_value()) for r in capture_records(plan, thread_id, entries)]
         ops.append(put_op(self._ns(scope_id, _THREADS), cursor, plan.cursor()))
         return ops
+
+    def _thread_page(
+        self, scope_id: str, thread_id: str | None, offset: int
+    ) -> tuple[tuple[str, ...], Any]:
+        ns = self._ns(scope_id, _MEMORY)
+        # A JSON null is not filterable on every store: a thread without id reads all.
+        where = {"kind": "turn"} if thread_id is None else {"kind": "turn", "thread_id": thread_id}
+        return ns, search_op(ns, SEARCH_PAGE, offset, where)
+
+    @staticmethod
+    def _of_thread(items: Sequence[Any], thread_id: str | None, into: list[MemoryRecord]) -> None:
+        for item in items:
+            record = record_from_value(str(item.key), item.value)
+            if record is not None and record.kind == "turn" and record.thread_id == thread_id:
+                into.append(record)
+
+    def thread_records(self, scope_id: str, thread_id: str | None) -> list[MemoryRecord]:
+        """The records captured from one thread of the scope (every one: not bounded by
+        ``max_candidates``), in the thread's order."""
+        found: list[MemoryRecord] = []
+        offset = 0
+        while True:
+            ns, op = self._thread_page(scope_id, thread_id, offset)
+            (result,) = batch(self.store, [op])
+            self._of_thread(items_in(result, ns), thread_id, found)
+            if len(result or []) < op.limit:
+                return sorted(found, key=lambda r: (r.seq, r.key))
+            offset += op.limit
+
+    async def athread_records(self, scope_id: str, thread_id: str | None) -> list[MemoryRecord]:
+        """Async twin of :meth:`thread_records`."""
+        found: list[MemoryRecord] = []
+        offset = 0
+        while True:
+            ns, op = self._thread_page(scope_id, thread_id, offset)
+            (result,) = await abatch(self.store, [op])
+            self._of_thread(items_in(result, ns), thread_id, found)
+            if len(result or []) < op.limit:
+                return sorted(found, key=lambda r: (r.seq, r.key))
+            offset += op.limit
+
+    def _plan(
+        self, messages: Sequence[BaseMessage], cursor: Any, thread_id: str | None
+    ) -> CapturePlan:
+        # Without a thread id, captures of unrelated conversations share one cursor:
+        # there is no thread to follow, so they only ever add.
+        mirror = self.mirror_threads and thread_id is not None
+        value = getattr(cursor, "value", None)
+        return plan_capture(messages, value, self.capture_roles, mirror=mirror)
+
+    def _drop_cached(self, scope_id: str) -> None:
+        scope = scope_key(scope_id)
+        self.cache.drop(lambda key: key[0] == scope)
+
+    def _forget_cached(self, scope_id: str, plan: CapturePlan) -> None:
+        # A turn's cached recall must not bring back a record just removed or rewritten.
+        if plan.deletes or plan.messages:
+            self._drop_cached(scope_id)
 
     def capture(
         self,
@@ -247,10 +315,21 @@ class ScopeMemory:
         ``index``, e.g. the Librarian's ``state["index"]``, are reused by message id and
         content) and its provenance. Writes are idempotent: a message captured twice
         keeps one record. Returns how many records were written.
+
+        With ``mirror_threads`` (the default) the scope follows the thread: when the
+        history before the last captured message is not what was captured (a fingerprint
+        kept with the thread's cursor differs), the thread's records are read back and
+        reconciled: records of deleted messages are removed, edited ones rewritten.
+        The check costs one hash over the history's message keys per capture; the
+        reconciliation, which only runs after a deletion or an edit, one read of the
+        thread's records.
         """
         cursor_key = stable_key("thread", thread_id)
         (cursor,) = batch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
-        plan = plan_capture(messages, getattr(cursor, "value", None), self.capture_roles)
+        plan = self._plan(messages, cursor, thread_id)
+        if plan.reconcile:
+            plan = reconcile(plan, thread_id, self.thread_records(scope_id, thread_id))
+            self._forget_cached(scope_id, plan)
         known = known_entries(index)
         entries = update_index(plan.messages, known, self.config).entries if plan.messages else []
         batch(self.store, self._capture_ops(scope_id, thread_id, plan, entries, cursor_key))
@@ -267,7 +346,10 @@ class ScopeMemory:
         """Async twin of :meth:`capture`."""
         cursor_key = stable_key("thread", thread_id)
         (cursor,) = await abatch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
-        plan = plan_capture(messages, getattr(cursor, "value", None), self.capture_roles)
+        plan = self._plan(messages, cursor, thread_id)
+        if plan.reconcile:
+            plan = reconcile(plan, thread_id, await self.athread_records(scope_id, thread_id))
+            self._forget_cached(scope_id, plan)
         known = known_entries(index)
         entries = (
             (await aupdate_index(plan.messages, known, self.config)).entries
@@ -362,6 +444,33 @@ class ScopeMemory:
                 return len(seen)
             await abatch(self.store, ops)
 
+    def _thread_deletes(
+        self, scope_id: str, thread_id: str | None, held: Sequence[MemoryRecord]
+    ) -> list[Any]:
+        ns = self._ns(scope_id, _MEMORY)
+        self._drop_cached(scope_id)
+        ops = [put_op(ns, r.key, None) for r in held]
+        ops.append(put_op(self._ns(scope_id, _THREADS), stable_key("thread", thread_id), None))
+        return ops
+
+    def forget_thread(self, scope_id: str, thread_id: str | None) -> int:
+        """Forget what was captured from one thread of ``scope_id`` (and its cursor).
+
+        Explicit memories (:meth:`remember`) stay, even those made in that thread.
+        Returns the number of records deleted; cached recalls of the scope are dropped.
+        If the thread goes on, its next capture copies it whole again: delete its
+        checkpoints too (or turn capture off for it) to forget it for good.
+        """
+        held = self.thread_records(scope_id, thread_id)
+        batch(self.store, self._thread_deletes(scope_id, thread_id, held))
+        return len(held)
+
+    async def aforget_thread(self, scope_id: str, thread_id: str | None) -> int:
+        """Async twin of :meth:`forget_thread`."""
+        held = await self.athread_records(scope_id, thread_id)
+        await abatch(self.store, self._thread_deletes(scope_id, thread_id, held))
+        return len(held)
+
     # -- search and recall --------------------------------------------------------------
 
     def search(self, scope_id: str, query: str, *, limit: int = 5) -> list[MemoryRecord]:
@@ -402,16 +511,40 @@ class ScopeMemory:
                 relevance=ranked.relevance,
             )
         text, kept = render_evidence(ranked.records, max_bytes, query)
+        picked = None if ranked.model_picks is None else {r.key for r in ranked.model_picks}
+        kept_local = 0 if picked is None else sum(r.key not in picked for r in kept)
+        model_picks = None if picked is None else len(kept) - kept_local
         if not kept:
+            reason = "no matching memory"
+            if picked is not None and not picked:
+                reason = (
+                    "the selector model found nothing that applies, and no offline pick "
+                    "bears on the question by itself"
+                )
             return RecallResult(
                 "empty",
                 scope=key,
-                reason="no matching memory",
+                reason=reason,
                 strategy=ranked.strategy,
                 relevance=ranked.relevance,
+                model_picks=model_picks,
+            )
+        reason = ""
+        if picked is not None and not picked:
+            reason = (
+                f"the selector model found nothing that applies; kept {kept_local} offline "
+                "pick(s) that bear on the question by themselves (selector_keeps_local)"
             )
         return RecallResult(
-            "recalled", text, kept, key, strategy=ranked.strategy, relevance=ranked.relevance
+            "recalled",
+            text,
+            kept,
+            key,
+            reason,
+            strategy=ranked.strategy,
+            relevance=ranked.relevance,
+            model_picks=model_picks,
+            kept_local=kept_local,
         )
 
     def recall(

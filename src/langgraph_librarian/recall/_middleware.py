@@ -34,6 +34,10 @@ class RecallMiddlewareState(AgentState[Any]):
 def recall_report(result: RecallResult) -> dict[str, Any]:
     """A recall as JSON-safe data: status, reason, scope, selector and the records.
 
+    ``model_picks`` and ``kept_local`` say, for a selector model, how many records it
+    picked itself and how many are offline picks kept next to its own (``None`` / 0
+    with the offline selector).
+
     Each record has its ``text`` (cut at 2,000 characters), ``thread_id``,
     ``message_id``, ``role``, ``kind`` and ``created_at``: where it came from.
     """
@@ -42,6 +46,8 @@ def recall_report(result: RecallResult) -> dict[str, Any]:
         "reason": result.reason,
         "scope": result.scope,
         "strategy": result.strategy,
+        "model_picks": result.model_picks,
+        "kept_local": result.kept_local,
         "records": [
             {
                 "text": r.text[:_REPORT_TEXT_CHARS],

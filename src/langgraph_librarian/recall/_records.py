@@ -26,6 +26,7 @@ __all__ = [
     "clean_text",
     "now_iso",
     "record_from_value",
+    "records_as_history",
     "records_as_index",
     "stable_key",
     "time_order",
@@ -213,3 +214,69 @@ def records_as_index(
         for i, r in enumerate(records)
     ]
     return messages, entries
+
+
+_BREAK = "librarian-recall-break"
+"""Id prefix of the empty messages laid between records that do not follow each other."""
+
+
+def follows(before: MemoryRecord, after: MemoryRecord) -> bool:
+    """Whether ``after`` is the message captured right after ``before`` in its thread."""
+    return (
+        before.kind == after.kind == "turn"
+        and before.thread_id is not None
+        and before.thread_id == after.thread_id
+        and after.seq == before.seq + 1
+    )
+
+
+def records_as_history(
+    records: Sequence[MemoryRecord],
+) -> tuple[list[BaseMessage], list[IndexEntry], list[int]]:
+    """Records as the selectors' inputs, each exchange kept apart from the others.
+
+    Like :func:`records_as_index`, but wherever a record does not follow the one before
+    it in its thread (another thread, another capture with messages between, an
+    explicit memory) an empty message is laid between them. The selectors read a
+    message with its neighbours (a short reply is embedded with the end of the message
+    before it; a short match lends its score to the message before it): records of
+    different conversations must not lend each other context. The third list gives
+    each position's record index, ``-1`` for a break; pass the breaks to the selectors
+    as ``exclude`` (they are empty filler, never evidence, never chosen).
+    """
+    messages: list[BaseMessage] = []
+    entries: list[IndexEntry] = []
+    slots: list[int] = []
+    for i, record in enumerate(records):
+        if i and not follows(records[i - 1], record):
+            position = len(messages)
+            messages.append(HumanMessage(content="", id=f"{_BREAK}-{position}"))
+            entries.append(
+                IndexEntry(
+                    id=position,
+                    role="human",
+                    summary="",
+                    original_tokens=0,
+                    message_id=f"{_BREAK}-{position}",
+                    content_hash=_BREAK,
+                    status="verbatim",
+                )
+            )
+            slots.append(-1)
+        position = len(messages)
+        messages.append(_message_for(record))
+        entries.append(
+            IndexEntry(
+                id=position,
+                role=record.role,
+                summary=record.summary or record.text[:400],
+                original_tokens=record.original_tokens,
+                message_id=record.key,
+                content_hash=record.content_hash,
+                name=record.name,
+                status=record.status if record.status in _STATUSES else "verbatim",  # type: ignore[arg-type]
+                vector=record.vector,
+            )
+        )
+        slots.append(i)
+    return messages, entries, slots

@@ -36,7 +36,9 @@ class RecallResult:
         text: The fenced evidence block (empty unless ``status == "recalled"``).
         records: The records included in ``text``, in time order.
         scope: The scope's namespace label (``None`` when no scope was resolved).
-        reason: Why the result is not ``"recalled"`` (for logs and metadata).
+        reason: Why the result is not ``"recalled"`` (for logs and metadata); for a
+            recall whose selector model answered that nothing applies, why records
+            were recalled anyway (``kept_local``).
         strategy: The selector that chose the records (``"local"``, ``"llm"``...).
         relevance: How far the scope's best record stands above chance for the
             question (standard deviations; a shared rare word counts as 2.0). With the
@@ -45,6 +47,13 @@ class RecallResult:
             shares a rare word of the question with another of its words (see
             ``docs/recall.md``). ``None`` when no ranking ran (an empty scope, a
             failure).
+        model_picks: How many of ``records`` the selector model picked itself; ``0``
+            when it answered that nothing applies. ``None`` when no model selected
+            (the offline selector, or its fallback after the model failed).
+        kept_local: How many of ``records`` are the offline engine's picks kept next
+            to the model's (``LibrarianConfig.selector_keeps_local``, on by default):
+            each bears on the question by itself (the relevance floor). ``0`` without
+            a model selection.
     """
 
     status: RecallStatus
@@ -54,6 +63,8 @@ class RecallResult:
     reason: str = ""
     strategy: str = ""
     relevance: float | None = None
+    model_picks: int | None = None
+    kept_local: int = 0
 
     def message(self) -> SystemMessage | None:
         """The ``SystemMessage`` to hand the model, or ``None`` when nothing was recalled."""

@@ -8,19 +8,23 @@ a search never costs a model call.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._engine.text import tokenize
+from langgraph_librarian._engine.text import content_terms, tokenize
 from langgraph_librarian._librarian.turn import make_selector
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
-from langgraph_librarian.recall._records import MemoryRecord, records_as_index
+from langgraph_librarian.entry import IndexEntry
+from langgraph_librarian.recall._records import MemoryRecord, records_as_history
 from langgraph_librarian.select._evidence import (
     EVIDENCE_FLOOR,
     Evidence,
+    is_echo,
+    is_filler,
     is_question,
     repeat_key,
 )
@@ -49,12 +53,19 @@ class Ranked:
         relevance: The best record's evidence (standard deviations above chance; see
             :meth:`LocalSelector.evidence`), ``None`` when the scope is empty.
         floor: What the best record's similarity had to reach for this scope's size.
+        model_picks: The records the selector model chose itself (``[]`` when it
+            answered that nothing applies), ``None`` without a model's selection. The
+            other records of a model selection are the offline engine's picks kept next
+            to the model's (``selector_keeps_local``), each held to the relevance floor.
     """
 
     records: list[MemoryRecord]
     strategy: str
     relevance: float | None = None
     floor: float | None = None
+    model_picks: list[MemoryRecord] | None = None
+    """What the selector model picked itself (``[]``: it answered that nothing applies);
+    ``None`` when no model selected (the offline engine, or its fallback)."""
 
 
 def _floor_filter(
@@ -90,6 +101,51 @@ def _floor_filter(
     return [i for i in ids if i in bearing or (evidence.usable[i] and partner(i))]
 
 
+@dataclass
+class _Layout:
+    """Records laid out for the selectors (:func:`records_as_history`) and the way back."""
+
+    messages: list[BaseMessage]
+    entries: list[IndexEntry]
+    slots: list[int]
+    breaks: list[int]
+
+    @classmethod
+    def of(cls, records: Sequence[MemoryRecord]) -> _Layout:
+        messages, entries, slots = records_as_history(records)
+        return cls(messages, entries, slots, [p for p, i in enumerate(slots) if i < 0])
+
+    def ids(self, positions: Sequence[int]) -> list[int]:
+        """Record indexes of selected positions (breaks and unknown positions dropped)."""
+        n = len(self.slots)
+        return [self.slots[p] for p in positions if 0 <= p < n and self.slots[p] >= 0]
+
+    def selection(self, selection: Selection) -> Selection:
+        return replace(
+            selection,
+            ids=self.ids(selection.ids),
+            reserve_ids=self.ids(selection.reserve_ids),
+            linked_ids=self.ids(selection.linked_ids),
+            expanded_ids=self.ids(selection.expanded_ids),
+            model_ids=self.ids(selection.model_ids),
+            kept_local_ids=self.ids(selection.kept_local_ids),
+        )
+
+    def evidence(self, evidence: Evidence) -> Evidence:
+        if not self.breaks:
+            return evidence
+        keep = np.flatnonzero(np.asarray(self.slots) >= 0)
+        corroborated = evidence.corroborated
+        return Evidence(
+            evidence.semantic[keep],
+            evidence.lexical[keep],
+            evidence.usable[keep],
+            evidence.strong[keep],
+            evidence.measured,
+            None if corroborated is None else corroborated[keep],
+        )
+
+
 def held_to_floor(config: LibrarianConfig) -> bool:
     """The offline selector is held to the floor; a model selector judges meaning itself
     (and may answer that nothing applies)."""
@@ -114,17 +170,22 @@ def select_ranked(
     """
     if not records:
         return Ranked([], "none")
-    messages, entries = records_as_index(records)
+    laid = _Layout.of(records)
+    messages, entries, breaks = laid.messages, laid.entries, laid.breaks
     local = _local(config)
     vector = local.embeddings.embed_query(query) if local.embeddings is not None else None
     if held_to_floor(config):
         # One scoring pass gives both the selection and the evidence it is held to.
-        selection, evidence = local.weigh(query, messages, entries, query_vector=vector)
-        return _ranked(records, selection, evidence)
-    evidence = local.evidence(query, messages, entries, vector)
-    # The selector's own model call runs as a child of ``parent``, tagged.
-    selection = make_selector(config, _STEP).select(query, messages, entries, config=parent)
-    return _ranked(records, selection, evidence)
+        selection, evidence = local.weigh(
+            query, messages, entries, query_vector=vector, exclude=breaks
+        )
+    else:
+        evidence = local.evidence(query, messages, entries, vector)
+        # The selector's own model call runs as a child of ``parent``, tagged.
+        selection = make_selector(config, _STEP).select(
+            query, messages, entries, exclude=breaks, config=parent
+        )
+    return _ranked(records, laid.selection(selection), laid.evidence(evidence), query)
 
 
 async def aselect_ranked(
@@ -136,28 +197,60 @@ async def aselect_ranked(
     """Async twin of :func:`select_ranked`."""
     if not records:
         return Ranked([], "none")
-    messages, entries = records_as_index(records)
+    laid = _Layout.of(records)
+    messages, entries, breaks = laid.messages, laid.entries, laid.breaks
     local = _local(config)
     vector = await local.embeddings.aembed_query(query) if local.embeddings is not None else None
     if held_to_floor(config):
-        selection, evidence = local.weigh(query, messages, entries, query_vector=vector)
-        return _ranked(records, selection, evidence)
-    evidence = local.evidence(query, messages, entries, vector)
-    selection = await make_selector(config, _STEP).aselect(query, messages, entries, config=parent)
-    return _ranked(records, selection, evidence)
+        selection, evidence = local.weigh(
+            query, messages, entries, query_vector=vector, exclude=breaks
+        )
+    else:
+        evidence = local.evidence(query, messages, entries, vector)
+        selection = await make_selector(config, _STEP).aselect(
+            query, messages, entries, exclude=breaks, config=parent
+        )
+    return _ranked(records, laid.selection(selection), laid.evidence(evidence), query)
 
 
 _LOCAL_STRATEGIES = frozenset({"local", "local_fallback"})
 """Selections made by the offline engine (alone, or after a selector model failed)."""
 
 
-def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: Evidence) -> Ranked:
+def _answers_for_echoes(
+    records: Sequence[MemoryRecord], ids: Sequence[int], query: str
+) -> list[int]:
+    """``ids`` with each earlier copy of the question (an echo, asked in another thread)
+    replaced by the reply that followed it in its thread, or left out when there is none
+    (or it is already there): the question answers nothing, its answer may."""
+    terms = frozenset(content_terms(query))
+    key = repeat_key(query)
+    at = {(r.thread_id, r.seq): i for i, r in enumerate(records) if r.thread_id}
+    out: list[int] = []
+    for i in ids:
+        here = records[i] if 0 <= i < len(records) else None
+        if here is None or not (repeat_key(here.text) == key or is_echo(here.text, terms)):
+            out.append(i)
+            continue
+        j = at.get((here.thread_id, here.seq + 1)) if here.thread_id else None
+        if j is not None and records[j].role != here.role and not is_filler(records[j].text):
+            out.append(j)
+    return list(dict.fromkeys(out))
+
+
+def _ranked(
+    records: Sequence[MemoryRecord], selection: Selection, evidence: Evidence, query: str = ""
+) -> Ranked:
     """The selection in records, the local one held to the floor (all of it, when
-    nothing bears on the query: ``"floor"``); a model's picks are its own.
+    nothing bears on the query: ``"floor"``); a model's picks are its own, but for an
+    earlier copy of the question, which gives way to its answer.
 
     A model selector that failed returns the local selection (``"local_fallback"``): it
     is held to the floor like the offline selector's, or an outage of the provider would
-    recall unrelated records into every turn.
+    recall unrelated records into every turn. The offline engine's picks that a model's
+    selection keeps next to the model's own (``selector_keeps_local``) are held to the
+    floor too: when the model answers that nothing applies, only offline picks that
+    bear on the question by themselves remain.
     """
     held = selection.strategy in _LOCAL_STRATEGIES
     if held and not evidence.bears():
@@ -165,12 +258,29 @@ def _ranked(records: Sequence[MemoryRecord], selection: Selection, evidence: Evi
     # The next-best candidates come after the selection, as in a Librarian turn: the
     # byte bound takes them only while room is left (lists and aggregates gain).
     ids = [*selection.ids, *selection.reserve_ids]
+    model: list[int] | None = None
     if held:
         ids = _floor_filter(records, ids, evidence, selection.linked_ids)
         ids.extend(_also_bearing(records, evidence, ids))
         # Last: they take only the room every record above left, and displace none.
         ids.extend(_follow_ups(records, evidence, ids))
-    return Ranked(_ordered(records, ids), selection.strategy, evidence.best(), evidence.floor())
+    elif selection.strategy == "llm":
+        model = _answers_for_echoes(records, selection.model_ids, query)
+        chosen = set(selection.model_ids)
+        # The model's picks the offline ranking did not have come last, as in a turn.
+        listed = set(ids)
+        ids.extend(i for i in selection.model_ids if i not in listed)
+        offline = [i for i in ids if i not in chosen]
+        bearing = set(_floor_filter(records, offline, evidence)) if evidence.bears() else set()
+        ids = [i for i in ids if i in chosen or i in bearing]
+    ids = _answers_for_echoes(records, ids, query)
+    return Ranked(
+        _ordered(records, ids),
+        selection.strategy,
+        evidence.best(),
+        evidence.floor(),
+        None if model is None else _ordered(records, model),
+    )
 
 
 _REFERRING = frozenset(
@@ -257,11 +367,13 @@ def rank(
     """The ``limit`` best records for ``query`` by the local hybrid ranking."""
     if not records:
         return []
-    messages, entries = records_as_index(records)
+    laid = _Layout.of(records)
     local = _local(config)
     vector = local.embeddings.embed_query(query) if local.embeddings is not None else None
-    ranked = local.rank(query, messages, entries, query_vector=vector)
-    return _ordered(records, [position for position, _ in ranked[:limit]])
+    ranked = local.rank(
+        query, laid.messages, laid.entries, query_vector=vector, exclude=laid.breaks
+    )
+    return _ordered(records, laid.ids([position for position, _ in ranked])[:limit])
 
 
 async def arank(
@@ -270,8 +382,10 @@ async def arank(
     """Async twin of :func:`rank` (embeds the query asynchronously)."""
     if not records:
         return []
-    messages, entries = records_as_index(records)
+    laid = _Layout.of(records)
     local = _local(config)
     vector = await local.embeddings.aembed_query(query) if local.embeddings is not None else None
-    ranked = local.rank(query, messages, entries, query_vector=vector)
-    return _ordered(records, [position for position, _ in ranked[:limit]])
+    ranked = local.rank(
+        query, laid.messages, laid.entries, query_vector=vector, exclude=laid.breaks
+    )
+    return _ordered(records, laid.ids([position for position, _ in ranked])[:limit])

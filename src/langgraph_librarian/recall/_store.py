@@ -53,8 +53,10 @@ def put_op(namespace: tuple[str, ...], key: str, value: dict[str, Any] | None) -
     return PutOp(namespace, key, value, index=False if value is not None else None)
 
 
-def search_op(prefix: tuple[str, ...], limit: int, offset: int = 0) -> SearchOp:
-    return SearchOp(namespace_prefix=prefix, limit=limit, offset=offset)
+def search_op(
+    prefix: tuple[str, ...], limit: int, offset: int = 0, where: dict[str, Any] | None = None
+) -> SearchOp:
+    return SearchOp(namespace_prefix=prefix, filter=where, limit=limit, offset=offset)
 
 
 def batch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:

@@ -76,23 +76,42 @@ def _prepare(
     return scope_id, query, (key, f"{thread}\x00{turn}", bound), bound, thread
 
 
+def _asked(messages: Sequence[BaseMessage]) -> BaseMessage | None:
+    """The turn's question: the latest human message."""
+    return next((m for m in reversed(messages) if m.type == "human"), None)
+
+
 def _arguments(
     query: str,
     bound: int,
     thread: str,
     parent: RunnableConfig | None,
     held: Sequence[BaseMessage],
+    asked: BaseMessage | None,
 ) -> dict[str, Any]:
     """``ScopeMemory.recall``'s keyword arguments for a turn. The messages the thread
     holds (``held``) are left out by id and by content hash (a client that re-sends its
     history without ids gets new ids every request), and so is the thread itself: their
-    copies in scope memory are this thread's own turns, never "earlier conversations"."""
+    copies in scope memory are this thread's own turns, never "earlier conversations".
+
+    The question being asked (``asked``) is left out by id only: the same words asked
+    in another thread are that thread's question, and its answer is reached through it
+    (the selector hands an earlier copy of the question's score to the reply after it).
+    """
+    asked_id = None if asked is None else asked.id
+
+    def is_asked(message: BaseMessage) -> bool:
+        return message is asked or (asked_id is not None and message.id == asked_id)
+
+    # (Asked before in this very thread, an earlier copy's hash still counts: the thread
+    # holds that exchange itself.)
+    hashes = {content_hash(m) for m in held if not is_asked(m)}
     return {
         "query": query,
         "max_bytes": bound,
         "parent": parent,
         "exclude_message_ids": {str(m.id) for m in held if m.id},
-        "exclude_content_hashes": {content_hash(m) for m in held},
+        "exclude_content_hashes": hashes,
         "exclude_thread_id": thread or None,
     }
 
@@ -158,7 +177,7 @@ def recall_for_turn(
     cached = memory.cache.get(cache_key)
     if cached is not None:
         return cached
-    arguments = _arguments(query, bound, thread, parent, [*messages, *history])
+    arguments = _arguments(query, bound, thread, parent, [*messages, *history], _asked(messages))
     try:
         result = _within(memory, lambda: memory.recall(scope_id, **arguments))
     except Exception as exc:
@@ -184,7 +203,7 @@ async def arecall_for_turn(
     cached = memory.cache.get(cache_key)
     if cached is not None:
         return cached
-    arguments = _arguments(query, bound, thread, parent, [*messages, *history])
+    arguments = _arguments(query, bound, thread, parent, [*messages, *history], _asked(messages))
     try:
         result = await _awithin(memory.timeout, memory.arecall(scope_id, **arguments))
     except Exception as exc:
