@@ -585,7 +585,8 @@ def test_a_turn_resumed_in_another_process_indexes_with_the_selection_nodes_conf
         return {"messages": [AIMessage(reply)]}
 
     def build(connection: sqlite3.Connection) -> tuple[Any, ScriptedChatModel]:
-        indexer = ScriptedChatModel(script=lambda m: " ".join(first_sentence(m).split()[:6]))
+        # Six words and a full stop (six words alone may end on "the": a cut summary).
+        indexer = ScriptedChatModel(script=lambda m: " ".join(first_sentence(m).split()[:6]) + ".")
         config = LibrarianConfig(indexer_model=indexer, short_message_threshold=10)
         return pattern_two(LibrarianState, config, agent, SqliteSaver(connection)), indexer
 
