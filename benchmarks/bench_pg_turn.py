@@ -25,6 +25,10 @@ Librarian's state schema, its two nodes writing what the Librarian's nodes write
 anything: what checkpointing the spec's state costs LangGraph, apart from the
 Librarian's work.
 
+``--background`` sets ``LibrarianConfig(background_indexing=True)``: indexing and the
+store write run in a worker thread after the turn returns (the next turn's selection
+gives what is not indexed yet provisional entries).
+
 ``--face middleware`` measures the other face instead: ``create_agent`` with a chat model
 that always gives the same reply, plain against the same agent with
 ``LibrarianMiddleware(LibrarianConfig(store=...))`` (selection inside the model call, no
@@ -179,7 +183,9 @@ def agents(saver: PostgresSaver, store: PostgresStore) -> tuple[Any, Any, Any]:
     shaped = create_agent(_fixed_reply_model(), middleware=[_NoOpAfterAgent()], checkpointer=saver)
     librarian = create_agent(
         _fixed_reply_model(),
-        middleware=[LibrarianMiddleware(LibrarianConfig(store=store))],
+        middleware=[
+            LibrarianMiddleware(LibrarianConfig(store=store, background_indexing=BACKGROUND[0]))
+        ],
         checkpointer=saver,
         store=store,
     )
@@ -229,7 +235,13 @@ def measure(
             plain = plain_graph(saver)
             shaped = plain_graph(saver, extra_nodes=True)
             librarian = create_librarian_graph(
-                reply, LibrarianConfig(), checkpointer=saver, store=pg
+                reply,
+                # (background indexing needs the store in the config itself)
+                LibrarianConfig(store=pg, background_indexing=True)
+                if BACKGROUND[0]
+                else LibrarianConfig(),
+                checkpointer=saver,
+                store=pg,
             )
         stated = state_graph(saver) if state else None
         state_ms: list[float] = []
@@ -264,6 +276,10 @@ def measure(
     }
 
 
+BACKGROUND = [False]
+"""``--background``: the Librarian indexes in a worker thread (``background_indexing``)."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
@@ -284,7 +300,13 @@ def main() -> None:
             "LIBRARIAN_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test"
         ),
     )
+    parser.add_argument(
+        "--background",
+        action="store_true",
+        help="LibrarianConfig(background_indexing=True): the store write leaves the turn",
+    )
     args = parser.parse_args()
+    BACKGROUND[0] = args.background
     state_head = " plain + 2 nodes writing the Librarian's state p50 ms (ratio) |"
     print(
         "| messages | plain turn p50 / p95 ms | Librarian turn p50 / p95 ms | ratio (p50) "
