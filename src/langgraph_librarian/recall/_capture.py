@@ -93,14 +93,26 @@ def _readable(cursor: object) -> dict[str, Any]:
 def _fingerprints(keys: Sequence[str], hashes: Sequence[str], cut: int) -> tuple[str, str]:
     """Fingerprints of the history's first ``cut`` messages and of all of it: one pass of
     SHA-256 over identity keys and content hashes (already computed for the plan)."""
-    digest = hashlib.sha256()
-    prefix = ""
-    for n, (key, digest_of) in enumerate(zip(keys, hashes, strict=True)):
-        if n == cut:
-            prefix = digest.hexdigest()[:32]
-        digest.update(f"{key}\x1e{digest_of}\x1f".encode("utf-8", "surrogatepass"))
-    whole = digest.hexdigest()[:32]
-    return (whole if cut >= len(keys) else prefix), whole
+    if len(keys) != len(hashes):
+        raise ValueError("one content hash per key")
+
+    # The records joined in C (map over str.format, one encode, two updates): a loop
+    # with an update per message cost 15 ms a capture at 10,000 messages.
+    def joined(start: int, stop: int) -> bytes:
+        text = "".join(map(_RECORD.format, keys[start:stop], hashes[start:stop]))
+        return text.encode("utf-8", "surrogatepass")
+
+    digest = hashlib.sha256(joined(0, min(cut, len(keys))))
+    if cut >= len(keys):
+        whole = digest.hexdigest()[:32]
+        return whole, whole
+    prefix = digest.hexdigest()[:32]
+    digest.update(joined(cut, len(keys)))
+    return prefix, digest.hexdigest()[:32]
+
+
+_RECORD = "{}\x1e{}\x1f"
+"""One message in a fingerprint: its identity key and content hash."""
 
 
 def _capturable(message: BaseMessage, roles: Collection[str]) -> bool:
