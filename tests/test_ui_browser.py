@@ -691,3 +691,59 @@ def test_enter_then_a_quick_click_on_send_sends_once_and_reports_no_error(
         )
     finally:
         server.stop()
+
+
+def _thread_shown(page: Page) -> str:
+    """What the Threads list shows as picked (its text box)."""
+    return page.input_value("#lib-threads input")
+
+
+def _wait_thread_shown(page: Page, title: str) -> None:
+    try:
+        page.wait_for_function(
+            "t => (document.querySelector('#lib-threads input') || {}).value?.startsWith(t)",
+            arg=title,
+            timeout=5_000,
+        )
+    except Exception:
+        pytest.fail(f"the Threads list shows {_thread_shown(page)!r}, not {title!r}")
+
+
+def test_the_thread_list_shows_the_thread_being_chatted_in(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """The Threads list stayed blank while chatting (newcomer trial): the turn's end
+    refreshed it, but the same update also re-enabled it, and the second one won."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "First thread: the blue folder.")
+        _wait_thread_shown(page, "First thread: the blue folder.")
+        first = _thread_id(page)
+        _ask(page, "Still the first thread.")
+        _wait_thread_shown(page, "First thread: the blue folder. · 2 turns")
+
+        page.click("#lib-new")
+        page.wait_for_function(
+            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=first
+        )
+        _ask(page, "Second thread: the red folder.")
+        _wait_thread_shown(page, "Second thread: the red folder.")
+        page.click("#lib-threads input")  # the new thread is in the list, newest first
+        options = page.locator("ul[role=listbox] li").all_inner_texts()
+        assert [o.split(" · ")[0].strip(" ✓\n") for o in options] == [
+            "Second thread: the red folder.",
+            "First thread: the blue folder.",
+        ]
+        page.locator("ul[role=listbox] li", has_text="First thread").first.click()
+        page.wait_for_selector("#lib-status :text('Reopened')")
+        assert _thread_id(page) == first
+        _ask(page, "Back in the first thread.")
+        _wait_thread_shown(page, "First thread: the blue folder. · 3 turns")
+        page.reload()
+        page.wait_for_function(
+            "t => (document.querySelector('#lib-status') || {}).innerText?.includes(t)", arg=first
+        )
+        _wait_thread_shown(page, "First thread: the blue folder. · 3 turns")
+    finally:
+        server.stop()

@@ -80,10 +80,15 @@ def theme() -> Any:
     )
 
 
-def _thread_choices(service: ChatService, current: str | None) -> Any:
+def _thread_choices(service: ChatService, current: str | None, **more: Any) -> Any:
+    """The Threads list with ``current`` picked (blank while it has no saved message).
+
+    ``more`` goes into the same update (``interactive=``): a second update of the
+    dropdown in one event replaces the first, it does not merge with it.
+    """
     choices = [(t.label(), t.thread_id) for t in service.list_threads()]
     value = current if any(v == current for _, v in choices) else None
-    return gr.update(choices=choices, value=value)
+    return gr.update(choices=choices, value=value, **more)
 
 
 NO_REPLY = "_(no reply saved for this message)_"
@@ -264,7 +269,9 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                         yield {status: _status(service, thread_id, SAVING_NOTE)}
                     elif isinstance(event, TurnFinished):
                         last_sent[thread_id] = time.monotonic()  # a queued 2nd click ends here
-                        yield {**_finished(event, thread_id), **switching(True)}
+                        # The thread list last: its update carries the refreshed choices
+                        # and the re-enabling together (the later of two would win).
+                        yield {**switching(True), **_finished(event, thread_id)}
             except MessageRejected as exc:  # the thread stayed busy: give the text back
                 yield {
                     chat: history,
@@ -304,7 +311,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 chat: lines,
                 inspector: inspector_html(event.report),
                 status: _status(service, thread_id, note),
-                threads: _thread_choices(service, thread_id),
+                threads: _thread_choices(service, thread_id, interactive=True),
             }
 
         def show_new_thread(thread_id: str) -> tuple[Any, ...]:
