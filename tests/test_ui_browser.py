@@ -747,3 +747,125 @@ def test_the_thread_list_shows_the_thread_being_chatted_in(
         _wait_thread_shown(page, "First thread: the blue folder. · 3 turns")
     finally:
         server.stop()
+
+
+def _page_thread(page: Page) -> str:
+    """The thread the page shows, after checking that all of the page agrees on it.
+
+    The status line, the inspector and the hidden id (where the next message goes) must
+    name the same thread.
+    """
+    hidden = page.input_value("#lib-thread-id textarea")
+    inspected = page.get_attribute("#lib-inspector .lib-inspector", "data-thread")
+    assert _thread_id(page) == hidden == inspected, (_thread_id(page), hidden, inspected)
+    return hidden
+
+
+def _wait_idle(page: Page) -> None:
+    """Until no answer is on its way (New Session is enabled again)."""
+    page.wait_for_function(
+        "() => !document.querySelector('#lib-new').disabled", timeout=TURN_TIMEOUT_MS
+    )
+
+
+def test_the_chats_clear_icon_waits_for_the_answer(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """The trash icon during an answer emptied the page onto a new thread, then the answer
+    streamed back into it: the page showed thread A and its status named A while the next
+    message went to the new thread. Like New Session, it waits for the answer now."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "First message in this thread.")
+        first = _page_thread(page)
+        _send(page, "SLOW second message in this thread")
+        page.wait_for_function(
+            "() => document.querySelectorAll('#lib-chat [data-testid=\"bot\"]').length >= 2"
+        )
+        clear = page.locator('#lib-chat button[aria-label="Clear"]')
+        assert clear.evaluate("b => getComputedStyle(b).pointerEvents") == "none"
+        clear.dispatch_event("click")  # as by keyboard, which pointer-events do not stop
+        _wait_turn(page, "SLOW second message in this thread")
+        _wait_idle(page)
+        page.wait_for_timeout(1000)  # anything the click set off has arrived
+        assert _page_thread(page) == first
+        assert _users(page) == [
+            "First message in this thread.",
+            "SLOW second message in this thread",
+        ]
+        _ask(page, "Third message, where the page is.")
+        assert _page_thread(page) == first and len(_users(page)) == 3
+        # Once the answer is in, the icon is New Session again.
+        page.click('#lib-chat button[aria-label="Clear"]')
+        page.wait_for_function(
+            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=first
+        )
+        assert _page_thread(page) != first and _users(page) == []
+    finally:
+        server.stop()
+
+
+def test_a_message_sent_while_the_demo_loads_is_not_lost_in_another_thread(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """A message sent while the demo conversation was loading went to the previous
+    thread and its answer streamed over the demo once that arrived: the page named one
+    thread, showed another and sent the next message to the demo."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        page.click("#lib-demo")
+        _send(page, "SLOW question typed while the demo loads")
+        page.wait_for_function(
+            "() => document.querySelector('#lib-status').innerText.includes('opening a thread')"
+            " && document.querySelector('#lib-new').disabled",
+            polling="raf",
+        )
+        page.wait_for_selector("#lib-status :text('Demo conversation loaded')", timeout=180_000)
+        page.wait_for_timeout(6000)  # a SLOW answer, had it been sent, has streamed by now
+        demo = _page_thread(page)
+        assert len(_users(page)) + len(_bots(page)) == 240
+        # The text waited in the box; sent now, it goes to the demo thread.
+        assert page.input_value("#lib-message textarea") == (
+            "SLOW question typed while the demo loads"
+        )
+        page.press("#lib-message textarea", "Enter")
+        _wait_turn(page, "SLOW question typed while the demo loads")
+        _wait_idle(page)
+        assert _page_thread(page) == demo and len(_users(page)) == 121
+    finally:
+        server.stop()
+
+
+def test_a_demo_that_fails_to_load_gives_the_page_its_thread_back(
+    pages: Pages, tmp_path: Path
+) -> None:
+    """While the demo loads the page has no thread and its switches are off; a load that
+    fails must give both back (the page would be stuck, every message refused)."""
+    from langgraph_librarian.ui import ChatService, launch
+
+    service = ChatService(tmp_path / "chat.db", scope=None)
+
+    def broken_demo(**_: Any) -> Any:
+        raise OSError("scripted: the disk is full")
+
+    service.load_demo = broken_demo  # type: ignore[method-assign]
+    port = _free_port()
+    app = launch(service, host="127.0.0.1", port=port, block=False, quiet=True)
+    try:
+        page = pages.open(f"http://127.0.0.1:{port}/")
+        _ask(page, "Before the demo.")
+        before = _page_thread(page)
+        page.click("#lib-demo")
+        page.wait_for_selector("#lib-status :text('The demo could not be loaded')")
+        page.wait_for_selector("#lib-status :text('the disk is full')")
+        _wait_idle(page)
+        assert _page_thread(page) == before
+        assert _users(page) == ["Before the demo."]
+        assert not page.locator("#lib-demo").is_disabled()
+        _ask(page, "After the failed demo.")
+        assert _page_thread(page) == before and len(_users(page)) == 2
+    finally:
+        app.close()
+        service.close()

@@ -69,6 +69,9 @@ CSS = """
 .lib-strategies { width: 100%; font-size: 13px; margin: 6px 0; }
 .lib-strategies td, .lib-strategies th { padding: 2px 6px; text-align: left; }
 .lib-current { font-weight: 700; background: #e8f0fe; color: #1a3a7a; }
+/* The chat's clear icon is New Session: it waits for the answer, as New Session does. */
+body:has(#lib-new:disabled) #lib-chat button[aria-label="Clear"] {
+  opacity: .35; pointer-events: none; }
 """
 
 
@@ -103,10 +106,32 @@ _NEW_ID_JS = (
 NEW_SESSION_JS = f"() => [{_NEW_ID_JS}, [], null]"
 """New Session in the browser: a fresh thread id, an empty chat, no thread picked."""
 
+_SWITCHES_OFF = "document.querySelector('#lib-new')?.disabled"
+CLEAR_JS = f"(t, th) => {_SWITCHES_OFF} ? [t, [], th] : [{_NEW_ID_JS}, [], null]"
+"""The chat's clear icon: New Session, unless an answer or the demo is on its way.
+
+The icon cannot be disabled like the buttons; while they are (a turn streams into this
+thread, or the demo is loading), the click keeps the thread, and the chat it emptied is
+filled again by the turn.
+"""
+
+_OFF = "{__type__: 'update', interactive: false}"
+DEMO_START_JS = f"() => ['', {_OFF}, {_OFF}, {_OFF}]"
+"""The demo button in the browser: no thread until the demo arrives, switches off.
+
+A message sent meanwhile is refused (it stays in the box) instead of starting a turn on
+the previous thread whose reply would then stream over the demo; New Session and the
+thread list wait, as they do for an answer, and a second click loads nothing twice.
+"""
+
 _TAB_KEY = "lib-thread-id"
 """sessionStorage key of the tab's thread: a reload reopens it (a new tab starts anew)."""
 _THREAD_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+=-]{0,127}")
 
+OPENING_NOTE = (
+    "**Not sent:** the page is opening a thread (the demo conversation is being indexed). "
+    "Your text is still in the box: send it once the thread is shown."
+)
 BUSY_NOTE = "Answering… A message you send now is queued and goes right after this answer."
 SAVING_NOTE = "Saving the answer… A message you send now is queued and goes right after."
 
@@ -146,7 +171,8 @@ def _status(service: ChatService, thread_id: str, note: str = "") -> str:
     model = f"model `{service.model_label}`" if service.model_label else "no chat model (offline)"
     scope = service.scope_for(thread_id) if thread_id else None
     recall = f" · recall scope `{scope}`" if scope else ""
-    line = f"Thread `{thread_id}` · {model}{recall} · `{service.db_path.name}`"
+    shown = f"Thread `{thread_id}`" if thread_id else "Opening a thread…"
+    line = f"{shown} · {model}{recall} · `{service.db_path.name}`"
     return f"{line}  \n{note}" if note else line
 
 
@@ -240,6 +266,9 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 # clear its outputs).
                 yield {}
                 return
+            if not thread_id:  # the demo is loading: the page has no thread for it yet
+                yield {status: _status(service, "", OPENING_NOTE)}
+                return
             try:
                 service.check_thread_id(thread_id)
                 service.check_message(text)
@@ -320,6 +349,10 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 service.check_thread_id(thread_id)
             except MessageRejected as exc:
                 return (gr.update(), gr.update(), _status(service, "", f"**Error:** {exc}"))
+            if service.threads.get(thread_id) is not None:
+                # Not a new thread: the clear icon was ignored during an answer, or a
+                # message already went to the new one (its turn shows the page).
+                return (gr.update(), gr.update(), gr.update())
             return (
                 _thread_choices(service, None),
                 _inspector(service, thread_id),
@@ -339,12 +372,30 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 _status(service, picked, "Reopened."),
             )
 
-        def load_demo(progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008
+        def load_demo(
+            previous: str,
+            progress: gr.Progress = gr.Progress(),  # noqa: B008
+        ) -> tuple[Any, ...]:
             def step(done: int, total: int) -> None:
                 if total:
                     progress((done, total), desc="Indexing the demo conversation")
 
-            demo = service.load_demo(progress=step)
+            on = (gr.update(interactive=True), gr.update(interactive=True))
+            try:
+                demo = service.load_demo(progress=step)
+            except Exception as exc:  # the page has no thread now: back to the one it had
+                logger.exception("librarian ui: the demo conversation could not be loaded")
+                thread_id, _, lines, shown, _ = start(previous)
+                note = f"**The demo could not be loaded:** {type(exc).__name__}: {exc}"
+                return (
+                    thread_id,
+                    lines,
+                    shown,
+                    _status(service, thread_id, note),
+                    _thread_choices(service, thread_id, interactive=True),
+                    gr.update(),
+                    *on,
+                )
             note = (
                 f"Demo conversation loaded: {demo.messages} messages, {demo.tokens:,} tokens, "
                 "indexed. Ask one of its questions below, or anything else."
@@ -354,8 +405,9 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 _chat_lines(service, demo.thread_id),
                 _inspector(service, demo.thread_id),
                 _status(service, demo.thread_id, note),
-                _thread_choices(service, demo.thread_id),
+                _thread_choices(service, demo.thread_id, interactive=True),
                 gr.update(choices=demo.questions, value=None, visible=True),
+                *on,
             )
 
         app.load(
@@ -383,7 +435,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         )
         # The chat's own clear (trash) icon emptied the view while the thread went on:
         # the next message brought it all back. It is New Session (nothing is deleted).
-        chat.clear(None, None, [thread, chat, threads], js=NEW_SESSION_JS).then(
+        chat.clear(None, [thread, threads], [thread, chat, threads], js=CLEAR_JS).then(
             show_new_thread, [thread], [threads, inspector, status], show_progress="hidden"
         )
         threads.input(
@@ -392,9 +444,12 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
             [thread, chat, inspector, status],
             show_progress="hidden",
         )
-        demo_button.click(
+        demo_button.click(None, None, [thread, *switches], js=DEMO_START_JS).then(
             load_demo,
-            outputs=[thread, chat, inspector, status, threads, questions],
+            inputs=[thread],
+            outputs=[thread, chat, inspector, status, threads, questions, new_button, demo_button],
+            # The thread the tab had (sessionStorage keeps it), to go back to on a failure.
+            js=f"() => [sessionStorage.getItem('{_TAB_KEY}') || '']",
             show_progress_on=[chat],
         )
         questions.input(lambda q: q or gr.update(), questions, box)
