@@ -869,3 +869,47 @@ def test_a_demo_that_fails_to_load_gives_the_page_its_thread_back(
     finally:
         app.close()
         service.close()
+
+
+HOSTILE_IDS = [
+    "x` <img src=x onerror=\"window.__pwned='id-img'\"> `",
+    "x` [a link](javascript:window.__pwned='id-link') `",
+    "../../etc/passwd",
+    "a" * 129,
+    "chat-000000000000",  # well formed, but no such thread
+]
+
+
+def test_hostile_thread_ids_in_session_storage_and_in_the_page(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """The thread id comes from the browser (sessionStorage, the page's hidden field): one
+    that is not an id of a saved thread opens nothing, saves nothing and shows no markup
+    (an id with a backtick closed the status line's code span: its HTML was rendered)."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "The only real thread.")
+        real = _page_thread(page)
+        for bad in HOSTILE_IDS:
+            page.evaluate("v => sessionStorage.setItem('lib-thread-id', v)", bad)
+            page.reload()
+            page.wait_for_selector("#lib-status :text('New thread')", timeout=TURN_TIMEOUT_MS)
+            assert _page_thread(page) not in {bad, real} and _users(page) == []
+        for bad in HOSTILE_IDS[:4]:
+            page.evaluate(
+                "v => { const t = document.querySelector('#lib-thread-id textarea');"
+                " t.value = v; t.dispatchEvent(new Event('input', {bubbles: true})); }",
+                bad,
+            )
+            _send(page, "Sent with a forged thread id")
+            page.wait_for_selector("#lib-status :text('Not sent')")
+            status = page.locator("#lib-status")
+            assert status.locator("img, a, script").count() == 0, status.inner_html()
+            assert page.input_value("#lib-message textarea") == "Sent with a forged thread id"
+        assert page.evaluate("() => window.__pwned") is None
+        page.click("#lib-threads input")
+        options = page.locator("ul[role=listbox] li").all_inner_texts()
+        assert len(options) == 1 and "The only real thread." in options[0]
+    finally:
+        server.stop()

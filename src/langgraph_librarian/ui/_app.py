@@ -171,7 +171,12 @@ def _status(service: ChatService, thread_id: str, note: str = "") -> str:
     model = f"model `{service.model_label}`" if service.model_label else "no chat model (offline)"
     scope = service.scope_for(thread_id) if thread_id else None
     recall = f" · recall scope `{scope}`" if scope else ""
-    shown = f"Thread `{thread_id}`" if thread_id else "Opening a thread…"
+    if not thread_id:
+        shown = "Opening a thread…"
+    elif _THREAD_ID_RE.fullmatch(thread_id):
+        shown = f"Thread `{thread_id}`"
+    else:  # it came from the browser: never echoed into the Markdown
+        shown = "Thread (not a valid id)"
     line = f"{shown} · {model}{recall} · `{service.db_path.name}`"
     return f"{line}  \n{note}" if note else line
 
