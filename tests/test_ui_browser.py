@@ -913,3 +913,33 @@ def test_hostile_thread_ids_in_session_storage_and_in_the_page(
         assert len(options) == 1 and "The only real thread." in options[0]
     finally:
         server.stop()
+
+
+def test_the_demo_questions_belong_to_the_demo_thread(pages: Pages, tmp_path: Path) -> None:
+    """The demo's question list stayed under the chat after New Session (a question picked
+    there was asked in the new thread, which knows nothing of the demo) and was gone
+    after a reload of the demo thread."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log")
+    try:
+        page = pages.open(server.url)
+        assert not page.locator("#lib-questions").is_visible()
+        page.click("#lib-demo")
+        page.wait_for_selector(
+            "#lib-status :text('Demo conversation loaded')", timeout=TURN_TIMEOUT_MS * 3
+        )
+        demo = _page_thread(page)
+        assert page.locator("#lib-questions").is_visible()
+        page.click("#lib-new")
+        page.wait_for_selector("#lib-questions", state="hidden")
+        _ask(page, "A thread of my own.")
+        assert not page.locator("#lib-questions").is_visible()
+        _pick_thread(page, "Demo conversation")
+        assert _page_thread(page) == demo
+        page.wait_for_selector("#lib-questions", state="visible")
+        page.reload()
+        page.wait_for_selector("#lib-status :text('Reopened after a reload')")
+        page.wait_for_selector("#lib-questions", state="visible")
+        page.click("#lib-questions input")
+        assert page.locator("ul[role=listbox] li").count() == 20
+    finally:
+        server.stop()

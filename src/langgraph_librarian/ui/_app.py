@@ -94,6 +94,12 @@ def _thread_choices(service: ChatService, current: str | None, **more: Any) -> A
     return gr.update(choices=choices, value=value, **more)
 
 
+def _questions(service: ChatService, thread_id: str) -> Any:
+    """The demo's questions on a demo thread (also reopened), hidden on any other."""
+    asked = service.demo_questions(thread_id) if thread_id else []
+    return gr.update(choices=asked, value=None, visible=bool(asked))
+
+
 NO_REPLY = "_(no reply saved for this message)_"
 
 # A new thread id made in the browser, so that New Session takes effect at the click:
@@ -244,6 +250,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                     _chat_lines(service, saved),
                     _inspector(service, saved),
                     _status(service, saved, "Reopened after a reload."),
+                    _questions(service, saved),
                 )
             thread_id = service.new_thread_id()
             return (
@@ -252,6 +259,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 [],
                 _inspector(service, thread_id),
                 _status(service, thread_id, "New thread."),
+                _questions(service, ""),
             )
 
         # While a turn runs, switching threads would let its reply stream into another
@@ -353,21 +361,23 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
             try:
                 service.check_thread_id(thread_id)
             except MessageRejected as exc:
-                return (gr.update(), gr.update(), _status(service, "", f"**Error:** {exc}"))
+                error = _status(service, "", f"**Error:** {exc}")
+                return (gr.update(), gr.update(), error, gr.update())
             if service.threads.get(thread_id) is not None:
                 # Not a new thread: the clear icon was ignored during an answer, or a
                 # message already went to the new one (its turn shows the page).
-                return (gr.update(), gr.update(), gr.update())
+                return (gr.update(), gr.update(), gr.update(), gr.update())
             return (
                 _thread_choices(service, None),
                 _inspector(service, thread_id),
                 _status(service, thread_id, "New thread."),
+                _questions(service, ""),  # the demo's questions are not this thread's
             )
 
         def open_thread(picked: str | None, current: str) -> tuple[Any, ...]:
             # The dropdown also sends "input" when it loses focus, with the value it
             # holds; only a pick of another saved thread switches.
-            unchanged = (gr.update(), gr.update(), gr.update(), gr.update())
+            unchanged = (gr.update(), gr.update(), gr.update(), gr.update(), gr.update())
             if not picked or picked == current or service.threads.get(picked) is None:
                 return unchanged
             return (
@@ -375,6 +385,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 _chat_lines(service, picked),
                 _inspector(service, picked),
                 _status(service, picked, "Reopened."),
+                _questions(service, picked),
             )
 
         def load_demo(
@@ -390,7 +401,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 demo = service.load_demo(progress=step)
             except Exception as exc:  # the page has no thread now: back to the one it had
                 logger.exception("librarian ui: the demo conversation could not be loaded")
-                thread_id, _, lines, shown, _ = start(previous)
+                thread_id, _, lines, shown, _, asked = start(previous)
                 note = f"**The demo could not be loaded:** {type(exc).__name__}: {exc}"
                 return (
                     thread_id,
@@ -398,7 +409,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                     shown,
                     _status(service, thread_id, note),
                     _thread_choices(service, thread_id, interactive=True),
-                    gr.update(),
+                    asked,
                     *on,
                 )
             note = (
@@ -418,7 +429,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         app.load(
             start,
             inputs=[thread],
-            outputs=[thread, threads, chat, inspector, status],
+            outputs=[thread, threads, chat, inspector, status, questions],
             js=f"() => [sessionStorage.getItem('{_TAB_KEY}') || '']",
         )
         thread.change(
@@ -435,18 +446,19 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
             show_progress="hidden",  # the reply streaming in is the progress indicator
             trigger_mode="always_last",
         )
+        new_thread_outputs = [threads, inspector, status, questions]
         new_button.click(None, None, [thread, chat, threads], js=NEW_SESSION_JS).then(
-            show_new_thread, [thread], [threads, inspector, status], show_progress="hidden"
+            show_new_thread, [thread], new_thread_outputs, show_progress="hidden"
         )
         # The chat's own clear (trash) icon emptied the view while the thread went on:
         # the next message brought it all back. It is New Session (nothing is deleted).
         chat.clear(None, [thread, threads], [thread, chat, threads], js=CLEAR_JS).then(
-            show_new_thread, [thread], [threads, inspector, status], show_progress="hidden"
+            show_new_thread, [thread], new_thread_outputs, show_progress="hidden"
         )
         threads.input(
             open_thread,
             [threads, thread],
-            [thread, chat, inspector, status],
+            [thread, chat, inspector, status, questions],
             show_progress="hidden",
         )
         demo_button.click(None, None, [thread, *switches], js=DEMO_START_JS).then(
