@@ -90,6 +90,10 @@ def _thread_choices(service: ChatService, current: str | None, **more: Any) -> A
     dropdown in one event replaces the first, it does not merge with it.
     """
     choices = [(t.label(), t.thread_id) for t in service.list_threads()]
+    if current and all(v != current for _, v in choices):
+        info = service.threads.get(current)  # older than the newest listed: still shown
+        if info is not None:
+            choices.append((info.label(), info.thread_id))
     value = current if any(v == current for _, v in choices) else None
     return gr.update(choices=choices, value=value, **more)
 
