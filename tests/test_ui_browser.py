@@ -815,6 +815,7 @@ def test_a_message_sent_while_the_demo_loads_is_not_lost_in_another_thread(
     server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
     try:
         page = pages.open(server.url)
+        _ask(page, "A question before the demo.")
         page.click("#lib-demo")
         _send(page, "SLOW question typed while the demo loads")
         page.wait_for_function(
@@ -822,6 +823,14 @@ def test_a_message_sent_while_the_demo_loads_is_not_lost_in_another_thread(
             " && document.querySelector('#lib-new').disabled",
             polling="raf",
         )
+        # The clear icon meanwhile changes nothing either (and reports no error).
+        page.locator('#lib-chat button[aria-label="Clear"]').dispatch_event("click")
+        error_shown = page.evaluate(
+            "() => new Promise(done => { const end = Date.now() + 1500; (function look() {"
+            " if (document.querySelector('#lib-status').innerText.includes('Error')) done(true);"
+            " else if (Date.now() > end) done(false); else requestAnimationFrame(look); })(); })"
+        )
+        assert not error_shown
         page.wait_for_selector("#lib-status :text('Demo conversation loaded')", timeout=180_000)
         page.wait_for_timeout(6000)  # a SLOW answer, had it been sent, has streamed by now
         demo = _page_thread(page)

@@ -362,6 +362,8 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
 
         def show_new_thread(thread_id: str) -> tuple[Any, ...]:
             """The server's half of New Session (the page already switched to the id)."""
+            if not thread_id:  # the clear icon while the demo loads: the demo decides
+                return (gr.update(), gr.update(), gr.update(), gr.update())
             try:
                 service.check_thread_id(thread_id)
             except MessageRejected as exc:
