@@ -691,3 +691,264 @@ def test_enter_then_a_quick_click_on_send_sends_once_and_reports_no_error(
         )
     finally:
         server.stop()
+
+
+def _thread_shown(page: Page) -> str:
+    """What the Threads list shows as picked (its text box)."""
+    return page.input_value("#lib-threads input")
+
+
+def _wait_thread_shown(page: Page, title: str) -> None:
+    try:
+        page.wait_for_function(
+            "t => (document.querySelector('#lib-threads input') || {}).value?.startsWith(t)",
+            arg=title,
+            timeout=5_000,
+        )
+    except Exception:
+        pytest.fail(f"the Threads list shows {_thread_shown(page)!r}, not {title!r}")
+
+
+def test_the_thread_list_shows_the_thread_being_chatted_in(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """The Threads list stayed blank while chatting (newcomer trial): the turn's end
+    refreshed it, but the same update also re-enabled it, and the second one won."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "First thread: the blue folder.")
+        _wait_thread_shown(page, "First thread: the blue folder.")
+        first = _thread_id(page)
+        _ask(page, "Still the first thread.")
+        _wait_thread_shown(page, "First thread: the blue folder. · 2 turns")
+
+        page.click("#lib-new")
+        page.wait_for_function(
+            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=first
+        )
+        _ask(page, "Second thread: the red folder.")
+        _wait_thread_shown(page, "Second thread: the red folder.")
+        page.click("#lib-threads input")  # the new thread is in the list, newest first
+        options = page.locator("ul[role=listbox] li").all_inner_texts()
+        assert [o.split(" · ")[0].strip(" ✓\n") for o in options] == [
+            "Second thread: the red folder.",
+            "First thread: the blue folder.",
+        ]
+        page.locator("ul[role=listbox] li", has_text="First thread").first.click()
+        page.wait_for_selector("#lib-status :text('Reopened')")
+        assert _thread_id(page) == first
+        _ask(page, "Back in the first thread.")
+        _wait_thread_shown(page, "First thread: the blue folder. · 3 turns")
+        page.reload()
+        page.wait_for_function(
+            "t => (document.querySelector('#lib-status') || {}).innerText?.includes(t)", arg=first
+        )
+        _wait_thread_shown(page, "First thread: the blue folder. · 3 turns")
+    finally:
+        server.stop()
+
+
+def _page_thread(page: Page) -> str:
+    """The thread the page shows, after checking that all of the page agrees on it.
+
+    The status line, the inspector and the hidden id (where the next message goes) must
+    name the same thread.
+    """
+    hidden = page.input_value("#lib-thread-id textarea")
+    inspected = page.get_attribute("#lib-inspector .lib-inspector", "data-thread")
+    assert _thread_id(page) == hidden == inspected, (_thread_id(page), hidden, inspected)
+    return hidden
+
+
+def _wait_idle(page: Page) -> None:
+    """Until no answer is on its way (New Session is enabled again)."""
+    page.wait_for_function(
+        "() => !document.querySelector('#lib-new').disabled", timeout=TURN_TIMEOUT_MS
+    )
+
+
+def test_the_chats_clear_icon_waits_for_the_answer(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """The trash icon during an answer emptied the page onto a new thread, then the answer
+    streamed back into it: the page showed thread A and its status named A while the next
+    message went to the new thread. Like New Session, it waits for the answer now."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "First message in this thread.")
+        first = _page_thread(page)
+        _send(page, "SLOW second message in this thread")
+        page.wait_for_function(
+            "() => document.querySelectorAll('#lib-chat [data-testid=\"bot\"]').length >= 2"
+        )
+        clear = page.locator('#lib-chat button[aria-label="Clear"]')
+        assert clear.evaluate("b => getComputedStyle(b).pointerEvents") == "none"
+        clear.dispatch_event("click")  # as by keyboard, which pointer-events do not stop
+        _wait_turn(page, "SLOW second message in this thread")
+        _wait_idle(page)
+        page.wait_for_timeout(1000)  # anything the click set off has arrived
+        assert _page_thread(page) == first
+        assert _users(page) == [
+            "First message in this thread.",
+            "SLOW second message in this thread",
+        ]
+        _ask(page, "Third message, where the page is.")
+        assert _page_thread(page) == first and len(_users(page)) == 3
+        # Once the answer is in, the icon is New Session again.
+        page.click('#lib-chat button[aria-label="Clear"]')
+        page.wait_for_function(
+            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=first
+        )
+        assert _page_thread(page) != first and _users(page) == []
+    finally:
+        server.stop()
+
+
+def test_a_message_sent_while_the_demo_loads_is_not_lost_in_another_thread(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """A message sent while the demo conversation was loading went to the previous
+    thread and its answer streamed over the demo once that arrived: the page named one
+    thread, showed another and sent the next message to the demo."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "A question before the demo.")
+        page.click("#lib-demo")
+        _send(page, "SLOW question typed while the demo loads")
+        page.wait_for_function(
+            "() => document.querySelector('#lib-status').innerText.includes('opening a thread')"
+            " && document.querySelector('#lib-new').disabled",
+            polling="raf",
+        )
+        # The clear icon meanwhile changes nothing either (and reports no error).
+        page.locator('#lib-chat button[aria-label="Clear"]').dispatch_event("click")
+        error_shown = page.evaluate(
+            "() => new Promise(done => { const end = Date.now() + 1500; (function look() {"
+            " if (document.querySelector('#lib-status').innerText.includes('Error')) done(true);"
+            " else if (Date.now() > end) done(false); else requestAnimationFrame(look); })(); })"
+        )
+        assert not error_shown
+        page.wait_for_selector("#lib-status :text('Demo conversation loaded')", timeout=180_000)
+        page.wait_for_timeout(6000)  # a SLOW answer, had it been sent, has streamed by now
+        demo = _page_thread(page)
+        assert len(_users(page)) + len(_bots(page)) == 240
+        # The text waited in the box; sent now, it goes to the demo thread.
+        assert page.input_value("#lib-message textarea") == (
+            "SLOW question typed while the demo loads"
+        )
+        page.press("#lib-message textarea", "Enter")
+        _wait_turn(page, "SLOW question typed while the demo loads")
+        _wait_idle(page)
+        assert _page_thread(page) == demo and len(_users(page)) == 121
+    finally:
+        server.stop()
+
+
+def test_a_demo_that_fails_to_load_gives_the_page_its_thread_back(
+    pages: Pages, tmp_path: Path
+) -> None:
+    """While the demo loads the page has no thread and its switches are off; a load that
+    fails must give both back (the page would be stuck, every message refused)."""
+    from langgraph_librarian.ui import ChatService, launch
+
+    service = ChatService(tmp_path / "chat.db", scope=None)
+
+    def broken_demo(**_: Any) -> Any:
+        raise OSError("scripted: the disk is full")
+
+    service.load_demo = broken_demo  # type: ignore[method-assign]
+    port = _free_port()
+    app = launch(service, host="127.0.0.1", port=port, block=False, quiet=True)
+    try:
+        page = pages.open(f"http://127.0.0.1:{port}/")
+        _ask(page, "Before the demo.")
+        before = _page_thread(page)
+        page.click("#lib-demo")
+        page.wait_for_selector("#lib-status :text('The demo could not be loaded')")
+        page.wait_for_selector("#lib-status :text('the disk is full')")
+        _wait_idle(page)
+        assert _page_thread(page) == before
+        assert _users(page) == ["Before the demo."]
+        assert not page.locator("#lib-demo").is_disabled()
+        _ask(page, "After the failed demo.")
+        assert _page_thread(page) == before and len(_users(page)) == 2
+    finally:
+        app.close()
+        service.close()
+
+
+HOSTILE_IDS = [
+    "x` <img src=x onerror=\"window.__pwned='id-img'\"> `",
+    "x` [a link](javascript:window.__pwned='id-link') `",
+    "../../etc/passwd",
+    "a" * 129,
+    "chat-000000000000",  # well formed, but no such thread
+]
+
+
+def test_hostile_thread_ids_in_session_storage_and_in_the_page(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """The thread id comes from the browser (sessionStorage, the page's hidden field): one
+    that is not an id of a saved thread opens nothing, saves nothing and shows no markup
+    (an id with a backtick closed the status line's code span: its HTML was rendered)."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "The only real thread.")
+        real = _page_thread(page)
+        for bad in HOSTILE_IDS:
+            page.evaluate("v => sessionStorage.setItem('lib-thread-id', v)", bad)
+            page.reload()
+            page.wait_for_selector("#lib-status :text('New thread')", timeout=TURN_TIMEOUT_MS)
+            assert _page_thread(page) not in {bad, real} and _users(page) == []
+        for bad in HOSTILE_IDS[:4]:
+            page.evaluate(
+                "v => { const t = document.querySelector('#lib-thread-id textarea');"
+                " t.value = v; t.dispatchEvent(new Event('input', {bubbles: true})); }",
+                bad,
+            )
+            _send(page, "Sent with a forged thread id")
+            page.wait_for_selector("#lib-status :text('Not sent')")
+            status = page.locator("#lib-status")
+            assert status.locator("img, a, script").count() == 0, status.inner_html()
+            assert page.input_value("#lib-message textarea") == "Sent with a forged thread id"
+        assert page.evaluate("() => window.__pwned") is None
+        page.click("#lib-threads input")
+        options = page.locator("ul[role=listbox] li").all_inner_texts()
+        assert len(options) == 1 and "The only real thread." in options[0]
+    finally:
+        server.stop()
+
+
+def test_the_demo_questions_belong_to_the_demo_thread(pages: Pages, tmp_path: Path) -> None:
+    """The demo's question list stayed under the chat after New Session (a question picked
+    there was asked in the new thread, which knows nothing of the demo) and was gone
+    after a reload of the demo thread."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log")
+    try:
+        page = pages.open(server.url)
+        assert not page.locator("#lib-questions").is_visible()
+        page.click("#lib-demo")
+        page.wait_for_selector(
+            "#lib-status :text('Demo conversation loaded')", timeout=TURN_TIMEOUT_MS * 3
+        )
+        demo = _page_thread(page)
+        assert page.locator("#lib-questions").is_visible()
+        page.click("#lib-new")
+        page.wait_for_selector("#lib-questions", state="hidden")
+        _ask(page, "A thread of my own.")
+        assert not page.locator("#lib-questions").is_visible()
+        _pick_thread(page, "Demo conversation")
+        assert _page_thread(page) == demo
+        page.wait_for_selector("#lib-questions", state="visible")
+        page.reload()
+        page.wait_for_selector("#lib-status :text('Reopened after a reload')")
+        page.wait_for_selector("#lib-questions", state="visible")
+        page.click("#lib-questions input")
+        assert page.locator("ul[role=listbox] li").count() == 20
+    finally:
+        server.stop()

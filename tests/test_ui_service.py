@@ -437,3 +437,21 @@ def test_the_inspector_shows_the_sentence_a_selection_matches() -> None:
     assert 'class="lib-match"' in html and "$37,500" in html.split("lib-full")[0]
     assert 'class="lib-match"' not in _message_html(row, "recent")  # only for selections
     assert matching_sentence(text, "Unrelated words entirely?") is None
+
+
+def test_a_demo_thread_offers_its_questions_again_and_no_other_thread_does(db: Path) -> None:
+    service = ChatService(db)
+    demo = service.load_demo(n_messages=60)
+    other = service.new_thread_id()
+    _turn(service, other, "Demo conversation (60 messages)")  # a title like the demo's
+    service.close()
+    reopened = ChatService(db)  # a restart: the questions come from the thread list
+    assert reopened.demo_questions(demo.thread_id) == demo.questions
+    assert reopened.demo_questions(other) == []
+    assert reopened.demo_questions("chat-000000000000") == []
+    seeded = reopened.load_demo(n_messages=40, seed=5)
+    assert reopened.threads.get(seeded.thread_id).title == (  # type: ignore[union-attr]
+        "Demo conversation (40 messages, seed 5)"
+    )
+    assert reopened.demo_questions(seeded.thread_id) == seeded.questions != demo.questions
+    reopened.close()

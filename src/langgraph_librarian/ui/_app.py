@@ -69,6 +69,9 @@ CSS = """
 .lib-strategies { width: 100%; font-size: 13px; margin: 6px 0; }
 .lib-strategies td, .lib-strategies th { padding: 2px 6px; text-align: left; }
 .lib-current { font-weight: 700; background: #e8f0fe; color: #1a3a7a; }
+/* The chat's clear icon is New Session: it waits for the answer, as New Session does. */
+body:has(#lib-new:disabled) #lib-chat button[aria-label="Clear"] {
+  opacity: .35; pointer-events: none; }
 """
 
 
@@ -80,10 +83,25 @@ def theme() -> Any:
     )
 
 
-def _thread_choices(service: ChatService, current: str | None) -> Any:
+def _thread_choices(service: ChatService, current: str | None, **more: Any) -> Any:
+    """The Threads list with ``current`` picked (blank while it has no saved message).
+
+    ``more`` goes into the same update (``interactive=``): a second update of the
+    dropdown in one event replaces the first, it does not merge with it.
+    """
     choices = [(t.label(), t.thread_id) for t in service.list_threads()]
+    if current and all(v != current for _, v in choices):
+        info = service.threads.get(current)  # older than the newest listed: still shown
+        if info is not None:
+            choices.append((info.label(), info.thread_id))
     value = current if any(v == current for _, v in choices) else None
-    return gr.update(choices=choices, value=value)
+    return gr.update(choices=choices, value=value, **more)
+
+
+def _questions(service: ChatService, thread_id: str) -> Any:
+    """The demo's questions on a demo thread (also reopened), hidden on any other."""
+    asked = service.demo_questions(thread_id) if thread_id else []
+    return gr.update(choices=asked, value=None, visible=bool(asked))
 
 
 NO_REPLY = "_(no reply saved for this message)_"
@@ -98,10 +116,32 @@ _NEW_ID_JS = (
 NEW_SESSION_JS = f"() => [{_NEW_ID_JS}, [], null]"
 """New Session in the browser: a fresh thread id, an empty chat, no thread picked."""
 
+_SWITCHES_OFF = "document.querySelector('#lib-new')?.disabled"
+CLEAR_JS = f"(t, th) => {_SWITCHES_OFF} ? [t, [], th] : [{_NEW_ID_JS}, [], null]"
+"""The chat's clear icon: New Session, unless an answer or the demo is on its way.
+
+The icon cannot be disabled like the buttons; while they are (a turn streams into this
+thread, or the demo is loading), the click keeps the thread, and the chat it emptied is
+filled again by the turn.
+"""
+
+_OFF = "{__type__: 'update', interactive: false}"
+DEMO_START_JS = f"() => ['', {_OFF}, {_OFF}, {_OFF}]"
+"""The demo button in the browser: no thread until the demo arrives, switches off.
+
+A message sent meanwhile is refused (it stays in the box) instead of starting a turn on
+the previous thread whose reply would then stream over the demo; New Session and the
+thread list wait, as they do for an answer, and a second click loads nothing twice.
+"""
+
 _TAB_KEY = "lib-thread-id"
 """sessionStorage key of the tab's thread: a reload reopens it (a new tab starts anew)."""
 _THREAD_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+=-]{0,127}")
 
+OPENING_NOTE = (
+    "**Not sent:** the page is opening a thread (the demo conversation is being indexed). "
+    "Your text is still in the box: send it once the thread is shown."
+)
 BUSY_NOTE = "Answering… A message you send now is queued and goes right after this answer."
 SAVING_NOTE = "Saving the answer… A message you send now is queued and goes right after."
 
@@ -141,7 +181,13 @@ def _status(service: ChatService, thread_id: str, note: str = "") -> str:
     model = f"model `{service.model_label}`" if service.model_label else "no chat model (offline)"
     scope = service.scope_for(thread_id) if thread_id else None
     recall = f" · recall scope `{scope}`" if scope else ""
-    line = f"Thread `{thread_id}` · {model}{recall} · `{service.db_path.name}`"
+    if not thread_id:
+        shown = "Opening a thread…"
+    elif _THREAD_ID_RE.fullmatch(thread_id):
+        shown = f"Thread `{thread_id}`"
+    else:  # it came from the browser: never echoed into the Markdown
+        shown = "Thread (not a valid id)"
+    line = f"{shown} · {model}{recall} · `{service.db_path.name}`"
     return f"{line}  \n{note}" if note else line
 
 
@@ -208,6 +254,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                     _chat_lines(service, saved),
                     _inspector(service, saved),
                     _status(service, saved, "Reopened after a reload."),
+                    _questions(service, saved),
                 )
             thread_id = service.new_thread_id()
             return (
@@ -216,6 +263,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 [],
                 _inspector(service, thread_id),
                 _status(service, thread_id, "New thread."),
+                _questions(service, ""),
             )
 
         # While a turn runs, switching threads would let its reply stream into another
@@ -234,6 +282,9 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 # nothing on the page changes (a generator that yields nothing would
                 # clear its outputs).
                 yield {}
+                return
+            if not thread_id:  # the demo is loading: the page has no thread for it yet
+                yield {status: _status(service, "", OPENING_NOTE)}
                 return
             try:
                 service.check_thread_id(thread_id)
@@ -264,7 +315,9 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                         yield {status: _status(service, thread_id, SAVING_NOTE)}
                     elif isinstance(event, TurnFinished):
                         last_sent[thread_id] = time.monotonic()  # a queued 2nd click ends here
-                        yield {**_finished(event, thread_id), **switching(True)}
+                        # The thread list last: its update carries the refreshed choices
+                        # and the re-enabling together (the later of two would win).
+                        yield {**switching(True), **_finished(event, thread_id)}
             except MessageRejected as exc:  # the thread stayed busy: give the text back
                 yield {
                     chat: history,
@@ -304,25 +357,33 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 chat: lines,
                 inspector: inspector_html(event.report),
                 status: _status(service, thread_id, note),
-                threads: _thread_choices(service, thread_id),
+                threads: _thread_choices(service, thread_id, interactive=True),
             }
 
         def show_new_thread(thread_id: str) -> tuple[Any, ...]:
             """The server's half of New Session (the page already switched to the id)."""
+            if not thread_id:  # the clear icon while the demo loads: the demo decides
+                return (gr.update(), gr.update(), gr.update(), gr.update())
             try:
                 service.check_thread_id(thread_id)
             except MessageRejected as exc:
-                return (gr.update(), gr.update(), _status(service, "", f"**Error:** {exc}"))
+                error = _status(service, "", f"**Error:** {exc}")
+                return (gr.update(), gr.update(), error, gr.update())
+            if service.threads.get(thread_id) is not None:
+                # Not a new thread: the clear icon was ignored during an answer, or a
+                # message already went to the new one (its turn shows the page).
+                return (gr.update(), gr.update(), gr.update(), gr.update())
             return (
                 _thread_choices(service, None),
                 _inspector(service, thread_id),
                 _status(service, thread_id, "New thread."),
+                _questions(service, ""),  # the demo's questions are not this thread's
             )
 
         def open_thread(picked: str | None, current: str) -> tuple[Any, ...]:
             # The dropdown also sends "input" when it loses focus, with the value it
             # holds; only a pick of another saved thread switches.
-            unchanged = (gr.update(), gr.update(), gr.update(), gr.update())
+            unchanged = (gr.update(), gr.update(), gr.update(), gr.update(), gr.update())
             if not picked or picked == current or service.threads.get(picked) is None:
                 return unchanged
             return (
@@ -330,14 +391,33 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 _chat_lines(service, picked),
                 _inspector(service, picked),
                 _status(service, picked, "Reopened."),
+                _questions(service, picked),
             )
 
-        def load_demo(progress: gr.Progress = gr.Progress()) -> tuple[Any, ...]:  # noqa: B008
+        def load_demo(
+            previous: str,
+            progress: gr.Progress = gr.Progress(),  # noqa: B008
+        ) -> tuple[Any, ...]:
             def step(done: int, total: int) -> None:
                 if total:
                     progress((done, total), desc="Indexing the demo conversation")
 
-            demo = service.load_demo(progress=step)
+            on = (gr.update(interactive=True), gr.update(interactive=True))
+            try:
+                demo = service.load_demo(progress=step)
+            except Exception as exc:  # the page has no thread now: back to the one it had
+                logger.exception("librarian ui: the demo conversation could not be loaded")
+                thread_id, _, lines, shown, _, asked = start(previous)
+                note = f"**The demo could not be loaded:** {type(exc).__name__}: {exc}"
+                return (
+                    thread_id,
+                    lines,
+                    shown,
+                    _status(service, thread_id, note),
+                    _thread_choices(service, thread_id, interactive=True),
+                    asked,
+                    *on,
+                )
             note = (
                 f"Demo conversation loaded: {demo.messages} messages, {demo.tokens:,} tokens, "
                 "indexed. Ask one of its questions below, or anything else."
@@ -347,14 +427,15 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 _chat_lines(service, demo.thread_id),
                 _inspector(service, demo.thread_id),
                 _status(service, demo.thread_id, note),
-                _thread_choices(service, demo.thread_id),
+                _thread_choices(service, demo.thread_id, interactive=True),
                 gr.update(choices=demo.questions, value=None, visible=True),
+                *on,
             )
 
         app.load(
             start,
             inputs=[thread],
-            outputs=[thread, threads, chat, inspector, status],
+            outputs=[thread, threads, chat, inspector, status, questions],
             js=f"() => [sessionStorage.getItem('{_TAB_KEY}') || '']",
         )
         thread.change(
@@ -371,23 +452,27 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
             show_progress="hidden",  # the reply streaming in is the progress indicator
             trigger_mode="always_last",
         )
+        new_thread_outputs = [threads, inspector, status, questions]
         new_button.click(None, None, [thread, chat, threads], js=NEW_SESSION_JS).then(
-            show_new_thread, [thread], [threads, inspector, status], show_progress="hidden"
+            show_new_thread, [thread], new_thread_outputs, show_progress="hidden"
         )
         # The chat's own clear (trash) icon emptied the view while the thread went on:
         # the next message brought it all back. It is New Session (nothing is deleted).
-        chat.clear(None, None, [thread, chat, threads], js=NEW_SESSION_JS).then(
-            show_new_thread, [thread], [threads, inspector, status], show_progress="hidden"
+        chat.clear(None, [thread, threads], [thread, chat, threads], js=CLEAR_JS).then(
+            show_new_thread, [thread], new_thread_outputs, show_progress="hidden"
         )
         threads.input(
             open_thread,
             [threads, thread],
-            [thread, chat, inspector, status],
+            [thread, chat, inspector, status, questions],
             show_progress="hidden",
         )
-        demo_button.click(
+        demo_button.click(None, None, [thread, *switches], js=DEMO_START_JS).then(
             load_demo,
-            outputs=[thread, chat, inspector, status, threads, questions],
+            inputs=[thread],
+            outputs=[thread, chat, inspector, status, threads, questions, new_button, demo_button],
+            # The thread the tab had (sessionStorage keeps it), to go back to on a failure.
+            js=f"() => [sessionStorage.getItem('{_TAB_KEY}') || '']",
             show_progress_on=[chat],
         )
         questions.input(lambda q: q or gr.update(), questions, box)

@@ -19,6 +19,7 @@ Nothing here selects, summarizes or indexes: the graph and ``ScopeMemory`` do.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import sqlite3
 import threading
@@ -86,6 +87,22 @@ _BUSY_TIMEOUT = 300.0
 DEMO_SCOPE_SUFFIX = ":demo"
 """Demo threads recall from (and are copied into) the chat's scope plus this suffix."""
 _THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+=-]{0,127}")
+_DEMO_SEED = 11
+_DEMO_TITLE = re.compile(r"Demo conversation \((\d+) messages(?:, seed (\d+))?\)")
+
+
+def _demo_conversation(seed: int, n_messages: int) -> Any:
+    """The ``librarian demo`` conversation (deterministic for a seed and a length)."""
+    from langgraph_librarian._apps.demo_conversation import generate_conversation
+
+    return generate_conversation(
+        seed, n_messages=n_messages, noise="medium", n_facts=12, conv_id="demo"
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _demo_questions(seed: int, n_messages: int) -> tuple[str, ...]:
+    return tuple(q.text for q in _demo_conversation(seed, n_messages).questions)
 
 
 class UiState(LibrarianState, total=False):
@@ -499,10 +516,25 @@ class ChatService:
 
     # -- the demo ---------------------------------------------------------------------------
 
+    def demo_questions(self, thread_id: str) -> list[str]:
+        """The questions of the demo conversation if ``thread_id`` is one, else ``[]``.
+
+        A demo thread is known by the title :meth:`load_demo` gives it (and, when recall
+        is on, by its demo scope), so a reopened demo offers its questions again.
+        """
+        info = self.threads.get(thread_id)
+        if info is None or (info.scope and not info.scope.endswith(DEMO_SCOPE_SUFFIX)):
+            return []
+        match = _DEMO_TITLE.fullmatch(info.title)
+        if match is None or not 0 < int(match.group(1)) <= 10_000:
+            return []
+        seed = int(match.group(2)) if match.group(2) else _DEMO_SEED
+        return list(_demo_questions(seed, int(match.group(1))))
+
     def load_demo(
         self,
         *,
-        seed: int = 11,
+        seed: int = _DEMO_SEED,
         n_messages: int = 240,
         progress: Callable[[int, int], None] | None = None,
     ) -> DemoLoaded:
@@ -512,11 +544,7 @@ class ChatService:
         the agent had just answered, and the graph's own ``index_messages`` step then
         takes the index and folds the older messages into the gist.
         """
-        from langgraph_librarian._apps.demo_conversation import generate_conversation
-
-        conv = generate_conversation(
-            seed, n_messages=n_messages, noise="medium", n_facts=12, conv_id="demo"
-        )
+        conv = _demo_conversation(seed, n_messages)
         thread_id = self.new_thread_id()
         entries = update_index(conv.messages, [], self.config, progress=progress).entries
         cfg = self._config(thread_id)
@@ -530,7 +558,8 @@ class ChatService:
                 pass  # index_messages: reuses the entries, builds the gist
             self.threads.touch(
                 thread_id,
-                f"Demo conversation ({len(conv.messages)} messages)",
+                f"Demo conversation ({len(conv.messages)} messages"
+                + (f", seed {seed})" if seed != _DEMO_SEED else ")"),
                 turns=0,
                 # A scope of its own: its 240 synthetic messages must not be recalled
                 # into your real threads (nor raise the relevance bar there).

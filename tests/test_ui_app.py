@@ -1,0 +1,27 @@
+"""The Gradio page's helpers, without a browser (tests/test_ui_browser.py drives the page)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langgraph_librarian.ui import ChatService
+from langgraph_librarian.ui._app import _thread_choices
+
+
+def test_the_thread_list_shows_the_current_thread_also_past_the_newest_200(
+    tmp_path: Path,
+) -> None:
+    service = ChatService(tmp_path / "chat.db", scope=None)
+    try:
+        service.threads.touch("chat-oldest", "The oldest thread")
+        for n in range(200):
+            service.threads.touch(f"chat-{n:03d}", f"Thread {n}")
+        update = _thread_choices(service, "chat-oldest", interactive=True)
+        assert update["value"] == "chat-oldest"
+        assert update["choices"][-1][0].startswith("The oldest thread")
+        assert len(update["choices"]) == 201 and update["interactive"] is True
+        newest = _thread_choices(service, "chat-199")
+        assert newest["value"] == "chat-199" and len(newest["choices"]) == 200
+        assert _thread_choices(service, "chat-unsaved")["value"] is None
+    finally:
+        service.close()
