@@ -10,13 +10,15 @@ reconciles: the thread's records are read back and made to match its history aga
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from langgraph_librarian._engine.messages import content_hash, message_keys, message_text
+from langgraph_librarian._engine.messages import message_text
+from langgraph_librarian._engine.view import view_of
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts
 from langgraph_librarian.hydrate import recent_turns_start
 from langgraph_librarian.recall._records import MemoryRecord, clean_text, now_iso, stable_key
@@ -91,28 +93,92 @@ def _readable(cursor: object) -> dict[str, Any]:
 
 
 def _fingerprints(keys: Sequence[str], hashes: Sequence[str], cut: int) -> tuple[str, str]:
-    """Fingerprints of the history's first ``cut`` messages and of all of it: one pass of
-    SHA-256 over identity keys and content hashes (already computed for the plan)."""
+    """Fingerprints of the history's first ``cut`` messages and of all of it: SHA-256
+    over identity keys and content hashes (already computed for the plan)."""
     if len(keys) != len(hashes):
         raise ValueError("one content hash per key")
-
-    # The records joined in C (map over str.format, one encode, two updates): a loop
-    # with an update per message cost 15 ms a capture at 10,000 messages.
-    def joined(start: int, stop: int) -> bytes:
-        text = "".join(map(_RECORD.format, keys[start:stop], hashes[start:stop]))
-        return text.encode("utf-8", "surrogatepass")
-
-    digest = hashlib.sha256(joined(0, min(cut, len(keys))))
+    digest = hashlib.sha256(_joined(keys[:cut], hashes[:cut]))
     if cut >= len(keys):
         whole = digest.hexdigest()[:32]
         return whole, whole
     prefix = digest.hexdigest()[:32]
-    digest.update(joined(cut, len(keys)))
+    digest.update(_joined(keys[cut:], hashes[cut:]))
     return prefix, digest.hexdigest()[:32]
+
+
+def _joined(keys: Sequence[str], hashes: Sequence[str]) -> bytes:
+    # The records joined in C (a map over str.format, one encode): a digest update per
+    # message cost 15 ms a capture at 10,000 messages.
+    return "".join(map(_RECORD.format, keys, hashes)).encode("utf-8", "surrogatepass")
 
 
 _RECORD = "{}\x1e{}\x1f"
 """One message in a fingerprint: its identity key and content hash."""
+
+
+class _Captured:
+    """This module's keys and fingerprint of a history view, extended with the view.
+
+    Kept in the view's derived caches (a new view of a changed history starts anew:
+    this has no ``valid_below``), so a capture after each turn reads only the turn's
+    messages: the keys are extended, the running digest takes the new records, and the
+    fingerprint at each length captured so far is remembered for the next capture's
+    cursor (which stands where this one ended).
+    """
+
+    _MARKS = 8
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.digest = hashlib.sha256()
+        self.marks: dict[int, str] = {0: self.digest.hexdigest()[:32]}
+
+    def extend(self, view: Any, n: int) -> None:
+        done = len(self.keys)
+        ids = map(_ID, view.messages[done:n])
+        fresh = [f"id:{i}" if i else k for i, k in zip(ids, view.keys[done:n], strict=True)]
+        self.keys += fresh
+        self.digest.update(_joined(fresh, view.hashes[done:n]))
+        self.marks[n] = self.digest.hexdigest()[:32]
+        while len(self.marks) > self._MARKS:
+            del self.marks[min(self.marks)]
+
+
+_CAPTURED = "recall.capture"
+
+
+def _identities(
+    messages: Sequence[BaseMessage], cut: Callable[[list[str]], int]
+) -> tuple[list[str], list[str], int, str, str]:
+    """(content hashes, identity keys, ``cut(keys)``, fingerprint of the first ``cut``
+    messages, fingerprint of all of them), as :func:`message_keys` and
+    :func:`_fingerprints` make them.
+
+    Read from the history's view, which holds hashes and keys per message and is
+    extended by each turn's new messages: computed here, they cost a Python call per
+    message of the whole history at every capture. The view keys a message with an id
+    by the id alone; this module's keys (in cursors and records) say ``id:`` first.
+    """
+    view, n = view_of(messages)
+    hashes = view.hashes[:n]
+    with view.derived_lock:
+        captured = view.cache.get(_CAPTURED)
+        if not isinstance(captured, _Captured) or len(captured.keys) > n:
+            captured = _Captured()
+            if len(view) == n:  # (a longer view is another reader's: not kept)
+                view.cache[_CAPTURED] = captured
+        if len(captured.keys) < n:
+            captured.extend(view, n)
+        keys = captured.keys[:n]
+        marks = dict(captured.marks)
+    at = cut(keys)
+    whole, before = marks.get(n), marks.get(min(at, n))
+    if whole is None or before is None:
+        before, whole = _fingerprints(keys, hashes, at)
+    return hashes, keys, at, before, whole
+
+
+_ID = attrgetter("id")
 
 
 def _capturable(message: BaseMessage, roles: Collection[str]) -> bool:
@@ -137,19 +203,18 @@ def plan_capture(
     are never removed. System messages, roles outside ``roles`` and messages without
     text are skipped.
     """
-    hashes = [content_hash(m) for m in messages]
-    keys = message_keys(messages, hashes)
     cursor = _readable(cursor)
     last, seq = cursor.get("last"), cursor.get("seq", 0)
-    reconciling = False
-    if not cursor:
-        start = 0
-    elif last in keys:
-        start = len(keys) - keys[::-1].index(last)  # just after its last occurrence
-    else:
-        start = 0 if mirror else recent_turns_start(messages, 1)
-        reconciling = mirror
-    before, whole = _fingerprints(keys, hashes, start)
+
+    def cut(keys: list[str]) -> int:
+        if not cursor:
+            return 0
+        if last in keys:
+            return len(keys) - keys[::-1].index(last)  # just after its last occurrence
+        return 0 if mirror else recent_turns_start(messages, 1)
+
+    hashes, keys, start, before, whole = _identities(messages, cut)
+    reconciling = bool(cursor) and last not in keys and mirror
     if mirror and cursor and before != cursor.get("fp"):
         start, reconciling = 0, True
     chosen = [
