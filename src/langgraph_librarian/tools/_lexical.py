@@ -129,8 +129,14 @@ class LexicalScorer:
         word_vectors: Callable[[list[str]], np.ndarray] | None = None,
         *,
         neighbor_similarity: float = 0.35,
+        light_words: frozenset[str] = frozenset(),
+        light_weight: float = 1.0,
     ) -> None:
         self._word_vectors = word_vectors
+        # Query words that count ``light_weight`` times their idf (the verbs tool names
+        # share: "write" in "write me a poem" says less about the tool than "poem").
+        self._light = frozenset(stem_terms(sorted(light_words)))
+        self._light_weight = light_weight
         self.neighbor_similarity = neighbor_similarity
         self._vocabulary: list[str] = []  # catalog words with a row in _vocab_matrix
         self._vocab_matrix = np.zeros((0, 0), dtype=np.float32)
@@ -290,8 +296,8 @@ class LexicalScorer:
         seen_stems: set[str] = set()
         kept: list[tuple[str, str]] = []
         for word, stem in zip(words, stem_terms(words), strict=True):
-            if stem in seen_stems or (word.isdigit() and stem not in self._postings):
-                continue  # a number the catalog never mentions says nothing about tools
+            if stem in seen_stems:
+                continue
             seen_stems.add(stem)
             kept.append((word, stem))
         translated = (
@@ -310,6 +316,12 @@ class LexicalScorer:
             if stem in self._postings:
                 alternatives = [(stem, 1.0)]
                 idf = self.idf(stem)
+            elif word.isdigit():
+                # A number the catalog never mentions matches no tool, but it is part of
+                # the request all the same: a tool that matches only the other word of
+                # "what's 17 times 23" covers a third of it, not all of it.
+                alternatives = []
+                idf = self.idf("")
             else:
                 alternatives = self._similar(word)
                 idf = max((self.idf(s) for s, _ in alternatives), default=self.idf(""))
@@ -324,6 +336,8 @@ class LexicalScorer:
                         alternatives.append((s, sim))
                 if found and stem not in self._postings:
                     idf = max(idf, self.idf(other_stem))
+            if stem in self._light:
+                idf *= self._light_weight
             weights.append((idf, alternatives))
         total = sum(w for w, _ in weights)
         if total <= 0:
