@@ -146,3 +146,25 @@ def test_a_request_that_only_names_tools_loads_exactly_those(query):
     assert result.fallback == "name"
     assert set(result.names) <= {"email_send", "sms_send"}
     assert result.rest is None
+
+
+# -- 5. tools described in another language ------------------------------------------
+
+TERMIN = _schema("termin_erstellen", "Einen Termin im Kalender erstellen.", "titel")
+SPOTIFY = _schema("spotify_create_playlist", "Create a Spotify playlist.", "name")
+
+
+def test_a_tool_described_in_another_language_is_found_by_an_english_request():
+    # "Kalender" is read as calendar and schedule: "schedule" alone reaches the tool
+    # (the tool's own words are two edits or more from it).
+    tools = [*_catalog("email_send", "get_weather", "file_read", "music_play"), TERMIN]
+    assert "termin_erstellen" in ToolIndex(tools).search("add it to my schedule").names
+    assert ToolIndex(tools, embeddings=None).scores("schedule")["termin_erstellen"] > 0
+    off = ToolIndex(tools, embeddings=None, crosslingual=False)
+    assert off.scores("schedule")["termin_erstellen"] == 0
+
+
+def test_an_english_description_is_never_read_as_foreign():
+    # "spotify" is a table word ("spotlight"); the description's English "a" keeps it English.
+    index = ToolIndex([*_catalog("email_send", "get_weather"), SPOTIFY], embeddings=None)
+    assert index.scores("spotlight")["spotify_create_playlist"] == 0

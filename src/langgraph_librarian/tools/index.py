@@ -304,6 +304,37 @@ def _used_as_verb(record: ToolRecord, head: str) -> bool | None:
     return bool(rest) and rest[0] in _DETERMINERS
 
 
+def _reads_foreign(table_words: int, unread: int, words: list[str], content: list[str]) -> bool:
+    """Whether a text reads as foreign (see :meth:`ToolIndex.translated`): two table
+    words or more, table words and words nothing reads making up more than half of its
+    content words, or function words of another language at least as many as English ones."""
+    markers = function_words()
+    return (
+        table_words >= 2
+        or 2 * (table_words + unread) > len(content)
+        or 0 < sum(word in markers for word in content) >= len(words) - len(content)
+    )
+
+
+def _english_of(description: str) -> list[str]:
+    """English words for a tool description written in another language ("Einen Termin
+    im Kalender erstellen" -> calendar, schedule), by the cross-lingual table. A
+    description is judged by its function words alone (some of another language, at
+    least as many as English ones): a short English one full of brand names ("Create a
+    Spotify playlist") must not read as foreign."""
+    words = tokenize(fold_accents(description))
+    content = [w for w in words if w not in STOPWORDS]
+    markers = function_words()
+    if not 0 < sum(word in markers for word in content) >= len(words) - len(content):
+        return []
+    english = (
+        translate_words(word)
+        for word in content
+        if word not in markers and len(word) >= _MIN_TRANSLATED
+    )
+    return list(dict.fromkeys(w for words_ in english for w in words_))
+
+
 def _squeeze(name: str) -> str:
     """A domain name lower-cased without spaces or punctuation (``"Print 3D"`` -> ``print3d``)."""
     return "".join(c for c in name.lower() if c.isalnum())
@@ -762,8 +793,24 @@ class ToolIndex:
 
     # -- building -------------------------------------------------------------------
 
+    def _english(self, record: ToolRecord) -> list[str]:
+        """English words for a record described in another language (none with
+        ``crosslingual`` off, or for an English description)."""
+        return _english_of(record.description) if self.crosslingual else []
+
+    def _document(self, record: ToolRecord) -> str:
+        """What is embedded for ``record``: its text, and for a tool described in
+        another language the English words of its description (English-only models
+        read "Einen Termin im Kalender erstellen" as word pieces)."""
+        english = self._english(record)
+        return record.text + (f" ({' '.join(english)})" if english else "")
+
     def _index_lexical(self, row: int, record: ToolRecord) -> None:
-        self._lexical.add(row, record.lexical_fields())
+        fields = record.lexical_fields()
+        english = self._english(record)
+        if english:
+            fields.append((" ".join(english), _TRANSLATION_WEIGHT))
+        self._lexical.add(row, fields)
 
     def _sync(self) -> None:
         """Embed pending tools and compact removed rows (called before a search)."""
@@ -787,7 +834,7 @@ class ToolIndex:
         vectors: np.ndarray | None = None
         if self._embeddings is not None and pending:
             vectors = np.asarray(
-                self._embeddings.embed_documents([record.text for _, record in pending]),
+                self._embeddings.embed_documents([self._document(r) for _, r in pending]),
                 dtype=np.float32,
             )
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
@@ -863,11 +910,7 @@ class ToolIndex:
                 found[word] = [(w, _TRANSLATION_WEIGHT) for w in english]
             elif word.isalpha() and word not in _model_words():
                 unread += 1
-        foreign = (
-            len(found) >= 2
-            or 2 * (len(found) + unread) > len(content)
-            or 0 < sum(word in markers for word in content) >= len(words) - len(content)
-        )
+        foreign = _reads_foreign(len(found), unread, words, content)
         if not (found or shared) or not foreign:
             return query, {}
         out: list[str] = []
