@@ -50,6 +50,9 @@ _EDIT_COST = 1.5
 ``1 - 1.5 / length`` (0.625 for 4 letters, 0.75 for 6), two edits ``1 - 3 / length``;
 at 1.0, short words one edit from an unrelated catalog word counted too much (one request
 of the independent situations check lost its first place; docs/tools.md)."""
+_NUMBER_WEIGHT = 0.5
+"""A number the catalog never mentions counts this share of an unknown word's idf in
+the coverage (it matches nothing)."""
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _MAX_NEIGHBORS = 5
 """Catalog words, close in meaning, a query word may also stand for."""
@@ -319,9 +322,10 @@ class LexicalScorer:
             elif word.isdigit():
                 # A number the catalog never mentions matches no tool, but it is part of
                 # the request all the same: a tool that matches only the other word of
-                # "what's 17 times 23" covers a third of it, not all of it.
+                # "what's 17 times 23" covers part of it, not all of it. Half an unknown
+                # word: a number is most often an argument's value ("convert 100 usd").
                 alternatives = []
-                idf = self.idf("")
+                idf = self.idf("") * _NUMBER_WEIGHT
             else:
                 alternatives = self._similar(word)
                 idf = max((self.idf(s) for s, _ in alternatives), default=self.idf(""))
