@@ -136,6 +136,12 @@ def test_a_named_tool_and_the_rest_of_the_request_are_both_served():
     assert "For the rest of the request" in text and "get_weather" in text
 
 
+def test_low_confidence_guesses_for_the_rest_are_not_loaded():
+    # the rest is the named tool's arguments, not a second need
+    result = ToolIndex(_catalog()).search("email_send the report to Ann")
+    assert result.names == ["email_send"] and result.rest is None
+
+
 @pytest.mark.parametrize(
     "query",
     ["email_send", "load email_send please", "email_send, sms_send", "use the email_send tool"],

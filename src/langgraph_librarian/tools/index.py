@@ -550,7 +550,9 @@ class ToolIndex:
     A search answers in one of five ways (``ToolSearchResult.fallback``):
 
     - ``"name"``: the query names tools exactly (a word containing ``_`` or ``.`` that
-      is a tool name, or a query made only of tool names): exactly those are loaded.
+      is a tool name, or a query made only of tool names): those are loaded; words
+      besides the names and mere requests for them ("load", "please") are searched as
+      a request of their own, whose tools follow (``ToolSearchResult.rest``).
     - ``None`` (confident): the best score reaches ``threshold``; the tools that do (at
       most ``k``) are loaded, and a match reaching ``domain_threshold``, or two matches
       in one domain, bring that domain's other tools (at most ``max_siblings``).
@@ -1029,8 +1031,8 @@ class ToolIndex:
         return list(dict.fromkeys(h for h in hits if "_" in h or "." in h))
 
     def _rest_of(self, query: str, named: Sequence[str]) -> str:
-        """The words of ``query`` that are not the tool names in ``named``, or "" when
-        what is left only asks for them ("load", "please", "and")."""
+        """The words of ``query`` that are neither the tool names in ``named`` nor mere
+        requests for them ("load", "please", "and"); "" when nothing else is left."""
         lowered = {n.lower() for n in named}
         rest = _NAME_TOKEN.sub(
             lambda m: " " if m.group().strip(".:/-,;").lower() in lowered else m.group(), query
@@ -1038,7 +1040,8 @@ class ToolIndex:
         words = [w for w in tokenize(fold_accents(rest)) if w not in STOPWORDS]
         if all(w in _REQUEST_WORDS or w.isdigit() for w in words):
             return ""
-        return " ".join(rest.split())
+        kept = [w for w in rest.split() if w.strip(".,;:!?").lower() not in _REQUEST_WORDS]
+        return " ".join(kept).strip(" ,;:.-")
 
     def domain_list(self, first: Iterable[str] = ()) -> dict[str, int]:
         """Domains with tool counts: ``first`` ones, then the largest (at most 40)."""
@@ -1133,7 +1136,10 @@ class ToolIndex:
                 # "email_send and also get the weather in Rome": the named tool, and a
                 # search for the need the rest of the request states.
                 other = self._search(rest, k, wanted, None)
-                if other.fallback != "domains":
+                # Only a confident answer (or a domain named): low-confidence guesses
+                # for the rest are mostly the named tool's arguments ("email_send the
+                # report to Ann"), not a second need.
+                if other.fallback in (None, "domain"):
                     chosen = {m.name for m in matches}
                     other.matches = [m for m in other.matches if m.name not in chosen][
                         : self.max_loaded - len(matches)
