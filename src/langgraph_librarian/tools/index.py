@@ -380,7 +380,8 @@ class ToolRecord:
 
     @property
     def search_text(self) -> str:
-        """Everything the lexical search reads: the embedded text plus argument descriptions."""
+        """Everything the lexical search reads: the embedded text plus argument
+        descriptions (it weighs them field by field: see :meth:`lexical_fields`)."""
         described = [d for d in self.argument_descriptions if d]
         return self.text + (" " + " ".join(described) if described else "")
 
