@@ -99,11 +99,14 @@ def test_english_requests_with_jargon_are_left_alone():
     assert "voiture" in index.translated("ich brauche voiture")[1]
 
 
-def test_a_word_the_catalog_uses_is_never_translated():
+def test_a_word_the_catalog_uses_is_kept_and_only_read_in_a_foreign_request():
     catalog = [*CATALOG, {"name": "code_push", "description": "Push to a repo.", "parameters": {}}]
     index = ToolIndex(catalog, embeddings=None)
-    _, found = index.translated("pousser le code sur le repo, une voiture")
-    assert "repo" not in found and "voiture" in found
+    text, found = index.translated("pousser le code sur le repo, une voiture")
+    assert "voiture" in found and "voiture" not in text.split()
+    assert "repo" in text.split()  # kept as it is (and read in English as well)
+    # alone in an English request it is neither evidence of a foreign one nor read
+    assert index.translated("push the code to the repo")[1] == {}
 
 
 class _Other:

@@ -50,6 +50,9 @@ _EDIT_COST = 1.5
 ``1 - 1.5 / length`` (0.625 for 4 letters, 0.75 for 6), two edits ``1 - 3 / length``;
 at 1.0, short words one edit from an unrelated catalog word counted too much (one request
 of the independent situations check lost its first place; docs/tools.md)."""
+_NUMBER_WEIGHT = 0.5
+"""A number the catalog never mentions counts this share of an unknown word's idf in
+the coverage (it matches nothing)."""
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _MAX_NEIGHBORS = 5
 """Catalog words, close in meaning, a query word may also stand for."""
@@ -129,8 +132,14 @@ class LexicalScorer:
         word_vectors: Callable[[list[str]], np.ndarray] | None = None,
         *,
         neighbor_similarity: float = 0.35,
+        light_words: frozenset[str] = frozenset(),
+        light_weight: float = 1.0,
     ) -> None:
         self._word_vectors = word_vectors
+        # Query words that count ``light_weight`` times their idf (the verbs tool names
+        # share: "write" in "write me a poem" says less about the tool than "poem").
+        self._light = frozenset(stem_terms(sorted(light_words)))
+        self._light_weight = light_weight
         self.neighbor_similarity = neighbor_similarity
         self._vocabulary: list[str] = []  # catalog words with a row in _vocab_matrix
         self._vocab_matrix = np.zeros((0, 0), dtype=np.float32)
@@ -290,8 +299,8 @@ class LexicalScorer:
         seen_stems: set[str] = set()
         kept: list[tuple[str, str]] = []
         for word, stem in zip(words, stem_terms(words), strict=True):
-            if stem in seen_stems or (word.isdigit() and stem not in self._postings):
-                continue  # a number the catalog never mentions says nothing about tools
+            if stem in seen_stems:
+                continue
             seen_stems.add(stem)
             kept.append((word, stem))
         translated = (
@@ -310,6 +319,13 @@ class LexicalScorer:
             if stem in self._postings:
                 alternatives = [(stem, 1.0)]
                 idf = self.idf(stem)
+            elif word.isdigit():
+                # A number the catalog never mentions matches no tool, but it is part of
+                # the request all the same: a tool that matches only the other word of
+                # "what's 17 times 23" covers part of it, not all of it. Half an unknown
+                # word: a number is most often an argument's value ("convert 100 usd").
+                alternatives = []
+                idf = self.idf("") * _NUMBER_WEIGHT
             else:
                 alternatives = self._similar(word)
                 idf = max((self.idf(s) for s, _ in alternatives), default=self.idf(""))
@@ -324,6 +340,8 @@ class LexicalScorer:
                         alternatives.append((s, sim))
                 if found and stem not in self._postings:
                     idf = max(idf, self.idf(other_stem))
+            if stem in self._light:
+                idf *= self._light_weight
             weights.append((idf, alternatives))
         total = sum(w for w, _ in weights)
         if total <= 0:

@@ -62,6 +62,37 @@ def _model_words() -> frozenset[str]:
         )
 
 
+ARGUMENT_WEIGHT = 0.5
+"""How much a word of an argument's name or description counts in the lexical score,
+against 1 for a word of the description and 3 for one of the name."""
+
+_REQUEST_WORDS = frozenset(
+    {
+        "also",
+        "and",
+        "call",
+        "give",
+        "load",
+        "need",
+        "please",
+        "plus",
+        "then",
+        "tool",
+        "tools",
+        "use",
+        "want",
+        "with",
+    }
+)
+"""Words that only ask for the tools a request names ("load email_send please"): a
+request that names tools and has no other word is not searched further."""
+
+VERB_WEIGHT = 0.5
+"""How much a request's word that is a common verb of tool names ("write", "get",
+"send") counts in the lexical coverage, against 1 for its other words: the action is
+shared by many tools, its object says which one. "write me a poem" matched only by the
+name ``file_write`` no longer reads as a confident file request."""
+
 MAX_DOMAINS_LISTED = 40
 """Domains a "no match" answer lists at most (the candidates' domains first)."""
 
@@ -273,6 +304,37 @@ def _used_as_verb(record: ToolRecord, head: str) -> bool | None:
     return bool(rest) and rest[0] in _DETERMINERS
 
 
+def _reads_foreign(table_words: int, unread: int, words: list[str], content: list[str]) -> bool:
+    """Whether a text reads as foreign (see :meth:`ToolIndex.translated`): two table
+    words or more, table words and words nothing reads making up more than half of its
+    content words, or function words of another language at least as many as English ones."""
+    markers = function_words()
+    return (
+        table_words >= 2
+        or 2 * (table_words + unread) > len(content)
+        or 0 < sum(word in markers for word in content) >= len(words) - len(content)
+    )
+
+
+def _english_of(description: str) -> list[str]:
+    """English words for a tool description written in another language ("Einen Termin
+    im Kalender erstellen" -> calendar, schedule), by the cross-lingual table. A
+    description is judged by its function words alone (some of another language, at
+    least as many as English ones): a short English one full of brand names ("Create a
+    Spotify playlist") must not read as foreign."""
+    words = tokenize(fold_accents(description))
+    content = [w for w in words if w not in STOPWORDS]
+    markers = function_words()
+    if not 0 < sum(word in markers for word in content) >= len(words) - len(content):
+        return []
+    english = (
+        translate_words(word)
+        for word in content
+        if word not in markers and len(word) >= _MIN_TRANSLATED
+    )
+    return list(dict.fromkeys(w for words_ in english for w in words_))
+
+
 def _squeeze(name: str) -> str:
     """A domain name lower-cased without spaces or punctuation (``"Print 3D"`` -> ``print3d``)."""
     return "".join(c for c in name.lower() if c.isalnum())
@@ -318,9 +380,26 @@ class ToolRecord:
 
     @property
     def search_text(self) -> str:
-        """Everything the lexical search reads: the embedded text plus argument descriptions."""
+        """Everything the lexical search reads: the embedded text plus argument
+        descriptions (it weighs them field by field: see :meth:`lexical_fields`)."""
         described = [d for d in self.argument_descriptions if d]
         return self.text + (" " + " ".join(described) if described else "")
+
+    def lexical_fields(self) -> list[tuple[str, float]]:
+        """The texts the lexical search reads, each with its weight: the name three
+        times (the most specific thing a tool says about itself), the description once
+        (the name stands in for a missing one), argument names and argument
+        descriptions ``ARGUMENT_WEIGHT`` times each. Arguments say what a tool needs,
+        not what it does: at full weight an argument named ``time`` made "what's 17
+        times 23" a confident alarm tool."""
+        readable = _readable(self.name)
+        fields = [(readable, 3.0), (self.description or readable, 1.0)]
+        if self.arguments:
+            fields.append((" ".join(_readable(a) for a in self.arguments), ARGUMENT_WEIGHT))
+        described = [d for d in self.argument_descriptions if d]
+        if described:
+            fields.append((" ".join(described), ARGUMENT_WEIGHT))
+        return fields
 
     @property
     def summary(self) -> str:
@@ -357,6 +436,10 @@ class ToolSearchResult:
             aside); ``None`` otherwise.
         domain_used: With ``domain_requested``: the known domain the search kept
             instead (the closest one), or ``None`` when the filter was ignored.
+        rest: With ``"name"``: the answer for the rest of the request (its words that
+            are not tool names, when it has any), whose matches follow the named tools
+            in ``matches``; ``None`` otherwise.
+        rest_query: The text searched for ``rest`` ("" without one).
     """
 
     matches: list[ToolMatch] = field(default_factory=list)
@@ -365,6 +448,8 @@ class ToolSearchResult:
     low_confidence: bool = False
     domain_requested: str | None = None
     domain_used: str | None = None
+    rest: ToolSearchResult | None = None
+    rest_query: str = ""
 
     @property
     def names(self) -> list[str]:
@@ -466,7 +551,9 @@ class ToolIndex:
     A search answers in one of five ways (``ToolSearchResult.fallback``):
 
     - ``"name"``: the query names tools exactly (a word containing ``_`` or ``.`` that
-      is a tool name, or a query made only of tool names): exactly those are loaded.
+      is a tool name, or a query made only of tool names): those are loaded; words
+      besides the names and mere requests for them ("load", "please") are searched as
+      a request of their own, whose tools follow (``ToolSearchResult.rest``).
     - ``None`` (confident): the best score reaches ``threshold``; the tools that do (at
       most ``k``) are loaded, and a match reaching ``domain_threshold``, or two matches
       in one domain, bring that domain's other tools (at most ``max_siblings``).
@@ -554,14 +641,14 @@ class ToolIndex:
 
     def _new_lexical(self) -> LexicalScorer:
         if self._embeddings is None:
-            return LexicalScorer()
+            return LexicalScorer(light_words=_VERBS, light_weight=VERB_WEIGHT)
         words = load_embeddings("static")
         assert words is not None
 
         def vectors(texts: list[str]) -> np.ndarray:
             return np.asarray(words.embed_documents(texts), dtype=np.float32)
 
-        return LexicalScorer(vectors)
+        return LexicalScorer(vectors, light_words=_VERBS, light_weight=VERB_WEIGHT)
 
     @property
     def embeddings(self) -> Embeddings | None:
@@ -709,10 +796,24 @@ class ToolIndex:
 
     # -- building -------------------------------------------------------------------
 
+    def _english(self, record: ToolRecord) -> list[str]:
+        """English words for a record described in another language (none with
+        ``crosslingual`` off, or for an English description)."""
+        return _english_of(record.description) if self.crosslingual else []
+
+    def _document(self, record: ToolRecord) -> str:
+        """What is embedded for ``record``: its text, and for a tool described in
+        another language the English words of its description (English-only models
+        read "Einen Termin im Kalender erstellen" as word pieces)."""
+        english = self._english(record)
+        return record.text + (f" ({' '.join(english)})" if english else "")
+
     def _index_lexical(self, row: int, record: ToolRecord) -> None:
-        # The name counts three times: twice here, once more as the head of search_text
-        # ("name: description ..."); it is the most specific thing a tool says about itself.
-        self._lexical.add(row, [(_readable(record.name), 2.0), (record.search_text, 1.0)])
+        fields = record.lexical_fields()
+        english = self._english(record)
+        if english:
+            fields.append((" ".join(english), _TRANSLATION_WEIGHT))
+        self._lexical.add(row, fields)
 
     def _sync(self) -> None:
         """Embed pending tools and compact removed rows (called before a search)."""
@@ -736,7 +837,7 @@ class ToolIndex:
         vectors: np.ndarray | None = None
         if self._embeddings is not None and pending:
             vectors = np.asarray(
-                self._embeddings.embed_documents([record.text for _, record in pending]),
+                self._embeddings.embed_documents([self._document(r) for _, r in pending]),
                 dtype=np.float32,
             )
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
@@ -774,8 +875,9 @@ class ToolIndex:
         ones ("add a todo to buy gelato" is English: "todo" is both), two table words or
         more, or table words make up more than half of it. A lone table word in an
         English request is most likely English jargon the model's vocabulary lacks
-        ("repo"), and is left alone; so are words under four letters ("dns") and any
-        word the catalog itself uses (it matches as it is). Unchanged when
+        ("repo"), and is left alone; so are words under four letters ("dns"). A table
+        word the catalog itself uses is kept and, in a request that reads as foreign,
+        also read in English (it is no evidence that the request is foreign). Unchanged when
         ``crosslingual`` is off or nothing is replaced.
         """
         if not self.crosslingual:
@@ -791,6 +893,11 @@ class ToolIndex:
         content = [w for w in words if w not in STOPWORDS]
         markers = function_words()
         found: dict[str, list[tuple[str, float]]] = {}
+        # Table words the catalog uses too: read in English as well when the request
+        # reads as foreign, and kept (a French tool's "envoyer" must not keep an
+        # "envoyer un courriel" from reaching the email tools), but no evidence either
+        # way that the request is foreign (English jargon such as "repo" is in the table).
+        shared: dict[str, list[tuple[str, float]]] = {}
         unread = 0  # words neither the table, the model's vocabulary nor the catalog knows
         for word in content:
             if word in markers or len(word) < _MIN_TRANSLATED:
@@ -799,25 +906,26 @@ class ToolIndex:
             with self._lock:  # the scorer is rebuilt when another thread compacts
                 known = self._lexical.knows(word)
             if known:
+                if english:
+                    shared[word] = [(w, _TRANSLATION_WEIGHT) for w in english]
                 continue
             if english:
                 found[word] = [(w, _TRANSLATION_WEIGHT) for w in english]
             elif word.isalpha() and word not in _model_words():
                 unread += 1
-        foreign = (
-            len(found) >= 2
-            or 2 * (len(found) + unread) > len(content)
-            or 0 < sum(word in markers for word in content) >= len(words) - len(content)
-        )
-        if not found or not foreign:
+        foreign = _reads_foreign(len(found), unread, words, content)
+        if not (found or shared) or not foreign:
             return query, {}
         out: list[str] = []
         for word in words:
             if word in found:
                 out.extend(w for w, _ in found[word])
+            elif word in shared:
+                out.append(word)
+                out.extend(w for w, _ in shared[word])
             else:
                 out.append(word)
-        return " ".join(out), found
+        return " ".join(out), found | shared
 
     def embed_query(self, query: str) -> list[float] | None:
         """The query vector (``None`` for the lexical scorer); see :meth:`translated`."""
@@ -923,6 +1031,19 @@ class ToolIndex:
             return list(dict.fromkeys(hits))
         return list(dict.fromkeys(h for h in hits if "_" in h or "." in h))
 
+    def _rest_of(self, query: str, named: Sequence[str]) -> str:
+        """The words of ``query`` that are neither the tool names in ``named`` nor mere
+        requests for them ("load", "please", "and"); "" when nothing else is left."""
+        lowered = {n.lower() for n in named}
+        rest = _NAME_TOKEN.sub(
+            lambda m: " " if m.group().strip(".:/-,;").lower() in lowered else m.group(), query
+        )
+        words = [w for w in tokenize(fold_accents(rest)) if w not in STOPWORDS]
+        if all(w in _REQUEST_WORDS or w.isdigit() for w in words):
+            return ""
+        kept = [w for w in rest.split() if w.strip(".,;:!?").lower() not in _REQUEST_WORDS]
+        return " ".join(kept).strip(" ,;:.-")
+
     def domain_list(self, first: Iterable[str] = ()) -> dict[str, int]:
         """Domains with tool counts: ``first`` ones, then the largest (at most 40)."""
         counts = self.domains()
@@ -1005,14 +1126,29 @@ class ToolIndex:
             return ToolSearchResult(fallback="domains", domains=self.domain_list())
         named = self.named_tools(query)
         if named:
-            return ToolSearchResult(
-                matches=[
-                    ToolMatch(n, 1.0, "name", record.domain)
-                    for n in named[: self.max_loaded]
-                    if (record := self._records.get(n)) is not None
-                ],
-                fallback="name",
-            )
+            matches = [
+                ToolMatch(n, 1.0, "name", record.domain)
+                for n in named[: self.max_loaded]
+                if (record := self._records.get(n)) is not None
+            ]
+            result = ToolSearchResult(matches=matches, fallback="name")
+            rest = self._rest_of(query, named)
+            if rest and len(matches) < self.max_loaded:
+                # "email_send and also get the weather in Rome": the named tool, and a
+                # search for the need the rest of the request states.
+                other = self._search(rest, k, wanted, None)
+                # Only a confident answer (or a domain named): low-confidence guesses
+                # for the rest are mostly the named tool's arguments ("email_send the
+                # report to Ann"), not a second need.
+                if other.fallback in (None, "domain"):
+                    chosen = {m.name for m in matches}
+                    other.matches = [m for m in other.matches if m.name not in chosen][
+                        : self.max_loaded - len(matches)
+                    ]
+                    if other.matches:
+                        result.matches = matches + other.matches
+                        result.rest, result.rest_query = other, rest
+            return result
         combined, rows = self._combined(query, query_vector)
         allowed = None
         if wanted is not None:

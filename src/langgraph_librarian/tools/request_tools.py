@@ -171,7 +171,13 @@ def format_search_result(result: ToolSearchResult, index: ToolIndex) -> str:
 
 def _format_answer(result: ToolSearchResult, index: ToolIndex) -> str:
     if result.fallback == "name" and result.matches:
-        return "\n".join(["Tools loaded by name:", *_tool_lines(result, index)])
+        rest = result.rest
+        named = [m for m in result.matches if m.reason == "name"]
+        lines = ["Tools loaded by name:", *_tool_lines(ToolSearchResult(matches=named), index)]
+        if rest is not None and rest.matches:
+            lines.append(f"For the rest of the request ({_quoted(result.rest_query)}):")
+            lines.append(_format_answer(rest, index))
+        return "\n".join(lines)
     if result.fallback == "candidates" and result.matches:
         lines = [
             "No confident match for that request. Best guesses, loaded so you can call one "
