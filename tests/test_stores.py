@@ -455,3 +455,78 @@ def test_chunk_tokens_differ_in_a_forked_worker():
     os.close(read)
     os.close(write)
     assert len(theirs) == 16 and theirs != _new_token()
+
+
+class _Blipping(InMemoryStore):
+    """A store whose next batch of the chosen kind fails once, as a dropped connection."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fail: type | None = None
+
+    def _maybe_fail(self, ops) -> None:
+        if self.fail is not None and any(isinstance(op, self.fail) for op in ops):
+            self.fail = None
+            raise ConnectionError("server closed the connection unexpectedly")
+
+    def batch(self, ops):
+        ops = list(ops)
+        self._maybe_fail(ops)
+        return super().batch(ops)
+
+    async def abatch(self, ops):
+        ops = list(ops)
+        self._maybe_fail(ops)
+        return await super().abatch(ops)
+
+
+@pytest.mark.parametrize("kind", ["put", "get"])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_store_blip_does_not_fail_the_turn_and_the_index_catches_up(kind, mode):
+    # One dropped connection while the index is read or saved: the reply was already
+    # checkpointed, so failing the turn lost it to the caller (and a retry asked twice).
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.store.base import GetOp, PutOp
+
+    from langgraph_librarian import LibrarianConfig, create_librarian_graph
+
+    backend = _Blipping()
+    graph = create_librarian_graph(
+        lambda state: {"messages": [AIMessage("Noted.")]},
+        LibrarianConfig(store=backend),
+        checkpointer=InMemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": f"blip-{kind}-{mode}"}}
+
+    async def turn(text: str) -> dict:
+        payload = {"messages": [HumanMessage(text)]}
+        return await graph.ainvoke(payload, cfg) if mode == "async" else graph.invoke(payload, cfg)
+
+    await turn("The budget is 12,000 dollars.")
+    backend.fail = PutOp if kind == "put" else GetOp
+    out = await turn("Actually the budget is 15,000 dollars.")
+    assert out["messages"][-1].content == "Noted."
+    assert "catches up" in out["librarian_metadata"]["store_error"]
+    await turn("What is the budget?")
+    saved = LangGraphIndexStore(backend).load(cfg["configurable"]["thread_id"])
+    assert saved is not None and len(saved) == 6  # every message indexed again
+
+
+def test_a_corrupt_index_still_fails_the_turn_loudly():
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_librarian import LibrarianConfig, create_librarian_graph
+
+    backend = InMemoryStore()
+    graph = create_librarian_graph(
+        lambda state: {"messages": [AIMessage("Noted.")]},
+        LibrarianConfig(store=backend),
+        checkpointer=InMemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "corrupt-turn"}}
+    graph.invoke({"messages": [HumanMessage("The budget is 12,000 dollars.")]}, cfg)
+    backend.put(("librarian", "index"), "corrupt-turn#m", {"format": 2, "chunks": 7})
+    with pytest.raises(IndexStoreError):
+        graph.invoke({"messages": [HumanMessage("What is the budget?")]}, cfg)

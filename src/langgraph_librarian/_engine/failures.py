@@ -59,6 +59,12 @@ _RETRY_NAMES = frozenset(
         "ServiceUnavailable",
         "ResourceExhausted",
         "DeadlineExceeded",
+        # DB-API connection-level errors (psycopg, sqlite3): the server went away, the
+        # database is locked. Settings problems among them are told apart first
+        # (SQLSTATE classes and words below).
+        "OperationalError",
+        "InterfaceError",
+        "PoolClosed",
     }
 )
 

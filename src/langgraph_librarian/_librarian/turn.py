@@ -22,7 +22,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._engine.failures import fails_open
+from langgraph_librarian._engine.failures import classify, describe, fails_open, log_failure
 from langgraph_librarian._engine.history import repair_history
 from langgraph_librarian._engine.messages import (
     content_hash,
@@ -676,11 +676,15 @@ def select_turn(
     the local selector (``fallback_reason`` says why); store and configuration errors
     propagate.
     """
-    entries = run.load(state)
+    try:
+        entries, blip = run.load(state), None
+    except Exception as exc:
+        entries, blip = [], _store_blip(exc, "reading the index")
     started = time.perf_counter()
     messages = read_messages(state)
-    run.remember_read(messages, entries)
-    return _select_loaded(state, run, cache, entries, messages, started)
+    if blip is None:
+        run.remember_read(messages, entries)
+    return _noted(_select_loaded(state, run, cache, entries, messages, started), blip)
 
 
 def _select_loaded(
@@ -772,10 +776,25 @@ async def aselect_turn(
     event loop that serves every other conversation; only a selector model's call is
     awaited on the loop.
     """
-    entries = await run.aload(state)
+    try:
+        entries, blip = await run.aload(state), None
+    except Exception as exc:
+        entries, blip = [], _store_blip(exc, "reading the index")
     started = time.perf_counter()
     messages = read_messages(state)
-    run.remember_read(messages, entries)
+    if blip is None:
+        run.remember_read(messages, entries)
+    return _noted(await _aselect_loaded(state, run, cache, entries, messages, started), blip)
+
+
+async def _aselect_loaded(
+    state: dict[str, Any],
+    run: Run,
+    cache: SelectionCache | None,
+    entries: list[IndexEntry],
+    messages: list[BaseMessage],
+    started: float,
+) -> StateUpdate:
     if run.config.selector is None and run.config.uses_local_selector:
         return await asyncio.to_thread(
             _select_loaded, state, run, cache, entries, messages, started
@@ -786,6 +805,30 @@ async def aselect_turn(
             return _remember(cache, run, plan, plan.skip)
         selection = await _aselected(plan, run, cache)
         return _remember(cache, run, plan, await asyncio.to_thread(_finish, plan, selection))
+
+
+def _store_blip(exc: Exception, step: str) -> str:
+    """Absorb a transient store failure (a dropped connection, a locked database) and say
+    what it was; anything else (a corrupt index, settings only the user can fix, an
+    interrupt) is raised again.
+
+    A turn does not fail for a blip: without the stored index this turn's selection
+    gives every message a provisional offline entry, and a save that failed is made up
+    by the next turn's indexing (the index is reconciled with the history each turn).
+    Failing the turn instead lost the reply to the caller after it was checkpointed,
+    and a retry sent the question twice.
+    """
+    if classify(exc) != "transient":
+        raise exc
+    log_failure(logger, f"librarian: {step}", exc)
+    return f"{step} failed, {describe(exc)}; the next turn catches up"
+
+
+def _noted(update: StateUpdate, blip: str | None) -> StateUpdate:
+    if blip is not None:
+        metadata = update.setdefault("librarian_metadata", {})
+        metadata["store_error"] = blip
+    return update
 
 
 async def _aselected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Selection:
@@ -914,10 +957,17 @@ def index_turn(state: dict[str, Any], run: Run) -> StateUpdate:
     messages = read_messages(state)
     entries = run.read_for_indexing(messages)
     if entries is None:
-        entries = run.load(state)
+        try:
+            entries = run.load(state)
+        except Exception as exc:  # nothing to build on: the next turn indexes this one too
+            return _noted(_consume_query(state, {}), _store_blip(exc, "reading the index"))
     update = update_index(messages, entries, run.config, run_config=run.run_config)
-    run.save(update.entries)
-    return _fold(state, run, _index_result(state, update, run))
+    try:
+        run.save(update.entries)
+        blip = None
+    except Exception as exc:
+        blip = _store_blip(exc, "saving the index")
+    return _noted(_fold(state, run, _index_result(state, update, run)), blip)
 
 
 async def aindex_turn(state: dict[str, Any], run: Run) -> StateUpdate:
@@ -927,7 +977,14 @@ async def aindex_turn(state: dict[str, Any], run: Run) -> StateUpdate:
     messages = read_messages(state)
     entries = run.read_for_indexing(messages)
     if entries is None:
-        entries = await run.aload(state)
+        try:
+            entries = await run.aload(state)
+        except Exception as exc:  # nothing to build on: the next turn indexes this one too
+            return _noted(_consume_query(state, {}), _store_blip(exc, "reading the index"))
     update = await aupdate_index(messages, entries, run.config, run_config=run.run_config)
-    await run.asave(update.entries)
-    return await _afold(state, run, _index_result(state, update, run))
+    try:
+        await run.asave(update.entries)
+        blip = None
+    except Exception as exc:
+        blip = _store_blip(exc, "saving the index")
+    return _noted(await _afold(state, run, _index_result(state, update, run)), blip)
