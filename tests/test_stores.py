@@ -530,3 +530,56 @@ def test_a_corrupt_index_still_fails_the_turn_loudly():
     backend.put(("librarian", "index"), "corrupt-turn#m", {"format": 2, "chunks": 7})
     with pytest.raises(IndexStoreError):
         graph.invoke({"messages": [HumanMessage("What is the budget?")]}, cfg)
+
+
+def test_background_jobs_of_one_thread_id_in_two_stores_stay_apart():
+    # Two apps in one process keep the same thread id in different stores: background
+    # indexing shared one record per thread id, so one store's history went to the
+    # other's job and the first store's index stayed behind.
+    import threading
+
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import MemorySaver
+
+    from fakes import ScriptedChatModel
+    from langgraph_librarian import (
+        LibrarianConfig,
+        create_librarian_graph,
+        wait_for_background_indexing,
+    )
+
+    text = "We compared venues, prices and dates; Dana owns the decision. " * 6
+    apps = []
+    for name in "AB":
+        backend = InMemoryStore()
+        config = LibrarianConfig(
+            store=backend,
+            background_indexing=True,
+            indexer_model=ScriptedChatModel(script=f"Summary {name}.", latency=0.2),
+        )
+        graph = create_librarian_graph(
+            lambda state: {"messages": [AIMessage("Noted.")]},
+            config,
+            checkpointer=MemorySaver(),
+            store=backend,
+        )
+        apps.append((name, backend, graph))
+    cfg = {"configurable": {"thread_id": "user-1"}}
+    for turn in range(3):
+        threads = [
+            threading.Thread(
+                target=graph.invoke,
+                args=({"messages": [HumanMessage(f"{name} turn {turn}: {text}")]}, cfg),
+            )
+            for name, _, graph in apps
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert wait_for_background_indexing(30)
+    for _, backend, graph in apps:
+        messages = graph.get_state(cfg).values["messages"]
+        saved = LangGraphIndexStore(backend).load("user-1")
+        assert saved is not None
+        assert [e.message_id for e in saved] == [m.id for m in messages]

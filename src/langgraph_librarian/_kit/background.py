@@ -52,7 +52,18 @@ class _Session:
         ) = None
 
 
-_SESSIONS: weakref.WeakValueDictionary[str, _Session] = weakref.WeakValueDictionary()
+_SESSIONS: weakref.WeakValueDictionary[tuple[int, object, str], _Session] = (
+    weakref.WeakValueDictionary()
+)
+"""Records by (backing store, namespace, session): two graphs of one process that keep
+the same thread id in different stores must not share a record, or one's newest
+history would be indexed into the other's store and its own jobs found nothing left."""
+
+
+def _record_key(store: object, session: str) -> tuple[int, object, str]:
+    inner = getattr(store, "store", store)  # LangGraphIndexStore wraps a BaseStore
+    namespace = getattr(store, "namespace", None)
+    return (id(inner), namespace if isinstance(namespace, tuple) else None, session)
 
 
 def _run(session: str, record: _Session) -> None:
@@ -101,9 +112,10 @@ def submit_indexing(
     newest history wins (see :class:`_Session`).
     """
     with _GUARD:
-        record = _SESSIONS.get(session)
+        key = _record_key(config.store, session)
+        record = _SESSIONS.get(key)
         if record is None:
-            record = _SESSIONS[session] = _Session()
+            record = _SESSIONS[key] = _Session()
         record.latest = (config, list(messages), run_config, fallback)
         # The job holds the record (and so keeps it alive) until it has run.
         future = _EXECUTOR.submit(_run, session, record)
