@@ -186,3 +186,69 @@ def test_captures_without_a_thread_id_only_ever_add():
     memory.capture("u", [HumanMessage("First chat fact.", id="h1")])
     memory.capture("u", [HumanMessage("Second chat fact.", id="h2")])
     assert texts(memory) == ["First chat fact.", "Second chat fact."]
+
+
+def _turns(n: int, fork: str = "") -> list[Any]:
+    messages: list[Any] = []
+    for k in range(n):
+        messages.append(
+            HumanMessage(f"{fork}Fact number {k}: item {k} costs {k * 7} euros.", id=f"{fork}h{k}")
+        )
+        messages.append(AIMessage(f"{fork}Noted item {k}.", id=f"{fork}a{k}"))
+    return messages
+
+
+def _captured_texts(memory: ScopeMemory, thread: str) -> list[str]:
+    return [r.text for r in memory.thread_records("s", thread)]
+
+
+def _cursor_ref(memory: ScopeMemory, thread: str) -> tuple[tuple[str, ...], str]:
+    from langgraph_librarian.recall._memory import _THREADS
+
+    return memory._ns("s", _THREADS), stable_key("thread", thread)
+
+
+def test_records_another_writer_removed_behind_the_cursor_come_back(store: BaseStore) -> None:
+    # forget_thread racing a capture: the capture's cursor lands after forget's deletes,
+    # so the cursor says "captured" while the records are gone. The history did not
+    # change (the fingerprint matches); a periodic check of the records against the
+    # history brings them back within a bounded number of turns.
+    memory = ScopeMemory(store)
+    history = _turns(4)
+    memory.capture("s", history, thread_id="t")
+    ns, key = _cursor_ref(memory, "t")
+    cursor = store.get(ns, key).value
+    memory.forget_thread("s", "t")
+    store.put(ns, key, cursor)  # the racing capture's cursor, written last
+    assert memory.thread_records("s", "t") == []
+    memory.capture("s", history := [*history, *_turns(5)[-2:]], thread_id="t")
+    assert len(memory.thread_records("s", "t")) < len(history)  # not at once: no read
+    for k in range(5, 20):
+        history = [*history, *_turns(k + 1)[-2:]]
+        memory.capture("s", history, thread_id="t")
+        if len(memory.thread_records("s", "t")) == len(history):
+            break
+    # (the restored records come after the others in the thread's order: a rare repair)
+    assert sorted(m.content for m in history) == sorted(_captured_texts(memory, "t"))
+
+
+def test_records_of_a_losing_fork_are_removed_in_time(store: BaseStore) -> None:
+    # Two workers capture two forks of one turn, both from the same cursor; the winner's
+    # cursor is written last, and its fingerprint matches its own history: the loser's
+    # records stayed for good. The periodic check removes them.
+    memory, other = ScopeMemory(store), ScopeMemory(store)
+    base = _turns(3)
+    memory.capture("s", base, thread_id="t")
+    ns, key = _cursor_ref(memory, "t")
+    cursor = store.get(ns, key).value
+    other.capture("s", [*base, *_turns(1, fork="lost ")], thread_id="t")
+    store.put(ns, key, cursor)  # the winner read the cursor before the loser wrote
+    history = [*base, *_turns(1, fork="kept ")]
+    memory.capture("s", history, thread_id="t")
+    assert any("lost" in text for text in _captured_texts(memory, "t"))
+    for k in range(3, 20):
+        history = [*history, *_turns(k + 1)[-2:]]
+        memory.capture("s", history, thread_id="t")
+        if not any("lost" in text for text in _captured_texts(memory, "t")):
+            break
+    assert [m.content for m in history] == _captured_texts(memory, "t")

@@ -55,6 +55,7 @@ class CapturePlan:
     seqs: list[int | None] = field(default_factory=list)
     created: list[str | None] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
+    verify_at: int = 0
 
     def _seq_numbers(self) -> list[int]:
         given = self.seqs or [None] * len(self.messages)
@@ -71,7 +72,17 @@ class CapturePlan:
 
     def cursor(self) -> dict[str, Any]:
         """The thread's cursor after this capture."""
-        return {"last": clean_text(self.last), "seq": self.next_seq(), "fp": self.fingerprint}
+        nxt = self.next_seq()
+        # After a reconciliation the next check is due once a quarter more (at least 16)
+        # records were captured: one read of the thread's records per that many, so the
+        # checks cost a bounded share of the captures whatever the thread's length.
+        # A thread captured whole for the first time (``verify_at < 0``) starts the same way.
+        scheduled = self.reconcile or self.verify_at < 0
+        verify = nxt + max(_VERIFY_MIN, nxt // 4) if scheduled else self.verify_at
+        return {"last": clean_text(self.last), "seq": nxt, "fp": self.fingerprint, "verify": verify}
+
+
+_VERIFY_MIN = 16
 
 
 def _has_text(message: BaseMessage) -> bool:
@@ -89,7 +100,10 @@ def _readable(cursor: object) -> dict[str, Any]:
     last, seq, fp = cursor.get("last"), cursor.get("seq", 0), cursor.get("fp")
     if not isinstance(last, str) or isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
         return {}
-    return {"last": last, "seq": seq, "fp": fp if isinstance(fp, str) else None}
+    verify = cursor.get("verify")
+    if isinstance(verify, bool) or not isinstance(verify, int):
+        verify = 0  # a cursor from before periodic checks: check at this capture
+    return {"last": last, "seq": seq, "fp": fp if isinstance(fp, str) else None, "verify": verify}
 
 
 def _fingerprints(keys: Sequence[str], hashes: Sequence[str], cut: int) -> tuple[str, str]:
@@ -217,6 +231,13 @@ def plan_capture(
     reconciling = bool(cursor) and last not in keys and mirror
     if mirror and cursor and before != cursor.get("fp"):
         start, reconciling = 0, True
+    # The fingerprint tells what changed in this thread's history, not what another
+    # writer did to its records meanwhile: two workers capturing two forks of one turn
+    # (the loser's records stay behind the winner's cursor), forget_thread racing a
+    # capture (the cursor says captured, the records are gone). Store writes have no
+    # compare-and-set, so the records are checked against the history now and then.
+    if mirror and cursor and seq >= cursor.get("verify", 0):
+        start, reconciling = 0, True
     chosen = [
         (m, k, h)
         for m, k, h in zip(messages[start:], keys[start:], hashes[start:], strict=True)
@@ -230,6 +251,7 @@ def plan_capture(
         fingerprint=whole,
         reconcile=reconciling,
         hashes=[h for _, _, h in chosen],
+        verify_at=int(cursor.get("verify", 0)) if cursor else -1,
     )
 
 

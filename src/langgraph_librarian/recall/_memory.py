@@ -321,8 +321,9 @@ class ScopeMemory:
         kept with the thread's cursor differs), the thread's records are read back and
         reconciled: records of deleted messages are removed, edited ones rewritten.
         The check costs one hash over the history's message keys per capture; the
-        reconciliation, which only runs after a deletion or an edit, one read of the
-        thread's records.
+        reconciliation, which runs after a deletion or an edit and, against other
+        writers, once a quarter more records were captured (at least 16), one read of
+        the thread's records.
         """
         cursor_key = stable_key("thread", thread_id)
         (cursor,) = batch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
