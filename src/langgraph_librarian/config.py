@@ -236,7 +236,9 @@ class LibrarianConfig:
             raise TypeError("selector must have select() and aselect() (see Selector)")
         if self.background_indexing and self.store is None:
             raise ValueError(
-                "background_indexing needs a store: graph state can only change while a node runs"
+                "background_indexing needs a store in the config itself, "
+                "LibrarianConfig(store=..., background_indexing=True) (create_librarian_graph's "
+                "store= alone does not reach it): graph state can only change while a node runs"
             )
 
     # -- budget ---------------------------------------------------------------------
