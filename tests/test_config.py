@@ -249,3 +249,10 @@ def test_a_packaged_model_without_its_packages_fails_when_the_config_is_built(mo
     with pytest.raises(ImportError, match="needs the MiniLM weights"):
         LibrarianConfig(embeddings="minilm")
     LibrarianConfig(embeddings="static")  # packaged with the library: always there
+
+
+def test_background_indexing_without_a_store_says_where_the_store_goes():
+    with pytest.raises(
+        ValueError, match=r"LibrarianConfig\(store=\.\.\., background_indexing=True\)"
+    ):
+        LibrarianConfig(background_indexing=True)
