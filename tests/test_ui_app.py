@@ -25,3 +25,20 @@ def test_the_thread_list_shows_the_current_thread_also_past_the_newest_200(
         assert _thread_choices(service, "chat-unsaved")["value"] is None
     finally:
         service.close()
+
+
+def test_an_offline_thread_reopened_says_no_model_answered_not_that_a_reply_was_lost(
+    tmp_path: Path,
+) -> None:
+    from langgraph_librarian.ui._app import NO_MODEL, NO_REPLY, _chat_lines
+
+    service = ChatService(tmp_path / "chat.db", scope=None)
+    try:
+        for text in ["The venue is Porto.", "Where is the venue?"]:
+            list(service.send("chat-offline", text, "librarian"))
+        lines = _chat_lines(service, "chat-offline")
+        assert [line["role"] for line in lines] == ["user", "assistant", "user", "assistant"]
+        assert lines[1]["content"] == lines[3]["content"] == NO_MODEL
+        assert NO_REPLY not in {line["content"] for line in lines}
+    finally:
+        service.close()

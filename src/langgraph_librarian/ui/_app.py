@@ -105,6 +105,12 @@ def _questions(service: ChatService, thread_id: str) -> Any:
 
 
 NO_REPLY = "_(no reply saved for this message)_"
+NO_MODEL = (
+    "_(offline: no chat model answers here; the inspector shows the context a model "
+    "would have been given)_"
+)
+"""What an unanswered message shows when the chat has no model: offline turns save no
+reply, and "no reply saved" read, after a reload, as if an answer had been lost."""
 
 # A new thread id made in the browser, so that New Session takes effect at the click:
 # a message sent right after it must not read the previous id from a server round trip
@@ -166,7 +172,8 @@ def _chat_lines(
         last = n == len(history) - 1
         unanswered = line["role"] == "user" and (last or history[n + 1]["role"] == "user")
         if unanswered and (answer_last or not last):
-            lines.append({"role": "assistant", "content": NO_REPLY})
+            missing = NO_MODEL if service.model is None else NO_REPLY
+            lines.append({"role": "assistant", "content": missing})
     return lines
 
 
