@@ -375,9 +375,17 @@ def _short_selections(plan: _Plan, ranked: list[int], budget: int) -> dict[int, 
     question (a line of a pasted log, a clause of a contract) are what the agent needs
     of it, so they follow the summary, up to about a quarter of the budget.
     """
-    found = _summaries_of(plan.candidates, ranked)
+    return _excerpted(plan, _summaries_of(plan.candidates, ranked), ranked, budget)
+
+
+def _excerpted(
+    plan: _Plan, summaries: dict[int, str], positions: Sequence[int], budget: int
+) -> dict[int, str]:
+    """``summaries``, each long message's among ``positions`` followed by its passages
+    that match the question (the message alone when it has no summary)."""
     messages = plan.messages
-    for position in ranked:
+    found = dict(summaries)
+    for position in positions:
         if not 0 <= position < len(messages):
             continue
         text = message_text(messages[position])
@@ -415,21 +423,10 @@ def _huge_results(plan: _Plan, budget: int) -> dict[int, str]:
 
 
 def _with_excerpts(plan: _Plan, summaries: dict[int, str], budget: int) -> dict[int, str]:
-    """The recent turns' summaries, each long message's followed by its passages that
-    match the question (as for selections): the question after a fetched log ("what was
-    the latency of line 7?") needs the line, which the log's summary does not hold."""
-    messages = plan.messages
-    found = dict(summaries)
-    for position, summary in summaries.items():
-        if not 0 <= position < len(messages):
-            continue
-        text = message_text(messages[position])
-        if len(text) <= budget:  # under a quarter of the budget: it fits, or is cut whole
-            continue
-        excerpt = matching_excerpt(text, plan.query, budget)
-        if excerpt:
-            found[position] = f"{summary}\n[excerpt] {excerpt}" if summary else excerpt
-    return found
+    """The recent turns' summaries with their matching passages, as for selections: the
+    question after a fetched log ("what was the latency of line 7?") needs the line,
+    which the log's summary does not hold."""
+    return _excerpted(plan, summaries, list(summaries), budget)
 
 
 def _summaries_of(candidates: list[IndexEntry], positions: list[int]) -> dict[int, str]:
