@@ -291,9 +291,12 @@ def test_an_edited_question_is_selected_again_not_served_from_the_cache():
     assert out["librarian_metadata"]["query"] == "When is the product launch?"
 
 
-def test_a_history_rewritten_mid_turn_is_selected_again():
-    """Summarization between two model calls of one turn folds the selected message into
-    a summary: later calls select over the new history (the summary), not the cached ids."""
+def _fold_mid_turn(
+    thread_id: str, selector: ScriptedChatModel | None = None
+) -> tuple[list[list[Any]], int]:
+    """The model calls of one turn whose tool loop (three invoice lookups) makes a
+    summarization middleware fold the history between two of them, and how many
+    selector calls that turn made."""
     from langchain.agents.middleware import SummarizationMiddleware
 
     calls = {"n": 0}
@@ -311,50 +314,6 @@ def test_a_history_rewritten_mid_turn_is_selected_again():
         return AIMessage("final")
 
     model = ToolCallingScriptedModel(script=decide)
-    summarizer = ScriptedChatModel(script="The product launch is March 3rd in Berlin.")
-    agent = create_agent(
-        model,
-        tools=[lookup_invoice],
-        middleware=[
-            SummarizationMiddleware(summarizer, trigger=("messages", 12), keep=("messages", 4)),
-            LibrarianMiddleware(LibrarianConfig(always_include_recent_turns=1)),
-        ],
-        checkpointer=MemorySaver(),
-    )
-    thread = {"configurable": {"thread_id": "rewrite"}}
-    for i, (fact, _) in enumerate(_FACTS):
-        agent.invoke({"messages": [HumanMessage(fact, id=f"h{i}")]}, thread)
-    first = len(model.calls)
-    agent.invoke({"messages": [HumanMessage("Plan the product launch logistics", id="q")]}, thread)
-    turn = model.calls[first:]
-    assert len(turn) == 4
-    assert all(_shown(call, "March 3rd") for call in turn), [
-        [str(m.content)[:30] for m in call] for call in turn
-    ]
-
-
-def test_a_fold_mid_turn_costs_no_second_selector_call():
-    """With a selector model, a summary folded between two model calls of a turn keeps the
-    model's choice and completes it offline: one selector call a turn, not one per model
-    call, and the summary that replaced the chosen message still reaches the agent."""
-    from langchain.agents.middleware import SummarizationMiddleware
-
-    calls = {"n": 0}
-
-    def decide(messages: list[Any]) -> AIMessage:
-        tools = 0
-        for m in reversed(messages):
-            if m.type == "human":
-                break
-            tools += m.type == "tool"
-        if any(m.type == "human" and m.id == "q" for m in messages) and tools < 3:
-            calls["n"] += 1
-            call = {"name": "lookup_invoice", "args": {"number": str(calls["n"])}}
-            return AIMessage("", tool_calls=[{**call, "id": f"c{calls['n']}"}])
-        return AIMessage("final")
-
-    model = ToolCallingScriptedModel(script=decide)
-    selector = ScriptedChatModel(script="The launch message answers it.\nIDs: []")
     summarizer = ScriptedChatModel(script="The product launch is March 3rd in Berlin.")
     agent = create_agent(
         model,
@@ -367,14 +326,33 @@ def test_a_fold_mid_turn_costs_no_second_selector_call():
         ],
         checkpointer=MemorySaver(),
     )
-    thread = {"configurable": {"thread_id": "fold"}}
+    thread = {"configurable": {"thread_id": thread_id}}
     for i, (fact, _) in enumerate(_FACTS):
         agent.invoke({"messages": [HumanMessage(fact, id=f"h{i}")]}, thread)
-    first, asked = len(model.calls), len(selector.calls)
+    first, asked = len(model.calls), len(selector.calls) if selector is not None else 0
     agent.invoke({"messages": [HumanMessage("Plan the product launch logistics", id="q")]}, thread)
-    turn = model.calls[first:]
+    selections = len(selector.calls) - asked if selector is not None else 0
+    return model.calls[first:], selections
+
+
+def test_a_history_rewritten_mid_turn_is_selected_again():
+    """Summarization between two model calls of one turn folds the selected message into
+    a summary: later calls select over the new history (the summary), not the cached ids."""
+    turn, _ = _fold_mid_turn("rewrite")
     assert len(turn) == 4
-    assert len(selector.calls) - asked == 1
+    assert all(_shown(call, "March 3rd") for call in turn), [
+        [str(m.content)[:30] for m in call] for call in turn
+    ]
+
+
+def test_a_fold_mid_turn_costs_no_second_selector_call():
+    """With a selector model, a summary folded between two model calls of a turn keeps the
+    model's choice and completes it offline: one selector call a turn, not one per model
+    call, and the summary that replaced the chosen message still reaches the agent."""
+    selector = ScriptedChatModel(script="The launch message answers it.\nIDs: []")
+    turn, selections = _fold_mid_turn("fold", selector)
+    assert len(turn) == 4
+    assert selections == 1
     assert all(_shown(call, "March 3rd") for call in turn)
 
 
