@@ -199,21 +199,23 @@ def records_as_index(
     the selectors' "later wins" preference means "more recent".
     """
     messages = [_message_for(r) for r in records]
-    entries = [
-        IndexEntry(
-            id=i,
-            role=r.role,
-            summary=r.summary or r.text[:400],
-            original_tokens=r.original_tokens,
-            message_id=r.key,
-            content_hash=r.content_hash,
-            name=r.name,
-            status=r.status if r.status in _STATUSES else "verbatim",  # type: ignore[arg-type]
-            vector=r.vector,
-        )
-        for i, r in enumerate(records)
-    ]
+    entries = [_entry_for(i, r) for i, r in enumerate(records)]
     return messages, entries
+
+
+def _entry_for(position: int, record: MemoryRecord) -> IndexEntry:
+    """``record``'s index entry at ``position`` of the selectors' input."""
+    return IndexEntry(
+        id=position,
+        role=record.role,
+        summary=record.summary or record.text[:400],
+        original_tokens=record.original_tokens,
+        message_id=record.key,
+        content_hash=record.content_hash,
+        name=record.name,
+        status=record.status if record.status in _STATUSES else "verbatim",  # type: ignore[arg-type]
+        vector=record.vector,
+    )
 
 
 _BREAK = "librarian-recall-break"
@@ -263,20 +265,7 @@ def records_as_history(
                 )
             )
             slots.append(-1)
-        position = len(messages)
+        entries.append(_entry_for(len(messages), record))
         messages.append(_message_for(record))
-        entries.append(
-            IndexEntry(
-                id=position,
-                role=record.role,
-                summary=record.summary or record.text[:400],
-                original_tokens=record.original_tokens,
-                message_id=record.key,
-                content_hash=record.content_hash,
-                name=record.name,
-                status=record.status if record.status in _STATUSES else "verbatim",  # type: ignore[arg-type]
-                vector=record.vector,
-            )
-        )
         slots.append(i)
     return messages, entries, slots
