@@ -264,3 +264,79 @@ def test_a_linked_change_is_never_an_excluded_position():
     entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
     ids = LocalSelector().select(history[-1].content, history, entries, exclude={4, 5}).ids
     assert 4 not in ids and 5 not in ids
+
+
+def test_a_date_relative_to_an_event_brings_the_message_dating_the_event():
+    # One shared word ("start") is too little for a second hop; the relation ("60 days
+    # after the start date") says what to look for, and that it must hold a date.
+    messages = chat(
+        "HR told me the probation review happens 60 days after the start date.",
+        "Noted.",
+        "The cinema film starts late, so we eat beforehand.",
+        "Sure.",
+        "I start at the new company on 23 March.",
+        "Ok.",
+        "The new gym in town opens on 4 April.",
+    )
+    ids = select(messages, "What date is my probation review?")
+    assert ids[:2] == [0, 4]
+    assert 2 not in ids[:3] and 6 not in ids[:3]
+
+
+def test_the_event_is_found_with_the_packaged_model_too():
+    from langgraph_librarian.embeddings import default_embeddings
+
+    messages = chat(
+        "The breeder said the second jab is due 21 days after we collect her.",
+        "Noted.",
+        "My sister and I are planning a surprise for our parents' anniversary.",
+        "Sure.",
+        "We collect the puppy on Tuesday 3 June.",
+        "Ok.",
+        "Some colleagues collect stamps, which I find baffling.",
+    )
+    history = [*messages, HumanMessage("On what date is the puppy's second vaccination due?")]
+    config = LibrarianConfig()
+    entries = update_index(history, [], config).entries[:-1]
+    selector = LocalSelector(embeddings=default_embeddings())
+    ids = selector.select(str(history[-1].content), history, entries).ids
+    assert ids[:2] == [0, 4]
+
+
+def test_without_a_relative_date_one_shared_word_links_nothing():
+    messages = chat(
+        "HR told me the probation review is mostly a formality.",
+        "Noted.",
+        "The garden is a jungle after all the rain.",
+        "Sure.",
+        "I start at the new company on 23 March.",
+        "Ok.",
+        "My niece started fiddle lessons with a new teacher.",
+    )
+    ids = select(messages, "How does my probation review work?")
+    assert ids[0] == 0
+    assert 4 not in ids
+
+
+def test_what_counts_as_a_stated_date():
+    from langgraph_librarian.select.local import _states_date
+
+    for text in ["on 23 March", "the 5th of May", "May 10th", "next Tuesday", "on 2025-03-23"]:
+        assert _states_date(text), text
+    for text in ["I may go later", "we march on", "the 60 days after the start", "at 5 pm"]:
+        assert not _states_date(text), text
+
+
+def test_a_date_question_prefers_the_passage_holding_a_date():
+    # Both mention the eye test and hold a value; only one holds a date.
+    messages = chat(
+        "Eye test news: I booked the eye test with Dr Okafor after squinting at the TV for 3 months.",
+        "Noted.",
+        "The garden is a jungle after all the rain.",
+        "Sure.",
+        "Put it in the diary: the eye test is on Sunday 4 May.",
+    )
+    ids = select(messages, "When is the eye test?")
+    assert ids[0] == 4
+    # Not a date question: no preference for the dated passage.
+    assert select(messages, "Who does the eye test?")[0] == 0

@@ -18,6 +18,7 @@ re-tokenizing everything.
 from __future__ import annotations
 
 import bisect
+import re
 import hashlib
 import threading
 from collections import Counter, OrderedDict
@@ -29,6 +30,8 @@ from langchain_core.embeddings import Embeddings
 
 from langgraph_librarian._engine.postings import Postings, robertson_idf
 from langgraph_librarian._engine.text import (
+    DAYS,
+    MONTHS,
     VALUE_PATTERN,
     content_terms,
     has_change_cue,
@@ -47,6 +50,15 @@ VALUE_BOOST = 1.3
 """Score factor for a matching passage that holds a value absent from the query."""
 
 
+_DATE_QUESTION = re.compile(
+    r"\b(?:when|what\s+(?:date|day|time)|which\s+(?:date|day)|how\s+long\s+"
+    r"(?:until|before|after|ago|since)|earlier|later\s+in\s+the)\b",
+    re.IGNORECASE,
+)
+_DATE_VALUES = frozenset(MONTHS) | {
+    d for d in DAYS if len(d) > 3
+}
+"""Value tokens that date a passage (month and weekday names)."""
 _SHORT_TEXT_WORDS = 40
 _CONTEXT_CHARS = 300
 """How much of the previous message a short message's vector is made with."""
@@ -243,6 +255,15 @@ class BM25Index:
             for slot, pid in zip(slots[found].tolist(), pids[found].tolist(), strict=True):
                 if not (self.passage_values[pid] - asked):
                     boost[slot] = False
+        if _DATE_QUESTION.search(query):
+            # A question about a date ("when is...", "which is earlier...") is answered by
+            # a passage holding a date, not by one holding any other number or name.
+            dated = [
+                np.asarray(self._value_postings[key], dtype=np.int64)
+                for key in _DATE_VALUES - asked
+                if key in self._value_postings
+            ]
+            boost &= np.isin(hits, np.concatenate(dated)) if dated else False
         values = passage[hits]
         values[boost] *= VALUE_BOOST
         # Each document's best passage (a document's passages are contiguous and in

@@ -79,6 +79,23 @@ _HOP_FACTOR = 0.5
 """A second-hop message ranks at most this share of the best match's score."""
 _HOP_DF_SHARE = 0.01
 """A second-hop word occurs in at most max(5, 1% of passages) passages."""
+_RELATIVE = re.compile(
+    r"\b(?:(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"(?:a\s+)?few|(?:a\s+)?couple\s+of|several)\s+"
+    r"(?:hours?|days?|nights?|weeks?|fortnights?|months?|years?)\s+"
+    r"(?:after|before|from|since|following|prior\s+to|ahead\s+of)"
+    r"|(?:on\s+)?the\s+same\s+(?:day|date|week|weekend|night|morning|evening|time)\s+as"
+    r"|coincid(?:e|es|ed|ing)\s+with"
+    r"|the\s+(?:day|night|week|weekend|morning|evening)\s+(?:after|before))"
+    r"\s+(?P<anchor>[^.;:!?,()\n]{3,80})",
+    re.IGNORECASE,
+)
+"""A date stated relative to an event ("60 days after the start date", "the same day as
+the quarterly review"): the event names what must also be in context, its date."""
+_ANCHOR_WORDS = 4
+_TIME_WORDS = frozenset({"date", "day", "time", "week", "month", "year"})
+_ANCHOR_SEEDS = 2
+"""Matches, best first, whose best passage may state a date relative to an event."""
 _RECENCY_BONUS = 0.01
 _ECHO_FACTOR = 0.25
 """An earlier message asking what the query asks keeps this share of its score."""
@@ -262,6 +279,24 @@ class EmbeddingProfile:
             float(weight) if valid_weight else default.semantic_weight,
             related if isinstance(related, bool) else False,
         )
+
+
+def _states_date(text: str) -> bool:
+    """Whether ``text`` holds a calendar date: a month name next to a day number ("23
+    March", "the 5th of May", "May 10th"), a weekday, or a numeric date (2025-03-23,
+    23/3)."""
+    tokens = tokenize(text)
+    for i, token in enumerate(tokens):
+        if token in DAYS and len(token) > 3:
+            return True
+        if token in MONTHS and len(token) >= 3:
+            near = tokens[max(0, i - 3) : i + 3]
+            if any(t[:2].isdigit() or t[:1].isdigit() for t in near):
+                return True
+    return bool(_NUMERIC_DATE.search(text))
+
+
+_NUMERIC_DATE = re.compile(r"\b(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b")
 
 
 def _top(values: np.ndarray, k: int) -> np.ndarray:
@@ -665,6 +700,8 @@ class LocalSelector:
         bridged = self._bridged(query, order, scored, entries, messages, excluded)
         for i, score in self._hopped(query, order, scored, entries, excluded).items():
             bridged[i] = max(bridged.get(i, 0.0), score)
+        for i, score in self._anchored(query, order, primary, scored, entries, excluded).items():
+            bridged[i] = max(bridged.get(i, 0.0), score)
         for i, score in bridged.items():
             priority[i] = max(priority.get(i, 0.0), score)
 
@@ -882,6 +919,57 @@ class LocalSelector:
             if len(index.passage_terms[int(found_best[slot])] & hop) >= 2:
                 return {slot: _HOP_FACTOR * float(fused[order[0]]) * float(raw[slot]) / top}
         return {}
+
+    @staticmethod
+    def _anchored(
+        query: str,
+        order: list[int],
+        primary: Collection[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        excluded: set[int],
+    ) -> dict[int, float]:
+        """The message dating the event a best match's date is relative to.
+
+        "The probation review happens 60 days after the start date" answers "what date
+        is my probation review?" only with "I start at the new company on 23 March",
+        which shares one word ("start") with it and none with the question: too little
+        for a second hop (:meth:`_hopped`), but the relation says what to look for (the
+        event after "after") and what it must hold (a date). The best passage naming
+        the event and holding a calendar date ranks just below the match it completes.
+        """
+        index, best, fused = scored.lexical, scored.best_passage, scored.fused
+        query_terms = set(content_terms(query))
+        found: dict[int, float] = {}
+        for seed in [s for s in order[:_ANCHOR_SEEDS] if s in primary]:
+            pid = int(best[seed])
+            if pid < 0:
+                continue
+            for match in _RELATIVE.finditer(index.passage_text(pid)):
+                words = [
+                    w
+                    for w in tokenize(match.group("anchor"))
+                    if (terms := content_terms(w))
+                    and terms[0] not in query_terms
+                    and terms[0] not in _TIME_WORDS
+                    and not w.isdigit()
+                ][:_ANCHOR_WORDS]
+                if not words:
+                    continue
+                raw, found_best = index.score_passages(" ".join(words))
+                hits = np.flatnonzero(raw > 0)
+                if not hits.size:
+                    continue
+                top = float(raw.max())
+                for slot in _best_first(raw, hits, 2 * _BRIDGE_SEEDS)[: 2 * _BRIDGE_SEEDS]:
+                    slot = int(slot)
+                    if slot == seed or entries[slot].id in excluded:
+                        continue
+                    if _states_date(index.passage_text(int(found_best[slot]))):
+                        score = _LINK_FACTOR * float(fused[seed]) * float(raw[slot]) / top
+                        found[slot] = max(found.get(slot, 0.0), score)
+                        break
+        return found
 
     @staticmethod
     def _linked(
