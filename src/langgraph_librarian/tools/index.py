@@ -21,7 +21,11 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.tools import BaseTool, StructuredTool
 
-from langgraph_librarian._engine.crosslingual import function_words, translate_words
+from langgraph_librarian._engine.crosslingual import (
+    function_words,
+    translate_inflected,
+    translate_words,
+)
 from langgraph_librarian._engine.static import _VOCABULARY, STATIC_MODEL_ID
 from langgraph_librarian._engine.text import STOPWORDS, stem_terms, tokenize
 from langgraph_librarian.embeddings import (
@@ -304,6 +308,18 @@ def _used_as_verb(record: ToolRecord, head: str) -> bool | None:
     return bool(rest) and rest[0] in _DETERMINERS
 
 
+def _english_words(word: str) -> tuple[str, ...]:
+    """English words the cross-lingual table gives ``word`` (accent-folded): for the
+    word itself, or, when the model does not read it as a word of its own, for the
+    dictionary form it inflects ("envoie" -> "envoyer": the table holds a word's
+    frequent forms, not every conjugation or plural). A word of the model's vocabulary
+    ("cases", "books") is English or a name ("marie"), never read as an inflection."""
+    found = translate_words(word)
+    if found or word in _model_words():
+        return found
+    return translate_inflected(word)
+
+
 def _reads_foreign(table_words: int, unread: int, words: list[str], content: list[str]) -> bool:
     """Whether a text reads as foreign (see :meth:`ToolIndex.translated`): two table
     words or more, table words and words nothing reads making up more than half of its
@@ -328,7 +344,7 @@ def _english_of(description: str) -> list[str]:
     if not 0 < sum(word in markers for word in content) >= len(words) - len(content):
         return []
     english = (
-        translate_words(word)
+        _english_words(word)
         for word in content
         if word not in markers and len(word) >= _MIN_TRANSLATED
     )
@@ -902,7 +918,7 @@ class ToolIndex:
         for word in content:
             if word in markers or len(word) < _MIN_TRANSLATED:
                 continue
-            english = translate_words(word)
+            english = _english_words(word)
             with self._lock:  # the scorer is rebuilt when another thread compacts
                 known = self._lexical.knows(word)
             if known:
