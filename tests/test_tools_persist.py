@@ -1,4 +1,4 @@
-"""ToolIndex.save / ToolIndex.load: vectors reused only for unchanged tools, hostile files refused."""
+"""ToolIndex.save and ToolIndex.load: vectors reused for unchanged tools, hostile files refused."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class Counting(Embeddings):
 
 
 def _name(schema: dict[str, Any]) -> str:
-    return str(schema["function"]["name"] if "function" in schema else schema["name"])
+    return str(schema.get("function", schema)["name"])
 
 
 def _catalog() -> list[dict[str, Any]]:
@@ -49,7 +49,7 @@ def _catalog() -> list[dict[str, Any]]:
 
 
 def _describe(schema: dict[str, Any], text: str) -> None:
-    (schema["function"] if "function" in schema else schema)["description"] = text
+    schema.get("function", schema)["description"] = text
 
 
 def _saved(tmp_path: Path, catalog: list[dict[str, Any]], **options: Any) -> Path:
