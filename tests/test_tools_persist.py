@@ -70,7 +70,9 @@ def test_load_reuses_every_vector_and_answers_like_a_fresh_build(tmp_path):
     counting = Counting()
     loaded = ToolIndex.load(path, catalog, embeddings=counting)
     built = ToolIndex(catalog, embeddings=Counting())
-    assert counting.documents == []  # nothing embedded: every vector came from the file
+    # One tool embedded as a check that the model still makes the saved vectors; every
+    # other vector came from the file.
+    assert len(counting.documents) == 1 and loaded._reused == len(catalog) - 1
     assert len(loaded) == len(built) == len(catalog)
     for query in QUERIES:
         assert loaded.search(query).names == built.search(query).names
@@ -88,9 +90,11 @@ def test_changed_and_new_tools_are_embedded_and_removed_ones_dropped(tmp_path):
     new = {"name": "garden_water", "description": "Water the garden plants.", "parameters": {}}
     counting = Counting()
     loaded = ToolIndex.load(path, [*catalog, new], embeddings=counting)
-    assert len(counting.documents) == 2
+    # The changed and the new tool, and the first unchanged one (the check).
+    assert len(counting.documents) == 3 and loaded._reused == len(catalog) - 2
     assert counting.documents[0].startswith(f"{_name(changed).replace('_', ' ')}: Print a shipping")
-    assert counting.documents[1].startswith("garden water: Water the garden")
+    assert counting.documents[1].startswith(_name(catalog[1]).replace("_", " "))
+    assert counting.documents[2].startswith("garden water: Water the garden")
     assert removed not in loaded and removed not in loaded.row_names()
     # Never a stale vector: the changed tool scores as in a fresh build of the new catalog.
     built = ToolIndex([*catalog, new], embeddings=Counting())
@@ -112,7 +116,7 @@ def test_a_changed_argument_schema_is_embedded_again(tmp_path):
     tool["parameters"]["properties"]["code"]["description"] = "The carrier's tracking code."
     counting = Counting()
     ToolIndex.load(path, [tool], embeddings=counting)
-    assert len(counting.documents) == 1
+    assert len(counting.documents) == 1  # a tool changed, not the check
 
 
 def test_function_tools_round_trip(tmp_path):
@@ -127,7 +131,7 @@ def test_function_tools_round_trip(tmp_path):
     path = _saved(tmp_path, [email_send, weather_now])
     counting = Counting()
     loaded = ToolIndex.load(path, [email_send, weather_now], embeddings=counting)
-    assert counting.documents == []
+    assert len(counting.documents) == 1 and loaded._reused == 1
     assert loaded.search("send an email to Ann").names[:1] == ["email_send"]
     assert [t.name for t in loaded.tools(["email_send"])] == ["email_send"]
 
@@ -143,6 +147,40 @@ def test_another_model_embeds_every_tool_again(tmp_path):
     ToolIndex.load(lexical, catalog, embeddings=counting)
     assert len(counting.documents) == len(catalog)
     assert loaded.search("send an email").names
+
+
+class Shifted(Counting):
+    """The static model's id with other vectors (a model changed under the same id), or
+    vectors of another width."""
+
+    def __init__(self, width: int | None = None) -> None:
+        super().__init__()
+        self.width = width
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        vectors = np.asarray(super().embed_documents(texts))
+        if self.width is not None:
+            return vectors[:, : self.width].tolist()
+        return np.roll(vectors, 1, axis=1).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        vector = np.asarray(super().embed_query(text))
+        if self.width is not None:
+            return vector[: self.width].tolist()
+        return np.roll(vector, 1).tolist()
+
+
+@pytest.mark.parametrize("width", [None, 64])
+def test_saved_vectors_the_model_no_longer_makes_are_all_replaced(tmp_path, width):
+    catalog = _catalog()
+    path = _saved(tmp_path, catalog)
+    shifted = Shifted(width)
+    loaded = ToolIndex.load(path, catalog, embeddings=shifted)
+    assert len(shifted.documents) == 1 + len(catalog) and loaded._reused == 0
+    built = ToolIndex(catalog, embeddings=Shifted(width))
+    for query in QUERIES:
+        fresh, reused = _cosines(built, query), _cosines(loaded, query)
+        assert all(abs(reused[n] - fresh[n]) < 1e-5 for n in fresh)
 
 
 def test_a_lexical_index_saves_and_loads(tmp_path):

@@ -59,6 +59,9 @@ is on for them by default."""
 _MIN_TRANSLATED = 4
 """Shorter words are not translated: three letters are far more often an English
 abbreviation ("dns", "sla", "url") than a foreign word worth reading."""
+_SAME_VECTOR = 0.99
+"""Cosine from which a saved vector and a fresh one of the same text count as the same
+model's (remote models are not bit-for-bit deterministic)."""
 _TRANSLATION_WEIGHT = 0.8
 """How much an English word of the cross-lingual table counts for the word it reads."""
 
@@ -894,28 +897,39 @@ class ToolIndex:
         reuse: dict[str, tuple[str, np.ndarray]],
     ) -> np.ndarray:
         """Unit vectors for ``records``: from ``reuse`` for a record whose fingerprint
-        matches, embedded for the others."""
+        matches, embedded for the others.
+
+        The first reusable record is embedded all the same, as a check: when its saved
+        vector has another width or differs from the fresh one (cosine below
+        ``_SAME_VECTOR``: a model changed under the same id), nothing is reused."""
         kept: dict[int, np.ndarray] = {}
         if reuse:
             for i, record in enumerate(records):
                 saved = reuse.get(record.name)
                 if saved is not None and saved[0] == self._fingerprint(record):
                     kept[i] = saved[1]
+        probe = next(iter(kept), None)
+        check = kept.pop(probe) if probe is not None else None
         todo = [i for i in range(len(records)) if i not in kept]
         fresh: np.ndarray | None = None
         if todo:
             documents = [self._document(records[i]) for i in todo]
             fresh = np.asarray(embeddings.embed_documents(documents), dtype=np.float32)
             fresh /= np.maximum(np.linalg.norm(fresh, axis=1, keepdims=True), 1e-9)
-            if kept and fresh.shape[1] != next(iter(kept.values())).shape[0]:
-                # Same model id, another width: the saved vectors cannot be trusted.
-                logger.warning("saved tool vectors have another width: embedding all tools")
+        if check is not None and probe is not None:
+            assert fresh is not None
+            now = fresh[todo.index(probe)]
+            if now.shape != check.shape or float(now @ check) < _SAME_VECTOR:
+                logger.warning(
+                    "saved tool vectors do not match the model %s (another width or "
+                    "other vectors under the same id): embedding every tool",
+                    embedding_model_id(embeddings),
+                )
                 return self._vectors(embeddings, records, {})
         if not kept:
             assert fresh is not None
             return fresh
-        width = next(iter(kept.values())).shape[0]
-        out = np.empty((len(records), width), dtype=np.float32)
+        out = np.empty((len(records), next(iter(kept.values())).shape[0]), dtype=np.float32)
         for i, vector in kept.items():
             out[i] = vector
         if fresh is not None:
@@ -983,6 +997,8 @@ class ToolIndex:
         arguments schema, embedded text) match the file's gets its saved vector; a new
         or changed tool is embedded; a saved tool not in ``tools`` is dropped. A file
         written with another embedding model (by id) gives no vector: every tool is
+        embedded again (logged). One reusable tool is embedded all the same as a check:
+        if its saved vector differs (a model changed under the same id), every tool is
         embedded again (logged). The index is ready to search when this returns; save it
         again to refresh the file.
 
