@@ -6,6 +6,7 @@ Run: python benchmarks/bench_tools.py [--sizes 50 500 5000 50000] [--embeddings 
                                      [--split calibration heldout] [--situations]
                                      [--calibrate] [--json]
      python benchmarks/bench_tools.py --fresh [--models static minilm none] [--json]
+     python benchmarks/bench_tools.py --persist [--sizes 500 5000] [--models static]
 
 Scale: the generated catalog of ``librarian bench --dataset tools``; the index is
 semantic with the default embedding model (or the one named by ``--embeddings``, see
@@ -26,6 +27,13 @@ Fresh: ``--fresh`` runs the catalog of ``benchmarks/data/fresh_tools.json`` (170
 in 17 domains, 127 requests: situational, paraphrase, typo, non-English and requests no
 tool serves), written for issue 18 before any change it measured and never tuned on,
 with each model's stored calibration.
+
+Persist: ``--persist`` times building an index over the generated catalog (construction
+and the first search, which embeds every tool) against ``ToolIndex.load`` of the file
+``save`` wrote (load and the first search), and a load after 1% of the tools changed
+their description (those are embedded again), each in a fresh process whose model and
+packaged tables are loaded before the clock starts (that warm-up, the same with or without
+a saved file, is reported apart); the median of ``--repeat`` runs.
 """
 
 from __future__ import annotations
@@ -33,6 +41,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -41,13 +52,16 @@ from langgraph_librarian.embeddings import EMBEDDING_MODELS, default_embeddings,
 from langgraph_librarian.tools.calibration import calibration_for
 from langgraph_librarian.tools.index import ToolIndex
 from librarian_bench.datasets.tool_phrasings import function_schemas
+from librarian_bench.datasets.tools import generate_tool_catalog
 from librarian_bench.tool_bench import (
     calibrate_engine,
     engine_name,
     format_phrasing_table,
     format_tool_table,
+    outcome_rows,
     run_phrasing_bench,
     run_tool_bench,
+    search_outcomes,
 )
 
 
@@ -83,48 +97,97 @@ def run_fresh_bench(name: str, *, k: int = 8) -> list[dict[str, Any]]:
     embeddings = load_embeddings(name)
     tools = {name: (description, args) for name, (description, args) in data["tools"].items()}
     index = ToolIndex(function_schemas(tools), embeddings=embeddings)
-    index.search("warm up the index")
-    groups: dict[str, list[tuple[str | None, list[str], list[str], str, float]]] = {}
-    for query, gold, style in data["requests"]:
-        vector = index.embed_query(query)
+    requests = [(query, gold) for query, gold, _ in data["requests"]]
+    outcomes = search_outcomes(index, requests, k=k)
+    styles = [style for _, _, style in data["requests"]]
+    return outcome_rows(engine_name(embeddings), "fresh", styles, outcomes, k=k)
+
+
+def _persist_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """One timing of ``--persist`` (run in a fresh process; see :func:`run_persist_bench`)."""
+    start = time.perf_counter()
+    embeddings = load_embeddings(spec["model"])
+    ToolIndex([{"name": "warm_up", "description": "Warm up."}], embeddings=embeddings).search(
+        "warm up the process"  # the model, the word tables: loaded once per process
+    )
+    warm_s = time.perf_counter() - start
+    specs, _ = generate_tool_catalog(spec["size"], 1, 5)
+    changed = 0
+    if spec["step"] == "update":  # every 100th tool (1%) gets a new description
+        for tool in specs[::100]:
+            tool.description += " (revised)"
+            changed += 1
+    catalog = [s.schema() for s in specs]
+    start = time.perf_counter()
+    if spec["step"] == "build":
+        index = ToolIndex(catalog, embeddings=embeddings)
+        index.search("send an email to the team")
+        seconds = time.perf_counter() - start
         start = time.perf_counter()
-        result = index.search(query, query_vector=vector)
-        elapsed = (time.perf_counter() - start) * 1000
-        ranked = [n for n, _ in index.rank(query, limit=k, query_vector=vector)]
-        outcome = (gold, ranked, result.names, result.fallback or "confident", elapsed)
-        groups.setdefault(style, []).append(outcome)
-        if style != "none":
-            groups.setdefault("all", []).append(outcome)
+        index.save(spec["path"])
+        return {"seconds": seconds, "save_s": time.perf_counter() - start, "warm_s": warm_s}
+    index = ToolIndex.load(spec["path"], catalog, embeddings=embeddings)
+    index.search("send an email to the team")
+    return {"seconds": time.perf_counter() - start, "changed": changed}
+
+
+def run_persist_bench(
+    sizes: list[int], models: list[str], *, repeat: int = 3
+) -> list[dict[str, Any]]:
+    """Build vs load seconds (medians of ``repeat`` fresh processes) per model and size."""
     rows = []
-    for label in sorted(groups, key=lambda s: (s != "all", s == "none", s)):
-        group = groups[label]
-        row: dict[str, Any] = {
-            "engine": engine_name(embeddings),
-            "split": "fresh",
-            "style": label,
-            "requests": len(group),
-            "k": k,
-            "mean_loaded_tools": statistics.fmean(len(o[2]) for o in group),
-            "max_loaded_tools": max(len(o[2]) for o in group),
-            "search_p50_ms": statistics.median(o[4] for o in group),
-            **{
-                f"share_{kind}": sum(o[3] == kind for o in group) / len(group)
-                for kind in ("confident", "name", "candidates", "domain", "domains")
-            },
-        }
-        if label == "none":
-            row["nothing_loaded"] = sum(not o[2] for o in group) / len(group)
-        else:
-            row["recall_at_1"] = sum(o[1][:1] == [o[0]] for o in group) / len(group)
-            row["recall_at_k"] = sum(o[0] in o[1] for o in group) / len(group)
-            row["loaded_recall"] = sum(o[0] in o[2] for o in group) / len(group)
-        rows.append(row)
+    with tempfile.TemporaryDirectory() as directory:
+        for model in models:
+            for size in sizes:
+                path = str(Path(directory) / f"{model}-{size}.lgl")
+                times: dict[str, list[dict[str, Any]]] = {}
+                for _ in range(repeat):
+                    for step in ("build", "load", "update"):
+                        spec = {"model": model, "size": size, "step": step, "path": path}
+                        out = subprocess.run(
+                            [sys.executable, __file__, "--persist-child", json.dumps(spec)],
+                            check=True,
+                            capture_output=True,
+                            text=True,
+                        ).stdout
+                        times.setdefault(step, []).append(json.loads(out.splitlines()[-1]))
+                rows.append(
+                    {
+                        "model": model,
+                        "tools": size,
+                        "warm_s": statistics.median(t["warm_s"] for t in times["build"]),
+                        "build_s": statistics.median(t["seconds"] for t in times["build"]),
+                        "save_s": statistics.median(t["save_s"] for t in times["build"]),
+                        "load_s": statistics.median(t["seconds"] for t in times["load"]),
+                        "update_s": statistics.median(t["seconds"] for t in times["update"]),
+                        "changed": times["update"][0]["changed"],
+                        "file_mb": Path(path).stat().st_size / 1e6,
+                    }
+                )
     return rows
+
+
+def format_persist_table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| model | tools | process warm-up s | build + first search s | save s | "
+        "load + first search s | load, 1% changed s | file MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['model']} | {r['tools']:,} | {r['warm_s']:.2f} | {r['build_s']:.2f} | "
+            f"{r['save_s']:.2f} | "
+            f"{r['load_s']:.2f} | {r['update_s']:.2f} ({r['changed']} re-embedded) | "
+            f"{r['file_mb']:.1f} |"
+        )
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[50, 500, 5000, 50000])
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", help="default: 50 500 5000 50000 (--persist: 500 5000)"
+    )
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--embeddings", choices=EMBEDDING_MODELS, help="default: the default")
     parser.add_argument("--no-embeddings", action="store_true")
@@ -133,8 +196,8 @@ def main() -> None:
         "--models",
         nargs="+",
         choices=EMBEDDING_MODELS,
-        default=["static", "minilm", "none"],
-        help="phrasings: engines to compare (default: %(default)s)",
+        help="phrasings, fresh: engines to compare (default: static minilm none); "
+        "persist: models (default: static)",
     )
     parser.add_argument(
         "--calibrate", action="store_true", help="phrasings: re-derive thresholds first"
@@ -154,17 +217,34 @@ def main() -> None:
     parser.add_argument(
         "--fresh", action="store_true", help="run the fresh catalog (benchmarks/data)"
     )
+    parser.add_argument(
+        "--persist", action="store_true", help="time ToolIndex.save/load against a build"
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="persist: runs per timing")
+    parser.add_argument("--persist-child", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="also print the rows as JSON")
     args = parser.parse_args()
+    if args.persist_child:
+        print(json.dumps(_persist_child(json.loads(args.persist_child))))
+        return
+    models = args.models or ["static", "minilm", "none"]
+    if args.persist:
+        rows = run_persist_bench(
+            args.sizes or [500, 5000], args.models or ["static"], repeat=args.repeat
+        )
+        print(format_persist_table(rows))
+        if args.json:
+            print(json.dumps(rows, indent=1))
+        return
     if args.fresh:
-        rows = [row for name in args.models for row in run_fresh_bench(name)]
+        rows = [row for name in models for row in run_fresh_bench(name)]
         print(format_phrasing_table(rows))
         if args.json:
             print(json.dumps(rows, indent=1))
         return
     if args.phrasings:
         _phrasings(
-            args.models,
+            models,
             calibrate=args.calibrate,
             as_json=args.json,
             splits=args.split,
@@ -175,7 +255,8 @@ def main() -> None:
         embeddings = None
     else:
         embeddings = load_embeddings(args.embeddings) if args.embeddings else default_embeddings()
-    rows = run_tool_bench(args.sizes, n_queries=args.queries, embeddings=embeddings)
+    sizes = args.sizes or [50, 500, 5000, 50000]
+    rows = run_tool_bench(sizes, n_queries=args.queries, embeddings=embeddings)
     print(format_tool_table(rows))
     if args.json:
         print(json.dumps(rows, indent=1))

@@ -58,6 +58,7 @@ PLACEMENT: dict[str, str] = {
     "tools.index": "features",
     "tools.calibration": "features",
     "tools._lexical": "features",
+    "tools._persist": "features",
     # faces: graph nodes, create_agent middleware, pre_model_hook nodes, agent tools, and
     # the public packages that export them
     "": "faces",  # the top-level package (__init__)

@@ -9,7 +9,9 @@ import pytest
 
 from langgraph_librarian._engine.crosslingual import (
     WORD_TABLE,
+    base_forms,
     function_words,
+    translate_inflected,
     translate_words,
     word_table_from_vectors,
 )
@@ -155,3 +157,36 @@ def test_situations_check_is_a_separate_set_searched_with_the_phrasing_catalog()
     assert sum(c.style == "indirect" for c in cases) == 60
     assert sum(c.style == "foreign" for c in cases) == 60
     assert sum(c.gold is None for c in cases) == 16
+
+
+def test_base_forms_read_conjugations_participles_and_plurals():
+    assert "envoyer" in base_forms("envoie")  # French -oyer verb
+    assert "chercher" in base_forms("cherchez")
+    assert "reserver" in base_forms("reservee")  # participle, accents folded
+    assert "buscar" in base_forms("busca")  # Spanish
+    assert "schicken" in base_forms("schickt")  # German
+    assert "buchen" in base_forms("gebucht")
+    assert "voiture" in base_forms("voitures")
+    assert base_forms("abc") == () and base_forms("e-mail") == ()
+
+
+def test_a_conjugated_form_reads_like_the_dictionary_form_the_table_holds():
+    # The table holds a word's frequent forms (here the infinitive), not every conjugation.
+    assert translate_words("envoie") == () and translate_words("envoyer")
+    assert translate_inflected("envoie") == translate_words("envoyer")
+    assert translate_inflected("voiture") == translate_words("voiture")  # exact first
+    index = ToolIndex(phrasing_catalog())
+    for request in ("envoyer un courriel à Marie", "envoie un courriel à Marie"):
+        assert "email_send" in index.search(request).names, request
+    _, found = index.translated("envoie un courriel à Marie")
+    assert [w for w, _ in found["envoie"]] == list(translate_words("envoyer"))
+
+
+def test_words_the_model_reads_are_never_read_as_inflections():
+    # "marie" and "cases" are words of the model's vocabulary (a name, an English
+    # plural): their look-alike dictionary forms ("marier", "caser") stay unread.
+    assert translate_inflected("marie") and translate_inflected("cases")
+    index = ToolIndex(CATALOG)
+    _, found = index.translated("envoie un courriel à Marie")
+    assert "envoie" in found and "marie" not in found
+    assert index.translated("show me the open cases") == ("show me the open cases", {})

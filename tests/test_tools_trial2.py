@@ -85,6 +85,17 @@ def test_a_request_no_tool_serves_gets_no_confident_answer(query):
     assert result.low_confidence or not result.matches
 
 
+@pytest.mark.parametrize("engine", ["auto", None])
+def test_arithmetic_gets_no_confident_tool_from_a_catalog_without_a_calculator(engine):
+    # docs/tools.md: an argument named "time" once made "what's 17 times 23" a confident
+    # alarm tool; without a calculator nothing in the catalog serves it.
+    index = ToolIndex([s for s in _catalog() if s["name"] != "calculator"], embeddings=engine)
+    for query in ("what's 17 times 23", "what is 17 times 23?", "17 times 23"):
+        result = index.search(query)
+        assert result.fallback != None, query  # noqa: E711 (None is the confident answer)
+        assert result.low_confidence or not result.matches
+
+
 def test_numbers_count_in_the_lexical_coverage():
     index = ToolIndex(_catalog(), embeddings=None)
     with_numbers = index.scores("set an alarm for 7 and 9")["alarm_set"]

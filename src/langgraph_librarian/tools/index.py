@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import functools
 import gzip
+import hashlib
 import itertools
+import json
+import logging
 import math
+import os
 import re
 import threading
 from collections import Counter
@@ -21,7 +25,11 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.tools import BaseTool, StructuredTool
 
-from langgraph_librarian._engine.crosslingual import function_words, translate_words
+from langgraph_librarian._engine.crosslingual import (
+    function_words,
+    translate_inflected,
+    translate_words,
+)
 from langgraph_librarian._engine.static import _VOCABULARY, STATIC_MODEL_ID
 from langgraph_librarian._engine.text import STOPWORDS, stem_terms, tokenize
 from langgraph_librarian.embeddings import (
@@ -30,9 +38,12 @@ from langgraph_librarian.embeddings import (
     load_embeddings,
 )
 from langgraph_librarian.tools._lexical import LexicalScorer, fold_accents
+from langgraph_librarian.tools._persist import read_tool_vectors, write_tool_vectors
 from langgraph_librarian.tools.calibration import SearchCalibration, calibration_for
 
 __all__ = ["ToolIndex", "ToolSearchResult"]
+
+logger = logging.getLogger("langgraph_librarian.tools")
 
 ToolLike = BaseTool | Callable[..., Any] | dict[str, Any]
 MatchReason = Literal["match", "sibling", "name", "domain", "candidate"]
@@ -48,6 +59,9 @@ is on for them by default."""
 _MIN_TRANSLATED = 4
 """Shorter words are not translated: three letters are far more often an English
 abbreviation ("dns", "sla", "url") than a foreign word worth reading."""
+_SAME_VECTOR = 0.99
+"""Cosine from which a saved vector and a fresh one of the same text count as the same
+model's (remote models are not bit-for-bit deterministic)."""
 _TRANSLATION_WEIGHT = 0.8
 """How much an English word of the cross-lingual table counts for the word it reads."""
 
@@ -304,6 +318,18 @@ def _used_as_verb(record: ToolRecord, head: str) -> bool | None:
     return bool(rest) and rest[0] in _DETERMINERS
 
 
+def _english_words(word: str) -> tuple[str, ...]:
+    """English words the cross-lingual table gives ``word`` (accent-folded): for the
+    word itself, or, when the model does not read it as a word of its own, for the
+    dictionary form it inflects ("envoie" -> "envoyer": the table holds a word's
+    frequent forms, not every conjugation or plural). A word of the model's vocabulary
+    ("cases", "books") is English or a name ("marie"), never read as an inflection."""
+    found = translate_words(word)
+    if found or word in _model_words():
+        return found
+    return translate_inflected(word)
+
+
 def _reads_foreign(table_words: int, unread: int, words: list[str], content: list[str]) -> bool:
     """Whether a text reads as foreign (see :meth:`ToolIndex.translated`): two table
     words or more, table words and words nothing reads making up more than half of its
@@ -316,7 +342,8 @@ def _reads_foreign(table_words: int, unread: int, words: list[str], content: lis
     )
 
 
-def _english_of(description: str) -> list[str]:
+@functools.lru_cache(maxsize=65536)
+def _english_of(description: str) -> tuple[str, ...]:
     """English words for a tool description written in another language ("Einen Termin
     im Kalender erstellen" -> calendar, schedule), by the cross-lingual table. A
     description is judged by its function words alone (some of another language, at
@@ -326,13 +353,13 @@ def _english_of(description: str) -> list[str]:
     content = [w for w in words if w not in STOPWORDS]
     markers = function_words()
     if not 0 < sum(word in markers for word in content) >= len(words) - len(content):
-        return []
+        return ()
     english = (
-        translate_words(word)
+        _english_words(word)
         for word in content
         if word not in markers and len(word) >= _MIN_TRANSLATED
     )
-    return list(dict.fromkeys(w for words_ in english for w in words_))
+    return tuple(dict.fromkeys(w for words_ in english for w in words_))
 
 
 def _squeeze(name: str) -> str:
@@ -637,6 +664,7 @@ class ToolIndex:
         self._head_names: dict[str, dict[str, None]] = {}
         self._head_votes: dict[str, list[int]] = {}
         self._lock = threading.RLock()
+        self._reused = 0  # vectors taken from a saved index instead of embedded (load())
         self.add(tools)
 
     def _new_lexical(self) -> LexicalScorer:
@@ -796,10 +824,10 @@ class ToolIndex:
 
     # -- building -------------------------------------------------------------------
 
-    def _english(self, record: ToolRecord) -> list[str]:
+    def _english(self, record: ToolRecord) -> tuple[str, ...]:
         """English words for a record described in another language (none with
         ``crosslingual`` off, or for an English description)."""
-        return _english_of(record.description) if self.crosslingual else []
+        return _english_of(record.description) if self.crosslingual else ()
 
     def _document(self, record: ToolRecord) -> str:
         """What is embedded for ``record``: its text, and for a tool described in
@@ -815,8 +843,12 @@ class ToolIndex:
             fields.append((" ".join(english), _TRANSLATION_WEIGHT))
         self._lexical.add(row, fields)
 
-    def _sync(self) -> None:
-        """Embed pending tools and compact removed rows (called before a search)."""
+    def _sync(self, reuse: dict[str, tuple[str, np.ndarray]] | None = None) -> None:
+        """Embed pending tools and compact removed rows (called before a search).
+
+        ``reuse`` maps tool names to (fingerprint, unit vector) read from a saved index:
+        a pending tool whose fingerprint is the same now takes that vector instead of
+        being embedded (see :meth:`load`)."""
         with self._lock:
             if self._dead and self._dead * 4 > len(self._rows):
                 keep = [i for i, name in enumerate(self._rows) if name]
@@ -836,11 +868,7 @@ class ToolIndex:
         # tools being added or removed meanwhile.
         vectors: np.ndarray | None = None
         if self._embeddings is not None and pending:
-            vectors = np.asarray(
-                self._embeddings.embed_documents([self._document(r) for _, r in pending]),
-                dtype=np.float32,
-            )
-            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+            vectors = self._vectors(self._embeddings, [r for _, r in pending], reuse or {})
         with self._lock:
             # Taken off the pending set only once their vectors exist: an embedding error
             # (a server down) leaves them pending for the next search. A tool removed,
@@ -861,6 +889,145 @@ class ToolIndex:
                 self._view = None
                 self._row_of[name] = row
                 self._index_lexical(row, record)
+
+    def _vectors(
+        self,
+        embeddings: Embeddings,
+        records: list[ToolRecord],
+        reuse: dict[str, tuple[str, np.ndarray]],
+    ) -> np.ndarray:
+        """Unit vectors for ``records``: from ``reuse`` for a record whose fingerprint
+        matches, embedded for the others.
+
+        The first reusable record is embedded all the same, as a check: when its saved
+        vector has another width or differs from the fresh one (cosine below
+        ``_SAME_VECTOR``: a model changed under the same id), nothing is reused."""
+        kept: dict[int, np.ndarray] = {}
+        if reuse:
+            for i, record in enumerate(records):
+                saved = reuse.get(record.name)
+                if saved is not None and saved[0] == self._fingerprint(record):
+                    kept[i] = saved[1]
+        probe = next(iter(kept), None)
+        check = kept.pop(probe) if probe is not None else None
+        todo = [i for i in range(len(records)) if i not in kept]
+        fresh: np.ndarray | None = None
+        if todo:
+            documents = [self._document(records[i]) for i in todo]
+            fresh = np.asarray(embeddings.embed_documents(documents), dtype=np.float32)
+            fresh /= np.maximum(np.linalg.norm(fresh, axis=1, keepdims=True), 1e-9)
+        if check is not None and probe is not None:
+            assert fresh is not None
+            now = fresh[todo.index(probe)]
+            if now.shape != check.shape or float(now @ check) < _SAME_VECTOR:
+                logger.warning(
+                    "saved tool vectors do not match the model %s (another width or "
+                    "other vectors under the same id): embedding every tool",
+                    embedding_model_id(embeddings),
+                )
+                return self._vectors(embeddings, records, {})
+        if not kept:
+            assert fresh is not None
+            return fresh
+        out = np.empty((len(records), next(iter(kept.values())).shape[0]), dtype=np.float32)
+        for i, vector in kept.items():
+            out[i] = vector
+        if fresh is not None:
+            out[todo] = fresh
+        self._reused += len(kept)
+        return out
+
+    def _fingerprint(self, record: ToolRecord) -> str:
+        """SHA-256 of everything a tool's vector is computed from: its name, description,
+        arguments schema, and the exact text embedded (which also follows the
+        cross-lingual reading of its description)."""
+        schema: Any = record.schema
+        if schema is None and record.tool is not None:
+            try:
+                schema = record.tool.args
+            except Exception:  # an unusual schema: the embedded text still counts
+                schema = None
+        parts = [
+            record.name,
+            record.description,
+            record.arguments,
+            record.argument_descriptions,
+            schema,
+            self._document(record),
+        ]
+        try:
+            text = json.dumps(parts, sort_keys=True, ensure_ascii=True, default=repr)
+        except (TypeError, ValueError):  # keys of mixed types, circular values
+            text = repr(parts)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    # -- persistence ----------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the tools' vectors to ``path``, for :meth:`load` to skip embedding them.
+
+        The file records the embedding model's id and, per tool, its name and a
+        fingerprint of its name, description, arguments schema and embedded text; the
+        tools themselves are not saved (pass them to :meth:`load`). Pending tools are
+        embedded first. The write is atomic (a temporary file renamed over ``path``);
+        no pickle is involved.
+
+        Raises:
+            IndexStoreError: ``path`` cannot be written.
+        """
+        self._sync()
+        with self._lock:
+            names = [name for name in self._rows if name]
+            fingerprints = [self._fingerprint(self._records[name]) for name in names]
+            if self._embeddings is not None and self._matrix.size:
+                matrix = self._matrix[[self._row_of[name] for name in names]]
+            else:
+                matrix = np.zeros((len(names), 0), dtype=np.float32)
+        model = None if self._embeddings is None else embedding_model_id(self._embeddings)
+        write_tool_vectors(path, model, list(zip(names, fingerprints, strict=True)), matrix)
+
+    @classmethod
+    def load(
+        cls, path: str | os.PathLike[str], tools: Iterable[ToolLike] = (), **options: Any
+    ) -> ToolIndex:
+        """An index over ``tools`` built with the vectors :meth:`save` wrote to ``path``.
+
+        ``options`` are :class:`ToolIndex`'s keyword arguments (``embeddings``,
+        thresholds, ...). A tool whose name and fingerprint (name, description,
+        arguments schema, embedded text) match the file's gets its saved vector; a new
+        or changed tool is embedded; a saved tool not in ``tools`` is dropped. A file
+        written with another embedding model (by id) gives no vector: every tool is
+        embedded again (logged). One reusable tool is embedded all the same as a check:
+        if its saved vector differs (a model changed under the same id), every tool is
+        embedded again (logged). The index is ready to search when this returns; save it
+        again to refresh the file.
+
+        Raises:
+            IndexStoreError: the file is missing, unreadable, truncated or not a tool
+                index file (the message names ``path``); nothing in it is executed.
+        """
+        saved = read_tool_vectors(path)
+        index = cls(tools, **options)
+        reuse: dict[str, tuple[str, np.ndarray]] = {}
+        if index._embeddings is not None:
+            model = embedding_model_id(index._embeddings)
+            if saved.model == model:
+                reuse = {
+                    name: (fingerprint, saved.vectors[i])
+                    for i, (name, fingerprint) in enumerate(saved.tools)
+                }
+            else:
+                logger.info(
+                    "tool index file %s was made with %s, this index uses %s: embedding every tool",
+                    path,
+                    saved.model or "no embedding model",
+                    model,
+                )
+        index._sync(reuse)
+        logger.debug(
+            "loaded %s: %d of %d tools took a saved vector", path, index._reused, len(index)
+        )
+        return index
 
     # -- scoring --------------------------------------------------------------------
 
@@ -902,7 +1069,7 @@ class ToolIndex:
         for word in content:
             if word in markers or len(word) < _MIN_TRANSLATED:
                 continue
-            english = translate_words(word)
+            english = _english_words(word)
             with self._lock:  # the scorer is rebuilt when another thread compacts
                 known = self._lexical.knows(word)
             if known:
