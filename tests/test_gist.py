@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import MemorySaver
 from langgraph.errors import GraphInterrupt
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
 
 from fakes import ScriptedChatModel, StatusError
 from helpers import long_text
-from langgraph_librarian import LibrarianConfig, LibrarianMiddleware, create_librarian_graph
+from langgraph_librarian import (
+    LibrarianConfig,
+    LibrarianMiddleware,
+    create_librarian_graph,
+    create_librarian_node,
+    index_messages,
+    merge_index,
+)
 from langgraph_librarian.memory._prompts import SUMMARY_SOURCE
 
 
@@ -235,3 +245,45 @@ def test_the_gist_keeps_its_facts_under_a_summarization_middleware():
     assert "peanuts" in gist
     assert "User: - User" not in gist and "Here is a summary" not in gist  # never nested
     assert "peanuts" in "\n".join(str(m.content) for m in model.calls[-1])
+
+
+def _schema_graph(with_summary: bool, seen: list[list[Any]], config: LibrarianConfig) -> Any:
+    class Bare(TypedDict, total=False):  # docs/librarian.md's schema, no gist field
+        messages: Annotated[list, add_messages]
+        index: Annotated[list, merge_index]
+        curated_messages: list
+
+    class Full(Bare, total=False):
+        librarian_summary: dict
+
+    builder = StateGraph(Full if with_summary else Bare)
+    builder.add_node("librarian", create_librarian_node(config))
+    builder.add_node("agent", recorder(seen))
+    builder.add_node("indexer", index_messages)
+    builder.add_edge(START, "librarian")
+    builder.add_edge("librarian", "agent")
+    builder.add_edge("agent", "indexer")
+    builder.add_edge("indexer", END)
+    return builder.compile(checkpointer=MemorySaver())
+
+
+@pytest.mark.parametrize("with_summary", [False, True])
+def test_a_schema_without_the_gist_field_is_reported(with_summary, caplog, monkeypatch):
+    from langgraph_librarian._librarian import gist
+
+    monkeypatch.setattr(gist, "_gist_warned", [])  # the warning is once per process
+    seen: list[list[Any]] = []
+    config = LibrarianConfig(running_summary_tokens=200, embeddings=None)
+    graph = _schema_graph(with_summary, seen, config)
+    cfg = {"configurable": {"thread_id": f"schema-{with_summary}"}}
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian"):
+        for n in range(8):
+            graph.invoke({"messages": [turn(n)]}, cfg)
+    lost = [r for r in caplog.records if "not in the state" in r.getMessage()]
+    if with_summary:
+        assert not lost
+        assert any(is_gist(m) for m in seen[-1])
+    else:
+        assert len(lost) == 1  # once, not at every turn
+        assert "librarian_summary" in lost[0].getMessage()
+        assert not any(is_gist(m) for m in seen[-1])

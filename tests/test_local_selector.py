@@ -330,7 +330,7 @@ def test_what_counts_as_a_stated_date():
 def test_a_date_question_prefers_the_passage_holding_a_date():
     # Both mention the eye test and hold a value; only one holds a date.
     messages = chat(
-        "Eye test news: I booked the eye test with Dr Okafor after squinting at the TV for 3 months.",
+        "Eye test news: I booked the eye test with Dr Okafor after squinting for 3 months.",
         "Noted.",
         "The garden is a jungle after all the rain.",
         "Sure.",

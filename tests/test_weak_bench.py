@@ -8,13 +8,17 @@ on the same questions with the same embeddings.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from langgraph_librarian.embeddings import default_embeddings
+from librarian_bench._budget import parse_budget
 from librarian_bench.datasets.phenomena import generate_dataset
+from librarian_bench.metrics import evidence_recall
 from librarian_bench.runner import format_llm_health, run_bench, summary_rows
 from librarian_bench.scripted import ScriptedBenchModel
-from librarian_bench.strategies import SharedIndexing
+from librarian_bench.strategies import Librarian, SharedIndexing, question_message
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +54,29 @@ def test_a_weak_model_costs_no_context_success(dataset):
     assert "| librarian-llm |" in table and "offline Librarian" in table
 
 
-def test_an_oracle_adds_context_success(dataset):
+def test_an_oracle_costs_no_context_success(dataset):
     offline, llm, _, _ = _run(dataset, "oracle")
     assert llm["llm_selection_rate"] == 1.0
-    assert llm["context_success"] > offline["context_success"]
+    # The offline selection comes first (selector_keeps_local): a perfect model's picks
+    # add what still fits, and never push out what the offline engine sent.
+    assert llm["context_success"] >= offline["context_success"]
+
+
+def test_an_oracle_alone_adds_context_success(dataset):
+    """Its picks alone (``selector_keeps_local=False``): the gold evidence, in full."""
+    embeddings = default_embeddings()
+    model = ScriptedBenchModel(kind="oracle").use(dataset)
+    shared = SharedIndexing(embeddings)
+    offline = Librarian(parse_budget("auto"), embeddings=embeddings, shared=shared)
+    oracle = Librarian(parse_budget("auto"), embeddings=embeddings, model=model, shared=shared)
+    oracle.config = replace(oracle.config, selector_keeps_local=False)
+    success = {"offline": 0, "oracle": 0}
+    for conversation in dataset:
+        offline.prepare(conversation.messages)
+        oracle.prepare(conversation.messages)
+        for question in conversation.questions[:12]:
+            history = [*conversation.messages, question_message(question.id, question.text)]
+            for name, strategy in (("offline", offline), ("oracle", oracle)):
+                result = strategy.context(history, question.text)
+                success[name] += evidence_recall(question.evidence, result.messages) == 1.0
+    assert success["oracle"] > success["offline"]

@@ -7,7 +7,6 @@ from itertools import compress
 from typing import Annotated, Any, Required
 
 from langchain_core.messages import AnyMessage
-from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
@@ -97,9 +96,10 @@ class LibrarianState(TypedDict, total=False):
         index: Summary index as JSON-safe dicts (``IndexEntry.to_dict()``); an
             input of ``[]`` never wipes it.
         selected_ids: Positions selected this turn.
-        curated_messages: Selected + recent messages: give these to your model. Per
-            run, never checkpointed (an ``UntrackedValue`` channel): the agent node and
-            the run's output have it, ``get_state`` between runs does not.
+        curated_messages: Selected + recent messages: give these to your model.
+            Checkpointed (replaced each turn, never accumulated), so an agent node that
+            calls ``interrupt()``, or is retried after an error, gets the same context
+            when it runs again.
         librarian_metadata: Metrics and debug info for the current turn.
         librarian_summary: The running summary of older messages (the gist), when
             ``LibrarianConfig(running_summary_tokens=...)`` is set.
@@ -109,6 +109,6 @@ class LibrarianState(TypedDict, total=False):
     query: str
     index: Annotated[list[dict[str, Any]], merge_index]
     selected_ids: list[int]
-    curated_messages: Annotated[list[AnyMessage], UntrackedValue(list)]
+    curated_messages: list[AnyMessage]
     librarian_metadata: Annotated[dict[str, Any], merge_metadata]
     librarian_summary: dict[str, Any]

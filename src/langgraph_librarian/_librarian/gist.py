@@ -15,6 +15,8 @@ every message.
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -34,6 +36,7 @@ __all__ = [
     "GIST_KEY",
     "Fold",
     "apply_fold",
+    "check_gist_kept",
     "gist_message",
     "gist_tokens",
     "plan_fold",
@@ -181,6 +184,46 @@ def apply_fold(
             "; ".join(result.notes) or "no reason given",
         )
     return {GIST_KEY: gist, "librarian_metadata": metadata}
+
+
+_KEPT_THREADS = 4096
+"""Threads remembered as having been given a gist (the oldest forgotten first)."""
+_gist_given: OrderedDict[str, None] = OrderedDict()
+_gist_lock = threading.Lock()
+_gist_warned: list[bool] = []
+
+NO_GIST_KEPT = (
+    "librarian: running_summary_tokens is set, but the running summary written at the "
+    "last turn of this thread is not in the state: the graph's state schema has no "
+    "'librarian_summary' field (or the graph keeps no checkpoint), so the summary is "
+    "rebuilt from the start at every turn and never reaches the model. Add "
+    "`librarian_summary: dict` to the state schema (LibrarianState and "
+    "LibrarianMiddleware's state have it)."
+)
+
+
+def check_gist_kept(state: dict[str, Any], thread: str | None, update: dict[str, Any]) -> None:
+    """Warn (once per process) when the gist given to a thread did not come back.
+
+    A state schema without ``librarian_summary`` (a hand-written ``TypedDict``, a
+    ``create_react_agent`` ``AgentState``) drops the update without an error: every
+    turn then folds the whole history again and the curated context has no gist. The
+    thread's previous turn having been given one tells that case apart from a first
+    fold. ``update`` is this turn's state update.
+    """
+    if thread is None:
+        return
+    with _gist_lock:
+        lost = GIST_KEY not in state and thread in _gist_given
+        if GIST_KEY in update:
+            _gist_given[thread] = None
+            _gist_given.move_to_end(thread)
+            while len(_gist_given) > _KEPT_THREADS:
+                _gist_given.popitem(last=False)
+        if not lost or _gist_warned:
+            return
+        _gist_warned.append(True)
+    logger.warning(NO_GIST_KEPT)
 
 
 def gist_tokens(message: SystemMessage | None, config: LibrarianConfig) -> int:

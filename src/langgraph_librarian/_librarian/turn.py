@@ -39,6 +39,7 @@ from langgraph_librarian._kit.state import insert_after_system, read_messages
 from langgraph_librarian._librarian.gist import (
     Fold,
     apply_fold,
+    check_gist_kept,
     gist_message,
     gist_tokens,
     plan_fold,
@@ -923,7 +924,11 @@ def _fold(state: dict[str, Any], run: Run, result: StateUpdate) -> StateUpdate:
         if not fails_open(exc):  # interrupts, refused credentials: never absorbed
             raise
         return _merged(result, apply_fold(fold, None, exc))
-    return _merged(result, apply_fold(fold, summary, None, uses_model=summarizer.uses_model))
+    return _kept(
+        state,
+        run,
+        _merged(result, apply_fold(fold, summary, None, uses_model=summarizer.uses_model)),
+    )
 
 
 async def _afold(state: dict[str, Any], run: Run, result: StateUpdate) -> StateUpdate:
@@ -939,7 +944,16 @@ async def _afold(state: dict[str, Any], run: Run, result: StateUpdate) -> StateU
         if not fails_open(exc):  # interrupts, refused credentials: never absorbed
             raise
         return _merged(result, apply_fold(fold, None, exc))
-    return _merged(result, apply_fold(fold, summary, None, uses_model=summarizer.uses_model))
+    return _kept(
+        state,
+        run,
+        _merged(result, apply_fold(fold, summary, None, uses_model=summarizer.uses_model)),
+    )
+
+
+def _kept(state: dict[str, Any], run: Run, update: StateUpdate) -> StateUpdate:
+    check_gist_kept(state, run.thread, update)
+    return update
 
 
 def index_turn(state: dict[str, Any], run: Run) -> StateUpdate:

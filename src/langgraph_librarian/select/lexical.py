@@ -18,8 +18,8 @@ re-tokenizing everything.
 from __future__ import annotations
 
 import bisect
-import re
 import hashlib
+import re
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Hashable, Mapping
@@ -55,9 +55,7 @@ _DATE_QUESTION = re.compile(
     r"(?:until|before|after|ago|since)|earlier|later\s+in\s+the)\b",
     re.IGNORECASE,
 )
-_DATE_VALUES = frozenset(MONTHS) | {
-    d for d in DAYS if len(d) > 3
-}
+_DATE_VALUES = frozenset(MONTHS) | {d for d in DAYS if len(d) > 3}
 """Value tokens that date a passage (month and weekday names)."""
 _SHORT_TEXT_WORDS = 40
 _CONTEXT_CHARS = 300
