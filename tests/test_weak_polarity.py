@@ -96,6 +96,11 @@ def test_the_held_out_part_is_within_the_bounds_set_before_measuring_it():
             "Omar paid Lea back the 40 euros for the concert.",
             "Lea paid Omar back the 40 euros for the concert.",
         ),
+        (
+            "human",
+            "You booked the flights to Lisbon, thanks!",
+            "The user booked the flights to Lisbon.",
+        ),
     ],
 )
 def test_a_deed_given_to_the_other_party_is_rejected(role, source, summary):
@@ -130,6 +135,17 @@ def test_a_deed_given_to_the_other_party_is_rejected(role, source, summary):
             None,
             "Omar paid Lea back the 40 euros for the concert.",
             "Lea was paid back the 40 euros for the concert by Omar.",
+        ),
+        # In a user's message "you" is anyone as often as the assistant.
+        (
+            "human",
+            "When you cancel within 24 hours you get a full refund.",
+            "User can cancel within 24 hours for a full refund.",
+        ),
+        (
+            "human",
+            "You need a visa for Japan for stays over 90 days.",
+            "User needs a visa for Japan for stays over 90 days.",
         ),
         # Without the role, "I" is nobody in particular.
         (
@@ -236,3 +252,213 @@ def test_the_indexer_falls_back_and_records_why(message, answer, reason):
     assert update.entries[0].status == "fallback"
     assert reason in update.errors[0]
     assert update.entries[0].summary != answer
+
+
+# Honest summaries written after the first measurement (probes of antonyms, idioms,
+# generic "you", reported deeds and two clauses with two names): none is taken for a
+# swap or a flip (another rule may still judge them).
+PROBES = [
+    (
+        "ai",
+        "You can't return opened items after 30 days, but I can ask for an exception.",
+        "Opened items can't be returned after 30 days; the assistant can ask for an exception.",
+    ),
+    (
+        "human",
+        "I'm not going to the party, Tom is going instead.",
+        "Tom is going to the party instead of the user.",
+    ),
+    (
+        "human",
+        "We didn't get the apartment, the landlord chose another family.",
+        "The landlord chose another family for the apartment.",
+    ),
+    (
+        "human",
+        "I never got the refund for order 5521.",
+        "Refund for order 5521 still not received.",
+    ),
+    ("human", "I can't find my keys anywhere.", "User has lost their keys."),
+    (
+        "ai",
+        "There's no need to restart the server; the config reloads automatically.",
+        "Server restart unnecessary: config reloads automatically.",
+    ),
+    (
+        "human",
+        "Nobody from the team could join the call on Monday.",
+        "The whole team missed Monday's call.",
+    ),
+    (
+        "human",
+        "I don't mind the early flight to Rome.",
+        "User is fine with the early flight to Rome.",
+    ),
+    (
+        "human",
+        "It's not expensive, only 20 euros for the ticket.",
+        "The ticket costs only 20 euros, which is cheap.",
+    ),
+    ("human", "I'd rather not drive at night.", "User prefers not to drive at night."),
+    ("human", "The printer in room 4 isn't working again.", "Printer in room 4 broken again."),
+    (
+        "ai",
+        "I couldn't find any flights under 200 euros for those dates.",
+        "Assistant found no flights under 200 euros for those dates.",
+    ),
+    (
+        "human",
+        "Not a fan of the blue design, let's go with green.",
+        "User prefers the green design over the blue one.",
+    ),
+    (
+        "human",
+        "My sister isn't coming to the wedding in June.",
+        "User's sister will miss the wedding in June.",
+    ),
+    ("human", "I don't eat pork but chicken is fine.", "User eats chicken but not pork."),
+    (
+        "human",
+        "I don't remember the wifi password for the cabin.",
+        "User forgot the cabin wifi password.",
+    ),
+    ("human", "The train was not late today, for once.", "The train was on time today, for once."),
+    (
+        "ai",
+        "You don't have to pay the deposit until March.",
+        "The deposit is due in March, not before.",
+    ),
+    (
+        "human",
+        "I never heard back from the recruiter at Acme.",
+        "The Acme recruiter has not replied.",
+    ),
+    (
+        "human",
+        "I can't decide between the red and the grey sofa.",
+        "User is torn between the red and grey sofa.",
+    ),
+    ("human", "The kids won't eat broccoli no matter what I do.", "The kids refuse broccoli."),
+    (
+        "ai",
+        "I checked: your passport doesn't expire until 2031.",
+        "Assistant checked that the user's passport is valid until 2031.",
+    ),
+    (
+        "human",
+        "I'm no longer with Vodafone, I switched to O2 last month.",
+        "User switched from Vodafone to O2 last month.",
+    ),
+    (
+        "human",
+        "The landlord didn't fix the boiler, so we called a plumber ourselves.",
+        "User called a plumber because the landlord did not fix the boiler.",
+    ),
+    ("human", "Nothing is booked yet for the Porto trip.", "Porto trip bookings still open."),
+    (
+        "ai",
+        "I see you've already paid the deposit for the flat.",
+        "User already paid the deposit for the flat.",
+    ),
+    (
+        "human",
+        "You recommended the 40L pack and I bought it yesterday.",
+        "User bought the 40L pack the assistant recommended.",
+    ),
+    (
+        "human",
+        "I asked you to book the flights but you booked the train.",
+        "User asked the assistant to book flights, but the assistant booked the train.",
+    ),
+    (
+        "human",
+        "We booked the flights together yesterday, thanks for your help!",
+        "User and assistant booked the flights together yesterday.",
+    ),
+    (
+        "ai",
+        "You mentioned you booked the hotel; I added the check-in time to the plan.",
+        "User booked the hotel; the assistant added the check-in time to the plan.",
+    ),
+    (
+        "human",
+        "My boss told me I booked the wrong hotel.",
+        "User's boss said the user booked the wrong hotel.",
+    ),
+    (
+        "ai",
+        "As you said, the venue holds 120 people, so I booked the larger room.",
+        "Venue holds 120 people, per the user; assistant booked the larger room.",
+    ),
+    (
+        "human",
+        "Here's what Tom wrote: I sent the contract yesterday.",
+        "Tom says he sent the contract yesterday.",
+    ),
+    (
+        "ai",
+        "I can draft the reply to Ms Okafor if you send me her last email.",
+        "The assistant offers to draft the reply to Ms Okafor once the user sends her last email.",
+    ),
+    (
+        "human",
+        "Can you remind me what I ordered last week?",
+        "User asks what they ordered last week.",
+    ),
+    (
+        "ai",
+        "You ordered the walnut desk and two chairs last week.",
+        "User ordered the walnut desk and two chairs last week.",
+    ),
+    (
+        "human",
+        "Thanks, you fixed the export bug!",
+        "The assistant fixed the export bug, the user says.",
+    ),
+    (
+        "human",
+        "Thanks, you fixed the export bug!",
+        "User thanks the assistant for fixing the export bug.",
+    ),
+    (
+        "ai",
+        "I'd suggest you call the embassy before booking.",
+        "The assistant suggests the user call the embassy before booking.",
+    ),
+    (
+        "ai",
+        "I'd suggest you call the embassy before booking.",
+        "User should call the embassy before booking, the assistant suggests.",
+    ),
+    (
+        "human",
+        "Sofia called Ben about the invoice, and Ben called the bank.",
+        "Ben called the bank after Sofia called him about the invoice.",
+    ),
+    (
+        "human",
+        "Sofia emailed Ben the slides and Ben emailed them to the client.",
+        "Ben emailed the slides to the client after Sofia sent them.",
+    ),
+    (
+        "human",
+        "I think you misunderstood: I wanted the 3pm slot, not 5pm.",
+        "User says the assistant misunderstood: they wanted the 3pm slot, not 5pm.",
+    ),
+    (
+        "ai",
+        "Let me know if you want me to book it; I found a table at Lume for 8pm.",
+        "Assistant found a table at Lume for 8pm and offers to book it.",
+    ),
+    (
+        "human",
+        "I told the assistant last week that I moved to Leeds.",
+        "User moved to Leeds and said so last week.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("role", "source", "summary"), PROBES, ids=[p[2][:40] for p in PROBES])
+def test_more_honest_summaries_are_not_taken_for_swaps_or_flips(role, source, summary):
+    found = summary_problem(summary, source, DEFAULT_SUMMARY_PROMPT, role=role) or ""
+    assert not any(rule in found for rule in NEW_RULES), found

@@ -1414,6 +1414,13 @@ _PREPOSITIONS = frozenset(
 )
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|«[^»\n]*»|(?<!\w)'[^'\n]{3,}'(?!\w)")
 _AFTER_WINDOW = 8
+_GENERIC_YOU = frozenset(_listed("if when once unless whenever before after until where"))
+_IRREGULAR_PAST = frozenset(
+    _listed(
+        "said told sent made gave wrote found got put set took did kept left bought brought "
+        "thought meant forgot paid sold built chose drove ran saw met read spent won lost"
+    )
+)
 _WINDOW_END = re.compile(
     _CLAUSE_BREAK.pattern + r"|\b(?:after|before|when|once|until|if|unless|then)\b",
     re.IGNORECASE,
@@ -1432,9 +1439,9 @@ def _function_word(word: str) -> bool:
 _Agent = tuple[str, str, frozenset[str], frozenset[str]]
 
 
-def _agents(text: str, subject: Callable[[str, str], str | None]) -> list[_Agent]:
-    """Each subject of ``text`` that ``subject`` recognises (given the word and the one
-    before it, it returns a party or a name, or ``None``) with its verb: the word after
+def _agents(text: str, subject: Callable[[str, str, str], str | None]) -> list[_Agent]:
+    """Each subject of ``text`` that ``subject`` recognises (given the word and the ones
+    before and after it, it returns a party or a name, or ``None``) with its verb: the word after
     it, past auxiliaries, adverbs and a negation (at most three words); a passive ("was
     asked by") is left out. Returns (who, verb stem, content stems of the words after
     the verb in its clause, names among them)."""
@@ -1454,7 +1461,7 @@ def _agents(text: str, subject: Callable[[str, str], str | None]) -> list[_Agent
             joined and (words[n - 2][1][0].isupper() or words[n - 2][1].lower() in _PARTIES)
         ):
             continue
-        who = subject(word, words[n - 1][1] if n else "")
+        who = subject(word, words[n - 1][1] if n else "", following)
         if who is None:
             continue
         k, passive = n + 1, False
@@ -1473,6 +1480,12 @@ def _agents(text: str, subject: Callable[[str, str], str | None]) -> list[_Agent
         stem = content_terms(verb)
         if not stem:
             continue
+        if who.endswith("?"):
+            # Only a past deed is surely the subject's (see _swaps_roles).
+            past = verb.endswith("ed") and not verb.endswith("eed")  # not "need"
+            if not (past or verb.lower() in _IRREGULAR_PAST):
+                continue
+            who = who[:-1]
         # What follows the verb in its clause ("... after Sofia called him" is another).
         verb_end = words[k][0] + len(verb)
         stop = _WINDOW_END.search(text, verb_end)
@@ -1490,7 +1503,7 @@ def _agents(text: str, subject: Callable[[str, str], str | None]) -> list[_Agent
     return found
 
 
-def _party_of_summary_word(word: str, before: str) -> str | None:
+def _party_of_summary_word(word: str, before: str, after: str) -> str | None:
     return _PARTIES.get(word.lower())
 
 
@@ -1512,16 +1525,23 @@ def _swaps_roles(summary: str, source: str, role: str | None) -> bool:
     other = {"user": "assistant", "assistant": "user"}.get(writer or "")
     _, source_words, _ = _source_facts(source)
 
-    def pronoun(word: str, before: str) -> str | None:
+    def pronoun(word: str, before: str, after: str) -> str | None:
         match = _PRONOUN.match(word)
         if match is None or writer is None or other is None:
             return None
         who = match.group(1).lower()
         if who == "you":
-            return other
+            if role != "human":
+                return other
+            # In a user's message "you" is anyone as often as the assistant ("when you
+            # cancel within 24 hours you get a refund", "you need a visa"): only a past
+            # deed ("you booked", "you said") is the assistant's.
+            if before.lower() in _GENERIC_YOU or word.lower() != "you":
+                return None
+            return other + "?"
         return writer if who == "i" or role == "human" else None
 
-    def name(word: str, before: str) -> str | None:
+    def name(word: str, before: str, after: str) -> str | None:
         key = re.sub(r"['’]s$", "", word).lower()
         if (
             word != re.sub(r"['’]s$", "", word)
