@@ -29,6 +29,12 @@ or a summary with invented facts (another amount, code, date or name). The rules
 - **It must carry something of the message**: at least one of the message's facts, or,
   when it paraphrases without them, several of its content words (or half of its own
   words, for a very short summary).
+- **It must keep who did it and whether it is so** (one message, not the running
+  summary): a subject of the summary ("the user", "the assistant", a name) with the
+  verb of a subject of the message ("I", "you", a name) must be that subject, and a
+  clause must not carry a negation cue the clauses of the message it restates lack, or
+  lack theirs, when it keeps the word the cue denies (see :func:`_swaps_roles`,
+  :func:`_flips_polarity`). Claims said with other words are not judged.
 - **The model must not speak as itself or loop**: first-person words ("I", "my")
   in a summary of a message that has none, a sentence or line said three times or
   more, or one word making up most of the answer.
