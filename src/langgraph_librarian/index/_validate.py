@@ -29,6 +29,12 @@ or a summary with invented facts (another amount, code, date or name). The rules
 - **It must carry something of the message**: at least one of the message's facts, or,
   when it paraphrases without them, several of its content words (or half of its own
   words, for a very short summary).
+- **It must keep who did it and whether it is so** (one message, not the running
+  summary): a subject of the summary ("the user", "the assistant", a name) with the
+  verb of a subject of the message ("I", "you", a name) must be that subject, and a
+  clause must not carry a negation cue the clauses of the message it restates lack, or
+  lack theirs, when it keeps the word the cue denies (see :func:`_swaps_roles`,
+  :func:`_flips_polarity`). Claims said with other words are not judged.
 - **The model must not speak as itself or loop**: first-person words ("I", "my")
   in a summary of a message that has none, a sentence or line said three times or
   more, or one word making up most of the answer.
@@ -55,8 +61,10 @@ import json
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from langgraph_librarian._engine.crosslingual import function_words
 from langgraph_librarian._engine.messages import finish_reason
@@ -1069,11 +1077,15 @@ def drop_cut_tail(summary: str, source: str) -> tuple[str, bool]:
     return (text[: ends[-1]].rstrip() if ends else ""), True
 
 
-def summary_facts_problem(summary: str, source: str, *, conversation: bool = False) -> str | None:
+def summary_facts_problem(
+    summary: str, source: str, *, conversation: bool = False, role: str | None = None
+) -> str | None:
     """Why ``summary`` is not a faithful summary of ``source`` (see the module docs).
 
     ``conversation``: ``source`` is a conversation (the running summary), whose answers
     the summary reports, not one message whose question it must not answer.
+    ``role``: the message's type (``"human"``, ``"ai"``...), which tells who its "I"
+    is; without it only names are checked for swapped roles.
     """
     if _REFUSAL.search(summary.split("\n", 1)[0][:300]):
         return "the model refused"
@@ -1109,4 +1121,471 @@ def summary_facts_problem(summary: str, source: str, *, conversation: bool = Fal
         return "the model answered the message's question instead of summarizing it"
     if not _carries(body, source):
         return "the summary carries none of the message's facts"
+    if not conversation and _swaps_roles(body, source, role):
+        return "the summary swaps who did or said it (the user, the assistant or a name)"
+    if not conversation and _flips_polarity(body, source):
+        return "the summary says the opposite of the message (a negation added or dropped)"
     return None
+
+
+# -- who did it, and whether it is so: role swaps and polarity flips ----
+
+# Negation cues (closed classes, accent-folded): English always, and those of the
+# summary's and the message's languages. "n't" and French "n'" are read off the word.
+_NEGATIONS = {
+    "en": frozenset(
+        _listed("not no never none nor neither nobody nothing nowhere without cannot noone")
+    ),
+    "de": frozenset(
+        _listed(
+            "nicht kein keine keinen keinem keiner keines nie niemals nichts niemand ohne "
+            "weder nirgends"
+        )
+    ),
+    "fr": frozenset(_listed("ne pas jamais aucun aucune rien sans ni")),
+    "es": frozenset(_listed("no nunca jamas nada nadie ningun ninguno ninguna sin ni tampoco")),
+    "it": frozenset(_listed("non mai nessuno nessuna niente nulla senza")),
+    "pt": frozenset(_listed("nao nunca nenhum nenhuma nada ninguem sem nem")),
+    "nl": frozenset(_listed("niet geen nooit niets niemand zonder noch")),
+}
+# Fixed phrases whose cue denies nothing of the content: "not only", "nothing like",
+# "no doubt", "no worries", "not bad", "never better".
+_NOT_DENYING = re.compile(
+    r"\bnot\s+(?:only|just|merely|bad)\b|\bnothing\s+(?:like|beats|better)\b"
+    r"|\bno\s+(?:doubt|wonder|problem|problems|worries)\b|\bnever\s+(?:better|been\s+better)\b",
+    re.IGNORECASE,
+)
+# Words that say no without a cue (English, a closed class: absence, refusal, failure,
+# stopping, leaving out), and verbs a negation moves into ("I don't think it is open" is
+# "I think it is closed"). A clause with one of them and a cue ("don't forget", "not
+# sure") has no polarity one can read off words; one without a cue may still deny
+# ("lacks", "refused"): neither is judged.
+_SAYS_NO = frozenset(
+    content_terms(
+        "lack lacks lacking lacked miss misses missing missed fail fails failing failed "
+        "failure refuse refuses refused refusal decline declines declined cancel cancels "
+        "cancelled canceled stop stops stopped quit quits avoid avoids avoided skip skips "
+        "skipped exclude excludes excluded excluding except absent unable impossible deny "
+        "denies denied reject rejects rejected lost lose loses forget forgets forgot "
+        "forgotten instead neglect ignore ignores ignored prevent prevents prevented "
+        "unless hardly barely rarely seldom doubt doubts unsure unclear struggle struggles "
+        "struggling struggled trouble"
+    )
+)
+_MOVES_NEGATION = frozenset(
+    content_terms(
+        "think thinks thought believe believes believed expect expects expected suppose "
+        "supposed guess imagine imagined sure certain seem seems seemed feel feels felt "
+        "want wants wanted wait waiting help stand"
+    )
+)
+_NEGATIVE_PREFIX = re.compile(r"^(?:un|in|im|il|ir|dis|non|mis)(?=[a-z]{4,}$)")
+# A clause ends at punctuation or at a conjunction (several languages, a closed class).
+_CLAUSE_BREAK = re.compile(
+    r"[.!?;:,]+(?=\s|$)|[()\n—–]+|\s-\s"
+    r"|\b(?:and|or|but|so|because|while|although|though|whereas|since|then|as|who|which"
+    r"|whom|whose|where"
+    r"|und|oder|aber|sondern|weil|denn|et|ou|mais|donc|car|parce|y|o|pero|porque"
+    r"|e|ma|perche|mas|maar|omdat)\b",
+    re.IGNORECASE,
+)
+# A clause that asserts nothing by itself: a condition ("if it doesn't rain").
+# So does one opening with "without" ("Without the form, HR cannot ...": a condition).
+_CONDITION = frozenset(
+    _listed("if unless whether when wenn falls ob si se als without ohne sans sin senza sem zonder")
+)
+# A restriction states a negated condition in positive words ("can pay only after the
+# 5th" for "can't pay before the 5th"): a clause with one is not judged.
+_RESTRICTS = frozenset(_listed("only until unless except nur erst seulement solo solamente"))
+
+
+def _negation_cues(languages: frozenset[str]) -> frozenset[str]:
+    cues = set(_NEGATIONS["en"])
+    for lang in languages & _NEGATIONS.keys():
+        cues |= _NEGATIONS[lang]
+    return frozenset(cues)
+
+
+def _says_no_by_word(word: str) -> bool:
+    """A word that denies without a cue: one of the closed class, or an English word
+    with a negative prefix or "-less" whose rest is a word ("unchanged", "non-refundable"
+    as "non", "careless")."""
+    if set(content_terms(word)) & _SAYS_NO:
+        return True
+    lowered = word.lower()
+    if lowered in {"non", "un"}:
+        return True
+    dictionary = _dictionary()
+    match = _NEGATIVE_PREFIX.match(lowered)
+    if match is not None:
+        rest = lowered[match.end() :]
+        # "un-", "non-", "dis-" before a word ("unmerged"); "in-", "im-" only in a word
+        # of the dictionary and before a longer one ("invalid"; not "inside", "invoices").
+        if lowered.startswith(("un", "non", "dis")):
+            if rest in dictionary:
+                return True
+        elif lowered in dictionary and len(rest) >= 5 and rest in dictionary:
+            return True
+    return lowered.endswith("less") and lowered[:-4] in dictionary and len(lowered) > 6
+
+
+class _Clause(NamedTuple):
+    terms: frozenset[str]
+    """Content stems, accent-folded (words about the talk, cues and numbers left out)."""
+    polarity: str | None
+    """``"no"`` (a cue), ``"yes"`` (no cue, no word that denies), ``None`` (unreadable)."""
+    scope: frozenset[str]
+    """What the cue denies: the first content stem after it (see :func:`_denied`)."""
+    aspect: frozenset[str]
+    """"still" or "yet" in its sentence."""
+
+
+_COMPOUND = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+
+
+def _is_cue(word: str, cues: frozenset[str]) -> bool:
+    return word in cues or word.endswith("n't") or (word.startswith("n'") and len(word) > 2)
+
+
+def _stems(words: list[str], cues: frozenset[str]) -> frozenset[str]:
+    return frozenset(
+        _fold(t)
+        for t in content_terms(" ".join(words))
+        if _fold(t) not in cues
+        and t not in _TALK
+        and len(t) >= 3
+        and not any(c.isdigit() for c in t)
+    )
+
+
+# Words that go with a cue rather than with what it denies ("no longer", "not ... again").
+_WITH_CUE = frozenset(
+    _listed("longer more anymore again yet even really always ever still mehr plus jamais")
+)
+
+
+def _denied(said: list[str], folded: list[str], cues: frozenset[str]) -> frozenset[str]:
+    """The first content stem after each cue ("doesn't *deliver*", "nicht zum *Training*
+    kommen", "no longer *eat*", "neither *Ana* nor *Luis*"), or the last one before the
+    cue when it ends the clause ("Ich komme nicht"): the word a restatement of the same
+    claim keeps. One that says it with another word ("isn't working": "broken", "not
+    late": "on time", "don't mind": "fine with") does not keep it, and is not judged."""
+    denied: set[str] = set()
+    stems = [
+        _stems([w], cues) if f not in _WITH_CUE else frozenset()
+        for w, f in zip(said, folded, strict=True)
+    ]
+    for at, word in enumerate(folded):
+        if not _is_cue(word, cues):
+            continue
+        after = [
+            t
+            for f, t in zip(folded[at + 1 :], stems[at + 1 :], strict=True)
+            if t and not _is_cue(f, cues)
+        ]
+        before = [t for t in stems[:at] if t]
+        if after:
+            denied |= after[0]
+        elif before:
+            denied |= before[-1]
+    return frozenset(denied)
+
+
+def _clauses(text: str, cues: frozenset[str]) -> list[_Clause]:
+    """Each clause of ``text`` (see :class:`_Clause`). Its polarity cannot be read off its
+    words in a question, a condition or a restriction, nor when a cue comes with a word
+    that denies itself ("don't forget") or with a verb a negation does not simply deny
+    ("not sure", "can't wait"); nor without a cue, when a word denies ("lacks")."""
+    clauses: list[_Clause] = []
+    # Quoted text (an error message, someone's words) is not the writer's claim, and a
+    # cue inside a compound ("shop-not-found", "no-show", "non-stop") denies nothing.
+    text = _COMPOUND.sub(lambda m: m.group(0).replace("-", ""), _QUOTED.sub(" ", text))
+    sentences = re.split(r"(?<=[.!?;])\s+|\n+", text)
+    for sentence in sentences:
+        question = sentence.rstrip(" \"'”’)").endswith("?")
+        plain = _NOT_DENYING.sub(" ", sentence)
+        aspect = frozenset(w.lower() for _, w in _words(sentence)) & {"still", "yet"}
+        for part in _CLAUSE_BREAK.split(plain):
+            said = [w for _, w in _words(part)]
+            if not said:
+                continue
+            folded = [_fold(w.lower()).replace("’", "'") for w in said]
+            at = next((n for n, f in enumerate(folded) if _is_cue(f, cues)), None)
+            denies = any(_says_no_by_word(w) for w in said)
+            moved = bool(set(content_terms(part)) & _MOVES_NEGATION)
+            if question or folded[0] in _CONDITION or _RESTRICTS & set(folded):
+                polarity = None
+            elif at is not None:
+                # A negative imperative ("Don't let it bring you down") advises.
+                bidding = folded[0] in {"don't", "dont", "never"} or folded[:2] == ["do", "not"]
+                polarity = None if denies or moved or bidding else "no"
+            else:
+                polarity = None if denies else "yes"
+            scope = _denied(said, folded, cues)
+            clauses.append(_Clause(_stems(said, cues), polarity, scope, aspect))
+    return clauses
+
+
+def _same_term(a: str, b: str) -> bool:
+    return a == b or (len(a) >= 5 and len(b) >= 5 and a[:5] == b[:5])
+
+
+def _common(terms: frozenset[str], other: frozenset[str]) -> set[str]:
+    """The stems of ``terms`` that ``other`` has (a stem, or the same first five letters)."""
+    return {t for t in terms if any(_same_term(t, o) for o in other)}
+
+
+_MIN_SHARED_FOR_POLARITY = 2
+
+
+def _flips_polarity(summary: str, source: str) -> bool:
+    """A clause of the summary says the opposite of the message's clauses it restates.
+
+    The clause shares two content words or more with a clause of the message; every
+    clause of the message that shares one of them has the other polarity (a negation
+    cue, "not", "never", "no longer", "nicht", "ne ... pas", "no", in one and none in
+    the other), and the other side has the word the cue denies ("not far from the bar"
+    denies nothing the message says; "broken" for "isn't working" says it with another
+    word and is not judged). Clauses whose words cannot tell (a question, a condition,
+    "don't forget", "not sure", "lacks", "unchanged") are not judged, nor is a claim
+    the message makes both ways.
+    """
+    languages = frozenset(filter(None, (_language(summary), _language(source)))) | {"en"}
+    cues = _negation_cues(languages)
+    said = _clauses(summary, cues)
+    if not any(c.polarity is not None for c in said):
+        return False
+    written = _clauses(source, cues)
+    opposite = {"yes": "no", "no": "yes"}
+    for claim in said:
+        if claim.polarity is None or len(claim.terms) < _MIN_SHARED_FOR_POLARITY:
+            continue
+        related = [(c, _common(claim.terms, c.terms)) for c in written]
+        related = [(c, common) for c, common in related if common]
+        if max((len(common) for _, common in related), default=0) < _MIN_SHARED_FOR_POLARITY:
+            continue
+        if any(c.polarity != opposite[claim.polarity] for c, _ in related):
+            continue
+        # "still" does not restate a "not ... yet" ("still deciding": "hasn't decided yet").
+        if "still" in claim.aspect and any("yet" in c.aspect for c, _ in related):
+            continue
+        # What the cue denies must be in the other clause, on whichever side it is.
+        if all(
+            not (
+                _common(claim.scope, c.terms)
+                if claim.polarity == "no"
+                else _common(c.scope, claim.terms)
+            )
+            for c, _ in related
+        ):
+            continue
+        return True
+    return False
+
+
+# Who a summary says did it: the user or the assistant (several languages).
+_PARTIES = {
+    **dict.fromkeys(
+        _listed(
+            "user human customer utilisateur utilisatrice usuario usuaria nutzer nutzerin "
+            "benutzer benutzerin utente utilizador gebruiker"
+        ),
+        "user",
+    ),
+    **dict.fromkeys(
+        _listed("assistant ai bot chatbot assistent assistentin asistente assistente ki ia"),
+        "assistant",
+    ),
+}
+_PRONOUN = re.compile(r"^(i|we|you)(?:['’](?:m|d|ve|ll|re))?$", re.IGNORECASE)
+_BE = frozenset(_listed("is was are were be been being get gets got ist war sind wurde wird est"))
+# Between a subject and its verb: auxiliaries and clitics (several languages), adverbs.
+_BEFORE_VERB = (
+    _AUXILIARIES
+    | _BE
+    | frozenset(
+        _listed(
+            "do may am also already just then now still only finally later first again "
+            "really actually reportedly apparently personally a ai ont avait va hat habe "
+            "haben hatte ha han he hemos ho hanno le lui les se me te lo"
+        )
+    )
+)
+# Before an object, not a subject ("for the user", "to Jonas").
+_PREPOSITIONS = frozenset(
+    _listed(
+        "to for from with by at in on of about than as like per into onto via toward "
+        "towards against without zu fur von mit bei an a de pour avec par en con por para"
+    )
+)
+_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|«[^»\n]*»|(?<!\w)'[^'\n]{3,}'(?!\w)")
+_AFTER_WINDOW = 8
+_GENERIC_YOU = frozenset(_listed("if when once unless whenever before after until where"))
+_IRREGULAR_PAST = frozenset(
+    _listed(
+        "said told sent made gave wrote found got put set took did kept left bought brought "
+        "thought meant forgot paid sold built chose drove ran saw met read spent won lost"
+    )
+)
+_WINDOW_END = re.compile(
+    _CLAUSE_BREAK.pattern + r"|\b(?:after|before|when|once|until|if|unless|then)\b",
+    re.IGNORECASE,
+)
+
+
+def _function_word(word: str) -> bool:
+    folded = _fold(word.lower())
+    return (
+        folded in STOPWORDS
+        or folded in _AUXILIARIES
+        or any(folded in lang for lang in _LANGUAGES.values())
+    )
+
+
+_Agent = tuple[str, str, frozenset[str], frozenset[str]]
+
+
+def _agents(text: str, subject: Callable[[str, str, str], str | None]) -> list[_Agent]:
+    """Each subject of ``text`` that ``subject`` recognises (given the word and the ones
+    before and after it, it returns a party or a name, or ``None``) with its verb: the word after
+    it, past auxiliaries, adverbs and a negation (at most three words); a passive ("was
+    asked by") is left out. Returns (who, verb stem, content stems of the words after
+    the verb in its clause, names among them)."""
+    found = []
+    words = [(m.start(), m.group(0)) for m in _WORD.finditer(text)]
+    for n, (_, word) in enumerate(words):
+        before = [w.lower() for _, w in words[max(0, n - 2) : n]]
+        if before and before[-1] in _ARTICLES:
+            before.pop()
+        if before and _fold(before[-1]) in _PREPOSITIONS:
+            continue  # an object: "for the user", "to Jonas"
+        # One of two subjects ("the user and the assistant booked", "Ana and Luis
+        # drove"), not a clause of its own ("..., and Ben called the bank").
+        following = words[n + 1][1].lower() if n + 1 < len(words) else ""
+        joined = n >= 2 and words[n - 1][1].lower() in {"and", "or", "und", "et", "y"}
+        if following in {"and", "or"} or (
+            joined and (words[n - 2][1][0].isupper() or words[n - 2][1].lower() in _PARTIES)
+        ):
+            continue
+        who = subject(word, words[n - 1][1] if n else "", following)
+        if who is None:
+            continue
+        k, passive = n + 1, False
+        while k < len(words) and k <= n + 3:
+            nxt = _fold(words[k][1].lower()).replace("’", "'")
+            if nxt.startswith("'") or nxt.endswith("n't") or nxt == "not" or nxt in _BEFORE_VERB:
+                passive = passive or nxt in _BE
+                k += 1
+            else:
+                break
+        if k >= len(words) or k > n + 3 or passive:
+            continue
+        verb = words[k][1]
+        if not verb[0].islower() or _function_word(verb) or _PRONOUN.match(verb):
+            continue
+        stem = content_terms(verb)
+        if not stem:
+            continue
+        if who.endswith("?"):
+            # Only a past deed is surely the subject's (see _swaps_roles).
+            past = verb.endswith("ed") and not verb.endswith("eed")  # not "need"
+            if not (past or verb.lower() in _IRREGULAR_PAST):
+                continue
+            who = who[:-1]
+        # What follows the verb in its clause ("... after Sofia called him" is another).
+        verb_end = words[k][0] + len(verb)
+        stop = _WINDOW_END.search(text, verb_end)
+        end = stop.start() if stop is not None else len(text)
+        rest = [(at, w) for at, w in words[k + 1 : k + 1 + _AFTER_WINDOW] if at < end]
+        after = " ".join(w for _, w in rest)
+        found.append(
+            (
+                who,
+                _fold(stem[0]),
+                frozenset(_fold(t) for t in content_terms(after)) - _TALK,
+                frozenset(w.lower() for _, w in rest if w[0].isupper()),
+            )
+        )
+    return found
+
+
+def _party_of_summary_word(word: str, before: str, after: str) -> str | None:
+    return _PARTIES.get(word.lower())
+
+
+def _swaps_roles(summary: str, source: str, role: str | None) -> bool:
+    """The summary gives a deed or a saying of the message to the other party.
+
+    The message's subjects are its pronouns ("I" for the writer, and "we" in a user's
+    message; "you" for the other party; quotes left out) and its names; the summary's
+    are "the user", "the assistant" (and their words in the other languages) and names.
+    A subject of the summary with the same verb as a subject of the message (and a word
+    after it in common) must be that subject: "The assistant booked flights to Lisbon"
+    of the user's "I booked the flights to Lisbon", "User recommends the 40L pack" of
+    the assistant's "I'd recommend the 40L pack", "Jonas sends the report to Marta" of
+    "Marta sends the report to Jonas". Verbs of asking and telling ("User asks the
+    assistant to book ...") have their own subject, and a passive is not judged.
+    """
+    plain = _QUOTED.sub(" ", source)
+    writer = {"human": "user", "ai": "assistant"}.get(role or "")
+    other = {"user": "assistant", "assistant": "user"}.get(writer or "")
+    _, source_words, _ = _source_facts(source)
+
+    def pronoun(word: str, before: str, after: str) -> str | None:
+        match = _PRONOUN.match(word)
+        if match is None or writer is None or other is None:
+            return None
+        who = match.group(1).lower()
+        if who == "you":
+            if role != "human":
+                return other
+            # In a user's message "you" is anyone as often as the assistant ("when you
+            # cancel within 24 hours you get a refund", "you need a visa"): only a past
+            # deed ("you booked", "you said") is the assistant's.
+            if before.lower() in _GENERIC_YOU or word.lower() != "you":
+                return None
+            return other + "?"
+        return writer if who == "i" or role == "human" else None
+
+    def name(word: str, before: str, after: str) -> str | None:
+        key = re.sub(r"['’]s$", "", word).lower()
+        if (
+            word != re.sub(r"['’]s$", "", word)
+            or not word[0].isupper()
+            or word.isupper()
+            or len(key) < 2
+            or key in _PARTIES
+            or key in _GENERIC_CAPS
+            or _function_word(key)
+            or key in _MONTHS
+            or key in _DAYS
+            or before.lower() in _ARTICLES
+        ):
+            return None
+        return key
+
+    claims = _agents(summary, _party_of_summary_word) if writer else []
+    named = [a for a in _agents(summary, name) if a[0] in source_words]
+    if not claims and not named:
+        return False
+    deeds = _agents(plain, pronoun) if writer else []
+    sources_named = _agents(plain, name)
+    for who, verb, after, _ in claims:
+        matching = [
+            d[0] for d in deeds if _same_term(d[1], verb) and (_common(after, d[2]) or not after)
+        ]
+        if matching and who not in matching:
+            return True
+    for who, verb, _, names in named:
+        for doer, their_verb, _, their_names in sources_named:
+            # "Jonas sends ... Marta" of "Marta sends ... Jonas": the names trade places,
+            # and no clause of the message has the summary's subject doing it.
+            if (
+                _same_term(their_verb, verb)
+                and doer != who
+                and who in their_names
+                and doer in names
+                and not any(d == who and _same_term(v, verb) for d, v, _, _ in sources_named)
+            ):
+                return True
+    return False

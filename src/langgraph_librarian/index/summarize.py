@@ -145,7 +145,7 @@ def _copied(summary: str, source: str) -> bool:
 
 
 def summary_problem(
-    summary: str, source: str, prompt: str, *, conversation: bool = False
+    summary: str, source: str, prompt: str, *, conversation: bool = False, role: str | None = None
 ) -> str | None:
     """Why a model's summary of ``source`` must not be stored, or ``None`` when it may.
 
@@ -155,7 +155,8 @@ def summary_problem(
     ``"summarized"`` such an entry would hide the message from selection for good.
     Rejected summaries become extractive entries marked ``"fallback"``. The running summary
     (:mod:`langgraph_librarian.memory`) applies the same checks to its answers, with
-    ``conversation=True``: its source is a conversation, not one message.
+    ``conversation=True``: its source is a conversation, not one message. ``role`` is
+    the message's type (who its "I" is), for the check of swapped roles.
     """
     if not summary:
         return "empty summary"
@@ -167,7 +168,7 @@ def summary_problem(
     overlap = len(terms & set(content_terms(source))) / len(terms) if terms else 0.0
     if len(terms) >= 4 and overlap < 0.1:
         return "the summary shares no words with the message"
-    return summary_facts_problem(summary, source, conversation=conversation)
+    return summary_facts_problem(summary, source, conversation=conversation, role=role)
 
 
 @dataclass
@@ -229,7 +230,7 @@ class LLMSummarizer:
         if cut and not whole:
             problem: str | None = "the summary was cut off mid-word"
         else:
-            problem = summary_problem(lines, source, self.prompt)
+            problem = summary_problem(lines, source, self.prompt, role=message_role(message))
         if problem is None and len(whole) >= len(source.strip()):
             # A "summary" no shorter than the message only bloats the selector's prompt
             # (and a short form made from it would be longer than the original). Judged
