@@ -59,7 +59,7 @@ from langgraph_librarian.recall._store import (
     updated,
 )
 
-__all__ = ["MAX_REMEMBER_CHARS", "ScopeMemory"]
+__all__ = ["MAX_REMEMBER_CHARS", "ScopeMemory", "check_memory"]
 
 logger = logging.getLogger("langgraph_librarian.recall")
 
@@ -647,3 +647,14 @@ class ScopeMemory:
         query = query[:MAX_QUERY_CHARS]
         ranked = await _select.aselect_ranked(records, query, self.config, parent)
         return self._finish(scope_id, ranked, len(records), bound, len(found), query)
+
+
+def check_memory(memory: Any, where: str) -> ScopeMemory:
+    """``memory`` when it is a :class:`ScopeMemory`, else a ``TypeError`` naming ``where``
+    (a store or a scope id passed by mistake would fail only at the first turn)."""
+    if not isinstance(memory, ScopeMemory):
+        raise TypeError(
+            f"{where} takes a ScopeMemory (ScopeMemory(store)) as memory, got "
+            f"{type(memory).__name__} {memory!r:.60}"
+        )
+    return memory
