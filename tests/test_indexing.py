@@ -78,11 +78,26 @@ def test_transient_failures_are_retried(transient):
     assert update.failed_count == 0 and len(model.calls) == 2
 
 
-@pytest.mark.parametrize("permanent", [StatusError(401), StatusError(400), ValueError("bad")])
+@pytest.mark.parametrize("permanent", [StatusError(400), ValueError("bad")])
 def test_permanent_failures_are_not_retried(permanent):
     model = ScriptedChatModel(script=[permanent, "never reached"])
     update = update_index([HumanMessage("z" * 300, id="1")], [], llm_config(model))
     assert update.entries[0].status == "fallback" and update.failed_count == 1
+    assert len(model.calls) == 1
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_configuration_errors_raise_out_of_indexing_unretried(status, use_async):
+    """Refused credentials or an unknown model: an extractive fallback entry every turn
+    would hide a revoked key, so indexing raises (at once, not retried)."""
+    model = ScriptedChatModel(script=[StatusError(status, "invalid api key"), "never reached"])
+    messages = [HumanMessage("z" * 300, id="1")]
+    with pytest.raises(StatusError, match="invalid api key"):
+        if use_async:
+            await aupdate_index(messages, [], llm_config(model))
+        else:
+            update_index(messages, [], llm_config(model))
     assert len(model.calls) == 1
 
 

@@ -8,7 +8,6 @@ echo prompts, answer ``[]``, stall, rate-limit and reject keys. Each test drives
 from __future__ import annotations
 
 import json
-import logging
 import re
 import threading
 import time
@@ -258,15 +257,40 @@ def test_rate_limit_is_retried(serve):
     assert len(server.requests) == 2
 
 
-def test_bad_key_is_not_retried_and_says_so_once(serve, caplog):
-    server = serve(lambda body: Reply(status=401, error="invalid api key"))
-    with caplog.at_level(logging.WARNING, logger="langgraph_librarian"):
-        meta = select(client(server), max_retries=3)
-    assert meta["selection_strategy"] == "local_fallback"
-    assert "credentials" in meta["fallback_reason"]
+@pytest.mark.parametrize("status", [401, 403])
+def test_bad_key_raises_unretried_through_the_real_client(serve, status):
+    """The openai client's AuthenticationError / PermissionDeniedError (as langchain_openai
+    re-raises them) comes out of the turn: a local fallback every turn hid a revoked key."""
+    import openai
+
+    server = serve(lambda body: Reply(status=status, error="invalid api key"))
+    with pytest.raises(openai.APIStatusError) as raised:
+        select(client(server), max_retries=3)
+    assert raised.value.status_code == status
     assert len(server.requests) == 1  # not retried, and no simpler form tried
-    lines = [r.getMessage() for r in caplog.records if "credentials" in r.getMessage()]
-    assert len(lines) == 1 and "\n" not in lines[0]
+
+
+def test_unknown_model_raises_after_the_simpler_forms(serve):
+    """A 404 to a structured form may be that form's refusal: the simpler forms are asked,
+    and a 404 to plain text (an unknown model) raises."""
+    import openai
+
+    server = serve(lambda body: Reply(status=404, error="model 'gpt-nope' not found"))
+    with pytest.raises(openai.NotFoundError):
+        select(client(server), max_retries=3)
+    assert [request_format(body) for body in server.requests][-1] == "text"
+
+
+def test_json_schema_refused_with_404_still_selects(serve):
+    def answer(body: dict[str, Any]) -> Reply:
+        if request_format(body) == "json_schema":
+            return Reply(status=404, error="response_format json_schema not found")
+        return Reply(content=json.dumps({"ids": [4, 16], "reasoning": "budget"}))
+
+    server = serve(answer)
+    meta = select(client(server))
+    assert meta["selection_strategy"] == "llm"
+    assert request_format(server.requests[0]) == "json_schema"
 
 
 # -- streaming: only the agent's tokens ---------------------------------------------------------

@@ -177,6 +177,18 @@ class LibrarianConfig:
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
+        for name in ("summary_prompt", "selection_prompt"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(
+                    f"{name} must be a string or None, got {type(value).__name__} {value!r:.60}"
+                )
+        if self.token_counter is not None and not callable(self.token_counter):
+            raise TypeError(
+                "token_counter must be a function of a message list returning an int "
+                f"(e.g. model.get_num_tokens_from_messages) or None, got "
+                f"{type(self.token_counter).__name__} {self.token_counter!r:.60}"
+            )
 
     def __post_init__(self) -> None:
         self._check_types()

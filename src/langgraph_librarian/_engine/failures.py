@@ -12,7 +12,10 @@ The kinds:
   ``Command`` hand-offs). Never absorbed.
 - ``"configuration"``: only the user can fix it (a :class:`ConfigurationError`, a
   provider answering 401/403/404, a database refusing the credentials or missing its
-  tables). Never absorbed silently: faces raise it or report it as misconfigured.
+  tables). Never absorbed: the Librarian's own model calls (indexer, selector, gist,
+  running summary) raise it out of every face, so a revoked key is noticed. Automatic
+  scoped recall alone goes on without its block and reports it as ``misconfigured`` at
+  ERROR (spec 04: recall is fail-open); called directly, recall raises it too.
 - ``"transient"``: timeouts, dropped connections, rate limits. Retried, then absorbed.
 - ``"failure"``: anything else. Absorbed (the turn goes on without the step) and logged.
 """

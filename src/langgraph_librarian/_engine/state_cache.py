@@ -111,7 +111,13 @@ def state_entries(state: dict[str, Any]) -> list[IndexEntry]:
     if is_cleared_index(raw):  # a state without the merge_index reducer kept the marker
         return []
     if not isinstance(raw, list | tuple):
-        raise ValueError(f"state['index'] must be a list, got {type(raw).__name__}")
+        raise ValueError(
+            f"state['index'] must be a list of the Librarian's index entries, got "
+            f"{type(raw).__name__}: the Librarian reserves the state keys 'index', "
+            "'librarian_metadata' and 'librarian_summary' (LibrarianMiddleware adds them to "
+            "the agent's state), so a field of your own named 'index' clashes; rename yours "
+            "(e.g. 'page_index')"
+        )
     if len(raw) < _MIN_CACHED or not isinstance(raw[0], dict):
         return entries_from_dicts(raw)
     anchor = raw[0].get("message_id")

@@ -16,6 +16,7 @@ from langchain_core.runnables.config import ContextThreadPoolExecutor
 
 from langgraph_librarian._engine.calls import CallPolicy
 from langgraph_librarian._engine.concurrency import AsyncGate, Gate
+from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._engine.messages import (
     message_role,
     message_text,
@@ -258,6 +259,8 @@ class LLMSummarizer:
                 raw = self.caller.invoke(self.build_prompt(message), parent)
             except Exception as exc:
                 gate.done(timed_out=isinstance(exc, TimeoutError))
+                if not fails_open(exc):  # refused credentials, unknown model, interrupts
+                    raise
                 return self._failed(exc, start)
             gate.done(timed_out=False)
             return self._outcome(message, raw, start)
@@ -271,6 +274,8 @@ class LLMSummarizer:
                 raw = await self.caller.ainvoke(self.build_prompt(message), parent)
             except Exception as exc:
                 await gate.done(timed_out=isinstance(exc, TimeoutError))
+                if not fails_open(exc):  # refused credentials, unknown model, interrupts
+                    raise
                 return self._failed(exc, start)
             await gate.done(timed_out=False)
             return self._outcome(message, raw, start)

@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph_librarian._kit.node import LibrarianNode
 from langgraph_librarian._kit.run import current_runtime, run_context, thread_id
 from langgraph_librarian._kit.state import read_messages
-from langgraph_librarian.recall._memory import ScopeMemory
+from langgraph_librarian.recall._memory import ScopeMemory, check_memory
 from langgraph_librarian.recall._middleware import recall_report
 from langgraph_librarian.recall._result import RecallResult
 from langgraph_librarian.recall._turn import (
@@ -49,6 +49,7 @@ def create_recall_hook(memory: ScopeMemory, *, report: bool = False) -> Libraria
         graph.invoke(state, config, context=RecallScope(scope_id="user:42"))
         ```
     """
+    check_memory(memory, "create_recall_hook")
 
     def update(messages: list[BaseMessage], result: RecallResult) -> Update:
         out: Update = {"llm_input_messages": cast(list[AnyMessage], result.apply(messages))}
@@ -82,6 +83,7 @@ def create_capture_node(memory: ScopeMemory) -> LibrarianNode:
         builder.add_edge("model", "capture")
         ```
     """
+    check_memory(memory, "create_capture_node")
 
     def capture(state: dict[str, Any], config: RunnableConfig | None = None) -> Update:
         context = run_context(current_runtime())

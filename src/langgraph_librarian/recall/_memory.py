@@ -52,11 +52,14 @@ from langgraph_librarian.recall._store import (
     check_namespace,
     get_op,
     items_in,
+    newest,
+    orders_newest_first,
     put_op,
     search_op,
+    updated,
 )
 
-__all__ = ["MAX_REMEMBER_CHARS", "ScopeMemory"]
+__all__ = ["MAX_REMEMBER_CHARS", "ScopeMemory", "check_memory"]
 
 logger = logging.getLogger("langgraph_librarian.recall")
 
@@ -113,8 +116,9 @@ class ScopeMemory:
             (``None``: the offline engine).
         namespace: Root namespace of all scopes.
         max_bytes: Default bound of a recalled block, 512 to 32,768 UTF-8 bytes.
-        max_candidates: Records of a scope read per recall (PostgreSQL and SQLite
-            return the most recently updated first).
+        max_candidates: Records of a scope a recall selects from: the most recently
+            updated ones, on every store (SQLite and PostgreSQL give them first; other
+            stores, ``InMemoryStore`` among them, are read whole and the newest kept).
         capture_roles: Message types copied from completed turns.
         cache_size: Per-turn recall results kept in memory.
         timeout: Seconds a turn waits for scope memory (store and selector) before it
@@ -364,8 +368,17 @@ class ScopeMemory:
 
     def _page(self, scope_id: str, offset: int) -> tuple[tuple[str, ...], Any]:
         ns = self._ns(scope_id, _MEMORY)
-        limit = min(SEARCH_PAGE, self.max_candidates - offset)
+        if self._ordered and offset < self.max_candidates:
+            limit = min(SEARCH_PAGE, self.max_candidates - offset)
+        else:  # the whole scope, or the ties at the end: pages as large as the records kept
+            limit = max(SEARCH_PAGE, self.max_candidates)
         return ns, search_op(ns, limit, offset)
+
+    @property
+    def _ordered(self) -> bool:
+        """Whether the store's search gives the newest records first (SQLite,
+        PostgreSQL): then reading ``max_candidates`` of them is enough."""
+        return orders_newest_first(self.store)
 
     @staticmethod
     def _parse(items: Sequence[Any], into: list[MemoryRecord]) -> None:
@@ -379,31 +392,52 @@ class ScopeMemory:
         records.sort(key=time_order)
         return records
 
+    def _read_on(self, offset: int, result: Any, limit: int, kept: Sequence[Any]) -> bool:
+        """Whether another page is to be read after ``result``: on a store without order
+        until the end; on one giving the newest first, up to ``max_candidates`` and on while
+        the page ends with records written when the oldest kept one was (SQLite keeps
+        whole seconds: the newest of them may come on the next page)."""
+        if len(result or []) < limit:
+            return False
+        if not self._ordered or len(kept) < self.max_candidates:
+            return True
+        return updated(result[-1]) >= min(updated(item) for item in kept)
+
     def records(self, scope_id: str) -> list[MemoryRecord]:
-        """The scope's records (at most ``max_candidates``), oldest first."""
-        found: list[MemoryRecord] = []
+        """The scope's ``max_candidates`` most recently updated records, oldest first.
+
+        A store whose search gives the newest first (SQLite, PostgreSQL) is read up to
+        ``max_candidates`` (and the records written in the same second as the last of
+        them); any other (``InMemoryStore`` gives the oldest first) is read whole, page by
+        page, keeping the newest.
+        """
+        kept: list[Any] = []
         offset = 0
-        while offset < self.max_candidates:
+        while True:
             ns, op = self._page(scope_id, offset)
             (result,) = batch(self.store, [op])
-            self._parse(items_in(result, ns), found)
-            if len(result or []) < op.limit:
+            kept = newest(kept, items_in(result, ns), self.max_candidates)
+            if not self._read_on(offset, result, op.limit, kept):
                 break
             offset += op.limit
+        found: list[MemoryRecord] = []
+        self._parse(kept, found)
         return self._in_time_order(found)
 
     async def arecords(self, scope_id: str) -> list[MemoryRecord]:
         """Async twin of :meth:`records`."""
-        found: list[MemoryRecord] = []
+        kept: list[Any] = []
         offset = 0
-        while offset < self.max_candidates:
+        while True:
             ns, op = self._page(scope_id, offset)
             (result,) = await abatch(self.store, [op])
-            # Parsing a page (cleaning and checking each record) off the event loop.
-            await asyncio.to_thread(self._parse, items_in(result, ns), found)
-            if len(result or []) < op.limit:
+            kept = newest(kept, items_in(result, ns), self.max_candidates)
+            if not self._read_on(offset, result, op.limit, kept):
                 break
             offset += op.limit
+        found: list[MemoryRecord] = []
+        # Parsing the records (cleaning and checking each one) off the event loop.
+        await asyncio.to_thread(self._parse, kept, found)
         return await asyncio.to_thread(self._in_time_order, found)
 
     def _delete_ops(self, prefix: tuple[str, ...], result: Any, seen: set[Any]) -> list[Any]:
@@ -613,3 +647,14 @@ class ScopeMemory:
         query = query[:MAX_QUERY_CHARS]
         ranked = await _select.aselect_ranked(records, query, self.config, parent)
         return self._finish(scope_id, ranked, len(records), bound, len(found), query)
+
+
+def check_memory(memory: Any, where: str) -> ScopeMemory:
+    """``memory`` when it is a :class:`ScopeMemory`, else a ``TypeError`` naming ``where``
+    (a store or a scope id passed by mistake would fail only at the first turn)."""
+    if not isinstance(memory, ScopeMemory):
+        raise TypeError(
+            f"{where} takes a ScopeMemory (ScopeMemory(store)) as memory, got "
+            f"{type(memory).__name__} {memory!r:.60}"
+        )
+    return memory

@@ -11,7 +11,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.runtime import Runtime
 
 from langgraph_librarian._kit.run import current_run_config, run_context, thread_id
-from langgraph_librarian.recall._memory import ScopeMemory
+from langgraph_librarian.recall._memory import ScopeMemory, check_memory
 from langgraph_librarian.recall._result import RecallResult
 from langgraph_librarian.recall._turn import (
     acapture_turn,
@@ -110,7 +110,10 @@ class RecallMiddleware(AgentMiddleware[RecallMiddlewareState, Any]):
         self, memory: ScopeMemory, *, capture_turns: bool = False, report: bool = False
     ) -> None:
         super().__init__()
-        self.memory = memory
+        self.memory = check_memory(memory, "RecallMiddleware")
+        for name, flag in (("capture_turns", capture_turns), ("report", report)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"RecallMiddleware: {name} must be True or False, got {flag!r}")
         self.capture_turns = capture_turns
         self.report = report
 

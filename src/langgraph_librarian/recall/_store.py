@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchOp
@@ -18,8 +20,11 @@ __all__ = [
     "check_namespace",
     "get_op",
     "items_in",
+    "newest",
+    "orders_newest_first",
     "put_op",
     "search_op",
+    "updated",
 ]
 
 SEARCH_PAGE = 500
@@ -81,3 +86,40 @@ def items_in(result: Any, namespace: tuple[str, ...]) -> list[Item]:
     and filtering here keeps one scope's read from ever returning another's items.
     """
     return [item for item in result or [] if tuple(item.namespace) == namespace]
+
+
+_NEWEST_FIRST = ("langgraph.store.sqlite", "langgraph.store.postgres")
+"""Modules of the stores whose search without a query answers the most recently updated
+items first (``ORDER BY updated_at DESC``): LangGraph's SQLite and PostgreSQL stores, sync
+and async. ``InMemoryStore`` answers in insertion order, oldest first."""
+
+
+def orders_newest_first(store: BaseStore) -> bool:
+    """Whether a search of ``store`` without a query returns the newest items first, so
+    the first ``max_candidates`` it gives are the newest ones (subclasses included)."""
+    return any(cls.__module__.startswith(_NEWEST_FIRST) for cls in type(store).__mro__)
+
+
+def updated(item: Item) -> float:
+    """When ``item`` was last written, POSIX seconds (``-inf`` for an item without it).
+    SQLite keeps whole seconds, so items written in one second tie."""
+    value = getattr(item, "updated_at", None)
+    return value.timestamp() if isinstance(value, datetime) else float("-inf")
+
+
+def _recency(item: Item) -> tuple[float, str]:
+    """Last written, then the record's own write time (ISO with microseconds, breaking the
+    ties of a store that keeps whole seconds)."""
+    value = item.value if isinstance(item.value, dict) else {}
+    own = value.get("created_at")
+    return updated(item), own if isinstance(own, str) else ""
+
+
+def newest(kept: Sequence[Item], page: Sequence[Item], limit: int) -> list[Item]:
+    """The ``limit`` most recently written of ``kept`` and ``page`` (of items written at
+    the same moment, the later read: the later written, in insertion order)."""
+    found = [*kept, *page]
+    if len(found) <= limit:
+        return found
+    chosen = heapq.nlargest(limit, range(len(found)), key=lambda n: (*_recency(found[n]), n))
+    return [found[n] for n in sorted(chosen)]

@@ -16,7 +16,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
 
 from langgraph_librarian._kit.run import thread_id
-from langgraph_librarian.recall._memory import MAX_REMEMBER_CHARS, ScopeMemory
+from langgraph_librarian.recall._memory import MAX_REMEMBER_CHARS, ScopeMemory, check_memory
 from langgraph_librarian.recall._render import NO_MATCH, render_search
 from langgraph_librarian.recall._result import RecallResult, failure_status
 from langgraph_librarian.recall._scope import (
@@ -127,6 +127,7 @@ def create_memory_tools(
                              context_schema=RecallScope)
         ```
     """
+    check_memory(memory, "create_memory_tools")
 
     def search(
         query: str, runtime: ToolRuntime[Any, Any], limit: int = SEARCH_DEFAULT_LIMIT

@@ -14,7 +14,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.calls import CallPolicy, ModelCaller, request_bounded
-from langgraph_librarian._engine.failures import status_code
+from langgraph_librarian._engine.failures import fails_open, status_code
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select import _ladder
 from langgraph_librarian.select._answers import (
@@ -46,10 +46,22 @@ _RAW_LIMIT = 2000
 
 def _describe(exc: BaseException) -> str:
     status = status_code(exc)
-    if status in (401, 403):
-        return f"selector model refused the credentials (HTTP {status}): check the API key"
     where = f" (HTTP {status})" if status is not None else ""
     return f"selector failed{where}: {type(exc).__name__}: {exc}"[:300]
+
+
+def _raise_unless_absorbed(exc: Exception, rung: Rung, last: bool) -> None:
+    """Raise what the failure policy never absorbs (refused credentials, an unknown
+    model, interrupts: :func:`~langgraph_librarian._engine.failures.fails_open`).
+
+    A 404 to a structured output form may be that form's refusal rather than an unknown
+    model: the simpler forms are tried first, and the 404 raises from the last one.
+    """
+    if fails_open(exc):
+        return
+    if status_code(exc) == 404 and not last and _ladder.is_capability_error(exc):
+        return
+    raise exc
 
 
 class LLMSelector:
@@ -219,9 +231,6 @@ class LLMSelector:
     def _next(self, rung: Rung, exc: Exception, last: bool) -> tuple[bool, Answer]:
         """After a failed call: (try the next rung?, the failure as an answer)."""
         answer = Answer(problem=_describe(exc))
-        if status_code(exc) in (401, 403):
-            logger.warning("librarian: %s; using the local selector", answer.problem)
-            return False, answer
         if _ladder.is_capability_error(exc) and rung != "text":
             _ladder.refused(self.model, rung)
         if not last and _ladder.is_capability_error(exc):
@@ -271,7 +280,10 @@ class LLMSelector:
         exclude: Collection[int] = (),
         config: RunnableConfig | None = None,
     ) -> Selection:
-        """Select entries; never raises for model failures (falls back to local).
+        """Select entries; a failed or unusable model answer falls back to local selection.
+
+        Configuration errors (HTTP 401/403, an unknown model's 404) and interrupts raise:
+        falling back would hide a revoked key turn after turn.
 
         ``config`` is the caller's run config: the model call runs as its child run,
         tagged so that it never streams as the agent's tokens.
@@ -295,6 +307,7 @@ class LLMSelector:
                     )
                     failed = False
                 except Exception as exc:
+                    _raise_unless_absorbed(exc, rung, n == len(attempts) - 1)
                     outcome, failed = exc, True
                 last = n == len(attempts) - 1
                 action, answer = self._outcome(rung, outcome, failed, last, short, valid)
@@ -334,6 +347,7 @@ class LLMSelector:
                     )
                     failed = False
                 except Exception as exc:
+                    _raise_unless_absorbed(exc, rung, n == len(attempts) - 1)
                     outcome, failed = exc, True
                 last = n == len(attempts) - 1
                 action, answer = self._outcome(rung, outcome, failed, last, short, valid)
