@@ -599,20 +599,38 @@ def test_what_a_user_types_is_shown_as_typed(
         server.stop()
 
 
-def test_a_message_sent_while_a_turn_finishes_is_queued(
+def test_a_message_sent_while_an_answer_streams_is_never_lost(
     pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
 ) -> None:
+    """Enter during an answer said "queued" and kept the text in the box; the next
+    message typed over it replaced it, and only that one was sent: the first was lost
+    although the page had accepted it. Now Enter during an answer sends nothing, says
+    so, and the text stays in the box (Send is greyed out) until the answer is in."""
     server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
     try:
         page = pages.open(server.url)
         _send(page, "SLOW first question")
-        page.wait_for_selector("#lib-status :text('queued')")  # says what Enter will do
-        _send(page, "Second question, sent while the first is answered")
-        _wait_turn(page, "Second question, sent while the first is answered")
-        assert _users(page) == [
-            "SLOW first question",
-            "Second question, sent while the first is answered",
-        ]
+        page.wait_for_function(
+            "() => document.querySelectorAll('#lib-chat [data-testid=\"bot\"]').length >= 1"
+        )
+        _send(page, "Second question, typed while the first is answered")
+        with contextlib.suppress(Exception):
+            page.wait_for_selector("#lib-status :text('Not sent')", timeout=5_000)
+        assert "Not sent" in page.inner_text("#lib-status"), page.inner_text("#lib-status")
+        assert page.locator("#lib-send").is_disabled()
+        assert page.input_value("#lib-message textarea") == (
+            "Second question, typed while the first is answered"
+        )
+        _send(page, "Third question, typed over the second")  # told it was not sent
+        _wait_turn(page, "SLOW first question")
+        _wait_idle(page)
+        page.wait_for_timeout(1500)  # anything still pending has arrived by now
+        assert _users(page) == ["SLOW first question"]
+        assert page.input_value("#lib-message textarea") == "Third question, typed over the second"
+        assert not page.locator("#lib-send").is_disabled()
+        page.press("#lib-message textarea", "Enter")  # sent now, once
+        _wait_turn(page, "Third question, typed over the second")
+        assert _users(page) == ["SLOW first question", "Third question, typed over the second"]
         assert all(b.endswith("here is my answer .") for b in _bots(page))
         assert page.input_value("#lib-message textarea") == ""
     finally:

@@ -148,8 +148,33 @@ OPENING_NOTE = (
     "**Not sent:** the page is opening a thread (the demo conversation is being indexed). "
     "Your text is still in the box: send it once the thread is shown."
 )
-BUSY_NOTE = "Answering… A message you send now is queued and goes right after this answer."
-SAVING_NOTE = "Saving the answer… A message you send now is queued and goes right after."
+BUSY_NOTE = "Answering… Type your next message; it can be sent once this answer is in."
+SAVING_NOTE = "Saving the answer… Your next message can be sent in a moment."
+WAIT_NOTE = (
+    "**Not sent:** the answer is still on its way. Your text is still in the box: "
+    "press Enter again once the answer is in."
+)
+
+# Enter (or Send) in the browser. While this page's answer streams or is being saved,
+# the text is not sent: it stays in the box and the status line says so. A text that
+# was queued instead (Gradio's "always_last") stayed in the box, and what was typed
+# over it replaced it: the message the page had accepted was lost. ``pending`` covers
+# the moment between the click and the server's first reply; ``running`` follows the
+# hidden turn marker the server sets at the start and the end of every turn.
+SEND_JS = """(text, thread, strategy, flag) => {
+  const s = (window.__librarianSend ??= {pending: false, running: false, sent: null});
+  if (s.pending || s.running) {
+    // A second click on what was just sent, or an empty box: nothing to say.
+    const repeat = (s.pending && text === s.sent) || !(text || '').trim();
+    return [text, thread, strategy, repeat ? 'repeat' : 'busy'];
+  }
+  if ((text || '').trim()) { s.pending = true; s.sent = text; }
+  return [text, thread, strategy, ''];
+}"""
+TURN_MARK_JS = """(mark) => {
+  const s = (window.__librarianSend ??= {pending: false, running: false, sent: null});
+  if (mark) { s.pending = false; s.running = mark.startsWith('running'); }
+}"""
 
 
 def _chat_lines(
@@ -206,6 +231,10 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         # carries the id the page showed when it was triggered, so an event still on its
         # way cannot move the page back to another thread.
         thread = gr.Textbox(visible="hidden", elem_id="lib-thread-id", show_label=False)
+        # "running N" while this page's turn runs, "idle N" after (N: each mark differs,
+        # so every one reaches SEND_JS); and what SEND_JS says about a send.
+        turn_mark = gr.Textbox(visible="hidden", elem_id="lib-turn-mark", show_label=False)
+        send_flag = gr.Textbox(visible="hidden", elem_id="lib-send-flag", show_label=False)
         gr.Markdown(
             "### Librarian chat\nEach answer gets the messages the Librarian selects from "
             "the whole thread. The inspector shows what was chosen and what it saved."
@@ -281,23 +310,57 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
             return {c: gr.update(interactive=enabled) for c in switches}
 
         last_sent: dict[str, float] = {}  # thread -> when its last message went out
+        marks = iter(range(1, 1 << 62))
 
-        def respond(text: str, thread_id: str, chosen: str) -> Iterator[dict[Any, Any]]:
+        def respond(
+            text: str, thread_id: str, chosen: str, flag: str = ""
+        ) -> Iterator[dict[Any, Any]]:
+            if flag == "repeat":  # Enter, then a quick click on Send: it is on its way
+                yield {}
+                return
+            if flag == "busy":  # this page's answer is still coming: the text stays put
+                yield {status: _status(service, thread_id, WAIT_NOTE)}
+                return
+            ended = False
+            try:
+                for update in _respond(text, thread_id, chosen):
+                    ended = turn_mark in update and update[turn_mark].startswith("idle")
+                    yield update
+            except Exception as exc:  # unforeseen: say so, keep the text, free the page
+                logger.exception("librarian ui: the message could not be handled")
+                note = f"**Not sent:** {type(exc).__name__}: {exc}"
+                yield _ended(
+                    {box: text, status: _status(service, thread_id, note), **switching(True)}
+                )
+                return
+            if not ended:  # every send ends this page's turn, whatever happened
+                yield _ended({})
+
+        def _ended(update: dict[Any, Any]) -> dict[Any, Any]:
+            """``update``, and the page may send again: in the same update as the turn's
+            last words (a message sent right after them must not find the page busy)."""
+            return {
+                **update,
+                turn_mark: f"idle {next(marks)}",
+                send_button: gr.update(interactive=True),
+            }
+
+        def _respond(text: str, thread_id: str, chosen: str) -> Iterator[dict[Any, Any]]:
             if not (text or "").strip() and time.monotonic() - last_sent.get(thread_id, -1e9) < 3:
                 # Enter and a quick click on Send (or a double click): the second event
                 # finds the box already emptied by the first. Not a mistake to report;
                 # nothing on the page changes (a generator that yields nothing would
                 # clear its outputs).
-                yield {}
+                yield _ended({})
                 return
             if not thread_id:  # the demo is loading: the page has no thread for it yet
-                yield {status: _status(service, "", OPENING_NOTE)}
+                yield _ended({status: _status(service, "", OPENING_NOTE)})
                 return
             try:
                 service.check_thread_id(thread_id)
                 service.check_message(text)
             except MessageRejected as exc:
-                yield {status: _status(service, thread_id, f"**Not sent:** {exc}")}
+                yield _ended({status: _status(service, thread_id, f"**Not sent:** {exc}")})
                 return
             last_sent[thread_id] = time.monotonic()
             # The saved thread, not the page's copy: the page may still show another one.
@@ -307,6 +370,8 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 chat: [*shown, {"role": "assistant", "content": "…"}],
                 box: "",
                 status: _status(service, thread_id, BUSY_NOTE),
+                turn_mark: f"running {next(marks)}",
+                send_button: gr.update(interactive=False),
                 **switching(False),
             }
             partial = ""
@@ -324,24 +389,27 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                         last_sent[thread_id] = time.monotonic()  # a queued 2nd click ends here
                         # The thread list last: its update carries the refreshed choices
                         # and the re-enabling together (the later of two would win).
-                        yield {**switching(True), **_finished(event, thread_id)}
+                        yield _ended({**switching(True), **_finished(event, thread_id)})
             except MessageRejected as exc:  # the thread stayed busy: give the text back
-                yield {
-                    chat: history,
-                    box: text,
-                    status: _status(service, thread_id, f"**Not sent:** {exc}"),
-                    **switching(True),
-                }
+                yield _ended(
+                    {
+                        chat: history,
+                        box: text,
+                        status: _status(service, thread_id, f"**Not sent:** {exc}"),
+                        **switching(True),
+                    }
+                )
             except Exception as exc:  # the graph or the database failed: say so, keep the text
                 logger.exception("librarian ui: the turn failed")
-                yield {
-                    chat: _chat_lines(service, thread_id),
-                    box: text,
-                    status: _status(
-                        service, thread_id, f"**The turn failed:** {type(exc).__name__}: {exc}"
-                    ),
-                    **switching(True),
-                }
+                note = f"**The turn failed:** {type(exc).__name__}: {exc}"
+                yield _ended(
+                    {
+                        chat: _chat_lines(service, thread_id),
+                        box: text,
+                        status: _status(service, thread_id, note),
+                        **switching(True),
+                    }
+                )
 
         def _finished(event: TurnFinished, thread_id: str) -> dict[Any, Any]:
             lines = _chat_lines(service, thread_id, answer_last=not (event.offline or event.error))
@@ -448,17 +516,19 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         thread.change(
             None, [thread], None, js=f"(t) => {{ if (t) sessionStorage.setItem('{_TAB_KEY}', t); }}"
         )
-        # One event for Enter and Send; "always_last": a message sent while a turn is
-        # still streaming or being saved is queued and sent when it ends, not dropped.
+        # One event for Enter and Send. Every Enter is an event of its own ("multiple"):
+        # one during this page's answer is refused at once, with its reason (SEND_JS).
         gr.on(
             [box.submit, send_button.click],
             respond,
-            [box, thread, strategy],
-            [chat, box, inspector, status, *switches],
+            [box, thread, strategy, send_flag],
+            [chat, box, inspector, status, turn_mark, send_button, *switches],
             concurrency_limit=8,
             show_progress="hidden",  # the reply streaming in is the progress indicator
-            trigger_mode="always_last",
+            trigger_mode="multiple",
+            js=SEND_JS,
         )
+        turn_mark.change(None, [turn_mark], None, js=TURN_MARK_JS)
         new_thread_outputs = [threads, inspector, status, questions]
         new_button.click(None, None, [thread, chat, threads], js=NEW_SESSION_JS).then(
             show_new_thread, [thread], new_thread_outputs, show_progress="hidden"
