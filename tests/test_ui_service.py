@@ -269,6 +269,18 @@ def test_threads_persist_across_a_restart(db: Path) -> None:
     reopened.close()
 
 
+def test_a_thread_label_drops_the_bidi_controls_of_its_title(db: Path) -> None:
+    """A first message with a right-to-left override (U+202E) made the thread list show
+    the label's turns and date reversed after the title ("2026-... · nrut 1")."""
+    service = ChatService(db, model=_model("Sure."))
+    thread = service.new_thread_id()
+    _turn(service, thread, "invoice \u202efdp.exe\u202c and \u2067شكرا\u2069 \u200fok")
+    label = service.threads.get(thread).label()  # type: ignore[union-attr]
+    assert label.startswith("invoice fdp.exe and شكرا ok · 1 turn · ")
+    assert service.list_threads()[0].title.startswith("invoice \u202e")  # stored as typed
+    service.close()
+
+
 @pytest.mark.parametrize(
     "content",
     [b"this is not a database at all, just text\n" * 50, b"SQLite format 3\x00" + b"\xff" * 4000],
