@@ -73,7 +73,8 @@ class StreamingChatServer:
 
     The reply names how many messages the model got. A last user message containing
     ``FAIL`` gets two words and then an error event (the client raises mid-stream);
-    ``SLOW`` streams slowly (to overlap two tabs); ``MARKUP`` gets a reply in Markdown
+    ``SLOW`` streams slowly (to overlap two tabs); ``STALL`` stops for eight seconds
+    after two words (to reload the page mid-answer); ``MARKUP`` gets a reply in Markdown
     with bold text, a ``javascript:`` link and raw HTML (for the chat's sanitizer).
     """
 
@@ -101,7 +102,7 @@ class StreamingChatServer:
                         self._event({"error": {"message": "scripted failure mid-stream"}})
                         return
                     self._event(_chunk(word + (" " if n < len(words) - 1 else "")))
-                    time.sleep(pause)
+                    time.sleep(8.0 if "STALL" in last and n == 1 else pause)
                 self._event(_chunk("", finish="stop"))
                 self.wfile.write(b"data: [DONE]\n\n")
 
@@ -633,6 +634,36 @@ def test_a_message_sent_while_an_answer_streams_is_never_lost(
         assert _users(page) == ["SLOW first question", "Third question, typed over the second"]
         assert all(b.endswith("here is my answer .") for b in _bots(page))
         assert page.input_value("#lib-message textarea") == ""
+    finally:
+        server.stop()
+
+
+def test_a_reload_mid_answer_shows_the_answer_once_it_is_saved(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """A reload while an answer streamed showed the thread without the question (the
+    turn is saved when the answer ends) and nothing more until the next reload: the
+    message looked lost. The page now says an answer is being written, then shows it."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "A first question.")
+        _send(page, "STALL then reload the page")
+        page.wait_for_function(
+            "() => { const b = document.querySelectorAll('#lib-chat [data-testid=\"bot\"]');"
+            " return b.length == 2 && b[1].innerText.startsWith('I read'); }"
+        )
+        page.reload()
+        said = True
+        try:
+            page.wait_for_selector("#lib-status :text('still being written')", timeout=8_000)
+        except Exception:
+            said = False
+        page.wait_for_timeout(12_000)  # the answer has been saved by now (no 2nd reload)
+        assert _users(page) == ["A first question.", "STALL then reload the page"]
+        assert said, "the page did not say that an answer was on its way"
+        assert _bots(page)[-1].endswith("here is my answer .")
+        assert "still being written" not in page.inner_text("#lib-status")
     finally:
         server.stop()
 

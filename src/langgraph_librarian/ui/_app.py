@@ -148,6 +148,10 @@ OPENING_NOTE = (
     "**Not sent:** the page is opening a thread (the demo conversation is being indexed). "
     "Your text is still in the box: send it once the thread is shown."
 )
+ANSWERING_NOTE = (
+    "An answer is still being written in this thread (before the reload, or in another "
+    "tab); it appears here, with its question, as soon as it is saved."
+)
 BUSY_NOTE = "Answering… Type your next message; it can be sent once this answer is in."
 SAVING_NOTE = "Saving the answer… Your next message can be sent in a moment."
 WAIT_NOTE = (
@@ -280,9 +284,18 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 gr.Markdown("#### Inspector: the last turn")
                 inspector = gr.HTML(elem_id="lib-inspector")
 
-        def start(saved: str | None = None) -> tuple[Any, ...]:
+        def start(saved: str | None = None) -> Iterator[tuple[Any, ...]]:
             # A reload of this tab reopens its thread (the page keeps the id in the tab's
             # sessionStorage); a new tab, or a thread that is gone, starts a new one.
+            if saved and _THREAD_ID_RE.fullmatch(saved) and service.answering(saved):
+                # A reload mid-answer: the question and its answer are saved together
+                # when the answer ends; until then the page says so, then shows them.
+                first = _opened(saved)
+                yield (*first[:4], _status(service, saved, ANSWERING_NOTE), first[5])
+                service.wait_until_answered(saved)
+            yield _opened(saved)
+
+        def _opened(saved: str | None) -> tuple[Any, ...]:
             if saved and _THREAD_ID_RE.fullmatch(saved) and service.threads.get(saved):
                 return (
                     saved,
@@ -455,13 +468,23 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 _questions(service, ""),  # the demo's questions are not this thread's
             )
 
-        def open_thread(picked: str | None, current: str) -> tuple[Any, ...]:
+        def open_thread(picked: str | None, current: str) -> Iterator[tuple[Any, ...]]:
             # The dropdown also sends "input" when it loses focus, with the value it
             # holds; only a pick of another saved thread switches.
             unchanged = (gr.update(), gr.update(), gr.update(), gr.update(), gr.update())
             if not picked or picked == current or service.threads.get(picked) is None:
-                return unchanged
-            return (
+                yield unchanged
+                return
+            if service.answering(picked):  # another tab's answer: shown once it is saved
+                yield (
+                    picked,
+                    _chat_lines(service, picked),
+                    _inspector(service, picked),
+                    _status(service, picked, ANSWERING_NOTE),
+                    _questions(service, picked),
+                )
+                service.wait_until_answered(picked)
+            yield (
                 picked,
                 _chat_lines(service, picked),
                 _inspector(service, picked),
@@ -482,7 +505,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 demo = service.load_demo(progress=step)
             except Exception as exc:  # the page has no thread now: back to the one it had
                 logger.exception("librarian ui: the demo conversation could not be loaded")
-                thread_id, _, lines, shown, _, asked = start(previous)
+                thread_id, _, lines, shown, _, asked = _opened(previous)
                 note = f"**The demo could not be loaded:** {type(exc).__name__}: {exc}"
                 return (
                     thread_id,

@@ -437,6 +437,21 @@ class ChatService:
         with self._locks_guard:
             return self._locks.setdefault(thread_id, threading.Lock())
 
+    def answering(self, thread_id: str) -> bool:
+        """Whether a turn runs on ``thread_id`` now (its question is not saved until the
+        answer is: a page opened meanwhile shows the thread without them)."""
+        with self._locks_guard:
+            lock = self._locks.get(thread_id)
+        return lock is not None and lock.locked()
+
+    def wait_until_answered(self, thread_id: str, timeout: float = _BUSY_TIMEOUT) -> bool:
+        """Wait for the turn running on ``thread_id`` to be saved; ``False`` on timeout."""
+        lock = self._lock(thread_id)
+        if not lock.acquire(timeout=timeout):
+            return False
+        lock.release()
+        return True
+
     def send(self, thread_id: str, text: str, strategy: ContextStrategy) -> Iterator[TurnEvent]:
         """Run one turn: stream the reply's tokens, then the saved result.
 
