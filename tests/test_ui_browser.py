@@ -668,6 +668,41 @@ def test_a_reload_mid_answer_shows_the_answer_once_it_is_saved(
         server.stop()
 
 
+def test_delete_thread_asks_then_deletes_it_for_good(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """A thread could not be deleted from the page (newcomer trial: a secret typed into
+    the wrong thread stayed in the list, the file and recall)."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "A thread to keep.")
+        kept = _page_thread(page)
+        page.click("#lib-new")
+        page.wait_for_function(
+            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=kept
+        )
+        _ask(page, "My locker code is 4471, oops.")
+        doomed = _page_thread(page)
+        page.once("dialog", lambda dialog: dialog.dismiss())  # Cancel: nothing happens
+        page.click("#lib-delete")
+        page.wait_for_timeout(1500)
+        assert _page_thread(page) == doomed and len(_users(page)) == 1
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#lib-delete")
+        page.wait_for_selector("#lib-status :text('Thread deleted')")
+        assert _page_thread(page) not in {doomed, kept} and _users(page) == []
+        page.click("#lib-threads input")
+        options = page.locator("ul[role=listbox] li").all_inner_texts()
+        assert len(options) == 1 and "A thread to keep." in options[0]
+        page.keyboard.press("Escape")
+        _ask(page, "What is my locker code?")  # not recalled from the deleted thread
+        recall = page.inner_text("#lib-inspector [data-section='recall']")
+        assert "4471" not in recall and doomed not in page.content()
+    finally:
+        server.stop()
+
+
 def test_the_chats_clear_icon_starts_a_new_session(
     pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
 ) -> None:

@@ -131,8 +131,14 @@ thread, or the demo is loading), the click keeps the thread, and the chat it emp
 filled again by the turn.
 """
 
+DELETE_JS = (
+    "(t) => [t && confirm('Delete this thread? Its messages, and what recall copied from it, "
+    "are deleted from the chat file for good.') ? t : '']"
+)
+"""Delete thread in the browser: asks first; a cancel sends no thread (nothing happens)."""
+
 _OFF = "{__type__: 'update', interactive: false}"
-DEMO_START_JS = f"() => ['', {_OFF}, {_OFF}, {_OFF}]"
+DEMO_START_JS = f"() => ['', {_OFF}, {_OFF}, {_OFF}, {_OFF}]"
 """The demo button in the browser: no thread until the demo arrives, switches off.
 
 A message sent meanwhile is refused (it stays in the box) instead of starting a turn on
@@ -250,6 +256,9 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                         label="Threads", choices=[], elem_id="lib-threads", scale=3
                     )
                     new_button = gr.Button("New Session", elem_id="lib-new", scale=1)
+                    delete_button = gr.Button(
+                        "Delete thread", elem_id="lib-delete", scale=1, variant="stop"
+                    )
                     demo_button = gr.Button(
                         "Load the demo conversation", elem_id="lib-demo", scale=1
                     )
@@ -317,7 +326,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
 
         # While a turn runs, switching threads would let its reply stream into another
         # thread's page: the switches wait for the turn (a few seconds at most).
-        switches = (threads, new_button, demo_button)
+        switches = (threads, new_button, demo_button, delete_button)
 
         def switching(enabled: bool) -> dict[Any, Any]:
             return {c: gr.update(interactive=enabled) for c in switches}
@@ -492,6 +501,31 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 _questions(service, picked),
             )
 
+        def delete_thread(thread_id: str) -> tuple[Any, ...]:
+            """Delete the page's thread (the browser asked first) and open a new one."""
+            if not thread_id:  # not confirmed, or no thread (the demo is loading)
+                return tuple(gr.update() for _ in range(6))
+            try:
+                service.delete_thread(thread_id)
+            except MessageRejected as exc:
+                note = f"**Not deleted:** {exc}"
+                return (
+                    *(gr.update() for _ in range(4)),
+                    _status(service, thread_id, note),
+                    gr.update(),
+                )
+            new_id = service.new_thread_id()
+            return (
+                new_id,
+                [],
+                _thread_choices(service, new_id),
+                _inspector(service, new_id),
+                _status(
+                    service, new_id, "Thread deleted (with what recall copied from it). New thread."
+                ),
+                _questions(service, ""),
+            )
+
         def load_demo(
             previous: str,
             progress: gr.Progress = gr.Progress(),  # noqa: B008
@@ -500,7 +534,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 if total:
                     progress((done, total), desc="Indexing the demo conversation")
 
-            on = (gr.update(interactive=True), gr.update(interactive=True))
+            on = (gr.update(interactive=True),) * 3
             try:
                 demo = service.load_demo(progress=step)
             except Exception as exc:  # the page has no thread now: back to the one it had
@@ -570,12 +604,22 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         demo_button.click(None, None, [thread, *switches], js=DEMO_START_JS).then(
             load_demo,
             inputs=[thread],
-            outputs=[thread, chat, inspector, status, threads, questions, new_button, demo_button],
+            outputs=[
+                *[thread, chat, inspector, status, threads, questions],
+                *[new_button, demo_button, delete_button],
+            ],
             # The thread the tab had (sessionStorage keeps it), to go back to on a failure.
             js=f"() => [sessionStorage.getItem('{_TAB_KEY}') || '']",
             show_progress_on=[chat],
         )
         questions.input(lambda q: q or gr.update(), questions, box)
+        delete_button.click(
+            delete_thread,
+            [thread],
+            [thread, chat, threads, inspector, status, questions],
+            js=DELETE_JS,
+            show_progress="hidden",
+        )
     return app
 
 

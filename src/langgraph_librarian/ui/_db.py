@@ -154,6 +154,11 @@ class ThreadRegistry:
             ).fetchone()
         return ThreadInfo(*row) if row else None
 
+    def delete(self, thread_id: str) -> None:
+        """Take ``thread_id`` off the list."""
+        with self._lock, self._conn:
+            self._conn.execute(f"DELETE FROM {_THREADS_TABLE} WHERE thread_id = ?", (thread_id,))
+
     def close(self) -> None:
         """Close the registry's connection."""
         with self._lock:
