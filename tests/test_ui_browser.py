@@ -73,7 +73,8 @@ class StreamingChatServer:
 
     The reply names how many messages the model got. A last user message containing
     ``FAIL`` gets two words and then an error event (the client raises mid-stream);
-    ``SLOW`` streams slowly (to overlap two tabs); ``MARKUP`` gets a reply in Markdown
+    ``SLOW`` streams slowly (to overlap two tabs); ``STALL`` stops for eight seconds
+    after two words (to reload the page mid-answer); ``MARKUP`` gets a reply in Markdown
     with bold text, a ``javascript:`` link and raw HTML (for the chat's sanitizer).
     """
 
@@ -101,7 +102,7 @@ class StreamingChatServer:
                         self._event({"error": {"message": "scripted failure mid-stream"}})
                         return
                     self._event(_chunk(word + (" " if n < len(words) - 1 else "")))
-                    time.sleep(pause)
+                    time.sleep(8.0 if "STALL" in last and n == 1 else pause)
                 self._event(_chunk("", finish="stop"))
                 self.wfile.write(b"data: [DONE]\n\n")
 
@@ -599,22 +600,105 @@ def test_what_a_user_types_is_shown_as_typed(
         server.stop()
 
 
-def test_a_message_sent_while_a_turn_finishes_is_queued(
+def test_a_message_sent_while_an_answer_streams_is_never_lost(
     pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
 ) -> None:
+    """Enter during an answer said "queued" and kept the text in the box; the next
+    message typed over it replaced it, and only that one was sent: the first was lost
+    although the page had accepted it. Now Enter during an answer sends nothing, says
+    so, and the text stays in the box (Send is greyed out) until the answer is in."""
     server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
     try:
         page = pages.open(server.url)
         _send(page, "SLOW first question")
-        page.wait_for_selector("#lib-status :text('queued')")  # says what Enter will do
-        _send(page, "Second question, sent while the first is answered")
-        _wait_turn(page, "Second question, sent while the first is answered")
-        assert _users(page) == [
-            "SLOW first question",
-            "Second question, sent while the first is answered",
-        ]
+        page.wait_for_function(
+            "() => document.querySelectorAll('#lib-chat [data-testid=\"bot\"]').length >= 1"
+        )
+        _send(page, "Second question, typed while the first is answered")
+        with contextlib.suppress(Exception):
+            page.wait_for_selector("#lib-status :text('Not sent')", timeout=5_000)
+        assert "Not sent" in page.inner_text("#lib-status"), page.inner_text("#lib-status")
+        assert page.locator("#lib-send").is_disabled()
+        assert page.input_value("#lib-message textarea") == (
+            "Second question, typed while the first is answered"
+        )
+        _send(page, "Third question, typed over the second")  # told it was not sent
+        _wait_turn(page, "SLOW first question")
+        _wait_idle(page)
+        page.wait_for_timeout(1500)  # anything still pending has arrived by now
+        assert _users(page) == ["SLOW first question"]
+        assert page.input_value("#lib-message textarea") == "Third question, typed over the second"
+        assert not page.locator("#lib-send").is_disabled()
+        page.press("#lib-message textarea", "Enter")  # sent now, once
+        _wait_turn(page, "Third question, typed over the second")
+        assert _users(page) == ["SLOW first question", "Third question, typed over the second"]
         assert all(b.endswith("here is my answer .") for b in _bots(page))
         assert page.input_value("#lib-message textarea") == ""
+    finally:
+        server.stop()
+
+
+def test_a_reload_mid_answer_shows_the_answer_once_it_is_saved(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """A reload while an answer streamed showed the thread without the question (the
+    turn is saved when the answer ends) and nothing more until the next reload: the
+    message looked lost. The page now says an answer is being written, then shows it."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "A first question.")
+        _send(page, "STALL then reload the page")
+        page.wait_for_function(
+            "() => { const b = document.querySelectorAll('#lib-chat [data-testid=\"bot\"]');"
+            " return b.length == 2 && b[1].innerText.startsWith('I read'); }"
+        )
+        page.reload()
+        said = True
+        try:
+            page.wait_for_selector("#lib-status :text('still being written')", timeout=8_000)
+        except Exception:
+            said = False
+        page.wait_for_timeout(12_000)  # the answer has been saved by now (no 2nd reload)
+        assert _users(page) == ["A first question.", "STALL then reload the page"]
+        assert said, "the page did not say that an answer was on its way"
+        assert _bots(page)[-1].endswith("here is my answer .")
+        assert "still being written" not in page.inner_text("#lib-status")
+    finally:
+        server.stop()
+
+
+def test_delete_thread_asks_then_deletes_it_for_good(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """A thread could not be deleted from the page (newcomer trial: a secret typed into
+    the wrong thread stayed in the list, the file and recall)."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "A thread to keep.")
+        kept = _page_thread(page)
+        page.click("#lib-new")
+        page.wait_for_function(
+            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=kept
+        )
+        _ask(page, "My locker code is 4471, oops.")
+        doomed = _page_thread(page)
+        page.once("dialog", lambda dialog: dialog.dismiss())  # Cancel: nothing happens
+        page.click("#lib-delete")
+        page.wait_for_timeout(1500)
+        assert _page_thread(page) == doomed and len(_users(page)) == 1
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#lib-delete")
+        page.wait_for_selector("#lib-status :text('Thread deleted')")
+        assert _page_thread(page) not in {doomed, kept} and _users(page) == []
+        page.click("#lib-threads input")
+        options = page.locator("ul[role=listbox] li").all_inner_texts()
+        assert len(options) == 1 and "A thread to keep." in options[0]
+        page.keyboard.press("Escape")
+        _ask(page, "What is my locker code?")  # not recalled from the deleted thread
+        recall = page.inner_text("#lib-inspector [data-section='recall']")
+        assert "4471" not in recall and doomed not in page.content()
     finally:
         server.stop()
 

@@ -269,6 +269,39 @@ def test_threads_persist_across_a_restart(db: Path) -> None:
     reopened.close()
 
 
+def test_a_deleted_thread_is_gone_from_the_list_the_file_and_recall(db: Path) -> None:
+    service = ChatService(db, model=_model("Sure."))
+    gone = service.new_thread_id()
+    _turn(service, gone, "My locker code is 4471, keep it secret.")
+    kept = service.new_thread_id()
+    _turn(service, kept, "The garden needs water on Tuesday.")
+    probe = _turn(service, service.new_thread_id(), "What is my locker code?")[-1].report
+    assert any(r["thread_id"] == gone for r in probe.recalled)  # before: it is recalled
+    assert service.delete_thread(gone) == 2  # the question and the answer, copied
+    assert gone not in [t.thread_id for t in service.list_threads()]
+    assert service.history(gone) == [] and service.report(gone) is None
+    assert len(service.history(kept)) == 2
+    asker = service.new_thread_id()
+    report = _turn(service, asker, "What is my locker code?")[-1].report
+    assert not any(r["thread_id"] == gone for r in report.recalled)
+    service.close()
+    reopened = ChatService(db)  # deleted for good, not only in this process
+    assert reopened.threads.get(gone) is None and reopened.history(gone) == []
+    reopened.close()
+
+
+def test_a_thread_label_drops_the_bidi_controls_of_its_title(db: Path) -> None:
+    """A first message with a right-to-left override (U+202E) made the thread list show
+    the label's turns and date reversed after the title ("2026-... · nrut 1")."""
+    service = ChatService(db, model=_model("Sure."))
+    thread = service.new_thread_id()
+    _turn(service, thread, "invoice \u202efdp.exe\u202c and \u2067شكرا\u2069 \u200fok")
+    label = service.threads.get(thread).label()  # type: ignore[union-attr]
+    assert label.startswith("invoice fdp.exe and شكرا ok · 1 turn · ")
+    assert service.list_threads()[0].title.startswith("invoice \u202e")  # stored as typed
+    service.close()
+
+
 @pytest.mark.parametrize(
     "content",
     [b"this is not a database at all, just text\n" * 50, b"SQLite format 3\x00" + b"\xff" * 4000],

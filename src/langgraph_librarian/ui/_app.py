@@ -131,8 +131,14 @@ thread, or the demo is loading), the click keeps the thread, and the chat it emp
 filled again by the turn.
 """
 
+DELETE_JS = (
+    "(t) => [t && confirm('Delete this thread? Its messages, and what recall copied from it, "
+    "are deleted from the chat file for good.') ? t : '']"
+)
+"""Delete thread in the browser: asks first; a cancel sends no thread (nothing happens)."""
+
 _OFF = "{__type__: 'update', interactive: false}"
-DEMO_START_JS = f"() => ['', {_OFF}, {_OFF}, {_OFF}]"
+DEMO_START_JS = f"() => ['', {_OFF}, {_OFF}, {_OFF}, {_OFF}]"
 """The demo button in the browser: no thread until the demo arrives, switches off.
 
 A message sent meanwhile is refused (it stays in the box) instead of starting a turn on
@@ -148,8 +154,37 @@ OPENING_NOTE = (
     "**Not sent:** the page is opening a thread (the demo conversation is being indexed). "
     "Your text is still in the box: send it once the thread is shown."
 )
-BUSY_NOTE = "Answering… A message you send now is queued and goes right after this answer."
-SAVING_NOTE = "Saving the answer… A message you send now is queued and goes right after."
+ANSWERING_NOTE = (
+    "An answer is still being written in this thread (before the reload, or in another "
+    "tab); it appears here, with its question, as soon as it is saved."
+)
+BUSY_NOTE = "Answering… Type your next message; it can be sent once this answer is in."
+SAVING_NOTE = "Saving the answer… Your next message can be sent in a moment."
+WAIT_NOTE = (
+    "**Not sent:** the answer is still on its way. Your text is still in the box: "
+    "press Enter again once the answer is in."
+)
+
+# Enter (or Send) in the browser. While this page's answer streams or is being saved,
+# the text is not sent: it stays in the box and the status line says so. A text that
+# was queued instead (Gradio's "always_last") stayed in the box, and what was typed
+# over it replaced it: the message the page had accepted was lost. ``pending`` covers
+# the moment between the click and the server's first reply; ``running`` follows the
+# hidden turn marker the server sets at the start and the end of every turn.
+SEND_JS = """(text, thread, strategy, flag) => {
+  const s = (window.__librarianSend ??= {pending: false, running: false, sent: null});
+  if (s.pending || s.running) {
+    // A second click on what was just sent, or an empty box: nothing to say.
+    const repeat = (s.pending && text === s.sent) || !(text || '').trim();
+    return [text, thread, strategy, repeat ? 'repeat' : 'busy'];
+  }
+  if ((text || '').trim()) { s.pending = true; s.sent = text; }
+  return [text, thread, strategy, ''];
+}"""
+TURN_MARK_JS = """(mark) => {
+  const s = (window.__librarianSend ??= {pending: false, running: false, sent: null});
+  if (mark) { s.pending = false; s.running = mark.startsWith('running'); }
+}"""
 
 
 def _chat_lines(
@@ -206,6 +241,10 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         # carries the id the page showed when it was triggered, so an event still on its
         # way cannot move the page back to another thread.
         thread = gr.Textbox(visible="hidden", elem_id="lib-thread-id", show_label=False)
+        # "running N" while this page's turn runs, "idle N" after (N: each mark differs,
+        # so every one reaches SEND_JS); and what SEND_JS says about a send.
+        turn_mark = gr.Textbox(visible="hidden", elem_id="lib-turn-mark", show_label=False)
+        send_flag = gr.Textbox(visible="hidden", elem_id="lib-send-flag", show_label=False)
         gr.Markdown(
             "### Librarian chat\nEach answer gets the messages the Librarian selects from "
             "the whole thread. The inspector shows what was chosen and what it saved."
@@ -217,6 +256,9 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                         label="Threads", choices=[], elem_id="lib-threads", scale=3
                     )
                     new_button = gr.Button("New Session", elem_id="lib-new", scale=1)
+                    delete_button = gr.Button(
+                        "Delete thread", elem_id="lib-delete", scale=1, variant="stop"
+                    )
                     demo_button = gr.Button(
                         "Load the demo conversation", elem_id="lib-demo", scale=1
                     )
@@ -251,9 +293,18 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 gr.Markdown("#### Inspector: the last turn")
                 inspector = gr.HTML(elem_id="lib-inspector")
 
-        def start(saved: str | None = None) -> tuple[Any, ...]:
+        def start(saved: str | None = None) -> Iterator[tuple[Any, ...]]:
             # A reload of this tab reopens its thread (the page keeps the id in the tab's
             # sessionStorage); a new tab, or a thread that is gone, starts a new one.
+            if saved and _THREAD_ID_RE.fullmatch(saved) and service.answering(saved):
+                # A reload mid-answer: the question and its answer are saved together
+                # when the answer ends; until then the page says so, then shows them.
+                first = _opened(saved)
+                yield (*first[:4], _status(service, saved, ANSWERING_NOTE), first[5])
+                service.wait_until_answered(saved)
+            yield _opened(saved)
+
+        def _opened(saved: str | None) -> tuple[Any, ...]:
             if saved and _THREAD_ID_RE.fullmatch(saved) and service.threads.get(saved):
                 return (
                     saved,
@@ -275,29 +326,63 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
 
         # While a turn runs, switching threads would let its reply stream into another
         # thread's page: the switches wait for the turn (a few seconds at most).
-        switches = (threads, new_button, demo_button)
+        switches = (threads, new_button, demo_button, delete_button)
 
         def switching(enabled: bool) -> dict[Any, Any]:
             return {c: gr.update(interactive=enabled) for c in switches}
 
         last_sent: dict[str, float] = {}  # thread -> when its last message went out
+        marks = iter(range(1, 1 << 62))
 
-        def respond(text: str, thread_id: str, chosen: str) -> Iterator[dict[Any, Any]]:
+        def respond(
+            text: str, thread_id: str, chosen: str, flag: str = ""
+        ) -> Iterator[dict[Any, Any]]:
+            if flag == "repeat":  # Enter, then a quick click on Send: it is on its way
+                yield {}
+                return
+            if flag == "busy":  # this page's answer is still coming: the text stays put
+                yield {status: _status(service, thread_id, WAIT_NOTE)}
+                return
+            ended = False
+            try:
+                for update in _respond(text, thread_id, chosen):
+                    ended = turn_mark in update and update[turn_mark].startswith("idle")
+                    yield update
+            except Exception as exc:  # unforeseen: say so, keep the text, free the page
+                logger.exception("librarian ui: the message could not be handled")
+                note = f"**Not sent:** {type(exc).__name__}: {exc}"
+                yield _ended(
+                    {box: text, status: _status(service, thread_id, note), **switching(True)}
+                )
+                return
+            if not ended:  # every send ends this page's turn, whatever happened
+                yield _ended({})
+
+        def _ended(update: dict[Any, Any]) -> dict[Any, Any]:
+            """``update``, and the page may send again: in the same update as the turn's
+            last words (a message sent right after them must not find the page busy)."""
+            return {
+                **update,
+                turn_mark: f"idle {next(marks)}",
+                send_button: gr.update(interactive=True),
+            }
+
+        def _respond(text: str, thread_id: str, chosen: str) -> Iterator[dict[Any, Any]]:
             if not (text or "").strip() and time.monotonic() - last_sent.get(thread_id, -1e9) < 3:
                 # Enter and a quick click on Send (or a double click): the second event
                 # finds the box already emptied by the first. Not a mistake to report;
                 # nothing on the page changes (a generator that yields nothing would
                 # clear its outputs).
-                yield {}
+                yield _ended({})
                 return
             if not thread_id:  # the demo is loading: the page has no thread for it yet
-                yield {status: _status(service, "", OPENING_NOTE)}
+                yield _ended({status: _status(service, "", OPENING_NOTE)})
                 return
             try:
                 service.check_thread_id(thread_id)
                 service.check_message(text)
             except MessageRejected as exc:
-                yield {status: _status(service, thread_id, f"**Not sent:** {exc}")}
+                yield _ended({status: _status(service, thread_id, f"**Not sent:** {exc}")})
                 return
             last_sent[thread_id] = time.monotonic()
             # The saved thread, not the page's copy: the page may still show another one.
@@ -307,6 +392,8 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 chat: [*shown, {"role": "assistant", "content": "…"}],
                 box: "",
                 status: _status(service, thread_id, BUSY_NOTE),
+                turn_mark: f"running {next(marks)}",
+                send_button: gr.update(interactive=False),
                 **switching(False),
             }
             partial = ""
@@ -324,24 +411,27 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                         last_sent[thread_id] = time.monotonic()  # a queued 2nd click ends here
                         # The thread list last: its update carries the refreshed choices
                         # and the re-enabling together (the later of two would win).
-                        yield {**switching(True), **_finished(event, thread_id)}
+                        yield _ended({**switching(True), **_finished(event, thread_id)})
             except MessageRejected as exc:  # the thread stayed busy: give the text back
-                yield {
-                    chat: history,
-                    box: text,
-                    status: _status(service, thread_id, f"**Not sent:** {exc}"),
-                    **switching(True),
-                }
+                yield _ended(
+                    {
+                        chat: history,
+                        box: text,
+                        status: _status(service, thread_id, f"**Not sent:** {exc}"),
+                        **switching(True),
+                    }
+                )
             except Exception as exc:  # the graph or the database failed: say so, keep the text
                 logger.exception("librarian ui: the turn failed")
-                yield {
-                    chat: _chat_lines(service, thread_id),
-                    box: text,
-                    status: _status(
-                        service, thread_id, f"**The turn failed:** {type(exc).__name__}: {exc}"
-                    ),
-                    **switching(True),
-                }
+                note = f"**The turn failed:** {type(exc).__name__}: {exc}"
+                yield _ended(
+                    {
+                        chat: _chat_lines(service, thread_id),
+                        box: text,
+                        status: _status(service, thread_id, note),
+                        **switching(True),
+                    }
+                )
 
         def _finished(event: TurnFinished, thread_id: str) -> dict[Any, Any]:
             lines = _chat_lines(service, thread_id, answer_last=not (event.offline or event.error))
@@ -387,18 +477,53 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 _questions(service, ""),  # the demo's questions are not this thread's
             )
 
-        def open_thread(picked: str | None, current: str) -> tuple[Any, ...]:
+        def open_thread(picked: str | None, current: str) -> Iterator[tuple[Any, ...]]:
             # The dropdown also sends "input" when it loses focus, with the value it
             # holds; only a pick of another saved thread switches.
             unchanged = (gr.update(), gr.update(), gr.update(), gr.update(), gr.update())
             if not picked or picked == current or service.threads.get(picked) is None:
-                return unchanged
-            return (
+                yield unchanged
+                return
+            if service.answering(picked):  # another tab's answer: shown once it is saved
+                yield (
+                    picked,
+                    _chat_lines(service, picked),
+                    _inspector(service, picked),
+                    _status(service, picked, ANSWERING_NOTE),
+                    _questions(service, picked),
+                )
+                service.wait_until_answered(picked)
+            yield (
                 picked,
                 _chat_lines(service, picked),
                 _inspector(service, picked),
                 _status(service, picked, "Reopened."),
                 _questions(service, picked),
+            )
+
+        def delete_thread(thread_id: str) -> tuple[Any, ...]:
+            """Delete the page's thread (the browser asked first) and open a new one."""
+            if not thread_id:  # not confirmed, or no thread (the demo is loading)
+                return tuple(gr.update() for _ in range(6))
+            try:
+                service.delete_thread(thread_id)
+            except MessageRejected as exc:
+                note = f"**Not deleted:** {exc}"
+                return (
+                    *(gr.update() for _ in range(4)),
+                    _status(service, thread_id, note),
+                    gr.update(),
+                )
+            new_id = service.new_thread_id()
+            return (
+                new_id,
+                [],
+                _thread_choices(service, new_id),
+                _inspector(service, new_id),
+                _status(
+                    service, new_id, "Thread deleted (with what recall copied from it). New thread."
+                ),
+                _questions(service, ""),
             )
 
         def load_demo(
@@ -409,12 +534,12 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 if total:
                     progress((done, total), desc="Indexing the demo conversation")
 
-            on = (gr.update(interactive=True), gr.update(interactive=True))
+            on = (gr.update(interactive=True),) * 3
             try:
                 demo = service.load_demo(progress=step)
             except Exception as exc:  # the page has no thread now: back to the one it had
                 logger.exception("librarian ui: the demo conversation could not be loaded")
-                thread_id, _, lines, shown, _, asked = start(previous)
+                thread_id, _, lines, shown, _, asked = _opened(previous)
                 note = f"**The demo could not be loaded:** {type(exc).__name__}: {exc}"
                 return (
                     thread_id,
@@ -448,17 +573,19 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         thread.change(
             None, [thread], None, js=f"(t) => {{ if (t) sessionStorage.setItem('{_TAB_KEY}', t); }}"
         )
-        # One event for Enter and Send; "always_last": a message sent while a turn is
-        # still streaming or being saved is queued and sent when it ends, not dropped.
+        # One event for Enter and Send. Every Enter is an event of its own ("multiple"):
+        # one during this page's answer is refused at once, with its reason (SEND_JS).
         gr.on(
             [box.submit, send_button.click],
             respond,
-            [box, thread, strategy],
-            [chat, box, inspector, status, *switches],
+            [box, thread, strategy, send_flag],
+            [chat, box, inspector, status, turn_mark, send_button, *switches],
             concurrency_limit=8,
             show_progress="hidden",  # the reply streaming in is the progress indicator
-            trigger_mode="always_last",
+            trigger_mode="multiple",
+            js=SEND_JS,
         )
+        turn_mark.change(None, [turn_mark], None, js=TURN_MARK_JS)
         new_thread_outputs = [threads, inspector, status, questions]
         new_button.click(None, None, [thread, chat, threads], js=NEW_SESSION_JS).then(
             show_new_thread, [thread], new_thread_outputs, show_progress="hidden"
@@ -477,12 +604,22 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         demo_button.click(None, None, [thread, *switches], js=DEMO_START_JS).then(
             load_demo,
             inputs=[thread],
-            outputs=[thread, chat, inspector, status, threads, questions, new_button, demo_button],
+            outputs=[
+                *[thread, chat, inspector, status, threads, questions],
+                *[new_button, demo_button, delete_button],
+            ],
             # The thread the tab had (sessionStorage keeps it), to go back to on a failure.
             js=f"() => [sessionStorage.getItem('{_TAB_KEY}') || '']",
             show_progress_on=[chat],
         )
         questions.input(lambda q: q or gr.update(), questions, box)
+        delete_button.click(
+            delete_thread,
+            [thread],
+            [thread, chat, threads, inspector, status, questions],
+            js=DELETE_JS,
+            show_progress="hidden",
+        )
     return app
 
 

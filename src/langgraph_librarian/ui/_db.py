@@ -11,6 +11,7 @@ application is refused with :class:`ChatDatabaseError` before anything is writte
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 import time
@@ -93,7 +94,13 @@ class ThreadInfo:
         """A one-line label: title, turns and the last change."""
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.updated_at))
         turns = f"{self.turns} turn{'s' if self.turns != 1 else ''}"
-        return f"{self.title} · {turns} · {when}"
+        # Bidi controls from the first message (U+202E "right-to-left override") would
+        # run on past the title and show the turns and the date reversed.
+        title = _BIDI_CONTROLS.sub("", self.title) or "(untitled)"
+        return f"{title} · {turns} · {when}"
+
+
+_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 _COLUMNS = "thread_id, title, turns, created_at, updated_at, scope"
@@ -146,6 +153,11 @@ class ThreadRegistry:
                 (thread_id,),
             ).fetchone()
         return ThreadInfo(*row) if row else None
+
+    def delete(self, thread_id: str) -> None:
+        """Take ``thread_id`` off the list."""
+        with self._lock, self._conn:
+            self._conn.execute(f"DELETE FROM {_THREADS_TABLE} WHERE thread_id = ?", (thread_id,))
 
     def close(self) -> None:
         """Close the registry's connection."""

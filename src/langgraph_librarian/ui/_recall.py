@@ -150,6 +150,10 @@ class ScopeRecall:
             }
         return {"status": "captured", "records": written}
 
+    def forget(self, thread_id: str, scope_id: str | None = None) -> int:
+        """Delete what was copied from ``thread_id`` into its scope; the records deleted."""
+        return self.memory.forget_thread(scope_id or self.scope_id, thread_id)
+
     def close(self) -> None:
         """Close the store's connection when :meth:`open` made it."""
         if self._conn is not None:

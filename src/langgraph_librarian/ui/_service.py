@@ -437,6 +437,45 @@ class ChatService:
         with self._locks_guard:
             return self._locks.setdefault(thread_id, threading.Lock())
 
+    def delete_thread(self, thread_id: str) -> int:
+        """Delete ``thread_id``: its messages, index and gist (every checkpoint), its line
+        in the thread list and what recall copied from it into its scope.
+
+        Returns the number of recall records deleted. A recall source passed as
+        ``recall=`` is asked to forget only if it has a ``forget(thread_id, scope_id)``.
+
+        Raises:
+            MessageRejected: an answer is being written in the thread (nothing deleted).
+        """
+        self.check_thread_id(thread_id)
+        lock = self._lock(thread_id)
+        if not lock.acquire(blocking=False):
+            raise MessageRejected("An answer is being written in this thread; delete it after.")
+        try:
+            scope = self.scope_for(thread_id)
+            forget = getattr(self.recall, "forget", None)
+            forgotten = int(forget(thread_id, scope)) if forget is not None and scope else 0
+            self._saver.delete_thread(thread_id)
+            self.threads.delete(thread_id)
+            return forgotten
+        finally:
+            lock.release()
+
+    def answering(self, thread_id: str) -> bool:
+        """Whether a turn runs on ``thread_id`` now (its question is not saved until the
+        answer is: a page opened meanwhile shows the thread without them)."""
+        with self._locks_guard:
+            lock = self._locks.get(thread_id)
+        return lock is not None and lock.locked()
+
+    def wait_until_answered(self, thread_id: str, timeout: float = _BUSY_TIMEOUT) -> bool:
+        """Wait for the turn running on ``thread_id`` to be saved; ``False`` on timeout."""
+        lock = self._lock(thread_id)
+        if not lock.acquire(timeout=timeout):
+            return False
+        lock.release()
+        return True
+
     def send(self, thread_id: str, text: str, strategy: ContextStrategy) -> Iterator[TurnEvent]:
         """Run one turn: stream the reply's tokens, then the saved result.
 
