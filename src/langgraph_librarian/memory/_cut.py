@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import BaseMessage
 
 from langgraph_librarian._engine.messages import tool_groups
-from langgraph_librarian.memory._checks import checked_count
+from langgraph_librarian.memory._result import checked_count
 
 __all__ = ["SummaryCut", "plan_summary_cut"]
 

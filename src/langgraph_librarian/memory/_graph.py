@@ -19,9 +19,9 @@ from langgraph.graph import END, MessagesState
 from typing_extensions import TypedDict
 
 from langgraph_librarian._kit.state import read_messages
-from langgraph_librarian.memory._checks import checked_count
 from langgraph_librarian.memory._history import repair_history
 from langgraph_librarian.memory._prompts import summary_message
+from langgraph_librarian.memory._result import checked_count
 from langgraph_librarian.memory._summarizer import RunningSummarizer
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 

@@ -20,8 +20,8 @@ from langgraph_librarian._engine.history import (
     repair_history,
     repair_positions,
 )
-from langgraph_librarian.memory._checks import checked_count
 from langgraph_librarian.memory._prompts import summary_message
+from langgraph_librarian.memory._result import checked_count
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
 __all__ = [

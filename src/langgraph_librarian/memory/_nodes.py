@@ -18,9 +18,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._kit.node import LibrarianNode
 from langgraph_librarian._kit.state import read_messages
-from langgraph_librarian.memory._checks import checked_count
 from langgraph_librarian.memory._cut import SummaryCut, plan_summary_cut
 from langgraph_librarian.memory._graph import SummarizerLike, resolve_summarizer
+from langgraph_librarian.memory._result import checked_count
 from langgraph_librarian.memory._summarizer import SummaryResult
 from langgraph_librarian.tokens import TokenCounter
 

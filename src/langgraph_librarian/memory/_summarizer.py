@@ -20,7 +20,6 @@ from langgraph_librarian._engine.text import content_terms
 from langgraph_librarian.index._validate import clean_model_summary, cut_unreported
 from langgraph_librarian.index.summarize import summary_problem
 from langgraph_librarian.memory._adapter import langchain_summarizer
-from langgraph_librarian.memory._checks import checked_count, checked_seconds
 from langgraph_librarian.memory._facts import (
     compress_lines,
     merge_facts,
@@ -39,7 +38,12 @@ from langgraph_librarian.memory._prompts import (
     render_messages,
     summary_prompt,
 )
-from langgraph_librarian.memory._result import SummarizationError, SummaryResult
+from langgraph_librarian.memory._result import (
+    SummarizationError,
+    SummaryResult,
+    checked_count,
+    checked_seconds,
+)
 from langgraph_librarian.select.prompts import echoes_template
 from langgraph_librarian.tokens import TokenCounter, count_text_tokens
 
