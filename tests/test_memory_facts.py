@@ -1,5 +1,5 @@
-"""The offline running summary keeps distinct facts, bounds every line, and reads only
-what can still fit; token counters (CJK) reach its budget from every entry point."""
+"""The offline running summary keeps distinct facts, bounds every line, and makes lines
+only for what can still fit; token counters (CJK) reach its budget from every entry point."""
 
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ def test_facts_outside_the_recipe_domain_outrank_chatter():
 # -- bounded work (A10) ----
 
 
-def test_only_the_newest_messages_that_can_still_fit_are_read(monkeypatch):
+def test_lines_are_extracted_only_for_messages_that_can_still_fit(monkeypatch):
     calls = {"n": 0}
     real = _facts.extractive_summary
 
@@ -146,6 +146,7 @@ def test_only_the_newest_messages_that_can_still_fit_are_read(monkeypatch):
     history = [HumanMessage(f"Batch {i} roasts at {i} degrees. {long}") for i in range(2000)]
     result = RunningSummarizer(max_summary_tokens=100).summarize(history)
     assert result.summary_tokens <= 100 and "Batch 1999 roasts" in result.summary
+    assert "Batch 1 roasts" not in result.summary  # equal lines: the newer win
     assert calls["n"] < 100  # not one extraction per message of the backlog
 
 

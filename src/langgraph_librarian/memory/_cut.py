@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import BaseMessage
 
 from langgraph_librarian._engine.messages import tool_groups
+from langgraph_librarian.memory._result import checked_count
 
 __all__ = ["SummaryCut", "plan_summary_cut"]
 
@@ -79,8 +80,7 @@ def plan_summary_cut(messages: Sequence[BaseMessage], keep_last: int = 2) -> Sum
         >>> plan_summary_cut(history, keep_last=2).summarize
         [0, 1]
     """
-    if keep_last < 0:
-        raise ValueError("keep_last must be >= 0")
+    keep_last = checked_count("keep_last", keep_last, 0)
     n = len(messages)
     if n <= keep_last:
         return SummaryCut(keep=list(range(n)))

@@ -21,10 +21,17 @@ what the user said about themselves (who they are, what they need, like or canno
 have), requests to remember, decisions, changes to earlier facts and concrete values.
 A line that a newer statement repeats almost word for word counts less (it is mostly
 covered), a question less than a statement, and ties go to the newer line.
+
+A large batch (a first summary over an imported history, a middleware folding 50
+messages at once) is ranked whole: every message is scored on its text by the same
+importance, cheaply (no extraction), and only the best-ranked messages, a few
+budgets' worth, become fact lines. The user's "I'm allergic to nuts" at the start of a
+2,000-message batch is thus weighed against the rest, not left unread.
 """
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -55,7 +62,11 @@ _LINE_SHARE = 4
 _MIN_LINE_CAP = 40
 """...or this many tokens (about one shortened fact), whichever is more."""
 _CANDIDATE_FACTOR = 4
-"""New fact lines beyond this many budgets' worth (newest first) cannot survive: not read."""
+"""Fact lines are made for the best-ranked messages of a batch until they are worth this
+many budgets: lines ranked below them would be dropped anyway."""
+_SCORED_CHARS = 4000
+"""A message is ranked on at most this much of its text (one enormous tool output must
+not cost more than the rest of the batch)."""
 _REDUNDANCY_WINDOW = 200
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _LABELLED = re.compile(r"^(?:User|Assistant|Tool[^:\n]{0,60}):")
@@ -136,6 +147,14 @@ def clip_to_tokens(text: str, max_tokens: int, counter: TokenCounter | None = No
     return clipped
 
 
+def _label(message: BaseMessage) -> str:
+    label = _ROLE_LABELS.get(message.type, message.type.capitalize())
+    name = getattr(message, "name", None)
+    if message.type == "tool" and name:
+        label = f"Tool {name}"
+    return label
+
+
 def message_fact(message: BaseMessage) -> str:
     """One summary line for ``message`` (``""`` for empty and system messages)."""
     if message.type == "system":
@@ -143,10 +162,7 @@ def message_fact(message: BaseMessage) -> str:
     text = WHITESPACE.sub(" ", message_text(message)).strip()
     if not text:
         return ""
-    label = _ROLE_LABELS.get(message.type, message.type.capitalize())
-    name = getattr(message, "name", None)
-    if message.type == "tool" and name:
-        label = f"Tool {name}"
+    label = _label(message)
     if len(text) > _VERBATIM_CHARS:
         role = "human" if message.type == "human" else "ai"
         text = extractive_summary(message_text(message), role, max_sentences=2) or text
@@ -274,6 +290,26 @@ def compress_lines(
     return text, True
 
 
+def _ranked_messages(messages: Sequence[BaseMessage]) -> list[tuple[float, int]]:
+    """``(-importance, -index)`` of each message with text, as a heap: best first.
+
+    Scored as its fact line would be, on its text (no extraction, which only keeps
+    sentences of it: a message's line never holds a cue its text lacks; at most
+    ``_SCORED_CHARS`` of it), with the newer message first among equals.
+    """
+    newest = max(len(messages) - 1, 1)
+    heap: list[tuple[float, int]] = []
+    for index, message in enumerate(messages):
+        if message.type == "system":
+            continue
+        text = WHITESPACE.sub(" ", message_text(message)[:_SCORED_CHARS]).strip()
+        if text:
+            line = _Line(f"{_label(message)}: {text}", index)
+            heap.append((-_importance(line, newest, set()), -index))
+    heapq.heapify(heap)
+    return heap
+
+
 def merge_facts(
     previous_summary: str,
     messages: Sequence[BaseMessage],
@@ -282,20 +318,23 @@ def merge_facts(
 ) -> tuple[str, bool]:
     """Previous summary plus one line per message, re-compressed to ``max_tokens``.
 
-    Fact lines are made newest first and only while they could still fit: once the
-    newer lines alone are worth several budgets, older messages are not read (a first
-    summary over a 10,000-message backlog costs what the budget can hold).
+    Every message of the batch is a candidate. Fact lines are made best-ranked first
+    (importance, then the newer message) until they are worth a few budgets; the rest
+    rank lower than lines that already fill the budget several times, so they would be
+    dropped anyway. The work beyond one cheap scoring pass over the batch is what the
+    budget can hold (a first summary over a 20,000-message backlog included).
     """
-    facts: list[str] = []
+    heap = _ranked_messages(messages)
+    facts: dict[int, str] = {}
     worth = 0
-    for message in reversed(messages):
-        if worth > _CANDIDATE_FACTOR * max_tokens:
-            break
-        fact = message_fact(message)
+    while heap and worth <= _CANDIDATE_FACTOR * max_tokens:
+        index = -heapq.heappop(heap)[1]
+        fact = message_fact(messages[index])
         if fact:
-            facts.append(fact)
+            facts[index] = fact
             worth += count_text_tokens(fact, counter)
-    return compress_lines([*parse_summary(previous_summary), *facts[::-1]], max_tokens, counter)
+    lines = [*parse_summary(previous_summary), *(facts[i] for i in sorted(facts))]
+    return compress_lines(lines, max_tokens, counter)
 
 
 def retained_terms(previous_summary: str) -> set[str]:

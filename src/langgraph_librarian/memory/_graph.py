@@ -21,6 +21,7 @@ from typing_extensions import TypedDict
 from langgraph_librarian._kit.state import read_messages
 from langgraph_librarian.memory._history import repair_history
 from langgraph_librarian.memory._prompts import summary_message
+from langgraph_librarian.memory._result import checked_count
 from langgraph_librarian.memory._summarizer import RunningSummarizer
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
@@ -165,10 +166,10 @@ def create_summary_router(
     """
     if max_messages is None and max_tokens is None:
         raise ValueError("give max_messages and/or max_tokens")
-    if (max_messages is not None and max_messages < 0) or (
-        max_tokens is not None and max_tokens < 0
-    ):
-        raise ValueError("thresholds must be >= 0")
+    if max_messages is not None:
+        max_messages = checked_count("max_messages", max_messages, 0)
+    if max_tokens is not None:
+        max_tokens = checked_count("max_tokens", max_tokens, 0)
 
     def route(state: Mapping[str, Any]) -> str:
         """``summarize_node`` when summarization is due for ``state``, else ``END``."""

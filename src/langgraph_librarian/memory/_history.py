@@ -21,6 +21,7 @@ from langgraph_librarian._engine.history import (
     repair_positions,
 )
 from langgraph_librarian.memory._prompts import summary_message
+from langgraph_librarian.memory._result import checked_count
 from langgraph_librarian.tokens import TokenCounter, count_tokens
 
 __all__ = [
@@ -68,8 +69,7 @@ def trim_history(
         >>> [m.type for m in trim_history(history, max_tokens=60)]
         ['system', 'human']
     """
-    if max_tokens < 0:
-        raise ValueError("max_tokens must be >= 0")
+    max_tokens = checked_count("max_tokens", max_tokens, 0)
     repaired = repair_history(messages, require_human_first=require_human_first)
     split = next((i for i, m in enumerate(repaired) if m.type != "system"), len(repaired))
     carried = summary_message(summary)

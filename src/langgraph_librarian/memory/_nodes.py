@@ -20,6 +20,7 @@ from langgraph_librarian._kit.node import LibrarianNode
 from langgraph_librarian._kit.state import read_messages
 from langgraph_librarian.memory._cut import SummaryCut, plan_summary_cut
 from langgraph_librarian.memory._graph import SummarizerLike, resolve_summarizer
+from langgraph_librarian.memory._result import checked_count
 from langgraph_librarian.memory._summarizer import SummaryResult
 from langgraph_librarian.tokens import TokenCounter
 
@@ -171,8 +172,7 @@ def create_summarize_node(
         >>> [m.id for m in update["messages"]]
         ['1', '2']
     """
-    if keep_last < 0:
-        raise ValueError("keep_last must be >= 0")
+    keep_last = checked_count("keep_last", keep_last, 0)
     engine = resolve_summarizer(summarizer, token_counter)
 
     def run(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
@@ -223,8 +223,7 @@ def create_delete_messages_node(keep_last: int = 3) -> LibrarianNode:
         >>> [m.id for m in node({"messages": history})["messages"]]
         ['1', '2']
     """
-    if keep_last < 0:
-        raise ValueError("keep_last must be >= 0")
+    keep_last = checked_count("keep_last", keep_last, 0)
 
     def run(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
         messages = read_messages(state)

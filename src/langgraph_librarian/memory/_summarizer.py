@@ -38,7 +38,12 @@ from langgraph_librarian.memory._prompts import (
     render_messages,
     summary_prompt,
 )
-from langgraph_librarian.memory._result import SummarizationError, SummaryResult
+from langgraph_librarian.memory._result import (
+    SummarizationError,
+    SummaryResult,
+    checked_count,
+    checked_seconds,
+)
 from langgraph_librarian.select.prompts import echoes_template
 from langgraph_librarian.tokens import TokenCounter, count_text_tokens
 
@@ -183,12 +188,13 @@ class RunningSummarizer:
         retry_backoff: float = 0.5,
         token_counter: TokenCounter | None = None,
     ) -> None:
-        if max_summary_tokens < 16:
-            raise ValueError("max_summary_tokens must be >= 16")
-        if timeout is not None and timeout <= 0:
-            raise ValueError("timeout must be > 0 or None")
-        if max_retries < 0 or retry_backoff < 0:
-            raise ValueError("max_retries and retry_backoff must be >= 0")
+        max_summary_tokens = checked_count("max_summary_tokens", max_summary_tokens, 16)
+        if timeout is not None:
+            timeout = checked_seconds("timeout", timeout, positive=True)
+        max_retries = checked_count("max_retries", max_retries, 0)
+        retry_backoff = checked_seconds("retry_backoff", retry_backoff, positive=False)
+        if prompt is not None and not isinstance(prompt, str):
+            raise TypeError(f"prompt must be a str or None, got {type(prompt).__name__}")
         if model is not None and not isinstance(model, str | BaseChatModel):
             raise TypeError(
                 "model must be a chat model, a 'provider:model' string or None, "
