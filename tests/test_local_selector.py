@@ -340,3 +340,32 @@ def test_a_date_question_prefers_the_passage_holding_a_date():
     assert ids[0] == 4
     # Not a date question: no preference for the dated passage.
     assert select(messages, "Who does the eye test?")[0] == 0
+
+
+def test_a_time_question_prefers_the_passage_holding_a_time():
+    # Both name the concert and hold a value; only one holds a time of day.
+    messages = chat(
+        "Concert news: the school concert was organised by Mrs Okafor.",
+        "Noted.",
+        "The garden is a jungle after all the rain.",
+        "Sure.",
+        "The school concert begins at 5:10 pm, so we eat early.",
+    )
+    assert select(messages, "What time does the school concert start?")[0] == 4
+    assert select(messages, "Who organised the school concert?")[0] == 0
+
+
+def test_a_question_asking_who_and_when_keeps_the_name_passage_boost():
+    # "Who ..., and when ...": the person's passage holds a name, not a date, and still
+    # answers half the question; only a question about a date alone drops its boost.
+    from langgraph_librarian.select.lexical import BM25Index
+
+    index = BM25Index()
+    index.add("a", "Status: Sanjay Cometson leads Project Lunar Beacon these days.")
+    index.add("b", "The launch deadline for Project Golden Orchid is June 25.")
+    both = "Who leads Project Lunar Beacon, and also: when is the Golden Orchid deadline?"
+    plain = "Who leads Project Lunar Beacon, and also: what is the Golden Orchid deadline?"
+    assert index.scores(both)[0] == index.scores(plain)[0] > 0
+    only_when = "When does Sanjay lead Project Lunar Beacon?"
+    only_what = "What does Sanjay lead Project Lunar Beacon?"
+    assert index.scores(only_when)[0] < index.scores(only_what)[0]

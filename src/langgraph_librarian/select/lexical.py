@@ -55,8 +55,19 @@ _DATE_QUESTION = re.compile(
     r"(?:until|before|after|ago|since)|earlier|later\s+in\s+the)\b",
     re.IGNORECASE,
 )
+_OTHER_QUESTION = re.compile(
+    r"\b(?:who|whom|whose|where|why|how\s+(?:much|many|far|big|old|long\s+is)|"
+    r"what\s+(?!date\b|day\b|time\b|hour\b)\w+)\b",
+    re.IGNORECASE,
+)
+"""A question asking something else too ("who leads X, and when is Y?"): every value
+keeps its boost."""
 _DATE_VALUES = frozenset(MONTHS) | {d for d in DAYS if len(d) > 3}
 """Value tokens that date a passage (month and weekday names)."""
+_CLOCK = re.compile(
+    r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)(?!\w)", re.IGNORECASE
+)
+"""A time of day ("10:15", "5 pm"): it answers "when" and "what time" too."""
 _SHORT_TEXT_WORDS = 40
 _CONTEXT_CHARS = 300
 """How much of the previous message a short message's vector is made with."""
@@ -128,6 +139,8 @@ class BM25Index:
         self.passage_terms: list[frozenset[str]] = []
         self.passage_values: list[frozenset[str]] = []
         self._has_value: list[bool] = []
+        self._has_date: list[bool] = []
+        self._has_date_array: np.ndarray | None = None
         self._value_postings: dict[str, list[int]] = {}
         self._has_value_array: np.ndarray | None = None
         self._lengths_array: np.ndarray | None = None
@@ -176,6 +189,7 @@ class BM25Index:
             values = value_tokens(passage)
             self.passage_values.append(values)
             self._has_value.append(bool(values))
+            self._has_date.append(bool(values & _DATE_VALUES) or bool(_CLOCK.search(passage)))
             for value in values:
                 self._value_postings.setdefault(value, []).append(pid)
             self.passage_has_change.append(has_change_cue(passage))
@@ -253,15 +267,14 @@ class BM25Index:
             for slot, pid in zip(slots[found].tolist(), pids[found].tolist(), strict=True):
                 if not (self.passage_values[pid] - asked):
                     boost[slot] = False
-        if _DATE_QUESTION.search(query):
-            # A question about a date ("when is...", "which is earlier...") is answered by
-            # a passage holding a date, not by one holding any other number or name.
-            dated = [
-                np.asarray(self._value_postings[key], dtype=np.int64)
-                for key in _DATE_VALUES - asked
-                if key in self._value_postings
-            ]
-            boost &= np.isin(hits, np.concatenate(dated)) if dated else False
+        if _DATE_QUESTION.search(query) and not _OTHER_QUESTION.search(query):
+            # A question about a date or time ("when is...", "what time...", "which is
+            # earlier...") is answered by a passage holding one, not by one holding any
+            # other number or name.
+            has_date = self._has_date_array
+            if has_date is None or len(has_date) < n:
+                has_date = self._has_date_array = _extended(has_date, self._has_date, bool)
+            boost &= has_date[hits]
         values = passage[hits]
         values[boost] *= VALUE_BOOST
         # Each document's best passage (a document's passages are contiguous and in
