@@ -287,3 +287,19 @@ def test_a_schema_without_the_gist_field_is_reported(with_summary, caplog, monke
         assert len(lost) == 1  # once, not at every turn
         assert "librarian_summary" in lost[0].getMessage()
         assert not any(is_gist(m) for m in seen[-1])
+
+
+def test_another_graph_on_the_same_thread_id_is_not_reported(caplog, monkeypatch):
+    from langgraph_librarian._librarian import gist
+
+    monkeypatch.setattr(gist, "_gist_warned", [])
+    config = LibrarianConfig(running_summary_tokens=200, embeddings=None)
+    cfg = {"configurable": {"thread_id": "1"}}  # ids such as "1" get reused
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian"):
+        for _ in range(2):  # two graphs, each with its own checkpointer
+            seen: list[list[Any]] = []
+            graph = create_librarian_graph(recorder(seen), config, checkpointer=MemorySaver())
+            for n in range(8):
+                graph.invoke({"messages": [turn(n)]}, cfg)
+            assert any(is_gist(m) for m in seen[-1])
+    assert not [r for r in caplog.records if "not in the state" in r.getMessage()]

@@ -15,7 +15,9 @@ The kinds:
   tables). Never absorbed: the Librarian's own model calls (indexer, selector, gist,
   running summary) raise it out of every face, so a revoked key is noticed. Automatic
   scoped recall alone goes on without its block and reports it as ``misconfigured`` at
-  ERROR (spec 04: recall is fail-open); called directly, recall raises it too.
+  ERROR (spec 04: recall is fail-open); called directly, recall raises it too. With
+  ``background_indexing`` the indexer runs after the turn returned, in a worker: there
+  it is logged at ERROR and the index is not saved (nothing is left to raise it to).
 - ``"transient"``: timeouts, dropped connections, rate limits. Retried, then absorbed.
 - ``"failure"``: anything else. Absorbed (the turn goes on without the step) and logged.
 """

@@ -209,7 +209,8 @@ def check_gist_kept(state: dict[str, Any], thread: str | None, update: dict[str,
     ``create_react_agent`` ``AgentState``) drops the update without an error: every
     turn then folds the whole history again and the curated context has no gist. The
     thread's previous turn having been given one tells that case apart from a first
-    fold. ``update`` is this turn's state update.
+    fold. ``thread`` identifies the thread within its checkpointer (two graphs may use
+    the same thread id); ``update`` is this turn's state update.
     """
     if thread is None:
         return

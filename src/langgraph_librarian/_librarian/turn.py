@@ -952,7 +952,11 @@ async def _afold(state: dict[str, Any], run: Run, result: StateUpdate) -> StateU
 
 
 def _kept(state: dict[str, Any], run: Run, update: StateUpdate) -> StateUpdate:
-    check_gist_kept(state, run.thread, update)
+    # A thread is one checkpointer's: another graph may use the same thread id.
+    configurable = (run.run_config or {}).get("configurable") or {}
+    checkpointer = configurable.get("__pregel_checkpointer")
+    if checkpointer is not None and run.thread is not None:
+        check_gist_kept(state, f"{id(checkpointer)}:{run.thread}", update)
     return update
 
 

@@ -1182,7 +1182,7 @@ _MOVES_NEGATION = frozenset(
 _NEGATIVE_PREFIX = re.compile(r"^(?:un|in|im|il|ir|dis|non|mis)(?=[a-z]{4,}$)")
 # A clause ends at punctuation or at a conjunction (several languages, a closed class).
 _CLAUSE_BREAK = re.compile(
-    r"[.!?;:,]+(?=\s|$)|[()\n—–]+|\s-\s"
+    r"(?<![.!?;:,])[.!?;:,]+(?=\s|$)|[()\n—–]+|\s-\s"
     r"|\b(?:and|or|but|so|because|while|although|though|whereas|since|then|as|who|which"
     r"|whom|whose|where"
     r"|und|oder|aber|sondern|weil|denn|et|ou|mais|donc|car|parce|y|o|pero|porque"
@@ -1240,7 +1240,7 @@ class _Clause(NamedTuple):
     """"still" or "yet" in its sentence."""
 
 
-_COMPOUND = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+_COMPOUND = re.compile(r"\b[^\W\d_]+(?:-[^\W\d_]+)+")
 
 
 def _is_cue(word: str, cues: frozenset[str]) -> bool:
@@ -1418,7 +1418,11 @@ _PREPOSITIONS = frozenset(
         "towards against without zu fur von mit bei an a de pour avec par en con por para"
     )
 )
-_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|«[^»\n]*»|(?<!\w)'[^'\n]{3,}'(?!\w)")
+# Quotes are bounded in length: an opening mark never closed must not make every later
+# one scan to the end of a long message (quadratic time).
+_QUOTED = re.compile(
+    r"\"[^\"\n]{0,600}\"|“[^”\n]{0,600}”|«[^»\n]{0,600}»|(?<!\w)'[^'\n]{3,600}'(?!\w)"
+)
 _AFTER_WINDOW = 8
 _GENERIC_YOU = frozenset(_listed("if when once unless whenever before after until where"))
 _IRREGULAR_PAST = frozenset(
@@ -1494,7 +1498,10 @@ def _agents(text: str, subject: Callable[[str, str, str], str | None]) -> list[_
             who = who[:-1]
         # What follows the verb in its clause ("... after Sofia called him" is another).
         verb_end = words[k][0] + len(verb)
-        stop = _WINDOW_END.search(text, verb_end)
+        # Only the next few words matter: bound the search (a text without clause
+        # breaks would otherwise be read to its end once per subject).
+        last_at, last_word = words[min(k + _AFTER_WINDOW, len(words) - 1)]
+        stop = _WINDOW_END.search(text, verb_end, last_at + len(last_word) + 1)
         end = stop.start() if stop is not None else len(text)
         rest = [(at, w) for at, w in words[k + 1 : k + 1 + _AFTER_WINDOW] if at < end]
         after = " ".join(w for _, w in rest)

@@ -101,6 +101,10 @@ beyond this many, turns get ``unavailable`` at once instead of another thread (t
 up without bound: two a turn, 1,000 threads after 500 turns)."""
 
 
+_UNORDERED_PAGE = 50_000
+"""Records per search on a store whose search has no order (read whole)."""
+
+
 class ScopeMemory:
     """A tenant's or project's long-term memory, kept in a LangGraph ``BaseStore``.
 
@@ -368,9 +372,13 @@ class ScopeMemory:
 
     def _page(self, scope_id: str, offset: int) -> tuple[tuple[str, ...], Any]:
         ns = self._ns(scope_id, _MEMORY)
-        if self._ordered and offset < self.max_candidates:
+        if not self._ordered:
+            # The whole scope, in as few searches as possible: a store such as
+            # InMemoryStore filters every record for each page it is asked for.
+            limit = max(_UNORDERED_PAGE, self.max_candidates)
+        elif offset < self.max_candidates:
             limit = min(SEARCH_PAGE, self.max_candidates - offset)
-        else:  # the whole scope, or the ties at the end: pages as large as the records kept
+        else:  # the ties at the end: pages as large as the records kept
             limit = max(SEARCH_PAGE, self.max_candidates)
         return ns, search_op(ns, limit, offset)
 

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
-from itertools import chain
+from itertools import chain, islice
 from operator import attrgetter, is_
 
 import numpy as np
@@ -95,6 +95,8 @@ the quarterly review"): the event names what must also be in context, its date."
 _ANCHOR_WORDS = 4
 _TIME_WORDS = frozenset({"date", "day", "time", "week", "month", "year"})
 _ANCHOR_SEEDS = 2
+_ANCHORS_PER_PASSAGE = 2
+"""Relative dates read per passage (each is one more scoring of the index)."""
 """Matches, best first, whose best passage may state a date relative to an event."""
 _RECENCY_BONUS = 0.01
 _ECHO_FACTOR = 0.25
@@ -945,7 +947,8 @@ class LocalSelector:
             pid = int(best[seed])
             if pid < 0:
                 continue
-            for match in _RELATIVE.finditer(index.passage_text(pid)):
+            relations = _RELATIVE.finditer(index.passage_text(pid))
+            for match in islice(relations, _ANCHORS_PER_PASSAGE):
                 words = [
                     w
                     for w in tokenize(match.group("anchor"))
