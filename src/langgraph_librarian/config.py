@@ -125,6 +125,10 @@ class LibrarianConfig:
             the gist, next to the selected details. Kept in state
             (``librarian_summary``), never in ``messages``; updated after each reply by
             the indexer model, or offline. ``None``: no summary.
+        store_timeout: Seconds one read or write of the index store may take (a store
+            that stopped answering: a network partition, a stuck database); past it
+            the turn goes on without the stored index, ``store_error`` says so, and
+            the turn's later store calls do not wait again. ``None``: no limit.
     """
 
     indexer_model: ModelLike = None
@@ -149,6 +153,7 @@ class LibrarianConfig:
     selector_keeps_local: bool = True
     running_summary_tokens: int | None = None
     selector: Selector | None = None
+    store_timeout: float | None = 5.0
     _models: dict[str, BaseChatModel] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -246,6 +251,13 @@ class LibrarianConfig:
             raise TypeError("store must implement load/save/delete (BaseIndexStore)")
         if self.selector is not None and not isinstance(self.selector, Selector):
             raise TypeError("selector must have select() and aselect() (see Selector)")
+        if self.store_timeout is not None:
+            if isinstance(self.store_timeout, bool) or not isinstance(
+                self.store_timeout, numbers.Real
+            ):
+                raise TypeError(f"store_timeout must be a number, got {self.store_timeout!r}")
+            if not self.store_timeout > 0:
+                raise ValueError("store_timeout must be > 0 or None")
         if self.background_indexing and self.store is None:
             raise ValueError(
                 "background_indexing needs a store in the config itself, "

@@ -5,20 +5,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base.batch import AsyncBatchedBaseStore
 
+from langgraph_librarian._engine.failures import describe
+from langgraph_librarian._kit.bounded import slots_for, within
+from langgraph_librarian._kit.cache import BoundedCache
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.index.pipeline import update_index
 
-__all__ = ["submit_indexing", "wait_for_background_indexing"]
+__all__ = ["submit_indexing", "take_failure", "wait_for_background_indexing"]
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 _EXECUTOR = ThreadPoolExecutor(max_workers=2, thread_name_prefix="librarian-background")
 _GUARD = threading.Lock()
@@ -26,11 +32,33 @@ _PENDING: set[Future[None]] = set()
 _ON_A_LOOP: set[Future[None]] = set()
 """Pending jobs whose store answers through an event loop (an ``AsyncBatchedBaseStore``
 such as ``AsyncPostgresStore``): waiting for them on that loop never ends."""
+_FAILED_SINCE_WAIT = [0]
+"""Jobs that failed since ``wait_for_background_indexing`` last reported failures."""
+_FAILURES: BoundedCache[tuple[object, str], str] = BoundedCache(1024)
+"""The last failure of each session's background indexing, until its next turn reports
+it (``background_indexing_error``; see :func:`take_failure`). Keyed by namespace and
+session, not by store object: the next turn often runs on a new one (a pool reopened
+after the one the job used was closed)."""
 
 
 def _answers_through_a_loop(store: object) -> bool:
     inner = getattr(store, "store", store)  # LangGraphIndexStore wraps a BaseStore
     return isinstance(inner, AsyncBatchedBaseStore)
+
+
+def _check_loop(store: object) -> None:
+    """Fail with a clear error when the event loop an async store answers through has
+    closed (the ``asyncio.run()`` that served the turn ended before its job ran): asking
+    the store would only fail the same way, deeper down, and leave a coroutine that was
+    never awaited behind."""
+    inner = getattr(store, "store", store)
+    loop = getattr(inner, "_loop", None)
+    if isinstance(inner, AsyncBatchedBaseStore) and loop is not None and loop.is_closed():
+        raise RuntimeError(
+            "the event loop this async store answers through is closed; keep the loop "
+            "running until background indexing is done: "
+            "await asyncio.to_thread(wait_for_background_indexing, timeout)"
+        )
 
 
 class _Session:
@@ -76,15 +104,33 @@ def _run(session: str, record: _Session) -> None:
         store = config.store
         if store is None:  # guarded by the caller; kept for type narrowing
             return
+        timeout, slots = config.store_timeout, slots_for(store)
+
+        def ask(call: Callable[[], _T]) -> _T:
+            _check_loop(store)
+            return within(call, timeout, slots, _STORE)
+
         try:
-            found = store.load(session)
+            found = ask(lambda: store.load(session))
             if found is None and fallback and fallback != session:
-                found = store.load(fallback)
+                found = ask(lambda: store.load(fallback))
             entries = found or []
             update = update_index(messages, entries, config, run_config=run_config)
-            store.save(session, update.entries)
-        except Exception:
+            ask(lambda: store.save(session, update.entries))
+        except Exception as exc:
             logger.exception("librarian: background indexing failed for session %r", session)
+            with _GUARD:
+                _FAILED_SINCE_WAIT[0] += 1
+                _FAILURES.put(_record_key(store, session)[1:], describe(exc))
+
+
+_STORE = "the index store"
+
+
+def take_failure(store: object, session: str) -> str | None:
+    """The last unreported failure of ``session``'s background indexing (and forget it)."""
+    with _GUARD:
+        return _FAILURES.pop(_record_key(store, session)[1:])
 
 
 def _finished(future: Future[None]) -> None:
@@ -127,7 +173,15 @@ def submit_indexing(
 
 
 def wait_for_background_indexing(timeout: float | None = None) -> bool:
-    """Block until submitted background indexing finishes; ``False`` on timeout.
+    """Block until submitted background indexing finishes; ``True`` when all of it
+    succeeded.
+
+    ``timeout`` bounds the whole wait (seconds; ``None``: no limit). Returns ``False``
+    when it ran out with jobs still pending, or when a job failed since the previous
+    call that returned (the failure is logged at ERROR on the ``langgraph_librarian``
+    logger with its traceback, and the session's next turn reports it as
+    ``librarian_metadata["background_indexing_error"]``). A failed job's turns are
+    indexed again by that session's next job.
 
     Useful in tests, scripts and at shutdown. In async code, wait in a thread:
     ``await asyncio.to_thread(wait_for_background_indexing, 30)``.
@@ -157,9 +211,13 @@ def wait_for_background_indexing(timeout: float | None = None) -> bool:
         )
     with _GUARD:
         pending = list(_PENDING)
+    deadline = None if timeout is None else time.monotonic() + timeout
     for future in pending:
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
         try:
-            future.result(timeout=timeout)
+            future.result(timeout=left)
         except TimeoutError:
             return False
-    return True
+    with _GUARD:
+        failed, _FAILED_SINCE_WAIT[0] = _FAILED_SINCE_WAIT[0], 0
+    return failed == 0

@@ -33,7 +33,8 @@ from langgraph_librarian._engine.messages import (
 from langgraph_librarian._engine.state_cache import entries_to_state, state_entries
 from langgraph_librarian._engine.text import one_line
 from langgraph_librarian._engine.view import conversation_key, turn_key, turn_view, view_of
-from langgraph_librarian._kit.background import submit_indexing
+from langgraph_librarian._kit.background import submit_indexing, take_failure
+from langgraph_librarian._kit.bounded import awithin, is_timeout, slots_for, within
 from langgraph_librarian._kit.cache import BoundedCache
 from langgraph_librarian._kit.state import insert_after_system, read_messages
 from langgraph_librarian._librarian.gist import (
@@ -156,33 +157,53 @@ class Run:
     # the next save writes the subgraph's own key (no second summary of the whole
     # history after an upgrade).
 
+    # Store calls wait at most ``config.store_timeout`` seconds (_kit.bounded): a store
+    # that stopped answering fails the call with a TimeoutError, which the turn absorbs.
+
     def load(self, state: dict[str, Any]) -> list[IndexEntry]:
         """The stored index: from the store, else from graph state."""
-        if self.config.store is not None and self.session is not None:
-            found = self.config.store.load(self.session)
-            if found is None and self.thread and self.session != self.thread:
-                found = self.config.store.load(self.thread)  # _UPGRADED
-            return found or []
+        store, session = self.config.store, self.session
+        if store is not None and session is not None:
+
+            def read() -> list[IndexEntry]:
+                found = store.load(session)
+                if found is None and self.thread and session != self.thread:
+                    found = store.load(self.thread)  # _UPGRADED
+                return found or []
+
+            return within(read, self.config.store_timeout, slots_for(store), _STORE)
         return state_entries(state)
 
     async def aload(self, state: dict[str, Any]) -> list[IndexEntry]:
         """Async twin of :meth:`load`."""
-        if self.config.store is not None and self.session is not None:
-            found = await aload_index(self.config.store, self.session)
-            if found is None and self.thread and self.session != self.thread:
-                found = await aload_index(self.config.store, self.thread)  # _UPGRADED
-            return found or []
+        store, session = self.config.store, self.session
+        if store is not None and session is not None:
+
+            async def read() -> list[IndexEntry]:
+                found = await aload_index(store, session)
+                if found is None and self.thread and session != self.thread:
+                    found = await aload_index(store, self.thread)  # _UPGRADED
+                return found or []
+
+            return await awithin(read(), self.config.store_timeout, _STORE)
         return state_entries(state)
 
     def save(self, entries: list[IndexEntry]) -> None:
         """Write the index to the store (graph state is written by the returned update)."""
-        if self.config.store is not None and self.session is not None:
-            self.config.store.save(self.session, entries)
+        store, session = self.config.store, self.session
+        if store is not None and session is not None:
+            within(
+                lambda: store.save(session, entries),
+                self.config.store_timeout,
+                slots_for(store),
+                _STORE,
+            )
 
     async def asave(self, entries: list[IndexEntry]) -> None:
         """Async twin of :meth:`save`."""
-        if self.config.store is not None and self.session is not None:
-            await asave_index(self.config.store, self.session, entries)
+        store, session = self.config.store, self.session
+        if store is not None and session is not None:
+            await awithin(asave_index(store, session, entries), self.config.store_timeout, _STORE)
 
     @property
     def index_in_state(self) -> bool:
@@ -214,6 +235,19 @@ class Run:
         hit = _READ_THIS_TURN.pop(key) if key is not None else None
         return hit[1] if hit is not None and hit[0] is self.config.store else None
 
+    def store_failed(self, messages: Sequence[BaseMessage], exc: Exception) -> None:
+        """Note that a store call of this turn got no answer in time (a timeout, a
+        connection pool that found no connection), so the turn's later calls skip it."""
+        key = self._turn_key(messages)
+        if key is not None and is_timeout(exc):
+            _DOWN_THIS_TURN.put(key, (self.config.store, describe(exc)))
+
+    def store_down(self, messages: Sequence[BaseMessage]) -> str | None:
+        """Why a store call of this turn got no answer in time already, or ``None``."""
+        key = self._turn_key(messages)
+        hit = _DOWN_THIS_TURN.get(key) if key is not None else None
+        return hit[1] if hit is not None and hit[0] is self.config.store else None
+
 
 _READ_THIS_TURN: BoundedCache[tuple[int, str, str], tuple[object, list[IndexEntry]]] = BoundedCache(
     256
@@ -226,6 +260,14 @@ stores have no compare-and-set). Reconciliation by message id and content hash k
 index right either way. Bounded (64 turns in flight): a turn with no indexing step in this
 process (a ``pre_model_hook`` graph that indexes elsewhere) only holds its slot until newer
 turns push it out, and a turn whose read was pushed out reads the store again."""
+
+_DOWN_THIS_TURN: BoundedCache[tuple[int, str, str], tuple[object, str]] = BoundedCache(256)
+"""Turns (as in ``_READ_THIS_TURN``) whose store call got no answer in time, with their
+store and the failure: the turn's later store calls (indexing after selection, the
+selections of a tool loop) fail at once instead of waiting once more (an unreachable
+store cost a turn two full waits for a pool connection). The next turn tries again."""
+
+_STORE = "the index store"
 
 
 def make_selector(config: LibrarianConfig, step: str = "select") -> Selector:
@@ -674,12 +716,9 @@ def select_turn(
     the local selector (``fallback_reason`` says why); store and configuration errors
     propagate.
     """
-    try:
-        entries, blip = run.load(state), None
-    except Exception as exc:
-        entries, blip = [], _store_blip(exc, "reading the index")
-    started = time.perf_counter()
     messages = read_messages(state)
+    entries, blip = _loaded(state, run, messages)
+    started = time.perf_counter()
     if blip is None:
         run.remember_read(messages, entries)
     return _noted(_select_loaded(state, run, cache, entries, messages, started), blip)
@@ -774,12 +813,9 @@ async def aselect_turn(
     event loop that serves every other conversation; only a selector model's call is
     awaited on the loop.
     """
-    try:
-        entries, blip = await run.aload(state), None
-    except Exception as exc:
-        entries, blip = [], _store_blip(exc, "reading the index")
-    started = time.perf_counter()
     messages = read_messages(state)
+    entries, blip = await _aloaded(state, run, messages)
+    started = time.perf_counter()
     if blip is None:
         run.remember_read(messages, entries)
     return _noted(await _aselect_loaded(state, run, cache, entries, messages, started), blip)
@@ -820,6 +856,48 @@ def _store_blip(exc: Exception, step: str) -> str:
         raise exc
     log_failure(logger, f"librarian: {step}", exc)
     return f"{step} failed, {describe(exc)}; the next turn catches up"
+
+
+def _loaded(
+    state: dict[str, Any], run: Run, messages: list[BaseMessage]
+) -> tuple[list[IndexEntry], str | None]:
+    """The stored index and ``None``, or no index and why (a store that does not answer
+    is asked once per turn: see ``_DOWN_THIS_TURN``)."""
+    down = run.store_down(messages)
+    if down is not None:
+        return [], _skipped_read(down)
+    try:
+        return run.load(state), None
+    except Exception as exc:
+        return [], _read_failed(run, messages, exc)
+
+
+async def _aloaded(
+    state: dict[str, Any], run: Run, messages: list[BaseMessage]
+) -> tuple[list[IndexEntry], str | None]:
+    down = run.store_down(messages)
+    if down is not None:
+        return [], _skipped_read(down)
+    try:
+        return await run.aload(state), None
+    except Exception as exc:
+        return [], _read_failed(run, messages, exc)
+
+
+_READ = "reading the index"
+
+
+def _skipped_read(down: str) -> str:
+    return (
+        f"{_READ} skipped, the index store did not answer earlier this turn ({down}); "
+        "the next turn catches up"
+    )
+
+
+def _read_failed(run: Run, messages: list[BaseMessage], exc: Exception) -> str:
+    blip = _store_blip(exc, _READ)  # raises what is not a blip
+    run.store_failed(messages, exc)
+    return blip
 
 
 def _noted(update: StateUpdate, blip: str | None) -> StateUpdate:
@@ -899,10 +977,14 @@ def _consume_query(state: dict[str, Any], result: StateUpdate) -> StateUpdate:
 
 def _background(state: dict[str, Any], run: Run) -> StateUpdate:
     assert run.session is not None  # background indexing requires a store
+    metadata: dict[str, Any] = {"indexing_background": True}
+    failed = take_failure(run.config.store, run.session)  # an earlier job's, unreported
+    if failed is not None:
+        metadata["background_indexing_error"] = failed
     submit_indexing(
         run.config, run.session, read_messages(state), run.run_config, fallback=run.thread
     )
-    return _consume_query(state, {"librarian_metadata": {"indexing_background": True}})
+    return _consume_query(state, {"librarian_metadata": metadata})
 
 
 def _merged(result: StateUpdate, extra: StateUpdate) -> StateUpdate:
@@ -972,10 +1054,9 @@ def index_turn(state: dict[str, Any], run: Run) -> StateUpdate:
     messages = read_messages(state)
     entries = run.read_for_indexing(messages)
     if entries is None:
-        try:
-            entries = run.load(state)
-        except Exception as exc:  # nothing to build on: the next turn indexes this one too
-            return _noted(_consume_query(state, {}), _store_blip(exc, "reading the index"))
+        entries, blip = _loaded(state, run, messages)
+        if blip is not None:  # nothing to build on: the next turn indexes this one too
+            return _noted(_consume_query(state, {}), blip)
     update = update_index(messages, entries, run.config, run_config=run.run_config)
     try:
         run.save(update.entries)
@@ -992,10 +1073,9 @@ async def aindex_turn(state: dict[str, Any], run: Run) -> StateUpdate:
     messages = read_messages(state)
     entries = run.read_for_indexing(messages)
     if entries is None:
-        try:
-            entries = await run.aload(state)
-        except Exception as exc:  # nothing to build on: the next turn indexes this one too
-            return _noted(_consume_query(state, {}), _store_blip(exc, "reading the index"))
+        entries, blip = await _aloaded(state, run, messages)
+        if blip is not None:  # nothing to build on: the next turn indexes this one too
+            return _noted(_consume_query(state, {}), blip)
     update = await aupdate_index(messages, entries, run.config, run_config=run.run_config)
     try:
         await run.asave(update.entries)

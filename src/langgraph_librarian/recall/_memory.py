@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
 from langgraph_librarian._engine.messages import message_text
+from langgraph_librarian._kit.bounded import IN_FLIGHT
 from langgraph_librarian._kit.cache import BoundedCache
 from langgraph_librarian.config import ConfigLike, LibrarianConfig, as_config
 from langgraph_librarian.entry import IndexEntry
@@ -92,13 +93,6 @@ def _without(
             or (thread_id is not None and r.thread_id == thread_id)
         )
     ]
-
-
-IN_FLIGHT = 32
-"""Store calls of one ``ScopeMemory`` that may wait on their own threads at once. A store
-that hangs (a network partition, no statement timeout) leaves each turn's call waiting;
-beyond this many, turns get ``unavailable`` at once instead of another thread (they piled
-up without bound: two a turn, 1,000 threads after 500 turns)."""
 
 
 _UNORDERED_PAGE = 50_000

@@ -8,21 +8,19 @@ key includes the scope, so two tenants sending the same prompt never share a rec
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._engine.concurrency import on_own_thread
 from langgraph_librarian._engine.failures import describe
 from langgraph_librarian._engine.messages import content_hash, current_turn, latest_human_text
 from langgraph_librarian._engine.view import turn_key
+from langgraph_librarian._kit.bounded import awithin, within
 from langgraph_librarian._kit.run import thread_id
-from langgraph_librarian.recall._memory import IN_FLIGHT, ScopeMemory
+from langgraph_librarian.recall._memory import ScopeMemory
 from langgraph_librarian.recall._result import RecallResult, failure_status
 from langgraph_librarian.recall._scope import (
     MAX_QUERY_CHARS,
@@ -125,32 +123,15 @@ def _done(memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallRe
 def _within(memory: ScopeMemory, call: Callable[[], _T]) -> _T:
     """``call()``, or ``TimeoutError`` after ``memory.timeout`` seconds (``None``: no limit).
 
-    The call runs on a daemon thread of its own (``on_own_thread``): a hung store (a
-    network partition, no statement timeout) hangs neither the turn nor the process's
-    exit. At most ``IN_FLIGHT`` such calls per memory: past that the store is not
-    answering, and the call fails at once instead of leaving one more thread waiting.
+    The call runs on a daemon thread of its own: a hung store (a network partition, no
+    statement timeout) hangs neither the turn nor the process's exit. At most
+    ``IN_FLIGHT`` such calls per memory (see :mod:`langgraph_librarian._kit.bounded`).
     """
-    timeout = memory.timeout
-    if timeout is None:
-        return call()
-    if not memory._in_flight.acquire(blocking=False):
-        raise TimeoutError(
-            f"scope memory has not answered {IN_FLIGHT} earlier calls; not waiting again"
-        )
-    future = on_own_thread(call, "librarian-recall", finished=memory._in_flight.release)
-    try:
-        return future.result(timeout=timeout)
-    except FutureTimeout:
-        raise TimeoutError(f"scope memory did not answer within {timeout:g} s") from None
+    return within(call, memory.timeout, memory._in_flight, "scope memory", "librarian-recall")
 
 
 async def _awithin(timeout: float | None, call: Awaitable[_T]) -> _T:
-    if timeout is None:
-        return await call
-    try:
-        return await asyncio.wait_for(call, timeout)
-    except TimeoutError:
-        raise TimeoutError(f"scope memory did not answer within {timeout:g} s") from None
+    return await awithin(call, timeout, "scope memory")
 
 
 def recall_for_turn(
