@@ -366,3 +366,23 @@ def test_a_background_job_after_its_event_loop_closed_fails_cleanly(drained, rec
     gc.collect()
     assert not [w for w in recwarn.list if "never awaited" in str(w.message)]
     assert holder["backend"].inner is not None  # (the store lived until here)
+
+
+def test_an_in_process_store_is_called_without_a_thread(monkeypatch):
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_librarian._kit import bounded
+
+    def no_thread(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a thread was started for an in-process store")
+
+    monkeypatch.setattr(bounded, "on_own_thread", no_thread)
+    store = LangGraphIndexStore(InMemoryStore())
+    graph = create_librarian_graph(
+        reply, LibrarianConfig(store=store, store_timeout=5.0), checkpointer=InMemorySaver()
+    )
+    cfg = {"configurable": {"thread_id": "in-process"}}
+    for text in ("The launch is on March 3.", "When is the launch?"):
+        out = graph.invoke({"messages": [HumanMessage(text)]}, cfg)
+        assert "store_error" not in out["librarian_metadata"]
+    assert len(store.load("in-process") or []) == len(out["messages"])

@@ -99,6 +99,18 @@ SKIP_REASONS: dict[str, str] = {
 ``no_index`` and ``no_query`` are the reference package's values."""
 
 
+def _timeout_for(store: object, config: LibrarianConfig) -> float | None:
+    """The store's time limit: none for a store held in this process (``InMemoryStore``
+    behind a ``LangGraphIndexStore``), which cannot stop answering; bounding a call costs
+    a thread."""
+    inner = getattr(store, "store", None)
+    if type(inner).__name__ == "InMemoryStore" and type(inner).__module__.startswith(
+        "langgraph.store.memory"
+    ):
+        return None
+    return config.store_timeout
+
+
 @dataclass(frozen=True)
 class Run:
     """What one call of the pipeline works with.
@@ -171,7 +183,7 @@ class Run:
                     found = store.load(self.thread)  # _UPGRADED
                 return found or []
 
-            return within(read, self.config.store_timeout, slots_for(store), _STORE)
+            return within(read, _timeout_for(store, self.config), slots_for(store), _STORE)
         return state_entries(state)
 
     async def aload(self, state: dict[str, Any]) -> list[IndexEntry]:
@@ -194,7 +206,7 @@ class Run:
         if store is not None and session is not None:
             within(
                 lambda: store.save(session, entries),
-                self.config.store_timeout,
+                _timeout_for(store, self.config),
                 slots_for(store),
                 _STORE,
             )
