@@ -537,3 +537,55 @@ def test_a_missing_scope_is_logged_once_a_turn_with_the_report_on(
     ]
     assert len(errors) == 1
     assert result["librarian_recall"]["status"] == "misconfigured"
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_capture_does_not_wait_again_after_recall_found_the_store_silent(use_async):
+    import threading
+
+    class FreezableStore(InMemoryStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.frozen = threading.Event()
+            self.calls_while_frozen = 0
+
+        def batch(self, ops: Any) -> Any:
+            if self.frozen.is_set():
+                self.calls_while_frozen += 1  # then hangs until thawed (at most 5 s)
+                for _ in range(50):
+                    if not self.frozen.is_set():
+                        break
+                    threading.Event().wait(0.1)
+            return super().batch(ops)
+
+        async def abatch(self, ops: Any) -> Any:
+            return await asyncio.to_thread(self.batch, ops)
+
+    store = FreezableStore()
+    memory = ScopeMemory(store, timeout=0.3)
+    model = ToolCallingScriptedModel(script="answer")
+    agent = create_agent(
+        model,
+        middleware=[RecallMiddleware(memory, capture_turns=True)],
+        context_schema=RecallScope,
+        checkpointer=InMemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": f"silent-{use_async}"}}
+
+    async def turn(text: str) -> Any:
+        payload = {"messages": [HumanMessage(text)]}
+        if use_async:
+            return await agent.ainvoke(payload, cfg, context=RecallScope(scope_id="u"))
+        return await asyncio.to_thread(
+            agent.invoke, payload, cfg, context=RecallScope(scope_id="u")
+        )
+
+    await turn("I am allergic to sesame.")
+    store.frozen.set()
+    await turn("Is tahini a problem for me?")
+    assert store.calls_while_frozen == 1  # recall waited once; capture did not wait again
+    store.frozen.clear()
+    await asyncio.sleep(0.6)  # the abandoned call finishes
+    await turn("And hummus?")
+    captured = [r.text for r in memory.records("u")]
+    assert any("tahini" in text for text in captured)  # the skipped turn caught up

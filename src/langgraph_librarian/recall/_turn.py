@@ -9,6 +9,8 @@ key includes the scope, so two tenants sending the same prompt never share a rec
 from __future__ import annotations
 
 import logging
+import threading
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -18,7 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph_librarian._engine.failures import describe
 from langgraph_librarian._engine.messages import content_hash, current_turn, latest_human_text
 from langgraph_librarian._engine.view import turn_key
-from langgraph_librarian._kit.bounded import awithin, within
+from langgraph_librarian._kit.bounded import awithin, is_timeout, within
 from langgraph_librarian._kit.run import thread_id
 from langgraph_librarian.recall._memory import ScopeMemory
 from langgraph_librarian.recall._result import RecallResult, failure_status
@@ -114,6 +116,37 @@ def _arguments(
     }
 
 
+# Threads whose recall found the store not answering this turn, per memory: the capture
+# at the end of the same turn skips the store instead of waiting as long a second time
+# (the next turn's capture copies what this one could not).
+_UNANSWERED: weakref.WeakKeyDictionary[ScopeMemory, set[tuple[str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
+_UNANSWERED_LOCK = threading.Lock()
+
+
+def _note_answer(
+    memory: ScopeMemory, scope_id: str, thread: str, exc: BaseException | None
+) -> None:
+    """Remember (or forget) that this turn's recall waited for the store in vain."""
+    key = (scope_id, thread)
+    with _UNANSWERED_LOCK:
+        waited = _UNANSWERED.setdefault(memory, set())
+        if exc is not None and is_timeout(exc):
+            waited.add(key)
+        else:
+            waited.discard(key)
+
+
+def _waited_this_turn(memory: ScopeMemory, scope_id: str, thread: str | None) -> bool:
+    with _UNANSWERED_LOCK:
+        waited = _UNANSWERED.get(memory)
+        if waited is None or (scope_id, thread or "") not in waited:
+            return False
+        waited.discard((scope_id, thread or ""))
+        return True
+
+
 def _done(memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallResult) -> None:
     if result.status == "empty":
         logger.debug("scope recall: %s", result.reason)
@@ -162,7 +195,10 @@ def recall_for_turn(
     try:
         result = _within(memory, lambda: memory.recall(scope_id, **arguments))
     except Exception as exc:
+        _note_answer(memory, scope_id, thread, exc)
         result = _failed(exc, cache_key[0])
+    else:
+        _note_answer(memory, scope_id, thread, None)
     _done(memory, cache_key, result)
     return result
 
@@ -188,7 +224,10 @@ async def arecall_for_turn(
     try:
         result = await _awithin(memory.timeout, memory.arecall(scope_id, **arguments))
     except Exception as exc:
+        _note_answer(memory, scope_id, thread, exc)
         result = _failed(exc, cache_key[0])
+    else:
+        _note_answer(memory, scope_id, thread, None)
     _done(memory, cache_key, result)
     return result
 
@@ -212,12 +251,22 @@ def _capture_failed(exc: BaseException) -> None:
         logger.warning("scope capture failed: memory unavailable: %s", reason)
 
 
+def _skipped(memory: ScopeMemory, scope_id: str, thread_id: str | None) -> bool:
+    if not _waited_this_turn(memory, scope_id, thread_id):
+        return False
+    logger.warning(
+        "scope capture skipped: scope memory did not answer this turn's recall; "
+        "the next turn's capture copies this one"
+    )
+    return True
+
+
 def capture_turn(
     memory: ScopeMemory, context: Any, state: Any, thread_id: str | None
 ) -> int | None:
     """Copy the completed turn(s) into scope memory; ``None`` when skipped or failed."""
     scope_id = _capture_scope(context)
-    if scope_id is None:
+    if scope_id is None or _skipped(memory, scope_id, thread_id):
         return None
     state = state if isinstance(state, dict) else {}
     try:
@@ -237,7 +286,7 @@ async def acapture_turn(
 ) -> int | None:
     """Async twin of :func:`capture_turn`."""
     scope_id = _capture_scope(context)
-    if scope_id is None:
+    if scope_id is None or _skipped(memory, scope_id, thread_id):
         return None
     state = state if isinstance(state, dict) else {}
     try:
