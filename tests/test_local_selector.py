@@ -323,7 +323,13 @@ def test_what_counts_as_a_stated_date():
 
     for text in ["on 23 March", "the 5th of May", "May 10th", "next Tuesday", "on 2025-03-23"]:
         assert _states_date(text), text
-    for text in ["I may go later", "we march on", "the 60 days after the start", "at 5 pm"]:
+    for text in [
+        "I may go later",
+        "we may need 3 rooms",
+        "we march on",
+        "the 60 days after the start",
+        "at 5 pm",
+    ]:
         assert not _states_date(text), text
 
 
@@ -369,3 +375,14 @@ def test_a_question_asking_who_and_when_keeps_the_name_passage_boost():
     only_when = "When does Sanjay lead Project Lunar Beacon?"
     only_what = "What does Sanjay lead Project Lunar Beacon?"
     assert index.scores(only_when)[0] < index.scores(only_what)[0]
+
+
+def test_the_verb_may_is_no_date_for_a_date_question():
+    from langgraph_librarian.select.lexical import BM25Index
+
+    index = BM25Index()
+    index.add("verb", "For the offsite we may need 3 rooms, says Priya.")
+    index.add("month", "For the offsite we need rooms from 3 May, says Priya.")
+    when, what = index.scores("When is the offsite?"), index.scores("What is the offsite?")
+    assert when[1] == what[1]  # the month keeps its boost
+    assert when[0] < what[0]  # the verb is not a date

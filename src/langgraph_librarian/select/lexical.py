@@ -64,6 +64,7 @@ _OTHER_QUESTION = re.compile(
 keeps its boost."""
 _DATE_VALUES = frozenset(MONTHS) | {d for d in DAYS if len(d) > 3}
 """Value tokens that date a passage (month and weekday names)."""
+_MAY = re.compile(r"\bMay\b")
 _CLOCK = re.compile(
     r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)(?!\w)", re.IGNORECASE
 )
@@ -189,7 +190,10 @@ class BM25Index:
             values = value_tokens(passage)
             self.passage_values.append(values)
             self._has_value.append(bool(values))
-            self._has_date.append(bool(values & _DATE_VALUES) or bool(_CLOCK.search(passage)))
+            dates = values & _DATE_VALUES
+            if "may" in dates and not _MAY.search(passage):
+                dates = dates - {"may"}  # "we may need 3 rooms": the verb, not the month
+            self._has_date.append(bool(dates) or bool(_CLOCK.search(passage)))
             for value in values:
                 self._value_postings.setdefault(value, []).append(pid)
             self.passage_has_change.append(has_change_cue(passage))
