@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.store.base.batch import AsyncBatchedBaseStore
 
 from langgraph_librarian._engine.failures import describe
-from langgraph_librarian._kit.bounded import slots_for, within
+from langgraph_librarian._kit.bounded import slots_for, timeout_for, within
 from langgraph_librarian._kit.cache import BoundedCache
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.index.pipeline import update_index
@@ -104,7 +104,7 @@ def _run(session: str, record: _Session) -> None:
         store = config.store
         if store is None:  # guarded by the caller; kept for type narrowing
             return
-        timeout, slots = config.store_timeout, slots_for(store)
+        timeout, slots = timeout_for(store, config.store_timeout), slots_for(store)
 
         def ask(call: Callable[[], _T]) -> _T:
             _check_loop(store)

@@ -89,6 +89,18 @@ def slots_for(store: object) -> threading.Semaphore:
         return found
 
 
+def timeout_for(store: object, timeout: float | None) -> float | None:
+    """The time limit of calls to ``store``: none for a store held in this process
+    (``InMemoryStore``, bare or behind a ``LangGraphIndexStore``), which cannot stop
+    answering; bounding a call costs a thread."""
+    inner = getattr(store, "store", store)
+    if type(inner).__name__ == "InMemoryStore" and type(inner).__module__.startswith(
+        "langgraph.store.memory"
+    ):
+        return None
+    return timeout
+
+
 _TIMEOUT_NAMES = frozenset({"PoolTimeout", "ConnectionTimeout", "ReadTimeout", "ConnectTimeout"})
 
 

@@ -34,7 +34,13 @@ from langgraph_librarian._engine.state_cache import entries_to_state, state_entr
 from langgraph_librarian._engine.text import one_line
 from langgraph_librarian._engine.view import conversation_key, turn_key, turn_view, view_of
 from langgraph_librarian._kit.background import submit_indexing, take_failure
-from langgraph_librarian._kit.bounded import awithin, is_timeout, slots_for, within
+from langgraph_librarian._kit.bounded import (
+    awithin,
+    is_timeout,
+    slots_for,
+    timeout_for,
+    within,
+)
 from langgraph_librarian._kit.cache import BoundedCache
 from langgraph_librarian._kit.state import insert_after_system, read_messages
 from langgraph_librarian._librarian.gist import (
@@ -97,18 +103,6 @@ SKIP_REASONS: dict[str, str] = {
 """Values of ``librarian_metadata["reason"]`` when ``selection_skipped`` is true.
 
 ``no_index`` and ``no_query`` are the reference package's values."""
-
-
-def _timeout_for(store: object, config: LibrarianConfig) -> float | None:
-    """The store's time limit: none for a store held in this process (``InMemoryStore``
-    behind a ``LangGraphIndexStore``), which cannot stop answering; bounding a call costs
-    a thread."""
-    inner = getattr(store, "store", None)
-    if type(inner).__name__ == "InMemoryStore" and type(inner).__module__.startswith(
-        "langgraph.store.memory"
-    ):
-        return None
-    return config.store_timeout
 
 
 @dataclass(frozen=True)
@@ -183,7 +177,9 @@ class Run:
                     found = store.load(self.thread)  # _UPGRADED
                 return found or []
 
-            return within(read, _timeout_for(store, self.config), slots_for(store), _STORE)
+            return within(
+                read, timeout_for(store, self.config.store_timeout), slots_for(store), _STORE
+            )
         return state_entries(state)
 
     async def aload(self, state: dict[str, Any]) -> list[IndexEntry]:
@@ -206,7 +202,7 @@ class Run:
         if store is not None and session is not None:
             within(
                 lambda: store.save(session, entries),
-                _timeout_for(store, self.config),
+                timeout_for(store, self.config.store_timeout),
                 slots_for(store),
                 _STORE,
             )

@@ -64,7 +64,8 @@ _OTHER_QUESTION = re.compile(
 keeps its boost."""
 _DATE_VALUES = frozenset(MONTHS) | {d for d in DAYS if len(d) > 3}
 """Value tokens that date a passage (month and weekday names)."""
-_MAY = re.compile(r"\bMay\b")
+MAY_MONTH = re.compile(r"\bMay\b")
+"""The month is written with a capital; "may", the verb, mostly is not."""
 _CLOCK = re.compile(
     r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)(?!\w)", re.IGNORECASE
 )
@@ -191,7 +192,7 @@ class BM25Index:
             self.passage_values.append(values)
             self._has_value.append(bool(values))
             dates = values & _DATE_VALUES
-            if "may" in dates and not _MAY.search(passage):
+            if "may" in dates and not MAY_MONTH.search(passage):
                 dates = dates - {"may"}  # "we may need 3 rooms": the verb, not the month
             self._has_date.append(bool(dates) or bool(_CLOCK.search(passage)))
             for value in values:

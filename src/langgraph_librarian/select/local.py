@@ -34,7 +34,7 @@ from langgraph_librarian.select._evidence import (
     shares_evidence,
 )
 from langgraph_librarian.select._related import learn_words, related_words
-from langgraph_librarian.select.lexical import BM25Index, IndexHead
+from langgraph_librarian.select.lexical import MAY_MONTH, BM25Index, IndexHead
 from langgraph_librarian.select.result import Selection
 
 __all__ = ["LocalSelector"]
@@ -292,7 +292,7 @@ def _states_date(text: str) -> bool:
         if token in DAYS and len(token) > 3:
             return True
         if token in MONTHS and len(token) >= 3:
-            if token == "may" and not _MAY.search(text):
+            if token == "may" and not MAY_MONTH.search(text):
                 continue  # "we may need 3 rooms": the verb, not the month
             near = tokens[max(0, i - 3) : i + 3]
             if any(t[:2].isdigit() or t[:1].isdigit() for t in near):
@@ -300,8 +300,6 @@ def _states_date(text: str) -> bool:
     return bool(_NUMERIC_DATE.search(text))
 
 
-_MAY = re.compile(r"\bMay\b")
-"""The month is written with a capital; "may", the verb, mostly is not."""
 _NUMERIC_DATE = re.compile(r"\b(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b")
 
 
