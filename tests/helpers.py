@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.postgres import PostgresStore
+from langgraph.store.sqlite import SqliteStore
 
 FILLER = (
     "We talked through the logistics in some detail and agreed to keep going with the "
@@ -46,3 +54,19 @@ def tool_exchange(
         content=result, tool_call_id=call_id, name=name, id=f"{prefix}-tool-{call_id}"
     )
     return [ai, tool]
+
+
+@contextlib.contextmanager
+def open_store(kind: str, tmp_path: Path, dsn: str | None) -> Iterator[BaseStore]:
+    """A real LangGraph store of ``kind`` ("memory", "sqlite" or "postgres"), set up."""
+    if kind == "memory":
+        yield InMemoryStore()
+    elif kind == "sqlite":
+        with SqliteStore.from_conn_string(str(tmp_path / "memory.sqlite")) as store:
+            store.setup()
+            yield store
+    else:
+        assert dsn is not None
+        with PostgresStore.from_conn_string(dsn) as store:
+            store.setup()
+            yield store

@@ -6,7 +6,6 @@ scope past ``max_candidates`` used to lose its newest records on ``InMemoryStore
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -17,27 +16,13 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 
+from helpers import open_store
 from langgraph_librarian.recall import ScopeMemory
 from langgraph_librarian.recall import _memory as memory_module
 
 KEPT = 12
 OLD_NOTES = 30
 NEWEST = "My daughter's name is Zuzanna."
-
-
-@contextlib.contextmanager
-def open_store(kind: str, tmp_path: Any, dsn: str | None) -> Iterator[BaseStore]:
-    if kind == "memory":
-        yield InMemoryStore()
-    elif kind == "sqlite":
-        with SqliteStore.from_conn_string(str(tmp_path / "memory.sqlite")) as store:
-            store.setup()
-            yield store
-    else:
-        assert dsn is not None
-        with PostgresStore.from_conn_string(dsn) as store:
-            store.setup()
-            yield store
 
 
 @pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -26,6 +26,7 @@ from langgraph.store.sqlite import SqliteStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from fakes import ToolCallingScriptedModel
+from helpers import open_store
 from langgraph_librarian.recall import (
     RecallMiddleware,
     RecallScope,
@@ -37,19 +38,6 @@ from test_recall_scope import HOSTILE
 
 ALLERGY = "Please remember that I have a severe nut allergy."
 QUESTION = "Suggest a dessert with nuts for tonight."
-
-
-@contextlib.contextmanager
-def open_store(kind: str, tmp_path: Any, dsn: str | None) -> Iterator[BaseStore]:
-    if kind == "sqlite":
-        with SqliteStore.from_conn_string(str(tmp_path / "memory.sqlite")) as store:
-            store.setup()
-            yield store
-    else:
-        assert dsn is not None
-        with PostgresStore.from_conn_string(dsn) as store:
-            store.setup()
-            yield store
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
