@@ -70,3 +70,25 @@ def open_store(kind: str, tmp_path: Path, dsn: str | None) -> Iterator[BaseStore
         with PostgresStore.from_conn_string(dsn) as store:
             store.setup()
             yield store
+
+
+def chatter_with_constraints(turns: int = 200) -> list[str]:
+    """A user's texts over ``turns`` turns: first-person chatter about dishes and friends,
+    an allergy at turn 3, a grocery budget at turn 10 and its change at turn 150."""
+    dishes, names = ["stew", "tacos", "pasta", "risotto"], ["Mia", "Tom", "Lea"]
+    texts = []
+    for turn in range(turns):
+        if turn == 3:
+            text = "I'm allergic to peanuts."
+        elif turn == 10:
+            text = "My budget for groceries is 50 dollars a week."
+        elif turn == 150:
+            text = "Update: my budget is now 80 dollars instead of 50."
+        elif turn % 3 == 0:
+            text = f"I'm going to make {dishes[turn % 4]} for {names[turn % 3]} tonight."
+        elif turn % 3 == 1:
+            text = f"My friend {names[turn % 3]} loved the {dishes[turn % 4]} yesterday."
+        else:
+            text = f"I don't like the {dishes[turn % 4]} I made on day {turn}."
+        texts.append(text)
+    return texts

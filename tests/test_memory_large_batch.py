@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from fakes import ScriptedChatModel
+from helpers import chatter_with_constraints
 from langgraph_librarian import LibrarianConfig, create_librarian_graph
 from langgraph_librarian.memory import (
     RunningSummarizer,
@@ -81,21 +82,8 @@ def test_a_2000_message_import_keeps_the_first_self_statement_with_bounded_extra
 
 def test_in_one_batch_a_later_change_still_beats_the_older_value():
     """The 200 turns of test_a_stated_constraint_outlives_200_turns... folded at once."""
-    dishes, names = ["stew", "tacos", "pasta", "risotto"], ["Mia", "Tom", "Lea"]
     messages: list[BaseMessage] = []
-    for turn in range(200):
-        if turn == 3:
-            text = "I'm allergic to peanuts."
-        elif turn == 10:
-            text = "My budget for groceries is 50 dollars a week."
-        elif turn == 150:
-            text = "Update: my budget is now 80 dollars instead of 50."
-        elif turn % 3 == 0:
-            text = f"I'm going to make {dishes[turn % 4]} for {names[turn % 3]} tonight."
-        elif turn % 3 == 1:
-            text = f"My friend {names[turn % 3]} loved the {dishes[turn % 4]} yesterday."
-        else:
-            text = f"I don't like the {dishes[turn % 4]} I made on day {turn}."
+    for text in chatter_with_constraints():
         messages += [HumanMessage(text), AIMessage("Noted.")]
     summary = RunningSummarizer(max_summary_tokens=60).summarize(messages).summary
     assert "allergic to peanuts" in summary and "80 dollars" in summary

@@ -9,6 +9,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from fakes import ScriptedChatModel, prompt_text
+from helpers import chatter_with_constraints
 from langgraph_librarian.memory import RunningSummarizer, SummarizationError
 from langgraph_librarian.tokens import count_text_tokens
 
@@ -258,20 +259,7 @@ def test_a_stated_constraint_outlives_200_turns_of_first_person_chatter():
     outrank "I'm allergic to peanuts" or the budget when the summary is over budget."""
     summarizer = RunningSummarizer(max_summary_tokens=400)
     summary = ""
-    dishes, names = ["stew", "tacos", "pasta", "risotto"], ["Mia", "Tom", "Lea"]
-    for turn in range(200):
-        if turn == 3:
-            text = "I'm allergic to peanuts."
-        elif turn == 10:
-            text = "My budget for groceries is 50 dollars a week."
-        elif turn == 150:
-            text = "Update: my budget is now 80 dollars instead of 50."
-        elif turn % 3 == 0:
-            text = f"I'm going to make {dishes[turn % 4]} for {names[turn % 3]} tonight."
-        elif turn % 3 == 1:
-            text = f"My friend {names[turn % 3]} loved the {dishes[turn % 4]} yesterday."
-        else:
-            text = f"I don't like the {dishes[turn % 4]} I made on day {turn}."
+    for text in chatter_with_constraints():
         messages = [HumanMessage(text), AIMessage("Noted.")]
         summary = summarizer.summarize(messages, summary).summary
         assert count_text_tokens(summary) <= 400
