@@ -9,8 +9,6 @@ key includes the scope, so two tenants sending the same prompt never share a rec
 from __future__ import annotations
 
 import logging
-import threading
-import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -21,6 +19,7 @@ from langgraph_librarian._engine.failures import describe
 from langgraph_librarian._engine.messages import content_hash, current_turn, latest_human_text
 from langgraph_librarian._engine.view import turn_key
 from langgraph_librarian._kit.bounded import awithin, is_timeout, within
+from langgraph_librarian._kit.cache import BoundedCache
 from langgraph_librarian._kit.run import thread_id
 from langgraph_librarian.recall._memory import ScopeMemory
 from langgraph_librarian.recall._result import RecallResult, failure_status
@@ -116,35 +115,14 @@ def _arguments(
     }
 
 
-# Threads whose recall found the store not answering this turn, per memory: the capture
-# at the end of the same turn skips the store instead of waiting as long a second time
-# (the next turn's capture copies what this one could not).
-_UNANSWERED: weakref.WeakKeyDictionary[ScopeMemory, set[tuple[str, str]]] = (
-    weakref.WeakKeyDictionary()
-)
-_UNANSWERED_LOCK = threading.Lock()
+_SILENT_TURNS: BoundedCache[tuple[int, str, tuple[str, str]], bool] = BoundedCache(256)
+"""Turns, by (memory, scope, turn key), whose recall found the store not answering in
+time: the same turn's capture skips the store instead of waiting as long a second time
+(the next turn's capture copies what this one could not)."""
 
 
-def _note_answer(
-    memory: ScopeMemory, scope_id: str, thread: str, exc: BaseException | None
-) -> None:
-    """Remember (or forget) that this turn's recall waited for the store in vain."""
-    key = (scope_id, thread)
-    with _UNANSWERED_LOCK:
-        waited = _UNANSWERED.setdefault(memory, set())
-        if exc is not None and is_timeout(exc):
-            waited.add(key)
-        else:
-            waited.discard(key)
-
-
-def _waited_this_turn(memory: ScopeMemory, scope_id: str, thread: str | None) -> bool:
-    with _UNANSWERED_LOCK:
-        waited = _UNANSWERED.get(memory)
-        if waited is None or (scope_id, thread or "") not in waited:
-            return False
-        waited.discard((scope_id, thread or ""))
-        return True
+def _turn_id(memory: ScopeMemory, scope_id: str, thread: str | None, messages: Any) -> Any:
+    return (id(memory), scope_id, turn_key(thread, messages))
 
 
 def _done(memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallResult) -> None:
@@ -195,10 +173,9 @@ def recall_for_turn(
     try:
         result = _within(memory, lambda: memory.recall(scope_id, **arguments))
     except Exception as exc:
-        _note_answer(memory, scope_id, thread, exc)
+        if is_timeout(exc):
+            _SILENT_TURNS.put(_turn_id(memory, scope_id, thread, messages), True)
         result = _failed(exc, cache_key[0])
-    else:
-        _note_answer(memory, scope_id, thread, None)
     _done(memory, cache_key, result)
     return result
 
@@ -224,10 +201,9 @@ async def arecall_for_turn(
     try:
         result = await _awithin(memory.timeout, memory.arecall(scope_id, **arguments))
     except Exception as exc:
-        _note_answer(memory, scope_id, thread, exc)
+        if is_timeout(exc):
+            _SILENT_TURNS.put(_turn_id(memory, scope_id, thread, messages), True)
         result = _failed(exc, cache_key[0])
-    else:
-        _note_answer(memory, scope_id, thread, None)
     _done(memory, cache_key, result)
     return result
 
@@ -251,8 +227,9 @@ def _capture_failed(exc: BaseException) -> None:
         logger.warning("scope capture failed: memory unavailable: %s", reason)
 
 
-def _skipped(memory: ScopeMemory, scope_id: str, thread_id: str | None) -> bool:
-    if not _waited_this_turn(memory, scope_id, thread_id):
+def _skipped(memory: ScopeMemory, scope_id: str, thread_id: str | None, state: Any) -> bool:
+    messages = state.get("messages") or [] if isinstance(state, dict) else []
+    if not _SILENT_TURNS.pop(_turn_id(memory, scope_id, thread_id, messages)):
         return False
     logger.warning(
         "scope capture skipped: scope memory did not answer this turn's recall; "
@@ -266,7 +243,7 @@ def capture_turn(
 ) -> int | None:
     """Copy the completed turn(s) into scope memory; ``None`` when skipped or failed."""
     scope_id = _capture_scope(context)
-    if scope_id is None or _skipped(memory, scope_id, thread_id):
+    if scope_id is None or _skipped(memory, scope_id, thread_id, state):
         return None
     state = state if isinstance(state, dict) else {}
     try:
@@ -286,7 +263,7 @@ async def acapture_turn(
 ) -> int | None:
     """Async twin of :func:`capture_turn`."""
     scope_id = _capture_scope(context)
-    if scope_id is None or _skipped(memory, scope_id, thread_id):
+    if scope_id is None or _skipped(memory, scope_id, thread_id, state):
         return None
     state = state if isinstance(state, dict) else {}
     try:
