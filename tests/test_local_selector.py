@@ -386,3 +386,71 @@ def test_the_verb_may_is_no_date_for_a_date_question():
     when, what = index.scores("When is the offsite?"), index.scores("What is the offsite?")
     assert when[1] == what[1]  # the month keeps its boost
     assert when[0] < what[0]  # the verb is not a date
+
+
+def _transcript(lines: list[tuple[str, str]]) -> list:
+    """A two-person transcript as LoCoMo and chat exports write it ("Name: text")."""
+    return [
+        (HumanMessage if i % 2 == 0 else AIMessage)(f"(9 June 2023) {who}: {text}", id=f"t{i}")
+        for i, (who, text) in enumerate(lines)
+    ]
+
+
+def _ranked(messages, question: str) -> list[int]:
+    history = [*messages, HumanMessage(question, id="q")]
+    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    return [p for p, _ in LocalSelector().rank(question, history, entries)]
+
+
+_WEEKENDS = [
+    ("Ben", "Weekends for me and Ana mean hiking; weekends in the hills keep us sane."),
+    ("Ana", "On weekends I go climbing at the indoor gym with my cousin."),
+    ("Ben", "Nice. The office moved the stand-up to ten, by the way."),
+    ("Ana", "Thanks for the heads up about the stand-up."),
+    ("Ben", "Did you see the new coffee machine downstairs?"),
+    ("Ana", "Yes, the espresso is much better than before."),
+]
+
+
+def test_a_question_naming_one_speaker_prefers_what_that_speaker_said():
+    # Ben's line shares "weekends" twice and names Ana; the question is about what Ana
+    # does, which she states herself.
+    ranked = _ranked(_transcript(_WEEKENDS), "What does Ana do on weekends?")
+    assert ranked.index(1) < ranked.index(0)
+    # Naming Ben (or nobody) ranks Ben's line first, as before.
+    assert _ranked(_transcript(_WEEKENDS), "What does Ben do on weekends?")[0] == 0
+    assert _ranked(_transcript(_WEEKENDS), "What do people do on weekends?")[0] == 0
+
+
+def test_the_speaker_can_be_the_message_name():
+    messages = [HumanMessage(text, name=who, id=f"n{i}") for i, (who, text) in enumerate(_WEEKENDS)]
+    ranked = _ranked(messages, "What does Ana do on weekends?")
+    assert ranked.index(1) < ranked.index(0)
+
+
+def test_a_few_labelled_lines_are_no_transcript():
+    """'Error: ...' in a chat is a label, not a speaker: the question is scored as is."""
+    import numpy as np
+
+    from langgraph_librarian.select.lexical import BM25Index
+    from langgraph_librarian.select.local import _about_speaker
+
+    index = BM25Index()
+    texts = [
+        "Error: the build failed on the linker step.",
+        "Warning: disk almost full on the runner.",
+        *(f"plain message number {i} about the release" for i in range(8)),
+    ]
+    for i, text in enumerate(texts):
+        index.add(i, text)
+    fused = np.linspace(1.0, 0.1, len(texts))
+    head = index.head(len(texts))
+    assert np.array_equal(_about_speaker("what was the error?", fused, head), fused)
+    # The same two labels on most lines do read as a transcript.
+    index = BM25Index()
+    for i in range(10):
+        index.add(i, f"{'Error' if i % 2 else 'Warning'}: line {i}")
+    head = index.head(10)
+    lowered = _about_speaker("what was the error?", fused, head)
+    assert np.allclose(lowered[0::2], 0.7 * fused[0::2])
+    assert np.array_equal(lowered[1::2], fused[1::2])

@@ -70,6 +70,12 @@ _CLOCK = re.compile(
     r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?(?:am|pm|a\.m\.|p\.m\.)(?!\w)", re.IGNORECASE
 )
 """A time of day ("10:15", "5 pm"): it answers "when" and "what time" too."""
+# A transcript line's speaker: "Caroline: ...", "(9 June 2023) Caroline: ..." or
+# "[10:02] Ana Lima: ...". Only read as a speaker when most messages carry one (see
+# BM25Index.speakers), so a pasted "Error: ..." or "Note: ..." names no one.
+_SPEAKER = re.compile(
+    r"\s*(?:[(\[][^)\]\n]{1,40}[)\]]\s*)?([A-Z][\w'.-]{0,30})(?: [A-Z][\w'.-]{0,30})?:\s"
+)
 _SHORT_TEXT_WORDS = 40
 _CONTEXT_CHARS = 300
 """How much of the previous message a short message's vector is made with."""
@@ -151,6 +157,11 @@ class BM25Index:
         self._passages: list[str] = []
         self._filler: list[bool] = []
         self._filler_array: np.ndarray | None = None
+        # Each document's speaker (an index into _speaker_names, -1 for none).
+        self._speaker: list[int] = []
+        self._speaker_ids: dict[str, int] = {}
+        self._speaker_names: list[str] = []
+        self._speaker_array: np.ndarray | None = None
         # Per (model, unit words): unit vectors and their documents, in buffers that
         # grow by doubling (rows beyond the count are unused), so a turn writes only
         # its new rows instead of re-stacking the whole matrix.
@@ -165,8 +176,9 @@ class BM25Index:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def add(self, key: Hashable, text: str) -> None:
-        """Append one document."""
+    def add(self, key: Hashable, text: str, speaker: str | None = None) -> None:
+        """Append one document; ``speaker`` names who wrote it, when known (else a
+        leading "Name:" of the text is read as its speaker)."""
         doc = len(self.keys)
         passages = split_passages(text)
         # A short message (a reply, "I'm excited!") means what it answers: its vector
@@ -201,6 +213,18 @@ class BM25Index:
         # Arrays of per-passage columns are rebuilt on demand; readers slice them
         # to their own length, so a longer one serves every earlier length.
         self._filler.append(is_filler(text))
+        if speaker is None:
+            found = _SPEAKER.match(text[:80])
+            speaker = found.group(1) if found else None
+        if speaker:
+            name = speaker.lower()
+            sid = self._speaker_ids.get(name)
+            if sid is None:
+                sid = self._speaker_ids[name] = len(self._speaker_names)
+                self._speaker_names.append(name)
+            self._speaker.append(sid)
+        else:
+            self._speaker.append(-1)
         self.keys.append(key)
 
     def _add_words(self, passage: str, new: list[str], pid: int) -> None:
@@ -358,6 +382,14 @@ class BM25Index:
         if cached is None or len(cached) < n:
             cached = self._filler_array = _extended(cached, self._filler, bool)
         return cached[:n]
+
+    def speakers(self, docs: int | None = None) -> tuple[np.ndarray, list[str]]:
+        """Each document's speaker id (-1: none) and the lower-cased speaker names."""
+        n, _ = self._bound(docs)
+        cached = self._speaker_array
+        if cached is None or len(cached) < n:
+            cached = self._speaker_array = _extended(cached, self._speaker, np.int32)
+        return cached[:n], self._speaker_names
 
     def doc_max(
         self, unit_values: np.ndarray, owner: np.ndarray, docs: int | None = None
@@ -586,6 +618,9 @@ class IndexHead:
 
     def filler(self) -> np.ndarray:
         return self.index.filler(self.docs)
+
+    def speakers(self) -> tuple[np.ndarray, list[str]]:
+        return self.index.speakers(self.docs)
 
     def passage_vectors(
         self, embeddings: Embeddings, model: str, unit_words: int = 0

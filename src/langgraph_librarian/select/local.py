@@ -98,6 +98,10 @@ _ANCHOR_SEEDS = 2
 _ANCHORS_PER_PASSAGE = 2
 """Relative dates read per passage (each is one more scoring of the index)."""
 """Matches, best first, whose best passage may state a date relative to an event."""
+_OTHER_SPEAKER_FACTOR = 0.7
+"""Share of its score kept by another speaker's message, for a question naming one."""
+_SPEAKER_SHARE, _TRANSCRIPT_SHARE = 0.1, 0.8
+"""A speaker wrote at least this share of the messages; speakers wrote at least the second."""
 _RECENCY_BONUS = 0.01
 _ECHO_FACTOR = 0.25
 """An earlier message asking what the query asks keeps this share of its score."""
@@ -115,6 +119,13 @@ def _doc_text(entry: IndexEntry, message: BaseMessage) -> str:
     if entry.status == "summarized" and entry.summary and entry.summary not in text:
         parts.append(entry.summary)
     return "\n".join(parts)
+
+
+def _speaker(message: BaseMessage) -> str | None:
+    """Who wrote a person's message, when the message says (its ``name``)."""
+    if message.type in ("human", "ai") and isinstance(message.name, str) and message.name:
+        return message.name
+    return None
 
 
 def _doc_key(entry: IndexEntry) -> tuple[str, str | None, str]:
@@ -173,7 +184,8 @@ class _LexicalCache:
             if len(entries) > len(seen):
                 new = entries[len(seen) :]
                 for entry in new:
-                    index.add(_doc_key(entry), _doc_text(entry, messages[entry.id]))
+                    message = messages[entry.id]
+                    index.add(_doc_key(entry), _doc_text(entry, message), _speaker(message))
                 seen = [*seen, *new]
                 ids = np.fromiter(map(_ENTRY_ID, new), dtype=np.float64, count=len(new))
                 positions = np.concatenate([positions, ids])
@@ -281,6 +293,34 @@ class EmbeddingProfile:
             float(weight) if valid_weight else default.semantic_weight,
             related if isinstance(related, bool) else False,
         )
+
+
+def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> np.ndarray:
+    """Scores with the other speakers' messages lowered, for a question naming one.
+
+    In a transcript of several people ("Caroline: ...", "Melanie: ...", or messages
+    with a ``name``), what a person does, likes or plans is stated by that person:
+    on LoCoMo's first five conversations 96% of the evidence of a question naming one
+    speaker is that speaker's own message. Their partner's lines on the same topic
+    ("Your pottery looks great!") compete for the same words, so they keep only a
+    share of their score. Read as a transcript only when at least two speakers each
+    wrote a tenth of the messages and named speakers wrote most of them (a pasted
+    "Error: ..." is no speaker); a question naming no speaker, or two, is unchanged.
+    """
+    speakers, names = index.speakers()
+    n = len(speakers)
+    if len(names) < 2 or n == 0:
+        return fused
+    counts = np.bincount(speakers[speakers >= 0], minlength=len(names))
+    people = np.flatnonzero(counts >= _SPEAKER_SHARE * n)
+    if len(people) < 2 or counts[people].sum() < _TRANSCRIPT_SHARE * n:
+        return fused
+    words = frozenset(tokenize(query))
+    named = [int(p) for p in people if names[p] in words]
+    if len(named) != 1:
+        return fused
+    others = (speakers >= 0) & (speakers != named[0])
+    return np.where(others, fused * _OTHER_SPEAKER_FACTOR, fused)
 
 
 def _states_date(text: str) -> bool:
@@ -409,6 +449,7 @@ class LocalSelector:
             semantic = _rescaled(centred, echoes, lambda top: max(top, _MIN_SEMANTIC_SPREAD))
             weight = self._profile.semantic_weight
             fused = (1 - weight) * fused + weight * semantic
+        fused = _about_speaker(query, fused, index)
         echo_scores = fused[echoes].copy()
         if echoes.size:
             fused[echoes] *= _ECHO_FACTOR
