@@ -452,5 +452,13 @@ def test_a_few_labelled_lines_are_no_transcript():
         index.add(i, f"{'Error' if i % 2 else 'Warning'}: line {i}")
     head = index.head(10)
     lowered = _about_speaker("what was the error?", fused, head)
+    assert np.array_equal(
+        _about_speaker("what was the warning?", fused, head)[1::2], 0.7 * fused[1::2]
+    )
     assert np.allclose(lowered[0::2], 0.7 * fused[0::2])
     assert np.array_equal(lowered[1::2], fused[1::2])
+    # "Q: ... / A: ..." lines: one letter names no one ("what is a fair price?").
+    index = BM25Index()
+    for i in range(10):
+        index.add(i, f"{'A' if i % 2 else 'Q'}: line {i} about prices")
+    assert np.array_equal(_about_speaker("what is a fair price?", fused, index.head(10)), fused)

@@ -72,9 +72,10 @@ _CLOCK = re.compile(
 """A time of day ("10:15", "5 pm"): it answers "when" and "what time" too."""
 # A transcript line's speaker: "Caroline: ...", "(9 June 2023) Caroline: ..." or
 # "[10:02] Ana Lima: ...". Only read as a speaker when most messages carry one (see
-# BM25Index.speakers), so a pasted "Error: ..." or "Note: ..." names no one.
+# local._about_speaker), so a pasted "Error: ..." or "Note: ..." names no one. Two
+# letters at least: a "Q: ... A: ..." transcript's "A" is no name a question says.
 _SPEAKER = re.compile(
-    r"\s*(?:[(\[][^)\]\n]{1,40}[)\]]\s*)?([A-Z][\w'.-]{0,30})(?: [A-Z][\w'.-]{0,30})?:\s"
+    r"\s*(?:[(\[][^)\]\n]{1,40}[)\]]\s*)?([A-Z][\w'.-]{1,30})(?: [A-Z][\w'.-]{0,30})?:\s"
 )
 _SHORT_TEXT_WORDS = 40
 _CONTEXT_CHARS = 300
