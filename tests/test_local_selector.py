@@ -462,3 +462,58 @@ def test_a_few_labelled_lines_are_no_transcript():
     for i in range(10):
         index.add(i, f"{'A' if i % 2 else 'Q'}: line {i} about prices")
     assert np.array_equal(_about_speaker("what is a fair price?", fused, index.head(10)), fused)
+
+
+def _plain(*texts: str) -> list:
+    return [
+        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"p{i}")
+        for i, text in enumerate(texts)
+    ]
+
+
+_SITTINGS = (
+    "[Session 3, 2 February 2025] evening",
+    "Evening! What's new?",
+    "Dentist booked for Tuesday the 14th at 9am.",
+    "Noted, Tuesday the 14th.",
+    "Passed my driving test today!! Second attempt.",
+    "Congratulations, that's a big one.",
+    "[Session 4, 9 February 2025] hey",
+    "Hey, welcome back.",
+    "The boiler is making that noise again.",
+    "Try bleeding the radiators first.",
+)
+
+
+def test_a_when_question_brings_the_dateline_of_its_match():
+    ids = select(_plain(*_SITTINGS), "When did I pass my driving test?")
+    assert ids[0] == 4
+    # The sitting's opening line dates it; a weekday in passing ("Tuesday the 14th")
+    # and the next sitting's header do not.
+    assert ids[1] == 0
+    assert 6 not in ids
+    # Not for other questions: nothing asks when.
+    assert 0 not in select(_plain(*_SITTINGS), "How did my driving test go?")
+
+
+def test_a_match_that_dates_itself_brings_no_dateline():
+    texts = list(_SITTINGS)
+    texts[4] = "Passed my driving test on 5 February!! Second attempt."
+    assert 0 not in select(_plain(*texts), "When did I pass my driving test?")
+
+
+_ADVICE = (
+    "Dad's turning 70 and I'm stuck for ideas. He likes old records.",
+    "How about a vinyl reissue of his favourite album, with a card listing why it matters?",
+    "Our landlord is putting the rent up by 120 a month from June.",
+    "That is steep; check your contract for the notice period.",
+    "My sister's birthday is in May, she loves hiking.",
+    "A good pair of walking socks never goes unused.",
+)
+
+
+def test_a_question_about_what_the_assistant_said_brings_its_reply():
+    ids = select(_plain(*_ADVICE), "What present idea did you give me for my dad's 70th?")
+    assert ids[:2] == [0, 1]
+    # Without "you ... give/suggest", a request without "?" keeps its reply out.
+    assert 1 not in select(_plain(*_ADVICE), "Is my dad turning 70?")

@@ -34,7 +34,7 @@ from langgraph_librarian.select._evidence import (
     shares_evidence,
 )
 from langgraph_librarian.select._related import learn_words, related_words
-from langgraph_librarian.select.lexical import MAY_MONTH, BM25Index, IndexHead
+from langgraph_librarian.select.lexical import _DATE_QUESTION, MAY_MONTH, BM25Index, IndexHead
 from langgraph_librarian.select.result import Selection
 
 __all__ = ["LocalSelector"]
@@ -102,6 +102,19 @@ _OTHER_SPEAKER_FACTOR = 0.7
 """Share of its score kept by another speaker's message, for a question naming one."""
 _SPEAKER_SHARE, _TRANSCRIPT_SHARE = 0.1, 0.8
 """A speaker wrote at least this share of the messages; speakers wrote at least the second."""
+_DATELINE_LOOKBACK = 80
+"""How far back (messages) a "when" question's match looks for the dateline above it."""
+_DATELINE_CHARS = 60
+"""A dateline opens its message: a date within its first characters."""
+_DATED_TEXT_CHARS = 4000
+"""How much of a match is read for a date of its own (a pasted log need not be read whole)."""
+_TO_ASSISTANT = re.compile(
+    r"\byou\b(?:\W+\w+){0,3}?\W+(?:suggest|recommend|advise|propose|tell|told|say|said|"
+    r"mention|give|gave|offer|offered|come\s+up\s+with|came\s+up\s+with)\w*\b|"
+    r"\byour\s+(?:advice|suggestion|recommendation|idea|tip|answer|reply|pick|take)s?\b",
+    re.IGNORECASE,
+)
+"""A question about what the assistant said ("what did you suggest...", "your advice")."""
 _RECENCY_BONUS = 0.01
 _ECHO_FACTOR = 0.25
 """An earlier message asking what the query asks keeps this share of its score."""
@@ -323,13 +336,13 @@ def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> np.ndarra
     return np.where(others, fused * _OTHER_SPEAKER_FACTOR, fused)
 
 
-def _states_date(text: str) -> bool:
+def _states_date(text: str, *, weekday: bool = True) -> bool:
     """Whether ``text`` holds a calendar date: a month name next to a day number ("23
-    March", "the 5th of May", "May 10th"), a weekday, or a numeric date (2025-03-23,
-    23/3)."""
+    March", "the 5th of May", "May 10th"), a weekday (unless ``weekday`` is false), or
+    a numeric date (2025-03-23, 23/3)."""
     tokens = tokenize(text)
     for i, token in enumerate(tokens):
-        if token in DAYS and len(token) > 3:
+        if weekday and token in DAYS and len(token) > 3:
             return True
         if token in MONTHS and len(token) >= 3:
             if token == "may" and not MAY_MONTH.search(text):
@@ -747,6 +760,10 @@ class LocalSelector:
             bridged[i] = max(bridged.get(i, 0.0), score)
         for i, score in self._anchored(query, order, primary, scored, entries, excluded).items():
             bridged[i] = max(bridged.get(i, 0.0), score)
+        for i, score in self._dated(query, order, primary, scored, entries, messages, excluded):
+            bridged[i] = max(bridged.get(i, 0.0), score)
+        for i, score in self._replied(query, order, primary, scored, entries, messages, excluded):
+            bridged[i] = max(bridged.get(i, 0.0), score)
         for i, score in bridged.items():
             priority[i] = max(priority.get(i, 0.0), score)
 
@@ -1016,6 +1033,70 @@ class LocalSelector:
                         found[slot] = max(found.get(slot, 0.0), score)
                         break
         return found
+
+    @staticmethod
+    def _dated(
+        query: str,
+        order: list[int],
+        primary: Collection[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+        excluded: set[int],
+    ) -> Iterator[tuple[int, float]]:
+        """For a "when" question, the dateline above a best match that holds no date.
+
+        A chat often dates a sitting once, at its start ("[Session 3, 2 February 2025]
+        evening", "Monday 3 March - back again"), and says "Passed my driving test
+        today!" later: the match answers "when did I pass my driving test?" only with
+        the message that dated the day. The nearest earlier message opening with a
+        calendar date (within :data:`_DATELINE_LOOKBACK` messages) ranks just below the
+        match. A date further into a message dates something else, not the sitting.
+        """
+        if not _DATE_QUESTION.search(query):
+            return
+        fused = scored.fused
+        for seed in [s for s in order[:_ANCHOR_SEEDS] if s in primary]:
+            if _states_date(message_text(messages[entries[seed].id])[:_DATED_TEXT_CHARS]):
+                continue  # it dates itself
+            for slot in range(seed - 1, max(seed - 1 - _DATELINE_LOOKBACK, -1), -1):
+                opening = message_text(messages[entries[slot].id])[:_DATELINE_CHARS]
+                # A day of the month, not a weekday: "Tuesday the 14th" in passing
+                # ("dentist booked for Tuesday") dates an appointment, not the sitting.
+                if _states_date(opening, weekday=False):
+                    if entries[slot].id not in excluded:
+                        yield slot, _LINK_FACTOR * float(fused[seed])
+                    break
+
+    @staticmethod
+    def _replied(
+        query: str,
+        order: list[int],
+        primary: Collection[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+        excluded: set[int],
+    ) -> Iterator[tuple[int, float]]:
+        """For a question about what the assistant said, its reply to a best match.
+
+        "What present idea did you give me for my father?" matches the user's "Dad's
+        turning 70 and I'm stuck for ideas", a request with no question mark, and the
+        answer is the assistant's reply after it ("How about a vinyl reissue..."), which
+        shares no word with the question. The reply ranks just below the request.
+        """
+        if not _TO_ASSISTANT.search(query):
+            return
+        fused = scored.fused
+        n = len(entries)
+        for seed in [s for s in order[:_BRIDGE_SEEDS] if s in primary]:
+            at = entries[seed].id
+            if messages[at].type != "human" or seed + 1 >= n:
+                continue
+            reply = seed + 1
+            if entries[reply].id == at + 1 and messages[at + 1].type == "ai":
+                if at + 1 not in excluded:
+                    yield reply, _LINK_FACTOR * float(fused[seed])
 
     @staticmethod
     def _linked(
