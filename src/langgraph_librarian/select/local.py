@@ -1094,9 +1094,12 @@ class LocalSelector:
             if messages[at].type != "human" or seed + 1 >= n:
                 continue
             reply = seed + 1
-            if entries[reply].id == at + 1 and messages[at + 1].type == "ai":
-                if at + 1 not in excluded:
-                    yield reply, _LINK_FACTOR * float(fused[seed])
+            if (
+                entries[reply].id == at + 1
+                and messages[at + 1].type == "ai"
+                and at + 1 not in excluded
+            ):
+                yield reply, _LINK_FACTOR * float(fused[seed])
 
     @staticmethod
     def _linked(
