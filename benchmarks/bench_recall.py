@@ -3,7 +3,7 @@
 Run:
     python benchmarks/bench_recall.py --data ../shared/data/locomo/locomo10.json
         [--max-bytes 8000] [--budget 2000] [--no-embeddings] [--json bench-out/recall.json]
-        [--conversations 0-4]
+        [--conversations 0-4] [--misses]
     python benchmarks/bench_recall.py --fresh [-v]
 
 For each conversation, each session is captured as its own thread of one scope (the
@@ -57,10 +57,19 @@ def sessions(messages: Sequence[BaseMessage]) -> dict[int, list[BaseMessage]]:
     return dict(sorted(grouped.items()))
 
 
+_WIDE_BYTES = 32_768
+"""The largest recall bound: evidence found within it but not within ``--max-bytes`` was
+ranked, and cut by the bound; evidence not found within it was not ranked at all."""
+
+
 def run_conversation(
-    conv: Conversation, *, budget: int, max_bytes: int, embeddings: Any
+    conv: Conversation, *, budget: int, max_bytes: int, embeddings: Any, misses: bool = False
 ) -> list[dict[str, Any]]:
-    """One row per question: recall across threads vs the Librarian within one thread."""
+    """One row per question: recall across threads vs the Librarian within one thread.
+
+    With ``misses``, each row also says where its missing evidence went: past the byte
+    bound (recalled within 32 KB), never ranked, or the recall was empty (the floor).
+    """
     in_thread = Librarian(budget, embeddings=embeddings)
     in_thread.prepare(conv.messages)
     index = [e.to_dict() for e in in_thread.entries]
@@ -83,6 +92,17 @@ def run_conversation(
         recall_ms = (time.perf_counter() - start) * 1000
         present = {r.message_id for r in recalled.records}
         hits = sum(1 for e in question.evidence if e in present) / len(question.evidence)
+        missing = [e for e in question.evidence if e not in present]
+        where = {"bound": 0.0, "unranked": 0.0, "empty": 0.0}
+        if misses and missing:
+            if recalled.status != "recalled":
+                where["empty"] = len(missing) / len(question.evidence)
+            else:
+                wide = memory.recall(conv.id, question.text, max_bytes=_WIDE_BYTES)
+                found = {r.message_id for r in wide.records}
+                bound = sum(1 for e in missing if e in found)
+                where["bound"] = bound / len(question.evidence)
+                where["unranked"] = (len(missing) - bound) / len(question.evidence)
         history = [*conv.messages, question_message(question.id, question.text)]
         baseline = in_thread.context(history, question.text)
         base_recall = evidence_recall(question.evidence, baseline.messages)
@@ -100,6 +120,7 @@ def run_conversation(
                 "capture_s": capture_s / max(len(conv.questions), 1),
                 "recalled": recalled.status == "recalled",
                 "unrelated_empty": statistics.fmean(unrelated),
+                **{f"missed_{k}": v for k, v in where.items()},
             }
         )
     return rows
@@ -731,6 +752,29 @@ def by_category(groups: dict[str, list[dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+def missed_by_category(groups: dict[str, list[dict[str, Any]]]) -> str:
+    """Where the missing evidence went, per category (shares of the evidence, so each row's
+    cells add up to one minus its recall)."""
+    categories = sorted({r["category"] for rows in groups.values() for r in rows})
+    lines = [
+        "| conversations | evidence missing | " + " | ".join(categories) + " |",
+        "|---|---|" + "---:|" * len(categories),
+    ]
+    causes = (
+        ("bound", "ranked, past the byte bound (recalled within 32 KB)"),
+        ("unranked", "not recalled within 32 KB"),
+        ("empty", "recall empty (the floor)"),
+    )
+    for label, rows in groups.items():
+        for key, name in causes:
+            cells = []
+            for category in categories:
+                subset = [r[f"missed_{key}"] for r in rows if r["category"] == category]
+                cells.append(f"{statistics.fmean(subset):.3f}" if subset else "-")
+            lines.append(f"| {label} | {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default="../shared/data/locomo/locomo10.json")
@@ -748,6 +792,12 @@ def main() -> None:
         "--fresh",
         action="store_true",
         help="run the fresh scenario set instead of LoCoMo (-v: list what it missed)",
+    )
+    parser.add_argument(
+        "--misses",
+        action="store_true",
+        help="also say where the missing evidence went (past the byte bound, never ranked, "
+        "empty recall), per category: one more recall per question",
     )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
@@ -772,7 +822,11 @@ def main() -> None:
         rows += [
             {**row, "position": n}
             for row in run_conversation(
-                conv, budget=args.budget, max_bytes=args.max_bytes, embeddings=embeddings
+                conv,
+                budget=args.budget,
+                max_bytes=args.max_bytes,
+                embeddings=embeddings,
+                misses=args.misses,
             )
         ]
         print(f"conversation {n} ({conv.id}) done", file=sys.stderr)
@@ -796,6 +850,9 @@ def main() -> None:
         )
     print()
     print(by_category(groups))
+    if args.misses:
+        print()
+        print(missed_by_category(groups))
     print(f"\nwall time: {time.perf_counter() - started:.0f} s")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ import numpy as np
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._engine.text import content_terms, tokenize
+from langgraph_librarian._engine.text import content_terms, split_sentences, tokenize
 from langgraph_librarian._librarian.turn import make_selector
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
@@ -274,6 +274,8 @@ def _ranked(
         bearing = set(_floor_filter(records, offline, evidence)) if evidence.bears() else set()
         ids = [i for i in ids if i in chosen or i in bearing]
     ids = _answers_for_echoes(records, ids, query)
+    if held:
+        ids = _replies_first(records, evidence, ids)
     return Ranked(
         _ordered(records, ids),
         selection.strategy,
@@ -281,6 +283,44 @@ def _ranked(
         evidence.floor(),
         None if model is None else _ordered(records, model),
     )
+
+
+def _only_asks(text: str) -> bool:
+    """A message that asks and states nothing: questions, with exclamations at most
+    ("Wow, that rocks! What's the main idea of your art?")."""
+    sentences = split_sentences(text)
+    return any(s.endswith("?") for s in sentences) and all(
+        s.endswith(("?", "!")) for s in sentences
+    )
+
+
+def _replies_first(
+    records: Sequence[MemoryRecord], evidence: Evidence, ids: Sequence[int]
+) -> list[int]:
+    """``ids`` with the reply to each record that only asks placed just before it.
+
+    A question matches a question about the same subject by its words ("Got any
+    paintings to show?" for "What has Melanie painted?") and states nothing; what was
+    said in reply ("Here's the horse I painted last week.") is the evidence it leads
+    to, and often shares none of the question's words. The reply takes the question's
+    place in the ranking, and the question follows it as its context: under the byte
+    bound a matching question no longer costs its own answer. An earlier copy of the
+    question itself is handled by :func:`_answers_for_echoes`.
+    """
+    at = {(r.thread_id, r.seq): i for i, r in enumerate(records) if r.thread_id}
+    out: list[int] = []
+    for i in ids:
+        here = records[i]
+        j = at.get((here.thread_id, here.seq + 1)) if here.thread_id else None
+        if (
+            j is not None
+            and records[j].role != here.role
+            and evidence.usable[j]
+            and _only_asks(here.text)
+        ):
+            out.append(j)
+        out.append(i)
+    return list(dict.fromkeys(out))
 
 
 _REFERRING = frozenset(
