@@ -4,7 +4,7 @@ Run: python benchmarks/bench_tools.py [--sizes 50 500 5000 50000] [--embeddings 
                                      [--no-embeddings] [--json]
      python benchmarks/bench_tools.py --phrasings [--models static minilm none]
                                      [--split calibration heldout] [--situations]
-                                     [--calibrate] [--json]
+                                     [--calibrate] [--misses] [--json]
      python benchmarks/bench_tools.py --fresh [--models static minilm none] [--json]
      python benchmarks/bench_tools.py --persist [--sizes 500 5000] [--models static]
 
@@ -21,7 +21,9 @@ Phrasings: loaded recall and tools loaded per request on the hand-written phrasi
 (``librarian_bench.datasets.tool_situations``: new tools, situational and foreign
 requests, never tuned on). ``--calibrate`` first re-derives each model's thresholds from the
 calibration half, prints them next to the stored ones, and reports with the fresh
-values. Results are recorded in docs/benchmarks.md.
+values. ``--misses`` then lists each request whose answer did not load the right tool
+(its rank, scores, answer kind, and how a foreign request was read): read the
+calibration half's, not the held-out half's. Results are recorded in docs/benchmarks.md.
 
 Fresh: ``--fresh`` runs the catalog of ``benchmarks/data/fresh_tools.json`` (170 tools
 in 17 domains, 127 requests: situational, paraphrase, typo, non-English and requests no
@@ -56,9 +58,11 @@ from librarian_bench.datasets.tools import generate_tool_catalog
 from librarian_bench.tool_bench import (
     calibrate_engine,
     engine_name,
+    format_misses,
     format_phrasing_table,
     format_tool_table,
     outcome_rows,
+    phrasing_misses,
     run_phrasing_bench,
     run_tool_bench,
     search_outcomes,
@@ -66,9 +70,16 @@ from librarian_bench.tool_bench import (
 
 
 def _phrasings(
-    models: list[str], *, calibrate: bool, as_json: bool, splits: list[str], situations: bool
+    models: list[str],
+    *,
+    calibrate: bool,
+    as_json: bool,
+    splits: list[str],
+    situations: bool,
+    misses: bool = False,
 ) -> None:
     rows = []
+    missed: list[tuple[str, list[dict[str, Any]]]] = []
     for name in models:
         embeddings = load_embeddings(name)
         calibration = None
@@ -78,9 +89,17 @@ def _phrasings(
             print(f"{engine_name(embeddings)}: derived {calibration}")
         for split in splits:
             rows += run_phrasing_bench(embeddings, split=split, calibration=calibration)  # type: ignore[arg-type]
+            if misses:
+                found = phrasing_misses(embeddings, split=split, calibration=calibration)  # type: ignore[arg-type]
+                missed.append((f"{engine_name(embeddings)}, {split}", found))
         if situations:
             rows += run_phrasing_bench(embeddings, calibration=calibration, situations=True)
+            if misses:
+                found = phrasing_misses(embeddings, calibration=calibration, situations=True)
+                missed.append((f"{engine_name(embeddings)}, situations", found))
     print(format_phrasing_table(rows))
+    for label, found in missed:
+        print(f"\nMisses ({label}: {len(found)}):\n{format_misses(found)}")
     if as_json:
         print(json.dumps(rows, indent=1))
 
@@ -222,6 +241,11 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=3, help="persist: runs per timing")
     parser.add_argument("--persist-child", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--misses",
+        action="store_true",
+        help="phrasings: list the requests whose answer missed the right tool",
+    )
     parser.add_argument("--json", action="store_true", help="also print the rows as JSON")
     args = parser.parse_args()
     if args.persist_child:
@@ -249,6 +273,7 @@ def main() -> None:
             as_json=args.json,
             splits=args.split,
             situations=args.situations,
+            misses=args.misses,
         )
         return
     if args.no_embeddings:

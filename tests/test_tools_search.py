@@ -27,7 +27,12 @@ from langgraph_librarian.tools.calibration import (
 from langgraph_librarian.tools.request_tools import REQUEST_TOOLS_DESCRIPTION
 from librarian_bench.datasets._tool_phrasings_data import STYLES
 from librarian_bench.datasets.tool_phrasings import phrasing_cases, phrasing_catalog
-from librarian_bench.tool_bench import calibrate_engine, run_phrasing_bench
+from librarian_bench.tool_bench import (
+    calibrate_engine,
+    format_misses,
+    phrasing_misses,
+    run_phrasing_bench,
+)
 
 BOOKED: list[dict[str, Any]] = []
 
@@ -346,6 +351,23 @@ def test_phrasing_bench_rows_are_consistent():
             assert row["recall_at_1"] <= row["recall_at_k"]
             assert 0 < row["loaded_recall"] <= 1
     assert by_style["all"]["requests"] == 193
+
+
+def test_phrasing_misses_are_the_requests_the_answers_did_not_serve():
+    rows = {r["style"]: r for r in run_phrasing_bench(None, split="calibration")}
+    misses = phrasing_misses(None, split="calibration")
+    for style, row in rows.items():
+        if style in ("all", "none"):
+            continue
+        missed = sum(m["style"] == style for m in misses)
+        assert missed == round(row["requests"] * (1 - row["loaded_recall"]))
+    assert len(misses) == round(rows["all"]["requests"] * (1 - rows["all"]["loaded_recall"]))
+    for miss in misses:
+        assert miss["gold"] not in miss["loaded"]
+        assert miss["rank"] is None or miss["rank"] >= 1
+    lines = format_misses(misses).splitlines()
+    assert len(lines) == len(misses)
+    assert all(f"-> {m['gold']} at rank" in line for m, line in zip(misses, lines, strict=True))
 
 
 def test_cli_phrasings_option(capsys):

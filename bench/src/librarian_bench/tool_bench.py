@@ -24,9 +24,11 @@ from librarian_bench.datasets.tools import generate_tool_catalog
 __all__ = [
     "calibrate_engine",
     "engine_name",
+    "format_misses",
     "format_phrasing_table",
     "format_tool_table",
     "outcome_rows",
+    "phrasing_misses",
     "run_phrasing_bench",
     "run_tool_bench",
     "search_outcomes",
@@ -203,6 +205,68 @@ def run_phrasing_bench(
         k=k,
         order=["all", "indirect", "colloquial", "elliptic", "typo", "foreign", "none"],
     )
+
+
+def phrasing_misses(
+    embeddings: Embeddings | None,
+    *,
+    split: Split = "calibration",
+    seed: int = 13,
+    calibration: SearchCalibration | None = None,
+    situations: bool = False,
+    pool: int = 60,
+) -> list[dict[str, Any]]:
+    """The requests of :func:`run_phrasing_bench` (same arguments) whose answer did not
+    load the right tool, to read for general causes: each with its style, the right
+    tool, that tool's 1-based place in the hybrid ranking (``None`` beyond ``pool``), its
+    cosine and lexical scores, the answer's kind, the tools it loaded and the text the
+    model embedded (the query read in English, when it reads as foreign). Develop on
+    the calibration half: reading the held-out half's misses is tuning to it."""
+    if situations:
+        index = _phrasing_index(embeddings, calibration, situation_catalog())
+        cases = situation_cases()
+    else:
+        index = _phrasing_index(embeddings, calibration)
+        cases = phrasing_cases(split, seed=seed)
+    rows = index.row_names()
+    out: list[dict[str, Any]] = []
+    for case in cases:
+        if case.gold is None:
+            continue
+        result = index.search(case.query)
+        if case.gold in result.names:
+            continue
+        ranked = [name for name, _ in index.rank(case.query, limit=pool)]
+        cosine, lexical = index.score_parts(case.query)
+        row = rows.index(case.gold)
+        out.append(
+            {
+                "style": case.style,
+                "query": case.query,
+                "gold": case.gold,
+                "rank": ranked.index(case.gold) + 1 if case.gold in ranked else None,
+                "cosine": float(cosine[row]),
+                "lexical": float(lexical[row]),
+                "kind": result.fallback or "confident",
+                "loaded": result.names,
+                "read_as": index.translated(case.query)[0],
+            }
+        )
+    return out
+
+
+def format_misses(misses: Sequence[dict[str, Any]], *, shown: int = 3) -> str:
+    """One line per miss of :func:`phrasing_misses` (at most ``shown`` loaded tools)."""
+    lines = []
+    for m in misses:
+        rank = "-" if m["rank"] is None else str(m["rank"])
+        read = f" (read as {m['read_as']!r})" if m["read_as"] != m["query"] else ""
+        lines.append(
+            f"[{m['style']}] {m['query']!r}{read} -> {m['gold']} at rank {rank} "
+            f"(cosine {m['cosine']:.3f}, lexical {m['lexical']:.3f}); "
+            f"{m['kind']}: {', '.join(m['loaded'][:shown]) or 'nothing'}"
+        )
+    return "\n".join(lines)
 
 
 Outcome = tuple[str | None, list[str], list[str], str, float]
