@@ -517,3 +517,20 @@ def test_a_question_about_what_the_assistant_said_brings_its_reply():
     assert ids[:2] == [0, 1]
     # Without "you ... give/suggest", a request without "?" keeps its reply out.
     assert 1 not in select(_plain(*_ADVICE), "Is my dad turning 70?")
+
+
+def test_what_the_user_calls_a_named_person_bridges_like_the_name():
+    messages = _plain(
+        "Spent the afternoon helping my uncle Theo move a wardrobe up three flights.",
+        "That sounds exhausting.",
+        "The boiler is making that noise again.",
+        "Try bleeding the radiators first.",
+        "Ugh, where to start. My uncle just got a job as a paramedic in Lyon!",
+        "Good for him.",
+        "Work's been fine, the job's just a job, you know?",
+        "Fair enough.",
+    )
+    ids = select(messages, "What does Theo do for work now?")
+    assert 0 in ids and 4 in ids
+    # Without a name beside it in a match, "my uncle" is no alias of anyone asked about.
+    assert 4 not in select(messages, "What do people do for work now?")

@@ -6,7 +6,7 @@ import re
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from itertools import chain, islice
 from operator import attrgetter, is_
 
@@ -115,6 +115,21 @@ _TO_ASSISTANT = re.compile(
     re.IGNORECASE,
 )
 """A question about what the assistant said ("what did you suggest...", "your advice")."""
+_RELATION = r"[Mm]y\s+([a-z]{3,}(?:-[a-z]+)*)"
+"""What the user calls someone ("my uncle", "my sister-in-law")."""
+
+
+@lru_cache(maxsize=1024)
+def _alias_pattern(name: str) -> re.Pattern[str]:
+    word = re.escape(name)
+    return re.compile(
+        rf"\b{_RELATION}\s+{word}\b|\b{word}\s*(?:,|\(|-|\u2013|\u2014)\s*{_RELATION}"
+    )
+
+
+def _aliases(name: str, text: str) -> list[str]:
+    """Relations set beside ``name`` in ``text``: "my uncle Theo", "Theo (my uncle"."""
+    return [a or b for a, b in _alias_pattern(name).findall(text)]
 _RECENCY_BONUS = 0.01
 _ECHO_FACTOR = 0.25
 """An earlier message asking what the query asks keeps this share of its score."""
@@ -899,12 +914,27 @@ class LocalSelector:
         index, best, fused = scored.lexical, scored.best_passage, scored.fused
         rare = max(_BRIDGE_MIN_DF, int(_BRIDGE_DF_SHARE * index.passage_count))
         names: set[str] = set()
+        # Names the question asks about: capitalized words, less its first word ("What",
+        # "Tell") and stop words.
+        first = query.lstrip()[:1].isupper()
+        asked = [
+            word
+            for name in _NAME.findall(query)[1 if first else 0 :]
+            for word in name.split()
+            if content_terms(word)
+        ]
         for slot in order[:_BRIDGE_SEEDS]:
             pid = int(best[slot])
             if pid < 0:
                 continue
             text = index.passage_text(pid)
-            for name in [*_NAME.findall(text), *_CODE.findall(text)]:
+            found = [*_NAME.findall(text), *_CODE.findall(text)]
+            # "What does Theo do for work now?" and the match "helping my uncle Theo move
+            # a wardrobe": "my uncle" is Theo too, and "My uncle just got a job as a
+            # paramedic" says what he does without his name. Only a relation set right
+            # beside the name ("my uncle Theo", "Ruairi - my sister-in-law") is his.
+            found += [alias for name in asked for alias in _aliases(name, text)]
+            for name in found:
                 # The words themselves, not their stems: the query is stemmed again.
                 # A month or weekday is capitalized but names no one: "28 March" does
                 # not link to every other message that mentions March.
