@@ -130,6 +130,8 @@ def _alias_pattern(name: str) -> re.Pattern[str]:
 def _aliases(name: str, text: str) -> list[str]:
     """Relations set beside ``name`` in ``text``: "my uncle Theo", "Theo (my uncle"."""
     return [a or b for a, b in _alias_pattern(name).findall(text)]
+
+
 _RECENCY_BONUS = 0.01
 _ECHO_FACTOR = 0.25
 """An earlier message asking what the query asks keeps this share of its score."""
