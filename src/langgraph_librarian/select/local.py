@@ -930,13 +930,13 @@ class LocalSelector:
             if pid < 0:
                 continue
             text = index.passage_text(pid)
-            found = [*_NAME.findall(text), *_CODE.findall(text)]
+            clues = [*_NAME.findall(text), *_CODE.findall(text)]
             # "What does Theo do for work now?" and the match "helping my uncle Theo move
             # a wardrobe": "my uncle" is Theo too, and "My uncle just got a job as a
             # paramedic" says what he does without his name. Only a relation set right
             # beside the name ("my uncle Theo", "Ruairi - my sister-in-law") is his.
-            found += [alias for name in asked for alias in _aliases(name, text)]
-            for name in found:
+            clues += [alias for name in asked for alias in _aliases(name, text)]
+            for name in clues:
                 # The words themselves, not their stems: the query is stemmed again.
                 # A month or weekday is capitalized but names no one: "28 March" does
                 # not link to every other message that mentions March.
