@@ -298,10 +298,11 @@ class LLMSelector:
         excluded = set(exclude)
         if not any(e.id not in excluded for e in entries):
             return None
+        taken = tokens + count_text_tokens(_LONGEST_SUFFIX, self.counter)
         problem = (
-            f"no room for the index in the selector prompt: the template and the query "
-            f"take {tokens} of selector_token_budget={self.token_budget} tokens; "
-            "selected locally without a model call"
+            "no room for the index in the selector prompt: the template, the query and the "
+            f"answer instructions take {taken} of selector_token_budget={self.token_budget} "
+            "tokens; selected locally without a model call"
         )
         local = self.local._select(query, messages, entries, exclude, vector)
         return self._fell_back(Answer(problem=problem), local, True, tokens)
