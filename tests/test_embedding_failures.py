@@ -93,6 +93,8 @@ def test_graph_face_goes_on_lexically_sync(selector: str | None, caplog) -> None
     assert meta["embedding_error"] == "ConnectionError: embedding server down"
     assert meta["selection_skipped"] is False and meta["selected_ids"]
     assert _budget_selected(result)
+    # Indexing goes on without vectors and says so, as before.
+    assert any("embedding failed" in e for e in meta.get("indexing_errors", []))
     # One warning per cause, not one per turn or per call.
     said = [r for r in caplog.records if "embedding model failed" in r.getMessage()]
     assert len(said) <= 1

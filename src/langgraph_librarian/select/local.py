@@ -557,22 +557,19 @@ class LocalSelector:
         """Build the lexical view and embed the passages of ``entries`` ahead of a query.
 
         Selection does this on demand; calling it after indexing (in the background)
-        moves the cost of embedding new passages off the next user turn.
+        moves the cost of embedding new passages off the next user turn. An embedding
+        failure is raised here (the indexer reports it in ``indexing_errors``), unlike
+        in selection, which goes on lexically.
         """
         if not entries:
             return
         index, _ = _lexical(messages, entries)
         if self.embeddings is not None and self._query_model is not None:
-            embeddings, model = self.embeddings, self._query_model
-
-            def embed() -> None:
-                index.passage_vectors(embeddings, model, self._profile.unit_words)
-                if self._profile.related_words:
-                    # The history's new words' vectors (related words are found among them).
-                    learn_words(embeddings, model, index)
-                background_vectors(embeddings, model)
-
-            self._embedded(embed)
+            index.passage_vectors(self.embeddings, self._query_model, self._profile.unit_words)
+            if self._profile.related_words:
+                # The history's new words' vectors (related words are found among them).
+                learn_words(self.embeddings, self._query_model, index)
+            background_vectors(self.embeddings, self._query_model)
 
     def evidence(
         self,
