@@ -248,3 +248,28 @@ def test_tool_search_raises_a_refused_key() -> None:
     index = ToolIndex(_tools(), embeddings=DownEmbeddings(StatusError(403, "forbidden")))
     with pytest.raises(StatusError):
         index.search("send an email")
+
+
+class BlipStore(FileIndexStore):
+    """A store whose next read drops its connection (a transient error)."""
+
+    blip = False
+
+    def load(self, session_id: str) -> list[IndexEntry] | None:
+        if self.blip:
+            self.blip = False
+            raise ConnectionError("store blip")
+        return super().load(session_id)
+
+
+def test_middleware_turn_keeps_its_store_error(tmp_path: Path) -> None:
+    # The selection's notes (store_error, embedding_error) are recorded with the rest of
+    # its metadata for after_agent; recorded before them, the middleware lost them.
+    store = BlipStore(tmp_path)
+    agent = _middleware_agent(LibrarianConfig(store=store, always_include_recent_turns=1))
+    cfg = {"configurable": {"thread_id": "mw-blip"}}
+    for text in _turns()[:-1]:
+        agent.invoke({"messages": [HumanMessage(text)]}, cfg)
+    store.blip = True
+    meta = agent.invoke({"messages": [HumanMessage(QUESTION)]}, cfg)["librarian_metadata"]
+    assert "ConnectionError: store blip" in meta["store_error"]

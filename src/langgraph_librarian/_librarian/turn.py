@@ -739,7 +739,8 @@ def select_turn(
     if blip is None:
         run.remember_read(messages, entries)
     with embedding_failures():
-        return _noted(_select_loaded(state, run, cache, entries, messages, started), blip)
+        update = _select_loaded(state, run, cache, entries, messages, started)
+        return _reported(update, blip, cache, run, messages)
 
 
 def _select_loaded(
@@ -753,8 +754,8 @@ def _select_loaded(
     with turn_view(messages):  # the history is compared with its view once per turn
         plan = _plan(state, run.config, entries, messages, started)
         if plan.skip is not None:
-            return _remember(cache, run, plan, plan.skip)
-        return _remember(cache, run, plan, _finish(plan, _selected(plan, run, cache)))
+            return plan.skip
+        return _finish(plan, _selected(plan, run, cache))
 
 
 def _cached(
@@ -837,7 +838,8 @@ async def aselect_turn(
     if blip is None:
         run.remember_read(messages, entries)
     with embedding_failures():  # the worker threads below share its list
-        return _noted(await _aselect_loaded(state, run, cache, entries, messages, started), blip)
+        update = await _aselect_loaded(state, run, cache, entries, messages, started)
+        return _reported(update, blip, cache, run, messages)
 
 
 async def _aselect_loaded(
@@ -855,9 +857,9 @@ async def _aselect_loaded(
     with turn_view(messages):  # copied into the worker threads with the context
         plan = await asyncio.to_thread(_plan, state, run.config, entries, messages, started)
         if plan.skip is not None:
-            return _remember(cache, run, plan, plan.skip)
+            return plan.skip
         selection = await _aselected(plan, run, cache)
-        return _remember(cache, run, plan, await asyncio.to_thread(_finish, plan, selection))
+        return await asyncio.to_thread(_finish, plan, selection)
 
 
 def _store_blip(exc: Exception, step: str) -> str:
@@ -953,16 +955,24 @@ async def _aselected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Sel
     return selection
 
 
-def _remember(
-    cache: SelectionCache | None, run: Run, plan: _Plan, update: StateUpdate
+def _reported(
+    update: StateUpdate,
+    blip: str | None,
+    cache: SelectionCache | None,
+    run: Run,
+    messages: Sequence[BaseMessage],
 ) -> StateUpdate:
+    """The selection update with what failed open this turn (a store blip, the embedding
+    model), recorded for the middleware's after-agent metadata once complete (recorded
+    before the notes, the middleware's turn lost its ``store_error``)."""
     failed = current_embedding_failures()
     if failed:
         # The embedding model failed this turn: the ranking was lexical (see
         # LocalSelector._embedded); the turn says so, as it does for a store blip.
         update["librarian_metadata"]["embedding_error"] = "; ".join(failed)
+    update = _noted(update, blip)
     if cache is not None:
-        cache.record(SelectionCache.key(run, plan.messages), update["librarian_metadata"])
+        cache.record(SelectionCache.key(run, messages), update["librarian_metadata"])
     return update
 
 
