@@ -30,6 +30,7 @@ from langgraph_librarian._librarian.turn import (
     aindex_turn,
     aselect_turn,
     index_turn,
+    record_pass_through,
     select_turn,
 )
 from langgraph_librarian.config import ConfigLike, as_config
@@ -95,21 +96,30 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
         return state
 
     def _curated(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        run: Run | None = None
         try:
-            update = select_turn(self._state(request), self._run(request.runtime), self._cache)
+            run = self._run(request.runtime)
+            update = select_turn(self._state(request), run, self._cache)
         except Exception as exc:
-            _fail_open(exc)
-            return request
+            return self._passed_through(request, run, exc)
         return request.override(messages=cast(list[AnyMessage], update["curated_messages"]))
 
     async def _acurated(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        run: Run | None = None
         try:
             run = self._run(request.runtime)
             update = await aselect_turn(self._state(request), run, self._cache)
         except Exception as exc:
-            _fail_open(exc)
-            return request
+            return self._passed_through(request, run, exc)
         return request.override(messages=cast(list[AnyMessage], update["curated_messages"]))
+
+    def _passed_through(
+        self, request: ModelRequest[Any], run: Run | None, exc: Exception
+    ) -> ModelRequest[Any]:
+        _fail_open(exc)  # raises what must not be absorbed
+        if run is not None:  # the turn's metadata says the model got everything, and why
+            record_pass_through(self._cache, run, request.messages, exc)
+        return request
 
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]

@@ -20,12 +20,20 @@ The kinds:
   it is logged at ERROR and the index is not saved (nothing is left to raise it to).
 - ``"transient"``: timeouts, dropped connections, rate limits. Retried, then absorbed.
 - ``"failure"``: anything else. Absorbed (the turn goes on without the step) and logged.
+
+The embedding model is a step of its own (:func:`embedding_failed`): when it fails open,
+selection, recall and tool search go on lexically for the rest of the turn, and the turn
+says so (:func:`embedding_failures` collects what failed).
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Literal
 
 from langgraph.errors import GraphBubbleUp
@@ -36,7 +44,11 @@ __all__ = [
     "DeadlineExceeded",
     "FailureKind",
     "classify",
+    "current_embedding_failures",
     "describe",
+    "embedding_failed",
+    "embedding_failures",
+    "embeddings_down",
     "fails_open",
     "is_configuration_error",
     "is_retryable",
@@ -186,3 +198,77 @@ def log_failure(logger: logging.Logger, step: str, exc: BaseException) -> Failur
     else:
         logger.warning("%s failed: %s", step, describe(exc), exc_info=exc)
     return kind
+
+
+# -- the embedding model ------------------------------------------------------------------
+
+_EMBEDDING_FAILURES: ContextVar[list[str] | None] = ContextVar(
+    "librarian_embedding_failures", default=None
+)
+"""The current turn's embedding failures (``describe`` strings). A list, not a value:
+``asyncio.to_thread`` and ``contextvars.copy_context`` copy the variable, not the list, so
+a failure in a worker thread of the turn is seen by the turn."""
+
+_WARNED: set[tuple[str, str]] = set()
+_WARNED_LOCK = threading.Lock()
+_WARNED_MAX = 256
+"""Causes already logged: an embedding server that is down fails every turn, and one
+warning per cause (class and message) says it without flooding the log."""
+
+
+@contextmanager
+def embedding_failures() -> Iterator[list[str]]:
+    """Collect the embedding failures of one turn (a list, yielded).
+
+    Nested in another (recall inside a turn), it is the outer one's list: a model that
+    failed once this turn is not asked again, and the turn reports every failure."""
+    outer = _EMBEDDING_FAILURES.get()
+    if outer is not None:
+        yield outer
+        return
+    failures: list[str] = []
+    token = _EMBEDDING_FAILURES.set(failures)
+    try:
+        yield failures
+    finally:
+        _EMBEDDING_FAILURES.reset(token)
+
+
+def current_embedding_failures() -> list[str]:
+    """The embedding failures recorded so far this turn (a copy; ``[]`` outside a turn)."""
+    return list(_EMBEDDING_FAILURES.get() or ())
+
+
+def embeddings_down() -> bool:
+    """Whether the embedding model already failed this turn (it is not asked again:
+    a server that timed out once would cost the same timeout at every call)."""
+    return bool(_EMBEDDING_FAILURES.get())
+
+
+def embedding_failed(logger: logging.Logger, exc: Exception) -> None:
+    """Absorb a failure of the embedding model, or raise it again.
+
+    The embedding model only refines a lexical ranking, so the turn goes on lexically
+    (the caller uses no vectors) whatever the model's fault, unless only the user can fix
+    it (a refused key, an unknown model: see the kinds above) or it is an interrupt.
+    The failure is recorded for the current turn (:func:`embedding_failures`) and logged
+    at WARNING once per cause.
+    """
+    if not fails_open(exc):
+        raise exc
+    text = describe(exc)
+    failures = _EMBEDDING_FAILURES.get()
+    if failures is not None and text not in failures:
+        failures.append(text)
+    cause = (type(exc).__name__, str(exc)[:300])
+    with _WARNED_LOCK:
+        if cause in _WARNED:
+            return
+        if len(_WARNED) >= _WARNED_MAX:
+            _WARNED.clear()
+        _WARNED.add(cause)
+    logger.warning(
+        "librarian: the embedding model failed (%s); lexical ranking only until it answers",
+        text,
+        exc_info=exc,
+    )

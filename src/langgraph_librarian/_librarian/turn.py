@@ -22,7 +22,14 @@ from typing import Any
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._engine.failures import classify, describe, fails_open, log_failure
+from langgraph_librarian._engine.failures import (
+    classify,
+    current_embedding_failures,
+    describe,
+    embedding_failures,
+    fails_open,
+    log_failure,
+)
 from langgraph_librarian._engine.history import repair_history
 from langgraph_librarian._engine.messages import (
     content_hash,
@@ -85,6 +92,7 @@ __all__ = [
     "aselect_turn",
     "index_turn",
     "make_selector",
+    "record_pass_through",
     "select_turn",
 ]
 
@@ -99,6 +107,7 @@ SKIP_REASONS: dict[str, str] = {
     "no_query": "neither state['query'] nor a human message gives a query",
     "no_earlier_messages": "every message belongs to the always-kept recent turns",
     "no_index": "nothing is indexed yet (first turn) and the history fits the budget",
+    "selection_failed": "selection raised; every message passed through (selection_error)",
 }
 """Values of ``librarian_metadata["reason"]`` when ``selection_skipped`` is true.
 
@@ -729,7 +738,9 @@ def select_turn(
     started = time.perf_counter()
     if blip is None:
         run.remember_read(messages, entries)
-    return _noted(_select_loaded(state, run, cache, entries, messages, started), blip)
+    with embedding_failures():
+        update = _select_loaded(state, run, cache, entries, messages, started)
+        return _reported(update, blip, cache, run, messages)
 
 
 def _select_loaded(
@@ -743,8 +754,8 @@ def _select_loaded(
     with turn_view(messages):  # the history is compared with its view once per turn
         plan = _plan(state, run.config, entries, messages, started)
         if plan.skip is not None:
-            return _remember(cache, run, plan, plan.skip)
-        return _remember(cache, run, plan, _finish(plan, _selected(plan, run, cache)))
+            return plan.skip
+        return _finish(plan, _selected(plan, run, cache))
 
 
 def _cached(
@@ -826,7 +837,9 @@ async def aselect_turn(
     started = time.perf_counter()
     if blip is None:
         run.remember_read(messages, entries)
-    return _noted(await _aselect_loaded(state, run, cache, entries, messages, started), blip)
+    with embedding_failures():  # the worker threads below share its list
+        update = await _aselect_loaded(state, run, cache, entries, messages, started)
+        return _reported(update, blip, cache, run, messages)
 
 
 async def _aselect_loaded(
@@ -844,9 +857,9 @@ async def _aselect_loaded(
     with turn_view(messages):  # copied into the worker threads with the context
         plan = await asyncio.to_thread(_plan, state, run.config, entries, messages, started)
         if plan.skip is not None:
-            return _remember(cache, run, plan, plan.skip)
+            return plan.skip
         selection = await _aselected(plan, run, cache)
-        return _remember(cache, run, plan, await asyncio.to_thread(_finish, plan, selection))
+        return await asyncio.to_thread(_finish, plan, selection)
 
 
 def _store_blip(exc: Exception, step: str) -> str:
@@ -942,12 +955,57 @@ async def _aselected(plan: _Plan, run: Run, cache: SelectionCache | None) -> Sel
     return selection
 
 
-def _remember(
-    cache: SelectionCache | None, run: Run, plan: _Plan, update: StateUpdate
+def _reported(
+    update: StateUpdate,
+    blip: str | None,
+    cache: SelectionCache | None,
+    run: Run,
+    messages: Sequence[BaseMessage],
 ) -> StateUpdate:
+    """The selection update with what failed open this turn (a store blip, the embedding
+    model), recorded for the middleware's after-agent metadata once complete (recorded
+    before the notes, the middleware's turn lost its ``store_error``)."""
+    failed = current_embedding_failures()
+    if failed:
+        # The embedding model failed this turn: the ranking was lexical (see
+        # LocalSelector._embedded); the turn says so, as it does for a store blip.
+        update["librarian_metadata"]["embedding_error"] = "; ".join(failed)
+    update = _noted(update, blip)
     if cache is not None:
-        cache.record(SelectionCache.key(run, plan.messages), update["librarian_metadata"])
+        cache.record(SelectionCache.key(run, messages), update["librarian_metadata"])
     return update
+
+
+def record_pass_through(
+    cache: SelectionCache, run: Run, messages: Sequence[BaseMessage], exc: Exception
+) -> None:
+    """Record a failed-open selection of the middleware: every message went to the model.
+
+    The turn's ``librarian_metadata`` (written after the agent from this record) then
+    says what the model got and why, instead of nothing (or the previous turn's
+    record): ``selection_skipped`` with ``reason="selection_failed"`` and the
+    exception as ``selection_error``.
+    """
+    try:
+        tokens = count_tokens(list(messages), run.config.token_counter)
+        metadata: dict[str, Any] = {
+            "selection_skipped": True,
+            "reason": "selection_failed",
+            "selection_error": describe(exc),
+            "selected_ids": [],
+            "selection_reasoning": "",
+            "original_count": len(messages),
+            "original_tokens": tokens,
+            "curated_count": len(messages),
+            "curated_tokens": tokens,
+            "token_reduction_pct": 0.0,
+            "context_budget": run.config.budget_for(tokens),
+        }
+        key = SelectionCache.key(run, messages)
+        if key:
+            cache.record(key, metadata)
+    except Exception:  # the report of a failure must not fail the turn
+        logger.warning("librarian: could not record the pass-through", exc_info=True)
 
 
 # -- indexing ----------------------------------------------------------------------------

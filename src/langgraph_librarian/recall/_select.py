@@ -14,6 +14,7 @@ import numpy as np
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
+from langgraph_librarian._engine.failures import embedding_failures
 from langgraph_librarian._engine.text import content_terms, split_sentences, tokenize
 from langgraph_librarian._librarian.turn import make_selector
 from langgraph_librarian.config import LibrarianConfig
@@ -57,6 +58,8 @@ class Ranked:
             answered that nothing applies), ``None`` without a model's selection. The
             other records of a model selection are the offline engine's picks kept next
             to the model's (``selector_keeps_local``), each held to the relevance floor.
+        embedding_error: The embedding model's failure (``"Type: message"``), when it
+            failed and the records were ranked lexically; ``None`` otherwise.
     """
 
     records: list[MemoryRecord]
@@ -64,6 +67,7 @@ class Ranked:
     relevance: float | None = None
     floor: float | None = None
     model_picks: list[MemoryRecord] | None = None
+    embedding_error: str | None = None
     """What the selector model picked itself (``[]``: it answered that nothing applies);
     ``None`` when no model selected (the offline engine, or its fallback)."""
 
@@ -173,19 +177,28 @@ def select_ranked(
     laid = _Layout.of(records)
     messages, entries, breaks = laid.messages, laid.entries, laid.breaks
     local = _local(config)
-    vector = local.embeddings.embed_query(query) if local.embeddings is not None else None
-    if held_to_floor(config):
-        # One scoring pass gives both the selection and the evidence it is held to.
-        selection, evidence = local.weigh(
-            query, messages, entries, query_vector=vector, exclude=breaks
-        )
-    else:
-        evidence = local.evidence(query, messages, entries, vector)
-        # The selector's own model call runs as a child of ``parent``, tagged.
-        selection = make_selector(config, _STEP).select(
-            query, messages, entries, exclude=breaks, config=parent
-        )
-    return _ranked(records, laid.selection(selection), laid.evidence(evidence), query)
+    # An embedding model that fails leaves the ranking lexical (LocalSelector._embedded).
+    with embedding_failures() as failed:
+        vector = local._query_vector(query)
+        if held_to_floor(config):
+            # One scoring pass gives both the selection and the evidence it is held to.
+            selection, evidence = local.weigh(
+                query, messages, entries, query_vector=vector, exclude=breaks
+            )
+        else:
+            evidence = local.evidence(query, messages, entries, vector)
+            # The selector's own model call runs as a child of ``parent``, tagged.
+            selection = make_selector(config, _STEP).select(
+                query, messages, entries, exclude=breaks, config=parent
+            )
+        ranked = _ranked(records, laid.selection(selection), laid.evidence(evidence), query)
+        return _with_failures(ranked, failed)
+
+
+def _with_failures(ranked: Ranked, failed: list[str]) -> Ranked:
+    if failed:
+        ranked.embedding_error = "; ".join(failed)
+    return ranked
 
 
 async def aselect_ranked(
@@ -200,17 +213,19 @@ async def aselect_ranked(
     laid = _Layout.of(records)
     messages, entries, breaks = laid.messages, laid.entries, laid.breaks
     local = _local(config)
-    vector = await local.embeddings.aembed_query(query) if local.embeddings is not None else None
-    if held_to_floor(config):
-        selection, evidence = local.weigh(
-            query, messages, entries, query_vector=vector, exclude=breaks
-        )
-    else:
-        evidence = local.evidence(query, messages, entries, vector)
-        selection = await make_selector(config, _STEP).aselect(
-            query, messages, entries, exclude=breaks, config=parent
-        )
-    return _ranked(records, laid.selection(selection), laid.evidence(evidence), query)
+    with embedding_failures() as failed:
+        vector = await local._aquery_vector(query)
+        if held_to_floor(config):
+            selection, evidence = local.weigh(
+                query, messages, entries, query_vector=vector, exclude=breaks
+            )
+        else:
+            evidence = local.evidence(query, messages, entries, vector)
+            selection = await make_selector(config, _STEP).aselect(
+                query, messages, entries, exclude=breaks, config=parent
+            )
+        ranked = _ranked(records, laid.selection(selection), laid.evidence(evidence), query)
+        return _with_failures(ranked, failed)
 
 
 _LOCAL_STRATEGIES = frozenset({"local", "local_fallback"})
@@ -409,10 +424,11 @@ def rank(
         return []
     laid = _Layout.of(records)
     local = _local(config)
-    vector = local.embeddings.embed_query(query) if local.embeddings is not None else None
-    ranked = local.rank(
-        query, laid.messages, laid.entries, query_vector=vector, exclude=laid.breaks
-    )
+    with embedding_failures():  # a model that fails is asked once: lexical ranking
+        vector = local._query_vector(query)
+        ranked = local.rank(
+            query, laid.messages, laid.entries, query_vector=vector, exclude=laid.breaks
+        )
     return _ordered(records, laid.ids([position for position, _ in ranked])[:limit])
 
 
@@ -424,8 +440,9 @@ async def arank(
         return []
     laid = _Layout.of(records)
     local = _local(config)
-    vector = await local.embeddings.aembed_query(query) if local.embeddings is not None else None
-    ranked = local.rank(
-        query, laid.messages, laid.entries, query_vector=vector, exclude=laid.breaks
-    )
+    with embedding_failures():  # a model that fails is asked once: lexical ranking
+        vector = await local._aquery_vector(query)
+        ranked = local.rank(
+            query, laid.messages, laid.entries, query_vector=vector, exclude=laid.breaks
+        )
     return _ordered(records, laid.ids([position for position, _ in ranked])[:limit])

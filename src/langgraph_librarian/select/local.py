@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -9,12 +10,14 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import chain, islice
 from operator import attrgetter, is_
+from typing import TypeVar
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
+from langgraph_librarian._engine.failures import embedding_failed, embeddings_down
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._engine.static import STATIC_MODEL_ID
 from langgraph_librarian._engine.text import DAYS, MONTHS, content_terms, tokenize
@@ -38,6 +41,9 @@ from langgraph_librarian.select.lexical import MAY_MONTH, WHEN_QUESTION, BM25Ind
 from langgraph_librarian.select.result import Selection
 
 __all__ = ["LocalSelector"]
+
+logger = logging.getLogger("langgraph_librarian")
+_T = TypeVar("_T")
 
 _MAX_NAMED_PASSAGES = 6
 """A rare word links a matched passage to the later changes naming it only when at most
@@ -481,7 +487,10 @@ class LocalSelector:
         index, positions = _lexical(messages, entries)
         related = None
         if self._profile.related_words and self.embeddings is not None and query_vector:
-            related = related_words(self.embeddings, self._query_model or "", query, index)
+            embeddings = self.embeddings
+            related = self._embedded(
+                lambda: related_words(embeddings, self._query_model or "", query, index)
+            )
         raw, best = index.score_passages(query, related)
         cosines = self._cosines(query_vector, index)
         # Filler ("Noted.", "Reply 8.") carries nothing on its own: it scores zero and
@@ -500,8 +509,12 @@ class LocalSelector:
             if usable.size < _TYPICAL_SAMPLE and self.embeddings is not None and query_vector:
                 q = np.asarray(query_vector, dtype=np.float32)
                 unit = q / max(float(np.linalg.norm(q)), 1e-12)
-                mean, std = chance_level(self.embeddings, self._query_model or "", unit)
-                floor = mean + std
+                embeddings = self.embeddings
+                chance = self._embedded(
+                    lambda: chance_level(embeddings, self._query_model or "", unit)
+                )
+                if chance is not None:  # else the median, as in a longer history
+                    floor = chance[0] + chance[1]
             centred = np.where(filler, 0.0, cosines - floor)
             semantic = _rescaled(centred, echoes, lambda top: max(top, _MIN_SEMANTIC_SPREAD))
             weight = self._profile.semantic_weight
@@ -527,9 +540,13 @@ class LocalSelector:
         norm = float(np.linalg.norm(q))
         if norm == 0 or len(index) == 0:
             return None
-        matrix, owner = index.passage_vectors(
-            self.embeddings, self._query_model, self._profile.unit_words
+        embeddings, model = self.embeddings, self._query_model
+        vectors = self._embedded(
+            lambda: index.passage_vectors(embeddings, model, self._profile.unit_words)
         )
+        if vectors is None:
+            return None  # no passage vectors this turn: lexical ranking alone
+        matrix, owner = vectors
         if matrix.shape[1] != q.shape[0]:
             return None  # a query vector of another model: never compared
         sims = matrix @ (q / norm)
@@ -584,7 +601,9 @@ class LocalSelector:
         """Build the lexical view and embed the passages of ``entries`` ahead of a query.
 
         Selection does this on demand; calling it after indexing (in the background)
-        moves the cost of embedding new passages off the next user turn.
+        moves the cost of embedding new passages off the next user turn. An embedding
+        failure is raised here (the indexer reports it in ``indexing_errors``), unlike
+        in selection, which goes on lexically.
         """
         if not entries:
             return
@@ -650,9 +669,12 @@ class LocalSelector:
             return evidence
         if scored.cosines is not None and self.embeddings is not None and self._query_model:
             q = np.asarray(query_vector, dtype=np.float32)
-            mean, std = chance_level(self.embeddings, self._query_model, q / np.linalg.norm(q))
-            evidence.semantic = (scored.cosines - mean) / std
-            evidence.measured = True
+            embeddings, model = self.embeddings, self._query_model
+            chance = self._embedded(lambda: chance_level(embeddings, model, q / np.linalg.norm(q)))
+            if chance is not None:  # else unmeasured: lexical evidence alone
+                mean, std = chance
+                evidence.semantic = (scored.cosines - mean) / std
+                evidence.measured = True
         terms = frozenset(content_terms(query))
         rare = informative_terms(query)
         index = scored.lexical
@@ -724,15 +746,37 @@ class LocalSelector:
 
     # -- selection ------------------------------------------------------------------
 
-    def _query_vector(self, query: str) -> list[float] | None:
-        if self.embeddings is None or not query.strip():
+    @staticmethod
+    def _embedded(call: Callable[[], _T]) -> _T | None:
+        """``call()`` (a call of the embedding model), or ``None`` when the model failed.
+
+        The embedding model only refines the lexical ranking, so its failure (a server
+        down, a timeout, a broken local model) leaves this turn's ranking lexical instead
+        of failing the turn; :func:`embedding_failed` records and logs it, and raises what
+        only the user can fix (a refused key). Once failed, it is not asked again this turn.
+        """
+        if embeddings_down():
             return None
-        return list(self.embeddings.embed_query(query))
+        try:
+            return call()
+        except Exception as exc:
+            embedding_failed(logger, exc)
+            return None
+
+    def _query_vector(self, query: str) -> list[float] | None:
+        embeddings = self.embeddings
+        if embeddings is None or not query.strip():
+            return None
+        return self._embedded(lambda: list(embeddings.embed_query(query)))
 
     async def _aquery_vector(self, query: str) -> list[float] | None:
-        if self.embeddings is None or not query.strip():
+        if self.embeddings is None or not query.strip() or embeddings_down():
             return None
-        return list(await self.embeddings.aembed_query(query))
+        try:
+            return list(await self.embeddings.aembed_query(query))
+        except Exception as exc:
+            embedding_failed(logger, exc)
+            return None
 
     def select(
         self,

@@ -30,6 +30,7 @@ from langgraph_librarian._engine.crosslingual import (
     translate_inflected,
     translate_words,
 )
+from langgraph_librarian._engine.failures import embedding_failed, embedding_failures
 from langgraph_librarian._engine.static import _VOCABULARY, STATIC_MODEL_ID
 from langgraph_librarian._engine.text import STOPWORDS, stem_terms, tokenize
 from langgraph_librarian.embeddings import (
@@ -44,6 +45,9 @@ from langgraph_librarian.tools.calibration import SearchCalibration, calibration
 __all__ = ["ToolIndex", "ToolSearchResult"]
 
 logger = logging.getLogger("langgraph_librarian.tools")
+
+_LEXICAL_CALIBRATION = calibration_for(None)
+"""Thresholds of a search whose embedding model failed (its scores are lexical)."""
 
 ToolLike = BaseTool | Callable[..., Any] | dict[str, Any]
 MatchReason = Literal["match", "sibling", "name", "domain", "candidate"]
@@ -467,6 +471,9 @@ class ToolSearchResult:
             are not tool names, when it has any), whose matches follow the named tools
             in ``matches``; ``None`` otherwise.
         rest_query: The text searched for ``rest`` ("" without one).
+        embedding_error: The embedding model's failure (``"Type: message"``) when the
+            search was lexical because of it (scored and judged as by the lexical engine,
+            ``embeddings=None``); ``None`` otherwise.
     """
 
     matches: list[ToolMatch] = field(default_factory=list)
@@ -477,6 +484,7 @@ class ToolSearchResult:
     domain_used: str | None = None
     rest: ToolSearchResult | None = None
     rest_query: str = ""
+    embedding_error: str | None = None
 
     @property
     def names(self) -> list[str]:
@@ -657,6 +665,9 @@ class ToolIndex:
         self._view: tuple[list[str], np.ndarray] | None = None
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._pending: dict[str, None] = {}  # added, not yet embedded (ordered set)
+        # Tools with a row but no vector yet: the embedding model failed when their row
+        # was made (see _sync). Searches are lexical while there are any.
+        self._unembedded: dict[str, None] = {}
         self._lexical = self._new_lexical()
         self._by_domain: dict[str, dict[str, None]] = {}  # domain -> names (ordered set)
         # first word of names with an inferred domain -> those names, and how many of
@@ -777,6 +788,7 @@ class ToolIndex:
 
     def _drop_row(self, name: str) -> None:
         row = self._row_of.pop(name, None)
+        self._unembedded.pop(name, None)
         if row is not None:
             self._rows[row] = ""
             self._lexical.forget(row)
@@ -843,12 +855,20 @@ class ToolIndex:
             fields.append((" ".join(english), _TRANSLATION_WEIGHT))
         self._lexical.add(row, fields)
 
-    def _sync(self, reuse: dict[str, tuple[str, np.ndarray]] | None = None) -> None:
+    def _sync(
+        self, reuse: dict[str, tuple[str, np.ndarray]] | None = None, *, strict: bool = False
+    ) -> None:
         """Embed pending tools and compact removed rows (called before a search).
 
         ``reuse`` maps tool names to (fingerprint, unit vector) read from a saved index:
         a pending tool whose fingerprint is the same now takes that vector instead of
-        being embedded (see :meth:`load`)."""
+        being embedded (see :meth:`load`).
+
+        When the embedding model fails (a server down), the pending tools get their rows
+        all the same, lexically indexed with no vector (``_unembedded``): they are found
+        by the lexical fallback of :meth:`_scored`, and embedded by a later sync once the
+        model answers. ``strict`` (:meth:`save`, :meth:`load`) raises the failure instead.
+        """
         with self._lock:
             if self._dead and self._dead * 4 > len(self._rows):
                 keep = [i for i, name in enumerate(self._rows) if name]
@@ -860,27 +880,30 @@ class ToolIndex:
                 self._lexical = self._new_lexical()
                 for i, name in enumerate(self._rows):
                     self._index_lexical(i, self._records[name])
-            if not self._pending:
+            if not self._pending and not self._unembedded:
                 return
             pending = [(n, self._records[n]) for n in self._pending if n in self._records]
             self._pending = {n: None for n, _ in pending}  # removed tools forgotten
+            retry = [(n, self._records[n]) for n in self._unembedded]
         # Embedded outside the lock: a remote model must not block other searches, nor
         # tools being added or removed meanwhile.
+        todo = pending + retry
         vectors: np.ndarray | None = None
-        if self._embeddings is not None and pending:
-            vectors = self._vectors(self._embeddings, [r for _, r in pending], reuse or {})
+        if self._embeddings is not None and todo:
+            try:
+                vectors = self._vectors(self._embeddings, [r for _, r in todo], reuse or {})
+            except Exception as exc:
+                if strict:
+                    raise
+                embedding_failed(logger, exc)  # raises what only the user can fix
         with self._lock:
-            # Taken off the pending set only once their vectors exist: an embedding error
-            # (a server down) leaves them pending for the next search. A tool removed,
-            # replaced, or already indexed by another thread meanwhile is skipped.
+            # A tool removed, replaced, or already indexed by another thread meanwhile is
+            # skipped.
             fresh = [
                 i
                 for i, (name, record) in enumerate(pending)
                 if name in self._pending and self._records.get(name) is record
             ]
-            if vectors is not None and fresh:
-                new = vectors[fresh]
-                self._matrix = new if self._matrix.size == 0 else np.vstack([self._matrix, new])
             for i in fresh:
                 name, record = pending[i]
                 del self._pending[name]
@@ -889,6 +912,31 @@ class ToolIndex:
                 self._view = None
                 self._row_of[name] = row
                 self._index_lexical(row, record)
+                if self._embeddings is not None:
+                    self._unembedded[name] = None
+            if vectors is None:
+                if self._matrix.size:  # rows without a vector stay zero until embedded
+                    self._matrix = self._padded(self._matrix.shape[1])
+                return
+            self._matrix = self._padded(vectors.shape[1])
+            rows: list[int] = []
+            taken: list[int] = []
+            for i, (name, record) in enumerate(todo):
+                at = self._row_of.get(name)
+                if at is not None and self._records.get(name) is record:
+                    rows.append(at)
+                    taken.append(i)
+                    self._unembedded.pop(name, None)
+            self._matrix[rows] = vectors[taken]
+
+    def _padded(self, width: int) -> np.ndarray:
+        """The matrix with a zero row for each row it does not cover yet (under the lock)."""
+        missing = len(self._rows) - self._matrix.shape[0]
+        if self._matrix.size == 0:
+            return np.zeros((len(self._rows), width), dtype=np.float32)
+        if missing <= 0:
+            return self._matrix
+        return np.vstack([self._matrix, np.zeros((missing, width), dtype=np.float32)])
 
     def _vectors(
         self,
@@ -974,8 +1022,10 @@ class ToolIndex:
 
         Raises:
             IndexStoreError: ``path`` cannot be written.
+            Exception: the embedding model's failure (a file without the vectors would
+                be of no use), unlike a search, which falls back to lexical scores.
         """
-        self._sync()
+        self._sync(strict=True)
         with self._lock:
             names = [name for name in self._rows if name]
             fingerprints = [self._fingerprint(self._records[name]) for name in names]
@@ -1023,7 +1073,7 @@ class ToolIndex:
                     saved.model or "no embedding model",
                     model,
                 )
-        index._sync(reuse)
+        index._sync(reuse, strict=True)  # a load that cannot embed says so
         logger.debug(
             "loaded %s: %d of %d tools took a saved vector", path, index._reused, len(index)
         )
@@ -1107,7 +1157,7 @@ class ToolIndex:
 
         Without embeddings the cosine array is all zeros.
         """
-        cosine, lexical, _, _ = self._scored(query, query_vector)
+        cosine, lexical, _, _, _ = self._scored(query, query_vector)
         return cosine, lexical
 
     def _rows_view(self) -> tuple[list[str], np.ndarray]:
@@ -1121,37 +1171,47 @@ class ToolIndex:
 
     def _scored(
         self, query: str, query_vector: Sequence[float] | None
-    ) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
-        """(cosine, lexical, row names, removed rows): one snapshot, so tools added or
-        removed by another thread meanwhile never misalign scores and names. The query is
-        embedded outside the lock (a remote model must not block other searches)."""
+    ) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray, bool]:
+        """(cosine, lexical, row names, removed rows, lexical only): one snapshot, so tools
+        added or removed by another thread meanwhile never misalign scores and names. The
+        query is embedded outside the lock (a remote model must not block other searches).
+
+        Lexical only: the index has an embedding model but it failed (for the query, or
+        for tools not embedded yet); the cosines are then all zero and must not count.
+        """
         self._sync()
         text, translations = self._translated(query)
         q: np.ndarray | None = None
         if self._embeddings is not None:
             if query_vector is None:
-                query_vector = self._embeddings.embed_query(text)
-            q = np.asarray(query_vector, dtype=np.float32)
-            q = q / max(float(np.linalg.norm(q)), 1e-9)
+                try:
+                    query_vector = self._embeddings.embed_query(text)
+                except Exception as exc:
+                    embedding_failed(logger, exc)  # raises what only the user can fix
+            if query_vector is not None:
+                q = np.asarray(query_vector, dtype=np.float32)
+                q = q / max(float(np.linalg.norm(q)), 1e-9)
         with self._lock:
             rows, dead = self._rows_view()
             n = len(rows)
             lexical = self._lexical.scores(
                 query, n, neighbor_weight=self.neighbor_weight, translations=translations
             )
-            if q is None or n == 0 or self._matrix.shape[0] < n:
-                return np.zeros(n, dtype=np.float32), lexical, rows, dead
-            return self._matrix[:n] @ q, lexical, rows, dead
+            lexical_only = self._embeddings is not None and (q is None or bool(self._unembedded))
+            if q is None or n == 0 or self._matrix.shape[0] < n or lexical_only:
+                return np.zeros(n, dtype=np.float32), lexical, rows, dead, lexical_only
+            return self._matrix[:n] @ q, lexical, rows, dead, False
 
     def _combined(
         self, query: str, query_vector: Sequence[float] | None
-    ) -> tuple[np.ndarray, list[str]]:
-        cosine, lexical, rows, removed = self._scored(query, query_vector)
-        w = self.semantic_weight
+    ) -> tuple[np.ndarray, list[str], bool]:
+        """(hybrid scores, row names, lexical only): see :meth:`_scored`."""
+        cosine, lexical, rows, removed, lexical_only = self._scored(query, query_vector)
+        w = 0.0 if lexical_only else self.semantic_weight
         combined = lexical.copy() if w == 0.0 else w * cosine + (1.0 - w) * lexical
         if removed.size:  # removed tools not compacted yet never rank
             combined[removed] = -np.inf
-        return combined, rows
+        return combined, rows, lexical_only
 
     @staticmethod
     def _top(
@@ -1173,12 +1233,12 @@ class ToolIndex:
         self, query: str, *, limit: int = 10, query_vector: Sequence[float] | None = None
     ) -> list[tuple[str, float]]:
         """The best ``limit`` tools by hybrid score, best first (no thresholds applied)."""
-        combined, rows = self._combined(query, query_vector)
+        combined, rows, _ = self._combined(query, query_vector)
         return self._top(combined, rows, limit)
 
     def scores(self, query: str, query_vector: Sequence[float] | None = None) -> dict[str, float]:
         """Hybrid score of every tool (pass ``query_vector`` to reuse an embedding)."""
-        combined, rows = self._combined(query, query_vector)
+        combined, rows, _ = self._combined(query, query_vector)
         return {name: float(s) for name, s in zip(rows, combined, strict=True) if name}
 
     # -- search ---------------------------------------------------------------------
@@ -1231,10 +1291,13 @@ class ToolIndex:
             raise ValueError(f"k must be a positive int, got {k!r}")
         wanted = domain.strip().lower() if isinstance(domain, str) and domain.strip() else None
         resolved = wanted
-        if wanted is not None and isinstance(query, str):
-            resolved = self.resolve_domain(wanted)
-            resolved = resolved.lower() if resolved is not None else None
-        result = self._search(query, k, resolved, query_vector)
+        with embedding_failures() as failed:  # a model that fails is asked once
+            if wanted is not None and isinstance(query, str):
+                resolved = self.resolve_domain(wanted)
+                resolved = resolved.lower() if resolved is not None else None
+            result = self._search(query, k, resolved, query_vector)
+        if failed:
+            result.embedding_error = "; ".join(failed)
         if wanted is not None and resolved != wanted and result.fallback != "name":
             result.domain_requested = str(domain).strip()
             used = [d for d in self.domains() if d.lower() == resolved]
@@ -1316,7 +1379,12 @@ class ToolIndex:
                         result.matches = matches + other.matches
                         result.rest, result.rest_query = other, rest
             return result
-        combined, rows = self._combined(query, query_vector)
+        combined, rows, lexical_only = self._combined(query, query_vector)
+        # Lexical scores (the embedding model failed) are judged by the thresholds stored
+        # for the lexical engine: the hybrid ones are calibrated for another scale.
+        cal = _LEXICAL_CALIBRATION if lexical_only else None
+        threshold = self.threshold if cal is None else cal.threshold
+        candidate_threshold = self.candidate_threshold if cal is None else cal.candidate_threshold
         allowed = None
         if wanted is not None:
             allowed = np.fromiter(
@@ -1331,10 +1399,10 @@ class ToolIndex:
             if n in self._records
         ]
         best = ranked[0][1] if ranked else -math.inf
-        if best >= self.threshold:
-            matches = self.confident_matches(ranked, k=k)
+        if best >= threshold:
+            matches = self.confident_matches(ranked, k=k, threshold=threshold)
             return ToolSearchResult(matches=matches)
-        if best >= self.candidate_threshold and best > 0:
+        if best >= candidate_threshold and best > 0:
             candidates = [
                 ToolMatch(n, s, "candidate", domain)
                 for n, s in ranked[: min(self.max_candidates, self.max_loaded)]

@@ -1,0 +1,275 @@
+"""An embedding model that fails: every face goes on lexically and says so (fail-open).
+
+The failing models are real ``Embeddings`` subclasses (a server that is down, a refused
+key); nothing of the library is mocked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.embeddings import Embeddings
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import MemorySaver
+from langgraph.store.memory import InMemoryStore
+
+from fakes import ScriptedChatModel, StatusError
+from langgraph_librarian import (
+    FileIndexStore,
+    LibrarianConfig,
+    LibrarianMiddleware,
+    create_librarian_graph,
+)
+from langgraph_librarian.embeddings import load_embeddings
+from langgraph_librarian.entry import IndexEntry
+from langgraph_librarian.recall import ScopeMemory
+from langgraph_librarian.recall._select import select_ranked
+from langgraph_librarian.tools import ToolIndex
+
+BUDGET = "The offsite budget is 12,000 dollars, approved by finance last week."
+QUESTION = "What was the offsite budget?"
+
+
+class DownEmbeddings(Embeddings):
+    """An embedding server that does not answer (or answers again once ``up``)."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error or ConnectionError("embedding server down")
+        self.up = False
+        self.calls = 0
+        self._working = load_embeddings("static")
+
+    def _check(self) -> None:
+        self.calls += 1
+        if not self.up:
+            raise self.error
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self._check()
+        assert self._working is not None
+        return self._working.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self._check()
+        assert self._working is not None
+        return self._working.embed_query(text)
+
+
+def _agent(state: dict) -> dict:
+    return {"messages": [AIMessage(f"saw {len(state['curated_messages'])}")]}
+
+
+def _turns() -> list[str]:
+    chatter = [f"Chatter {i}: gardening, tomatoes and basil on the balcony. " * 6 for i in range(6)]
+    return [BUDGET, *chatter, QUESTION]
+
+
+def _graph(embeddings: Embeddings, **config: object):  # type: ignore[no-untyped-def]
+    return create_librarian_graph(
+        _agent,
+        LibrarianConfig(embeddings=embeddings, always_include_recent_turns=1, **config),  # type: ignore[arg-type]
+        checkpointer=MemorySaver(),
+    )
+
+
+def _budget_selected(result: dict) -> bool:
+    return any(BUDGET in str(m.content) for m in result["curated_messages"][:-1])
+
+
+@pytest.mark.parametrize("selector", [None, "llm"])
+def test_graph_face_goes_on_lexically_sync(selector: str | None, caplog) -> None:
+    extra = {"selector_model": ScriptedChatModel(script="IDs: [0]")} if selector else {}
+    graph = _graph(DownEmbeddings(), **extra)
+    cfg = {"configurable": {"thread_id": f"sync-{selector}"}}
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian"):
+        for text in _turns():
+            result = graph.invoke({"messages": [HumanMessage(text)]}, cfg)
+    meta = result["librarian_metadata"]
+    assert meta["embedding_error"] == "ConnectionError: embedding server down"
+    assert meta["selection_skipped"] is False and meta["selected_ids"]
+    assert _budget_selected(result)
+    # Indexing goes on without vectors and says so, as before.
+    assert any("embedding failed" in e for e in meta.get("indexing_errors", []))
+    # One warning per cause, not one per turn or per call.
+    said = [r for r in caplog.records if "embedding model failed" in r.getMessage()]
+    assert len(said) <= 1
+
+
+@pytest.mark.parametrize("selector", [None, "llm"])
+def test_graph_face_goes_on_lexically_async(selector: str | None) -> None:
+    extra = {"selector_model": ScriptedChatModel(script="IDs: [0]")} if selector else {}
+    graph = _graph(DownEmbeddings(TimeoutError("embedding timed out")), **extra)
+    cfg = {"configurable": {"thread_id": f"async-{selector}"}}
+
+    async def run() -> dict:
+        for text in _turns():
+            result = await graph.ainvoke({"messages": [HumanMessage(text)]}, cfg)
+        return result
+
+    result = asyncio.run(run())
+    meta = result["librarian_metadata"]
+    assert meta["embedding_error"] == "TimeoutError: embedding timed out"
+    assert _budget_selected(result)
+
+
+def test_a_healthy_turn_reports_no_embedding_error() -> None:
+    embeddings = DownEmbeddings()
+    embeddings.up = True
+    graph = _graph(embeddings)
+    cfg = {"configurable": {"thread_id": "healthy"}}
+    for text in _turns():
+        result = graph.invoke({"messages": [HumanMessage(text)]}, cfg)
+    assert "embedding_error" not in result["librarian_metadata"]
+
+
+def test_a_refused_key_still_raises() -> None:
+    # The failure policy: what only the user can fix is never absorbed (a revoked key
+    # would otherwise go unnoticed turn after turn).
+    graph = _graph(DownEmbeddings(StatusError(401, "invalid api key")))
+    cfg = {"configurable": {"thread_id": "refused"}}
+    with pytest.raises(StatusError):
+        for text in _turns():
+            graph.invoke({"messages": [HumanMessage(text)]}, cfg)
+
+
+def _middleware_agent(config: LibrarianConfig):  # type: ignore[no-untyped-def]
+    model = ScriptedChatModel(script=lambda messages: AIMessage(f"saw {len(messages)}"))
+    return create_agent(model, middleware=[LibrarianMiddleware(config)], checkpointer=MemorySaver())
+
+
+def test_middleware_face_goes_on_lexically_and_says_so() -> None:
+    config = LibrarianConfig(embeddings=DownEmbeddings(), always_include_recent_turns=1)
+    agent = _middleware_agent(config)
+    cfg = {"configurable": {"thread_id": "mw"}}
+    for text in _turns():
+        result = agent.invoke({"messages": [HumanMessage(text)]}, cfg)
+    meta = result["librarian_metadata"]
+    assert meta["embedding_error"] == "ConnectionError: embedding server down"
+    assert meta["selected_ids"] and meta["curated_count"] < meta["original_count"]
+
+
+class BrokenOnceStore(FileIndexStore):
+    """A store whose first read fails with a bug (not a transient error)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.broken = True
+
+    def load(self, session_id: str) -> list[IndexEntry] | None:
+        if self.broken:
+            self.broken = False
+            raise RuntimeError("index reader bug")
+        return super().load(session_id)
+
+
+def test_middleware_pass_through_reports_what_the_model_got(tmp_path: Path) -> None:
+    store = BrokenOnceStore(tmp_path)
+    config = LibrarianConfig(store=store, always_include_recent_turns=1)
+    agent = _middleware_agent(config)
+    cfg = {"configurable": {"thread_id": "mw-pass"}}
+    store.broken = False
+    for text in _turns()[:-1]:
+        agent.invoke({"messages": [HumanMessage(text)]}, cfg)
+    store.broken = True  # the next selection's read fails: everything is passed through
+    result = agent.invoke({"messages": [HumanMessage(QUESTION)]}, cfg)
+    n = len(result["messages"]) - 1  # the model saw the history up to its reply
+    assert result["messages"][-1].content == f"saw {n}"
+    meta = result["librarian_metadata"]
+    assert meta["selection_skipped"] is True and meta["reason"] == "selection_failed"
+    assert meta["selection_error"] == "RuntimeError: index reader bug"
+    assert meta["original_count"] == meta["curated_count"] == n
+    assert meta["selected_ids"] == []
+
+
+def _memory(embeddings: Embeddings) -> ScopeMemory:
+    memory = ScopeMemory(InMemoryStore(), config=LibrarianConfig(embeddings=embeddings))
+    history = [HumanMessage(BUDGET, id="h0"), AIMessage("Noted.", id="a0")]
+    for i in range(4):
+        history += [HumanMessage(f"Tomatoes and basil, note {i}.", id=f"h{i + 1}")]
+        history += [AIMessage("Lovely.", id=f"a{i + 1}")]
+    memory.capture("user:1", history, thread_id="t1")
+    return memory
+
+
+def test_scoped_recall_goes_on_lexically() -> None:
+    embeddings = DownEmbeddings()
+    memory = _memory(embeddings)
+    result = memory.recall("user:1", QUESTION)
+    assert result.status == "recalled" and BUDGET in result.text
+    assert BUDGET in asyncio.run(memory.arecall("user:1", QUESTION)).text
+    assert memory.search("user:1", QUESTION)[0].text == BUDGET
+    assert asyncio.run(memory.asearch("user:1", QUESTION))[0].text == BUDGET
+    ranked = select_ranked(memory.records("user:1"), QUESTION, memory.config)
+    assert ranked.embedding_error == "ConnectionError: embedding server down"
+
+
+def _tools() -> list:
+    @tool
+    def email_send(to: str, body: str) -> str:
+        """Send an email message to a recipient."""
+        return "sent"
+
+    @tool
+    def weather_forecast(city: str) -> str:
+        """Weather forecast for a city."""
+        return "sunny"
+
+    @tool
+    def calendar_create_event(title: str, when: str) -> str:
+        """Create an event in the calendar."""
+        return "created"
+
+    return [email_send, weather_forecast, calendar_create_event]
+
+
+def test_tool_search_goes_on_lexically_then_recovers(tmp_path: Path) -> None:
+    embeddings = DownEmbeddings()
+    index = ToolIndex(_tools(), embeddings=embeddings)
+    result = index.search("send an email to John")
+    assert result.names[0] == "email_send"
+    assert result.embedding_error == "ConnectionError: embedding server down"
+    assert asyncio.run(index.asearch("weather in Rome")).names[0] == "weather_forecast"
+    with pytest.raises(ConnectionError):  # a file without vectors would be of no use
+        index.save(tmp_path / "tools.json.gz")
+    embeddings.up = True  # the server is back: the tools are embedded, hybrid again
+    result = index.search("send an email to John")
+    assert result.names[0] == "email_send" and result.embedding_error is None
+    healthy = ToolIndex(_tools(), embeddings=embeddings)
+    query = "send an email to John"
+    assert index.scores(query) == pytest.approx(healthy.scores(query))
+
+
+def test_tool_search_raises_a_refused_key() -> None:
+    index = ToolIndex(_tools(), embeddings=DownEmbeddings(StatusError(403, "forbidden")))
+    with pytest.raises(StatusError):
+        index.search("send an email")
+
+
+class BlipStore(FileIndexStore):
+    """A store whose next read drops its connection (a transient error)."""
+
+    blip = False
+
+    def load(self, session_id: str) -> list[IndexEntry] | None:
+        if self.blip:
+            self.blip = False
+            raise ConnectionError("store blip")
+        return super().load(session_id)
+
+
+def test_middleware_turn_keeps_its_store_error(tmp_path: Path) -> None:
+    # The selection's notes (store_error, embedding_error) are recorded with the rest of
+    # its metadata for after_agent; recorded before them, the middleware lost them.
+    store = BlipStore(tmp_path)
+    agent = _middleware_agent(LibrarianConfig(store=store, always_include_recent_turns=1))
+    cfg = {"configurable": {"thread_id": "mw-blip"}}
+    for text in _turns()[:-1]:
+        agent.invoke({"messages": [HumanMessage(text)]}, cfg)
+    store.blip = True
+    meta = agent.invoke({"messages": [HumanMessage(QUESTION)]}, cfg)["librarian_metadata"]
+    assert "ConnectionError: store blip" in meta["store_error"]
