@@ -46,7 +46,7 @@ from langgraph_librarian.graph import create_librarian_graph
 from langgraph_librarian.hydrate import recent_turns_start
 from langgraph_librarian.index import update_index
 from langgraph_librarian.recall import scope_key
-from langgraph_librarian.recall._erase import erase_thread
+from langgraph_librarian.recall._memory import erase_thread
 from langgraph_librarian.recall._result import RECALL_MESSAGE_ID
 from langgraph_librarian.state import LibrarianState
 from langgraph_librarian.tokens import count_tokens
