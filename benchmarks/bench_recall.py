@@ -58,8 +58,9 @@ def sessions(messages: Sequence[BaseMessage]) -> dict[int, list[BaseMessage]]:
 
 
 _WIDE_BYTES = 32_768
-"""The largest recall bound: evidence found within it but not within ``--max-bytes`` was
-ranked, and cut by the bound; evidence not found within it was not ranked at all."""
+"""The wide recall bound (at least twice ``--max-bytes``): evidence found within it but
+not within ``--max-bytes`` was ranked, and cut by the bound; evidence not found within it
+was not ranked at all."""
 
 
 def run_conversation(
@@ -98,7 +99,9 @@ def run_conversation(
             if recalled.status != "recalled":
                 where["empty"] = len(missing) / len(question.evidence)
             else:
-                wide = memory.recall(conv.id, question.text, max_bytes=_WIDE_BYTES)
+                wide = memory.recall(
+                    conv.id, question.text, max_bytes=max(_WIDE_BYTES, 2 * max_bytes)
+                )
                 found = {r.message_id for r in wide.records}
                 bound = sum(1 for e in missing if e in found)
                 where["bound"] = bound / len(question.evidence)

@@ -445,18 +445,19 @@ def test_a_few_labelled_lines_are_no_transcript():
         index.add(i, text)
     fused = np.linspace(1.0, 0.1, len(texts))
     head = index.head(len(texts))
-    assert np.array_equal(_about_speaker("what was the error?", fused, head), fused)
-    # The same two labels on most lines do read as a transcript.
+    assert np.array_equal(_about_speaker("what was the Error about?", fused, head), fused)
+    # The same labels on most lines do read as a transcript ("Ana: ...", "Ben: ...").
     index = BM25Index()
     for i in range(10):
-        index.add(i, f"{'Error' if i % 2 else 'Warning'}: line {i}")
+        index.add(i, f"{'Ana' if i % 2 else 'Ben'}: line {i}")
     head = index.head(10)
-    lowered = _about_speaker("what was the error?", fused, head)
-    assert np.array_equal(
-        _about_speaker("what was the warning?", fused, head)[1::2], 0.7 * fused[1::2]
-    )
+    lowered = _about_speaker("what did Ana say?", fused, head)
     assert np.allclose(lowered[0::2], 0.7 * fused[0::2])
     assert np.array_equal(lowered[1::2], fused[1::2])
+    # A name counts written as one, not as the question's first word, and not as
+    # the one the question is addressed to.
+    for query in ("what did ana say?", "Ben, what did I say?", "Ana said what?"):
+        assert np.array_equal(_about_speaker(query, fused, head), fused), query
     # "Q: ... / A: ..." lines: one letter names no one ("what is a fair price?").
     index = BM25Index()
     for i in range(10):
@@ -517,3 +518,60 @@ def test_a_question_about_what_the_assistant_said_brings_its_reply():
     assert ids[:2] == [0, 1]
     # Without "you ... give/suggest", a request without "?" keeps its reply out.
     assert 1 not in select(_plain(*_ADVICE), "Is my dad turning 70?")
+
+
+def test_what_the_user_calls_a_named_person_bridges_like_the_name():
+    messages = _plain(
+        "Spent the afternoon helping my uncle Theo move a wardrobe up three flights.",
+        "That sounds exhausting.",
+        "The boiler is making that noise again.",
+        "Try bleeding the radiators first.",
+        "Ugh, where to start. My uncle just got a job as a paramedic in Lyon!",
+        "Good for him.",
+        "Work's been fine, the job's just a job, you know?",
+        "Fair enough.",
+    )
+    ids = select(messages, "What does Theo do for work now?")
+    assert 0 in ids and 4 in ids
+    # Without a name beside it in a match, "my uncle" is no alias of anyone asked about.
+    assert 4 not in select(messages, "What do people do for work now?")
+
+
+def test_a_dateline_opens_its_message_in_a_history_that_has_them():
+    # A date inside a message dates something else; one dateline alone is no habit.
+    texts = list(_SITTINGS)
+    texts[3] = "Noted, 14 March for the dentist."
+    ids = select(_plain(*texts), "When did I pass my driving test?")
+    assert ids[1] == 0 and 3 not in ids[:2]
+    texts[6] = "Back again. The week flew by."
+    assert 0 not in select(_plain(*texts), "When did I pass my driving test?")
+    # "earlier" asks no date.
+    assert 0 not in select(_plain(*_SITTINGS), "What did I say earlier about my driving test?")
+
+
+def test_a_request_to_the_assistant_is_not_a_question_about_what_it_said():
+    ids = select(_plain(*_ADVICE), "Can you give me present ideas for my dad's 70th?")
+    assert 1 not in ids[:2]
+
+
+def test_the_names_a_question_asks_about():
+    from langgraph_librarian.select.local import _asked_names
+
+    assert _asked_names("Does Theo still work at the hospital?") == {"theo"}
+    assert _asked_names("I forgot what Theo does for work") == {"theo"}
+    assert _asked_names("Will the dentist see me?") == frozenset()
+    assert _asked_names("Ava, when is my dentist appointment?") == frozenset()
+    assert _asked_names("Hey Ava, what did Ben say?") == {"ben"}
+
+
+def test_a_relation_beside_a_name_in_any_question_shape():
+    messages = _plain(
+        "Spent the afternoon helping my uncle Theo move a wardrobe up three flights.",
+        "That sounds exhausting.",
+        "The boiler is making that noise again.",
+        "Try bleeding the radiators first.",
+        "Ugh, where to start. My uncle just got a job as a paramedic in Lyon!",
+        "Good for him.",
+    )
+    for question in ("Does Theo have work now?", "I forget what Theo does for work now"):
+        assert 4 in select(messages, question), question

@@ -77,6 +77,27 @@ _CLOCK = re.compile(
 _SPEAKER = re.compile(
     r"\s*(?:[(\[][^)\]\n]{1,40}[)\]]\s*)?([A-Z][\w'.-]{1,30})(?: [A-Z][\w'.-]{0,30})?:\s"
 )
+_MONTH_NAME = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+# A message that opens with a date: "[Session 3, 2 February 2025] evening", "(9 June
+# 2023) Caroline: ...", "Monday 3 March: back again", "2025-03-02 - standup". A date
+# further in ("Noted, 14 March.") or a fraction ("rated it 9/10") opens nothing.
+_DATELINE = re.compile(
+    r"\s*[\[(]?\s*(?:session\s*\d+\s*[,:;.-]?\s*)?"
+    r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s*)?(?:the\s+)?"
+    rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAME}(?![a-z])"
+    rf"|{_MONTH_NAME}\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
+    r"|\d{4}-\d{1,2}-\d{1,2}\b|\d{1,2}[/.]\d{1,2}[/.]\d{4}\b)",
+    re.IGNORECASE,
+)
+WHEN_QUESTION = re.compile(
+    r"\b(?:when|what\s+(?:date|day|month|year)|which\s+(?:date|day|month|year)|"
+    r"how\s+long\s+ago)\b",
+    re.IGNORECASE,
+)
+"""A question asking when something happened (not "earlier" or "later in the")."""
 _SHORT_TEXT_WORDS = 40
 _CONTEXT_CHARS = 300
 """How much of the previous message a short message's vector is made with."""
@@ -163,6 +184,8 @@ class BM25Index:
         self._speaker_ids: dict[str, int] = {}
         self._speaker_names: list[str] = []
         self._speaker_array: np.ndarray | None = None
+        self._dateline: list[bool] = []
+        self._dateline_array: np.ndarray | None = None
         # Per (model, unit words): unit vectors and their documents, in buffers that
         # grow by doubling (rows beyond the count are unused), so a turn writes only
         # its new rows instead of re-stacking the whole matrix.
@@ -214,6 +237,7 @@ class BM25Index:
         # Arrays of per-passage columns are rebuilt on demand; readers slice them
         # to their own length, so a longer one serves every earlier length.
         self._filler.append(is_filler(text))
+        self._dateline.append(bool(_DATELINE.match(text[:80])))
         if speaker is None:
             found = _SPEAKER.match(text[:80])
             speaker = found.group(1) if found else None
@@ -382,6 +406,14 @@ class BM25Index:
         cached = self._filler_array
         if cached is None or len(cached) < n:
             cached = self._filler_array = _extended(cached, self._filler, bool)
+        return cached[:n]
+
+    def datelines(self, docs: int | None = None) -> np.ndarray:
+        """Which documents open with a date (a sitting's header, a dated entry)."""
+        n, _ = self._bound(docs)
+        cached = self._dateline_array
+        if cached is None or len(cached) < n:
+            cached = self._dateline_array = _extended(cached, self._dateline, bool)
         return cached[:n]
 
     def speakers(self, docs: int | None = None) -> tuple[np.ndarray, list[str]]:
@@ -622,6 +654,9 @@ class IndexHead:
 
     def speakers(self) -> tuple[np.ndarray, list[str]]:
         return self.index.speakers(self.docs)
+
+    def datelines(self) -> np.ndarray:
+        return self.index.datelines(self.docs)
 
     def passage_vectors(
         self, embeddings: Embeddings, model: str, unit_words: int = 0

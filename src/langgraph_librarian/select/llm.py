@@ -31,7 +31,9 @@ from langgraph_librarian.select.prompts import (
     JSON_ANSWER_INSTRUCTIONS,
     SHORT_ANSWER_INSTRUCTIONS,
     format_index_line,
+    format_query,
     render_selection_prompt,
+    shorten_middle,
 )
 from langgraph_librarian.select.result import Selection
 from langgraph_librarian.tokens import TokenCounter, count_text_tokens
@@ -42,6 +44,17 @@ _ENTRY_ID, _SUMMARY, _NAME = attrgetter("id"), attrgetter("summary"), attrgetter
 logger = logging.getLogger("langgraph_librarian")
 
 _RAW_LIMIT = 2000
+
+_QUERY_SHARE = 4
+"""The query takes at most a quarter of ``token_budget``: the current message can be a
+3 MB pasted log, and the index (what the model chooses from) must keep most of the
+prompt."""
+_CHARS_PER_TOKEN_CAP = 8
+"""A first cut of a long query at this many characters a token (more than tokenizers
+pack into text) spares counting a pasted megabyte; the token counter then decides."""
+_LONGEST_SUFFIX = f"\n\n{JSON_ANSWER_INSTRUCTIONS}\n\n{SHORT_ANSWER_INSTRUCTIONS}"
+"""The most :meth:`LLMSelector._messages` appends to the prompt (JSON mode's answer shape,
+then the request for a shorter answer): the budget reserves room for it."""
 
 
 def _describe(exc: BaseException) -> str:
@@ -67,8 +80,10 @@ def _raise_unless_absorbed(exc: Exception, rung: Rung, last: bool) -> None:
 class LLMSelector:
     """Asks a chat model which index entries the agent needs.
 
-    The prompt is bounded by ``token_budget``: when the index does not fit, the local
-    ranker shortlists the most relevant entries (and the most recent ones as filler).
+    The prompt is bounded by ``token_budget``: the query takes at most a quarter of it
+    (:meth:`fit_query`), and when the index does not fit the rest, the local ranker
+    shortlists the most relevant entries (and the most recent ones as filler). When the
+    template leaves the index no room, the local selection is returned without a call.
     The answer is asked for in the most structured form the model accepts
     (``output="auto"``: structured output, then JSON mode, then an ``IDs: [...]`` line;
     see :mod:`~langgraph_librarian.select._ladder`). Only a non-empty list of known ids,
@@ -80,7 +95,7 @@ class LLMSelector:
         model: The selector chat model.
         local: The fallback (and shortlisting) selector.
         prompt_template: Replaces the selection template (``{query}`` and ``{index}``).
-        token_budget: Upper bound on the prompt.
+        token_budget: Upper bound on the whole prompt (the query at most a quarter).
         timeout: Seconds per model attempt.
         max_retries: Extra attempts after transient failures.
         retry_backoff: Seconds before the first retry.
@@ -132,13 +147,61 @@ class LLMSelector:
         entries: Sequence[IndexEntry],
         exclude: Collection[int],
         query_vector: Sequence[float] | None = None,
+        *,
+        prompt_query: str | None = None,
     ) -> tuple[list[IndexEntry], bool]:
         """Entries that fit the prompt budget, in conversation order.
 
         When the index does not fit, the local selector's ranking (lexical and, with an
         embedding model, by meaning: ``query_vector``, else the query is embedded)
-        decides what is shown.
+        decides what is shown. ``prompt_query`` is the query as the prompt shows it
+        (default :meth:`fit_query` of ``query``); the ranking reads ``query`` whole.
         """
+        if prompt_query is None:
+            prompt_query = self.fit_query(query)
+        return self._shortlist(
+            query, messages, entries, exclude, query_vector, self._room(prompt_query), False
+        )
+
+    def fit_query(self, query: str) -> str:
+        """``query`` as the prompt shows it: within its share of ``token_budget``.
+
+        A longer query keeps its start and its end, the middle marked as omitted
+        (:func:`~langgraph_librarian.select.prompts.shorten_middle`), cut by characters
+        and checked with the token counter.
+        """
+        limit = max(1, self.token_budget // _QUERY_SHARE)
+        keep = min(len(query), limit * _CHARS_PER_TOKEN_CAP)
+        for _ in range(16):
+            text = shorten_middle(query, keep)
+            tokens = count_text_tokens(format_query(text), self.counter)
+            if tokens <= limit or keep == 0:
+                return text
+            # Proportional to the overshoot, and by a tenth at least: a counter that
+            # counts escapes or the marker heavily still ends within a few rounds.
+            keep = int(keep * min(0.9, limit / tokens))
+        return shorten_middle(query, 0)
+
+    def _room(self, prompt_query: str) -> int:
+        """Tokens the index lines may take: the budget less the template with the
+        query and the longest instructions :meth:`_messages` may append."""
+        fixed = count_text_tokens(
+            render_selection_prompt(self.template, prompt_query, []), self.counter
+        )
+        return self.token_budget - fixed - count_text_tokens(_LONGEST_SUFFIX, self.counter)
+
+    def _shortlist(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        exclude: Collection[int],
+        query_vector: Sequence[float] | None,
+        room: int,
+        exact: bool,
+    ) -> tuple[list[IndexEntry], bool]:
+        """:meth:`shortlist` within ``room`` tokens; ``exact``: count every line even
+        when the quick estimate says the whole index fits."""
         excluded = set(exclude)
         # Every turn: the passes over all entries are C-level maps (the usual exclusion,
         # the recent turns, lies past every candidate and filters nothing).
@@ -146,14 +209,14 @@ class LLMSelector:
             candidates = [e for e in entries if e.id not in excluded]
         else:
             candidates = list(entries)
-        fixed = count_text_tokens(render_selection_prompt(self.template, query, []), self.counter)
-        room = self.token_budget - fixed
+        if room <= 0:
+            return [], True
         # A cheap upper estimate first: only a history that may not fit pays for exact
         # per-line counting, and then only for the lines it actually adds.
         summaries = sum(map(len, map(_SUMMARY, candidates)))
         names = sum(map(len, filter(None, map(_NAME, candidates))))
         estimate = (summaries + names + 48 * len(candidates)) // 3
-        if self.counter is None and estimate <= room:
+        if self.counter is None and not exact and estimate <= room:
             return candidates, False
 
         def cost(entry: IndexEntry) -> int:
@@ -195,10 +258,54 @@ class LLMSelector:
         exclude: Collection[int],
         query_vector: Sequence[float] | None,
     ) -> tuple[list[IndexEntry], bool, str, int]:
-        """(entries shown, whether shortlisted, the prompt text, its token count)."""
-        shown, shortlisted = self.shortlist(query, messages, entries, exclude, query_vector)
-        prompt = render_selection_prompt(self.template, query, shown)
-        return shown, shortlisted, prompt, count_text_tokens(prompt, self.counter)
+        """(entries shown, whether shortlisted, the prompt text, its token count).
+
+        The prompt with the longest instructions :meth:`_messages` appends stays within
+        ``token_budget``. No entries shown while there were candidates means the index
+        got no room: the caller selects locally instead of asking the model.
+        """
+        prompt_query = self.fit_query(query)
+        room = self._room(prompt_query)
+        suffix = count_text_tokens(_LONGEST_SUFFIX, self.counter)
+        exact = False
+        for _ in range(3):
+            shown, shortlisted = self._shortlist(
+                query, messages, entries, exclude, query_vector, room, exact
+            )
+            prompt = render_selection_prompt(self.template, prompt_query, shown)
+            tokens = count_text_tokens(prompt, self.counter)
+            over = tokens + suffix - self.token_budget
+            if over <= 0 or not shown:
+                return shown, shortlisted, prompt, tokens
+            # The quick estimate missed (summaries full of escaped characters) or the
+            # counter counts pieces apart as less than together: every line counted,
+            # in the room less the overshoot.
+            room, exact = room - over, True
+        prompt = render_selection_prompt(self.template, prompt_query, [])
+        return [], True, prompt, count_text_tokens(prompt, self.counter)
+
+    def _no_room(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        exclude: Collection[int],
+        vector: Sequence[float] | None,
+        tokens: int,
+    ) -> Selection | None:
+        """The local selection when the index got no room in the prompt (a model asked
+        without an index can only answer "none"), else ``None``."""
+        excluded = set(exclude)
+        if not any(e.id not in excluded for e in entries):
+            return None
+        taken = tokens + count_text_tokens(_LONGEST_SUFFIX, self.counter)
+        problem = (
+            "no room for the index in the selector prompt: the template, the query and the "
+            f"answer instructions take {taken} of selector_token_budget={self.token_budget} "
+            "tokens; selected locally without a model call"
+        )
+        local = self.local._select(query, messages, entries, exclude, vector)
+        return self._fell_back(Answer(problem=problem), local, True, tokens)
 
     def _attempts(self) -> list[tuple[Rung, Any]]:
         found = [
@@ -293,6 +400,10 @@ class LLMSelector:
         shown, shortlisted, prompt, tokens = self._prepare(
             query, messages, entries, exclude, vector
         )
+        if not shown and (
+            skipped := self._no_room(query, messages, entries, exclude, vector, tokens)
+        ):
+            return skipped
         deadline, answer = (
             self._deadline(),
             Answer(problem="the selector model offers no usable output form"),
@@ -333,6 +444,10 @@ class LLMSelector:
         shown, shortlisted, prompt, tokens = self._prepare(
             query, messages, entries, exclude, vector
         )
+        if not shown and (
+            skipped := self._no_room(query, messages, entries, exclude, vector, tokens)
+        ):
+            return skipped
         deadline, answer = (
             self._deadline(),
             Answer(problem="the selector model offers no usable output form"),

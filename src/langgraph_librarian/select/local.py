@@ -34,7 +34,7 @@ from langgraph_librarian.select._evidence import (
     shares_evidence,
 )
 from langgraph_librarian.select._related import learn_words, related_words
-from langgraph_librarian.select.lexical import _DATE_QUESTION, MAY_MONTH, BM25Index, IndexHead
+from langgraph_librarian.select.lexical import MAY_MONTH, WHEN_QUESTION, BM25Index, IndexHead
 from langgraph_librarian.select.result import Selection
 
 __all__ = ["LocalSelector"]
@@ -104,17 +104,58 @@ _SPEAKER_SHARE, _TRANSCRIPT_SHARE = 0.1, 0.8
 """A speaker wrote at least this share of the messages; speakers wrote at least the second."""
 _DATELINE_LOOKBACK = 80
 """How far back (messages) a "when" question's match looks for the dateline above it."""
-_DATELINE_CHARS = 60
-"""A dateline opens its message: a date within its first characters."""
+_DATELINE_HABIT = 2
+"""Datelines a history holds before a match's date is looked for above it."""
 _DATED_TEXT_CHARS = 4000
 """How much of a match is read for a date of its own (a pasted log need not be read whole)."""
 _TO_ASSISTANT = re.compile(
-    r"\byou\b(?:\W+\w+){0,3}?\W+(?:suggest|recommend|advise|propose|tell|told|say|said|"
-    r"mention|give|gave|offer|offered|come\s+up\s+with|came\s+up\s+with)\w*\b|"
+    r"\b(?:did|have|had)\s+you\s+(?:\w+\s+){0,2}?(?:suggest|recommend|advise|propose|tell|"
+    r"say|mention|give|offer|come\s+up\s+with)\b|"
+    r"\byou\s+(?:\w+\s+){0,2}?(?:suggested|recommended|advised|proposed|told|said|"
+    r"mentioned|gave|offered|came\s+up\s+with)\b|"
     r"\byour\s+(?:advice|suggestion|recommendation|idea|tip|answer|reply|pick|take)s?\b",
     re.IGNORECASE,
 )
-"""A question about what the assistant said ("what did you suggest...", "your advice")."""
+"""A question about what the assistant said ("what did you suggest...", "the film you
+mentioned", "your advice"): in the past, so "can you tell me when..." is a request."""
+_CAPITALIZED = re.compile(r"\b[A-Z][a-zà-ÿ]+")
+_ADDRESS = re.compile(r"\s*(?:(?:hey|hi|hello|ok|okay|so)\W+)?[A-Z][a-zà-ÿ]+\s*,", re.IGNORECASE)
+_APPOSITION = re.compile(
+    r"\b[Mm]y\s+([a-z]{3,}(?:-[a-z]+)*)\s+([A-Z][a-zà-ÿ]+)"
+    r"|\b([A-Z][a-zà-ÿ]+)\s*(?:,|\(|-|\u2013|\u2014)\s*[Mm]y\s+([a-z]{3,}(?:-[a-z]+)*)"
+)
+"""What the user calls someone, right beside the name: "my uncle Theo", "Ruairi - my
+sister-in-law"."""
+
+
+def _asked_names(query: str) -> frozenset[str]:
+    """Lower-cased names a question asks about: its capitalized words, less its first
+    word (a sentence opens capitalized: "Does", "Will"), a name it is addressed to
+    ("Ava, when is...") and stop words."""
+    opening = re.match(r"\s*\S+", query)
+    start = opening.end() if opening else 0
+    address = _ADDRESS.match(query)
+    if address:
+        start = max(start, address.end())
+    return frozenset(
+        m.group().lower()
+        for m in _CAPITALIZED.finditer(query)
+        if m.start() >= start and content_terms(m.group())
+    )
+
+
+def _aliases(asked: frozenset[str], text: str) -> list[str]:
+    """Relations set beside a name in ``asked``: "my uncle Theo", "Theo (my uncle".
+
+    One scan of ``text`` whatever the number of names (a pasted list as the question).
+    """
+    found = []
+    for relation, name, name2, relation2 in _APPOSITION.findall(text):
+        if (name or name2).lower() in asked:
+            found.append(relation or relation2)
+    return found
+
+
 _RECENCY_BONUS = 0.01
 _ECHO_FACTOR = 0.25
 """An earlier message asking what the query asks keeps this share of its score."""
@@ -319,6 +360,9 @@ def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> np.ndarra
     share of their score. Read as a transcript only when at least two speakers each
     wrote a tenth of the messages and named speakers wrote most of them (a pasted
     "Error: ..." is no speaker); a question naming no speaker, or two, is unchanged.
+    A name counts written as one (capitalized, not the question's first word: "Will
+    the dentist...", "when will..." name no Will) and not as the one it is addressed
+    to ("Ava, when is my appointment?" asks the bot, not about it).
     """
     speakers, names = index.speakers()
     n = len(speakers)
@@ -328,21 +372,21 @@ def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> np.ndarra
     people = np.flatnonzero(counts >= _SPEAKER_SHARE * n)
     if len(people) < 2 or counts[people].sum() < _TRANSCRIPT_SHARE * n:
         return fused
-    words = frozenset(tokenize(query))
-    named = [int(p) for p in people if names[p] in words]
+    asked = _asked_names(query)
+    named = [int(p) for p in people if names[p] in asked]
     if len(named) != 1:
         return fused
     others = (speakers >= 0) & (speakers != named[0])
     return np.where(others, fused * _OTHER_SPEAKER_FACTOR, fused)
 
 
-def _states_date(text: str, *, weekday: bool = True) -> bool:
+def _states_date(text: str) -> bool:
     """Whether ``text`` holds a calendar date: a month name next to a day number ("23
-    March", "the 5th of May", "May 10th"), a weekday (unless ``weekday`` is false), or
-    a numeric date (2025-03-23, 23/3)."""
+    March", "the 5th of May", "May 10th"), a weekday, or a numeric date (2025-03-23,
+    23/3)."""
     tokens = tokenize(text)
     for i, token in enumerate(tokens):
-        if weekday and token in DAYS and len(token) > 3:
+        if token in DAYS and len(token) > 3:
             return True
         if token in MONTHS and len(token) >= 3:
             if token == "may" and not MAY_MONTH.search(text):
@@ -899,12 +943,20 @@ class LocalSelector:
         index, best, fused = scored.lexical, scored.best_passage, scored.fused
         rare = max(_BRIDGE_MIN_DF, int(_BRIDGE_DF_SHARE * index.passage_count))
         names: set[str] = set()
+        asked = _asked_names(query)
         for slot in order[:_BRIDGE_SEEDS]:
             pid = int(best[slot])
             if pid < 0:
                 continue
             text = index.passage_text(pid)
-            for name in [*_NAME.findall(text), *_CODE.findall(text)]:
+            clues = [*_NAME.findall(text), *_CODE.findall(text)]
+            # "What does Theo do for work now?" and the match "helping my uncle Theo move
+            # a wardrobe": "my uncle" is Theo too, and "My uncle just got a job as a
+            # paramedic" says what he does without his name. Only a relation set right
+            # beside the name ("my uncle Theo", "Ruairi - my sister-in-law") is his.
+            if asked:
+                clues += _aliases(asked, text)
+            for name in clues:
                 # The words themselves, not their stems: the query is stemmed again.
                 # A month or weekday is capitalized but names no one: "28 March" does
                 # not link to every other message that mentions March.
@@ -1047,26 +1099,32 @@ class LocalSelector:
         """For a "when" question, the dateline above a best match that holds no date.
 
         A chat often dates a sitting once, at its start ("[Session 3, 2 February 2025]
-        evening", "Monday 3 March - back again"), and says "Passed my driving test
+        evening", "Monday 3 March: back again"), and says "Passed my driving test
         today!" later: the match answers "when did I pass my driving test?" only with
         the message that dated the day. The nearest earlier message opening with a
-        calendar date (within :data:`_DATELINE_LOOKBACK` messages) ranks just below the
-        match. A date further into a message dates something else, not the sitting.
+        date (within :data:`_DATELINE_LOOKBACK` messages) ranks just below the match.
+        Only in a history with that habit (two datelines at least), and never across
+        an empty message (scoped recall's break between threads): a date further into a
+        message ("Noted, 14 March.") dates something else, not the sitting.
         """
-        if not _DATE_QUESTION.search(query):
+        if not WHEN_QUESTION.search(query):
+            return
+        datelines = scored.lexical.datelines()
+        if int(datelines.sum()) < _DATELINE_HABIT:
             return
         fused = scored.fused
         for seed in [s for s in order[:_ANCHOR_SEEDS] if s in primary]:
-            if _states_date(message_text(messages[entries[seed].id])[:_DATED_TEXT_CHARS]):
+            if datelines[seed] or _states_date(
+                message_text(messages[entries[seed].id])[:_DATED_TEXT_CHARS]
+            ):
                 continue  # it dates itself
             for slot in range(seed - 1, max(seed - 1 - _DATELINE_LOOKBACK, -1), -1):
-                opening = message_text(messages[entries[slot].id])[:_DATELINE_CHARS]
-                # A day of the month, not a weekday: "Tuesday the 14th" in passing
-                # ("dentist booked for Tuesday") dates an appointment, not the sitting.
-                if _states_date(opening, weekday=False):
+                if datelines[slot]:
                     if entries[slot].id not in excluded:
                         yield slot, _LINK_FACTOR * float(fused[seed])
                     break
+                if not message_text(messages[entries[slot].id]).strip():
+                    break  # another conversation's records lie beyond
 
     @staticmethod
     def _replied(
@@ -1087,7 +1145,7 @@ class LocalSelector:
         """
         if not _TO_ASSISTANT.search(query):
             return
-        fused = scored.fused
+        fused, filler = scored.fused, scored.lexical.filler()
         n = len(entries)
         for seed in [s for s in order[:_BRIDGE_SEEDS] if s in primary]:
             at = entries[seed].id
@@ -1098,6 +1156,7 @@ class LocalSelector:
                 entries[reply].id == at + 1
                 and messages[at + 1].type == "ai"
                 and at + 1 not in excluded
+                and not filler[reply]
             ):
                 yield reply, _LINK_FACTOR * float(fused[seed])
 
