@@ -297,6 +297,9 @@ def capture_records(
             key=stable_key("turn", thread_id, key),
             kind="turn",
             role=message.type,
+            # Who said it (a group chat's speakers share the role "human"); taken from
+            # the message, since an entry reused from the thread's index may predate it.
+            name=message.name if isinstance(message.name, str) else None,
             thread_id=thread_id,
             message_id=message.id,
             created_at=first or created,

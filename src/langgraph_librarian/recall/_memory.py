@@ -6,12 +6,13 @@ import asyncio
 import logging
 import threading
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.store.base import BaseStore
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition
 
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._kit.bounded import IN_FLIGHT
@@ -59,6 +60,8 @@ from langgraph_librarian.recall._store import (
     search_op,
     updated,
 )
+from langgraph_librarian.stores.base import BaseIndexStore
+from langgraph_librarian.stores.langgraph_store import LangGraphIndexStore
 
 __all__ = ["MAX_REMEMBER_CHARS", "ScopeMemory", "check_memory"]
 
@@ -67,6 +70,8 @@ logger = logging.getLogger("langgraph_librarian.recall")
 MAX_REMEMBER_CHARS = 4_000
 """Longest text one explicit ``remember`` accepts."""
 _MEMORY, _THREADS = "memory", "threads"
+_SCOPES_PAGE = 500
+"""Scopes listed per store call when a thread's scopes are looked for."""
 
 
 DEFAULT_TIMEOUT = 15.0
@@ -246,9 +251,11 @@ class ScopeMemory:
         return ops
 
     def _thread_page(
-        self, scope_id: str, thread_id: str | None, offset: int
+        self, scope_id: str, thread_id: str | None, offset: int, *, label: str | None = None
     ) -> tuple[tuple[str, ...], Any]:
-        ns = self._ns(scope_id, _MEMORY)
+        # ``label``: the scope's store label itself (a scope found in the store, whose
+        # id a hashed label no longer tells), in place of ``scope_id``.
+        ns = (*self.namespace, label, _MEMORY) if label else self._ns(scope_id, _MEMORY)
         # A JSON null is not filterable on every store: a thread without id reads all.
         where = {"kind": "turn"} if thread_id is None else {"kind": "turn", "thread_id": thread_id}
         return ns, search_op(ns, SEARCH_PAGE, offset, where)
@@ -260,25 +267,29 @@ class ScopeMemory:
             if record is not None and record.kind == "turn" and record.thread_id == thread_id:
                 into.append(record)
 
-    def thread_records(self, scope_id: str, thread_id: str | None) -> list[MemoryRecord]:
+    def thread_records(
+        self, scope_id: str, thread_id: str | None, *, label: str | None = None
+    ) -> list[MemoryRecord]:
         """The records captured from one thread of the scope (every one: not bounded by
         ``max_candidates``), in the thread's order."""
         found: list[MemoryRecord] = []
         offset = 0
         while True:
-            ns, op = self._thread_page(scope_id, thread_id, offset)
+            ns, op = self._thread_page(scope_id, thread_id, offset, label=label)
             (result,) = batch(self.store, [op])
             self._of_thread(items_in(result, ns), thread_id, found)
             if len(result or []) < op.limit:
                 return sorted(found, key=lambda r: (r.seq, r.key))
             offset += op.limit
 
-    async def athread_records(self, scope_id: str, thread_id: str | None) -> list[MemoryRecord]:
+    async def athread_records(
+        self, scope_id: str, thread_id: str | None, *, label: str | None = None
+    ) -> list[MemoryRecord]:
         """Async twin of :meth:`thread_records`."""
         found: list[MemoryRecord] = []
         offset = 0
         while True:
-            ns, op = self._thread_page(scope_id, thread_id, offset)
+            ns, op = self._thread_page(scope_id, thread_id, offset, label=label)
             (result,) = await abatch(self.store, [op])
             self._of_thread(items_in(result, ns), thread_id, found)
             if len(result or []) < op.limit:
@@ -482,12 +493,15 @@ class ScopeMemory:
             await abatch(self.store, ops)
 
     def _thread_deletes(
-        self, scope_id: str, thread_id: str | None, held: Sequence[MemoryRecord]
+        self, label: str, thread_id: str | None, held: Sequence[MemoryRecord]
     ) -> list[Any]:
-        ns = self._ns(scope_id, _MEMORY)
-        self._drop_cached(scope_id)
+        """Deletes of ``held`` and of the thread's cursor in the scope labelled ``label``."""
+        self.cache.drop(lambda key: key[0] == label)
+        ns = (*self.namespace, label, _MEMORY)
         ops = [put_op(ns, r.key, None) for r in held]
-        ops.append(put_op(self._ns(scope_id, _THREADS), stable_key("thread", thread_id), None))
+        ops.append(
+            put_op((*self.namespace, label, _THREADS), stable_key("thread", thread_id), None)
+        )
         return ops
 
     def forget_thread(self, scope_id: str, thread_id: str | None) -> int:
@@ -498,15 +512,159 @@ class ScopeMemory:
         If the thread goes on, its next capture copies it whole again: delete its
         checkpoints too (or turn capture off for it) to forget it for good.
         """
-        held = self.thread_records(scope_id, thread_id)
-        batch(self.store, self._thread_deletes(scope_id, thread_id, held))
+        label = scope_key(scope_id)
+        held = self.thread_records(scope_id, thread_id, label=label)
+        batch(self.store, self._thread_deletes(label, thread_id, held))
         return len(held)
 
     async def aforget_thread(self, scope_id: str, thread_id: str | None) -> int:
         """Async twin of :meth:`forget_thread`."""
-        held = await self.athread_records(scope_id, thread_id)
-        await abatch(self.store, self._thread_deletes(scope_id, thread_id, held))
+        label = scope_key(scope_id)
+        held = await self.athread_records(scope_id, thread_id, label=label)
+        await abatch(self.store, self._thread_deletes(label, thread_id, held))
         return len(held)
+
+    # -- deleting a thread everywhere ---------------------------------------------------
+
+    def _scopes_page(self, offset: int) -> ListNamespacesOp:
+        # Every scope's cursor namespace, ``(*namespace, <label>, "threads")``.
+        return ListNamespacesOp(
+            match_conditions=(
+                MatchCondition("prefix", self.namespace),
+                MatchCondition("suffix", (_THREADS,)),
+            ),
+            max_depth=len(self.namespace) + 2,
+            limit=_SCOPES_PAGE,
+            offset=offset,
+        )
+
+    def _cursor_gets(self, thread_id: str, found: Sequence[Any]) -> tuple[list[str], list[Any]]:
+        labels = [
+            str(ns[len(self.namespace)])
+            for ns in found or []
+            if len(ns) == len(self.namespace) + 2
+            and tuple(ns[: len(self.namespace)]) == self.namespace
+        ]
+        key = stable_key("thread", thread_id)
+        return labels, [get_op((*self.namespace, label, _THREADS), key) for label in labels]
+
+    def _thread_scopes(self, thread_id: str) -> list[str]:
+        """Labels of the scopes ``thread_id`` was captured into (its cursor is there)."""
+        labels: list[str] = []
+        offset = 0
+        while True:
+            (found,) = batch(self.store, [self._scopes_page(offset)])
+            page, gets = self._cursor_gets(thread_id, found)
+            cursors = batch(self.store, gets)
+            labels += [label for label, item in zip(page, cursors, strict=True) if item is not None]
+            if len(found or []) < _SCOPES_PAGE:
+                return labels
+            offset += _SCOPES_PAGE
+
+    async def _athread_scopes(self, thread_id: str) -> list[str]:
+        labels: list[str] = []
+        offset = 0
+        while True:
+            (found,) = await abatch(self.store, [self._scopes_page(offset)])
+            page, gets = self._cursor_gets(thread_id, found)
+            cursors = await abatch(self.store, gets)
+            labels += [label for label, item in zip(page, cursors, strict=True) if item is not None]
+            if len(found or []) < _SCOPES_PAGE:
+                return labels
+            offset += _SCOPES_PAGE
+
+    def _forget_everywhere(self, thread_id: str, scopes: Iterable[str] | None) -> int:
+        """Forget what was captured from ``thread_id`` in ``scopes`` (scope ids), or in
+        every scope it was captured into (``None``: found by its cursors, one listing of
+        the store's scopes). Returns the records deleted. Explicit memories stay.
+        """
+        labels = (
+            self._thread_scopes(thread_id) if scopes is None else [scope_key(s) for s in scopes]
+        )
+        deleted = 0
+        for label in dict.fromkeys(labels):
+            held = self.thread_records("", thread_id, label=label)
+            batch(self.store, self._thread_deletes(label, thread_id, held))
+            deleted += len(held)
+        return deleted
+
+    async def _aforget_everywhere(self, thread_id: str, scopes: Iterable[str] | None) -> int:
+        """Async twin of :meth:`_forget_everywhere`."""
+        labels = (
+            await self._athread_scopes(thread_id)
+            if scopes is None
+            else [scope_key(s) for s in scopes]
+        )
+        deleted = 0
+        for label in dict.fromkeys(labels):
+            held = await self.athread_records("", thread_id, label=label)
+            await abatch(self.store, self._thread_deletes(label, thread_id, held))
+            deleted += len(held)
+        return deleted
+
+    def delete_thread(
+        self,
+        thread_id: str,
+        *,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        index_store: BaseIndexStore | BaseStore | None = None,
+        scopes: Iterable[str] | None = None,
+        subgraphs: Sequence[str] = (),
+    ) -> int:
+        """Erase ``thread_id`` everywhere the library wrote it: what scoped recall
+        captured from it, its Librarian index and (with ``checkpointer``) its checkpoints.
+
+        One call for a "delete this conversation" button: deleting the checkpoints alone
+        leaves the thread's text readable from other threads of its scope (recall) and
+        in the store (the index). Explicit memories (:meth:`remember`) stay, even those
+        made in the thread: they belong to the scope (:meth:`delete_scope` erases them).
+
+        Args:
+            thread_id: The thread (``configurable["thread_id"]``).
+            checkpointer: The graph's checkpointer; its ``delete_thread`` runs last, so
+                a failure before it leaves the thread listed (and the call can be
+                repeated: every step is idempotent).
+            index_store: Where the Librarian keeps the index (``LibrarianConfig.store``;
+                a ``BaseStore`` is read as ``LangGraphIndexStore(store)``). ``None``: the
+                index lives in the checkpoint (the default) and goes with it.
+            scopes: The scope ids the thread was captured into. ``None`` finds them in
+                the store (every scope's cursor of the thread: one listing of the
+                scopes, in pages of 500); pass them when the store holds many scopes.
+            subgraphs: Graph namespaces of Librarians running in subgraphs of the
+                thread (``"agent"``, ``"team|agent"``), whose indexes are kept apart
+                (``"<thread>|<subgraph>"``).
+
+        Returns:
+            The number of captured records deleted.
+        """
+        return erase_thread(
+            thread_id,
+            memory=self,
+            checkpointer=checkpointer,
+            index_store=index_store,
+            scopes=scopes,
+            subgraphs=subgraphs,
+        )
+
+    async def adelete_thread(
+        self,
+        thread_id: str,
+        *,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        index_store: BaseIndexStore | BaseStore | None = None,
+        scopes: Iterable[str] | None = None,
+        subgraphs: Sequence[str] = (),
+    ) -> int:
+        """Async twin of :meth:`delete_thread` (a sync-only store or checkpointer runs
+        in a worker thread)."""
+        return await aerase_thread(
+            thread_id,
+            memory=self,
+            checkpointer=checkpointer,
+            index_store=index_store,
+            scopes=scopes,
+            subgraphs=subgraphs,
+        )
 
     # -- search and recall --------------------------------------------------------------
 
@@ -660,3 +818,79 @@ def check_memory(memory: Any, where: str) -> ScopeMemory:
             f"{type(memory).__name__} {memory!r:.60}"
         )
     return memory
+
+
+# -- erasing a thread everywhere ---------------------------------------------------------
+#
+# A thread's text lives in up to three places: its checkpoints (messages, and the index
+# unless the Librarian keeps it in a store), the Librarian's index store (summaries of
+# every message, keyed by thread), and the scopes scoped recall copied it into (records
+# other threads recall). Deleting the checkpoints alone leaves the other two readable.
+# ScopeMemory.delete_thread and the web chat's delete share this one path. Order: recall
+# records first (what other threads can read), then the index, then the checkpoints, so
+# a failure part-way leaves the thread still listed by the application and the call can
+# be repeated (every step is idempotent).
+
+
+def _index_store(store: BaseIndexStore | BaseStore | None) -> BaseIndexStore | None:
+    # A bare BaseStore is what LibrarianConfig(store=...) accepts and wraps the same way.
+    return LangGraphIndexStore(store) if isinstance(store, BaseStore) else store
+
+
+def _sessions(thread_id: str, subgraphs: Sequence[str]) -> list[str]:
+    """The index sessions of ``thread_id`` (see ``config.index_session``)."""
+    if not isinstance(thread_id, str) or not thread_id:
+        raise ValueError("thread_id must be a non-empty string")
+    if isinstance(subgraphs, str):  # one namespace passed bare would be split in letters
+        raise TypeError("subgraphs must be a sequence of graph namespaces, not a string")
+    return [thread_id, *(f"{thread_id}|{name}" for name in subgraphs if name)]
+
+
+def erase_thread(
+    thread_id: str,
+    *,
+    memory: ScopeMemory | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    index_store: BaseIndexStore | BaseStore | None = None,
+    scopes: Iterable[str] | None = None,
+    subgraphs: Sequence[str] = (),
+) -> int:
+    """Erase ``thread_id`` from ``memory`` (every scope, or ``scopes``), ``index_store``
+    and ``checkpointer``; the number of recall records deleted."""
+    sessions = _sessions(thread_id, subgraphs)
+    deleted = memory._forget_everywhere(thread_id, scopes) if memory is not None else 0
+    store = _index_store(index_store)
+    if store is not None:
+        for session in sessions:
+            store.delete(session)
+    if checkpointer is not None:
+        checkpointer.delete_thread(thread_id)
+    return deleted
+
+
+async def aerase_thread(
+    thread_id: str,
+    *,
+    memory: ScopeMemory | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    index_store: BaseIndexStore | BaseStore | None = None,
+    scopes: Iterable[str] | None = None,
+    subgraphs: Sequence[str] = (),
+) -> int:
+    """Async twin of :func:`erase_thread`."""
+    sessions = _sessions(thread_id, subgraphs)
+    deleted = await memory._aforget_everywhere(thread_id, scopes) if memory is not None else 0
+    store = _index_store(index_store)
+    if store is not None:
+        adelete = getattr(store, "adelete", None)
+        for session in sessions:
+            if adelete is not None:
+                await adelete(session)
+            else:
+                await asyncio.to_thread(store.delete, session)
+    if checkpointer is not None:
+        try:
+            await checkpointer.adelete_thread(thread_id)
+        except NotImplementedError:  # a sync-only saver (SqliteSaver)
+            await asyncio.to_thread(checkpointer.delete_thread, thread_id)
+    return deleted

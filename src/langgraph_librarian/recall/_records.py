@@ -74,7 +74,9 @@ class MemoryRecord:
         message_id: The message it was copied from, when it had an id.
         created_at: When it was written (ISO 8601, UTC).
         seq: Order within its thread (copied messages), for stable ordering.
-        name: The message's ``name`` (tool name), if any.
+        name: The message's ``name``, if any: the tool's name for a tool message, the
+            speaker's for a named message (a group chat). The recalled block shows it
+            with the role (``"ana (user)"``). Records stored without it read as ``None``.
         status: How the summary was produced (as in :class:`IndexEntry`).
         content_hash: Hash of the source content (selection caches key on it).
         vector: Embedding (base64 float16) when an embedding model was available.
@@ -109,8 +111,12 @@ class MemoryRecord:
         message_id: str | None,
         created_at: str,
         seq: int = 0,
+        name: str | None = None,
     ) -> MemoryRecord:
-        """A record for ``text`` carrying what the indexer made of it."""
+        """A record for ``text`` carrying what the indexer made of it.
+
+        ``name`` is the message's own ``name`` (who said it); without it, the entry's.
+        """
         if len(text) > MAX_RECORD_CHARS:
             text = text[: MAX_RECORD_CHARS - 1] + "…"
         return cls(
@@ -123,7 +129,7 @@ class MemoryRecord:
             message_id=None if message_id is None else clean_text(message_id),
             created_at=created_at,
             seq=seq,
-            name=None if entry.name is None else clean_text(entry.name),
+            name=_optional_str(name if name else entry.name),
             status=entry.status if entry.status in _STATUSES else "verbatim",
             content_hash=entry.content_hash or stable_key("text", text),
             vector=entry.vector,

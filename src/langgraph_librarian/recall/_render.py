@@ -6,7 +6,8 @@ text can neither close the fence nor open a new one; "ignore previous instructio
 inside a record stays a quoted string under a header that calls it evidence.
 
 The bound is spent on what was said: records are listed in time order, each text under
-who said it (``{"user": ...}``, ``{"assistant": ...}``, ``{"remembered": ...}``), and a
+who said it (``{"user": ...}``, ``{"assistant": ...}``, ``{"remembered": ...}``; a message
+with a ``name``, as in a group chat, under ``{"ana (user)": ...}``), and a
 record's ``time`` and ``thread`` are written only where they change from the line above
 (the lines of one exchange share both), in compact JSON.
 """
@@ -48,6 +49,8 @@ _ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "memory": "memory"
 _SEARCH_TEXT_CHARS = 1_000
 _MAX_MISSES = 50
 _MIN_CUT_ROOM = 120
+_NAME_CHARS = 64
+"""A speaker's name is cut at this many characters (it is a label, not evidence)."""
 
 
 _ESCAPES = str.maketrans(
@@ -80,6 +83,9 @@ def _line(record: MemoryRecord, text: str, *, with_key: bool = False) -> str:
     if record.thread_id:
         data["thread"] = record.thread_id[:48]
     data["role"] = _ROLES.get(record.role, record.role)
+    name = _name(record)
+    if name:
+        data["name"] = name
     if record.kind == "explicit":
         data["kind"] = "remembered"
     data["text"] = text
@@ -130,13 +136,26 @@ def _evidence_line(record: MemoryRecord, text: str, above: MemoryRecord | None) 
     return "{" + ",".join(parts) + "}"
 
 
+def _name(record: MemoryRecord) -> str:
+    """The record's speaker name on one line, bounded (``""`` when it has none)."""
+    return one_line(record.name, _NAME_CHARS) if record.name else ""
+
+
 def _speaker(record: MemoryRecord) -> str:
     """The key a record's text goes under: who said it (``user``, ``assistant``...), or
-    ``remembered`` for an explicit memory."""
+    ``remembered`` for an explicit memory.
+
+    A message's ``name`` leads the role (``ana (user)``): in a group chat the role alone
+    would let the model pin one person's words on another. The name is any text the
+    client sent; it is JSON-encoded and escaped like the record's text (see
+    :func:`_fragment`), so it cannot leave its key, the line or the fence.
+    """
     if record.kind == "explicit":
         return "remembered"
     role = _ROLES.get(record.role, record.role)
-    return role if role.isalpha() and role not in ("time", "thread") else "message"
+    role = role if role.isalpha() and role not in ("time", "thread") else "message"
+    name = _name(record)
+    return f"{name} ({role})" if name else role
 
 
 def _cut_to_fit(record: MemoryRecord, room: int) -> str | None:

@@ -216,7 +216,9 @@ def create_request_tools(index: ToolIndex, *, k: int = 5, name: str = "request_t
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")
 
-    def _command(result: ToolSearchResult | None, runtime: ToolRuntime, error: str = "") -> Any:
+    def _command(
+        result: ToolSearchResult | None, runtime: ToolRuntime[Any, Any], error: str = ""
+    ) -> Any:
         call_id = runtime.tool_call_id or ""
         if result is None:
             text = (
@@ -242,13 +244,18 @@ def create_request_tools(index: ToolIndex, *, k: int = 5, name: str = "request_t
             }
         )
 
-    def request_tools(query: str, runtime: ToolRuntime, domain: str | None = None) -> Any:
+    # ToolRuntime[Any, Any], not the bare generic: pydantic builds the tool's argument
+    # schema from the annotation, and a bare ToolRuntime warned twice a call when the
+    # agent had a context_schema (serializing a dataclass context as the TypeVar).
+    def request_tools(query: str, runtime: ToolRuntime[Any, Any], domain: str | None = None) -> Any:
         try:
             return _command(index.search(query, k=k, domain=domain), runtime)
         except Exception as exc:  # the model gets a message, the graph keeps running
             return _command(None, runtime, type(exc).__name__)
 
-    async def arequest_tools(query: str, runtime: ToolRuntime, domain: str | None = None) -> Any:
+    async def arequest_tools(
+        query: str, runtime: ToolRuntime[Any, Any], domain: str | None = None
+    ) -> Any:
         try:
             return _command(await index.asearch(query, k=k, domain=domain), runtime)
         except Exception as exc:

@@ -46,6 +46,7 @@ from langgraph_librarian.graph import create_librarian_graph
 from langgraph_librarian.hydrate import recent_turns_start
 from langgraph_librarian.index import update_index
 from langgraph_librarian.recall import scope_key
+from langgraph_librarian.recall._memory import erase_thread
 from langgraph_librarian.recall._result import RECALL_MESSAGE_ID
 from langgraph_librarian.state import LibrarianState
 from langgraph_librarian.tokens import count_tokens
@@ -441,8 +442,11 @@ class ChatService:
         """Delete ``thread_id``: its messages, index and gist (every checkpoint), its line
         in the thread list and what recall copied from it into its scope.
 
-        Returns the number of recall records deleted. A recall source passed as
-        ``recall=`` is asked to forget only if it has a ``forget(thread_id, scope_id)``.
+        Returns the number of recall records deleted. With the chat's own recall this is
+        :meth:`ScopeMemory.delete_thread <langgraph_librarian.recall.ScopeMemory.delete_thread>`
+        (every scope the thread was copied into, the index store, the checkpoints); a
+        recall source passed as ``recall=`` is asked to forget only if it has a
+        ``forget(thread_id, scope_id)``.
 
         Raises:
             MessageRejected: an answer is being written in the thread (nothing deleted).
@@ -452,10 +456,17 @@ class ChatService:
         if not lock.acquire(blocking=False):
             raise MessageRejected("An answer is being written in this thread; delete it after.")
         try:
-            scope = self.scope_for(thread_id)
-            forget = getattr(self.recall, "forget", None)
-            forgotten = int(forget(thread_id, scope)) if forget is not None and scope else 0
-            self._saver.delete_thread(thread_id)
+            forgotten = 0
+            if self._own_recall is None:
+                scope = self.scope_for(thread_id)
+                forget = getattr(self.recall, "forget", None)
+                forgotten = int(forget(thread_id, scope)) if forget is not None and scope else 0
+            forgotten += erase_thread(
+                thread_id,
+                memory=None if self._own_recall is None else self._own_recall.memory,
+                checkpointer=self._saver,
+                index_store=self.config.store,
+            )
             self.threads.delete(thread_id)
             return forgotten
         finally:

@@ -1,0 +1,221 @@
+"""Deleting a thread erases it everywhere the library wrote it (ScopeMemory.delete_thread).
+
+Before, ``checkpointer.delete_thread`` left the thread's Librarian index in the store and
+its captured records in every scope it was copied into: a new thread of the same user
+recalled the deleted thread's text. Checked on a SQLite file and on PostgreSQL, with
+the raw tables searched for the secret afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
+from langgraph.store.sqlite import SqliteStore
+
+from fakes import ScriptedChatModel
+from langgraph_librarian import LangGraphIndexStore, LibrarianConfig, LibrarianMiddleware
+from langgraph_librarian.recall import RecallMiddleware, RecallScope, ScopeMemory
+
+
+@contextlib.contextmanager
+def open_backend(kind: str, tmp_path: Path, dsn: str | None) -> Iterator[tuple[Any, Any]]:
+    """A checkpointer and a store of ``kind``, set up (one SQLite file for both)."""
+    if kind == "sqlite":
+        path = str(tmp_path / "app.sqlite")
+        with (
+            SqliteSaver.from_conn_string(path) as saver,
+            SqliteStore.from_conn_string(path) as store,
+        ):
+            store.setup()
+            yield saver, store
+    else:
+        assert dsn is not None
+        with (
+            PostgresSaver.from_conn_string(dsn) as saver,
+            PostgresStore.from_conn_string(dsn) as store,
+        ):
+            saver.setup()
+            store.setup()
+            yield saver, store
+
+
+def rows_holding(kind: str, tmp_path: Path, dsn: str | None, secret: str) -> list[str]:
+    """Tables with a row whose raw bytes contain ``secret`` (store and checkpoints)."""
+    needle = secret.encode()
+    found = []
+    if kind == "sqlite":
+        with contextlib.closing(sqlite3.connect(tmp_path / "app.sqlite")) as conn:
+            for table, column in (
+                ("store", "value"),
+                ("checkpoints", "checkpoint"),
+                ("writes", "value"),
+            ):
+                query = f"select count(*) from {table} where instr(cast({column} as blob), ?) > 0"
+                if conn.execute(query, (needle,)).fetchone()[0]:
+                    found.append(table)
+        return found
+    assert dsn is not None
+    with psycopg.connect(dsn) as conn:
+        as_text = "position(%s in convert_to({}::text, 'UTF8')) > 0"
+        checks = {
+            "store": as_text.format("value"),
+            "checkpoints": as_text.format("checkpoint"),
+            "checkpoint_blobs": "position(%s in blob) > 0",
+            "checkpoint_writes": "position(%s in blob) > 0",
+        }
+        for table, query in checks.items():
+            row = conn.execute(f"select count(*) from {table} where {query}", (needle,))
+            if row.fetchone()[0]:  # type: ignore[index]
+                found.append(table)
+    return found
+
+
+class App:
+    """An agent with the Librarian (index in the store) and scoped recall with capture."""
+
+    def __init__(self, saver: Any, store: Any) -> None:
+        run = uuid.uuid4().hex
+        # Namespaces of their own: runs never see each other's data in a shared database.
+        self.config = LibrarianConfig(store=LangGraphIndexStore(store, ("index_test", run)))
+        self.memory = ScopeMemory(store, namespace=("recall_test", run))
+        self.model = ScriptedChatModel(script="Noted.")
+        self.saver = saver
+        self.agent = create_agent(
+            self.model,
+            middleware=[
+                LibrarianMiddleware(self.config),
+                RecallMiddleware(self.memory, capture_turns=True, report=True),
+            ],
+            context_schema=RecallScope,
+            checkpointer=saver,
+        )
+        self.secret = f"My bank PIN is {run[:4]}-{run[4:8]}, please remember it."
+
+    def ask(self, thread: str, scope: str, text: str) -> dict[str, Any]:
+        return self.agent.invoke(
+            {"messages": [HumanMessage(text)]},
+            {"configurable": {"thread_id": thread}},
+            context=RecallScope(scope_id=scope),
+        )
+
+    async def aask(self, thread: str, scope: str, text: str) -> dict[str, Any]:
+        return await self.agent.ainvoke(
+            {"messages": [HumanMessage(text)]},
+            {"configurable": {"thread_id": thread}},
+            context=RecallScope(scope_id=scope),
+        )
+
+    def state(self, thread: str) -> dict[str, Any]:
+        return dict(self.agent.get_state({"configurable": {"thread_id": thread}}).values)
+
+
+def written(app: App, thread: str, kept: str) -> None:
+    """Thread ``thread`` says the secret in two scopes; thread ``kept`` talks of lemons."""
+    app.ask(thread, "user:1", app.secret)
+    app.ask(thread, "team:x", "And the garden needs water.")  # copied into a second scope
+    app.ask(kept, "user:1", "I like lemon desserts.")
+    assert app.config.store is not None and app.config.store.load(thread)
+    assert app.memory.thread_records("team:x", thread)
+
+
+def erased(app: App, thread: str, kept: str) -> None:
+    assert app.state(thread) == {}
+    assert app.config.store is not None and app.config.store.load(thread) is None
+    assert app.memory.thread_records("user:1", thread) == []
+    assert app.memory.thread_records("team:x", thread) == []
+    assert len(app.memory.thread_records("user:1", kept)) == 2  # other threads stay
+    assert app.state(kept)["messages"]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_delete_thread_leaves_nothing_readable(kind: str, tmp_path: Path, request: Any) -> None:
+    dsn = request.getfixturevalue("postgres_dsn") if kind == "postgres" else None
+    with open_backend(kind, tmp_path, dsn) as (saver, store):
+        app = App(saver, store)
+        thread, kept = f"A-{uuid.uuid4()}", f"K-{uuid.uuid4()}"
+        written(app, thread, kept)
+        pin = app.secret.split()[4]
+        before = rows_holding(kind, tmp_path, dsn, pin)
+        assert "store" in before and len(before) >= 2  # the scan does find the text
+        deleted = app.memory.delete_thread(thread, checkpointer=saver, index_store=app.config.store)
+        assert deleted == 6  # a question and answer in user:1, the whole thread in team:x
+        erased(app, thread, kept)
+        report = app.ask(f"B-{uuid.uuid4()}", "user:1", "What is my PIN?")["librarian_recall"]
+        assert all(r["thread_id"] != thread for r in report["records"])
+        assert app.secret not in str(app.model.calls[-1])
+        # Repeating the call is harmless (a retry after a failure part-way).
+        assert app.memory.delete_thread(thread, checkpointer=saver, index_store=store) == 0
+    assert rows_holding(kind, tmp_path, dsn, pin) == []
+
+
+@pytest.mark.postgres
+def test_adelete_thread_on_async_postgres(postgres_dsn: str) -> None:
+    async def main() -> None:
+        async with (
+            AsyncPostgresSaver.from_conn_string(postgres_dsn) as saver,
+            AsyncPostgresStore.from_conn_string(postgres_dsn) as store,
+        ):
+            await saver.setup()
+            await store.setup()
+            app = App(saver, store)
+            thread = f"A-{uuid.uuid4()}"
+            await app.aask(thread, "user:1", app.secret)
+            await app.aask(thread, "team:x", "And the garden needs water.")
+            # The scopes named: no listing of the store's scopes.
+            deleted = await app.memory.adelete_thread(
+                thread,
+                checkpointer=saver,
+                index_store=app.config.store,
+                scopes=["user:1", "team:x"],
+            )
+            assert deleted == 6
+            assert (
+                await app.agent.aget_state({"configurable": {"thread_id": thread}})
+            ).values == {}
+            assert await app.memory.athread_records("team:x", thread) == []
+            assert app.config.store is not None
+            assert await app.config.store.aload(thread) is None  # type: ignore[attr-defined]
+        assert rows_holding("postgres", Path(), postgres_dsn, app.secret.split()[4]) == []
+
+    asyncio.run(main())
+
+
+def test_adelete_thread_on_sqlite_runs_the_sync_saver_in_a_thread(tmp_path: Path) -> None:
+    with open_backend("sqlite", tmp_path, None) as (saver, store):
+        app = App(saver, store)
+        thread, kept = f"A-{uuid.uuid4()}", f"K-{uuid.uuid4()}"
+        written(app, thread, kept)
+        deleted = asyncio.run(
+            app.memory.adelete_thread(thread, checkpointer=saver, index_store=app.config.store)
+        )
+        assert deleted == 6
+        erased(app, thread, kept)
+    assert rows_holding("sqlite", tmp_path, None, app.secret.split()[4]) == []
+
+
+def test_subgraph_indexes_and_bad_arguments(tmp_path: Path) -> None:
+    with open_backend("sqlite", tmp_path, None) as (saver, store):
+        app = App(saver, store)
+        index = app.config.store
+        assert index is not None
+        index.save("A|agent", index.load("missing") or [])
+        app.memory.delete_thread("A", index_store=index, subgraphs=["agent"])
+        assert index.load("A|agent") is None
+        with pytest.raises(ValueError):
+            app.memory.delete_thread("", checkpointer=saver)
+        with pytest.raises(TypeError):
+            app.memory.delete_thread("A", subgraphs="agent")
