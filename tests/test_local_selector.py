@@ -575,3 +575,22 @@ def test_a_relation_beside_a_name_in_any_question_shape():
     )
     for question in ("Does Theo have work now?", "I forget what Theo does for work now"):
         assert 4 in select(messages, question), question
+
+
+def test_a_pasted_page_is_read_by_its_start_and_end():
+    """Selection reads a long paste's start and end (3 MB were tokenized whole)."""
+    from langgraph_librarian.select.local import _question
+
+    middle = "lorem ipsum dolor " * 200_000
+    question = f"Why does the checkout fail on step 3? Here is the log:\n{middle}\nAny idea?"
+    read = _question(question)
+    assert len(read) <= 4001
+    assert read.startswith("Why does the checkout fail") and read.endswith("Any idea?")
+    assert _question("Why does the checkout fail?") == "Why does the checkout fail?"
+    messages = _plain(
+        "The checkout fails on step 3 with a timeout from the payment gateway.",
+        "Raise the gateway timeout to 30 seconds.",
+        "The boiler is making that noise again, the radiators are cold.",
+        "Try bleeding the radiators first.",
+    )
+    assert select(messages, question)[0] == 0

@@ -162,6 +162,8 @@ def _aliases(asked: frozenset[str], text: str) -> list[str]:
     return found
 
 
+_QUERY_CHARS = 4000
+"""Characters of a query read for selection (its start and its end)."""
 _RECENCY_BONUS = 0.01
 _ECHO_FACTOR = 0.25
 """An earlier message asking what the query asks keeps this share of its score."""
@@ -353,6 +355,19 @@ class EmbeddingProfile:
             float(weight) if valid_weight else default.semantic_weight,
             related if isinstance(related, bool) else False,
         )
+
+
+def _question(query: str) -> str:
+    """The query as read for selection: a pasted page or log keeps its start and end.
+
+    The question in a long paste is at its start or its end ("here is the log ... why
+    does it fail?"); tokenizing and embedding 3 MB of it took over a second a turn and
+    matched every message. The agent still gets the whole message.
+    """
+    if len(query) <= _QUERY_CHARS:
+        return query
+    half = _QUERY_CHARS // 2
+    return f"{query[:half]}\n{query[-half:]}"
 
 
 def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> np.ndarray:
@@ -591,6 +606,7 @@ class LocalSelector:
         The query is embedded with the selector's model when no ``query_vector`` is
         given, as :meth:`select` and :meth:`rank` do.
         """
+        query = _question(query)
         if not entries:
             return np.zeros(0)
         if query_vector is None:
@@ -629,6 +645,7 @@ class LocalSelector:
         deviations; sharing a rare query word is lexical evidence. Echoes of the query
         and filler are marked unusable: they can never carry evidence.
         """
+        query = _question(query)
         if query_vector is None:
             query_vector = self._query_vector(query)
         if not entries:
@@ -648,6 +665,7 @@ class LocalSelector:
     ) -> tuple[Selection, Evidence]:
         """:meth:`select` and :meth:`evidence` from one scoring pass (scoped recall
         needs both: the selection, and whether anything bears on the query at all)."""
+        query = _question(query)
         if query_vector is None:
             query_vector = self._query_vector(query)
         if not entries:
@@ -705,6 +723,7 @@ class LocalSelector:
         when no ``query_vector`` is given (without it, only the lexical half would rank,
         and a message that shares no word with the query would never appear).
         """
+        query = _question(query)
         if not entries:
             return []
         if query_vector is None:
@@ -721,6 +740,7 @@ class LocalSelector:
         query_vector: Sequence[float] | None = None,
     ) -> list[tuple[int, float]]:
         """Async twin of :meth:`rank` (embeds the query asynchronously)."""
+        query = _question(query)
         if not entries:
             return []
         if query_vector is None:
@@ -792,6 +812,7 @@ class LocalSelector:
         ``config`` is accepted for the :class:`~langgraph_librarian.select.Selector`
         protocol; the local selector makes no model calls.
         """
+        query = _question(query)
         return self._select(query, messages, entries, exclude, self._query_vector(query))
 
     async def aselect(
@@ -804,6 +825,7 @@ class LocalSelector:
         config: RunnableConfig | None = None,
     ) -> Selection:
         """Async twin of :meth:`select` (embeds the query asynchronously)."""
+        query = _question(query)
         vector = await self._aquery_vector(query)
         return self._select(query, messages, entries, exclude, vector)
 
