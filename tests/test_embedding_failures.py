@@ -28,6 +28,7 @@ from langgraph_librarian import (
 from langgraph_librarian.embeddings import load_embeddings
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.recall import ScopeMemory
+from langgraph_librarian.recall._middleware import recall_report
 from langgraph_librarian.recall._select import select_ranked
 from langgraph_librarian.tools import ToolIndex
 
@@ -201,6 +202,9 @@ def test_scoped_recall_goes_on_lexically() -> None:
     memory = _memory(embeddings)
     result = memory.recall("user:1", QUESTION)
     assert result.status == "recalled" and BUDGET in result.text
+    # The result and its report say the ranking went on without the model.
+    assert result.embedding_error == "ConnectionError: embedding server down"
+    assert recall_report(result)["embedding_error"] == result.embedding_error
     assert BUDGET in asyncio.run(memory.arecall("user:1", QUESTION)).text
     assert memory.search("user:1", QUESTION)[0].text == BUDGET
     assert asyncio.run(memory.asearch("user:1", QUESTION))[0].text == BUDGET

@@ -26,7 +26,9 @@ def test_a_group_chat_recalls_each_speaker_by_name() -> None:
     model = ScriptedChatModel(script="ok")
     agent = create_agent(
         model,
-        middleware=[RecallMiddleware(ScopeMemory(InMemoryStore()), capture_turns=True)],
+        middleware=[
+            RecallMiddleware(ScopeMemory(InMemoryStore()), capture_turns=True, report=True)
+        ],
         context_schema=RecallScope,
         checkpointer=InMemorySaver(),
     )
@@ -37,7 +39,12 @@ def test_a_group_chat_recalls_each_speaker_by_name() -> None:
     ]
     agent.invoke({"messages": said}, {"configurable": {"thread_id": "g1"}}, context=scope)
     question = HumanMessage("Who is allergic to shellfish?", name="carl")
-    agent.invoke({"messages": [question]}, {"configurable": {"thread_id": "g2"}}, context=scope)
+    out = agent.invoke(
+        {"messages": [question]}, {"configurable": {"thread_id": "g2"}}, context=scope
+    )
+    # The turn's recall report names the speakers too.
+    names = {r["text"]: r["name"] for r in out["librarian_recall"]["records"]}
+    assert names["I am allergic to shellfish."] == "ana"
     (recalled,) = [m for m in model.calls[-1] if m.id == RECALL_MESSAGE_ID]
     lines = _lines(str(recalled.content))
     assert {"ana (user)": "I am allergic to shellfish."} in [

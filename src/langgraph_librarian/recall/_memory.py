@@ -704,6 +704,7 @@ class ScopeMemory:
                 ),
                 strategy="local",
                 relevance=ranked.relevance,
+                embedding_error=ranked.embedding_error,
             )
         text, kept = render_evidence(ranked.records, max_bytes, query)
         picked = None if ranked.model_picks is None else {r.key for r in ranked.model_picks}
@@ -723,6 +724,7 @@ class ScopeMemory:
                 strategy=ranked.strategy,
                 relevance=ranked.relevance,
                 model_picks=model_picks,
+                embedding_error=ranked.embedding_error,
             )
         reason = ""
         if picked is not None and not picked:
@@ -740,6 +742,7 @@ class ScopeMemory:
             relevance=ranked.relevance,
             model_picks=model_picks,
             kept_local=kept_local,
+            embedding_error=ranked.embedding_error,
         )
 
     def recall(

@@ -39,9 +39,11 @@ def recall_report(result: RecallResult) -> dict[str, Any]:
     with the offline selector).
 
     Each record has its ``text`` (cut at 2,000 characters), ``thread_id``,
-    ``message_id``, ``role``, ``kind`` and ``created_at``: where it came from.
+    ``message_id``, ``role``, ``name`` (the speaker's, when the message had one),
+    ``kind`` and ``created_at``: where it came from. ``embedding_error`` is there when
+    the embedding model failed and the records were ranked by their words alone.
     """
-    return {
+    report: dict[str, Any] = {
         "status": result.status,
         "reason": result.reason,
         "scope": result.scope,
@@ -54,12 +56,16 @@ def recall_report(result: RecallResult) -> dict[str, Any]:
                 "thread_id": r.thread_id,
                 "message_id": r.message_id,
                 "role": r.role,
+                "name": r.name,
                 "kind": r.kind,
                 "created_at": r.created_at,
             }
             for r in result.records
         ],
     }
+    if result.embedding_error:
+        report["embedding_error"] = result.embedding_error
+    return report
 
 
 class RecallMiddleware(AgentMiddleware[RecallMiddlewareState, Any]):

@@ -54,6 +54,9 @@ class RecallResult:
             to the model's (``LibrarianConfig.selector_keeps_local``, on by default):
             each bears on the question by itself (the relevance floor). ``0`` without
             a model selection.
+        embedding_error: The embedding model's failure (``"Type: message"``) when it
+            failed during this recall: the records were then ranked by their words
+            alone. ``None`` otherwise.
     """
 
     status: RecallStatus
@@ -65,6 +68,7 @@ class RecallResult:
     relevance: float | None = None
     model_picks: int | None = None
     kept_local: int = 0
+    embedding_error: str | None = None
 
     def message(self) -> SystemMessage | None:
         """The ``SystemMessage`` to hand the model, or ``None`` when nothing was recalled."""

@@ -232,15 +232,23 @@ _LOCAL_STRATEGIES = frozenset({"local", "local_fallback"})
 """Selections made by the offline engine (alone, or after a selector model failed)."""
 
 
+_Places = dict[tuple[str, int], int]
+"""Where each record of a thread sits in the records: (thread id, sequence) -> index."""
+
+
+def _places(records: Sequence[MemoryRecord]) -> _Places:
+    """Built once per ranking (a dict over every record of the scope)."""
+    return {(r.thread_id, r.seq): i for i, r in enumerate(records) if r.thread_id}
+
+
 def _answers_for_echoes(
-    records: Sequence[MemoryRecord], ids: Sequence[int], query: str
+    records: Sequence[MemoryRecord], ids: Sequence[int], query: str, at: _Places
 ) -> list[int]:
     """``ids`` with each earlier copy of the question (an echo, asked in another thread)
     replaced by the reply that followed it in its thread, or left out when there is none
     (or it is already there): the question answers nothing, its answer may."""
     terms = frozenset(content_terms(query))
     key = repeat_key(query)
-    at = {(r.thread_id, r.seq): i for i, r in enumerate(records) if r.thread_id}
     out: list[int] = []
     for i in ids:
         here = records[i] if 0 <= i < len(records) else None
@@ -273,14 +281,15 @@ def _ranked(
     # The next-best candidates come after the selection, as in a Librarian turn: the
     # byte bound takes them only while room is left (lists and aggregates gain).
     ids = [*selection.ids, *selection.reserve_ids]
+    at = _places(records)
     model: list[int] | None = None
     if held:
         ids = _floor_filter(records, ids, evidence, selection.linked_ids)
         ids.extend(_also_bearing(records, evidence, ids))
         # Last: they take only the room every record above left, and displace none.
-        ids.extend(_follow_ups(records, evidence, ids))
+        ids.extend(_follow_ups(records, evidence, ids, at))
     elif selection.strategy == "llm":
-        model = _answers_for_echoes(records, selection.model_ids, query)
+        model = _answers_for_echoes(records, selection.model_ids, query, at)
         chosen = set(selection.model_ids)
         # The model's picks the offline ranking did not have come last, as in a turn.
         listed = set(ids)
@@ -288,9 +297,9 @@ def _ranked(
         offline = [i for i in ids if i not in chosen]
         bearing = set(_floor_filter(records, offline, evidence)) if evidence.bears() else set()
         ids = [i for i in ids if i in chosen or i in bearing]
-    ids = _answers_for_echoes(records, ids, query)
+    ids = _answers_for_echoes(records, ids, query, at)
     if held:
-        ids = _replies_first(records, evidence, ids)
+        ids = _replies_first(records, evidence, ids, at)
     return Ranked(
         _ordered(records, ids),
         selection.strategy,
@@ -310,7 +319,7 @@ def _only_asks(text: str) -> bool:
 
 
 def _replies_first(
-    records: Sequence[MemoryRecord], evidence: Evidence, ids: Sequence[int]
+    records: Sequence[MemoryRecord], evidence: Evidence, ids: Sequence[int], at: _Places
 ) -> list[int]:
     """``ids`` with the reply to each record that only asks placed just before it.
 
@@ -322,7 +331,6 @@ def _replies_first(
     bound a matching question no longer costs its own answer. An earlier copy of the
     question itself is handled by :func:`_answers_for_echoes`.
     """
-    at = {(r.thread_id, r.seq): i for i, r in enumerate(records) if r.thread_id}
     out: list[int] = []
     for i in ids:
         here = records[i]
@@ -357,6 +365,7 @@ def _follow_ups(
     records: Sequence[MemoryRecord],
     evidence: Evidence,
     chosen: Sequence[int],
+    at: _Places,
     taken: Collection[int] = (),
 ) -> list[int]:
     """What came right after the chosen records that bear on the query, in their thread.
@@ -372,7 +381,6 @@ def _follow_ups(
     they only take room the byte bound has left, and displace none.
     """
     scores = evidence.scores()
-    at = {(r.thread_id, r.seq): i for i, r in enumerate(records) if r.thread_id}
     seen = {*chosen, *taken}
     found = []
     for i in chosen:
