@@ -594,3 +594,23 @@ def test_a_pasted_page_is_read_by_its_start_and_end():
         "Try bleeding the radiators first.",
     )
     assert select(messages, question)[0] == 0
+
+
+def test_the_forms_of_a_dateline():
+    from langgraph_librarian.select.lexical import BM25Index
+
+    texts = {
+        "=== Session of 26 January 2025 ===\nCan you help me with an email?": True,
+        "[Session 3, 2 February 2025] evening": True,
+        "(9 June 2023) Caroline: hi": True,
+        "Date: 2 March 2025. Back again.": True,
+        "## 2025-03-02 standup notes": True,
+        "Monday 3 March: back again": True,
+        "Noted, 14 March.": False,
+        "Rated it 9/10, would go again.": False,
+        "Call on 3 June at 5 with the bank.": False,
+    }
+    index = BM25Index()
+    for i, text in enumerate(texts):
+        index.add(i, text)
+    assert index.datelines().tolist() == list(texts.values())

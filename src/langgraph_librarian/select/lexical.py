@@ -82,10 +82,13 @@ _MONTH_NAME = (
     r"sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
 # A message that opens with a date: "[Session 3, 2 February 2025] evening", "(9 June
-# 2023) Caroline: ...", "Monday 3 March: back again", "2025-03-02 - standup". A date
-# further in ("Noted, 14 March.") or a fraction ("rated it 9/10") opens nothing.
+# 2023) Caroline: ...", "=== Session of 26 January 2025 ===", "Date: 2 March",
+# "Monday 3 March: back again", "## 2025-03-02 standup". Before the date only marks
+# and a header's label; a date further in ("Noted, 14 March.") or a fraction ("rated it
+# 9/10") opens nothing.
 _DATELINE = re.compile(
-    r"\s*[\[(]?\s*(?:session\s*\d+\s*[,:;.-]?\s*)?"
+    r"[\W_]{0,8}?\s*(?:(?:session|sitting|entry|date|day|log|chat|conversation)"
+    r"\b(?:\s+(?:of|on|from|for|\d+))?\s*[,:;.-]?\s*)?"
     r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s*)?(?:the\s+)?"
     rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAME}(?![a-z])"
     rf"|{_MONTH_NAME}\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
