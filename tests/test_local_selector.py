@@ -614,3 +614,18 @@ def test_the_forms_of_a_dateline():
     for i, text in enumerate(texts):
         index.add(i, text)
     assert index.datelines().tolist() == list(texts.values())
+
+
+def test_a_frequent_question_word_brings_only_its_close_relations():
+    from langgraph_librarian.embeddings import StaticEmbeddings
+    from langgraph_librarian.select._related import related_words
+    from langgraph_librarian.select.lexical import BM25Index
+
+    model = StaticEmbeddings()
+    index = BM25Index()
+    index.add("m0", "Big news: I just started my new job at Nortada Labs!")
+    index.add("m1", "The office printer is broken again.")
+    related = related_words(model, model.model_id, "Where do I work now?", index.head(2))
+    # "work" is among the most frequent English words: "job" (0.66) comes, "office"
+    # (0.32) does not.
+    assert "job" in related and "office" not in related

@@ -5,12 +5,12 @@ A question and the message that answers it often name one thing with different w
 static model) holds a vector per word, and words close in that space are related. The
 candidates are the words the history itself uses (the lexical index's vocabulary): a
 related word the history never uses can match nothing, so none of the at most
-:data:`PER_WORD` places a question word has goes to one. Each question word (but the
-:data:`SKIP_COMMON` most frequent English words) brings the history's words at cosine
-:data:`MIN_SIMILARITY` or more into the lexical query, weighted by that cosine (a
-question word weighs 1). Passages are scored by the question's words and these
-together, so a passage naming the thing in other words is found by BM25, not only by
-the (weak) sentence vector.
+:data:`PER_WORD` places a question word has goes to one. Each question word brings the
+history's words at cosine :data:`MIN_SIMILARITY` or more (the :data:`SKIP_COMMON` most
+frequent English words: :data:`COMMON_MIN_SIMILARITY`) into the lexical query,
+weighted by that cosine (a question word weighs 1). Passages are scored by the
+question's words and these together, so a passage naming the thing in other words is
+found by BM25, not only by the (weak) sentence vector.
 
 Weekday and month names are never related words: a question about "the weekend" or
 "the date" is not about every message that names a Sunday or a June (they are the
@@ -46,8 +46,12 @@ _VOCABULARY = (
     Path(__file__).resolve().parent.parent / "_engine" / "model_data" / "minilm-vocab.txt.gz"
 )
 SKIP_COMMON = 300
-"""The most frequent words ("long", "way", "many") bring no related words: their
-neighbours are other frequent words, noise for the query."""
+"""The most frequent words ("long", "way", "work", "live") bring only their close
+related words (:data:`COMMON_MIN_SIMILARITY`): their neighbours are mostly other
+frequent words, noise for the query."""
+COMMON_MIN_SIMILARITY = 0.65
+"""The bar for the related words of the :data:`SKIP_COMMON` most frequent words ("work"
+-> "job" 0.66, "home" -> "house" 0.72, "city" -> "town" 0.64 stays out)."""
 _FIRST_WORD = 1996
 """Id of "the" in BERT's uncased vocabulary: from here on words are in frequency order."""
 _TABLE_WORDS = 100_000
@@ -189,14 +193,17 @@ def related_words(
     words = [
         w
         for w in dict.fromkeys(tokenize(query))
-        if len(w) > 2 and w.isalpha() and w not in STOPWORDS and w not in common
+        if len(w) > 2 and w.isalpha() and w not in STOPWORDS
     ]
     out: dict[str, float] = {}
     if not words:
         return out
     table = _table(model)
     table.take(embeddings, index)
-    for similar in table.similar(embeddings, words):
+    for word, similar in zip(words, table.similar(embeddings, words), strict=True):
+        # A frequent word's neighbours are mostly other frequent words: only its close
+        # ones count ("work" brings "job" at 0.66, not "office" at 0.32).
+        bar = COMMON_MIN_SIMILARITY if word in common else MIN_SIMILARITY
         kept = 0
         for other, similarity in similar:
             if kept == PER_WORD:
@@ -204,6 +211,7 @@ def related_words(
             stems = content_terms(other)
             if (
                 not stems
+                or similarity < bar
                 or stems[0] in terms
                 or other in DAYS
                 or other in MONTHS
