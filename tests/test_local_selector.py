@@ -629,3 +629,27 @@ def test_a_frequent_question_word_brings_only_its_close_relations():
     # "work" is among the most frequent English words: "job" (0.66) comes, "office"
     # (0.32) does not.
     assert "job" in related and "office" not in related
+
+
+def test_a_list_question_spends_the_budget_on_distinct_matches_first():
+    messages = _plain(
+        "How was your weekend?",
+        "Great, I went climbing at the quarry and it was fun.",
+        "The boiler is making that noise again.",
+        "Try bleeding the radiators first.",
+        "Any plans for the evening?",
+        "I might go swimming at the lido after work.",
+    )
+    history = [*messages, HumanMessage("q", id="q")]
+    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+
+    def picked(question: str):
+        return LocalSelector().select(question, history, entries)
+
+    # One fact: the short match brings what it replies to, ahead of anything else.
+    single = picked("Did I go climbing at the quarry?")
+    assert single.ids[:2] == [1, 0]
+    # A list: every match first, then their neighbours.
+    listing = picked("Which sports did I do, climbing or swimming?")
+    assert set(listing.ids) == {1, 5}
+    assert set(listing.reserve_ids) >= {0, 4}

@@ -164,6 +164,13 @@ def _aliases(asked: frozenset[str], text: str) -> list[str]:
 
 _QUERY_CHARS = 4000
 """Characters of a query read for selection (its start and its end)."""
+_LIST_QUESTION = re.compile(
+    r"\bhow\s+many\b|\b(?:what|which)\s+(?:\w+\s+of\s+)?(?!(?:does|goes|this|thus|plus)\b)"
+    r"[a-z]{2,}[^s\W]s\b",
+    re.IGNORECASE,
+)
+"""A question asking for a list or a count: "how many", "what/which" + a plural noun
+("What activities...", "Which cities...", "What kinds of art...")."""
 _RECENCY_BONUS = 0.01
 _ECHO_FACTOR = 0.25
 """An earlier message asking what the query asks keeps this share of its score."""
@@ -921,8 +928,14 @@ class LocalSelector:
                 and messages[asked + 1].type != messages[asked].type
             ):
                 neighbours[reply] = max(neighbours.get(reply, 0.0), _NEIGHBOUR_FACTOR * before)
-        for i, score in neighbours.items():
-            priority.setdefault(i, score)
+        # A question asking for a list or a count ("What activities does Melanie do?",
+        # "How many times...") is answered by many matches, each on its own: the
+        # short matches' neighbours come after the next-best matches instead of before
+        # them, so the budget holds more distinct matches.
+        listing = bool(_LIST_QUESTION.search(query))
+        if not listing:
+            for i, score in neighbours.items():
+                priority.setdefault(i, score)
         ranked = _first_copies(
             sorted(priority, key=lambda i: (-priority[i], -entries[i].id)), entries, messages
         )
@@ -935,12 +948,19 @@ class LocalSelector:
         taken = {_copy_key(entries[i], messages) for i in ranked}
         rest = _rest_of_ranking(fused, positive, len(head))
         for i in chain(order, rest):  # best first: stop at the floor
-            if fused[i] < floor or len(reserve) >= self.max_selected:
+            if fused[i] < floor or len(reserve) >= self.max_selected * (2 if listing else 1):
                 break
             key = _copy_key(entries[i], messages)
             if i not in priority and key not in taken:
                 taken.add(key)
                 reserve.append(entries[i].id)
+        if listing:
+            held = set(reserve)
+            reserve.extend(
+                entries[i].id
+                for i in sorted(neighbours, key=lambda i: -neighbours[i])
+                if i not in priority and entries[i].id not in held
+            )
         expanded = [entries[i].id for i in ranked if i not in set(primary)]
         reasoning = (
             f"passage-level hybrid ranking over {len(entries)} entries: {len(primary)} at or "
