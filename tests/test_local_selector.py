@@ -653,3 +653,48 @@ def test_a_list_question_spends_the_budget_on_distinct_matches_first():
     listing = picked("Which sports did I do, climbing or swimming?")
     assert set(listing.ids) == {1, 5}
     assert set(listing.reserve_ids) >= {0, 4}
+
+
+def test_what_makes_a_list_question():
+    from langgraph_librarian.select.local import _LIST_QUESTION
+
+    for question in (
+        "What activities does Melanie partake in?",
+        "How many times has she been to the beach?",
+        "Which cities has Jon visited?",
+        "What kinds of art does Caroline make?",
+    ):
+        assert _LIST_QUESTION.search(question), question
+    # A verb ("causes", "happens") or a singular in -us asks for one thing.
+    for question in ("What causes the timeout?", "What happens next?", "What status does it have?"):
+        assert not _LIST_QUESTION.search(question), question
+
+
+def test_every_selector_embeds_a_pasted_page_by_its_start_and_end():
+    from langchain_core.embeddings import Embeddings
+
+    from fakes import ScriptedChatModel
+    from langgraph_librarian.select import LLMSelector
+
+    class Recording(Embeddings):
+        def __init__(self) -> None:
+            self.lengths: list[int] = []
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [[1.0, float(len(t) % 7)] for t in texts]
+
+        def embed_query(self, text: str) -> list[float]:
+            self.lengths.append(len(text))
+            return [1.0, 0.5]
+
+    messages = _plain("The checkout fails on step 3.", "Raise the gateway timeout.")
+    question = "Why does the checkout fail? " + "lorem ipsum " * 300_000
+    history = [*messages, HumanMessage(question, id="q")]
+    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    embeddings = Recording()
+    local = LocalSelector(embeddings=embeddings)
+    local.select(question, history, entries)
+    LLMSelector(ScriptedChatModel(script="IDs: [0]"), local=local).select(
+        question, history, entries
+    )
+    assert embeddings.lengths and max(embeddings.lengths) <= 4001

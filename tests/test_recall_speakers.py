@@ -90,3 +90,20 @@ def test_a_long_name_is_cut_and_a_record_without_name_reads_as_before() -> None:
     del value["name"]
     old = record_from_value("k", value)
     assert old is not None and old.name is None
+
+
+def test_a_name_in_any_script_reads_as_written() -> None:
+    block, _ = render_evidence([_record("李明", "我住在北京")], 4000)
+    assert '"李明 (user)":"我住在北京"' in block
+
+
+def test_a_thread_id_with_control_characters_is_deleted_like_any() -> None:
+    from langgraph.store.memory import InMemoryStore as Store
+
+    memory = ScopeMemory(Store())
+    for thread in ("bad\x00thread", "sur\ud800thread"):
+        said = [HumanMessage(f"My PIN in {thread!r} is 4471.", id=f"pin-{len(thread)}")]
+        memory.capture("u:1", said, thread_id=thread)
+    for thread in ("bad\x00thread", "sur\ud800thread"):
+        assert memory.delete_thread(thread, scopes=["u:1"]) == 1
+    assert memory.records("u:1") == []

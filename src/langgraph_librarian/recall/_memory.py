@@ -257,11 +257,17 @@ class ScopeMemory:
         # id a hashed label no longer tells), in place of ``scope_id``.
         ns = (*self.namespace, label, _MEMORY) if label else self._ns(scope_id, _MEMORY)
         # A JSON null is not filterable on every store: a thread without id reads all.
-        where = {"kind": "turn"} if thread_id is None else {"kind": "turn", "thread_id": thread_id}
+        # Records hold the thread id as captured, cleaned (see record_from_message).
+        where = (
+            {"kind": "turn"}
+            if thread_id is None
+            else {"kind": "turn", "thread_id": clean_text(thread_id)}
+        )
         return ns, search_op(ns, SEARCH_PAGE, offset, where)
 
     @staticmethod
     def _of_thread(items: Sequence[Any], thread_id: str | None, into: list[MemoryRecord]) -> None:
+        thread_id = None if thread_id is None else clean_text(thread_id)
         for item in items:
             record = record_from_value(str(item.key), item.value)
             if record is not None and record.kind == "turn" and record.thread_id == thread_id:

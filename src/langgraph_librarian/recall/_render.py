@@ -114,7 +114,7 @@ def _shown(record: MemoryRecord, above: MemoryRecord | None) -> tuple[bool, bool
 
 def _fragment(key: str, value: object) -> str:
     """``"key":value`` as it appears in a compact JSON line (escaped)."""
-    return _escape(f"{json.dumps(key)}:{json.dumps(value, ensure_ascii=False)}")
+    return _escape(f"{json.dumps(key, ensure_ascii=False)}:{json.dumps(value, ensure_ascii=False)}")
 
 
 def _body(record: MemoryRecord, text: str) -> str:

@@ -165,12 +165,14 @@ def _aliases(asked: frozenset[str], text: str) -> list[str]:
 _QUERY_CHARS = 4000
 """Characters of a query read for selection (its start and its end)."""
 _LIST_QUESTION = re.compile(
-    r"\bhow\s+many\b|\b(?:what|which)\s+(?:\w+\s+of\s+)?(?!(?:does|goes|this|thus|plus)\b)"
-    r"[a-z]{2,}[^s\W]s\b",
+    r"\bhow\s+many\b|\b(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+\w+|"
+    r"(?!(?:does|goes|this|thus|plus)\b)[a-z]{2,}[^su\W]s)\s+(?:do|does|did|has|have|had|are|"
+    r"were|is|was|can|could|will|would|should)\b",
     re.IGNORECASE,
 )
 """A question asking for a list or a count: "how many", "what/which" + a plural noun
-("What activities...", "Which cities...", "What kinds of art...")."""
++ an auxiliary ("What activities does...", "Which cities has...", "What kinds of art
+does..."); "What causes the timeout?" (a verb) asks for one thing."""
 _RECENCY_BONUS = 0.01
 _ECHO_FACTOR = 0.25
 """An earlier message asking what the query asks keeps this share of its score."""
@@ -506,6 +508,7 @@ class LocalSelector:
         entries: Sequence[IndexEntry],
         query_vector: Sequence[float] | None,
     ) -> _Scored:
+        query = _question(query)
         index, positions = _lexical(messages, entries)
         related = None
         if self._profile.related_words and self.embeddings is not None and query_vector:
@@ -791,12 +794,14 @@ class LocalSelector:
             return None
 
     def _query_vector(self, query: str) -> list[float] | None:
+        query = _question(query)  # also for the LLM selector's and recall's calls
         embeddings = self.embeddings
         if embeddings is None or not query.strip():
             return None
         return self._embedded(lambda: list(embeddings.embed_query(query)))
 
     async def _aquery_vector(self, query: str) -> list[float] | None:
+        query = _question(query)
         if self.embeddings is None or not query.strip() or embeddings_down():
             return None
         try:
@@ -845,6 +850,7 @@ class LocalSelector:
         query_vector: Sequence[float] | None,
         scored: _Scored | None = None,
     ) -> Selection:
+        query = _question(query)  # the LLM selector and recall call this directly
         excluded = set(exclude)
         if not entries:
             return Selection(ids=[], reasoning="empty index", strategy="local")
