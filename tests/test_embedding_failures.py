@@ -237,6 +237,10 @@ def test_tool_search_goes_on_lexically_then_recovers(tmp_path: Path) -> None:
     result = index.search("send an email to John")
     assert result.names[0] == "email_send"
     assert result.embedding_error == "ConnectionError: embedding server down"
+    # One call per search: the model that failed on the tools is not asked for the query.
+    calls = embeddings.calls
+    index.search("weather in Rome")
+    assert embeddings.calls == calls + 1
     assert asyncio.run(index.asearch("weather in Rome")).names[0] == "weather_forecast"
     with pytest.raises(ConnectionError):  # a file without vectors would be of no use
         index.save(tmp_path / "tools.json.gz")
@@ -277,3 +281,33 @@ def test_middleware_turn_keeps_its_store_error(tmp_path: Path) -> None:
     store.blip = True
     meta = agent.invoke({"messages": [HumanMessage(QUESTION)]}, cfg)["librarian_metadata"]
     assert "ConnectionError: store blip" in meta["store_error"]
+
+
+def test_the_turn_keeps_its_embedding_error_after_a_tool_call() -> None:
+    from langchain_core.tools import tool as make_tool
+
+    from fakes import ToolCallingScriptedModel
+
+    @make_tool
+    def lookup(x: str) -> str:
+        """Look something up."""
+        return "nothing found"
+
+    def script(messages):  # type: ignore[no-untyped-def]
+        last = messages[-1]
+        if last.type == "human" and QUESTION in str(last.content):
+            return AIMessage("", tool_calls=[{"name": "lookup", "args": {"x": "b"}, "id": "c1"}])
+        return AIMessage(f"saw {len(messages)}")
+
+    config = LibrarianConfig(embeddings=DownEmbeddings(), always_include_recent_turns=1)
+    agent = create_agent(
+        ToolCallingScriptedModel(script=script),
+        tools=[lookup],
+        middleware=[LibrarianMiddleware(config)],
+        checkpointer=MemorySaver(),
+    )
+    run = {"configurable": {"thread_id": "tool-turn"}}
+    for text in _turns():
+        out = agent.invoke({"messages": [HumanMessage(text)]}, run)
+    assert any(m.type == "tool" for m in out["messages"])
+    assert out["librarian_metadata"]["embedding_error"] == "ConnectionError: embedding server down"

@@ -684,8 +684,19 @@ class SelectionCache:
             seen[_QUESTION] = content_hash(question)
         self._selections.put(key, (conversation_key(messages), stored, sel, seen))
 
+    _TURN_NOTES = ("embedding_error", "store_error")
+    """What failed open earlier in the turn: a later model call of the turn (after a tool
+    call) re-hydrates the cached selection without asking the store or the embedding
+    model again, and its record keeps what the first call met."""
+
     def record(self, key: tuple[str, str], metadata: dict[str, Any]) -> None:
-        self._metadata.put(key, dict(metadata))
+        stored = dict(metadata)
+        before = self._metadata.get(key)
+        if before is not None:
+            for note in self._TURN_NOTES:
+                if note in before and note not in stored:
+                    stored[note] = before[note]
+        self._metadata.put(key, stored)
 
     def pop_metadata(self, key: tuple[str, str]) -> dict[str, Any] | None:
         return self._metadata.pop(key)

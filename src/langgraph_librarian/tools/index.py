@@ -857,7 +857,7 @@ class ToolIndex:
 
     def _sync(
         self, reuse: dict[str, tuple[str, np.ndarray]] | None = None, *, strict: bool = False
-    ) -> None:
+    ) -> bool:
         """Embed pending tools and compact removed rows (called before a search).
 
         ``reuse`` maps tool names to (fingerprint, unit vector) read from a saved index:
@@ -868,6 +868,7 @@ class ToolIndex:
         all the same, lexically indexed with no vector (``_unembedded``): they are found
         by the lexical fallback of :meth:`_scored`, and embedded by a later sync once the
         model answers. ``strict`` (:meth:`save`, :meth:`load`) raises the failure instead.
+        Returns whether the model failed here (the search then does not ask it again).
         """
         with self._lock:
             if self._dead and self._dead * 4 > len(self._rows):
@@ -881,7 +882,7 @@ class ToolIndex:
                 for i, name in enumerate(self._rows):
                     self._index_lexical(i, self._records[name])
             if not self._pending and not self._unembedded:
-                return
+                return False
             pending = [(n, self._records[n]) for n in self._pending if n in self._records]
             self._pending = {n: None for n, _ in pending}  # removed tools forgotten
             retry = [(n, self._records[n]) for n in self._unembedded]
@@ -889,6 +890,7 @@ class ToolIndex:
         # tools being added or removed meanwhile.
         todo = pending + retry
         vectors: np.ndarray | None = None
+        failed = False
         if self._embeddings is not None and todo:
             try:
                 vectors = self._vectors(self._embeddings, [r for _, r in todo], reuse or {})
@@ -896,6 +898,7 @@ class ToolIndex:
                 if strict:
                     raise
                 embedding_failed(logger, exc)  # raises what only the user can fix
+                failed = True
         with self._lock:
             # A tool removed, replaced, or already indexed by another thread meanwhile is
             # skipped.
@@ -917,7 +920,7 @@ class ToolIndex:
             if vectors is None:
                 if self._matrix.size:  # rows without a vector stay zero until embedded
                     self._matrix = self._padded(self._matrix.shape[1])
-                return
+                return failed
             self._matrix = self._padded(vectors.shape[1])
             rows: list[int] = []
             taken: list[int] = []
@@ -928,6 +931,7 @@ class ToolIndex:
                     taken.append(i)
                     self._unembedded.pop(name, None)
             self._matrix[rows] = vectors[taken]
+        return False
 
     def _padded(self, width: int) -> np.ndarray:
         """The matrix with a zero row for each row it does not cover yet (under the lock)."""
@@ -1179,10 +1183,12 @@ class ToolIndex:
         Lexical only: the index has an embedding model but it failed (for the query, or
         for tools not embedded yet); the cosines are then all zero and must not count.
         """
-        self._sync()
+        # A model that just failed on the tools is not asked for the query too: a server
+        # that timed out would cost the timeout twice per search.
+        failed = self._sync()
         text, translations = self._translated(query)
         q: np.ndarray | None = None
-        if self._embeddings is not None:
+        if self._embeddings is not None and not failed:
             if query_vector is None:
                 try:
                     query_vector = self._embeddings.embed_query(text)
