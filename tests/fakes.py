@@ -52,6 +52,11 @@ class ScriptedChatModel(BaseChatModel):
     def peak(self) -> int:
         return self._peak
 
+    @property
+    def in_flight(self) -> int:
+        """Calls answering right now."""
+        return self._in_flight
+
     def _enter(self) -> None:
         with self._lock:
             self._in_flight += 1

@@ -350,7 +350,7 @@ def test_a_background_job_after_its_event_loop_closed_fails_cleanly(drained, rec
         async def abatch(self, ops: Any) -> list[Any]:
             return await self.inner.abatch(ops)
 
-    slow = ScriptedChatModel(script="Dana decides the venue.", latency=0.5)
+    slow = ScriptedChatModel(script="Dana decides the venue.", latency=1.0)
     holder: dict[str, Any] = {}
 
     async def serve() -> None:
@@ -360,6 +360,14 @@ def test_a_background_job_after_its_event_loop_closed_fails_cleanly(drained, rec
         cfg = {"configurable": {"thread_id": "loop-closed"}}
         await graph.ainvoke({"messages": [HumanMessage("The venue is Porto. " * 20)]}, cfg)
         holder["backend"] = backend
+        # Return (closing the loop) once the job is inside its model call: its store read
+        # is done while the loop runs, its save comes after the loop closed. Returning
+        # earlier could close the loop in the middle of the read, a race no store
+        # survives cleanly (the scheduled read is never run), and that made this flaky.
+        for _ in range(2000):
+            if slow.in_flight:
+                break
+            await asyncio.sleep(0.005)
 
     asyncio.run(serve())  # returns while the job's summary is still being written
     assert wait_for_background_indexing(30) is False
