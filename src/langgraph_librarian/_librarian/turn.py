@@ -343,20 +343,27 @@ def _skipped(plan: _Plan, reason: str, tokens: int | None = None) -> StateUpdate
     messages = repair_history(plan.messages, require_human_first=False)
     if tokens is None or len(messages) != len(plan.messages):
         tokens = count_tokens(messages, config.token_counter)
-    metadata = {
+    metadata = _passed_through(reason, len(messages), tokens, config)
+    metadata["selection_latency_ms"] = round((time.perf_counter() - plan.started) * 1000, 3)
+    return {"curated_messages": list(messages), "selected_ids": [], "librarian_metadata": metadata}
+
+
+def _passed_through(
+    reason: str, count: int, tokens: int, config: LibrarianConfig
+) -> dict[str, Any]:
+    """The metadata of a turn whose model got the whole history (a skip, a failure)."""
+    return {
         "selection_skipped": True,
         "reason": reason,
         "selected_ids": [],
         "selection_reasoning": "",
-        "original_count": len(messages),
+        "original_count": count,
         "original_tokens": tokens,
-        "curated_count": len(messages),
+        "curated_count": count,
         "curated_tokens": tokens,
         "token_reduction_pct": 0.0,
         "context_budget": config.budget_for(tokens),
-        "selection_latency_ms": round((time.perf_counter() - plan.started) * 1000, 3),
     }
-    return {"curated_messages": list(messages), "selected_ids": [], "librarian_metadata": metadata}
 
 
 def _plan(
@@ -999,19 +1006,8 @@ def record_pass_through(
     """
     try:
         tokens = count_tokens(list(messages), run.config.token_counter)
-        metadata: dict[str, Any] = {
-            "selection_skipped": True,
-            "reason": "selection_failed",
-            "selection_error": describe(exc),
-            "selected_ids": [],
-            "selection_reasoning": "",
-            "original_count": len(messages),
-            "original_tokens": tokens,
-            "curated_count": len(messages),
-            "curated_tokens": tokens,
-            "token_reduction_pct": 0.0,
-            "context_budget": run.config.budget_for(tokens),
-        }
+        metadata = _passed_through("selection_failed", len(messages), tokens, run.config)
+        metadata["selection_error"] = describe(exc)
         key = SelectionCache.key(run, messages)
         if key:
             cache.record(key, metadata)

@@ -616,7 +616,6 @@ class LocalSelector:
         The query is embedded with the selector's model when no ``query_vector`` is
         given, as :meth:`select` and :meth:`rank` do.
         """
-        query = _question(query)
         if not entries:
             return np.zeros(0)
         if query_vector is None:
@@ -655,7 +654,6 @@ class LocalSelector:
         deviations; sharing a rare query word is lexical evidence. Echoes of the query
         and filler are marked unusable: they can never carry evidence.
         """
-        query = _question(query)
         if query_vector is None:
             query_vector = self._query_vector(query)
         if not entries:
@@ -675,7 +673,6 @@ class LocalSelector:
     ) -> tuple[Selection, Evidence]:
         """:meth:`select` and :meth:`evidence` from one scoring pass (scoped recall
         needs both: the selection, and whether anything bears on the query at all)."""
-        query = _question(query)
         if query_vector is None:
             query_vector = self._query_vector(query)
         if not entries:
@@ -689,6 +686,7 @@ class LocalSelector:
     def _weighed(
         self, query: str, scored: _Scored | None, query_vector: Sequence[float] | None
     ) -> Evidence:
+        query = _question(query)
         n = 0 if scored is None else len(scored.fused)
         evidence = Evidence(
             np.zeros(n), np.zeros(n, dtype=bool), np.ones(n, dtype=bool), np.zeros(n, dtype=bool)
@@ -733,7 +731,6 @@ class LocalSelector:
         when no ``query_vector`` is given (without it, only the lexical half would rank,
         and a message that shares no word with the query would never appear).
         """
-        query = _question(query)
         if not entries:
             return []
         if query_vector is None:
@@ -750,7 +747,6 @@ class LocalSelector:
         query_vector: Sequence[float] | None = None,
     ) -> list[tuple[int, float]]:
         """Async twin of :meth:`rank` (embeds the query asynchronously)."""
-        query = _question(query)
         if not entries:
             return []
         if query_vector is None:
@@ -794,7 +790,9 @@ class LocalSelector:
             return None
 
     def _query_vector(self, query: str) -> list[float] | None:
-        query = _question(query)  # also for the LLM selector's and recall's calls
+        # Every reading of the query is capped where it happens (_score, _select,
+        # _weighed, here): the LLM selector and recall call these directly.
+        query = _question(query)
         embeddings = self.embeddings
         if embeddings is None or not query.strip():
             return None
@@ -824,7 +822,6 @@ class LocalSelector:
         ``config`` is accepted for the :class:`~langgraph_librarian.select.Selector`
         protocol; the local selector makes no model calls.
         """
-        query = _question(query)
         return self._select(query, messages, entries, exclude, self._query_vector(query))
 
     async def aselect(
@@ -837,7 +834,6 @@ class LocalSelector:
         config: RunnableConfig | None = None,
     ) -> Selection:
         """Async twin of :meth:`select` (embeds the query asynchronously)."""
-        query = _question(query)
         vector = await self._aquery_vector(query)
         return self._select(query, messages, entries, exclude, vector)
 
@@ -850,7 +846,7 @@ class LocalSelector:
         query_vector: Sequence[float] | None,
         scored: _Scored | None = None,
     ) -> Selection:
-        query = _question(query)  # the LLM selector and recall call this directly
+        query = _question(query)
         excluded = set(exclude)
         if not entries:
             return Selection(ids=[], reasoning="empty index", strategy="local")
@@ -878,16 +874,16 @@ class LocalSelector:
         linked = self._linked(query, priority, order[:_EXPANSION_POOL], scored, entries, excluded)
         for i, score in linked.items():
             priority[i] = max(priority.get(i, 0.0), score)
-        bridged = self._bridged(query, order, scored, entries, messages, excluded)
-        for i, score in self._hopped(query, order, scored, entries, excluded).items():
-            bridged[i] = max(bridged.get(i, 0.0), score)
-        for i, score in self._anchored(query, order, primary, scored, entries, excluded).items():
-            bridged[i] = max(bridged.get(i, 0.0), score)
-        for i, score in self._dated(query, order, primary, scored, entries, messages, excluded):
-            bridged[i] = max(bridged.get(i, 0.0), score)
-        for i, score in self._replied(query, order, primary, scored, entries, messages, excluded):
-            bridged[i] = max(bridged.get(i, 0.0), score)
-        for i, score in bridged.items():
+        # What completes the best matches: a name's other mentions, a hop, the date an
+        # event is relative to, the sitting's dateline, the assistant's reply.
+        completions = chain(
+            self._bridged(query, order, scored, entries, messages, excluded).items(),
+            self._hopped(query, order, scored, entries, excluded).items(),
+            self._anchored(query, order, primary, scored, entries, excluded).items(),
+            self._dated(query, order, primary, scored, entries, messages, excluded),
+            self._replied(query, order, primary, scored, entries, messages, excluded),
+        )
+        for i, score in completions:
             priority[i] = max(priority.get(i, 0.0), score)
 
         positions = scored.positions
