@@ -77,10 +77,10 @@ _CLOCK = re.compile(
 _SPEAKER = re.compile(
     r"\s*(?:[(\[][^)\]\n]{1,40}[)\]]\s*)?([A-Z][\w'.-]{1,30})(?: [A-Z][\w'.-]{0,30})?:\s"
 )
-_MONTH_NAME = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-)
+_MONTH_NAME = "(?:{})\\.?".format("|".join(sorted(MONTHS, key=len, reverse=True)))
+"""A month's name or abbreviation (:data:`MONTHS`, longest first), as a pattern."""
+_WEEKDAY = "|".join(d for d in DAYS if d.endswith("day"))
+"""A weekday's full name (:data:`DAYS`), as a pattern."""
 # A message that opens with a date: "[Session 3, 2 February 2025] evening", "(9 June
 # 2023) Caroline: ...", "=== Session of 26 January 2025 ===", "Date: 2 March",
 # "Monday 3 March: back again", "## 2025-03-02 standup". Before the date only marks
@@ -89,7 +89,7 @@ _MONTH_NAME = (
 _DATELINE = re.compile(
     r"[\W_]{0,8}?\s*(?:(?:session|sitting|entry|date|day|log|chat|conversation)"
     r"\b(?:\s+(?:of|on|from|for|\d+))?\s*[,:;.-]?\s*)?"
-    r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s*)?(?:the\s+)?"
+    rf"(?:(?:{_WEEKDAY}),?\s*)?(?:the\s+)?"
     rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAME}(?![a-z])"
     rf"|{_MONTH_NAME}\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
     r"|\d{4}-\d{1,2}-\d{1,2}\b|\d{1,2}[/.]\d{1,2}[/.]\d{4}\b)",
