@@ -18,9 +18,14 @@ def chat(*texts: str) -> list:
     return out
 
 
-def select(messages, question: str):
+def indexed(messages, question: str) -> tuple[list, list]:
+    """The history with ``question`` asked last, and the entries of what came before."""
     history = [*messages, HumanMessage(question, id="q")]
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    return history, update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+
+
+def select(messages, question: str):
+    history, entries = indexed(messages, question)
     return LocalSelector().select(question, history, entries).ids
 
 
@@ -167,8 +172,7 @@ def test_the_static_model_matches_a_question_word_to_a_related_word():
         "Sure.",
         "We booked the hotel near the harbour for three nights.",
     )
-    history = [*messages, HumanMessage("When is the aircraft due in?", id="q")]
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    history, entries = indexed(messages, "When is the aircraft due in?")
     ids = (
         LocalSelector(embeddings=model).select("When is the aircraft due in?", history, entries).ids
     )
@@ -397,8 +401,7 @@ def _transcript(lines: list[tuple[str, str]]) -> list:
 
 
 def _ranked(messages, question: str) -> list[int]:
-    history = [*messages, HumanMessage(question, id="q")]
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    history, entries = indexed(messages, question)
     return [p for p, _ in LocalSelector().rank(question, history, entries)]
 
 
@@ -640,8 +643,7 @@ def test_a_list_question_spends_the_budget_on_distinct_matches_first():
         "Any plans for the evening?",
         "I might go swimming at the lido after work.",
     )
-    history = [*messages, HumanMessage("q", id="q")]
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    history, entries = indexed(messages, "q")
 
     def picked(question: str):
         return LocalSelector().select(question, history, entries)
@@ -689,8 +691,7 @@ def test_every_selector_embeds_a_pasted_page_by_its_start_and_end():
 
     messages = _plain("The checkout fails on step 3.", "Raise the gateway timeout.")
     question = "Why does the checkout fail? " + "lorem ipsum " * 300_000
-    history = [*messages, HumanMessage(question, id="q")]
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    history, entries = indexed(messages, question)
     embeddings = Recording()
     local = LocalSelector(embeddings=embeddings)
     local.select(question, history, entries)
