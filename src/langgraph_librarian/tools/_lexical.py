@@ -251,9 +251,11 @@ class LexicalScorer:
             self._neighbor_cache.clear()
         missing = [w for w in dict.fromkeys(words) if w not in self._neighbor_cache]
         if missing:
-            sims = self._vocab_matrix @ _unit(self._word_vectors(missing)).T  # [vocab, words]
+            wanted = _unit(self._word_vectors(missing))
             for j, word in enumerate(missing):
-                column = sims[:, j]
+                # One einsum per word rather than one BLAS product for all: BLAS threads
+                # waking on a busy two-core machine cost milliseconds (docs/tools.md).
+                column = np.einsum("ij,j->i", self._vocab_matrix, wanted[j])
                 close = np.flatnonzero(column >= self.neighbor_similarity)
                 best: dict[str, float] = {}
                 for i in close[np.argsort(-column[close])][: _MAX_NEIGHBORS * 2]:

@@ -670,6 +670,9 @@ class ToolIndex:
         self._unembedded: dict[str, None] = {}
         self._lexical = self._new_lexical()
         self._by_domain: dict[str, dict[str, None]] = {}  # domain -> names (ordered set)
+        # Domains, largest first, with their counts: made once per change of the catalog
+        # (sorting 10,000 domains per low-confidence answer took 10 ms at 50,000 tools).
+        self._domain_order: list[tuple[str, int]] | None = None
         # first word of names with an inferred domain -> those names, and how many of
         # their descriptions use it as a verb / have a description (see add()).
         self._head_names: dict[str, dict[str, None]] = {}
@@ -724,6 +727,7 @@ class ToolIndex:
                 same.pop(record.name, None)
                 same[record.name] = None
                 self._by_domain.setdefault(record.domain, {})[record.name] = None
+                self._domain_order = None
                 self._judge(record, +1)
                 self._pending[record.name] = None
                 names.append(record.name)
@@ -760,6 +764,7 @@ class ToolIndex:
                 self._unlist(name, member.domain)
                 member.domain = wanted
                 self._by_domain.setdefault(wanted, {})[name] = None
+                self._domain_order = None
 
     def remove(self, names: Iterable[str] | str) -> None:
         """Remove tools by name (unknown names are ignored)."""
@@ -781,6 +786,7 @@ class ToolIndex:
         """Take ``name`` out of its domain; a domain left empty goes too (add/remove
         cycles of tools in ever new domains would otherwise grow the table for good)."""
         members = self._by_domain.get(domain)
+        self._domain_order = None
         if members is not None:
             members.pop(name, None)
             if not members:
@@ -1206,7 +1212,11 @@ class ToolIndex:
             lexical_only = self._embeddings is not None and (q is None or bool(self._unembedded))
             if q is None or n == 0 or self._matrix.shape[0] < n or lexical_only:
                 return np.zeros(n, dtype=np.float32), lexical, rows, dead, lexical_only
-            return self._matrix[:n] @ q, lexical, rows, dead, False
+            # einsum, not ``@``: a matrix-vector product through BLAS ran 3x slower
+            # on two cores (its threads compete with each other and with the process);
+            # numpy's own loop streams the matrix once on one core (docs/tools.md).
+            cosine = np.einsum("ij,j->i", self._matrix[:n], q)
+            return cosine, lexical, rows, dead, False
 
     def _combined(
         self, query: str, query_vector: Sequence[float] | None
@@ -1279,10 +1289,18 @@ class ToolIndex:
 
     def domain_list(self, first: Iterable[str] = ()) -> dict[str, int]:
         """Domains with tool counts: ``first`` ones, then the largest (at most 40)."""
-        counts = self.domains()
-        order = [d for d in dict.fromkeys(first) if d in counts]
-        order += sorted((d for d in counts if d not in order), key=lambda d: (-counts[d], d))
-        return {d: counts[d] for d in order[:MAX_DOMAINS_LISTED]}
+        with self._lock:  # another thread may add or remove tools meanwhile
+            ordered = self._domain_order
+            if ordered is None:
+                counts = {d: len(names) for d, names in self._by_domain.items() if names}
+                ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+                self._domain_order = ordered
+            out = {d: n for d in dict.fromkeys(first) if (n := len(self._by_domain.get(d, ())))}
+        for d, n in ordered:
+            if len(out) >= MAX_DOMAINS_LISTED:
+                break
+            out.setdefault(d, n)
+        return dict(itertools.islice(out.items(), MAX_DOMAINS_LISTED))
 
     def search(
         self,
