@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware.types import ModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import MemorySaver
@@ -394,3 +396,81 @@ def test_a_hook_whose_graph_keeps_no_index_says_so(caplog):
         said = [r for r in caplog.records if "has no 'index'" in r.getMessage()]
         assert len(said) == (1 if warns else 0)
         assert (len(model.calls[-1]) == 7) is warns  # everything, or a curated few
+
+
+# -- indexing inside the model call (no graph node of its own) ---------------------------
+
+
+def test_the_middleware_adds_no_graph_node():
+    """Indexing runs in the model node, after the reply: the agent's graph is the plain
+    agent's (an ``after_agent`` node cost a step and a checkpoint write every turn)."""
+    plain = create_agent(answer_model(), tools=[lookup_invoice], checkpointer=MemorySaver())
+    with_librarian = create_agent(
+        answer_model(),
+        tools=[lookup_invoice],
+        middleware=[LibrarianMiddleware()],
+        checkpointer=MemorySaver(),
+    )
+    assert set(with_librarian.get_graph().nodes) == set(plain.get_graph().nodes)
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_turn_leaves_every_message_indexed(use_async: bool):
+    import asyncio
+
+    agent = create_agent(
+        answer_model(),
+        tools=[lookup_invoice],
+        middleware=[LibrarianMiddleware()],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": f"mw-tool-index-{use_async}"}}
+    turn = {"messages": [*conversation(6), HumanMessage("Check invoice 42 please")]}
+    if use_async:
+        result = asyncio.run(agent.ainvoke(turn, cfg))
+    else:
+        result = agent.invoke(turn, cfg)
+    kinds = [m.type for m in result["messages"][-4:]]
+    assert kinds == ["human", "ai", "tool", "ai"]  # the tool exchange, then the reply
+    assert [e["message_id"] for e in result["index"]] == [m.id for m in result["messages"]]
+    meta = result["librarian_metadata"]
+    assert meta["selection_skipped"] is False
+    assert meta["indexing_total_count"] == len(result["messages"])
+
+
+class _ReplyWithoutId(AgentMiddleware):  # type: ignore[type-arg]
+    """An inner middleware answering itself, with a reply that has no message id."""
+
+    def wrap_model_call(self, request, handler):  # type: ignore[no-untyped-def]
+        return ModelResponse(result=[AIMessage("answered by the inner middleware")])
+
+
+def test_a_reply_without_an_id_is_indexed_under_the_id_the_checkpoint_keeps():
+    agent = create_agent(
+        answer_model(),
+        middleware=[LibrarianMiddleware(), _ReplyWithoutId()],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "mw-no-id"}}
+    result = agent.invoke({"messages": [HumanMessage("hello there")]}, cfg)
+    reply = result["messages"][-1]
+    assert reply.content == "answered by the inner middleware" and reply.id
+    assert [e["message_id"] for e in result["index"]] == [m.id for m in result["messages"]]
+    # the next turn keeps the reply's entry: only its own two messages are new
+    result = agent.invoke({"messages": [HumanMessage("and again")]}, cfg)
+    assert result["librarian_metadata"]["indexing_new_count"] == 2
+
+
+def test_a_tool_turn_is_saved_whole_to_the_index_store(tmp_path):
+    store = FileIndexStore(str(tmp_path / "index"))
+    agent = create_agent(
+        answer_model(),
+        tools=[lookup_invoice],
+        middleware=[LibrarianMiddleware(LibrarianConfig(store=store))],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "mw-store"}}
+    result = agent.invoke({"messages": [HumanMessage("Check invoice 42 please")]}, cfg)
+    saved = store.load("mw-store")
+    assert saved is not None
+    assert [e.message_id for e in saved] == [m.id for m in result["messages"]]

@@ -705,8 +705,10 @@ class SelectionCache:
                     stored[note] = before[note]
         self._metadata.put(key, stored)
 
-    def pop_metadata(self, key: tuple[str, str]) -> dict[str, Any] | None:
-        return self._metadata.pop(key)
+    def metadata(self, key: tuple[str, str]) -> dict[str, Any] | None:
+        """The turn's selection metadata as last recorded (kept for the turn's later
+        model calls, whose records carry its turn notes forward)."""
+        return self._metadata.get(key)
 
 
 _QUESTION = "\x00question"
