@@ -426,10 +426,7 @@ def test_a_tool_turn_leaves_every_message_indexed(use_async: bool):
     )
     cfg = {"configurable": {"thread_id": f"mw-tool-index-{use_async}"}}
     turn = {"messages": [*conversation(6), HumanMessage("Check invoice 42 please")]}
-    if use_async:
-        result = asyncio.run(agent.ainvoke(turn, cfg))
-    else:
-        result = agent.invoke(turn, cfg)
+    result = asyncio.run(agent.ainvoke(turn, cfg)) if use_async else agent.invoke(turn, cfg)
     kinds = [m.type for m in result["messages"][-4:]]
     assert kinds == ["human", "ai", "tool", "ai"]  # the tool exchange, then the reply
     assert [e["message_id"] for e in result["index"]] == [m.id for m in result["messages"]]
