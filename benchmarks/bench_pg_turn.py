@@ -31,10 +31,10 @@ gives what is not indexed yet provisional entries).
 
 ``--face middleware`` measures the other face instead: ``create_agent`` with a chat model
 that always gives the same reply, plain against the same agent with
-``LibrarianMiddleware(LibrarianConfig(store=...))`` (selection and indexing inside the
-model call: no node of its own). The shape column is then the plain agent with a
-middleware whose ``after_agent`` does nothing: LangGraph's cost of one more node, which
-the middleware indexed in until 2026-12-04. ``--state`` does not apply to it.
+``LibrarianMiddleware(LibrarianConfig(store=...))`` (selection inside the model call, no
+extra node before it; indexing in its ``after_agent`` node). The shape column is then
+the plain agent with a middleware whose ``after_agent`` does nothing (LangGraph's cost of
+that node). ``--state`` does not apply to it.
 """
 
 from __future__ import annotations

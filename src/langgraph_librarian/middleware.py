@@ -7,22 +7,20 @@ checkpoint keeps the real conversation only. Selection runs once per user turn (
 by thread and the turn's latest human message, so two threads or tenants never share
 it); later model calls of the same turn re-hydrate the cached selection with the
 turn's new tool calls and results. Any failure passes the original messages through
-(fail-open) and is logged. Indexing runs in the same model call, after the reply: the
-index persists in state (or your store) with no extra graph node.
+(fail-open) and is logged; the index persists in state (or your store).
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired, cast
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
-from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
+from langchain.agents.middleware.types import ModelResponse
 from langchain_core.messages import AnyMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command
+from langgraph.runtime import Runtime
 
 from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._kit.run import current_run_config, thread_id
@@ -63,11 +61,10 @@ def _fail_open(exc: Exception) -> None:
 class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
     """Select-then-hydrate for ``langchain.agents.create_agent``.
 
-    Each model call (``wrap_model_call``) gets the curated context instead of the whole
-    history; nothing curated is written to state. After the reply, in the same call, the
-    new messages (the reply, and the tool results since the previous call) are indexed
-    into ``state["index"]`` (or ``config.store``) and the turn's ``librarian_metadata``
-    is recorded: no graph node of its own, so no extra step or checkpoint write a turn.
+    Before each model call (``wrap_model_call``) the model gets the curated context
+    instead of the whole history; nothing curated is written to state. After the agent
+    finishes the turn (``after_agent``) new messages are indexed into ``state["index"]``
+    (or ``config.store``) and the turn's ``librarian_metadata`` is recorded.
 
     Args:
         config: Librarian configuration (``None``: the offline engine);
@@ -126,53 +123,29 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
 
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
-    ) -> ExtendedModelResponse[Any]:
-        response = handler(self._curated(request))
-        run = self._run(request.runtime)
-        state = _after_call(request, response)
-        update = self._with_selection(run, request, index_turn(state, run))
-        return ExtendedModelResponse(model_response=response, command=Command(update=update))
+    ) -> ModelResponse[Any]:
+        return handler(self._curated(request))
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ExtendedModelResponse[Any]:
-        response = await handler(await self._acurated(request))
-        run = self._run(request.runtime)
-        state = _after_call(request, response)
-        update = self._with_selection(run, request, await aindex_turn(state, run))
-        return ExtendedModelResponse(model_response=response, command=Command(update=update))
+    ) -> ModelResponse[Any]:
+        return await handler(await self._acurated(request))
 
-    def _with_selection(
-        self, run: Run, request: ModelRequest[Any], out: dict[str, Any]
-    ) -> dict[str, Any]:
-        selected = self._cache.metadata(SelectionCache.key(run, request.messages))
+    def _with_selection(self, run: Run, state: Any, out: dict[str, Any]) -> dict[str, Any]:
+        selected = self._cache.pop_metadata(SelectionCache.key(run, state.get("messages", [])))
         if selected is not None:
-            out["librarian_metadata"] = {**selected, **out.get("librarian_metadata", {})}
+            out["librarian_metadata"] = {**selected, **out["librarian_metadata"]}
         return out
 
+    def after_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        run = self._run(runtime)
+        return self._with_selection(run, state, index_turn(dict(state), run))
 
-def _after_call(request: ModelRequest[Any], response: ModelResponse[Any]) -> dict[str, Any]:
-    """The agent's state as the model node leaves it: its messages plus the reply.
-
-    Indexing runs here, in the model node, rather than in an ``after_agent`` node: one
-    graph step (and one checkpoint write) less per turn, which is most of what a
-    Librarian turn cost over a plain one on a database checkpointer. Each model call of
-    a tool loop indexes what is new since the previous call (tool results, the reply),
-    so the turn's last call leaves the whole turn indexed. The reply gets its message id
-    now (``add_messages`` would give it one after the node), so its entry is keyed by
-    the id the checkpoint will hold.
-    """
-    state = dict(request.state) if isinstance(request.state, dict) else {}
-    history = state.get("messages")
-    if not isinstance(history, list | tuple):
-        history = list(request.messages)
-    for message in response.result:
-        if message.id is None:
-            message.id = str(uuid.uuid4())
-    state["messages"] = [*history, *response.result]
-    return state
+    async def aafter_agent(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        run = self._run(runtime)
+        return self._with_selection(run, state, await aindex_turn(dict(state), run))
 
 
 def create_librarian_hook(

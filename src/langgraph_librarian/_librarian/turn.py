@@ -705,10 +705,8 @@ class SelectionCache:
                     stored[note] = before[note]
         self._metadata.put(key, stored)
 
-    def metadata(self, key: tuple[str, str]) -> dict[str, Any] | None:
-        """The turn's selection metadata as last recorded (kept for the turn's later
-        model calls, whose records carry its turn notes forward)."""
-        return self._metadata.get(key)
+    def pop_metadata(self, key: tuple[str, str]) -> dict[str, Any] | None:
+        return self._metadata.pop(key)
 
 
 _QUESTION = "\x00question"

@@ -72,8 +72,8 @@ class RunningSummaryMiddleware(SummarizationMiddleware[Any, Any]):
 
     Stack it before :class:`~langgraph_librarian.LibrarianMiddleware`:
     summarization rewrites the persisted history in ``before_model``; the Librarian
-    then curates what the model sees of it in ``wrap_model_call`` and indexes it there,
-    after the reply.
+    then curates what the model sees of it in ``wrap_model_call`` and indexes it in
+    ``after_agent``.
 
     Args:
         model: The agent's chat model (object or ``"provider:model"``): its profile
