@@ -71,3 +71,28 @@ def test_a_forked_child_does_not_hand_calls_to_its_parents_workers():
     child.join(20)
     assert child.exitcode == 0
     assert queue.get(timeout=1) == "child answered"
+
+
+def test_an_idle_worker_holds_nothing_of_its_last_call():
+    import gc
+    import weakref
+
+    class Big:
+        pass
+
+    made: list[weakref.ref[Big]] = []
+
+    def call() -> Big:
+        value = Big()
+        made.append(weakref.ref(value))
+        return value
+
+    future = on_own_thread(call, "librarian-test")
+    future.result(timeout=5)
+    del future
+    for _ in range(100):  # the worker lets go once it is idle again
+        gc.collect()
+        if made[0]() is None:
+            break
+        threading.Event().wait(0.01)
+    assert made[0]() is None

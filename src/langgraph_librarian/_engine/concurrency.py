@@ -153,6 +153,7 @@ class _Worker:
                         return
                 continue  # taken just now: its call is on the way
             job()
+            del job  # idle workers hold nothing of their last call (its result, context)
             threading.current_thread().name = _IDLE_NAME
             with _idle_lock:
                 if len(_idle) >= _MAX_IDLE:
