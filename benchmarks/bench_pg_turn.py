@@ -308,9 +308,10 @@ def main() -> None:
     args = parser.parse_args()
     BACKGROUND[0] = args.background
     state_head = " plain + 2 nodes writing the Librarian's state p50 ms (ratio) |"
+    shape = "1 no-op after_agent node" if args.face == "middleware" else "2 no-op nodes"
     print(
         "| messages | plain turn p50 / p95 ms | Librarian turn p50 / p95 ms | ratio (p50) "
-        "| plain + 2 no-op nodes p50 ms (ratio) |" + (state_head if args.state else "")
+        f"| plain + {shape} p50 ms (ratio) |" + (state_head if args.state else "")
     )
     print("|---:|---:|---:|---:|---:|" + ("---:|" if args.state else ""))
     for n in args.sizes:

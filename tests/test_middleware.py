@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware.types import ModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import MemorySaver
@@ -394,3 +396,65 @@ def test_a_hook_whose_graph_keeps_no_index_says_so(caplog):
         said = [r for r in caplog.records if "has no 'index'" in r.getMessage()]
         assert len(said) == (1 if warns else 0)
         assert (len(model.calls[-1]) == 7) is warns  # everything, or a curated few
+
+
+# -- what a turn leaves indexed ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_turn_leaves_every_message_indexed(use_async: bool):
+    import asyncio
+
+    agent = create_agent(
+        answer_model(),
+        tools=[lookup_invoice],
+        middleware=[LibrarianMiddleware()],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": f"mw-tool-index-{use_async}"}}
+    turn = {"messages": [*conversation(6), HumanMessage("Check invoice 42 please")]}
+    result = asyncio.run(agent.ainvoke(turn, cfg)) if use_async else agent.invoke(turn, cfg)
+    kinds = [m.type for m in result["messages"][-4:]]
+    assert kinds == ["human", "ai", "tool", "ai"]  # the tool exchange, then the reply
+    assert [e["message_id"] for e in result["index"]] == [m.id for m in result["messages"]]
+    assert result["librarian_metadata"]["indexing_total_count"] == len(result["messages"])
+
+
+class _ReplyWithoutId(AgentMiddleware):  # type: ignore[type-arg]
+    """An inner middleware answering itself, with a reply that has no message id."""
+
+    def wrap_model_call(self, request, handler):  # type: ignore[no-untyped-def]
+        return ModelResponse(result=[AIMessage("answered by the inner middleware")])
+
+
+def test_a_reply_without_an_id_is_indexed_under_the_id_the_checkpoint_keeps():
+    """A reply made by a middleware (no chat model run gave it an id) is indexed under
+    the id ``add_messages`` gave it, and kept by the next turn."""
+    agent = create_agent(
+        answer_model(),
+        middleware=[LibrarianMiddleware(), _ReplyWithoutId()],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "mw-no-id"}}
+    result = agent.invoke({"messages": [HumanMessage("hello there")]}, cfg)
+    reply = result["messages"][-1]
+    assert reply.content == "answered by the inner middleware" and reply.id
+    assert [e["message_id"] for e in result["index"]] == [m.id for m in result["messages"]]
+    # the next turn keeps the reply's entry: only its own two messages are new
+    result = agent.invoke({"messages": [HumanMessage("and again")]}, cfg)
+    assert result["librarian_metadata"]["indexing_new_count"] == 2
+
+
+def test_a_tool_turn_is_saved_whole_to_the_index_store(tmp_path):
+    store = FileIndexStore(str(tmp_path / "index"))
+    agent = create_agent(
+        answer_model(),
+        tools=[lookup_invoice],
+        middleware=[LibrarianMiddleware(LibrarianConfig(store=store))],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "mw-store"}}
+    result = agent.invoke({"messages": [HumanMessage("Check invoice 42 please")]}, cfg)
+    saved = store.load("mw-store")
+    assert saved is not None
+    assert [e.message_id for e in saved] == [m.id for m in result["messages"]]

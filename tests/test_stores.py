@@ -208,6 +208,29 @@ def test_a_turn_rewrites_only_the_last_chunk():
     assert LangGraphIndexStore(backing).load("t") == [*entries, *many(2, start=len(entries))]
 
 
+def test_a_turn_on_a_short_index_rewrites_a_few_entries_not_all_of_them():
+    """Past the last full chunk the index is cut in items of TAIL_SIZE: a turn on a
+    100-entry index rewrites the item its entries land in, not all 100 entries."""
+    from langgraph_librarian.stores.langgraph_store import CHUNK_SIZE, TAIL_SIZE
+
+    backing = CountingStore()
+    store = LangGraphIndexStore(backing)
+    entries = many(100)
+    store.save("t", entries)
+    entries = [*entries, *many(2, start=100)]
+    store.save("t", entries)
+    (last, manifest) = backing.writes[-1]
+    assert manifest == "t#m"
+    written = backing.get(("librarian", "index"), last).value["entries"]
+    assert 0 < len(written) <= TAIL_SIZE
+    # Filling the tail to a full chunk makes it one item again (and drops the small ones).
+    entries = [*entries, *many(CHUNK_SIZE - len(entries), start=len(entries))]
+    store.save("t", entries)
+    keys = sorted(item.key for item in backing.search(("librarian", "index"), limit=100))
+    assert keys == ["t#0", "t#m"]
+    assert LangGraphIndexStore(backing).load("t") == entries
+
+
 def test_saving_what_was_just_loaded_writes_nothing_and_reads_no_chunk():
     backing = CountingStore()
     store = LangGraphIndexStore(backing)
