@@ -767,6 +767,17 @@ def test_enter_then_a_quick_click_on_send_sends_once_and_reports_no_error(
         page.wait_for_timeout(1500)  # the queued clicks have run by now
         assert _users(page) == ["Only once, please."]
         assert "Not sent" not in page.inner_text("#lib-status")
+        # A double click on Send: sent once, and no error pop-up (the ignored click's
+        # handler must return a valid update; an empty one made Gradio show an error).
+        page.wait_for_timeout(3000)
+        page.fill("#lib-message textarea", "A double click.")
+        page.dblclick("#lib-send")
+        _wait_turn(page, "A double click.")
+        page.wait_for_timeout(1500)
+        assert _users(page) == ["Only once, please.", "A double click."]
+        assert "output values" not in page.inner_text("body")
+        log_text = server.log.read_text(errors="replace")
+        assert "didn't return enough output values" not in log_text
         # An empty message on its own still says why nothing was sent.
         page.wait_for_timeout(2000)
         page.press("#lib-message textarea", "Enter")

@@ -338,7 +338,11 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
             text: str, thread_id: str, chosen: str, flag: str = ""
         ) -> Iterator[dict[Any, Any]]:
             if flag == "repeat":  # Enter, then a quick click on Send: it is on its way
-                yield {}
+                # Nothing changes, but a dict with no component in it is one output
+                # value to Gradio, which then shows an error pop-up ("didn't return
+                # enough output values"); an update of the status that changes nothing
+                # is a valid empty answer.
+                yield {status: gr.update()}
                 return
             if flag == "busy":  # this page's answer is still coming: the text stays put
                 yield {status: _status(service, thread_id, WAIT_NOTE)}
