@@ -743,6 +743,21 @@ def test_a_reload_reopens_the_tabs_thread_and_a_new_tab_starts_anew(
         )
         assert _thread_id(page) == before
         assert _users(page) == ["Keep this after a reload."]
+        # Text typed and not sent survives a reload (Gradio reloads the page by itself
+        # when a restarted server comes back); once sent, the box stays empty.
+        page.fill("#lib-message textarea", "Half a thought, not sent yet")
+        page.wait_for_timeout(300)
+        page.reload()
+        page.wait_for_function(
+            "() => (document.querySelector('#lib-message textarea') || {}).value"
+            " === 'Half a thought, not sent yet'"
+        )
+        page.press("#lib-message textarea", "Enter")
+        _wait_turn(page, "Half a thought, not sent yet")
+        page.reload()
+        page.wait_for_selector("#lib-status :text('Reopened')", timeout=TURN_TIMEOUT_MS)
+        page.wait_for_timeout(500)
+        assert page.input_value("#lib-message textarea") == ""
         other = pages.open(server.url)  # another tab: its own, new thread
         other.wait_for_function(
             "() => { const e = document.querySelector('#lib-status');"

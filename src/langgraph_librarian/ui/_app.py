@@ -148,6 +148,8 @@ thread list wait, as they do for an answer, and a second click loads nothing twi
 
 _TAB_KEY = "lib-thread-id"
 """sessionStorage key of the tab's thread: a reload reopens it (a new tab starts anew)."""
+_DRAFT_KEY = "librarian-draft"
+"""sessionStorage key of the text in the message box, given back after a reload."""
 _THREAD_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+=-]{0,127}")
 
 OPENING_NOTE = (
@@ -178,7 +180,11 @@ SEND_JS = """(text, thread, strategy, flag) => {
     const repeat = (s.pending && text === s.sent) || !(text || '').trim();
     return [text, thread, strategy, repeat ? 'repeat' : 'busy'];
   }
-  if ((text || '').trim()) { s.pending = true; s.sent = text; }
+  if ((text || '').trim()) {
+    s.pending = true; s.sent = text;
+    // sent: a reload must not bring it back (the key is _DRAFT_KEY)
+    sessionStorage.removeItem('librarian-draft');
+  }
   return [text, thread, strategy, ''];
 }"""
 TURN_MARK_JS = """(mark) => {
@@ -576,6 +582,29 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         )
         thread.change(
             None, [thread], None, js=f"(t) => {{ if (t) sessionStorage.setItem('{_TAB_KEY}', t); }}"
+        )
+        # What is typed in the box survives a reload of the tab: Gradio reloads the page
+        # by itself when the server comes back after a restart, and the text typed while
+        # it was away (never sent) was lost. Kept in the browser only, per tab, and
+        # dropped when the text is sent (SEND_JS). The box's first (empty) value, before
+        # the draft is read back, must not overwrite it.
+        box.change(
+            None,
+            [box],
+            None,
+            js=(
+                "(t) => { if (window.__libDraftRead)"
+                f" sessionStorage.setItem('{_DRAFT_KEY}', t || ''); }}"
+            ),
+        )
+        app.load(
+            None,
+            None,
+            [box],
+            js=(
+                "() => { window.__libDraftRead = true;"
+                f" return [sessionStorage.getItem('{_DRAFT_KEY}') || '']; }}"
+            ),
         )
         # One event for Enter and Send. Every Enter is an event of its own ("multiple"):
         # one during this page's answer is refused at once, with its reason (SEND_JS).
