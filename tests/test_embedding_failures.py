@@ -311,3 +311,141 @@ def test_the_turn_keeps_its_embedding_error_after_a_tool_call() -> None:
         out = agent.invoke({"messages": [HumanMessage(text)]}, run)
     assert any(m.type == "tool" for m in out["messages"])
     assert out["librarian_metadata"]["embedding_error"] == "ConnectionError: embedding server down"
+
+
+class PickyEmbeddings(Embeddings):
+    """A model that rejects every batch holding a text it cannot embed (``bad`` in it),
+    as a provider answers 400 for one input too long; ``error`` makes the rejection
+    another kind of failure. Counts calls and the texts it was asked for."""
+
+    def __init__(self, bad: str = "fax", error: Exception | None = None) -> None:
+        self.bad = bad
+        self.error = error or StatusError(400, "input rejected by the model")
+        self.calls = 0
+        self.asked: list[str] = []
+        self._working = load_embeddings("static")
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.calls += 1
+        self.asked += texts
+        if any(self.bad in text.lower() for text in texts):
+            raise self.error
+        assert self._working is not None
+        return self._working.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.calls += 1
+        assert self._working is not None
+        return self._working.embed_query(text)
+
+
+def _more_tools() -> list:
+    @tool
+    def fax_send(number: str, document: str) -> str:
+        """Send a fax of a document to a fax number."""
+        return "faxed"
+
+    @tool
+    def files_upload(path: str) -> str:
+        """Upload a file to the shared drive."""
+        return "uploaded"
+
+    @tool
+    def notes_add(text: str) -> str:
+        """Add a note to the notebook."""
+        return "noted"
+
+    return [*_tools(), fax_send, files_upload, notes_add]
+
+
+def test_a_tool_the_model_rejects_leaves_the_others_embedded(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # One tool whose text the model rejects (HTTP 400: a permanent failure) made the whole
+    # batch fail, and the whole index stayed lexical. The batch is split until only the
+    # rejected tool is left without a vector.
+    embeddings = PickyEmbeddings()
+    index = ToolIndex(_more_tools(), embeddings=embeddings)
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian"):
+        result = index.search("send an email to John")
+    assert result.names[0] == "email_send"
+    assert result.embedding_error is None  # hybrid: the model answers
+    rejected = {"fax_send": "StatusError: input rejected by the model"}
+    assert result.embedding_rejected == rejected
+    assert index.embedding_rejected == rejected
+    assert "fax_send" in caplog.text
+    # Every other tool scores as in an index whose model embeds them all.
+    healthy = ToolIndex(_more_tools(), embeddings=PickyEmbeddings(bad="never"))
+    scores, expected = index.scores("upload the report"), healthy.scores("upload the report")
+    del scores["fax_send"], expected["fax_send"]
+    assert scores == pytest.approx(expected)
+    # The rejected tool is still found, by its words; the model is not asked for it again.
+    asked = len(embeddings.asked)
+    assert "fax_send" in index.search("send a fax to the office").names
+    assert embeddings.asked[asked:] == [] and embeddings.calls > 0
+    # Replaced by a tool the model accepts, it gets a vector.
+    embeddings.bad = "never"
+    index.add(_more_tools()[3])
+    assert index.search("send a fax").embedding_rejected == {}
+    cosine, _ = index.score_parts("send a fax")
+    assert cosine[index.row_names().index("fax_send")] > 0.3
+    assert index.search("send a fax").names[0] == "fax_send"
+
+
+def test_a_tool_added_later_that_the_model_rejects() -> None:
+    # A batch of one: whether the model rejects the tool or fails for everything is told
+    # by asking it for a tool it embedded before.
+    embeddings = PickyEmbeddings()
+    index = ToolIndex(_tools(), embeddings=embeddings)
+    assert index.search("weather in Rome").names[0] == "weather_forecast"
+    index.add(_more_tools()[3])
+    result = index.search("send an email")
+    assert result.embedding_error is None and list(result.embedding_rejected) == ["fax_send"]
+    assert result.names[0] == "email_send"
+
+
+def test_a_transient_failure_is_not_split_but_retried() -> None:
+    # A timeout says nothing of any one tool: the batch is not split (that would only
+    # multiply the timeouts), the search is lexical and the tools are retried later.
+    embeddings = PickyEmbeddings(error=TimeoutError("embedding timed out"))
+    index = ToolIndex(_more_tools(), embeddings=embeddings)
+    result = index.search("send an email to John")
+    assert result.embedding_error == "TimeoutError: embedding timed out"
+    assert result.embedding_rejected == {}
+    assert embeddings.calls == 1
+    embeddings.bad = "never"  # the server answers again: every tool is embedded
+    result = index.search("send an email to John")
+    assert result.embedding_error is None and result.embedding_rejected == {}
+
+
+def test_a_model_that_fails_every_text_is_down_not_rejecting() -> None:
+    # A permanent failure for every text (a broken local model) is the model failing, not
+    # each tool rejected: the search is lexical, nothing is marked rejected, and the next
+    # search asks the model once, not once per split.
+    embeddings = PickyEmbeddings(bad="", error=ValueError("model is broken"))
+    index = ToolIndex(_more_tools(), embeddings=embeddings)
+    result = index.search("send an email to John")
+    assert result.embedding_error == "ValueError: model is broken"
+    assert result.embedding_rejected == {} and result.names[0] == "email_send"
+    calls = embeddings.calls
+    index.search("weather in Rome")
+    assert embeddings.calls == calls + 1
+    embeddings.bad = "never"
+    assert index.search("weather in Rome").embedding_error is None
+
+
+def test_a_rejected_tool_is_saved_without_a_vector_and_rejected_again_on_load(
+    tmp_path: Path,
+) -> None:
+    index = ToolIndex(_more_tools(), embeddings=PickyEmbeddings())
+    path = tmp_path / "tools.json.gz"
+    index.save(path)  # the model works: the rejected tool does not make save raise
+    assert list(index.embedding_rejected) == ["fax_send"]
+    embeddings = PickyEmbeddings()
+    loaded = ToolIndex.load(path, _more_tools(), embeddings=embeddings)
+    assert list(loaded.embedding_rejected) == ["fax_send"]
+    assert loaded._reused > 0  # the others took their saved vectors
+    result = loaded.search("upload the report")
+    assert result.names[0] == "files_upload" and result.embedding_error is None
+    with pytest.raises(ValueError):  # a model that fails for every text still raises
+        ToolIndex.load(path, _more_tools(), embeddings=PickyEmbeddings("", ValueError("broken")))

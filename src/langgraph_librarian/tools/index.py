@@ -30,7 +30,12 @@ from langgraph_librarian._engine.crosslingual import (
     translate_inflected,
     translate_words,
 )
-from langgraph_librarian._engine.failures import embedding_failed, embedding_failures
+from langgraph_librarian._engine.failures import (
+    classify,
+    describe,
+    embedding_failed,
+    embedding_failures,
+)
 from langgraph_librarian._engine.static import _VOCABULARY, STATIC_MODEL_ID
 from langgraph_librarian._engine.text import STOPWORDS, stem_terms, tokenize
 from langgraph_librarian.embeddings import (
@@ -474,6 +479,9 @@ class ToolSearchResult:
         embedding_error: The embedding model's failure (``"Type: message"``) when the
             search was lexical because of it (scored and judged as by the lexical engine,
             ``embeddings=None``); ``None`` otherwise.
+        embedding_rejected: The index's tools whose text the embedding model rejects
+            (name -> ``"Type: message"``): they have no vector and are scored by their
+            words alone (the cosine half is zero); the other tools are searched as usual.
     """
 
     matches: list[ToolMatch] = field(default_factory=list)
@@ -485,6 +493,7 @@ class ToolSearchResult:
     rest: ToolSearchResult | None = None
     rest_query: str = ""
     embedding_error: str | None = None
+    embedding_rejected: dict[str, str] = field(default_factory=dict)
 
     @property
     def names(self) -> list[str]:
@@ -668,6 +677,12 @@ class ToolIndex:
         # Tools with a row but no vector yet: the embedding model failed when their row
         # was made (see _sync). Searches are lexical while there are any.
         self._unembedded: dict[str, None] = {}
+        # Tools whose text the model rejects (name -> "Type: message"): a row, no vector,
+        # not asked again until the tool is added anew (see _embed_apart).
+        self._rejected: dict[str, str] = {}
+        # The model's failure for every text (see _embed_apart): while a batch fails the
+        # same way, it is not split again.
+        self._down: str | None = None
         self._lexical = self._new_lexical()
         self._by_domain: dict[str, dict[str, None]] = {}  # domain -> names (ordered set)
         # first word of names with an inferred domain -> those names, and how many of
@@ -693,6 +708,15 @@ class ToolIndex:
     def embeddings(self) -> Embeddings | None:
         """The embedding model (``None``: lexical search only)."""
         return self._embeddings
+
+    @property
+    def embedding_rejected(self) -> dict[str, str]:
+        """Tools whose text the embedding model rejects (name -> ``"Type: message"``).
+
+        Such a tool has no vector and is scored by its words alone; it is not embedded
+        again until it is added anew. A copy."""
+        with self._lock:
+            return {n: e for n, e in self._rejected.items() if n in self._row_of}
 
     # -- catalog --------------------------------------------------------------------
 
@@ -789,6 +813,7 @@ class ToolIndex:
     def _drop_row(self, name: str) -> None:
         row = self._row_of.pop(name, None)
         self._unembedded.pop(name, None)
+        self._rejected.pop(name, None)
         if row is not None:
             self._rows[row] = ""
             self._lexical.forget(row)
@@ -868,6 +893,8 @@ class ToolIndex:
         all the same, lexically indexed with no vector (``_unembedded``): they are found
         by the lexical fallback of :meth:`_scored`, and embedded by a later sync once the
         model answers. ``strict`` (:meth:`save`, :meth:`load`) raises the failure instead.
+        When the model rejects some tools' texts (a permanent failure), the batch is
+        split (:meth:`_embed_apart`): the others are embedded, those are ``_rejected``.
         Returns whether the model failed here (the search then does not ask it again).
         """
         with self._lock:
@@ -889,16 +916,23 @@ class ToolIndex:
         # Embedded outside the lock: a remote model must not block other searches, nor
         # tools being added or removed meanwhile.
         todo = pending + retry
-        vectors: np.ndarray | None = None
+        vectors: dict[int, np.ndarray] = {}
+        rejected: dict[int, str] = {}
         failed = False
         if self._embeddings is not None and todo:
+            records = [r for _, r in todo]
             try:
-                vectors = self._vectors(self._embeddings, [r for _, r in todo], reuse or {})
+                vectors = dict(enumerate(self._vectors(self._embeddings, records, reuse or {})))
+                self._down = None
             except Exception as exc:
-                if strict:
-                    raise
-                embedding_failed(logger, exc)  # raises what only the user can fix
-                failed = True
+                vectors, rejected, down = self._embed_apart(
+                    self._embeddings, records, reuse or {}, exc
+                )
+                if down is not None:
+                    if strict:
+                        raise down from None
+                    embedding_failed(logger, down)  # raises what only the user can fix
+                    failed = True
         with self._lock:
             # A tool removed, replaced, or already indexed by another thread meanwhile is
             # skipped.
@@ -917,21 +951,120 @@ class ToolIndex:
                 self._index_lexical(row, record)
                 if self._embeddings is not None:
                     self._unembedded[name] = None
-            if vectors is None:
+            for i, error in rejected.items():
+                name, record = todo[i]
+                if name in self._row_of and self._records.get(name) is record:
+                    self._unembedded.pop(name, None)
+                    self._rejected[name] = error
+                    logger.warning(
+                        "librarian: the embedding model rejects the tool %s (%s); it is "
+                        "searched by its words only",
+                        name,
+                        error,
+                    )
+            if not vectors:
                 if self._matrix.size:  # rows without a vector stay zero until embedded
                     self._matrix = self._padded(self._matrix.shape[1])
                 return failed
-            self._matrix = self._padded(vectors.shape[1])
+            self._matrix = self._padded(next(iter(vectors.values())).shape[0])
             rows: list[int] = []
-            taken: list[int] = []
-            for i, (name, record) in enumerate(todo):
+            taken: list[np.ndarray] = []
+            for i, vector in vectors.items():
+                name, record = todo[i]
                 at = self._row_of.get(name)
                 if at is not None and self._records.get(name) is record:
                     rows.append(at)
-                    taken.append(i)
+                    taken.append(vector)
                     self._unembedded.pop(name, None)
-            self._matrix[rows] = vectors[taken]
+            if rows:
+                self._matrix[rows] = np.stack(taken)
         return False
+
+    def _embed_apart(
+        self,
+        embeddings: Embeddings,
+        records: list[ToolRecord],
+        reuse: dict[str, tuple[str, np.ndarray]],
+        error: Exception,
+    ) -> tuple[dict[int, np.ndarray], dict[int, str], Exception | None]:
+        """After ``error`` failed the whole batch ``records``: (unit vectors by position,
+        rejected positions -> ``"Type: message"``, the model's failure or ``None``).
+
+        A provider fails a whole batch for one text it rejects (too long, unreadable).
+        When ``error`` is permanent (kind ``"failure"`` of the failure policy), the batch
+        is split in halves, again and again, so only the tools the model rejects on
+        their own go without a vector. A tool is rejected only when the model is seen
+        to work meanwhile (another part of the batch embedded, or a tool embedded
+        before embedded again); otherwise the model fails for every text and ``error``
+        is returned as its failure, remembered so the next batch failing the same way
+        is not split again. Any other kind (a timeout, a rate limit, a refused key, an
+        interrupt) says nothing of one tool: it is returned at once, or as soon as a
+        part meets it, and the tools not embedded yet are retried by a later sync.
+        At most ``8 * log2(n) + 8`` calls: what is left unembedded then is retried.
+        """
+        if classify(error) != "failure" or self._down == describe(error):
+            return {}, {}, error
+        vectors: dict[int, np.ndarray] = {}
+        suspects: dict[int, str] = {}
+        parts: list[list[int]] = []
+        if len(records) == 1:
+            suspects[0] = describe(error)
+        else:
+            half = len(records) // 2
+            parts = [list(range(half, len(records))), list(range(half))]
+        works: bool | None = None  # the model embedded something meanwhile
+
+        def proven() -> bool:
+            nonlocal works
+            if vectors:
+                return True
+            if works is None:
+                works = self._answers(embeddings)
+            return works
+
+        budget = 8 * len(records).bit_length() + 8
+        while parts and budget > 0:
+            part = parts.pop()
+            budget -= 1
+            try:
+                got = self._vectors(embeddings, [records[i] for i in part], reuse)
+            except Exception as exc:
+                if classify(exc) != "failure":
+                    return vectors, {}, exc
+                if len(part) > 1:
+                    half = len(part) // 2
+                    parts += [part[half:], part[:half]]
+                    continue
+                suspects[part[0]] = describe(exc)
+                if len(suspects) >= 2 and not proven():
+                    break  # two texts failed, nothing embedded: the model fails
+                continue
+            vectors.update(zip(part, got, strict=True))
+        if suspects and not proven():
+            self._down = describe(error)
+            return {}, {}, error
+        self._down = None
+        return vectors, suspects, None
+
+    def _answers(self, embeddings: Embeddings) -> bool:
+        """Whether the model embeds a tool it embedded before (one call; ``False`` when
+        there is none)."""
+        with self._lock:
+            known = next(
+                (
+                    self._records[name]
+                    for name in self._rows
+                    if name and name not in self._unembedded and name not in self._rejected
+                ),
+                None,
+            )
+        if known is None:
+            return False
+        try:
+            embeddings.embed_documents([self._document(known)])
+        except Exception:
+            return False
+        return True
 
     def _padded(self, width: int) -> np.ndarray:
         """The matrix with a zero row for each row it does not cover yet (under the lock)."""
@@ -1027,11 +1160,14 @@ class ToolIndex:
         Raises:
             IndexStoreError: ``path`` cannot be written.
             Exception: the embedding model's failure (a file without the vectors would
-                be of no use), unlike a search, which falls back to lexical scores.
+                be of no use), unlike a search, which falls back to lexical scores. A
+                tool whose text the model rejects (:attr:`embedding_rejected`) is left
+                out of the file instead.
         """
         self._sync(strict=True)
         with self._lock:
-            names = [name for name in self._rows if name]
+            # A tool the model rejects has no vector to save: a load asks the model again.
+            names = [name for name in self._rows if name and name not in self._rejected]
             fingerprints = [self._fingerprint(self._records[name]) for name in names]
             if self._embeddings is not None and self._matrix.size:
                 matrix = self._matrix[[self._row_of[name] for name in names]]
@@ -1304,6 +1440,7 @@ class ToolIndex:
             result = self._search(query, k, resolved, query_vector)
         if failed:
             result.embedding_error = "; ".join(failed)
+        result.embedding_rejected = self.embedding_rejected
         if wanted is not None and resolved != wanted and result.fallback != "name":
             result.domain_requested = str(domain).strip()
             used = [d for d in self.domains() if d.lower() == resolved]
