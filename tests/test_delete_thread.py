@@ -219,3 +219,83 @@ def test_subgraph_indexes_and_bad_arguments(tmp_path: Path) -> None:
             app.memory.delete_thread("", checkpointer=saver)
         with pytest.raises(TypeError):
             app.memory.delete_thread("A", subgraphs="agent")
+
+
+def _by_thread(store: Any, prefix: tuple[str, ...]) -> dict[str, set[str]]:
+    """Keys of the captured records under ``prefix`` by thread, read in one search."""
+    out: dict[str, set[str]] = {}
+    for item in store.search(prefix, limit=100_000):
+        if item.namespace[-1] == "memory" and item.value.get("kind") == "turn":
+            out.setdefault(str(item.value.get("thread_id")), set()).add(item.key)
+    return out
+
+
+def _many_records(memory: ScopeMemory, gone: str, kept: str) -> None:
+    """``gone`` captured into three scopes (many records each, written in one batch: one
+    ``updated_at`` for all in PostgreSQL), ``kept`` into those and three more."""
+    for s, scope in enumerate(["user:1", "team:x", "team:y", "a:1", "a:2", "a:3"]):
+        if s < 3:
+            history = []
+            for i in range(40):
+                history += [HumanMessage(f"{gone} line {i} of {scope}: the PIN is {i}.")]
+            memory.capture(scope, history, thread_id=gone)
+        memory.capture(
+            scope,
+            [HumanMessage(f"{kept} in {scope}: lemons {i}.") for i in range(9)],
+            thread_id=kept,
+        )
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_delete_thread_pages_through_ties_on_postgres(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch, face: str
+) -> None:
+    # Without ``scopes=``, the thread's scopes are listed and its records read in pages
+    # (LIMIT/OFFSET). PostgresStore orders a search by updated_at alone, and records
+    # captured in one batch share it: two pages of such ties are not two halves of one
+    # order, so records were skipped (left readable) or read twice. Small pages make
+    # every read many pages; every record of the thread must go, and no other.
+    from langgraph_librarian.recall import _memory
+
+    monkeypatch.setattr(_memory, "SEARCH_PAGE", 7)
+    monkeypatch.setattr(_memory, "_THREAD_PAGE", 7, raising=False)
+    monkeypatch.setattr(_memory, "_SCOPES_PAGE", 2)
+    with PostgresStore.from_conn_string(postgres_dsn) as store:
+        store.setup()
+        prefix = ("recall_paging", uuid.uuid4().hex)
+        memory = ScopeMemory(store, namespace=prefix)
+        gone, kept = f"G-{uuid.uuid4()}", f"K-{uuid.uuid4()}"
+        _many_records(memory, gone, kept)
+        before = _by_thread(store, prefix)
+        assert len(before[gone]) == 120 and len(before[kept]) == 54
+        if face == "sync":
+            deleted = memory.delete_thread(gone)
+        else:
+            deleted = asyncio.run(memory.adelete_thread(gone))
+        after = _by_thread(store, prefix)
+        assert gone not in after, f"{len(after.get(gone, ()))} records of the thread left"
+        assert after[kept] == before[kept]
+        assert deleted == 120
+        assert memory.delete_thread(gone) == 0
+
+
+@pytest.mark.postgres
+def test_thread_records_reads_each_record_once_on_postgres(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A thread's records written in one batch (one updated_at), read in LIMIT/OFFSET
+    # pages of the search page's size: some came twice and others not at all (capture
+    # reconciles a thread against this read). A thread is read in one search now.
+    from langgraph_librarian.recall import _memory
+
+    monkeypatch.setattr(_memory, "SEARCH_PAGE", 7)
+    with PostgresStore.from_conn_string(postgres_dsn) as store:
+        store.setup()
+        memory = ScopeMemory(store, namespace=("recall_paging", uuid.uuid4().hex))
+        history = [HumanMessage(f"Line {i}: tomatoes.") for i in range(60)]
+        memory.capture("user:1", history, thread_id="t")
+        keys = [r.key for r in memory.thread_records("user:1", "t")]
+        assert len(keys) == len(set(keys)) == 60
+        akeys = [r.key for r in asyncio.run(memory.athread_records("user:1", "t"))]
+        assert sorted(akeys) == sorted(keys)
