@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from pathlib import Path
 
 import pytest
@@ -449,3 +450,58 @@ def test_a_rejected_tool_is_saved_without_a_vector_and_rejected_again_on_load(
     assert result.names[0] == "files_upload" and result.embedding_error is None
     with pytest.raises(ValueError):  # a model that fails for every text still raises
         ToolIndex.load(path, _more_tools(), embeddings=PickyEmbeddings("", ValueError("broken")))
+
+
+def _outage_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING and "the embedding model failed" in r.getMessage()
+    ]
+
+
+def test_an_outage_after_a_recovery_is_warned_again(caplog: pytest.LogCaptureFixture) -> None:
+    # The warning is said once per cause while the model is down; an answer of the model
+    # ends the outage, so the next one is warned again (it was silent for good before).
+    error = ConnectionError(f"embedding server down ({uuid.uuid4()})")
+    embeddings = DownEmbeddings(error)
+    index = ToolIndex(_tools(), embeddings=embeddings)
+    memory = _memory(embeddings)
+    with caplog.at_level(logging.INFO, logger="langgraph_librarian"):
+        for _ in range(3):
+            assert index.search("send an email").embedding_error
+            assert memory.search("user:1", QUESTION)[0].text == BUDGET
+        assert len(_outage_warnings(caplog)) == 1  # no flood while it lasts
+        embeddings.up = True
+        assert index.search("send an email").embedding_error is None
+        embeddings.up = False
+        for _ in range(3):
+            index.search("weather in Rome")
+        assert len(_outage_warnings(caplog)) == 2
+        assert "the embedding model answers again" in caplog.text  # at INFO
+        # The selector's faces (sync and async) re-arm it too.
+        embeddings.up = True
+        memory.search("user:1", QUESTION)
+        embeddings.up = False
+        memory.search("user:1", QUESTION)
+        assert len(_outage_warnings(caplog)) == 3
+        embeddings.up = True
+        asyncio.run(memory.asearch("user:1", QUESTION))
+        embeddings.up = False
+        asyncio.run(memory.asearch("user:1", QUESTION))
+        assert len(_outage_warnings(caplog)) == 4
+
+
+def test_another_model_answering_does_not_rearm_the_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A tool index whose model is down and a selector whose model answers: the answers
+    # of the one are no recovery of the other (that would warn at every turn).
+    down = DownEmbeddings(ConnectionError(f"tool embeddings down ({uuid.uuid4()})"))
+    index = ToolIndex(_tools(), embeddings=down)
+    memory = _memory(load_embeddings("static"))  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian"):
+        for _ in range(3):
+            index.search("send an email")
+            memory.search("user:1", QUESTION)
+    assert len(_outage_warnings(caplog)) == 1

@@ -23,7 +23,9 @@ The kinds:
 
 The embedding model is a step of its own (:func:`embedding_failed`): when it fails open,
 selection, recall and tool search go on lexically for the rest of the turn, and the turn
-says so (:func:`embedding_failures` collects what failed).
+says so (:func:`embedding_failures` collects what failed). Its failure is logged once per
+cause while it lasts; an answer of the model (:func:`embedding_answered`) ends it, so the
+next outage is logged again.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ __all__ = [
     "classify",
     "current_embedding_failures",
     "describe",
+    "embedding_answered",
     "embedding_failed",
     "embedding_failures",
     "embeddings_down",
@@ -209,11 +212,18 @@ _EMBEDDING_FAILURES: ContextVar[list[str] | None] = ContextVar(
 ``asyncio.to_thread`` and ``contextvars.copy_context`` copy the variable, not the list, so
 a failure in a worker thread of the turn is seen by the turn."""
 
-_WARNED: set[tuple[str, str]] = set()
+_WARNED: set[tuple[int, str, str]] = set()
 _WARNED_LOCK = threading.Lock()
 _WARNED_MAX = 256
-"""Causes already logged: an embedding server that is down fails every turn, and one
-warning per cause (class and message) says it without flooding the log."""
+"""Causes already logged, per model (its ``id``, class and message): an embedding server
+that is down fails every turn, and one warning per cause says it without flooding the log.
+A model's causes are forgotten when it answers (:func:`embedding_answered`): its next
+outage is a new one, and warned again. Per model, so a model that answers does not re-arm
+the warning of another that is still down (a tool index and a selector may differ)."""
+
+
+def _model_key(model: object) -> int:
+    return 0 if model is None else id(model)
 
 
 @contextmanager
@@ -245,14 +255,14 @@ def embeddings_down() -> bool:
     return bool(_EMBEDDING_FAILURES.get())
 
 
-def embedding_failed(logger: logging.Logger, exc: Exception) -> None:
-    """Absorb a failure of the embedding model, or raise it again.
+def embedding_failed(logger: logging.Logger, exc: Exception, model: object = None) -> None:
+    """Absorb a failure of the embedding model ``model``, or raise it again.
 
     The embedding model only refines a lexical ranking, so the turn goes on lexically
     (the caller uses no vectors) whatever the model's fault, unless only the user can fix
     it (a refused key, an unknown model: see the kinds above) or it is an interrupt.
     The failure is recorded for the current turn (:func:`embedding_failures`) and logged
-    at WARNING once per cause.
+    at WARNING once per cause until the model answers again (:func:`embedding_answered`).
     """
     if not fails_open(exc):
         raise exc
@@ -260,7 +270,7 @@ def embedding_failed(logger: logging.Logger, exc: Exception) -> None:
     failures = _EMBEDDING_FAILURES.get()
     if failures is not None and text not in failures:
         failures.append(text)
-    cause = (type(exc).__name__, str(exc)[:300])
+    cause = (_model_key(model), type(exc).__name__, str(exc)[:300])
     with _WARNED_LOCK:
         if cause in _WARNED:
             return
@@ -272,3 +282,22 @@ def embedding_failed(logger: logging.Logger, exc: Exception) -> None:
         text,
         exc_info=exc,
     )
+
+
+def embedding_answered(logger: logging.Logger, model: object = None) -> None:
+    """The embedding model ``model`` answered a request of its own (not a cached vector).
+
+    Ends its outage, if one was logged: the causes warned for it are forgotten, so its
+    next failure is logged again (an operator sees the second outage), and the recovery
+    is logged at INFO. Cheap when nothing was warned (called at every answer)."""
+    if not _WARNED:  # nothing ever warned: no lock on the hot path
+        return
+    key = _model_key(model)
+    with _WARNED_LOCK:
+        ended = sorted(c for c in _WARNED if c[0] == key)
+        _WARNED.difference_update(ended)
+    if ended:
+        logger.info(
+            "librarian: the embedding model answers again (it failed with %s)",
+            "; ".join(f"{name}: {message}" for _, name, message in ended),
+        )

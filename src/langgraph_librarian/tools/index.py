@@ -33,6 +33,7 @@ from langgraph_librarian._engine.crosslingual import (
 from langgraph_librarian._engine.failures import (
     classify,
     describe,
+    embedding_answered,
     embedding_failed,
     embedding_failures,
 )
@@ -924,14 +925,18 @@ class ToolIndex:
             try:
                 vectors = dict(enumerate(self._vectors(self._embeddings, records, reuse or {})))
                 self._down = None
+                embedding_answered(logger, self._embeddings)
             except Exception as exc:
                 vectors, rejected, down = self._embed_apart(
                     self._embeddings, records, reuse or {}, exc
                 )
+                if vectors:  # the model answers, for the other tools
+                    embedding_answered(logger, self._embeddings)
                 if down is not None:
                     if strict:
                         raise down from None
-                    embedding_failed(logger, down)  # raises what only the user can fix
+                    # raises what only the user can fix
+                    embedding_failed(logger, down, self._embeddings)
                     failed = True
         with self._lock:
             # A tool removed, replaced, or already indexed by another thread meanwhile is
@@ -1329,7 +1334,11 @@ class ToolIndex:
                 try:
                     query_vector = self._embeddings.embed_query(text)
                 except Exception as exc:
-                    embedding_failed(logger, exc)  # raises what only the user can fix
+                    embedding_failed(
+                        logger, exc, self._embeddings
+                    )  # raises what only the user can fix
+                else:
+                    embedding_answered(logger, self._embeddings)
             if query_vector is not None:
                 q = np.asarray(query_vector, dtype=np.float32)
                 q = q / max(float(np.linalg.norm(q)), 1e-9)
