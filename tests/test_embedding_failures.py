@@ -505,3 +505,19 @@ def test_another_model_answering_does_not_rearm_the_warning(
             index.search("send an email")
             memory.search("user:1", QUESTION)
     assert len(_outage_warnings(caplog)) == 1
+
+
+def test_a_lone_rejected_tool_does_not_block_the_tools_added_after_it() -> None:
+    # A first tool the model rejects cannot be told from a model that fails (nothing
+    # answered yet): the index is lexical. Tools added later make a new batch, split
+    # again: they are embedded and the first is found rejected.
+    embeddings = PickyEmbeddings()
+    index = ToolIndex([_more_tools()[3]], embeddings=embeddings)
+    assert index.search("send a fax").embedding_error is not None
+    calls = embeddings.calls
+    index.search("send a fax")
+    assert embeddings.calls == calls + 1  # the same batch is not split again
+    index.add(_tools())
+    result = index.search("send an email to John")
+    assert result.embedding_error is None and list(result.embedding_rejected) == ["fax_send"]
+    assert result.names[0] == "email_send"

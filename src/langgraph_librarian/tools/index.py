@@ -681,9 +681,9 @@ class ToolIndex:
         # Tools whose text the model rejects (name -> "Type: message"): a row, no vector,
         # not asked again until the tool is added anew (see _embed_apart).
         self._rejected: dict[str, str] = {}
-        # The model's failure for every text (see _embed_apart): while a batch fails the
-        # same way, it is not split again.
-        self._down: str | None = None
+        # The model's failure for every text, and the tools it failed for (see
+        # _embed_apart): while the same batch fails the same way, it is not split again.
+        self._down: tuple[str, frozenset[str]] | None = None
         self._lexical = self._new_lexical()
         self._by_domain: dict[str, dict[str, None]] = {}  # domain -> names (ordered set)
         # first word of names with an inferred domain -> those names, and how many of
@@ -1001,13 +1001,15 @@ class ToolIndex:
         their own go without a vector. A tool is rejected only when the model is seen
         to work meanwhile (another part of the batch embedded, or a tool embedded
         before embedded again); otherwise the model fails for every text and ``error``
-        is returned as its failure, remembered so the next batch failing the same way
-        is not split again. Any other kind (a timeout, a rate limit, a refused key, an
-        interrupt) says nothing of one tool: it is returned at once, or as soon as a
-        part meets it, and the tools not embedded yet are retried by a later sync.
+        is returned as its failure, remembered so the same batch failing the same way
+        is not split again (a batch with other tools is). Any other kind (a timeout, a
+        rate limit, a refused key, an interrupt) says nothing of one tool: it is returned
+        at once, or as soon as a part meets it, and the tools not embedded yet are
+        retried by a later sync.
         At most ``8 * log2(n) + 8`` calls: what is left unembedded then is retried.
         """
-        if classify(error) != "failure" or self._down == describe(error):
+        batch_of = (describe(error), frozenset(r.name for r in records))
+        if classify(error) != "failure" or self._down == batch_of:
             return {}, {}, error
         vectors: dict[int, np.ndarray] = {}
         suspects: dict[int, str] = {}
@@ -1046,7 +1048,7 @@ class ToolIndex:
                 continue
             vectors.update(zip(part, got, strict=True))
         if suspects and not proven():
-            self._down = describe(error)
+            self._down = batch_of
             return {}, {}, error
         self._down = None
         return vectors, suspects, None
