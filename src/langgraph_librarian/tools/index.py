@@ -16,6 +16,7 @@ import math
 import os
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,11 +32,13 @@ from langgraph_librarian._engine.crosslingual import (
     translate_words,
 )
 from langgraph_librarian._engine.failures import (
+    cause_key,
     classify,
     describe,
     embedding_answered,
     embedding_failed,
     embedding_failures,
+    status_code,
 )
 from langgraph_librarian._engine.static import _VOCABULARY, STATIC_MODEL_ID
 from langgraph_librarian._engine.text import STOPWORDS, stem_terms, tokenize
@@ -51,6 +54,36 @@ from langgraph_librarian.tools.calibration import SearchCalibration, calibration
 __all__ = ["ToolIndex", "ToolSearchResult"]
 
 logger = logging.getLogger("langgraph_librarian.tools")
+
+_REJECT_STRIKES = 2
+"""Syncs in which a tool's text must fail on its own, while the model embeds other texts,
+before the tool is taken as rejected (one failure may be a server's hiccup)."""
+_REJECT_WAIT = 600.0
+"""Seconds before a rejected tool is asked again; doubled at each rejection after that,
+up to :data:`_REJECT_WAIT_MAX` (a model or a limit may change: a tool rejected for good
+costs one call now and then)."""
+_REJECT_WAIT_MAX = 86_400.0
+
+_clock = time.monotonic
+
+
+def _tells_of_a_text(exc: BaseException) -> bool:
+    """Whether a failed batch may say that the model rejects a text of it: a permanent
+    failure (kind ``"failure"``), but not a server error (HTTP 5xx). The failure policy
+    does not retry a 500 (a local server's "never works"), but for a batch it says
+    nothing of one text: a flaky server answers the same texts a moment later."""
+    status = status_code(exc)
+    return classify(exc) == "failure" and (status is None or status < 500)
+
+
+@dataclass
+class _Apart:
+    """A tool whose text failed on its own while the model embedded other texts."""
+
+    error: str  # "Type: message" of its last failure
+    strikes: int  # syncs in which it failed so (rejected from _REJECT_STRIKES on)
+    due: float  # when it is asked again (_clock)
+
 
 _LEXICAL_CALIBRATION = calibration_for(None)
 """Thresholds of a search whose embedding model failed (its scores are lexical)."""
@@ -678,9 +711,10 @@ class ToolIndex:
         # Tools with a row but no vector yet: the embedding model failed when their row
         # was made (see _sync). Searches are lexical while there are any.
         self._unembedded: dict[str, None] = {}
-        # Tools whose text the model rejects (name -> "Type: message"): a row, no vector,
-        # not asked again until the tool is added anew (see _embed_apart).
-        self._rejected: dict[str, str] = {}
+        # Tools whose text failed on its own while the model embedded others: a row, no
+        # vector (scored by their words), asked again when due (see _sync). Rejected from
+        # _REJECT_STRIKES failures on.
+        self._apart: dict[str, _Apart] = {}
         # The model's failure for every text, and the tools it failed for (see
         # _embed_apart): while the same batch fails the same way, it is not split again.
         self._down: tuple[str, frozenset[str]] | None = None
@@ -714,10 +748,16 @@ class ToolIndex:
     def embedding_rejected(self) -> dict[str, str]:
         """Tools whose text the embedding model rejects (name -> ``"Type: message"``).
 
-        Such a tool has no vector and is scored by its words alone; it is not embedded
-        again until it is added anew. A copy."""
+        A tool is rejected when its text failed on its own, while the model embedded
+        other texts, in two searches' syncs. It has no vector and is scored by its words
+        alone; it is asked again 10 minutes later, then after twice as long at each
+        rejection (a day at most), and embedded once the model takes it. A copy."""
         with self._lock:
-            return {n: e for n, e in self._rejected.items() if n in self._row_of}
+            return {
+                n: a.error
+                for n, a in self._apart.items()
+                if a.strikes >= _REJECT_STRIKES and n in self._row_of
+            }
 
     # -- catalog --------------------------------------------------------------------
 
@@ -814,7 +854,7 @@ class ToolIndex:
     def _drop_row(self, name: str) -> None:
         row = self._row_of.pop(name, None)
         self._unembedded.pop(name, None)
-        self._rejected.pop(name, None)
+        self._apart.pop(name, None)
         if row is not None:
             self._rows[row] = ""
             self._lexical.forget(row)
@@ -895,7 +935,8 @@ class ToolIndex:
         by the lexical fallback of :meth:`_scored`, and embedded by a later sync once the
         model answers. ``strict`` (:meth:`save`, :meth:`load`) raises the failure instead.
         When the model rejects some tools' texts (a permanent failure), the batch is
-        split (:meth:`_embed_apart`): the others are embedded, those are ``_rejected``.
+        split (:meth:`_embed_apart`): the others are embedded, those are kept ``_apart``
+        and asked again alone (at the next sync, then when due: :attr:`embedding_rejected`).
         Returns whether the model failed here (the search then does not ask it again).
         """
         with self._lock:
@@ -909,35 +950,43 @@ class ToolIndex:
                 self._lexical = self._new_lexical()
                 for i, name in enumerate(self._rows):
                     self._index_lexical(i, self._records[name])
-            if not self._pending and not self._unembedded:
+            now = _clock()
+            again = [
+                (n, self._records[n])
+                for n, a in self._apart.items()
+                if a.due <= now and n in self._records
+            ]
+            if not self._pending and not self._unembedded and not again:
                 return False
             pending = [(n, self._records[n]) for n in self._pending if n in self._records]
             self._pending = {n: None for n, _ in pending}  # removed tools forgotten
             retry = [(n, self._records[n]) for n in self._unembedded]
+            strikes = {n: self._apart[n].strikes for n, _ in again}
         # Embedded outside the lock: a remote model must not block other searches, nor
         # tools being added or removed meanwhile.
         todo = pending + retry
         vectors: dict[int, np.ndarray] = {}
         rejected: dict[int, str] = {}
-        failed = False
+        down: Exception | None = None
         if self._embeddings is not None and todo:
             records = [r for _, r in todo]
             try:
                 vectors = dict(enumerate(self._vectors(self._embeddings, records, reuse or {})))
                 self._down = None
-                embedding_answered(logger, self._embeddings)
             except Exception as exc:
                 vectors, rejected, down = self._embed_apart(
                     self._embeddings, records, reuse or {}, exc
                 )
-                if vectors:  # the model answers, for the other tools
-                    embedding_answered(logger, self._embeddings)
-                if down is not None:
-                    if strict:
-                        raise down from None
-                    # raises what only the user can fix
-                    embedding_failed(logger, down, self._embeddings)
-                    failed = True
+        if self._embeddings is not None and again and down is None:
+            down = self._embed_again(self._embeddings, todo, again, strikes, vectors, rejected)
+        if vectors:  # the model answers (for the other tools, if some failed)
+            embedding_answered(logger, self._embeddings)
+        failed = False
+        if down is not None:
+            if strict:
+                raise down from None
+            embedding_failed(logger, down, self._embeddings)  # raises what only the user can fix
+            failed = True
         with self._lock:
             # A tool removed, replaced, or already indexed by another thread meanwhile is
             # skipped.
@@ -956,17 +1005,27 @@ class ToolIndex:
                 self._index_lexical(row, record)
                 if self._embeddings is not None:
                     self._unembedded[name] = None
+            now = _clock()
             for i, error in rejected.items():
                 name, record = todo[i]
                 if name in self._row_of and self._records.get(name) is record:
                     self._unembedded.pop(name, None)
-                    self._rejected[name] = error
-                    logger.warning(
-                        "librarian: the embedding model rejects the tool %s (%s); it is "
-                        "searched by its words only",
-                        name,
-                        error,
+                    old = self._apart.get(name)
+                    count = (old.strikes if old else 0) + 1
+                    wait = (
+                        0.0  # a suspect: asked again alone at the next sync
+                        if count < _REJECT_STRIKES
+                        else min(_REJECT_WAIT * 2 ** (count - _REJECT_STRIKES), _REJECT_WAIT_MAX)
                     )
+                    self._apart[name] = _Apart(error, count, now + wait)
+                    if count == _REJECT_STRIKES:
+                        logger.warning(
+                            "librarian: the embedding model rejects the tool %s (%s); it is "
+                            "searched by its words only (asked again in %d s)",
+                            name,
+                            error,
+                            wait,
+                        )
             if not vectors:
                 if self._matrix.size:  # rows without a vector stay zero until embedded
                     self._matrix = self._padded(self._matrix.shape[1])
@@ -981,9 +1040,43 @@ class ToolIndex:
                     rows.append(at)
                     taken.append(vector)
                     self._unembedded.pop(name, None)
+                    self._apart.pop(name, None)
             if rows:
                 self._matrix[rows] = np.stack(taken)
-        return False
+        return failed
+
+    def _embed_again(
+        self,
+        embeddings: Embeddings,
+        todo: list[tuple[str, ToolRecord]],
+        again: list[tuple[str, ToolRecord]],
+        strikes: dict[str, int],
+        vectors: dict[int, np.ndarray],
+        rejected: dict[int, str],
+    ) -> Exception | None:
+        """Ask the model again for the tools kept apart that are due (``again``), each
+        alone (a tool it still rejects costs one call), appended to ``todo`` with their
+        vectors or failures put in ``vectors``/``rejected``. A failure of a suspect (one
+        strike) counts only if the model is seen to embed another text in this sync
+        (else the model fails, returned as its failure, and the tool is asked again at
+        the next sync); a rejected tool's failure pushes its next try further off."""
+        failures: dict[int, tuple[str, Exception]] = {}
+        for name, record in again:
+            i = len(todo)
+            todo.append((name, record))
+            try:
+                (vector,) = self._vectors(embeddings, [record], {})
+            except Exception as exc:
+                if not _tells_of_a_text(exc):
+                    return exc  # the model fails: the others are asked at the next sync
+                failures[i] = (describe(exc), exc)
+                continue
+            vectors[i] = vector
+        unproven = [i for i in failures if strikes[todo[i][0]] < _REJECT_STRIKES]
+        if unproven and not vectors and not rejected and not self._answers(embeddings):
+            return failures[unproven[0]][1]  # nothing embedded: the model fails
+        rejected.update((i, text) for i, (text, _) in failures.items())
+        return None
 
     def _embed_apart(
         self,
@@ -1008,8 +1101,8 @@ class ToolIndex:
         retried by a later sync.
         At most ``8 * log2(n) + 8`` calls: what is left unembedded then is retried.
         """
-        batch_of = (describe(error), frozenset(r.name for r in records))
-        if classify(error) != "failure" or self._down == batch_of:
+        batch_of = (cause_key(error), frozenset(r.name for r in records))
+        if not _tells_of_a_text(error) or self._down == batch_of:
             return {}, {}, error
         vectors: dict[int, np.ndarray] = {}
         suspects: dict[int, str] = {}
@@ -1036,7 +1129,7 @@ class ToolIndex:
             try:
                 got = self._vectors(embeddings, [records[i] for i in part], reuse)
             except Exception as exc:
-                if classify(exc) != "failure":
+                if not _tells_of_a_text(exc):
                     return vectors, {}, exc
                 if len(part) > 1:
                     half = len(part) // 2
@@ -1061,7 +1154,7 @@ class ToolIndex:
                 (
                     self._records[name]
                     for name in self._rows
-                    if name and name not in self._unembedded and name not in self._rejected
+                    if name and name not in self._unembedded and name not in self._apart
                 ),
                 None,
             )
@@ -1174,7 +1267,7 @@ class ToolIndex:
         self._sync(strict=True)
         with self._lock:
             # A tool the model rejects has no vector to save: a load asks the model again.
-            names = [name for name in self._rows if name and name not in self._rejected]
+            names = [name for name in self._rows if name and name not in self._apart]
             fingerprints = [self._fingerprint(self._records[name]) for name in names]
             if self._embeddings is not None and self._matrix.size:
                 matrix = self._matrix[[self._row_of[name] for name in names]]
