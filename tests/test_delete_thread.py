@@ -23,11 +23,14 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.store.base import PutOp, SearchOp
+from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langgraph.store.sqlite import SqliteStore
 
 from fakes import ScriptedChatModel
 from langgraph_librarian import LangGraphIndexStore, LibrarianConfig, LibrarianMiddleware
+from langgraph_librarian.errors import LibrarianError
 from langgraph_librarian.recall import RecallMiddleware, RecallScope, ScopeMemory
 
 
@@ -219,3 +222,151 @@ def test_subgraph_indexes_and_bad_arguments(tmp_path: Path) -> None:
             app.memory.delete_thread("", checkpointer=saver)
         with pytest.raises(TypeError):
             app.memory.delete_thread("A", subgraphs="agent")
+
+
+def _by_thread(store: Any, prefix: tuple[str, ...]) -> dict[str, set[str]]:
+    """Keys of the captured records under ``prefix`` by thread, read in one search."""
+    out: dict[str, set[str]] = {}
+    for item in store.search(prefix, limit=100_000):
+        if item.namespace[-1] == "memory" and item.value.get("kind") == "turn":
+            out.setdefault(str(item.value.get("thread_id")), set()).add(item.key)
+    return out
+
+
+def _many_records(memory: ScopeMemory, gone: str, kept: str) -> None:
+    """``gone`` captured into three scopes (many records each, written in one batch: one
+    ``updated_at`` for all in PostgreSQL), ``kept`` into those and three more."""
+    for s, scope in enumerate(["user:1", "team:x", "team:y", "a:1", "a:2", "a:3"]):
+        if s < 3:
+            history = []
+            for i in range(40):
+                history += [HumanMessage(f"{gone} line {i} of {scope}: the PIN is {i}.")]
+            memory.capture(scope, history, thread_id=gone)
+        memory.capture(
+            scope,
+            [HumanMessage(f"{kept} in {scope}: lemons {i}.") for i in range(9)],
+            thread_id=kept,
+        )
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_delete_thread_pages_through_ties_on_postgres(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch, face: str
+) -> None:
+    # Without ``scopes=``, the thread's scopes are listed and its records read in pages
+    # (LIMIT/OFFSET). PostgresStore orders a search by updated_at alone, and records
+    # captured in one batch share it: two pages of such ties are not two halves of one
+    # order, so records were skipped (left readable) or read twice. Small pages make
+    # every read many pages; every record of the thread must go, and no other.
+    from langgraph_librarian.recall import _memory
+
+    monkeypatch.setattr(_memory, "SEARCH_PAGE", 7)
+    monkeypatch.setattr(_memory, "_THREAD_PAGE", 7, raising=False)
+    monkeypatch.setattr(_memory, "_SCOPES_PAGE", 2)
+    with PostgresStore.from_conn_string(postgres_dsn) as store:
+        store.setup()
+        prefix = ("recall_paging", uuid.uuid4().hex)
+        memory = ScopeMemory(store, namespace=prefix)
+        gone, kept = f"G-{uuid.uuid4()}", f"K-{uuid.uuid4()}"
+        _many_records(memory, gone, kept)
+        before = _by_thread(store, prefix)
+        assert len(before[gone]) == 120 and len(before[kept]) == 54
+        if face == "sync":
+            deleted = memory.delete_thread(gone)
+        else:
+            deleted = asyncio.run(memory.adelete_thread(gone))
+        after = _by_thread(store, prefix)
+        assert gone not in after, f"{len(after.get(gone, ()))} records of the thread left"
+        assert after[kept] == before[kept]
+        assert deleted == 120
+        assert memory.delete_thread(gone) == 0
+
+
+@pytest.mark.postgres
+def test_thread_records_reads_each_record_once_on_postgres(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A thread's records written in one batch (one updated_at), read in LIMIT/OFFSET
+    # pages of the search page's size: some came twice and others not at all (capture
+    # reconciles a thread against this read). A thread is read in one search now.
+    from langgraph_librarian.recall import _memory
+
+    monkeypatch.setattr(_memory, "SEARCH_PAGE", 7)
+    with PostgresStore.from_conn_string(postgres_dsn) as store:
+        store.setup()
+        memory = ScopeMemory(store, namespace=("recall_paging", uuid.uuid4().hex))
+        history = [HumanMessage(f"Line {i}: tomatoes.") for i in range(60)]
+        memory.capture("user:1", history, thread_id="t")
+        keys = [r.key for r in memory.thread_records("user:1", "t")]
+        assert len(keys) == len(set(keys)) == 60
+        akeys = [r.key for r in asyncio.run(memory.athread_records("user:1", "t"))]
+        assert sorted(akeys) == sorted(keys)
+
+
+class _CappedStore(InMemoryStore):
+    """A store whose search answers at most ``cap`` records, whatever the limit asked."""
+
+    cap = 100
+
+    def batch(self, ops: Any) -> Any:
+        ops = [
+            op._replace(limit=min(op.limit, self.cap)) if isinstance(op, SearchOp) else op
+            for op in ops
+        ]
+        return super().batch(ops)
+
+    async def abatch(self, ops: Any) -> Any:
+        return self.batch(ops)
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_a_store_that_caps_its_searches_is_read_whole(face: str) -> None:
+    # A thread was read in one search of 50,000 records: a store answering at most 100
+    # made the read stop there (capture's reconcile and delete_thread saw 100 of 250).
+    store = _CappedStore()
+    memory = ScopeMemory(store, namespace=("capped",))
+    memory.capture("user:1", [HumanMessage(f"Line {i}: figs.") for i in range(250)], thread_id="t")
+    memory.capture("user:1", [HumanMessage("Other thread.")], thread_id="k")
+    if face == "sync":
+        assert len({r.key for r in memory.thread_records("user:1", "t")}) == 250
+        assert memory.delete_thread("t") == 250
+    else:
+        assert len({r.key for r in asyncio.run(memory.athread_records("user:1", "t"))}) == 250
+        assert asyncio.run(memory.adelete_thread("t")) == 250
+    assert memory.thread_records("user:1", "t") == []
+    assert len(memory.thread_records("user:1", "k")) == 1
+
+
+class _Rewriting(InMemoryStore):
+    """A store where a record comes back after its delete ``times`` times, as a capture of
+    the thread running meanwhile writes it again."""
+
+    times = 1
+    kept: Any = None  # the record (an Item)
+
+    def batch(self, ops: Any) -> Any:
+        out = super().batch(ops)
+        kept = self.kept
+        deleted = {op.key for op in ops if isinstance(op, PutOp) and op.value is None}
+        if kept is not None and kept.key in deleted and self.times:
+            self.times -= 1
+            super().batch([PutOp(kept.namespace, kept.key, kept.value)])
+        return out
+
+
+def test_a_record_written_again_while_deleting_is_deleted_again() -> None:
+    # A record found again after its delete made delete_thread raise "store did not
+    # delete" at once, although the store deletes: a concurrent capture wrote it again.
+    # It is deleted again (a few times), and the error says what may be going on.
+    store = _Rewriting()
+    memory = ScopeMemory(store, namespace=("rewriting",))
+    memory.capture("user:1", [HumanMessage(f"Line {i}: figs.") for i in range(5)], thread_id="t")
+    (ns,) = [ns for ns in store.list_namespaces(prefix=("rewriting",)) if ns[-1] == "memory"]
+    store.kept = next(i for i in store.search(ns, limit=100) if "Line 0" in str(i.value))
+    assert memory.forget_thread("user:1", "t") == 5
+    assert memory.thread_records("user:1", "t") == [] and store.times == 0
+    memory.capture("user:1", [HumanMessage(f"Line {i}: figs.") for i in range(5)], thread_id="t")
+    store.times = 10  # a store that never deletes it
+    with pytest.raises(LibrarianError, match="still in the store after being deleted 3 times"):
+        memory.forget_thread("user:1", "t")

@@ -23,14 +23,18 @@ The kinds:
 
 The embedding model is a step of its own (:func:`embedding_failed`): when it fails open,
 selection, recall and tool search go on lexically for the rest of the turn, and the turn
-says so (:func:`embedding_failures` collects what failed).
+says so (:func:`embedding_failures` collects what failed). Its failure is logged once per
+cause while it lasts; an answer of the model (:func:`embedding_answered`) after the cause
+stopped for a while ends it, so the next outage is logged again.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -43,9 +47,11 @@ from langgraph_librarian.errors import ConfigurationError
 __all__ = [
     "DeadlineExceeded",
     "FailureKind",
+    "cause_key",
     "classify",
     "current_embedding_failures",
     "describe",
+    "embedding_answered",
     "embedding_failed",
     "embedding_failures",
     "embeddings_down",
@@ -54,6 +60,7 @@ __all__ = [
     "is_retryable",
     "log_failure",
     "mark_final",
+    "model_key",
     "status_code",
 ]
 
@@ -209,11 +216,72 @@ _EMBEDDING_FAILURES: ContextVar[list[str] | None] = ContextVar(
 ``asyncio.to_thread`` and ``contextvars.copy_context`` copy the variable, not the list, so
 a failure in a worker thread of the turn is seen by the turn."""
 
-_WARNED: set[tuple[str, str]] = set()
+_WARNED: dict[tuple[str, str], float] = {}
 _WARNED_LOCK = threading.Lock()
 _WARNED_MAX = 256
-"""Causes already logged: an embedding server that is down fails every turn, and one
-warning per cause (class and message) says it without flooding the log."""
+"""Causes already logged (model, cause) -> when last seen (:data:`_clock`): an embedding
+server that is down fails every turn, and one warning per cause says it without flooding
+the log. The oldest are forgotten past :data:`_WARNED_MAX`.
+
+Keyed by the model's description (:func:`model_key`), not the object: an app that builds
+its embeddings object per request has one model, and one outage. A model's causes are
+forgotten when it answers after none of them was seen for :data:`_QUIET` seconds
+(:func:`embedding_answered`): its next outage is a new one, and warned again. A model
+whose answers come while the same cause keeps failing (a consumer whose texts it rejects,
+another's it embeds) is not recovering: that would warn and re-arm at every turn."""
+
+_QUIET = 60.0
+"""Seconds without a failure of a cause before an answer of the model ends its outage."""
+
+_clock = time.monotonic
+
+_MODEL_FIELDS = (
+    "model",
+    "model_name",
+    "model_id",
+    "deployment",
+    "repo_id",
+    "base_url",
+    "openai_api_base",
+    "azure_endpoint",
+    "endpoint",
+    "endpoint_url",
+    "host",
+)
+"""Attributes of LangChain's embedding classes that say which model they call, and where."""
+
+_VOLATILE = re.compile(r"[0-9A-Fa-f]*[0-9][0-9A-Fa-f]*")
+
+
+def model_key(model: object) -> str:
+    """A stable description of an embedding model: its class and the settings that name
+    the model and its server (``model``, ``base_url``...), not the object (two objects
+    built alike call one model; an id is reused after the object is freed)."""
+    if model is None:
+        return ""
+    kind = type(model)
+    parts = [f"{kind.__module__}.{kind.__qualname__}"]
+    for name in _MODEL_FIELDS:
+        try:
+            value = getattr(model, name, None)
+        except Exception:  # a property that fails says nothing
+            continue
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            parts.append(f"{name}={str(value)[:200]}")
+    return " ".join(parts)
+
+
+def cause_key(exc: BaseException) -> str:
+    """What a failure is, for telling one cause from another: its type, HTTP status and
+    message without its numbers and hexadecimal ids (a provider puts a request id in
+    every message: each would be a new cause)."""
+    status = status_code(exc)
+    message = _VOLATILE.sub("#", str(exc)[:300])
+    return (
+        f"{type(exc).__name__}[{status}]: {message}"
+        if status
+        else f"{type(exc).__name__}: {message}"
+    )
 
 
 @contextmanager
@@ -245,14 +313,15 @@ def embeddings_down() -> bool:
     return bool(_EMBEDDING_FAILURES.get())
 
 
-def embedding_failed(logger: logging.Logger, exc: Exception) -> None:
-    """Absorb a failure of the embedding model, or raise it again.
+def embedding_failed(logger: logging.Logger, exc: Exception, model: object = None) -> None:
+    """Absorb a failure of the embedding model ``model``, or raise it again.
 
     The embedding model only refines a lexical ranking, so the turn goes on lexically
     (the caller uses no vectors) whatever the model's fault, unless only the user can fix
     it (a refused key, an unknown model: see the kinds above) or it is an interrupt.
     The failure is recorded for the current turn (:func:`embedding_failures`) and logged
-    at WARNING once per cause.
+    at WARNING once per cause (:func:`cause_key`) of the model (:func:`model_key`) until
+    the model answers again (:func:`embedding_answered`).
     """
     if not fails_open(exc):
         raise exc
@@ -260,15 +329,42 @@ def embedding_failed(logger: logging.Logger, exc: Exception) -> None:
     failures = _EMBEDDING_FAILURES.get()
     if failures is not None and text not in failures:
         failures.append(text)
-    cause = (type(exc).__name__, str(exc)[:300])
+    cause = (model_key(model), cause_key(exc))
+    now = _clock()
     with _WARNED_LOCK:
-        if cause in _WARNED:
-            return
-        if len(_WARNED) >= _WARNED_MAX:
-            _WARNED.clear()
-        _WARNED.add(cause)
+        seen = cause in _WARNED
+        _WARNED.pop(cause, None)  # re-inserted last: the oldest go first
+        if not seen and len(_WARNED) >= _WARNED_MAX:
+            del _WARNED[next(iter(_WARNED))]
+        _WARNED[cause] = now
+    if seen:
+        return
     logger.warning(
         "librarian: the embedding model failed (%s); lexical ranking only until it answers",
         text,
         exc_info=exc,
     )
+
+
+def embedding_answered(logger: logging.Logger, model: object = None) -> None:
+    """The embedding model ``model`` answered a request of its own (not a cached vector).
+
+    Ends its outage, if one was logged and none of its causes was seen for
+    :data:`_QUIET` seconds: those causes are forgotten, so the model's next failure is
+    logged again (an operator sees the second outage), and the recovery is logged at
+    INFO. A cause seen since is still going on (another consumer of the model keeps
+    failing): it stays, and is not warned again. Cheap when nothing was warned (called
+    at every answer)."""
+    if not _WARNED:  # nothing ever warned: no lock on the hot path
+        return
+    key = model_key(model)
+    quiet = _clock() - _QUIET
+    with _WARNED_LOCK:
+        ended = sorted(c for c, seen in _WARNED.items() if c[0] == key and seen <= quiet)
+        for cause in ended:
+            del _WARNED[cause]
+    if ended:
+        logger.info(
+            "librarian: the embedding model answers again (it failed with %s)",
+            "; ".join(message for _, message in ended),
+        )

@@ -103,6 +103,25 @@ def _without(
 _UNORDERED_PAGE = 50_000
 """Records per search on a store whose search has no order (read whole)."""
 
+_THREAD_PAGE = 50_000
+"""Records per search when one thread's records are read (:meth:`ScopeMemory.thread_records`).
+LangGraph's SQL stores order a search by ``updated_at`` alone, and the records of one
+capture share it (one transaction in PostgreSQL, one second in SQLite): two LIMIT/OFFSET
+pages over such ties are not two halves of one order (a record comes twice, another not
+at all), so a thread is read in one search. Past this many, pages again, and deleting
+goes on until a read finds nothing (:meth:`ScopeMemory._forget_in`).
+
+A store may answer fewer than asked although it holds more (a search capped at 100 or
+1,000 records): a page whose size is a whole multiple of :data:`_CAP_STEP` is taken for
+such a cap, and the next page asked for (one search more, empty when the thread had
+exactly that many)."""
+
+_CAP_STEP = 100
+
+_DELETE_ROUNDS = 3
+"""Times a record of the thread may be found again after it was deleted (a capture of
+the thread running meanwhile writes it anew) before deleting stops and says so."""
+
 
 class ScopeMemory:
     """A tenant's or project's long-term memory, kept in a LangGraph ``BaseStore``.
@@ -263,44 +282,60 @@ class ScopeMemory:
             if thread_id is None
             else {"kind": "turn", "thread_id": clean_text(thread_id)}
         )
-        return ns, search_op(ns, SEARCH_PAGE, offset, where)
+        return ns, search_op(ns, _THREAD_PAGE, offset, where)
 
     @staticmethod
-    def _of_thread(items: Sequence[Any], thread_id: str | None, into: list[MemoryRecord]) -> None:
+    def _of_thread(
+        items: Sequence[Any], thread_id: str | None, into: dict[str, MemoryRecord]
+    ) -> None:
+        # By key: a record a later page repeats (ties, see _THREAD_PAGE) counts once.
         thread_id = None if thread_id is None else clean_text(thread_id)
         for item in items:
             record = record_from_value(str(item.key), item.value)
             if record is not None and record.kind == "turn" and record.thread_id == thread_id:
-                into.append(record)
+                into[record.key] = record
+
+    @staticmethod
+    def _thread_read_on(result: Any, limit: int, seen: set[str]) -> bool:
+        """Whether a thread's read goes on after a page (see :data:`_THREAD_PAGE`): it
+        was full, or as large as a store's cap may be, and brought a record not seen
+        (a store that ignores the offset must not loop forever)."""
+        keys = {str(item.key) for item in result or []}
+        new = bool(keys - seen)
+        seen |= keys
+        n = len(result or [])
+        return new and (n >= limit or n % _CAP_STEP == 0)
 
     def thread_records(
         self, scope_id: str, thread_id: str | None, *, label: str | None = None
     ) -> list[MemoryRecord]:
         """The records captured from one thread of the scope (every one: not bounded by
         ``max_candidates``), in the thread's order."""
-        found: list[MemoryRecord] = []
+        found: dict[str, MemoryRecord] = {}
+        seen: set[str] = set()
         offset = 0
         while True:
             ns, op = self._thread_page(scope_id, thread_id, offset, label=label)
             (result,) = batch(self.store, [op])
             self._of_thread(items_in(result, ns), thread_id, found)
-            if len(result or []) < op.limit:
-                return sorted(found, key=lambda r: (r.seq, r.key))
-            offset += op.limit
+            if not self._thread_read_on(result, op.limit, seen):
+                return sorted(found.values(), key=lambda r: (r.seq, r.key))
+            offset += len(result)
 
     async def athread_records(
         self, scope_id: str, thread_id: str | None, *, label: str | None = None
     ) -> list[MemoryRecord]:
         """Async twin of :meth:`thread_records`."""
-        found: list[MemoryRecord] = []
+        found: dict[str, MemoryRecord] = {}
+        seen: set[str] = set()
         offset = 0
         while True:
             ns, op = self._thread_page(scope_id, thread_id, offset, label=label)
             (result,) = await abatch(self.store, [op])
             self._of_thread(items_in(result, ns), thread_id, found)
-            if len(result or []) < op.limit:
-                return sorted(found, key=lambda r: (r.seq, r.key))
-            offset += op.limit
+            if not self._thread_read_on(result, op.limit, seen):
+                return sorted(found.values(), key=lambda r: (r.seq, r.key))
+            offset += len(result)
 
     def _plan(
         self, messages: Sequence[BaseMessage], cursor: Any, thread_id: str | None
@@ -510,6 +545,43 @@ class ScopeMemory:
         )
         return ops
 
+    @staticmethod
+    def _deleting(held: Sequence[MemoryRecord], deleted: dict[str, int]) -> bool:
+        """Whether another round of deletes is due (``held`` read after ``deleted``, the
+        keys deleted so far -> how many times)."""
+        for record in held:
+            deleted[record.key] = deleted.get(record.key, 0) + 1
+        back = sorted(r.key for r in held if deleted[r.key] > _DELETE_ROUNDS)
+        if back:  # a store that ignores deletes must not loop forever
+            raise LibrarianError(
+                f"record {back[0]!r} of the thread is still in the store after being "
+                f"deleted {_DELETE_ROUNDS} times: the store does not delete, or a capture "
+                "of this thread is running and writes it again (delete the thread when "
+                "no turn of it runs); stopping"
+            )
+        return bool(held)
+
+    def _forget_in(self, label: str, thread_id: str | None) -> int:
+        """Delete the thread's records (and cursor) in the scope labelled ``label``, read
+        and deleted again until a read finds none: a read in pages over records that
+        share their ``updated_at`` may miss some (see :data:`_THREAD_PAGE`), and a
+        deleted record must not stay readable. Returns the records deleted."""
+        deleted: dict[str, int] = {}
+        while True:
+            held = self.thread_records("", thread_id, label=label)
+            batch(self.store, self._thread_deletes(label, thread_id, held))
+            if not self._deleting(held, deleted):
+                return len(deleted)
+
+    async def _aforget_in(self, label: str, thread_id: str | None) -> int:
+        """Async twin of :meth:`_forget_in`."""
+        deleted: dict[str, int] = {}
+        while True:
+            held = await self.athread_records("", thread_id, label=label)
+            await abatch(self.store, self._thread_deletes(label, thread_id, held))
+            if not self._deleting(held, deleted):
+                return len(deleted)
+
     def forget_thread(self, scope_id: str, thread_id: str | None) -> int:
         """Forget what was captured from one thread of ``scope_id`` (and its cursor).
 
@@ -518,17 +590,11 @@ class ScopeMemory:
         If the thread goes on, its next capture copies it whole again: delete its
         checkpoints too (or turn capture off for it) to forget it for good.
         """
-        label = scope_key(scope_id)
-        held = self.thread_records(scope_id, thread_id, label=label)
-        batch(self.store, self._thread_deletes(label, thread_id, held))
-        return len(held)
+        return self._forget_in(scope_key(scope_id), thread_id)
 
     async def aforget_thread(self, scope_id: str, thread_id: str | None) -> int:
         """Async twin of :meth:`forget_thread`."""
-        label = scope_key(scope_id)
-        held = await self.athread_records(scope_id, thread_id, label=label)
-        await abatch(self.store, self._thread_deletes(label, thread_id, held))
-        return len(held)
+        return await self._aforget_in(scope_key(scope_id), thread_id)
 
     # -- deleting a thread everywhere ---------------------------------------------------
 
@@ -587,12 +653,7 @@ class ScopeMemory:
         labels = (
             self._thread_scopes(thread_id) if scopes is None else [scope_key(s) for s in scopes]
         )
-        deleted = 0
-        for label in dict.fromkeys(labels):
-            held = self.thread_records("", thread_id, label=label)
-            batch(self.store, self._thread_deletes(label, thread_id, held))
-            deleted += len(held)
-        return deleted
+        return sum(self._forget_in(label, thread_id) for label in dict.fromkeys(labels))
 
     async def _aforget_everywhere(self, thread_id: str, scopes: Iterable[str] | None) -> int:
         """Async twin of :meth:`_forget_everywhere`."""
@@ -603,9 +664,7 @@ class ScopeMemory:
         )
         deleted = 0
         for label in dict.fromkeys(labels):
-            held = await self.athread_records("", thread_id, label=label)
-            await abatch(self.store, self._thread_deletes(label, thread_id, held))
-            deleted += len(held)
+            deleted += await self._aforget_in(label, thread_id)
         return deleted
 
     def delete_thread(

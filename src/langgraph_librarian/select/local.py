@@ -17,7 +17,11 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from langgraph_librarian._engine.failures import embedding_failed, embeddings_down
+from langgraph_librarian._engine.failures import (
+    embedding_answered,
+    embedding_failed,
+    embeddings_down,
+)
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._engine.static import STATIC_MODEL_ID
 from langgraph_librarian._engine.text import DAYS, MONTHS, content_terms, tokenize
@@ -772,8 +776,7 @@ class LocalSelector:
 
     # -- selection ------------------------------------------------------------------
 
-    @staticmethod
-    def _embedded(call: Callable[[], _T]) -> _T | None:
+    def _embedded(self, call: Callable[[], _T]) -> _T | None:
         """``call()`` (a call of the embedding model), or ``None`` when the model failed.
 
         The embedding model only refines the lexical ranking, so its failure (a server
@@ -786,7 +789,7 @@ class LocalSelector:
         try:
             return call()
         except Exception as exc:
-            embedding_failed(logger, exc)
+            embedding_failed(logger, exc, self.embeddings)
             return None
 
     def _query_vector(self, query: str) -> list[float] | None:
@@ -796,17 +799,22 @@ class LocalSelector:
         embeddings = self.embeddings
         if embeddings is None or not query.strip():
             return None
-        return self._embedded(lambda: list(embeddings.embed_query(query)))
+        vector = self._embedded(lambda: list(embeddings.embed_query(query)))
+        if vector is not None:  # the model answered (a failure before is over)
+            embedding_answered(logger, embeddings)
+        return vector
 
     async def _aquery_vector(self, query: str) -> list[float] | None:
         query = _question(query)
         if self.embeddings is None or not query.strip() or embeddings_down():
             return None
         try:
-            return list(await self.embeddings.aembed_query(query))
+            vector = list(await self.embeddings.aembed_query(query))
         except Exception as exc:
-            embedding_failed(logger, exc)
+            embedding_failed(logger, exc, self.embeddings)
             return None
+        embedding_answered(logger, self.embeddings)
+        return vector
 
     def select(
         self,

@@ -16,6 +16,7 @@ import math
 import os
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +31,15 @@ from langgraph_librarian._engine.crosslingual import (
     translate_inflected,
     translate_words,
 )
-from langgraph_librarian._engine.failures import embedding_failed, embedding_failures
+from langgraph_librarian._engine.failures import (
+    cause_key,
+    classify,
+    describe,
+    embedding_answered,
+    embedding_failed,
+    embedding_failures,
+    status_code,
+)
 from langgraph_librarian._engine.static import _VOCABULARY, STATIC_MODEL_ID
 from langgraph_librarian._engine.text import STOPWORDS, stem_terms, tokenize
 from langgraph_librarian.embeddings import (
@@ -45,6 +54,36 @@ from langgraph_librarian.tools.calibration import SearchCalibration, calibration
 __all__ = ["ToolIndex", "ToolSearchResult"]
 
 logger = logging.getLogger("langgraph_librarian.tools")
+
+_REJECT_STRIKES = 2
+"""Syncs in which a tool's text must fail on its own, while the model embeds other texts,
+before the tool is taken as rejected (one failure may be a server's hiccup)."""
+_REJECT_WAIT = 600.0
+"""Seconds before a rejected tool is asked again; doubled at each rejection after that,
+up to :data:`_REJECT_WAIT_MAX` (a model or a limit may change: a tool rejected for good
+costs one call now and then)."""
+_REJECT_WAIT_MAX = 86_400.0
+
+_clock = time.monotonic
+
+
+def _tells_of_a_text(exc: BaseException) -> bool:
+    """Whether a failed batch may say that the model rejects a text of it: a permanent
+    failure (kind ``"failure"``), but not a server error (HTTP 5xx). The failure policy
+    does not retry a 500 (a local server's "never works"), but for a batch it says
+    nothing of one text: a flaky server answers the same texts a moment later."""
+    status = status_code(exc)
+    return classify(exc) == "failure" and (status is None or status < 500)
+
+
+@dataclass
+class _Apart:
+    """A tool whose text failed on its own while the model embedded other texts."""
+
+    error: str  # "Type: message" of its last failure
+    strikes: int  # syncs in which it failed so (rejected from _REJECT_STRIKES on)
+    due: float  # when it is asked again (_clock)
+
 
 _LEXICAL_CALIBRATION = calibration_for(None)
 """Thresholds of a search whose embedding model failed (its scores are lexical)."""
@@ -474,6 +513,9 @@ class ToolSearchResult:
         embedding_error: The embedding model's failure (``"Type: message"``) when the
             search was lexical because of it (scored and judged as by the lexical engine,
             ``embeddings=None``); ``None`` otherwise.
+        embedding_rejected: The index's tools whose text the embedding model rejects
+            (name -> ``"Type: message"``): they have no vector and are scored by their
+            words alone (the cosine half is zero); the other tools are searched as usual.
     """
 
     matches: list[ToolMatch] = field(default_factory=list)
@@ -485,6 +527,7 @@ class ToolSearchResult:
     rest: ToolSearchResult | None = None
     rest_query: str = ""
     embedding_error: str | None = None
+    embedding_rejected: dict[str, str] = field(default_factory=dict)
 
     @property
     def names(self) -> list[str]:
@@ -668,6 +711,13 @@ class ToolIndex:
         # Tools with a row but no vector yet: the embedding model failed when their row
         # was made (see _sync). Searches are lexical while there are any.
         self._unembedded: dict[str, None] = {}
+        # Tools whose text failed on its own while the model embedded others: a row, no
+        # vector (scored by their words), asked again when due (see _sync). Rejected from
+        # _REJECT_STRIKES failures on.
+        self._apart: dict[str, _Apart] = {}
+        # The model's failure for every text, and the tools it failed for (see
+        # _embed_apart): while the same batch fails the same way, it is not split again.
+        self._down: tuple[str, frozenset[str]] | None = None
         self._lexical = self._new_lexical()
         self._by_domain: dict[str, dict[str, None]] = {}  # domain -> names (ordered set)
         # Domains, largest first, with their counts: made once per change of the catalog
@@ -696,6 +746,21 @@ class ToolIndex:
     def embeddings(self) -> Embeddings | None:
         """The embedding model (``None``: lexical search only)."""
         return self._embeddings
+
+    @property
+    def embedding_rejected(self) -> dict[str, str]:
+        """Tools whose text the embedding model rejects (name -> ``"Type: message"``).
+
+        A tool is rejected when its text failed on its own, while the model embedded
+        other texts, in two searches' syncs. It has no vector and is scored by its words
+        alone; it is asked again 10 minutes later, then after twice as long at each
+        rejection (a day at most), and embedded once the model takes it. A copy."""
+        with self._lock:
+            return {
+                n: a.error
+                for n, a in self._apart.items()
+                if a.strikes >= _REJECT_STRIKES and n in self._row_of
+            }
 
     # -- catalog --------------------------------------------------------------------
 
@@ -795,6 +860,7 @@ class ToolIndex:
     def _drop_row(self, name: str) -> None:
         row = self._row_of.pop(name, None)
         self._unembedded.pop(name, None)
+        self._apart.pop(name, None)
         if row is not None:
             self._rows[row] = ""
             self._lexical.forget(row)
@@ -874,6 +940,9 @@ class ToolIndex:
         all the same, lexically indexed with no vector (``_unembedded``): they are found
         by the lexical fallback of :meth:`_scored`, and embedded by a later sync once the
         model answers. ``strict`` (:meth:`save`, :meth:`load`) raises the failure instead.
+        When the model rejects some tools' texts (a permanent failure), the batch is
+        split (:meth:`_embed_apart`): the others are embedded, those are kept ``_apart``
+        and asked again alone (at the next sync, then when due: :attr:`embedding_rejected`).
         Returns whether the model failed here (the search then does not ask it again).
         """
         with self._lock:
@@ -887,24 +956,43 @@ class ToolIndex:
                 self._lexical = self._new_lexical()
                 for i, name in enumerate(self._rows):
                     self._index_lexical(i, self._records[name])
-            if not self._pending and not self._unembedded:
+            now = _clock()
+            again = [
+                (n, self._records[n])
+                for n, a in self._apart.items()
+                if a.due <= now and n in self._records
+            ]
+            if not self._pending and not self._unembedded and not again:
                 return False
             pending = [(n, self._records[n]) for n in self._pending if n in self._records]
             self._pending = {n: None for n, _ in pending}  # removed tools forgotten
             retry = [(n, self._records[n]) for n in self._unembedded]
+            strikes = {n: self._apart[n].strikes for n, _ in again}
         # Embedded outside the lock: a remote model must not block other searches, nor
         # tools being added or removed meanwhile.
         todo = pending + retry
-        vectors: np.ndarray | None = None
-        failed = False
+        vectors: dict[int, np.ndarray] = {}
+        rejected: dict[int, str] = {}
+        down: Exception | None = None
         if self._embeddings is not None and todo:
+            records = [r for _, r in todo]
             try:
-                vectors = self._vectors(self._embeddings, [r for _, r in todo], reuse or {})
+                vectors = dict(enumerate(self._vectors(self._embeddings, records, reuse or {})))
+                self._down = None
             except Exception as exc:
-                if strict:
-                    raise
-                embedding_failed(logger, exc)  # raises what only the user can fix
-                failed = True
+                vectors, rejected, down = self._embed_apart(
+                    self._embeddings, records, reuse or {}, exc
+                )
+        if self._embeddings is not None and again and down is None:
+            down = self._embed_again(self._embeddings, todo, again, strikes, vectors, rejected)
+        if vectors:  # the model answers (for the other tools, if some failed)
+            embedding_answered(logger, self._embeddings)
+        failed = False
+        if down is not None:
+            if strict:
+                raise down from None
+            embedding_failed(logger, down, self._embeddings)  # raises what only the user can fix
+            failed = True
         with self._lock:
             # A tool removed, replaced, or already indexed by another thread meanwhile is
             # skipped.
@@ -923,21 +1011,166 @@ class ToolIndex:
                 self._index_lexical(row, record)
                 if self._embeddings is not None:
                     self._unembedded[name] = None
-            if vectors is None:
+            now = _clock()
+            for i, error in rejected.items():
+                name, record = todo[i]
+                if name in self._row_of and self._records.get(name) is record:
+                    self._unembedded.pop(name, None)
+                    old = self._apart.get(name)
+                    count = (old.strikes if old else 0) + 1
+                    wait = (
+                        0.0  # a suspect: asked again alone at the next sync
+                        if count < _REJECT_STRIKES
+                        else min(_REJECT_WAIT * 2 ** (count - _REJECT_STRIKES), _REJECT_WAIT_MAX)
+                    )
+                    self._apart[name] = _Apart(error, count, now + wait)
+                    if count == _REJECT_STRIKES:
+                        logger.warning(
+                            "librarian: the embedding model rejects the tool %s (%s); it is "
+                            "searched by its words only (asked again in %d s)",
+                            name,
+                            error,
+                            wait,
+                        )
+            if not vectors:
                 if self._matrix.size:  # rows without a vector stay zero until embedded
                     self._matrix = self._padded(self._matrix.shape[1])
                 return failed
-            self._matrix = self._padded(vectors.shape[1])
+            self._matrix = self._padded(next(iter(vectors.values())).shape[0])
             rows: list[int] = []
-            taken: list[int] = []
-            for i, (name, record) in enumerate(todo):
+            taken: list[np.ndarray] = []
+            for i, vector in vectors.items():
+                name, record = todo[i]
                 at = self._row_of.get(name)
                 if at is not None and self._records.get(name) is record:
                     rows.append(at)
-                    taken.append(i)
+                    taken.append(vector)
                     self._unembedded.pop(name, None)
-            self._matrix[rows] = vectors[taken]
-        return False
+                    self._apart.pop(name, None)
+            if rows:
+                self._matrix[rows] = np.stack(taken)
+        return failed
+
+    def _embed_again(
+        self,
+        embeddings: Embeddings,
+        todo: list[tuple[str, ToolRecord]],
+        again: list[tuple[str, ToolRecord]],
+        strikes: dict[str, int],
+        vectors: dict[int, np.ndarray],
+        rejected: dict[int, str],
+    ) -> Exception | None:
+        """Ask the model again for the tools kept apart that are due (``again``), each
+        alone (a tool it still rejects costs one call), appended to ``todo`` with their
+        vectors or failures put in ``vectors``/``rejected``. A failure of a suspect (one
+        strike) counts only if the model is seen to embed another text in this sync
+        (else the model fails, returned as its failure, and the tool is asked again at
+        the next sync); a rejected tool's failure pushes its next try further off."""
+        failures: dict[int, tuple[str, Exception]] = {}
+        for name, record in again:
+            i = len(todo)
+            todo.append((name, record))
+            try:
+                (vector,) = self._vectors(embeddings, [record], {})
+            except Exception as exc:
+                if not _tells_of_a_text(exc):
+                    return exc  # the model fails: the others are asked at the next sync
+                failures[i] = (describe(exc), exc)
+                continue
+            vectors[i] = vector
+        unproven = [i for i in failures if strikes[todo[i][0]] < _REJECT_STRIKES]
+        if unproven and not vectors and not rejected and not self._answers(embeddings):
+            return failures[unproven[0]][1]  # nothing embedded: the model fails
+        rejected.update((i, text) for i, (text, _) in failures.items())
+        return None
+
+    def _embed_apart(
+        self,
+        embeddings: Embeddings,
+        records: list[ToolRecord],
+        reuse: dict[str, tuple[str, np.ndarray]],
+        error: Exception,
+    ) -> tuple[dict[int, np.ndarray], dict[int, str], Exception | None]:
+        """After ``error`` failed the whole batch ``records``: (unit vectors by position,
+        rejected positions -> ``"Type: message"``, the model's failure or ``None``).
+
+        A provider fails a whole batch for one text it rejects (too long, unreadable).
+        When ``error`` is permanent (kind ``"failure"`` of the failure policy), the batch
+        is split in halves, again and again, so only the tools the model rejects on
+        their own go without a vector. A tool is rejected only when the model is seen
+        to work meanwhile (another part of the batch embedded, or a tool embedded
+        before embedded again); otherwise the model fails for every text and ``error``
+        is returned as its failure, remembered so the same batch failing the same way
+        is not split again (a batch with other tools is). Any other kind (a timeout, a
+        rate limit, a refused key, an interrupt) says nothing of one tool: it is returned
+        at once, or as soon as a part meets it, and the tools not embedded yet are
+        retried by a later sync.
+        At most ``8 * log2(n) + 8`` calls: what is left unembedded then is retried.
+        """
+        batch_of = (cause_key(error), frozenset(r.name for r in records))
+        if not _tells_of_a_text(error) or self._down == batch_of:
+            return {}, {}, error
+        vectors: dict[int, np.ndarray] = {}
+        suspects: dict[int, str] = {}
+        parts: list[list[int]] = []
+        if len(records) == 1:
+            suspects[0] = describe(error)
+        else:
+            half = len(records) // 2
+            parts = [list(range(half, len(records))), list(range(half))]
+        works: bool | None = None  # the model embedded something meanwhile
+
+        def proven() -> bool:
+            nonlocal works
+            if vectors:
+                return True
+            if works is None:
+                works = self._answers(embeddings)
+            return works
+
+        budget = 8 * len(records).bit_length() + 8
+        while parts and budget > 0:
+            part = parts.pop()
+            budget -= 1
+            try:
+                got = self._vectors(embeddings, [records[i] for i in part], reuse)
+            except Exception as exc:
+                if not _tells_of_a_text(exc):
+                    return vectors, {}, exc
+                if len(part) > 1:
+                    half = len(part) // 2
+                    parts += [part[half:], part[:half]]
+                    continue
+                suspects[part[0]] = describe(exc)
+                if len(suspects) >= 2 and not proven():
+                    break  # two texts failed, nothing embedded: the model fails
+                continue
+            vectors.update(zip(part, got, strict=True))
+        if suspects and not proven():
+            self._down = batch_of
+            return {}, {}, error
+        self._down = None
+        return vectors, suspects, None
+
+    def _answers(self, embeddings: Embeddings) -> bool:
+        """Whether the model embeds a tool it embedded before (one call; ``False`` when
+        there is none)."""
+        with self._lock:
+            known = next(
+                (
+                    self._records[name]
+                    for name in self._rows
+                    if name and name not in self._unembedded and name not in self._apart
+                ),
+                None,
+            )
+        if known is None:
+            return False
+        try:
+            embeddings.embed_documents([self._document(known)])
+        except Exception:
+            return False
+        return True
 
     def _padded(self, width: int) -> np.ndarray:
         """The matrix with a zero row for each row it does not cover yet (under the lock)."""
@@ -1033,11 +1266,14 @@ class ToolIndex:
         Raises:
             IndexStoreError: ``path`` cannot be written.
             Exception: the embedding model's failure (a file without the vectors would
-                be of no use), unlike a search, which falls back to lexical scores.
+                be of no use), unlike a search, which falls back to lexical scores. A
+                tool whose text the model rejects (:attr:`embedding_rejected`) is left
+                out of the file instead.
         """
         self._sync(strict=True)
         with self._lock:
-            names = [name for name in self._rows if name]
+            # A tool the model rejects has no vector to save: a load asks the model again.
+            names = [name for name in self._rows if name and name not in self._apart]
             fingerprints = [self._fingerprint(self._records[name]) for name in names]
             if self._embeddings is not None and self._matrix.size:
                 matrix = self._matrix[[self._row_of[name] for name in names]]
@@ -1199,7 +1435,11 @@ class ToolIndex:
                 try:
                     query_vector = self._embeddings.embed_query(text)
                 except Exception as exc:
-                    embedding_failed(logger, exc)  # raises what only the user can fix
+                    embedding_failed(
+                        logger, exc, self._embeddings
+                    )  # raises what only the user can fix
+                else:
+                    embedding_answered(logger, self._embeddings)
             if query_vector is not None:
                 q = np.asarray(query_vector, dtype=np.float32)
                 q = q / max(float(np.linalg.norm(q)), 1e-9)
@@ -1322,6 +1562,7 @@ class ToolIndex:
             result = self._search(query, k, resolved, query_vector)
         if failed:
             result.embedding_error = "; ".join(failed)
+        result.embedding_rejected = self.embedding_rejected
         if wanted is not None and resolved != wanted and result.fallback != "name":
             result.domain_requested = str(domain).strip()
             used = [d for d in self.domains() if d.lower() == resolved]
