@@ -132,3 +132,25 @@ def test_a_flipped_gist_never_reaches_the_agent(caplog):
     assert "allergic to peanuts" in gist and "not allergic" not in gist
     flagged = [r for r in caplog.records if "not allergic" in r.getMessage()]
     assert len(flagged) == 1  # logged once per rejected fold
+
+
+def test_over_a_tight_budget_a_model_is_held_to_what_the_offline_summary_keeps():
+    """Twelve facts do not fit 60 tokens: the offline summary drops some too, and a model
+    summary that loses no more than it is kept (else every fold of a long batch would
+    fall back)."""
+    people = ["Ana", "Ben", "Carla", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun", "Kai", "Lia"]
+    batch: list[BaseMessage] = [
+        HumanMessage(f"My colleague {name} sits at desk {10 + n}, remember that.")
+        for n, name in enumerate(people)
+    ]
+    offline = summarize_messages(batch, "", max_summary_tokens=60).summary
+    assert sum(name in offline for name in people) < len(people)  # the budget drops some
+    result = summarize_messages(
+        batch, "", model=ScriptedChatModel(script=offline), max_summary_tokens=60
+    )
+    assert result.method == "llm", result.notes
+    lost = "\n".join(line for line in offline.splitlines()[1:])
+    worse = summarize_messages(
+        batch, "", model=ScriptedChatModel(script=lost), max_summary_tokens=60
+    )
+    assert worse.method == "extractive"  # a fact the offline summary keeps is lost

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
@@ -454,28 +454,47 @@ def _about_themselves(messages: Sequence[BaseMessage]) -> list[str]:
     return found
 
 
-def dropped_user_facts(summary: str, messages: Sequence[BaseMessage]) -> list[str]:
+def _starts(text: str) -> set[str]:
+    return {w[:5] for w in re.findall(r"[^\W\d_]+", text.lower())}
+
+
+def dropped_user_facts(
+    summary: str, messages: Sequence[BaseMessage], offline: str | None = None
+) -> list[str]:
     """What the user said about themselves in ``messages`` that ``summary`` loses
     entirely: a number, a name, or a health or diet constraint ("allergic") of a
-    first-person statement."""
+    first-person statement. With ``offline`` (the summary the fold falls back to), only
+    what that one keeps: over a tight budget the offline summary drops facts too, and a
+    model's summary is not rejected for losing no more than it."""
     lost: list[str] = []
-    said = {w[:5] for w in re.findall(r"[^\W\d_]+", summary.lower())}
+    said = _starts(summary)
+    fallback = _starts(offline) if offline is not None else None
     for sentence in _about_themselves(messages):
         # The one addressed ("Hi Aria, I'm Sam") is no fact about the user.
         addressed = {m.group(1) for m in _VOCATIVE.finditer(sentence)}
         for fact in stated_facts(sentence):
-            if fact[0] in addressed:
+            if fact[0] in addressed or fact[0] in lost:
                 continue
-            if not keeps_fact(summary, fact) and fact[0] not in lost:
+            if offline is not None and not keeps_fact(offline, fact):
+                continue
+            if not keeps_fact(summary, fact):
                 lost.append(fact[0])
         for match in _CONSTRAINTS.finditer(sentence):
             word = match.group(0)
-            if word.lower()[:5] not in said and word not in lost:
+            start = word.lower()[:5]
+            if fallback is not None and start not in fallback:
+                continue
+            if start not in said and word not in lost:
                 lost.append(word)
     return lost
 
 
-def gist_problem(summary: str, messages: Sequence[BaseMessage], previous: str = "") -> str | None:
+def gist_problem(
+    summary: str,
+    messages: Sequence[BaseMessage],
+    previous: str = "",
+    offline: Callable[[], str] | None = None,
+) -> str | None:
     """Why a model's running summary of ``messages`` (folded into ``previous``) must not
     replace them, or ``None``.
 
@@ -485,7 +504,8 @@ def gist_problem(summary: str, messages: Sequence[BaseMessage], previous: str = 
     :func:`~langgraph_librarian.index._validate.statement_problem`). And what the user
     stated about themselves must not vanish: every number, name and health or diet
     constraint of their first-person statements stays in the summary (a model that
-    drops "allergic", or writes "loves peanuts", loses it).
+    drops "allergic", or writes "loves peanuts", loses it), when the summary the fold
+    would fall back to (``offline()``) keeps it.
     """
     source = "\n".join(
         [previous, *(message_text(m) for m in messages if m.type != "system")]
@@ -495,6 +515,8 @@ def gist_problem(summary: str, messages: Sequence[BaseMessage], previous: str = 
         if problem is not None:
             return f"{problem}: {statement[:80]!r}"
     lost = dropped_user_facts(summary, messages)
+    if lost and offline is not None:
+        lost = dropped_user_facts(summary, messages, offline())
     if lost:
         return f"the summary drops what the user said about themselves ({', '.join(lost[:3])})"
     return None

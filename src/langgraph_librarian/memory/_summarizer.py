@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -75,6 +75,7 @@ def _answer_problem(
     previous: str = "",
     news: frozenset[str] = frozenset(),
     folded: Sequence[BaseMessage] | None = None,
+    offline: Callable[[], str] | None = None,
 ) -> str | None:
     """Why a model's answer must not become the summary, or ``None``.
 
@@ -99,7 +100,7 @@ def _answer_problem(
     if problem is None and news and not news & set(content_terms(answer)):
         problem = "the summary leaves out the new messages' facts"
     if problem is None and folded is not None:
-        problem = gist_problem(answer, folded, previous)
+        problem = gist_problem(answer, folded, previous, offline)
     return problem
 
 
@@ -358,6 +359,10 @@ class RunningSummarizer:
                 request.previous,
                 request.news,
                 request.shown,
+                # What the fallback keeps: a model is not held to more than that.
+                lambda: merge_facts(
+                    previous_summary, messages, self.max_summary_tokens, self.token_counter
+                )[0],
             )
         if problem is not None:
             note = f"model summary rejected ({problem}); offline summary used"
