@@ -144,3 +144,23 @@ def test_the_index_prompt_asks_for_the_messages_own_language():
     """A Spanish message gets a Spanish summary: searchable in the words the user will
     use, and checked word for word against the message."""
     assert "in the message's own language" in DEFAULT_SUMMARY_PROMPT
+
+
+SESAME = (
+    "I'm allergic to sesame, so please keep it out of every recipe you suggest. Also, the "
+    "kitchen renovation is going fine and the new oven arrives next week. The painter "
+    "comes on Thursday."
+)
+
+
+@pytest.mark.parametrize(
+    ("summary", "status"),
+    [
+        ("User loves sesame; the new oven arrives next week.", "fallback"),
+        ("Kitchen renovation going fine; new oven next week, painter on Thursday.", "fallback"),
+        ("Sesame allergy: no sesame in any recipe; new oven next week.", "summarized"),
+        ("User is allergic to sesame; the painter comes Thursday.", "summarized"),
+    ],
+)
+def test_a_summary_keeps_the_writers_health_or_diet_constraint(summary, status):
+    assert _status(SESAME, summary) == status

@@ -73,6 +73,7 @@ from langgraph_librarian._engine.text import MONTHS as _MONTHS
 from langgraph_librarian._engine.text import STOPWORDS, content_terms
 
 __all__ = [
+    "CONSTRAINTS",
     "clean_model_summary",
     "crosses_languages",
     "drop_cut_tail",
@@ -1158,6 +1159,11 @@ def summary_facts_problem(
         return "the summary swaps who did or said it (the user, the assistant or a name)"
     if not conversation and (_flips_polarity(body, source) or _denies_anew(body, source)):
         return "the summary says the opposite of the message (a negation added or dropped)"
+    dropped = (
+        None if conversation or role not in (None, "human") else _drops_constraint(body, source)
+    )
+    if dropped:
+        return f"the summary leaves out what the writer said about themselves ({dropped!r})"
     return None
 
 
@@ -2063,3 +2069,27 @@ def keeps_fact(summary: str, fact: tuple[str, frozenset[str]]) -> bool:
     key = next(iter(keys))
     stem = content_terms(key)
     return key in words or bool(stem and stem[0] in stems) or _spelled_alike(shown, summary)
+
+
+# Constraints a person states about themselves that a summary must never lose (health
+# and diet: what an assistant that forgets them gets dangerously wrong).
+CONSTRAINTS = re.compile(
+    r"\b(?:allerg\w*|intoleran\w*|vegan\w*|vegetarian\w*|pescatarian\w*|c(?:o)?eliac|gluten"
+    r"|lactose|kosher|halal|diabet\w*|pregnan\w*|wheelchair|allergique\w*|allergisch\w*"
+    r"|al[eé]rgic[oa]s?)\b",
+    re.IGNORECASE,
+)
+
+
+def _drops_constraint(summary: str, source: str) -> str | None:
+    """A health or diet constraint the writer states about themselves ("I'm allergic to
+    sesame") that the summary does not carry in any form ("allergy", "allergic"): "User
+    loves sesame" keeps the food and loses the point."""
+    said = {w[:5] for w in re.findall(r"[^\W\d_]+", summary.lower())}
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", source):
+        if not _FIRST_PERSON.search(sentence) or sentence.rstrip().endswith("?"):
+            continue
+        for match in CONSTRAINTS.finditer(sentence):
+            if match.group(0).lower()[:5] not in said:
+                return match.group(0)
+    return None

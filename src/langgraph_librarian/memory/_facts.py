@@ -40,7 +40,14 @@ from langchain_core.messages import BaseMessage
 
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._engine.text import CHANGE_CUES, VALUE_PATTERN, WHITESPACE, content_terms
-from langgraph_librarian.index._validate import keeps_fact, stated_facts, statement_problem
+from langgraph_librarian.index._validate import (
+    CONSTRAINTS as _CONSTRAINTS,
+)
+from langgraph_librarian.index._validate import (
+    keeps_fact,
+    stated_facts,
+    statement_problem,
+)
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_text_tokens
 
@@ -414,14 +421,6 @@ def _fact_weight(text: str) -> float:
 
 # -- is a model's running summary true to what it folds? ---------------------------------
 
-# Constraints a person states about themselves that a summary must never lose (health
-# and diet: what an assistant that forgets them gets dangerously wrong).
-_CONSTRAINTS = re.compile(
-    r"\b(?:allerg\w*|intoleran\w*|vegan\w*|vegetarian\w*|pescatarian\w*|c(?:o)?eliac|gluten"
-    r"|lactose|kosher|halal|diabet\w*|pregnan\w*|wheelchair|allergique\w*|allergisch\w*"
-    r"|al[eé]rgic[oa]s?)\b",
-    re.IGNORECASE,
-)
 _FIRST_PERSON = re.compile(
     r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|myself|we|we're|our|ours|us)\b",
     re.IGNORECASE,
