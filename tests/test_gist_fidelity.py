@@ -79,13 +79,12 @@ def test_a_faithful_running_summary_is_kept():
 
 
 def test_the_hand_written_folds():
-    """Every faithful fold kept; 13 of 15 wrong ones rejected (missed: dates traded
-    between two events of the same month, "October 14 ... back October 9"; opening
-    and closing hours swapped, "Open 3 to 7" for "open at 7 and close at 3")."""
+    """Every faithful fold kept; 14 of 15 wrong ones rejected (missed: opening and
+    closing hours swapped, "Open 3 to 7" for "open at 7 and close at 3")."""
     good = [_fold(f, g) for f in FOLDS for g in f["good"]]
     wrong = [_fold(f, w) for f in FOLDS for w in f["wrong"]]
     assert good.count("llm") == len(good) == 13
-    assert wrong.count("extractive") == 13 and len(wrong) == 15
+    assert wrong.count("extractive") == 14 and len(wrong) == 15
 
 
 def _weak_gist_writer(messages: list[BaseMessage]) -> str:

@@ -164,3 +164,13 @@ SESAME = (
 )
 def test_a_summary_keeps_the_writers_health_or_diet_constraint(summary, status):
     assert _status(SESAME, summary) == status
+
+
+def test_two_dates_of_one_month_stay_with_their_events():
+    trip = (
+        "We're flying to Lisbon on October 9 with the kids, and we come back on October "
+        "14 in the evening. The hotel is near the old town, breakfast is included, and "
+        "the kids want to see the aquarium and ride the tram up the hill."
+    )
+    assert _status(trip, "Flight to Lisbon October 9; back October 14.") == "summarized"
+    assert _status(trip, "Flight to Lisbon October 14; back October 9.") == "fallback"

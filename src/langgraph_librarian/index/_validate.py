@@ -1786,7 +1786,43 @@ def _misbound(summary: str, source: str) -> str | None:
             theirs = _numbers_near(written, "month", m, 2, 2)
             if theirs and not any(r & readings for r in theirs):
                 return f"the summary dates {token} in another month than the message"
+            # "back October 9" for "come back on October 14": the word before the date.
+            start = min(at, at - 1 if month is before else at)
+            word = _word_before(said, start)
+            if word and _dated_elsewhere(written, word, m, readings):
+                return f"the summary gives the date {token} to '{word}', the message another"
     return None
+
+
+def _word_before(tokens: list[tuple[str, str, frozenset[str]]], at: int) -> str:
+    """The content word just before position ``at`` (function words skipped, two at
+    most; a punctuation mark stops)."""
+    for kind, key, _ in reversed(tokens[max(0, at - 3) : at]):
+        if kind != "word":
+            return ""
+        if key:
+            return key
+    return ""
+
+
+def _dated_elsewhere(
+    tokens: list[tuple[str, str, frozenset[str]]], word: str, month: str, day: frozenset[str]
+) -> bool:
+    """The message dates ``word`` in ``month`` with other days only: the days of that
+    month just after each ``word`` (within the phrase) never include ``day``."""
+    days: list[frozenset[str]] = []
+    for at, (kind, key, _) in enumerate(tokens):
+        if kind != "word" or key != word:
+            continue
+        window = tokens[at + 1 : at + 6]
+        for n, (sort, k, _) in enumerate(window):
+            if sort == "stop":
+                break
+            if sort == "month" and k == month:
+                near = window[max(0, n - 1) : n] + window[n + 1 : n + 2]
+                days += [r for t, _, r in near if t == "num" and r]
+                break
+    return bool(days) and not any(r & day for r in days)
 
 
 # -- markdown, and summaries in another language than the message ----------------------
