@@ -136,7 +136,7 @@ def test_llm_summarizer_extends_the_previous_summary_message(tmp_path):
     model = agent_model()
     # No digits: a number the conversation does not contain is an invented fact.
     writer = ScriptedChatModel(
-        script=lambda messages: f"- summary {'x' * len(writer.calls)}: allergic to nuts"
+        script=lambda messages: f"- summary {'x' * len(writer.calls)}: vegetarian, allergic to nuts"
     )
     agent = make_agent(
         model,
@@ -153,11 +153,11 @@ def test_llm_summarizer_extends_the_previous_summary_message(tmp_path):
     assert n >= 2
     last_prompt = prompt_text(writer.calls[-1])
     assert (
-        f"<previous_summary>\n- summary {'x' * (n - 1)}: allergic to nuts\n</previous_summary>"
-        in last_prompt
+        f"<previous_summary>\n- summary {'x' * (n - 1)}: vegetarian, allergic to nuts\n"
+        "</previous_summary>" in last_prompt
     )
     assert SUMMARY_PREFIX not in last_prompt  # the old summary is data, not a message
-    assert summary_of(state).endswith(f"- summary {'x' * n}: allergic to nuts")
+    assert summary_of(state).endswith(f"- summary {'x' * n}: vegetarian, allergic to nuts")
 
 
 def failing_summarizer() -> RunningSummarizer:

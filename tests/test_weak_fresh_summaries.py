@@ -75,7 +75,10 @@ def test_the_set_is_varied_enough_to_mean_something():
 def test_the_rates_through_the_public_api():
     """Measured when the rules were fixed: 51 of 55 faithful summaries stored (the four
     others were rejected before too: an English summary of a German or Spanish message
-    shares too few words with it; a 'summary' longer than its message), 155 of 171
+    shares too few words with it; a 'summary' longer than its message); 53 since an
+    English summary of another language's message is judged by its facts, not its
+    words (the two left: a cross-lingual summary without a number or name, and the
+    over-long one), 155 of 171
     garbage answers kept out of the index and the running summary."""
     good = [(i, g) for i in INDEX for g in i["good"]]
     bad = [(i, b["summary"]) for i in INDEX for b in i["garbage"]]
@@ -87,7 +90,7 @@ def test_the_rates_through_the_public_api():
     bad_out += sum(
         _fold(i, b["summary"]).method == "extractive" for i in RUNNING for b in i["garbage"]
     )
-    assert (good_ok, len(good)) == (51, 55)
+    assert (good_ok, len(good)) == (53, 55)
     assert bad_out >= 155 and len(bad) == 171
 
 

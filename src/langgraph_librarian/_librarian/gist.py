@@ -178,7 +178,12 @@ def apply_fold(
     }
     if result.notes:
         metadata["running_summary_notes"] = list(result.notes)
-    if uses_model and result.method == "extractive":
+    rejected = [n for n in result.notes if n.startswith("model summary rejected")]
+    if uses_model and rejected:
+        # As an index entry whose summary was rejected is marked "fallback": the gist of
+        # this fold is the offline one, and why (the summarizer logged it once).
+        metadata["running_summary_fallback"] = rejected[0]
+    elif uses_model and result.method == "extractive":
         logger.warning(
             "librarian: running summary written offline instead of by the model: %s",
             "; ".join(result.notes) or "no reason given",

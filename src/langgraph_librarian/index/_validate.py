@@ -72,7 +72,15 @@ from langgraph_librarian._engine.text import DAYS as _DAYS
 from langgraph_librarian._engine.text import MONTHS as _MONTHS
 from langgraph_librarian._engine.text import STOPWORDS, content_terms
 
-__all__ = ["clean_model_summary", "drop_cut_tail", "summary_facts_problem"]
+__all__ = [
+    "CONSTRAINTS",
+    "clean_model_summary",
+    "crosses_languages",
+    "drop_cut_tail",
+    "statement_problem",
+    "strip_markdown",
+    "summary_facts_problem",
+]
 
 
 def _listed(words: str) -> list[str]:
@@ -609,10 +617,13 @@ def _fabricated(summary: str, source: str) -> str | None:
         # (German: a capitalised word is a noun as often as a name; only a word after a
         # title or in the place of one of the message's names is taken for one.)
         names |= _names(summary) | _opening_names(summary, source)
+    crossed = crosses_languages(summary, source)
     for name in sorted(names):
         key, stem = name.lower(), content_terms(name)
         if key in words or (stem and stem[0] in stems):
             continue
+        if crossed and _spelled_alike(name, source):
+            continue  # "Lisbon" for "Lisboa": the name in the summary's language
         if name.isupper() and _initials(key, source):
             continue
         return f"the summary names {name!r}, which the message does not"
@@ -760,6 +771,7 @@ def _opening_names(summary: str, source: str) -> set[str]:
     return names
 
 
+@lru_cache(maxsize=256)
 def _language(text: str) -> str | None:
     """The language most of ``text``'s function words belong to (two at least, and more
     than any other language has; on a tie, more words of its own alone), or ``None`` when
@@ -814,6 +826,19 @@ def _carries(summary: str, source: str) -> bool:
     # itself ("the user asked a question") say nothing of what was said.
     return len(shared) >= _MIN_SHARED_WITHOUT_FACTS or (
         len(shared) >= 2 and 2 * len(shared) >= len(terms)
+    )
+
+
+def _shares_fact(summary: str, source: str) -> bool:
+    """One of the message's numbers, codes, dates or names is in the summary."""
+    numbers, words, _ = _source_facts(source)
+    if (_numbers(summary) & numbers) or {c for c in _codes(summary) if _code_in(c, source)}:
+        return True
+    languages = frozenset(filter(None, (_language(summary), _language(source))))
+    s_months, s_days = _calendar(summary, languages)
+    m_months, m_days = _calendar(source, languages)
+    return bool((s_months & m_months) or (s_days & m_days)) or bool(
+        {n.lower() for n in _names(summary)} & words
     )
 
 
@@ -1089,7 +1114,7 @@ def summary_facts_problem(
     """
     if _REFUSAL.search(summary.split("\n", 1)[0][:300]):
         return "the model refused"
-    body = clean_model_summary(summary)
+    body = strip_markdown(clean_model_summary(summary))
     if not re.search(r"[^\W_]", body):
         return "a preamble or filler, not a summary"
     if _META.search(body):
@@ -1109,12 +1134,21 @@ def summary_facts_problem(
         return "the summary holds template placeholders instead of the message's facts"
     if _MARKUP.search(body) and not _MARKUP.search(source):
         return "the summary is HTML markup the message does not have"
-    fabricated = _fabricated(body, source)
+    fabricated = _fabricated(body, source) or _misbound(body, source)
     if fabricated:
         return fabricated
+    currency = _other_currency(body, source)
+    if currency:
+        return f"the summary states an amount in {currency.upper()}, which the message does not"
     if _other_language(body, source):
         return "the summary is in another language than the message"
     terms, loose = _loose_terms(body, source)
+    if crosses_languages(body, source):
+        # An English summary of a Spanish message: its words are translations. With one
+        # of the message's facts it restates the message; without, the words must be
+        # the message's by the cross-lingual word table.
+        translated = _translated_stems(source)
+        loose = [] if _shares_fact(body, source) else [t for t in loose if t not in translated]
     if _says_other_things(terms, loose):
         return "most of the summary's words are not the message's"
     if not conversation and _answers_question(body, source, terms, loose):
@@ -1123,8 +1157,13 @@ def summary_facts_problem(
         return "the summary carries none of the message's facts"
     if not conversation and _swaps_roles(body, source, role):
         return "the summary swaps who did or said it (the user, the assistant or a name)"
-    if not conversation and _flips_polarity(body, source):
+    if not conversation and (_flips_polarity(body, source) or _denies_anew(body, source)):
         return "the summary says the opposite of the message (a negation added or dropped)"
+    dropped = (
+        None if conversation or role not in (None, "human") else _drops_constraint(body, source)
+    )
+    if dropped:
+        return f"the summary leaves out what the writer said about themselves ({dropped!r})"
     return None
 
 
@@ -1291,6 +1330,7 @@ def _denied(said: list[str], folded: list[str], cues: frozenset[str]) -> frozens
     return frozenset(denied)
 
 
+@lru_cache(maxsize=64)
 def _clauses(text: str, cues: frozenset[str]) -> list[_Clause]:
     """Each clause of ``text`` (see :class:`_Clause`). Its polarity cannot be read off its
     words in a question, a condition or a restriction, nor when a cue comes with a word
@@ -1596,3 +1636,496 @@ def _swaps_roles(summary: str, source: str, role: str | None) -> bool:
             ):
                 return True
     return False
+
+
+# -- what a fact is bound to: numbers with their nouns, days with their months, currencies --
+
+# Currencies by symbol, code or word (several languages, folded, lower case): a summary's
+# amount must be in one of the message's currencies when the message names any.
+_CURRENCIES = {
+    **dict.fromkeys(_listed("€ eur euro euros"), "eur"),
+    **dict.fromkeys(_listed("$ usd dollar dollars dolar dolares dollaro dollari bucks"), "usd"),
+    **dict.fromkeys(_listed("£ gbp pound pounds sterling livre livres pfund"), "gbp"),
+    **dict.fromkeys(_listed("¥ jpy yen"), "jpy"),
+    **dict.fromkeys(_listed("chf franc francs franken"), "chf"),
+    **dict.fromkeys(_listed("₹ inr rupee rupees"), "inr"),
+}
+_CURRENCY_TOKEN = re.compile(r"[€$£¥₹]|[^\W\d_]+")
+# "pound"/"livre" are weights as often: only next to a number do they name a currency.
+_NEAR_NUMBER_ONLY = frozenset({"gbp", "chf"})
+_TOKEN = re.compile(
+    rf"(?:\d+(?::\d+)+|{_NUMBER.pattern})(?:st|nd|rd|th)?"
+    r"|[^\W\d_]+(?:['’][^\W\d_]+)?|[.,;:!?()\[\]|/\n]"
+)
+_ORDINAL = re.compile(r"(?:st|nd|rd|th)$")
+_BOUND_WINDOW = 3
+
+
+@lru_cache(maxsize=64)
+def _currencies(text: str) -> frozenset[str]:
+    found = set()
+    for match in _CURRENCY_TOKEN.finditer(text):
+        token = _fold(match.group(0).lower())
+        kind = _CURRENCIES.get(token)
+        if kind is None:
+            continue
+        if token.isalpha() and kind in _NEAR_NUMBER_ONLY | {"usd", "eur"}:
+            near = text[max(0, match.start() - 16) : match.end() + 16]
+            if not re.search(r"\d", near) and kind in _NEAR_NUMBER_ONLY:
+                continue
+        found.add(kind)
+    return frozenset(found)
+
+
+def _other_currency(summary: str, source: str) -> str | None:
+    """A currency of the summary that the message, which names its own, does not have
+    ("37,500 dollars" for "37,500 euros")."""
+    in_source = _currencies(source)
+    if not in_source:
+        return None
+    extra = sorted(_currencies(summary) - in_source)
+    return extra[0] if extra else None
+
+
+@lru_cache(maxsize=64)
+def _tokens(text: str, languages: frozenset[str]) -> list[tuple[str, str, frozenset[str]]]:
+    """Each word or number of ``text``: (kind, key, readings). Kinds: ``"num"`` (readings
+    of a number or a number word), ``"month"`` (key: its index), ``"word"`` (key: its
+    accent-folded stem, ``""`` for function words)."""
+    foreign = {
+        w: str(i)
+        for lang in languages & _CALENDAR_WORDS.keys()
+        for w, i in _CALENDAR_WORDS[lang][0].items()
+    }
+    out: list[tuple[str, str, frozenset[str]]] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        lowered = token.lower()
+        if token[0].isdigit():
+            token = _ORDINAL.sub("", token)
+            out.append(("num", token, frozenset(_readings(token.replace(":", ".")))))
+        elif not token[0].isalpha():
+            out.append(("stop", token, frozenset()))
+        elif lowered in _NUMBER_WORDS:
+            out.append(("num", lowered, frozenset({_NUMBER_WORDS[lowered]})))
+        elif lowered in _MONTHS and ((token[0].isupper() and lowered != "may") or len(lowered) > 3):
+            out.append(("month", str(_MONTHS[lowered]), frozenset()))
+        elif _fold(lowered) in foreign:
+            out.append(("month", foreign[_fold(lowered)], frozenset()))
+        else:
+            stem = content_terms(lowered)
+            key = _fold(stem[0]) if stem and not _function_word(lowered) else ""
+            out.append(("word", key, frozenset()))
+    # "am 12. Dezember": the dot of a German ordinal does not end the phrase.
+    return [
+        t
+        for n, t in enumerate(out)
+        if not (
+            t == ("stop", ".", frozenset())
+            and 0 < n < len(out) - 1
+            and out[n - 1][0] == "num"
+            and out[n + 1][0] == "month"
+        )
+    ]
+
+
+def _numbers_near(
+    tokens: list[tuple[str, str, frozenset[str]]],
+    kind: str,
+    key: str,
+    before: int,
+    after: int,
+) -> list[frozenset[str]]:
+    """The readings of the numbers within ``before`` tokens before and ``after`` tokens
+    after each token of ``tokens`` of that ``kind`` and ``key``."""
+    found = []
+    for at, token in enumerate(tokens):
+        if token[0] != kind or token[1] != key:
+            continue
+        # Within the phrase: a punctuation mark ends the look on that side.
+        left = list(reversed(tokens[max(0, at - before) : at]))
+        right = tokens[at + 1 : at + 1 + after]
+        for side in (left, right):
+            for sort, _, readings in side:
+                if sort == "stop":
+                    break
+                if sort == "num" and readings:
+                    found.append(readings)
+    return found
+
+
+def _misbound(summary: str, source: str) -> str | None:
+    """A number of the summary tied to a noun or month that the message ties to another
+    number.
+
+    "9 people arriving October 14" of "14 people, arriving October 9": each number and
+    each word is the message's, but the message's "people" go with 14 and its October
+    with 9. A number directly followed by a content word ("14 people", "37,500 euros"),
+    and a day beside a month, are checked against the numbers the message has just
+    before that word (or, for a month, on either side): when it has some and none of
+    them is the summary's, the facts were swapped. A word the message never gives a
+    number to ("v3 deprecates" for "Version 3 of the API deprecates") is not judged.
+    """
+    languages = frozenset(filter(None, (_language(summary), _language(source))))
+    said = _tokens(summary, languages)
+    written = _tokens(source, languages)
+    for at, (kind, token, readings) in enumerate(said):
+        if kind != "num" or not readings:
+            continue
+        after = said[at + 1] if at + 1 < len(said) else None
+        before = said[at - 1] if at else None
+        if after is not None and after[0] == "word" and len(after[1]) >= 3:
+            noun = after[1]
+            theirs = _numbers_near(written, "word", noun, 2, 2)
+            if theirs and not any(r & readings for r in theirs):
+                return f"the summary gives {token} to '{noun}', the message another number"
+        for month in (before, after):
+            if month is None or month[0] != "month":
+                continue
+            m = month[1]
+            theirs = _numbers_near(written, "month", m, 2, 2)
+            if theirs and not any(r & readings for r in theirs):
+                return f"the summary dates {token} in another month than the message"
+            # "back October 9" for "come back on October 14": the word before the date.
+            start = min(at, at - 1 if month is before else at)
+            word = _word_before(said, start)
+            if word and _dated_elsewhere(written, word, m, readings):
+                return f"the summary gives the date {token} to '{word}', the message another"
+    return None
+
+
+def _word_before(tokens: list[tuple[str, str, frozenset[str]]], at: int) -> str:
+    """The content word just before position ``at`` (function words skipped, two at
+    most; a punctuation mark stops)."""
+    for kind, key, _ in reversed(tokens[max(0, at - 3) : at]):
+        if kind != "word":
+            return ""
+        if key:
+            return key
+    return ""
+
+
+def _dated_elsewhere(
+    tokens: list[tuple[str, str, frozenset[str]]], word: str, month: str, day: frozenset[str]
+) -> bool:
+    """The message dates ``word`` in ``month`` with other days only: the days of that
+    month just after each ``word`` (within the phrase) never include ``day``."""
+    days: list[frozenset[str]] = []
+    for at, (kind, key, _) in enumerate(tokens):
+        if kind != "word" or key != word:
+            continue
+        window = tokens[at + 1 : at + 6]
+        for n, (sort, k, _) in enumerate(window):
+            if sort == "stop":
+                break
+            if sort == "month" and k == month:
+                near = window[max(0, n - 1) : n] + window[n + 1 : n + 2]
+                days += [r for t, _, r in near if t == "num" and r]
+                break
+    return bool(days) and not any(r & day for r in days)
+
+
+# -- markdown, and summaries in another language than the message ----------------------
+
+_EMPHASIS = re.compile(
+    r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1|(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])"
+)
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,2}[.)])[ \t]+", re.MULTILINE)
+_MD_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
+
+
+def strip_markdown(text: str) -> str:
+    """``text`` without markdown emphasis, list markers and heading marks ("- **Date**:
+    October 9" is "Date: October 9"): layout, which the checks must not read as words
+    (a capitalised label after "**" is not a name)."""
+    text = _EMPHASIS.sub(lambda m: m.group(2) or m.group(3) or "", text)
+    text = _LIST_ITEM.sub("", text)
+    return _MD_HEADING.sub("", text)
+
+
+def crosses_languages(summary: str, source: str) -> bool:
+    """The message is in another language than English and the summary is not in it (an
+    English summary of a Spanish message): its words are not the message's, and that says
+    nothing about whether it is faithful."""
+    in_source = _language(source)
+    if in_source is None or in_source == "en":
+        return False
+    return _language(summary) != in_source
+
+
+def _edit_distance(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+_MIN_CLOSE_NAME = 4
+
+
+def _spelled_alike(name: str, source: str) -> bool:
+    """A capitalised word of the message spelled close to ``name`` (its spelling in
+    another language): "Lisbon" for "Lisboa" or "Lissabon", "Rome" for "Roma". Same first
+    three letters and at most two edits, no more than half the shorter word."""
+    key = _fold(name.lower())
+    if len(key) < _MIN_CLOSE_NAME:
+        return False
+    for _, word in _words(source):
+        other = _fold(word.lower())
+        if not word[0].isupper() or len(other) < _MIN_CLOSE_NAME or other[:3] != key[:3]:
+            continue
+        distance = _edit_distance(key, other)
+        if distance <= 2 and 2 * distance <= min(len(key), len(other)):
+            return True
+    return False
+
+
+def _translated_stems(source: str) -> frozenset[str]:
+    """English stems of the message's words by the cross-lingual word table."""
+    from langgraph_librarian._engine.crosslingual import translate_inflected
+
+    stems: set[str] = set()
+    for _, word in _words(source):
+        for english in translate_inflected(_fold(word.lower()))[:3]:
+            stems.update(_fold(t) for t in content_terms(english))
+    return frozenset(stems)
+
+
+# -- a denial or an outcome the message does not state ----------------------------------
+
+# Outcomes that undo a plan (closed class, several languages, stems): "was cancelled",
+# "rejected Lisbon", "refused the budget". A summary may report one only when the
+# message says so in some way (the word, a negation, a word that denies).
+_OUTCOMES = frozenset(
+    content_terms(
+        "cancel cancels cancelled canceled cancelling cancellation reject rejects rejected "
+        "rejection refuse refuses refused refusal decline declines declined deny denies "
+        "denied abandon abandons abandoned scrap scraps scrapped veto vetoed revoke revoked "
+        "withdraw withdrew withdrawn fail fails failed failure quit quits"
+    )
+) | frozenset(
+    _listed(
+        "abgesagt absagen storniert abgelehnt ablehnen annule annulee annuler refuse refusee "
+        "rejete cancelado cancelada cancelar rechazado rechazada rechazar annullato rifiutato"
+    )
+)
+
+
+# Words that keep something away without a negation cue (English): a restatement with
+# "no" ("no peanuts" for "allergic to peanuts") is faithful.
+_AVERSION = re.compile(
+    r"\b(?:allerg\w*|intoleran\w*|out of|keep \w+ out|(?:give|gives|giving|gave|given) up"
+    r"|free|off|against|rather than|instead|ban\w*|stop\w*|without)\b",
+    re.IGNORECASE,
+)
+
+
+def _outcome_words(text: str) -> set[str]:
+    return {_fold(t) for t in content_terms(text)} & _OUTCOMES | {
+        _fold(w.lower()) for _, w in _words(text) if _fold(w.lower()) in _OUTCOMES
+    }
+
+
+@lru_cache(maxsize=64)
+def _sentence_stems(source: str) -> tuple[tuple[frozenset[str], str], ...]:
+    return tuple(
+        (frozenset(_fold(t) for t in content_terms(s)), s)
+        for s in re.split(r"(?<=[.!?;])\s+|\n+", source)
+    )
+
+
+def _denies_anew(summary: str, source: str) -> bool:
+    """A clause of the summary denies or undoes what the message affirms, with one word
+    in common (:func:`_flips_polarity` needs two).
+
+    - A negation cue whose denied word the message has, and every clause of the message
+      that has that word affirms it ("There is no budget" for "The budget is 37,500
+      euros", "decided not to go to Lisbon" for "we settled on Lisbon").
+    - An outcome word ("cancelled", "rejected", "refused") that the message lacks, in a
+      clause sharing a content word with the message's clauses, all of which affirm.
+    Clauses whose polarity cannot be read (a question, a condition, "not sure") are not
+    judged, nor a claim the message also makes with a cue or a word that denies.
+    """
+    languages = frozenset(filter(None, (_language(summary), _language(source)))) | {"en"}
+    cues = _negation_cues(languages)
+    written = _clauses(source, cues)
+    new_outcomes = _outcome_words(summary) - _outcome_words(source)
+    sentences = _sentence_stems(source)
+
+    def said_plainly(terms: frozenset[str]) -> bool:
+        # Each sentence of the message with the word affirms without reserve: no cue, no
+        # word that denies, no aversion ("allergic to peanuts" may be "no peanuts").
+        found = [text for stems, text in sentences if _common(terms, stems)]
+        return bool(found) and not any(
+            _AVERSION.search(text)
+            or any(_is_cue(_fold(w.lower()).replace("’", "'"), cues) for _, w in _words(text))
+            or any(_says_no_by_word(w) for _, w in _words(text))
+            for text in found
+        )
+
+    for claim in _clauses(summary, cues):
+        if claim.polarity == "no" and claim.scope:
+            related = [c for c in written if _common(claim.scope, c.terms)]
+            if related and all(c.polarity == "yes" for c in related) and said_plainly(claim.scope):
+                return True
+        outcomes = claim.terms & new_outcomes
+        if outcomes and claim.polarity is None:
+            # (A clause with an outcome word reads as unjudgeable: it denies by a word.)
+            kept = claim.terms - outcomes
+            related = [c for c in written if _common(kept, c.terms)]
+            if related and all(c.polarity == "yes" for c in related) and said_plainly(kept):
+                return True
+    return False
+
+
+# -- one statement of a running summary ------------------------------------------------
+
+_HEADED_NAME = re.compile(
+    r"\b([^\W\d_]{3,})[ \t]+(?:to|in|at|from)[ \t]+"
+    r"(?:the[ \t]+)?([A-Z][^\W\d_]+)"
+)
+
+
+_HEADED_OBJECT = re.compile(
+    r"\b([^\W\d_]{3,})[ \t]+(?:to|in|at|from|for|with|of|about|on)[ \t]+"
+    r"(?:the[ \t]+|a[ \t]+|an[ \t]+|my[ \t]+|our[ \t]+)?([^\W\d_]+)",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=64)
+def _headed_source(
+    source: str,
+) -> tuple[tuple[tuple[frozenset[str], frozenset[str]], ...], frozenset[tuple[str, str, str]]]:
+    """The source's clauses (stems, words) and its "word preposition object" phrases
+    (head stem, preposition, object)."""
+    clauses = tuple(
+        (
+            frozenset(_fold(t) for t in content_terms(s)),
+            frozenset(w.lower() for _, w in _words(s)),
+        )
+        for s in _CLAUSE_BREAK.split(source)
+        if s
+    )
+    phrases = frozenset(
+        (_fold(stem[0]), m.group(0).split()[1].lower(), m.group(2).lower())
+        for m in _HEADED_OBJECT.finditer(source)
+        if (stem := content_terms(m.group(1).lower()))
+    )
+    return clauses, phrases
+
+
+def _name_bound_elsewhere(statement: str, source: str) -> str | None:
+    """A name of the statement after a word and a preposition ("allergic to Porto")
+    that the source has, with that word, but never in one sentence with it: the
+    statement ties the name to what the source ties another thing to ("allergic to
+    peanuts", "live in Porto")."""
+    sentences, phrases = _headed_source(source)
+    _, words, stems = _source_facts(source)
+    for match in _HEADED_NAME.finditer(statement):
+        head, name = match.group(1), match.group(2)
+        preposition = match.group(0).split()[1].lower()
+        head_stem = content_terms(head.lower())
+        # Judged only when the source ties that word, by that preposition, to something
+        # else ("allergic to peanuts"): otherwise a paraphrase joins them freely.
+        # And the source gives the name to another word ("live in Porto").
+        if (
+            not head_stem
+            or not any(
+                h == _fold(head_stem[0]) and p == preposition and o != name.lower()
+                for h, p, o in phrases
+            )
+            or not any(o == name.lower() and h != _fold(head_stem[0]) for h, _, o in phrases)
+        ):
+            continue
+        if _function_word(head) or name.lower() not in words or name.lower() in _GENERIC_CAPS:
+            continue
+        head_stems = frozenset(_fold(t) for t in content_terms(head)) - _TALK
+        if not head_stems or not _common(head_stems, frozenset(_fold(s) for s in stems)):
+            continue
+        together = [
+            1 for terms, said in sentences if name.lower() in said and _common(head_stems, terms)
+        ]
+        if not together:
+            return f"the summary ties {name!r} to '{head}', which the source does not"
+    return None
+
+
+def statement_problem(statement: str, source: str) -> str | None:
+    """Why one statement (a line or sentence) of a running summary is not supported by
+    its ``source`` (the folded messages and the previous summary), or ``None``: a
+    number or name tied to another noun, month or word than in the source, an amount in
+    another currency, or a claim the source makes the other way (a negation or an
+    outcome word added or dropped, see :func:`_flips_polarity`). Invented numbers and
+    names are judged on the whole summary by :func:`summary_facts_problem`."""
+    body = strip_markdown(statement)
+    found = _misbound(body, source) or _name_bound_elsewhere(body, source)
+    if found:
+        return found
+    currency = _other_currency(body, source)
+    if currency:
+        return f"the summary states an amount in {currency.upper()}, which the source does not"
+    if _flips_polarity(body, source) or _denies_anew(body, source):
+        return "the summary says the opposite of the conversation (a negation added or dropped)"
+    return None
+
+
+def stated_facts(text: str) -> list[tuple[str, frozenset[str]]]:
+    """The numbers (with their readings; number words from "two" up) and names of
+    ``text``: what a summary of it must not lose. Numbers inside a list marker are
+    layout, not facts."""
+    text = _LIST_MARKER.sub(lambda m: "\n" + " " * (len(m.group(0)) - 1), text)
+    facts: list[tuple[str, frozenset[str]]] = [
+        (text[start:end], frozenset(readings)) for start, end, readings in _claims(text)
+    ]
+    for _, word in _words(text):
+        lowered = word.lower()
+        if lowered in _NUMBER_WORDS and lowered not in {"zero", "one", "half"}:
+            facts.append((lowered, frozenset({_NUMBER_WORDS[lowered]})))
+    facts += [
+        (name, frozenset({name.lower()}))
+        for name in sorted(_names(text))
+        if name not in _PLAIN_CAPITALS and not name.isupper()
+    ]
+    return facts
+
+
+def keeps_fact(summary: str, fact: tuple[str, frozenset[str]]) -> bool:
+    """Whether ``summary`` has ``fact`` (see :func:`stated_facts`): one of the number's
+    readings, or the name (a close spelling in another language counts)."""
+    shown, keys = fact
+    numbers, words, stems = _source_facts(summary)
+    if shown[0].isdigit() or shown.lower() in _NUMBER_WORDS:
+        return bool(keys & numbers) or any(
+            _code_in(re.sub(r"\D", "", k), summary) for k in keys if k.isdigit()
+        )
+    key = next(iter(keys))
+    stem = content_terms(key)
+    return key in words or bool(stem and stem[0] in stems) or _spelled_alike(shown, summary)
+
+
+# Constraints a person states about themselves that a summary must never lose (health
+# and diet: what an assistant that forgets them gets dangerously wrong).
+CONSTRAINTS = re.compile(
+    r"\b(?:allerg\w*|intoleran\w*|vegan\w*|vegetarian\w*|pescatarian\w*|c(?:o)?eliac|gluten"
+    r"|lactose|kosher|halal|diabet\w*|pregnan\w*|wheelchair|allergique\w*|allergisch\w*"
+    r"|al[eé]rgic[oa]s?)\b",
+    re.IGNORECASE,
+)
+
+
+def _drops_constraint(summary: str, source: str) -> str | None:
+    """A health or diet constraint the writer states about themselves ("I'm allergic to
+    sesame") that the summary does not carry in any form ("allergy", "allergic"): "User
+    loves sesame" keeps the food and loses the point."""
+    said = {w[:5] for w in re.findall(r"[^\W\d_]+", summary.lower())}
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", source):
+        if not _FIRST_PERSON.search(sentence) or sentence.rstrip().endswith("?"):
+            continue
+        for match in CONSTRAINTS.finditer(sentence):
+            if match.group(0).lower()[:5] not in said:
+                return match.group(0)
+    return None

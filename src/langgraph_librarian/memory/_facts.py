@@ -33,19 +33,28 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
 
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._engine.text import CHANGE_CUES, VALUE_PATTERN, WHITESPACE, content_terms
+from langgraph_librarian.index._validate import (
+    CONSTRAINTS as _CONSTRAINTS,
+)
+from langgraph_librarian.index._validate import (
+    keeps_fact,
+    stated_facts,
+    statement_problem,
+)
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_text_tokens
 
 __all__ = [
     "clip_to_tokens",
     "compress_lines",
+    "gist_problem",
     "merge_facts",
     "message_fact",
     "parse_summary",
@@ -408,3 +417,105 @@ def _fact_weight(text: str) -> float:
         if elsewhere.search(text) and not english.search(text)
     )
     return weight + min(2, len(VALUE_PATTERN.findall(text))) * 0.5
+
+
+# -- is a model's running summary true to what it folds? ---------------------------------
+
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|myself|we|we're|our|ours|us)\b",
+    re.IGNORECASE,
+)
+_VOCATIVE = re.compile(
+    r"\b(?:hi|hello|hey|dear|thanks|thank you|hallo|bonjour|salut|hola|ciao)[ ,]+([A-Z]\w+)",
+    re.IGNORECASE,
+)
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def _about_themselves(messages: Sequence[BaseMessage]) -> list[str]:
+    """The statements (not questions) of the user's messages in the first person that
+    state a lasting fact (as :func:`user_fact_terms` weighs them, or a health or diet
+    constraint), in any of the languages the cues cover ("I'm allergic to peanuts")."""
+    found = []
+    for message in messages:
+        if message.type != "human":
+            continue
+        for sentence in _SENTENCES.split(message_text(message)):
+            sentence = sentence.strip()
+            if not sentence or sentence.endswith(("?", "？")):
+                continue
+            personal = _FIRST_PERSON.search(sentence) or _PERSONAL_ELSEWHERE.search(sentence)
+            # A lasting fact ("I live in Porto", "my budget is 50 dollars"), not small
+            # talk with a number ("took me 2 tries to log in") or a passing like.
+            lasting = _fact_weight(sentence) >= _STATES_A_FACT or _CONSTRAINTS.search(sentence)
+            if personal and lasting:
+                found.append(sentence)
+    return found
+
+
+def _starts(text: str) -> set[str]:
+    return {w[:5] for w in re.findall(r"[^\W\d_]+", text.lower())}
+
+
+def dropped_user_facts(
+    summary: str, messages: Sequence[BaseMessage], offline: str | None = None
+) -> list[str]:
+    """What the user said about themselves in ``messages`` that ``summary`` loses
+    entirely: a number, a name, or a health or diet constraint ("allergic") of a
+    first-person statement. With ``offline`` (the summary the fold falls back to), only
+    what that one keeps: over a tight budget the offline summary drops facts too, and a
+    model's summary is not rejected for losing no more than it."""
+    lost: list[str] = []
+    said = _starts(summary)
+    fallback = _starts(offline) if offline is not None else None
+    for sentence in _about_themselves(messages):
+        # The one addressed ("Hi Aria, I'm Sam") is no fact about the user.
+        addressed = {m.group(1) for m in _VOCATIVE.finditer(sentence)}
+        for fact in stated_facts(sentence):
+            if fact[0] in addressed or fact[0] in lost:
+                continue
+            if offline is not None and not keeps_fact(offline, fact):
+                continue
+            if not keeps_fact(summary, fact):
+                lost.append(fact[0])
+        for match in _CONSTRAINTS.finditer(sentence):
+            word = match.group(0)
+            start = word.lower()[:5]
+            if fallback is not None and start not in fallback:
+                continue
+            if start not in said and word not in lost:
+                lost.append(word)
+    return lost
+
+
+def gist_problem(
+    summary: str,
+    messages: Sequence[BaseMessage],
+    previous: str = "",
+    offline: Callable[[], str] | None = None,
+) -> str | None:
+    """Why a model's running summary of ``messages`` (folded into ``previous``) must not
+    replace them, or ``None``.
+
+    Each statement (line, or sentence of prose) must be supported by the messages or the
+    previous summary: no number, name or amount tied to something else, no claim said
+    the other way ("User is not allergic to peanuts" for "I'm allergic to peanuts"; see
+    :func:`~langgraph_librarian.index._validate.statement_problem`). And what the user
+    stated about themselves must not vanish: every number, name and health or diet
+    constraint of their first-person statements stays in the summary (a model that
+    drops "allergic", or writes "loves peanuts", loses it), when the summary the fold
+    would fall back to (``offline()``) keeps it.
+    """
+    source = "\n".join(
+        [previous, *(message_text(m) for m in messages if m.type != "system")]
+    ).strip()
+    for statement in parse_summary(summary):
+        problem = statement_problem(statement, source)
+        if problem is not None:
+            return f"{problem}: {statement[:80]!r}"
+    lost = dropped_user_facts(summary, messages)
+    if lost and offline is not None:
+        lost = dropped_user_facts(summary, messages, offline())
+    if lost:
+        return f"the summary drops what the user said about themselves ({', '.join(lost[:3])})"
+    return None

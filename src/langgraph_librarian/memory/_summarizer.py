@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -22,6 +23,7 @@ from langgraph_librarian.index.summarize import summary_problem
 from langgraph_librarian.memory._adapter import langchain_summarizer
 from langgraph_librarian.memory._facts import (
     compress_lines,
+    gist_problem,
     merge_facts,
     parse_summary,
     retained_terms,
@@ -56,6 +58,8 @@ __all__ = [
     "summarize_messages",
 ]
 
+logger = logging.getLogger("langgraph_librarian")
+
 _MIN_RETAINED = 0.3
 """An answer must keep this share of the previous summary's content words."""
 
@@ -70,6 +74,8 @@ def _answer_problem(
     fences: Sequence[str],
     previous: str = "",
     news: frozenset[str] = frozenset(),
+    folded: Sequence[BaseMessage] | None = None,
+    offline: Callable[[], str] | None = None,
 ) -> str | None:
     """Why a model's answer must not become the summary, or ``None``.
 
@@ -93,6 +99,8 @@ def _answer_problem(
             problem = "the summary drops most of the previous summary"
     if problem is None and news and not news & set(content_terms(answer)):
         problem = "the summary leaves out the new messages' facts"
+    if problem is None and folded is not None:
+        problem = gist_problem(answer, folded, previous, offline)
     return problem
 
 
@@ -108,6 +116,7 @@ class _Request:
     source: str  # everything the model was given to summarize
     notes: list[str]
     news: frozenset[str]  # words of the user's new lasting facts, not in ``previous``
+    shown: list[BaseMessage]  # the messages the model was given whole
 
 
 @dataclass
@@ -305,7 +314,7 @@ class RunningSummarizer:
         news: frozenset[str] = frozenset()
         if previous:
             news = frozenset(user_fact_terms(shown) - set(content_terms(previous)))
-        return _Request(prompt, previous, source, notes, news)
+        return _Request(prompt, previous, source, notes, news, shown)
 
     def build_prompt(
         self, messages: Sequence[BaseMessage], previous_summary: str = ""
@@ -343,10 +352,21 @@ class RunningSummarizer:
             problem: str | None = "the summary was cut off mid-word"
         else:
             problem = _answer_problem(
-                text, request.source, self.prompt, DATA_TAGS, request.previous, request.news
+                text,
+                request.source,
+                self.prompt,
+                DATA_TAGS,
+                request.previous,
+                request.news,
+                request.shown,
+                # What the fallback keeps: a model is not held to more than that.
+                lambda: merge_facts(
+                    previous_summary, messages, self.max_summary_tokens, self.token_counter
+                )[0],
             )
         if problem is not None:
             note = f"model summary rejected ({problem}); offline summary used"
+            logger.warning("librarian: running summary %s", note)
             return self._offline(messages, previous_summary, start, [*request.notes, note])
         notes = list(request.notes)
         if not self._over(text):

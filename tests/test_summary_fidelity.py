@@ -1,0 +1,176 @@
+"""Summaries that keep the message's words and facts and still say something else.
+
+A weak model writes "There is no budget" for "The budget is 37,500 euros", "was
+cancelled" or "rejected Lisbon" for "we settled on Lisbon", "9 people arriving October
+14" for "14 people, arriving October 9", "37,500 dollars" for "37,500 euros". Each
+number and name is the message's, so only what they are bound to (a noun, a month, a
+currency) or a denial the message lacks tells them apart. English summaries of other
+languages' messages, and markdown lists, are faithful and must be kept.
+
+``tests/data/summaries_paraphrases.json`` holds faithful summaries of varied messages
+(written with these checks, as a guard against false rejections); the rate is pinned.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from fakes import ScriptedChatModel
+from langgraph_librarian import LibrarianConfig
+from langgraph_librarian.index import update_index
+from langgraph_librarian.index.summarize import DEFAULT_SUMMARY_PROMPT, summary_problem
+
+OFFSITE = (
+    "For the Q3 offsite we settled on Lisbon, hotel Alfama Loft, 14 people, arriving "
+    "October 9. The budget is 37,500 euros and Marta Silva handles the bookings; dietary "
+    "list goes to her by Friday."
+)
+PARAPHRASES = json.loads(
+    (Path(__file__).parent / "data" / "summaries_paraphrases.json").read_text()
+)
+
+
+def _status(message: str, answer: str) -> str:
+    model = ScriptedChatModel(script=answer)
+    config = LibrarianConfig(indexer_model=model, max_retries=0)
+    return update_index([HumanMessage(message * 2, id="m")], [], config).entries[0].status
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        "The team decided not to go to Lisbon; there is no budget.",
+        "There is no budget for the Q3 offsite; Marta Silva handles the bookings.",
+        "The Q3 offsite in Lisbon was cancelled; Marta Silva cancelled the bookings.",
+        "The user rejected Lisbon for the Q3 offsite and refused the 37,500 euro budget.",
+        "Q3 offsite in Lisbon, Alfama Loft, 9 people arriving October 14; budget 37,500 "
+        "euros; Marta Silva books.",
+        "Q3 offsite in Lisbon at Alfama Loft for 14 people from October 9; budget 37,500 "
+        "dollars; Marta Silva books.",
+        "Q3 offsite in Lisbon at Alfama Loft for 14 people from October 9; budget $37,500.",
+    ],
+)
+def test_a_wrong_summary_with_the_messages_facts_is_not_stored(wrong):
+    assert _status(OFFSITE, wrong) == "fallback"
+
+
+@pytest.mark.parametrize(
+    "faithful",
+    [
+        "Q3 offsite: Lisbon, Alfama Loft, 14 people arriving October 9; budget 37,500 "
+        "euros; Marta Silva books.",
+        "Lisbon chosen for the Q3 offsite (14 people, arrive 9 October, €37,500 budget).",
+        "- **Offsite**: Lisbon, Alfama Loft\n- **People**: 14\n- **Date**: October 9\n"
+        "- **Budget**: 37,500 euros\n- **Bookings**: Marta Silva",
+    ],
+)
+def test_a_faithful_summary_of_the_same_message_is_stored(faithful):
+    assert _status(OFFSITE, faithful) == "summarized"
+
+
+@pytest.mark.parametrize(
+    ("message", "summary"),
+    [
+        (
+            "Mañana a las 10 tenemos la reunión con Pedro García sobre el contrato de 12.000 "
+            "euros; hay que revisar la cláusula 7 antes de firmar, y Ana quiere cambiar la "
+            "fecha de entrega al 15 de marzo porque el proveedor va con retraso.",
+            "Meeting with Pedro García tomorrow at 10 about the 12,000 euro contract; clause "
+            "7 must be reviewed before signing; Ana wants to move delivery to March 15 "
+            "because the supplier is late.",
+        ),
+        (
+            "Für den Firmenausflug haben wir Lissabon gewählt, Hotel Alfama Loft, 14 "
+            "Personen, Ankunft am 9. Oktober. Das Budget beträgt 37.500 Euro und Marta "
+            "Silva kümmert sich um die Buchungen.",
+            "Company trip to Lisbon, Hotel Alfama Loft, 14 people arriving October 9; "
+            "budget 37,500 euros; Marta Silva handles bookings.",
+        ),
+        (
+            "Para el viaje de empresa elegimos Lisboa, hotel Alfama Loft, 14 personas, "
+            "llegamos el 9 de octubre. El presupuesto es de 37.500 euros.",
+            "Company trip to Lisbon, hotel Alfama Loft, 14 people arriving October 9; "
+            "budget 37,500 euros.",
+        ),
+    ],
+)
+def test_an_english_summary_of_another_languages_message_is_stored(message, summary):
+    assert _status(message, summary) == "summarized"
+
+
+@pytest.mark.parametrize(
+    ("message", "wrong"),
+    [
+        (
+            "Para el viaje de empresa elegimos Lisboa, hotel Alfama Loft, 14 personas, "
+            "llegamos el 9 de octubre. El presupuesto es de 37.500 euros.",
+            "Company trip to Madrid, hotel Alfama Loft, 14 people arriving October 9; "
+            "budget 37,500 euros.",
+        ),
+        (
+            "Para el viaje de empresa elegimos Lisboa, hotel Alfama Loft, 14 personas, "
+            "llegamos el 9 de octubre. El presupuesto es de 37.500 euros.",
+            "Company trip to Lisbon, hotel Alfama Loft, 9 people arriving October 14; "
+            "budget 37,500 euros.",
+        ),
+        (
+            "Para el viaje de empresa elegimos Lisboa, hotel Alfama Loft, 14 personas, "
+            "llegamos el 9 de octubre. El presupuesto es de 37.500 euros.",
+            "Company trip to Lisbon, hotel Alfama Loft, 14 people arriving October 9; "
+            "budget 38,500 euros.",
+        ),
+    ],
+)
+def test_an_english_summary_of_another_language_is_still_checked(message, wrong):
+    assert _status(message, wrong) == "fallback"
+
+
+def test_faithful_paraphrases_are_kept():
+    """67 faithful summaries (paraphrases, lists, reordered facts, English summaries of
+    Spanish, French, German and Italian messages): 9 were rejected before these checks,
+    2 are now (a number inside a word the message spells apart: "6-engineer", "v3")."""
+    rejected = [
+        s for m, s in PARAPHRASES if summary_problem(s, m, DEFAULT_SUMMARY_PROMPT) is not None
+    ]
+    assert len(PARAPHRASES) == 67
+    assert len(rejected) <= 2, rejected
+
+
+def test_the_index_prompt_asks_for_the_messages_own_language():
+    """A Spanish message gets a Spanish summary: searchable in the words the user will
+    use, and checked word for word against the message."""
+    assert "in the message's own language" in DEFAULT_SUMMARY_PROMPT
+
+
+SESAME = (
+    "I'm allergic to sesame, so please keep it out of every recipe you suggest. Also, the "
+    "kitchen renovation is going fine and the new oven arrives next week. The painter "
+    "comes on Thursday."
+)
+
+
+@pytest.mark.parametrize(
+    ("summary", "status"),
+    [
+        ("User loves sesame; the new oven arrives next week.", "fallback"),
+        ("Kitchen renovation going fine; new oven next week, painter on Thursday.", "fallback"),
+        ("Sesame allergy: no sesame in any recipe; new oven next week.", "summarized"),
+        ("User is allergic to sesame; the painter comes Thursday.", "summarized"),
+    ],
+)
+def test_a_summary_keeps_the_writers_health_or_diet_constraint(summary, status):
+    assert _status(SESAME, summary) == status
+
+
+def test_two_dates_of_one_month_stay_with_their_events():
+    trip = (
+        "We're flying to Lisbon on October 9 with the kids, and we come back on October "
+        "14 in the evening. The hotel is near the old town, breakfast is included, and "
+        "the kids want to see the aquarium and ride the tram up the hill."
+    )
+    assert _status(trip, "Flight to Lisbon October 9; back October 14.") == "summarized"
+    assert _status(trip, "Flight to Lisbon October 14; back October 9.") == "fallback"
