@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from helpers import FILLER
@@ -699,3 +700,34 @@ def test_every_selector_embeds_a_pasted_page_by_its_start_and_end():
         question, history, entries
     )
     assert embeddings.lengths and max(embeddings.lengths) <= 4001
+
+
+_MOVES = (
+    "We live in Lyon, in a small flat near the old town.",
+    "Lovely part of the city.",
+    "I've been thinking about repainting the living room, maybe a soft green.",
+    "Soft green is calming.",
+    "My sister loves her garden, she grows tomatoes every summer.",
+    "Home-grown tomatoes are the best.",
+    "Big news: we moved to Aarhus last month, the boxes are still everywhere.",
+    "Congratulations on the move!",
+    "The train was delayed twenty minutes this morning.",
+    "A podcast helps with delays.",
+)
+
+
+def _select_with_model(messages, question: str) -> list[int]:
+    from langgraph_librarian.embeddings import default_embeddings
+
+    history = [*messages, HumanMessage(question, id="q")]
+    entries = update_index(history, [], LibrarianConfig()).entries[:-1]
+    return LocalSelector(embeddings=default_embeddings()).select(question, history, entries).ids
+
+
+@pytest.mark.embeddings
+def test_a_question_about_now_brings_a_later_change_worded_unlike_it():
+    # "we moved to Aarhus" shares no word with the question or with "We live in Lyon".
+    ids = _select_with_model(_plain(*_MOVES), "Which city do I live in now?")
+    assert 0 in ids and 6 in ids
+    # Only a question about what holds now looks for a change.
+    assert 6 not in _select_with_model(_plain(*_MOVES), "Which city did I live in?")

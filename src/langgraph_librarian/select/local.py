@@ -174,6 +174,27 @@ _LIST_QUESTION = re.compile(
 + an auxiliary ("What activities does...", "Which cities has...", "What kinds of art
 does..."); "What causes the timeout?" (a verb) asks for one thing."""
 _RECENCY_BONUS = 0.01
+_NOW_QUESTION = re.compile(
+    r"\b(?:now|currently|current|these days|nowadays|at the moment|at present|still|any ?more"
+    r"|any longer|latest)\b",
+    re.IGNORECASE,
+)
+"""A question about what holds now ("Which city do I live in now?", "Do I still..."): the
+fact may have changed since it was first stated, in other words."""
+_STATE_CHANGE = re.compile(
+    r"\b(?:mov(?:ed|ing) (?:to|into|in|out|house|back)|relocat(?:ed|ing)|switch(?:ed|ing)|"
+    r"chang(?:ed|ing)|new (?:job|role|place|flat|house|home|car|phone|team|school|doctor)|"
+    r"first (?:day|week) (?:at|of|in)|start(?:ed|ing) (?:at|a new|my new|with)|joined|left|"
+    r"quit|resign(?:ed)?|handed in my notice|sold|traded in|replaced|no longer|not anymore|"
+    r"instead|gave up|stopped|took up|got (?:a|my) new|bought a new|upgraded)\b",
+    re.IGNORECASE,
+)
+"""A statement that something changed state: a move, a new job, a sale, a switch."""
+_CHANGE_SEEDS = 2
+"""Best matches whose later changes a question about now looks for."""
+_CHANGES_PER_SEED = 2
+"""At most this many changes per best match (the best ranked): the words of a change
+("we moved to Aarhus") need not say what changed, so one is not trusted to be it."""
 _ECHO_FACTOR = 0.25
 """An earlier message asking what the query asks keeps this share of its score."""
 _ECHO_CHECKED = 8
@@ -882,6 +903,7 @@ class LocalSelector:
             self._anchored(query, order, primary, scored, entries, excluded).items(),
             self._dated(query, order, primary, scored, entries, messages, excluded),
             self._replied(query, order, primary, scored, entries, messages, excluded),
+            self._changed(query, order, primary, scored, entries, messages, excluded),
         )
         for i, score in completions:
             priority[i] = max(priority.get(i, 0.0), score)
@@ -1247,6 +1269,48 @@ class LocalSelector:
                 and not filler[reply]
             ):
                 yield reply, _LINK_FACTOR * float(fused[seed])
+
+    @staticmethod
+    def _changed(
+        query: str,
+        order: list[int],
+        primary: Collection[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+        excluded: set[int],
+    ) -> Iterator[tuple[int, float]]:
+        """For a question about what holds now, later changes stated by a best match's author.
+
+        "Which city do I live in now?" matches "We live in Lyon" best; the answer is a
+        later "Big news: we moved to Aarhus", which shares no word with either, so
+        neither the question's words nor the statement's link it (:meth:`_linked` needs
+        one of them). For a question asking what holds now ("now", "currently", "still",
+        "these days"), the best-ranked later messages of the same author among the
+        expansion pool that state a change of state (a move, a new job, a sale, a
+        switch) come in at the neighbour factor of the best match: below it, so a tight
+        budget drops them first.
+        """
+        if not _NOW_QUESTION.search(query):
+            return
+        speakers, _ = scored.lexical.speakers()
+        fused = scored.fused
+        pool = order[:_EXPANSION_POOL]
+        for seed in [s for s in order[:_CHANGE_SEEDS] if s in primary]:
+            at = entries[seed].id
+            found = 0
+            for slot in pool:
+                pos = entries[slot].id
+                if pos <= at or pos in excluded or slot in primary:
+                    continue
+                if messages[pos].type != messages[at].type or speakers[slot] != speakers[seed]:
+                    continue
+                if not _STATE_CHANGE.search(message_text(messages[pos])[:_DATED_TEXT_CHARS]):
+                    continue
+                yield slot, _NEIGHBOUR_FACTOR * float(fused[seed])
+                found += 1
+                if found == _CHANGES_PER_SEED:
+                    break
 
     @staticmethod
     def _linked(
