@@ -753,3 +753,18 @@ def test_a_date_is_no_amount_to_update():
 
     assert _amounts("(9 August 2023) Dana: we ran 25 km, on May 3rd, 2024 too") == {"25"}
     assert _amounts("2023-05-01: the gym is €42 a month") == {"€42"}
+
+
+def test_a_hop_sharing_a_phrase_with_the_best_match_ranks_as_a_bridge():
+    messages = chat(
+        "The spare keys for Nils's flat are in the green biscuit tin.",
+        "Noted.",
+        "Tidying day: the green biscuit tin lives in the bottom drawer of the hall dresser.",
+        "Ok.",
+        "Nils says his flat has a lovely view of the harbour these days.",
+        "Nice.",
+    )
+    ids = select(messages, "Where are Nils's spare flat keys kept?")
+    assert ids[0] == 0
+    # Two shared words make a hop at half the best score; three, as a name's bridge.
+    assert ids.index(2) < ids.index(4)

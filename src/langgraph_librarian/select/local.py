@@ -85,6 +85,8 @@ _HOP_FACTOR = 0.5
 """A second-hop message ranks at most this share of the best match's score."""
 _HOP_DF_SHARE = 0.01
 """A second-hop word occurs in at most max(5, 1% of passages) passages."""
+_HOP_PHRASE = 3
+"""A hop sharing this many words with the best match ranks as a bridge does (0.8 of it)."""
 _RELATIVE = re.compile(
     r"\b(?:(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"(?:a\s+)?few|(?:a\s+)?couple\s+of|several)\s+"
@@ -1136,7 +1138,8 @@ class LocalSelector:
         shares no word with the question. The best match's best passage, less the query's
         words and words common in the conversation, is a second query; its best match
         counts when its best passage shares two of those words (a phrase, not a chance
-        word) and ranks at half the best match's score.
+        word) and ranks at half the best match's score; three words (a phrase such as "the
+        green biscuit tin") rank it as a name's bridge does.
         """
         if not order:
             return {}
@@ -1162,8 +1165,12 @@ class LocalSelector:
         for slot in _best_first(raw, hits, 2 * _BRIDGE_SEEDS)[: 2 * _BRIDGE_SEEDS].tolist():
             if slot == order[0] or entries[slot].id in excluded:
                 continue
-            if len(index.passage_terms[int(found_best[slot])] & hop) >= 2:
-                return {slot: _HOP_FACTOR * float(fused[order[0]]) * float(raw[slot]) / top}
+            shared = len(index.passage_terms[int(found_best[slot])] & hop)
+            if shared >= 2:
+                # Three words of the match's sentence ("the green biscuit tin") name
+                # what it refers to: a clue as strong as a name's (a bridge).
+                factor = _BRIDGE_FACTOR if shared >= _HOP_PHRASE else _HOP_FACTOR
+                return {slot: factor * float(fused[order[0]]) * float(raw[slot]) / top}
         return {}
 
     @staticmethod
