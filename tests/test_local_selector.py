@@ -768,3 +768,19 @@ def test_a_hop_sharing_a_phrase_with_the_best_match_ranks_as_a_bridge():
     assert ids[0] == 0
     # Two shared words make a hop at half the best score; three, as a name's bridge.
     assert ids.index(2) < ids.index(4)
+
+
+def test_the_reply_to_a_matching_question_ranks_with_it():
+    messages = _plain(
+        "Ben: What do you enjoy doing on weekends, Ana?",
+        "Ana: Pottery and long swims in the lake.",
+        "Ana: I enjoy weekends at the coast.",
+        "Ben: Sounds lovely.",
+        "Ben: The boiler is making that noise again.",
+        "Ana: Try bleeding the radiators first.",
+    )
+    # The answer shares no word with the question; it ranks with the question it
+    # answers, above a message matching one word ("Ana").
+    ids = select(messages, "What activities does Ana enjoy?")
+    assert ids[0] == 2
+    assert ids.index(1) < ids.index(5)

@@ -6,7 +6,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from itertools import chain, islice
 from operator import attrgetter, is_
@@ -64,6 +64,10 @@ _SHORT_MESSAGE_WORDS = 60
 """A selected message this short brings its exchange (the message it answers, the answer
 to a question it asks or that it prompts)."""
 _NEIGHBOUR_FACTOR = 0.5
+_ANSWER_FACTOR = 0.7
+"""The reply to a short question among the best matches ranks at this share of its score."""
+_SHORT_QUESTION_CHARS = 600
+"""Longer than this, a message is no short question (its words are not even counted)."""
 _LINK_FACTOR = 0.95
 """An earlier statement a selected change refers to ranks just below the change."""
 _SUPERSEDE_FACTOR = 1.02
@@ -902,6 +906,15 @@ class LocalSelector:
         # Only the head of the ranking is read (expansion pool, bridges, primaries and
         # the reserve, which stops at its floor): sort that head, not every message.
         head = _best_first(fused, positive, 2 * _EXPANSION_POOL + 4 * self.max_selected)
+        answered = self._answered(fused, head, scored, entries, messages, excluded)
+        if answered is not None:
+            # The replies to the best-matching questions rank with them: sort again.
+            scored = replace(scored, fused=answered)
+            fused = answered
+            positive = np.flatnonzero(fused > 0)
+            if excluded:
+                positive = positive[~np.isin(scored.positions[positive], list(excluded))]
+            head = _best_first(fused, positive, 2 * _EXPANSION_POOL + 4 * self.max_selected)
         order: list[int] = self._distinct(head.tolist(), entries, messages)
         filler = scored.lexical.filler()
         if not order:
@@ -1024,6 +1037,45 @@ class LocalSelector:
             reserve_ids=reserve,
             linked_ids=[entries[i].id for i in ranked if i in linked],
         )
+
+    @staticmethod
+    def _answered(
+        fused: np.ndarray,
+        head: np.ndarray,
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+        excluded: set[int],
+    ) -> np.ndarray | None:
+        """Scores with the reply to each short question among the best matches raised.
+
+        "Which team does Tim support?" matches Tim's own "Who's your favourite team?"
+        asked of his friend, and the answer ("The Wolves, for sure") shares no word with
+        it. A short question among the expansion pool hands :data:`_ANSWER_FACTOR` of
+        its score to the message right after it (not filler), which then ranks on its
+        own: a selected question brought its answer before (its exchange), one ranked
+        below the selection did not. ``None`` when no score changed.
+        """
+        filler = scored.lexical.filler()
+        n = len(entries)
+        raised: np.ndarray | None = None
+        for slot in head[:_EXPANSION_POOL].tolist():
+            reply = slot + 1
+            at = entries[slot].id
+            if reply >= n or entries[reply].id != at + 1 or at + 1 in excluded or filler[reply]:
+                continue
+            text = message_text(messages[at])
+            if len(text) > _SHORT_QUESTION_CHARS or not is_question(text):
+                continue
+            if len(text.split()) >= _SHORT_MESSAGE_WORDS:
+                continue
+            want = _ANSWER_FACTOR * float(fused[slot])
+            current = fused if raised is None else raised
+            if want > current[reply]:
+                if raised is None:
+                    raised = fused.copy()
+                raised[reply] = want
+        return raised
 
     @staticmethod
     def _exchange(pos: int, text: str, messages: Sequence[BaseMessage]) -> list[int]:
