@@ -733,28 +733,6 @@ def test_a_question_about_now_brings_a_later_change_worded_unlike_it():
     assert 6 not in _select_with_model(_plain(*_MOVES), "Which city did I live in?")
 
 
-def test_a_later_amount_for_the_same_thing_outranks_the_first_without_a_change_cue():
-    messages = chat(
-        "My coach has me running 25 km a week at the moment.",
-        "Most plans peak at 40 km of running a week before a half marathon.",
-        "The boiler is making that noise again.",
-        "Try bleeding the radiators first.",
-        "The coach's plan for me: 50 km of running every week.",
-        "Sure.",
-    )
-    ids = select(messages, "How far am I supposed to run each week?")
-    assert ids.index(4) < ids.index(0)
-    # The assistant's amount is no update of what the user stated.
-    assert ids.index(1) > ids.index(0)
-
-
-def test_a_date_is_no_amount_to_update():
-    from langgraph_librarian.select.local import _amounts
-
-    assert _amounts("(9 August 2023) Dana: we ran 25 km, on May 3rd, 2024 too") == {"25"}
-    assert _amounts("2023-05-01: the gym is €42 a month") == {"€42"}
-
-
 def test_a_hop_sharing_a_phrase_with_the_best_match_ranks_as_a_bridge():
     messages = chat(
         "The spare keys for Nils's flat are in the green biscuit tin.",

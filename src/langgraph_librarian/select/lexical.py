@@ -639,7 +639,6 @@ class IndexHead:
         self.docs, self.passage_count = index._bound(docs)
         # Passage ids below passage_count are the same in both.
         self.passage_terms = index.passage_terms
-        self.passage_values = index.passage_values
         self.passage_has_change = index.passage_has_change
 
     def __len__(self) -> int:

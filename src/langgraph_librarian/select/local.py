@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph_librarian._engine.failures import embedding_failed, embeddings_down
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._engine.static import STATIC_MODEL_ID
-from langgraph_librarian._engine.text import DAYS, MONTHS, VALUE_PATTERN, content_terms, tokenize
+from langgraph_librarian._engine.text import DAYS, MONTHS, content_terms, tokenize
 from langgraph_librarian._engine.view import same_prefix, view_of
 from langgraph_librarian.embeddings import embedding_model_id
 from langgraph_librarian.entry import IndexEntry
@@ -196,26 +196,6 @@ _STATE_CHANGE = re.compile(
     re.IGNORECASE,
 )
 """A statement that something changed state: a move, a new job, a sale, a switch."""
-_MONTH_NAMES = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_DATE_TEXT = re.compile(
-    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAMES}(?:,?\s+\d{{4}})?"
-    rf"|\b{_MONTH_NAMES}\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?"
-    r"|\b\d{4}-\d{1,2}-\d{1,2}\b|\b(?:19|20)\d{2}\b",
-    re.IGNORECASE,
-)
-"""Dates in a passage: not amounts that a later statement can update (a transcript
-dates every line)."""
-
-
-def _amounts(text: str) -> frozenset[str]:
-    """The numbers ``text`` states, dates left out ("(9 August 2023) we ran 25 km": 25)."""
-    return frozenset(
-        v.lower()
-        for v in VALUE_PATTERN.findall(_DATE_TEXT.sub(" ", text))
-        if any(c.isdigit() for c in v)
-    )
-
-
 _CHANGE_SEEDS = 2
 """Best matches whose later changes a question about now looks for."""
 _CHANGES_PER_SEED = 2
@@ -927,9 +907,7 @@ class LocalSelector:
         top = float(fused[order[0]])
         primary = [i for i in order[: self.max_selected] if fused[i] >= RELATIVE_CUTOFF * top]
         priority: dict[int, float] = {i: float(fused[i]) for i in primary}
-        linked = self._linked(
-            query, priority, order[:_EXPANSION_POOL], scored, entries, excluded, messages
-        )
+        linked = self._linked(query, priority, order[:_EXPANSION_POOL], scored, entries, excluded)
         for i, score in linked.items():
             priority[i] = max(priority.get(i, 0.0), score)
         # What completes the best matches: a name's other mentions, a hop, the date an
@@ -1056,13 +1034,22 @@ class LocalSelector:
         own: a selected question brought its answer before (its exchange), one ranked
         below the selection did not. ``None`` when no score changed.
         """
-        filler = scored.lexical.filler()
+        index = scored.lexical
+        filler = index.filler()
         n = len(entries)
         raised: np.ndarray | None = None
         for slot in head[:_EXPANSION_POOL].tolist():
             reply = slot + 1
             at = entries[slot].id
             if reply >= n or entries[reply].id != at + 1 or at + 1 in excluded or filler[reply]:
+                continue
+            # The passages tell cheaply whether it may ask anything at all.
+            own = index.doc_passages(slot)
+            if not own or len(own) > _SHORT_MESSAGE_WORDS // 4:
+                continue
+            if not any(index.passage_text(p).rstrip().endswith("?") for p in own) and not (
+                is_question(index.passage_text(own[0]))
+            ):
                 continue
             text = message_text(messages[at])
             if len(text) > _SHORT_QUESTION_CHARS or not is_question(text):
@@ -1401,7 +1388,6 @@ class LocalSelector:
         scored: _Scored,
         entries: Sequence[IndexEntry],
         excluded: Collection[int] = (),
-        messages: Sequence[BaseMessage] | None = None,
     ) -> dict[int, float]:
         """Statements and changes about the same thing as a selected passage.
 
@@ -1446,35 +1432,6 @@ class LocalSelector:
         has_change = index.passage_has_change
         changing = [
             slot for slot in pool if any(has_change[pid] for pid in index.doc_passages(slot))
-        ]
-        speakers, _ = index.speakers()
-
-        @cache
-        def amounts(pid: int) -> frozenset[str]:
-            if not any(c.isdigit() for v in index.passage_values[pid] for c in v):
-                return frozenset()
-            return _amounts(index.passage_text(pid))
-
-        def author(slot: int) -> tuple[int, str]:
-            kind = messages[entries[slot].id].type if messages is not None else ""
-            return int(speakers[slot]), kind
-
-        def restates(seed: int, slot: int, terms: frozenset[str]) -> bool:
-            """Whether ``slot`` is the seed's author stating a new amount for all the
-            terms the seed matched ("25 km a week", later "50 km of running every
-            week"): an update without a change cue."""
-            pid = int(best[seed])
-            if pid < 0 or not amounts(pid) or author(slot) != author(seed):
-                return False
-            return any(
-                terms <= index.passage_terms[p] and amounts(p) and not amounts(p) & amounts(pid)
-                for p in index.doc_passages(slot)
-            )
-
-        stating = [
-            slot
-            for slot in pool
-            if slot not in set(changing) and any(amounts(p) for p in index.doc_passages(slot))
         ]
         answers: dict[tuple[int, frozenset[str], int], tuple[bool, bool]] = {}
 
@@ -1549,7 +1506,7 @@ class LocalSelector:
                 need = max(1, (2 * len(terms) + 2) // 3)
                 # Only a change seed (first round) looks back; otherwise only later
                 # messages that state a change can be linked.
-                for slot in pool if round_ == 0 and seed_changes else changing + stating:
+                for slot in pool if round_ == 0 and seed_changes else changing:
                     if slot == seed:
                         continue
                     later = entries[slot].id > entries[seed].id
@@ -1558,7 +1515,7 @@ class LocalSelector:
                     if len(reach(slot) & terms) < need:
                         continue
                     shares, changes = relation(slot, terms, need)
-                    if not shares or (later and not changes and not restates(seed, slot, terms)):
+                    if not shares or (later and not changes):
                         continue
                     link(seed, slot, later=later, promoted=promoted)
             if not promoted:
