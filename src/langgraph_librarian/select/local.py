@@ -1045,9 +1045,9 @@ class LocalSelector:
                 continue
             # The passages tell cheaply whether it may ask anything at all.
             own = index.doc_passages(slot)
-            if not own or len(own) > _SHORT_MESSAGE_WORDS // 4:
+            if not own or len(own) >= _SHORT_MESSAGE_WORDS:
                 continue
-            if not any(index.passage_text(p).rstrip().endswith("?") for p in own) and not (
+            if not any("?" in index.passage_text(p) for p in own) and not (
                 is_question(index.passage_text(own[0]))
             ):
                 continue
