@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from helpers import FILLER
@@ -699,3 +700,65 @@ def test_every_selector_embeds_a_pasted_page_by_its_start_and_end():
         question, history, entries
     )
     assert embeddings.lengths and max(embeddings.lengths) <= 4001
+
+
+_MOVES = (
+    "We live in Lyon, in a small flat near the old town.",
+    "Lovely part of the city.",
+    "I've been thinking about repainting the living room, maybe a soft green.",
+    "Soft green is calming.",
+    "My sister loves her garden, she grows tomatoes every summer.",
+    "Home-grown tomatoes are the best.",
+    "Big news: we moved to Aarhus last month, the boxes are still everywhere.",
+    "Congratulations on the move!",
+    "The train was delayed twenty minutes this morning.",
+    "A podcast helps with delays.",
+)
+
+
+def _select_with_model(messages, question: str) -> list[int]:
+    from langgraph_librarian.embeddings import default_embeddings
+
+    history = [*messages, HumanMessage(question, id="q")]
+    entries = update_index(history, [], LibrarianConfig()).entries[:-1]
+    return LocalSelector(embeddings=default_embeddings()).select(question, history, entries).ids
+
+
+@pytest.mark.embeddings
+def test_a_question_about_now_brings_a_later_change_worded_unlike_it():
+    # "we moved to Aarhus" shares no word with the question or with "We live in Lyon".
+    ids = _select_with_model(_plain(*_MOVES), "Which city do I live in now?")
+    assert 0 in ids and 6 in ids
+    # Only a question about what holds now looks for a change.
+    assert 6 not in _select_with_model(_plain(*_MOVES), "Which city did I live in?")
+
+
+def test_a_hop_sharing_a_phrase_with_the_best_match_ranks_as_a_bridge():
+    messages = chat(
+        "The spare keys for Nils's flat are in the green biscuit tin.",
+        "Noted.",
+        "Tidying day: the green biscuit tin lives in the bottom drawer of the hall dresser.",
+        "Ok.",
+        "Nils says his flat has a lovely view of the harbour these days.",
+        "Nice.",
+    )
+    ids = select(messages, "Where are Nils's spare flat keys kept?")
+    assert ids[0] == 0
+    # Two shared words make a hop at half the best score; three, as a name's bridge.
+    assert ids.index(2) < ids.index(4)
+
+
+def test_the_reply_to_a_matching_question_ranks_with_it():
+    messages = _plain(
+        "Ben: What do you enjoy doing on weekends, Ana?",
+        "Ana: Pottery and long swims in the lake.",
+        "Ana: I enjoy weekends at the coast.",
+        "Ben: Sounds lovely.",
+        "Ben: The boiler is making that noise again.",
+        "Ana: Try bleeding the radiators first.",
+    )
+    # The answer shares no word with the question; it ranks with the question it
+    # answers, above a message matching one word ("Ana").
+    ids = select(messages, "What activities does Ana enjoy?")
+    assert ids[0] == 2
+    assert ids.index(1) < ids.index(5)

@@ -6,7 +6,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from itertools import chain, islice
 from operator import attrgetter, is_
@@ -68,6 +68,10 @@ _SHORT_MESSAGE_WORDS = 60
 """A selected message this short brings its exchange (the message it answers, the answer
 to a question it asks or that it prompts)."""
 _NEIGHBOUR_FACTOR = 0.5
+_ANSWER_FACTOR = 0.7
+"""The reply to a short question among the best matches ranks at this share of its score."""
+_SHORT_QUESTION_CHARS = 600
+"""Longer than this, a message is no short question (its words are not even counted)."""
 _LINK_FACTOR = 0.95
 """An earlier statement a selected change refers to ranks just below the change."""
 _SUPERSEDE_FACTOR = 1.02
@@ -89,6 +93,8 @@ _HOP_FACTOR = 0.5
 """A second-hop message ranks at most this share of the best match's score."""
 _HOP_DF_SHARE = 0.01
 """A second-hop word occurs in at most max(5, 1% of passages) passages."""
+_HOP_PHRASE = 3
+"""A hop sharing this many words with the best match ranks as a bridge does (0.8 of it)."""
 _RELATIVE = re.compile(
     r"\b(?:(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"(?:a\s+)?few|(?:a\s+)?couple\s+of|several)\s+"
@@ -178,6 +184,27 @@ _LIST_QUESTION = re.compile(
 + an auxiliary ("What activities does...", "Which cities has...", "What kinds of art
 does..."); "What causes the timeout?" (a verb) asks for one thing."""
 _RECENCY_BONUS = 0.01
+_NOW_QUESTION = re.compile(
+    r"\b(?:now|currently|current|these days|nowadays|at the moment|at present|still|any ?more"
+    r"|any longer|latest)\b",
+    re.IGNORECASE,
+)
+"""A question about what holds now ("Which city do I live in now?", "Do I still..."): the
+fact may have changed since it was first stated, in other words."""
+_STATE_CHANGE = re.compile(
+    r"\b(?:mov(?:ed|ing) (?:to|into|in|out|house|back)|relocat(?:ed|ing)|switch(?:ed|ing)|"
+    r"chang(?:ed|ing)|new (?:job|role|place|flat|house|home|car|phone|team|school|doctor)|"
+    r"first (?:day|week) (?:at|of|in)|start(?:ed|ing) (?:at|a new|my new|with)|joined|left|"
+    r"quit|resign(?:ed)?|handed in my notice|sold|traded in|replaced|no longer|not anymore|"
+    r"instead|gave up|stopped|took up|got (?:a|my) new|bought a new|upgraded)\b",
+    re.IGNORECASE,
+)
+"""A statement that something changed state: a move, a new job, a sale, a switch."""
+_CHANGE_SEEDS = 2
+"""Best matches whose later changes a question about now looks for."""
+_CHANGES_PER_SEED = 2
+"""At most this many changes per best match (the best ranked): the words of a change
+("we moved to Aarhus") need not say what changed, so one is not trusted to be it."""
 _ECHO_FACTOR = 0.25
 """An earlier message asking what the query asks keeps this share of its score."""
 _ECHO_CHECKED = 8
@@ -867,6 +894,15 @@ class LocalSelector:
         # Only the head of the ranking is read (expansion pool, bridges, primaries and
         # the reserve, which stops at its floor): sort that head, not every message.
         head = _best_first(fused, positive, 2 * _EXPANSION_POOL + 4 * self.max_selected)
+        answered = self._answered(fused, head, scored, entries, messages, excluded)
+        if answered is not None:
+            # The replies to the best-matching questions rank with them: sort again.
+            scored = replace(scored, fused=answered)
+            fused = answered
+            positive = np.flatnonzero(fused > 0)
+            if excluded:
+                positive = positive[~np.isin(scored.positions[positive], list(excluded))]
+            head = _best_first(fused, positive, 2 * _EXPANSION_POOL + 4 * self.max_selected)
         order: list[int] = self._distinct(head.tolist(), entries, messages)
         filler = scored.lexical.filler()
         if not order:
@@ -890,6 +926,7 @@ class LocalSelector:
             self._anchored(query, order, primary, scored, entries, excluded).items(),
             self._dated(query, order, primary, scored, entries, messages, excluded),
             self._replied(query, order, primary, scored, entries, messages, excluded),
+            self._changed(query, order, primary, scored, entries, messages, excluded),
         )
         for i, score in completions:
             priority[i] = max(priority.get(i, 0.0), score)
@@ -986,6 +1023,54 @@ class LocalSelector:
             reserve_ids=reserve,
             linked_ids=[entries[i].id for i in ranked if i in linked],
         )
+
+    @staticmethod
+    def _answered(
+        fused: np.ndarray,
+        head: np.ndarray,
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+        excluded: set[int],
+    ) -> np.ndarray | None:
+        """Scores with the reply to each short question among the best matches raised.
+
+        "Which team does Tim support?" matches Tim's own "Who's your favourite team?"
+        asked of his friend, and the answer ("The Wolves, for sure") shares no word with
+        it. A short question among the expansion pool hands :data:`_ANSWER_FACTOR` of
+        its score to the message right after it (not filler), which then ranks on its
+        own: a selected question brought its answer before (its exchange), one ranked
+        below the selection did not. ``None`` when no score changed.
+        """
+        index = scored.lexical
+        filler = index.filler()
+        n = len(entries)
+        raised: np.ndarray | None = None
+        for slot in head[:_EXPANSION_POOL].tolist():
+            reply = slot + 1
+            at = entries[slot].id
+            if reply >= n or entries[reply].id != at + 1 or at + 1 in excluded or filler[reply]:
+                continue
+            # The passages tell cheaply whether it may ask anything at all.
+            own = index.doc_passages(slot)
+            if not own or len(own) >= _SHORT_MESSAGE_WORDS:
+                continue
+            if not any("?" in index.passage_text(p) for p in own) and not (
+                is_question(index.passage_text(own[0]))
+            ):
+                continue
+            text = message_text(messages[at])
+            if len(text) > _SHORT_QUESTION_CHARS or not is_question(text):
+                continue
+            if len(text.split()) >= _SHORT_MESSAGE_WORDS:
+                continue
+            want = _ANSWER_FACTOR * float(fused[slot])
+            current = fused if raised is None else raised
+            if want > current[reply]:
+                if raised is None:
+                    raised = fused.copy()
+                raised[reply] = want
+        return raised
 
     @staticmethod
     def _exchange(pos: int, text: str, messages: Sequence[BaseMessage]) -> list[int]:
@@ -1100,7 +1185,8 @@ class LocalSelector:
         shares no word with the question. The best match's best passage, less the query's
         words and words common in the conversation, is a second query; its best match
         counts when its best passage shares two of those words (a phrase, not a chance
-        word) and ranks at half the best match's score.
+        word) and ranks at half the best match's score; three words (a phrase such as "the
+        green biscuit tin") rank it as a name's bridge does.
         """
         if not order:
             return {}
@@ -1126,8 +1212,12 @@ class LocalSelector:
         for slot in _best_first(raw, hits, 2 * _BRIDGE_SEEDS)[: 2 * _BRIDGE_SEEDS].tolist():
             if slot == order[0] or entries[slot].id in excluded:
                 continue
-            if len(index.passage_terms[int(found_best[slot])] & hop) >= 2:
-                return {slot: _HOP_FACTOR * float(fused[order[0]]) * float(raw[slot]) / top}
+            shared = len(index.passage_terms[int(found_best[slot])] & hop)
+            if shared >= 2:
+                # Three words of the match's sentence ("the green biscuit tin") name
+                # what it refers to: a clue as strong as a name's (a bridge).
+                factor = _BRIDGE_FACTOR if shared >= _HOP_PHRASE else _HOP_FACTOR
+                return {slot: factor * float(fused[order[0]]) * float(raw[slot]) / top}
         return {}
 
     @staticmethod
@@ -1255,6 +1345,48 @@ class LocalSelector:
                 and not filler[reply]
             ):
                 yield reply, _LINK_FACTOR * float(fused[seed])
+
+    @staticmethod
+    def _changed(
+        query: str,
+        order: list[int],
+        primary: Collection[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+        excluded: set[int],
+    ) -> Iterator[tuple[int, float]]:
+        """For a question about what holds now, later changes stated by a best match's author.
+
+        "Which city do I live in now?" matches "We live in Lyon" best; the answer is a
+        later "Big news: we moved to Aarhus", which shares no word with either, so
+        neither the question's words nor the statement's link it (:meth:`_linked` needs
+        one of them). For a question asking what holds now ("now", "currently", "still",
+        "these days"), the best-ranked later messages of the same author among the
+        expansion pool that state a change of state (a move, a new job, a sale, a
+        switch) come in at the neighbour factor of the best match: below it, so a tight
+        budget drops them first.
+        """
+        if not _NOW_QUESTION.search(query):
+            return
+        speakers, _ = scored.lexical.speakers()
+        fused = scored.fused
+        pool = order[:_EXPANSION_POOL]
+        for seed in [s for s in order[:_CHANGE_SEEDS] if s in primary]:
+            at = entries[seed].id
+            found = 0
+            for slot in pool:
+                pos = entries[slot].id
+                if pos <= at or pos in excluded or slot in primary:
+                    continue
+                if messages[pos].type != messages[at].type or speakers[slot] != speakers[seed]:
+                    continue
+                if not _STATE_CHANGE.search(message_text(messages[pos])[:_DATED_TEXT_CHARS]):
+                    continue
+                yield slot, _NEIGHBOUR_FACTOR * float(fused[seed])
+                found += 1
+                if found == _CHANGES_PER_SEED:
+                    break
 
     @staticmethod
     def _linked(
