@@ -542,3 +542,44 @@ def test_a_long_record_in_a_script_of_many_bytes_a_character_keeps_to_its_share(
     block, kept = render_evidence([long_record, short], 8000, "宠物押金")
     assert [r.key for r in kept] == ["k1", "k2"]
     assert max(len(line.encode()) for line in block.splitlines()) <= 8000 // 3 + 40
+
+
+def _peanuts_and_football() -> list[HumanMessage | AIMessage]:
+    chat: list[HumanMessage | AIMessage] = [
+        HumanMessage("I'm allergic to peanuts.", id="p1"),
+        AIMessage("Noted, no peanuts for you.", id="p2"),
+    ]
+    for i in range(30):
+        chat.append(HumanMessage(f"Chat about football match {i} and the weather.", id=f"f{i}"))
+    return chat
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_model_that_picks_every_record_has_not_chosen(use_async: bool):
+    """A weak selector model answering every id recalled the whole scope (football
+    chatter included, bounded only by max_bytes): its picks are held to the relevance
+    floor, like the offline engine's, when it picks most of the scope."""
+    import asyncio
+
+    selector = ScriptedChatModel(script="IDs: " + str(list(range(500))))
+    memory = ScopeMemory(
+        InMemoryStore(),
+        config=LibrarianConfig(selector_model=selector, indexer_model="local", max_retries=0),
+    )
+    memory.capture("u", _peanuts_and_football(), thread_id="a")
+    question = "Can I eat a peanut cake?"
+    if use_async:
+        result = asyncio.run(memory.arecall("u", question))
+    else:
+        result = memory.recall("u", question)
+    texts = [r.text for r in result.records]
+    assert any("allergic to peanuts" in t for t in texts)
+    assert not any("football" in t for t in texts)
+    # A model that picks a few records keeps its choice, as before.
+    few = ScriptedChatModel(script="IDs: [0, 5]")
+    memory2 = ScopeMemory(
+        InMemoryStore(),
+        config=LibrarianConfig(selector_model=few, indexer_model="local", max_retries=0),
+    )
+    memory2.capture("u", _peanuts_and_football(), thread_id="a")
+    assert len(memory2.recall("u", question).records) >= 2
