@@ -697,3 +697,36 @@ def test_a_failure_that_goes_on_is_not_ended_by_answers_to_another(
         assert "answers again" in caplog.text
         failing.search("send a fax")
     assert len(_outage_warnings(caplog)) == 2
+
+
+def test_two_concurrent_first_searches_strike_a_tool_once() -> None:
+    # Two searches syncing at once during one 400 episode embed the same pending tools;
+    # the failure is one strike, not two (two would reject a healthy tool).
+    import threading
+
+    class Together(PickyEmbeddings):
+        def __init__(self) -> None:
+            super().__init__()
+            self.meet = threading.Barrier(2, timeout=5)
+            self.met = False
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            if not self.met:
+                try:
+                    self.meet.wait()  # both syncs hold the same batch here
+                except threading.BrokenBarrierError:
+                    pass
+                self.met = True
+            return super().embed_documents(texts)
+
+    embeddings = Together()
+    index = ToolIndex(_more_tools(), embeddings=embeddings)
+    threads = [threading.Thread(target=index.search, args=("send an email",)) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert index.embedding_rejected == {}
+    embeddings.bad = "never"  # the episode is over
+    result = index.search("send a fax")
+    assert result.embedding_rejected == {} and result.embedding_error is None

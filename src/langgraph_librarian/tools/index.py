@@ -968,6 +968,12 @@ class ToolIndex:
             self._pending = {n: None for n, _ in pending}  # removed tools forgotten
             retry = [(n, self._records[n]) for n in self._unembedded]
             strikes = {n: self._apart[n].strikes for n, _ in again}
+            # The strikes each tool had when this sync began: two concurrent syncs that
+            # embed the same tools in one failure count one strike, not two.
+            seen = {
+                n: (self._apart[n].strikes if n in self._apart else 0)
+                for n, _ in [*pending, *retry, *again]
+            }
         # Embedded outside the lock: a remote model must not block other searches, nor
         # tools being added or removed meanwhile.
         todo = pending + retry
@@ -1017,6 +1023,8 @@ class ToolIndex:
                 if name in self._row_of and self._records.get(name) is record:
                     self._unembedded.pop(name, None)
                     old = self._apart.get(name)
+                    if old is not None and old.strikes > seen.get(name, 0):
+                        continue  # a concurrent sync counted this failure already
                     count = (old.strikes if old else 0) + 1
                     wait = (
                         0.0  # a suspect: asked again alone at the next sync
