@@ -762,3 +762,66 @@ def test_the_reply_to_a_matching_question_ranks_with_it():
     ids = select(messages, "What activities does Ana enjoy?")
     assert ids[0] == 2
     assert ids.index(1) < ids.index(5)
+
+
+_LYON = (
+    "I live in Lyon with my partner, near the old town.",
+    "Lyon is lovely.",
+    "My favourite restaurant in Lyon is Le Bouchon.",
+    "Nice.",
+    "I switched my phone plan to the cheaper one.",
+    "Good call.",
+    "I sold my old bike on Saturday.",
+    "Congrats.",
+    "I changed the wallpaper in the kitchen.",
+    "Fun.",
+    "We moved into a bigger flat in Lyon last spring.",
+    "Cool.",
+)
+
+
+def test_only_a_question_about_now_brings_later_changes():
+    # "still" in a statement, "now that", a command starting with "now": no question
+    # about what holds now, so no change of state (the move, the wallpaper) comes in.
+    messages = chat(*_LYON)
+    for question in (
+        "I still can't remember my favourite restaurant in Lyon, which one?",
+        "Now that I think about it, what's my favourite restaurant in Lyon?",
+        "Now summarize what my favourite restaurant in Lyon is.",
+    ):
+        ids = select(messages, question)
+        assert 2 in ids and 8 not in ids and 4 not in ids, (question, ids)
+
+
+def test_what_asks_about_now():
+    from langgraph_librarian.select.local import _asks_now
+
+    for question in (
+        "Which city do I live in now?",
+        "Do I still live in Lyon?",
+        "Where do you work these days?",
+        "Ok. And what is her current job?",
+    ):
+        assert _asks_now(question), question
+    for question in (
+        "I still can't remember my favourite restaurant in Lyon, which one?",
+        "Now that I think about it, what's a good restaurant?",
+        "Right now can you tell me a joke?",
+        "Now summarize the thread.",
+        "I'm still here.",
+    ):
+        assert not _asks_now(question), question
+
+
+def test_a_change_of_state_must_be_about_the_question():
+    from langgraph_librarian.select.local import _states_change, content_terms
+
+    def changes(text: str, topic: str) -> bool:
+        return _states_change(text, set(content_terms(topic)), set(content_terms(text)))
+
+    assert changes("Big news: we moved to Aarhus.", "Which city am I living in now?")
+    assert not changes("I changed the wallpaper.", "Which city am I living in now?")
+    assert not changes("I started a new job at Orrery.", "Which city am I living in now?")
+    assert changes("I started a new job at Orrery.", "Where is she working these days?")
+    assert not changes("I switched my phone plan.", "Do I still live in Lyon?")
+

@@ -184,22 +184,88 @@ _LIST_QUESTION = re.compile(
 + an auxiliary ("What activities does...", "Which cities has...", "What kinds of art
 does..."); "What causes the timeout?" (a verb) asks for one thing."""
 _RECENCY_BONUS = 0.01
-_NOW_QUESTION = re.compile(
-    r"\b(?:now|currently|current|these days|nowadays|at the moment|at present|still|any ?more"
-    r"|any longer|latest)\b",
+_NOW_WORD = re.compile(
+    r"\b(?:now|currently|current|these days|nowadays|at the moment|at present|still"
+    r"|any ?more|any longer|latest)\b",
     re.IGNORECASE,
 )
-"""A question about what holds now ("Which city do I live in now?", "Do I still..."): the
-fact may have changed since it was first stated, in other words."""
-_STATE_CHANGE = re.compile(
-    r"\b(?:mov(?:ed|ing) (?:to|into|in|out|house|back)|relocat(?:ed|ing)|switch(?:ed|ing)|"
-    r"chang(?:ed|ing)|new (?:job|role|place|flat|house|home|car|phone|team|school|doctor)|"
-    r"first (?:day|week) (?:at|of|in)|start(?:ed|ing) (?:at|a new|my new|with)|joined|left|"
-    r"quit|resign(?:ed)?|handed in my notice|sold|traded in|replaced|no longer|not anymore|"
-    r"instead|gave up|stopped|took up|got (?:a|my) new|bought a new|upgraded)\b",
+_QUESTION_START = re.compile(
+    r"^\W*(?:(?:and|so|but|then|ok|okay|well|also)\W+)?(?:where|which|what|who|whom|whose|how|when|do|does|did|is|are|am|was|were|"
+    r"have|has|can|could|would|will)\b",
     re.IGNORECASE,
 )
-"""A statement that something changed state: a move, a new job, a sale, a switch."""
+_NOT_NOW = re.compile(r"\b(?:right\s+)?now\s+that\b|^\W*(?:right\s+)?now\b", re.IGNORECASE)
+""""Now that I think about it, ...", "Now summarize ...", "Right now can you ...": not
+about what holds now."""
+_CLAUSE = re.compile(r"[.!?;,:\n]+")
+
+
+def _asks_now(query: str) -> bool:
+    """Whether the query asks what holds now: a question clause (it starts with a question
+    word and the query asks something) naming the present ("Which city do I live in now?",
+    "Do I still live in Lyon?", "Where do you work these days?"). "Now that...", a command
+    starting with "now", or "still" in a statement ("I still can't remember...") are not."""
+    if "?" not in query and not _QUESTION_START.search(query):
+        return False
+    for clause in _CLAUSE.split(query):
+        if _QUESTION_START.search(clause) and _NOW_WORD.search(_NOT_NOW.sub(" ", clause)):
+            return True
+    return False
+
+
+_STATE_CHANGES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (
+        re.compile(
+            r"\b(?:mov(?:ed|ing) (?:to|into|back to|out of|house|abroad|away)|"
+            r"relocat(?:ed|ing) to|new (?:flat|house|home|apartment|place) (?:in|at|near))\b",
+            re.IGNORECASE,
+        ),
+        frozenset(
+            content_terms(
+                "live lives living city town country home house flat apartment address "
+                "place located based move moved stay staying neighbourhood neighborhood"
+            )
+        ),
+    ),
+    (
+        re.compile(
+            r"\b(?:new job|new role|new position|first (?:day|week) (?:at|of|in)|"
+            r"start(?:ed|ing) (?:a new job|my new job|working (?:at|for)|at)|"
+            r"(?:quit|left) my job|resigned|handed in my notice|got (?:hired|promoted))\b",
+            re.IGNORECASE,
+        ),
+        frozenset(
+            content_terms(
+                "work works working worked job jobs company employer role position office "
+                "boss career employed occupation profession"
+            )
+        ),
+    ),
+    (
+        re.compile(r"\bgot (?:married|divorced|engaged)|\b(?:broke|split) up\b", re.IGNORECASE),
+        frozenset(
+            content_terms(
+                "married marriage partner wife husband spouse relationship single dating "
+                "girlfriend boyfriend fiance fiancee engaged divorced"
+            )
+        ),
+    ),
+    (re.compile(r"\bswitch(?:ed|ing) (?:to|over to)\b", re.IGNORECASE), frozenset()),
+)
+"""Statements of a clear change of state (a move, a new job, a marriage, a switch), each
+with words of what it changes: a change counts when it shares a content word with the
+question or the best match, or when they name what it changes ("live" for a move)."""
+
+
+def _states_change(text: str, topic: set[str], own: set[str]) -> bool:
+    """Whether ``text`` states a clear change of state about the topic (the words of the
+    question and the best match); ``own`` are the content words of ``text``."""
+    for pattern, words in _STATE_CHANGES:
+        if pattern.search(text) and (own & topic or words & topic):
+            return True
+    return False
+
+
 _CHANGE_SEEDS = 2
 """Best matches whose later changes a question about now looks for."""
 _CHANGES_PER_SEED = 2
@@ -1195,7 +1261,7 @@ class LocalSelector:
         if pid < 0:
             return {}
         query_terms = set(content_terms(query))
-        common = max(_BRIDGE_MIN_DF, int(_HOP_DF_SHARE * index.passage_count))
+        common = min(_HOP_MAX_DF, max(_BRIDGE_MIN_DF, int(_HOP_DF_SHARE * index.passage_count)))
         hop = {
             term
             for term in index.passage_terms[pid] - query_terms
@@ -1367,13 +1433,15 @@ class LocalSelector:
         switch) come in at the neighbour factor of the best match: below it, so a tight
         budget drops them first.
         """
-        if not _NOW_QUESTION.search(query):
+        if not _asks_now(query):
             return
         speakers, _ = scored.lexical.speakers()
         fused = scored.fused
         pool = order[:_EXPANSION_POOL]
+        query_terms = set(content_terms(query))
         for seed in [s for s in order[:_CHANGE_SEEDS] if s in primary]:
             at = entries[seed].id
+            topic = query_terms | set(content_terms(message_text(messages[at])))
             found = 0
             for slot in pool:
                 pos = entries[slot].id
@@ -1381,7 +1449,8 @@ class LocalSelector:
                     continue
                 if messages[pos].type != messages[at].type or speakers[slot] != speakers[seed]:
                     continue
-                if not _STATE_CHANGE.search(message_text(messages[pos])[:_DATED_TEXT_CHARS]):
+                text = message_text(messages[pos])[:_DATED_TEXT_CHARS]
+                if not _states_change(text, topic, set(content_terms(text))):
                     continue
                 yield slot, _NEIGHBOUR_FACTOR * float(fused[seed])
                 found += 1
