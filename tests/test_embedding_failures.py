@@ -702,6 +702,7 @@ def test_a_failure_that_goes_on_is_not_ended_by_answers_to_another(
 def test_two_concurrent_first_searches_strike_a_tool_once() -> None:
     # Two searches syncing at once during one 400 episode embed the same pending tools;
     # the failure is one strike, not two (two would reject a healthy tool).
+    import contextlib
     import threading
 
     class Together(PickyEmbeddings):
@@ -712,10 +713,8 @@ def test_two_concurrent_first_searches_strike_a_tool_once() -> None:
 
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
             if not self.met:
-                try:
+                with contextlib.suppress(threading.BrokenBarrierError):
                     self.meet.wait()  # both syncs hold the same batch here
-                except threading.BrokenBarrierError:
-                    pass
                 self.met = True
             return super().embed_documents(texts)
 
