@@ -825,3 +825,18 @@ def test_a_change_of_state_must_be_about_the_question():
     assert changes("I started a new job at Orrery.", "Where is she working these days?")
     assert not changes("I switched my phone plan.", "Do I still live in Lyon?")
 
+
+def test_a_hop_word_is_rare_by_a_capped_count_in_a_long_chat():
+    # 2,400 messages: 1% is 24 passages. "green", "biscuit", "tin" each in 23 passages
+    # are common words there; a message sharing all three by chance is no second hop.
+    import random
+
+    rng = random.Random(3)
+    words = [f"w{i}x" for i in range(3000)]
+    texts = ["The spare keys for Nils's flat are in the green biscuit tin.", "Noted."]
+    for i in range(2400):
+        extra = {1: " green", 2: " biscuit", 3: " tin"}.get(i % 115, "")
+        texts.append(" ".join(rng.sample(words, 6)) + extra)
+    texts += ["The green door, the biscuit jar and the tin roof need fixing.", "Sure."]
+    ids = select(_plain(*texts), "Where are Nils's spare flat keys kept?")
+    assert ids[0] == 0 and len(texts) - 2 not in ids

@@ -91,8 +91,10 @@ _CODE = re.compile(r"\b[A-Z]{1,5}-?\d{3,}[A-Z0-9]*\b")
 """An identifier (order ORD-86663, flight VK6207): it bridges like a name."""
 _HOP_FACTOR = 0.5
 """A second-hop message ranks at most this share of the best match's score."""
-_HOP_DF_SHARE = 0.01
-"""A second-hop word occurs in at most max(5, 1% of passages) passages."""
+_HOP_DF_SHARE, _HOP_MAX_DF = 0.01, 20
+"""A second-hop word occurs in at most max(5, 1% of passages) passages, and never more
+than 20 (at 50,000 messages, 1% is 500: three words shared by chance would rank a hop
+as a bridge)."""
 _HOP_PHRASE = 3
 """A hop sharing this many words with the best match ranks as a bridge does (0.8 of it)."""
 _RELATIVE = re.compile(
