@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from typing import Annotated, Any
 
 import pytest
@@ -23,6 +24,7 @@ from langgraph_librarian import (
     index_messages,
     merge_index,
 )
+from langgraph_librarian.memory import _summarizer
 from langgraph_librarian.memory._prompts import SUMMARY_SOURCE
 
 
@@ -154,8 +156,10 @@ async def test_an_interrupt_in_the_gist_interrupts_the_graph(use_async):
 
 
 @pytest.mark.parametrize("use_async", [False, True])
-async def test_a_rejected_model_summary_says_why(use_async, caplog):
-    """A refusing model: the gist is written offline, and the metadata and log say why."""
+async def test_a_rejected_model_summary_says_why(use_async, caplog, monkeypatch):
+    """A refusing model: the gist is written offline, and the metadata and log say why
+    (the log once per cause and process: forget the causes seen)."""
+    monkeypatch.setattr(_summarizer, "_REJECTIONS_WARNED", OrderedDict())
     graph, indexer = _refusing_graph("I'm sorry, I can't help with that.")
     with caplog.at_level(logging.WARNING, logger="langgraph_librarian"):
         results = await _turns(graph, {"configurable": {"thread_id": "rejected"}}, use_async)

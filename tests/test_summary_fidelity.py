@@ -14,6 +14,7 @@ languages' messages, and markdown lists, are faithful and must be kept.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from langchain_core.messages import HumanMessage
 from fakes import ScriptedChatModel
 from langgraph_librarian import LibrarianConfig
 from langgraph_librarian.index import update_index
+from langgraph_librarian.index._validate import statement_problem
 from langgraph_librarian.index.summarize import DEFAULT_SUMMARY_PROMPT, summary_problem
 
 OFFSITE = (
@@ -130,14 +132,52 @@ def test_an_english_summary_of_another_language_is_still_checked(message, wrong)
 
 
 def test_faithful_paraphrases_are_kept():
-    """67 faithful summaries (paraphrases, lists, reordered facts, English summaries of
-    Spanish, French, German and Italian messages): 9 were rejected before these checks,
-    2 are now (a number inside a word the message spells apart: "6-engineer", "v3")."""
+    """83 faithful summaries (paraphrases, lists, reordered facts, English summaries of
+    Spanish, French, German and Italian messages; the last 16 from a review: ranges
+    written out, "Oct 9 to Oct 14" for "October 9 to 14", reordered lists and labels,
+    "failed" for "broke", "pounds" for "lbs"): 2 are rejected (a number inside a word the
+    message spells apart: "6-engineer", "v3")."""
     rejected = [
         s for m, s in PARAPHRASES if summary_problem(s, m, DEFAULT_SUMMARY_PROMPT) is not None
     ]
-    assert len(PARAPHRASES) == 67
+    assert len(PARAPHRASES) == 83
     assert len(rejected) <= 2, rejected
+
+
+@pytest.mark.parametrize(
+    ("message", "wrong"),
+    [
+        # A range or a list binds its noun to each of its numbers, not to others.
+        ("We booked 10 adults and 14 kids for the trip.", "Trip booked for 14 adults and 10 kids."),
+        (
+            "It takes 3 to 7 days to ship and costs 12 dollars.",
+            "Shipping takes 12 days; 3 dollars.",
+        ),
+        (
+            "We're in Lisbon from October 9 to 14, with 3 kids.",
+            "In Lisbon from October 3 to October 14, with 9 kids.",
+        ),
+        # An outcome the message states the other way.
+        ("The build passed on main after the merge.", "The build failed on main after the merge."),
+        ("We confirmed the Globex deal yesterday.", "The Globex deal was cancelled yesterday."),
+        # Pounds are money when the summary writes them so.
+        ("I lost 5 lbs and paid 40 dollars for the scale.", "User lost 5 pounds; paid £40 for it."),
+    ],
+)
+def test_ranges_outcomes_and_weights_still_catch_a_wrong_summary(message, wrong):
+    assert summary_problem(wrong, message, DEFAULT_SUMMARY_PROMPT, role="human") is not None
+
+
+def test_a_hostile_summary_is_judged_in_bounded_time():
+    """Respelled names are compared only when their lengths allow it, and a long summary
+    against a long message is not judged pair by pair (12.8 s and 14 s before)."""
+    source = "Quiero ir a Lisboa con mi hermana el viernes. Clave: Lis" + "a" * 20000
+    summary = "User wants to go to Lis" + "b" * 3000 + " with sister Friday."
+    numbers = " ".join(f"{i} people on October {i % 28 + 1}," for i in range(3000))
+    start = time.perf_counter()
+    assert summary_problem(summary, source, DEFAULT_SUMMARY_PROMPT) is not None
+    statement_problem(numbers[:20000], numbers)
+    assert time.perf_counter() - start < 6
 
 
 def test_the_index_prompt_asks_for_the_messages_own_language():

@@ -181,7 +181,7 @@ def apply_fold(
     rejected = [n for n in result.notes if n.startswith("model summary rejected")]
     if uses_model and rejected:
         # As an index entry whose summary was rejected is marked "fallback": the gist of
-        # this fold is the offline one, and why (the summarizer logged it once).
+        # this fold is the offline one, and why (the summarizer warns once per cause).
         metadata["running_summary_fallback"] = rejected[0]
     elif uses_model and result.method == "extractive":
         logger.warning(

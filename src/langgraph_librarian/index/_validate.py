@@ -1268,6 +1268,10 @@ def _says_no_by_word(word: str) -> bool:
     return lowered.endswith("less") and lowered[:-4] in dictionary and len(lowered) > 6
 
 
+# A sentence that puts what it says in a past that has ended: a summary may deny it now.
+_ENDED = re.compile(r"\b(?:used to|formerly|former|ex-)", re.IGNORECASE)
+
+
 class _Clause(NamedTuple):
     terms: frozenset[str]
     """Content stems, accent-folded (words about the talk, cues and numbers left out)."""
@@ -1276,7 +1280,7 @@ class _Clause(NamedTuple):
     scope: frozenset[str]
     """What the cue denies: the first content stem after it (see :func:`_denied`)."""
     aspect: frozenset[str]
-    """"still" or "yet" in its sentence."""
+    """"still" or "yet" in its sentence; "ended" when it says "used to" or "formerly"."""
 
 
 _COMPOUND = re.compile(r"\b[^\W\d_]+(?:-[^\W\d_]+)+")
@@ -1345,6 +1349,8 @@ def _clauses(text: str, cues: frozenset[str]) -> list[_Clause]:
         question = sentence.rstrip(" \"'”’)").endswith("?")
         plain = _NOT_DENYING.sub(" ", sentence)
         aspect = frozenset(w.lower() for _, w in _words(sentence)) & {"still", "yet"}
+        if _ENDED.search(sentence):
+            aspect |= {"ended"}
         for part in _CLAUSE_BREAK.split(plain):
             said = [w for _, w in _words(part)]
             if not said:
@@ -1370,9 +1376,41 @@ def _same_term(a: str, b: str) -> bool:
     return a == b or (len(a) >= 5 and len(b) >= 5 and a[:5] == b[:5])
 
 
+@lru_cache(maxsize=4096)
+def _prefixes(terms: frozenset[str]) -> frozenset[str]:
+    return frozenset(t[:5] for t in terms if len(t) >= 5)
+
+
 def _common(terms: frozenset[str], other: frozenset[str]) -> set[str]:
-    """The stems of ``terms`` that ``other`` has (a stem, or the same first five letters)."""
-    return {t for t in terms if any(_same_term(t, o) for o in other)}
+    """The stems of ``terms`` that ``other`` has (a stem, or the same first five letters,
+    as :func:`_same_term`; by set lookups, not pairwise)."""
+    if not terms or not other:
+        return set()
+    heads = _prefixes(other)
+    return {t for t in terms if t in other or (len(t) >= 5 and t[:5] in heads)}
+
+
+def _sharing(clauses: list[_Clause]) -> Callable[[frozenset[str]], list[_Clause]]:
+    """A look-up of the ``clauses`` that share a stem with some terms (as :func:`_common`
+    reads it), by an index of their stems and five-letter heads: a long summary against
+    a long message compares the clauses that share a word, not every pair."""
+    exact: dict[str, set[int]] = {}
+    heads: dict[str, set[int]] = {}
+    for n, clause in enumerate(clauses):
+        for term in clause.terms:
+            exact.setdefault(term, set()).add(n)
+            if len(term) >= 5:
+                heads.setdefault(term[:5], set()).add(n)
+
+    def find(terms: frozenset[str]) -> list[_Clause]:
+        found: set[int] = set()
+        for term in terms:
+            found |= exact.get(term, set())
+            if len(term) >= 5:
+                found |= heads.get(term[:5], set())
+        return [clauses[n] for n in sorted(found)]
+
+    return find
 
 
 _MIN_SHARED_FOR_POLARITY = 2
@@ -1396,18 +1434,23 @@ def _flips_polarity(summary: str, source: str) -> bool:
     if not any(c.polarity is not None for c in said):
         return False
     written = _clauses(source, cues)
+    sharing = _sharing(written)
     opposite = {"yes": "no", "no": "yes"}
     for claim in said:
         if claim.polarity is None or len(claim.terms) < _MIN_SHARED_FOR_POLARITY:
             continue
-        related = [(c, _common(claim.terms, c.terms)) for c in written]
-        related = [(c, common) for c, common in related if common]
-        if max((len(common) for _, common in related), default=0) < _MIN_SHARED_FOR_POLARITY:
+        candidates = sharing(claim.terms)
+        # (Polarity first: one clause that agrees ends the look, before any comparison.)
+        if any(c.polarity != opposite[claim.polarity] for c in candidates):
             continue
-        if any(c.polarity != opposite[claim.polarity] for c, _ in related):
+        related = [(c, _common(claim.terms, c.terms)) for c in candidates]
+        if max((len(common) for _, common in related), default=0) < _MIN_SHARED_FOR_POLARITY:
             continue
         # "still" does not restate a "not ... yet" ("still deciding": "hasn't decided yet").
         if "still" in claim.aspect and any("yet" in c.aspect for c, _ in related):
+            continue
+        # "no longer lives in Lisbon" restates "used to live in Lisbon".
+        if claim.polarity == "no" and any("ended" in c.aspect for c, _ in related):
             continue
         # What the cue denies must be in the other clause, on whichever side it is.
         if all(
@@ -1683,8 +1726,17 @@ def _other_currency(summary: str, source: str) -> str | None:
     in_source = _currencies(source)
     if not in_source:
         return None
-    extra = sorted(_currencies(summary) - in_source)
-    return extra[0] if extra else None
+    extra = _currencies(summary) - in_source
+    if "gbp" in extra and _WEIGHT.search(source) and not _STERLING.search(summary):
+        # "lost 5 pounds" for "down 5 lbs": a weight, spelled out.
+        extra -= {"gbp"}
+    return min(extra) if extra else None
+
+
+# A message that weighs something: "pounds" in its summary are a weight, not money,
+# unless the summary writes them "£", "GBP" or "sterling".
+_WEIGHT = re.compile(r"\b(?:lbs?|kgs?|kilos?|kilograms?|weigh\w*|ounces?|oz)\b", re.IGNORECASE)
+_STERLING = re.compile(r"£|\b(?:gbp|sterling)\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=64)
@@ -1692,15 +1744,25 @@ def _tokens(text: str, languages: frozenset[str]) -> list[tuple[str, str, frozen
     """Each word or number of ``text``: (kind, key, readings). Kinds: ``"num"`` (readings
     of a number or a number word), ``"month"`` (key: its index), ``"word"`` (key: its
     accent-folded stem, ``""`` for function words)."""
+    return _tokens_and_text(text, languages)[0]
+
+
+@lru_cache(maxsize=64)
+def _tokens_and_text(
+    text: str, languages: frozenset[str]
+) -> tuple[list[tuple[str, str, frozenset[str]]], list[str]]:
+    """:func:`_tokens` and the lower-cased text of each token."""
     foreign = {
         w: str(i)
         for lang in languages & _CALENDAR_WORDS.keys()
         for w, i in _CALENDAR_WORDS[lang][0].items()
     }
     out: list[tuple[str, str, frozenset[str]]] = []
+    raw: list[str] = []
     for match in _TOKEN.finditer(text):
         token = match.group(0)
         lowered = token.lower()
+        raw.append(lowered)
         if token[0].isdigit():
             token = _ORDINAL.sub("", token)
             out.append(("num", token, frozenset(_readings(token.replace(":", ".")))))
@@ -1717,8 +1779,8 @@ def _tokens(text: str, languages: frozenset[str]) -> list[tuple[str, str, frozen
             key = _fold(stem[0]) if stem and not _function_word(lowered) else ""
             out.append(("word", key, frozenset()))
     # "am 12. Dezember": the dot of a German ordinal does not end the phrase.
-    return [
-        t
+    kept = [
+        n
         for n, t in enumerate(out)
         if not (
             t == ("stop", ".", frozenset())
@@ -1727,6 +1789,64 @@ def _tokens(text: str, languages: frozenset[str]) -> list[tuple[str, str, frozen
             and out[n + 1][0] == "month"
         )
     ]
+    return [out[n] for n in kept], [raw[n] for n in kept]
+
+
+# Words that join the numbers of a range or a list ("9 to 14", "between 10 and 20",
+# "4, 7 and 9", "3-7"): each number of it goes with the noun or month of the others.
+_RANGE_JOINS = frozenset(
+    _listed(", - – to and or until till through thru bis und oder a al y e et ou o hasta au à")
+)
+
+
+@lru_cache(maxsize=64)
+def _number_groups(text: str, languages: frozenset[str]) -> dict[int, frozenset[str]]:
+    """For each number of :func:`_tokens` that is one end of a range or an item of a
+    list, the readings of all its numbers."""
+    tokens, raw = _tokens_and_text(text, languages)
+    groups: dict[int, frozenset[str]] = {}
+    run: list[int] = []
+    joins: set[str] = set()
+
+    def close() -> None:
+        # Commas alone ("October 9, 14 people") join nothing: a list ends in "and"/"or".
+        if len(run) > 1 and joins - {","}:
+            readings = frozenset().union(*(tokens[n][2] for n in run))
+            groups.update(dict.fromkeys(run, readings))
+
+    last = -1
+    for at, (kind, _, _) in enumerate(tokens):
+        if kind != "num" or not tokens[at][2]:
+            continue
+        between = raw[last + 1 : at] if last >= 0 else None
+        if between is not None and len(between) <= 2 and all(w in _RANGE_JOINS for w in between):
+            run.append(at)
+            joins.update(between or ["-"])
+        else:
+            close()
+            run, joins = [at], set()
+        last = at
+    close()
+    return groups
+
+
+_INDEXES: dict[
+    int, tuple[list[tuple[str, str, frozenset[str]]], dict[tuple[str, str], list[int]]]
+] = {}
+
+
+def _positions(tokens: list[tuple[str, str, frozenset[str]]], kind: str, key: str) -> list[int]:
+    """Where ``tokens`` has a token of that ``kind`` and ``key``, by an index built once
+    per token list (a long summary against a long message is not quadratic)."""
+    held = _INDEXES.get(id(tokens))
+    if held is None or held[0] is not tokens:
+        index: dict[tuple[str, str], list[int]] = {}
+        for at, (sort, k, _) in enumerate(tokens):
+            index.setdefault((sort, k), []).append(at)
+        if len(_INDEXES) >= 64:
+            _INDEXES.clear()
+        held = _INDEXES[id(tokens)] = (tokens, index)
+    return held[1].get((kind, key), [])
 
 
 def _numbers_near(
@@ -1735,22 +1855,22 @@ def _numbers_near(
     key: str,
     before: int,
     after: int,
+    groups: dict[int, frozenset[str]] | None = None,
 ) -> list[frozenset[str]]:
     """The readings of the numbers within ``before`` tokens before and ``after`` tokens
-    after each token of ``tokens`` of that ``kind`` and ``key``."""
+    after each token of ``tokens`` of that ``kind`` and ``key`` (with the other numbers of
+    its range or list, by ``groups``)."""
     found = []
-    for at, token in enumerate(tokens):
-        if token[0] != kind or token[1] != key:
-            continue
+    for at in _positions(tokens, kind, key):
         # Within the phrase: a punctuation mark ends the look on that side.
         left = list(reversed(tokens[max(0, at - before) : at]))
         right = tokens[at + 1 : at + 1 + after]
-        for side in (left, right):
-            for sort, _, readings in side:
+        for side, step in ((left, -1), (right, 1)):
+            for n, (sort, _, readings) in enumerate(side, 1):
                 if sort == "stop":
                     break
                 if sort == "num" and readings:
-                    found.append(readings)
+                    found.append((groups or {}).get(at + step * n, readings))
     return found
 
 
@@ -1769,29 +1889,88 @@ def _misbound(summary: str, source: str) -> str | None:
     languages = frozenset(filter(None, (_language(summary), _language(source))))
     said = _tokens(summary, languages)
     written = _tokens(source, languages)
+    groups = _number_groups(source, languages)
+    in_source = frozenset().union(*(r for k, _, r in written if k == "num"))
+    # Each noun's or month's numbers in the message, read once (a long summary against a
+    # long message asks for them again and again).
+    cache: dict[tuple[str, ...], frozenset[str]] = {}
+
+    def near(kind: str, key: str) -> frozenset[str]:
+        if (kind, key) not in cache:
+            cache[kind, key] = frozenset().union(*_numbers_near(written, kind, key, 2, 2, groups))
+        return cache[kind, key]
+
+    def dated(word: str, month: str) -> frozenset[str]:
+        if ("date", word, month) not in cache:
+            cache["date", word, month] = _dated_days(written, word, month, groups)
+        return cache["date", word, month]
+
     for at, (kind, token, readings) in enumerate(said):
         if kind != "num" or not readings:
             continue
         after = said[at + 1] if at + 1 < len(said) else None
         before = said[at - 1] if at else None
-        if after is not None and after[0] == "word" and len(after[1]) >= 3:
+        if (
+            after is not None
+            and after[0] == "word"
+            and len(after[1]) >= 3
+            and not _labels(written, before, readings)
+        ):
             noun = after[1]
-            theirs = _numbers_near(written, "word", noun, 2, 2)
-            if theirs and not any(r & readings for r in theirs):
+            theirs = near("word", noun)
+            if (
+                theirs
+                and not theirs & readings
+                and not (
+                    readings & in_source
+                    and any(theirs & p for p in _range_partners(said, at, after))
+                )
+            ):
                 return f"the summary gives {token} to '{noun}', the message another number"
         for month in (before, after):
             if month is None or month[0] != "month":
                 continue
             m = month[1]
-            theirs = _numbers_near(written, "month", m, 2, 2)
-            if theirs and not any(r & readings for r in theirs):
+            theirs = near("month", m)
+            if theirs and not theirs & readings:
                 return f"the summary dates {token} in another month than the message"
             # "back October 9" for "come back on October 14": the word before the date.
             start = min(at, at - 1 if month is before else at)
             word = _word_before(said, start)
-            if word and _dated_elsewhere(written, word, m, readings):
+            if word and (days := dated(word, m)) and not days & readings:
                 return f"the summary gives the date {token} to '{word}', the message another"
     return None
+
+
+def _labels(
+    tokens: list[tuple[str, str, frozenset[str]]],
+    word: tuple[str, str, frozenset[str]] | None,
+    readings: frozenset[str],
+) -> bool:
+    """The message, too, writes ``word`` directly before this number: a label ("room 14",
+    "platform 4", "version 3"), not a count of the noun after it."""
+    if word is None or word[0] != "word" or not word[1]:
+        return False
+    return any(
+        at + 1 < len(tokens) and tokens[at + 1][0] == "num" and tokens[at + 1][2] & readings
+        for at in _positions(tokens, "word", word[1])
+    )
+
+
+def _range_partners(
+    tokens: list[tuple[str, str, frozenset[str]]],
+    at: int,
+    noun: tuple[str, str, frozenset[str]],
+) -> list[frozenset[str]]:
+    """The other end of a range of the summary that repeats its noun ("from 10 people to
+    14 people", "between 3 days and 7 days"): the numbers two tokens after the noun or
+    three before the number, with that same noun beside them."""
+    partners = []
+    if at + 4 < len(tokens) and tokens[at + 3][0] == "num" and tokens[at + 4] == noun:
+        partners.append(tokens[at + 3][2])
+    if at >= 3 and tokens[at - 3][0] == "num" and tokens[at - 2] == noun:
+        partners.append(tokens[at - 3][2])
+    return partners
 
 
 def _word_before(tokens: list[tuple[str, str, frozenset[str]]], at: int) -> str:
@@ -1805,24 +1984,27 @@ def _word_before(tokens: list[tuple[str, str, frozenset[str]]], at: int) -> str:
     return ""
 
 
-def _dated_elsewhere(
-    tokens: list[tuple[str, str, frozenset[str]]], word: str, month: str, day: frozenset[str]
-) -> bool:
-    """The message dates ``word`` in ``month`` with other days only: the days of that
-    month just after each ``word`` (within the phrase) never include ``day``."""
+def _dated_days(
+    tokens: list[tuple[str, str, frozenset[str]]],
+    word: str,
+    month: str,
+    groups: dict[int, frozenset[str]],
+) -> frozenset[str]:
+    """The days of ``month`` the message gives ``word``: those just after each ``word``
+    (within the phrase). A summary's day of that month for that word must be one."""
     days: list[frozenset[str]] = []
-    for at, (kind, key, _) in enumerate(tokens):
-        if kind != "word" or key != word:
-            continue
+    for at in _positions(tokens, "word", word):
         window = tokens[at + 1 : at + 6]
         for n, (sort, k, _) in enumerate(window):
             if sort == "stop":
                 break
             if sort == "month" and k == month:
-                near = window[max(0, n - 1) : n] + window[n + 1 : n + 2]
-                days += [r for t, _, r in near if t == "num" and r]
+                # (A day of a range, "9 to 14 October", has the range's days.)
+                for d in (n - 1, n + 1):
+                    if 0 <= d < len(window) and window[d][0] == "num" and window[d][2]:
+                        days.append(groups.get(at + 1 + d, window[d][2]))
                 break
-    return bool(days) and not any(r & day for r in days)
+    return frozenset().union(*days)
 
 
 # -- markdown, and summaries in another language than the message ----------------------
@@ -1853,32 +2035,52 @@ def crosses_languages(summary: str, source: str) -> bool:
     return _language(summary) != in_source
 
 
-def _edit_distance(a: str, b: str) -> int:
+def _edit_distance(a: str, b: str, bound: int) -> int:
+    """Levenshtein distance of ``a`` and ``b``, or ``bound + 1`` once it must exceed
+    ``bound`` (a length gap beyond it, or a row whose least cost is beyond it)."""
+    if abs(len(a) - len(b)) > bound:
+        return bound + 1
     previous = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         current = [i]
         for j, cb in enumerate(b, 1):
             current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        if min(current) > bound:
+            return bound + 1
         previous = current
     return previous[-1]
 
 
 _MIN_CLOSE_NAME = 4
+# Names longer than this are not respelled names but runs of letters: never compared.
+_MAX_CLOSE_NAME = 30
+_CLOSE_EDITS = 2
+
+
+@lru_cache(maxsize=64)
+def _capitalised_keys(source: str) -> frozenset[str]:
+    """The folded capitalised words of ``source`` a name may be a respelling of."""
+    return frozenset(
+        other
+        for _, word in _words(source)
+        if word[0].isupper()
+        and _MIN_CLOSE_NAME <= len(other := _fold(word.lower())) <= _MAX_CLOSE_NAME
+    )
 
 
 def _spelled_alike(name: str, source: str) -> bool:
     """A capitalised word of the message spelled close to ``name`` (its spelling in
     another language): "Lisbon" for "Lisboa" or "Lissabon", "Rome" for "Roma". Same first
-    three letters and at most two edits, no more than half the shorter word."""
+    three letters and at most two edits, no more than half the shorter word; words that
+    differ in length by more than that, or longer than thirty letters, are not compared."""
     key = _fold(name.lower())
-    if len(key) < _MIN_CLOSE_NAME:
+    if not _MIN_CLOSE_NAME <= len(key) <= _MAX_CLOSE_NAME:
         return False
-    for _, word in _words(source):
-        other = _fold(word.lower())
-        if not word[0].isupper() or len(other) < _MIN_CLOSE_NAME or other[:3] != key[:3]:
+    for other in _capitalised_keys(source):
+        if other[:3] != key[:3] or abs(len(other) - len(key)) > _CLOSE_EDITS:
             continue
-        distance = _edit_distance(key, other)
-        if distance <= 2 and 2 * distance <= min(len(key), len(other)):
+        distance = _edit_distance(key, other, _CLOSE_EDITS)
+        if distance <= _CLOSE_EDITS and 2 * distance <= min(len(key), len(other)):
             return True
     return False
 
@@ -1914,11 +2116,33 @@ _OUTCOMES = frozenset(
 )
 
 
+# Outcomes that carry a plan through (closed class, several languages, stems): an
+# outcome word of the summary ("cancelled", "rejected", "failed") is wrong only when the
+# message states one of these for the same thing ("we settled on Lisbon"); without one
+# it is a paraphrase ("failed" for "broke", "rejected" for "turned down").
+_CARRIED_OUT = frozenset(
+    content_terms(
+        "settle settles settled confirm confirms confirmed accept accepts accepted approve "
+        "approves approved agree agrees agreed book books booked choose chooses chose chosen "
+        "decide decides decided pass passes passed succeed succeeds succeeded sign signs "
+        "signed finalize finalized finalise finalised pick picks picked select selected "
+        "fly flies flying flew hire hired win wins won proceed proceeds proceeded"
+    )
+) | frozenset(
+    _listed(
+        "gewahlt gebucht bestatigt entschieden elegimos elegido elegida confirmado confirmada "
+        "reservado reservada choisi choisie confirme confirmee reserve reservee scelto "
+        "confermato prenotato"
+    )
+)
+_WENT_AHEAD = re.compile(r"\b(?:go|goes|going|went|gone)\s+ahead\b", re.IGNORECASE)
+
+
 # Words that keep something away without a negation cue (English): a restatement with
 # "no" ("no peanuts" for "allergic to peanuts") is faithful.
 _AVERSION = re.compile(
     r"\b(?:allerg\w*|intoleran\w*|out of|keep \w+ out|(?:give|gives|giving|gave|given) up"
-    r"|free|off|against|rather than|instead|ban\w*|stop\w*|without)\b",
+    r"|free|off|against|rather than|instead|ban\w*|stop\w*|without|used to|former\w*)\b",
     re.IGNORECASE,
 )
 
@@ -1952,6 +2176,7 @@ def _denies_anew(summary: str, source: str) -> bool:
     languages = frozenset(filter(None, (_language(summary), _language(source)))) | {"en"}
     cues = _negation_cues(languages)
     written = _clauses(source, cues)
+    sharing = _sharing(written)
     new_outcomes = _outcome_words(summary) - _outcome_words(source)
     sentences = _sentence_stems(source)
 
@@ -1966,17 +2191,34 @@ def _denies_anew(summary: str, source: str) -> bool:
             for text in found
         )
 
+    def carried_out(terms: frozenset[str]) -> bool:
+        # A sentence of the message with the word states the opposite outcome.
+        return any(
+            _common(terms, stems)
+            and (
+                stems & _CARRIED_OUT
+                or {_fold(w.lower()) for _, w in _words(text)} & _CARRIED_OUT
+                or _WENT_AHEAD.search(text)
+            )
+            for stems, text in sentences
+        )
+
     for claim in _clauses(summary, cues):
         if claim.polarity == "no" and claim.scope:
-            related = [c for c in written if _common(claim.scope, c.terms)]
+            related = sharing(claim.scope)
             if related and all(c.polarity == "yes" for c in related) and said_plainly(claim.scope):
                 return True
         outcomes = claim.terms & new_outcomes
         if outcomes and claim.polarity is None:
             # (A clause with an outcome word reads as unjudgeable: it denies by a word.)
             kept = claim.terms - outcomes
-            related = [c for c in written if _common(kept, c.terms)]
-            if related and all(c.polarity == "yes" for c in related) and said_plainly(kept):
+            related = sharing(kept)
+            if (
+                related
+                and all(c.polarity == "yes" for c in related)
+                and said_plainly(kept)
+                and carried_out(kept)
+            ):
                 return True
     return False
 

@@ -41,12 +41,14 @@ from langchain_core.messages import BaseMessage
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._engine.text import CHANGE_CUES, VALUE_PATTERN, WHITESPACE, content_terms
 from langgraph_librarian.index._validate import (
-    CONSTRAINTS as _CONSTRAINTS,
-)
-from langgraph_librarian.index._validate import (
+    _NUMBER_WORDS,
+    _language,
     keeps_fact,
     stated_facts,
     statement_problem,
+)
+from langgraph_librarian.index._validate import (
+    CONSTRAINTS as _CONSTRAINTS,
 )
 from langgraph_librarian.index.extractive import extractive_summary
 from langgraph_librarian.tokens import TokenCounter, count_text_tokens
@@ -432,15 +434,18 @@ _VOCATIVE = re.compile(
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
-def _about_themselves(messages: Sequence[BaseMessage]) -> list[str]:
+def _about_themselves(messages: Sequence[BaseMessage]) -> list[tuple[str, str | None]]:
     """The statements (not questions) of the user's messages in the first person that
     state a lasting fact (as :func:`user_fact_terms` weighs them, or a health or diet
-    constraint), in any of the languages the cues cover ("I'm allergic to peanuts")."""
+    constraint), in any of the languages the cues cover ("I'm allergic to peanuts"),
+    each with the language of its message (``None`` when it cannot be told)."""
     found = []
     for message in messages:
         if message.type != "human":
             continue
-        for sentence in _SENTENCES.split(message_text(message)):
+        text = message_text(message)
+        language = _language(text)
+        for sentence in _SENTENCES.split(text):
             sentence = sentence.strip()
             if not sentence or sentence.endswith(("?", "？")):
                 continue
@@ -449,7 +454,7 @@ def _about_themselves(messages: Sequence[BaseMessage]) -> list[str]:
             # talk with a number ("took me 2 tries to log in") or a passing like.
             lasting = _fact_weight(sentence) >= _STATES_A_FACT or _CONSTRAINTS.search(sentence)
             if personal and lasting:
-                found.append(sentence)
+                found.append((sentence, language))
     return found
 
 
@@ -457,22 +462,35 @@ def _starts(text: str) -> set[str]:
     return {w[:5] for w in re.findall(r"[^\W\d_]+", text.lower())}
 
 
+def _is_number_fact(shown: str) -> bool:
+    return any(c.isdigit() for c in shown) or shown.lower() in _NUMBER_WORDS
+
+
 def dropped_user_facts(
     summary: str, messages: Sequence[BaseMessage], offline: str | None = None
 ) -> list[str]:
     """What the user said about themselves in ``messages`` that ``summary`` loses
     entirely: a number, a name, or a health or diet constraint ("allergic") of a
-    first-person statement. With ``offline`` (the summary the fold falls back to), only
-    what that one keeps: over a tight budget the offline summary drops facts too, and a
-    model's summary is not rejected for losing no more than it."""
+    first-person statement (of a message in another language than English summarised in
+    another language, no name: its capitalised words are nouns as often). With
+    ``offline`` (the summary the fold falls back to), only what that one keeps: over a
+    tight budget the offline summary drops facts too, and a model's summary is not
+    rejected for losing no more than it."""
     lost: list[str] = []
     said = _starts(summary)
     fallback = _starts(offline) if offline is not None else None
-    for sentence in _about_themselves(messages):
+    in_summary = _language(summary)
+    for sentence, language in _about_themselves(messages):
+        # Of a message in another language than English summarised in another language
+        # (German nouns are capitalised: "Reise", "Nüsse"; "Munich" for "München"), only
+        # numbers and dates must stay, not names.
+        foreign = language not in (None, "en") and in_summary != language
         # The one addressed ("Hi Aria, I'm Sam") is no fact about the user.
         addressed = {m.group(1) for m in _VOCATIVE.finditer(sentence)}
         for fact in stated_facts(sentence):
             if fact[0] in addressed or fact[0] in lost:
+                continue
+            if foreign and not _is_number_fact(fact[0]):
                 continue
             if offline is not None and not keeps_fact(offline, fact):
                 continue

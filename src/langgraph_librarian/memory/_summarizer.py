@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -59,6 +62,28 @@ __all__ = [
 ]
 
 logger = logging.getLogger("langgraph_librarian")
+
+_REJECTIONS_WARNED: OrderedDict[str, None] = OrderedDict()
+_REJECTIONS_MAX = 256
+_REJECTIONS_LOCK = threading.Lock()
+
+
+def _log_rejection(problem: str) -> None:
+    """Log a rejected model summary: a warning the first time a cause is seen in this
+    process (as the index's fallbacks and a failing embedding model are), a debug line
+    after. The cause is the problem without its quoted words and numbers ("the summary
+    gives 14 to 'seat'" and "... 9 to 'people'" are one cause)."""
+    cause = re.sub(r"'[^']*'|\([^)]*\)|\d+", "", problem.split(": ", 1)[0]).strip()
+    with _REJECTIONS_LOCK:
+        seen = cause in _REJECTIONS_WARNED
+        if not seen:
+            if len(_REJECTIONS_WARNED) >= _REJECTIONS_MAX:
+                _REJECTIONS_WARNED.popitem(last=False)
+            _REJECTIONS_WARNED[cause] = None
+    (logger.debug if seen else logger.warning)(
+        "librarian: running summary by the model rejected (%s); offline summary used", problem
+    )
+
 
 _MIN_RETAINED = 0.3
 """An answer must keep this share of the previous summary's content words."""
@@ -366,7 +391,7 @@ class RunningSummarizer:
             )
         if problem is not None:
             note = f"model summary rejected ({problem}); offline summary used"
-            logger.warning("librarian: running summary %s", note)
+            _log_rejection(problem)
             return self._offline(messages, previous_summary, start, [*request.notes, note])
         notes = list(request.notes)
         if not self._over(text):
