@@ -289,17 +289,11 @@ def _ranked(
         # Last: they take only the room every record above left, and displace none.
         ids.extend(_follow_ups(records, evidence, ids, at))
     elif selection.strategy == "llm":
-        picks = list(selection.model_ids)
-        if _picked_most(picks, records):
-            # A model that picks most of the scope has not chosen (a weak model answering
-            # every id recalled football chatter with the allergy): its picks are held to
-            # the floor, like the offline engine's.
-            picks = _floor_filter(records, picks, evidence) if evidence.bears() else []
-        model = _answers_for_echoes(records, picks, query, at)
-        chosen = set(picks)
+        model = _answers_for_echoes(records, selection.model_ids, query, at)
+        chosen = set(selection.model_ids)
         # The model's picks the offline ranking did not have come last, as in a turn.
         listed = set(ids)
-        ids.extend(i for i in picks if i not in listed)
+        ids.extend(i for i in selection.model_ids if i not in listed)
         offline = [i for i in ids if i not in chosen]
         bearing = set(_floor_filter(records, offline, evidence)) if evidence.bears() else set()
         ids = [i for i in ids if i in chosen or i in bearing]
@@ -313,17 +307,6 @@ def _ranked(
         evidence.floor(),
         None if model is None else _ordered(records, model),
     )
-
-
-_MANY_PICKS = 8
-"""Picks a model may make of a scope before "most of it" is read as no choice."""
-
-
-def _picked_most(picks: Sequence[int], records: Sequence[MemoryRecord]) -> bool:
-    """Whether a model's picks are most of the scope's records (and more than a few):
-    a selector that picks everything selects nothing."""
-    distinct = len(set(picks))
-    return distinct > _MANY_PICKS and 2 * distinct > len(records)
 
 
 def _only_asks(text: str) -> bool:
