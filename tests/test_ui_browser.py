@@ -752,6 +752,8 @@ def test_a_reload_reopens_the_tabs_thread_and_a_new_tab_starts_anew(
             "() => (document.querySelector('#lib-message textarea') || {}).value"
             " === 'Half a thought, not sent yet'"
         )
+        # (the page has its thread back once it says so: a send before that is refused)
+        page.wait_for_selector("#lib-status :text('Reopened')", timeout=TURN_TIMEOUT_MS)
         page.press("#lib-message textarea", "Enter")
         _wait_turn(page, "Half a thought, not sent yet")
         page.reload()

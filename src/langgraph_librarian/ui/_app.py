@@ -180,11 +180,7 @@ SEND_JS = """(text, thread, strategy, flag) => {
     const repeat = (s.pending && text === s.sent) || !(text || '').trim();
     return [text, thread, strategy, repeat ? 'repeat' : 'busy'];
   }
-  if ((text || '').trim()) {
-    s.pending = true; s.sent = text;
-    // sent: a reload must not bring it back (the key is _DRAFT_KEY)
-    sessionStorage.removeItem('librarian-draft');
-  }
+  if ((text || '').trim()) { s.pending = true; s.sent = text; }
   return [text, thread, strategy, ''];
 }"""
 TURN_MARK_JS = """(mark) => {
@@ -585,9 +581,10 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         )
         # What is typed in the box survives a reload of the tab: Gradio reloads the page
         # by itself when the server comes back after a restart, and the text typed while
-        # it was away (never sent) was lost. Kept in the browser only, per tab, and
-        # dropped when the text is sent (SEND_JS). The box's first (empty) value, before
-        # the draft is read back, must not overwrite it.
+        # it was away (never sent) was lost. Kept in the browser only, per tab; the box
+        # emptied by a sent message empties it too, while a message the server did not
+        # take keeps it (its box is left as it was). The box's first (empty) value,
+        # before the draft is read back, must not overwrite it.
         box.change(
             None,
             [box],
