@@ -214,3 +214,18 @@ def test_two_dates_of_one_month_stay_with_their_events():
     )
     assert _status(trip, "Flight to Lisbon October 9; back October 14.") == "summarized"
     assert _status(trip, "Flight to Lisbon October 14; back October 9.") == "fallback"
+
+
+def test_a_bloated_model_summary_is_rejected_before_it_is_judged():
+    """A summary far longer than an entry keeps is rejected at once: judging 600 clauses
+    against a 117 KB message took most of a minute."""
+    source = " ".join(f"The offsite plan {i} went well on day {i}." for i in range(3000))
+    bloated = " ".join(f"The offsite plan {i} was cancelled today." for i in range(600))
+    model = ScriptedChatModel(script=bloated)
+    started = time.monotonic()
+    update = update_index(
+        [HumanMessage(source, id="m")], [], LibrarianConfig(indexer_model=model, max_retries=0)
+    )
+    assert time.monotonic() - started < 10
+    (entry,) = update.entries
+    assert entry.status != "summarized"  # the offline summary stands in for it

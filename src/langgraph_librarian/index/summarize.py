@@ -48,6 +48,8 @@ Answer with the summary only."""
 
 _MAX_LLM_INPUT_CHARS = 24_000
 _MAX_SUMMARY_CHARS = 700
+_JUDGED_CHARS = 4 * _MAX_SUMMARY_CHARS
+"""Longest model summary judged at all: a longer one is rejected (a summary, not a copy)."""
 _WRAPPER = re.compile(r"</?\s*(?:message|summary|index entry|entry)\s*>", re.IGNORECASE)
 _BLOCK_MARKER = re.compile(r"^\[(?:image|image_url|file|audio|video|document)[^\]]*\]$", re.M)
 
@@ -233,6 +235,10 @@ class LLMSummarizer:
         summary = _stored(whole)
         if cut and not whole:
             problem: str | None = "the summary was cut off mid-word"
+        elif len(whole) > _JUDGED_CHARS:
+            # An entry keeps 700 characters; judging a bloated answer costs seconds (the
+            # checks compare its clauses with the message's) for text that is cut anyway.
+            problem = f"the summary is {len(whole):,} characters, far over what an entry keeps"
         else:
             problem = summary_problem(lines, source, self.prompt, role=message_role(message))
         if problem is None and len(whole) >= len(source.strip()):
