@@ -14,13 +14,16 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import MemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.store.memory import InMemoryStore
 from typing_extensions import TypedDict
 
 from fakes import ScriptedChatModel, ToolCallingScriptedModel
 from helpers import conversation
 from langgraph_librarian import (
+    BaseIndexStore,
     FileIndexStore,
     IndexStoreError,
+    LangGraphIndexStore,
     LibrarianConfig,
     create_index_node,
     merge_index,
@@ -150,19 +153,54 @@ def test_threads_do_not_share_selections():
     assert len(selector.calls) == 2
 
 
-def test_fail_open_on_corrupt_store(tmp_path, caplog):
+def test_corrupt_store_raises_before_the_model_is_called(tmp_path):
+    # A corrupt index cannot be indexed into after the reply either: failing open here
+    # billed a model call whose reply was checkpointed and never returned, every turn.
     store = FileIndexStore(tmp_path)
     store.path_for("broken").write_text("{corrupt", encoding="utf-8")
     model = answer_model()
     agent = create_agent(
-        model, tools=[], middleware=[LibrarianMiddleware(LibrarianConfig(store=store))]
+        model,
+        tools=[],
+        middleware=[LibrarianMiddleware(LibrarianConfig(store=store))],
+        checkpointer=MemorySaver(),
     )
+    cfg = {"configurable": {"thread_id": "broken"}}
     history = conversation(4)
-    with caplog.at_level(logging.WARNING), pytest.raises(IndexStoreError):
-        # selection fails open; indexing after the reply reports the corrupt file loudly
-        agent.invoke({"messages": history}, {"configurable": {"thread_id": "broken"}})
-    assert len(model.calls[0]) == len(history)  # the model still got every message
-    assert any("selection failed" in r.getMessage() for r in caplog.records)
+    with pytest.raises(IndexStoreError, match=r"FileIndexStore\.delete"):
+        agent.invoke({"messages": history}, cfg)
+    assert model.calls == []  # no billed call
+    assert len(agent.get_state(cfg).values["messages"]) == len(history)  # no reply
+    store.delete("broken")  # the way out the error names
+    result = agent.invoke({"messages": [HumanMessage("and now?")]}, cfg)
+    assert result["messages"][-1].type == "ai"
+    assert len(store.load("broken") or []) == len(result["messages"])
+
+
+def test_corrupt_langgraph_store_index_raises_with_the_way_out():
+    store = InMemoryStore()
+    model = answer_model()
+    agent = create_agent(
+        model,
+        tools=[],
+        middleware=[LibrarianMiddleware(LibrarianConfig(store=store))],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [HumanMessage("Budget is 12k")]}, cfg)
+    calls = len(model.calls)
+    for namespace in store.list_namespaces():
+        for item in store.search(namespace):
+            if item.key.endswith("#m"):  # the index's manifest
+                store.put(namespace, item.key, {"format": 2, "count": 2, "chunks": "oops"})
+    before = len(agent.get_state(cfg).values["messages"])
+    with pytest.raises(IndexStoreError, match=r"LangGraphIndexStore\(store\)\.delete\('t'\)"):
+        agent.invoke({"messages": [HumanMessage("important message")]}, cfg)
+    assert len(model.calls) == calls  # the model was not called
+    assert len(agent.get_state(cfg).values["messages"]) == before + 1  # the question only
+    LangGraphIndexStore(store).delete("t")
+    result = agent.invoke({"messages": [HumanMessage("next turn")]}, cfg)
+    assert result["messages"][-1].type == "ai"
 
 
 async def test_async_middleware():
@@ -213,13 +251,34 @@ def test_pre_model_hook_writes_curated_input():
     assert {m.id for m in state["llm_input_messages"]} >= {"h2", "h8"}
 
 
-def test_pre_model_hook_always_writes_even_when_failing(tmp_path):
-    store = FileIndexStore(tmp_path)
-    store.path_for("hook-fail").write_text("not json", encoding="utf-8")
-    hook = create_librarian_hook(LibrarianConfig(store=store))
+class _BrokenStore(BaseIndexStore):
+    """A store whose reads fail with an error that is neither transient nor corruption."""
+
+    def load(self, session_id: str) -> list[Any] | None:
+        raise RuntimeError("the disk is on fire")
+
+    def save(self, session_id: str, entries: list[Any]) -> None:
+        raise RuntimeError("the disk is on fire")
+
+    def delete(self, session_id: str) -> None:
+        pass
+
+
+def test_pre_model_hook_always_writes_even_when_failing():
+    hook = create_librarian_hook(LibrarianConfig(store=_BrokenStore()))
     messages = conversation(3)
     out = hook({"messages": messages}, {"configurable": {"thread_id": "hook-fail"}})
     assert out == {"llm_input_messages": messages}  # never {}: no stale input next call
+
+
+def test_pre_model_hook_raises_on_a_corrupt_index(tmp_path):
+    # As the graph's select node and the middleware: the index step after the model
+    # could not work either, so the model is not called for a reply nobody sees.
+    store = FileIndexStore(tmp_path)
+    store.path_for("hook-fail").write_text("not json", encoding="utf-8")
+    hook = create_librarian_hook(LibrarianConfig(store=store))
+    with pytest.raises(IndexStoreError, match="corrupt index file"):
+        hook({"messages": conversation(3)}, {"configurable": {"thread_id": "hook-fail"}})
 
 
 def test_without_a_thread_id_two_conversations_never_share_a_selection():

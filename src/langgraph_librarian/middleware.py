@@ -34,6 +34,7 @@ from langgraph_librarian._librarian.turn import (
     select_turn,
 )
 from langgraph_librarian.config import ConfigLike, as_config
+from langgraph_librarian.errors import IndexStoreError
 from langgraph_librarian.state import merge_index, merge_metadata
 
 __all__ = ["LibrarianMiddleware", "create_librarian_hook"]
@@ -52,8 +53,11 @@ class LibrarianMiddlewareState(AgentState[Any]):
 def _fail_open(exc: Exception) -> None:
     # Interrupts and configuration errors (a missing thread id, a model that cannot be
     # built, credentials refused) propagate: failing open would index nothing and hide
-    # them. Everything else passes the messages through.
-    if not fails_open(exc):
+    # them. So does a corrupt index (IndexStoreError), before the model is called: the
+    # step after the reply cannot index either, and raising there left a billed reply in
+    # the checkpoint that the caller never saw, turn after turn (the graph's select node
+    # raises at the same point). Everything else passes the messages through.
+    if isinstance(exc, IndexStoreError) or not fails_open(exc):
         raise exc
     logger.warning("librarian: selection failed; passing all messages", exc_info=exc)
 

@@ -75,7 +75,7 @@ class FileIndexStore:
         try:
             return entries_from_dicts(data["entries"])
         except (ValueError, TypeError) as exc:
-            raise IndexStoreError(f"corrupt index file {path}: {exc}") from exc
+            raise _corrupt(path, exc) from exc
 
     def save(self, session_id: str, entries: list[IndexEntry]) -> None:
         """Replace the session's index (atomically: old file or new file, never half)."""
@@ -120,18 +120,28 @@ class FileIndexStore:
         return f"FileIndexStore({str(self.directory)!r})"
 
 
+def _corrupt(path: Path, problem: object) -> IndexStoreError:
+    """The error for a file that is not a valid index, with the way out: the index is
+    derived from the thread's messages, so removing the file (``delete``) lets the next
+    turn index the thread again."""
+    return IndexStoreError(
+        f"corrupt index file {path}: {problem} (the index is rebuilt from the thread's "
+        "messages once this file is removed: FileIndexStore.delete(session_id))"
+    )
+
+
 def _parse(raw: bytes, path: Path) -> dict[str, Any]:
     """The file's JSON object, or :class:`IndexStoreError` for any defect."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise IndexStoreError(f"corrupt index file {path}: not UTF-8 ({exc})") from exc
+        raise _corrupt(path, f"not UTF-8 ({exc})") from exc
     except RecursionError:
-        raise IndexStoreError(f"corrupt index file {path}: nested too deeply") from None
+        raise _corrupt(path, "nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError
-        raise IndexStoreError(f"corrupt index file {path}: {exc}") from exc
+        raise _corrupt(path, exc) from exc
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-        raise IndexStoreError(f"corrupt index file {path}: no 'entries' list")
+        raise _corrupt(path, "no 'entries' list")
     version = data.get("version", _FORMAT_VERSION)
     if type(version) is not int or version > _FORMAT_VERSION:
         raise IndexStoreError(

@@ -100,6 +100,15 @@ def _storable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def _rebuild(session_id: str) -> str:
+    """The way out of a corrupt index, for its error: the index is derived from the
+    thread's messages, so deleting it lets the next turn index the thread again."""
+    return (
+        f" (LangGraphIndexStore(store).delete({session_id!r}) removes it; the next turn "
+        "indexes the thread's messages again)"
+    )
+
+
 @contextmanager
 def _undecodable(session_id: str, namespace: tuple[str, ...]) -> Iterator[None]:
     """Report a backend's decoding error (orjson's, json's: ``ValueError``) as
@@ -111,7 +120,7 @@ def _undecodable(session_id: str, namespace: tuple[str, ...]) -> Iterator[None]:
     except ValueError as exc:
         raise IndexStoreError(
             f"the index of session {session_id!r} under {namespace} cannot be read: "
-            f"{type(exc).__name__}: {exc}"
+            f"{type(exc).__name__}: {exc}{_rebuild(session_id)}"
         ) from exc
 
 
@@ -179,7 +188,9 @@ class LangGraphIndexStore:
     # -- decoding ------------------------------------------------------------------------
 
     def _corrupt(self, session_id: str, problem: object) -> IndexStoreError:
-        return IndexStoreError(f"corrupt index for session {session_id!r}: {problem}")
+        return IndexStoreError(
+            f"corrupt index for session {session_id!r}: {problem}{_rebuild(session_id)}"
+        )
 
     def _tokens(self, session_id: str, manifest: Item) -> list[str]:
         value = manifest.value
