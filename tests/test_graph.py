@@ -236,6 +236,23 @@ def test_remove_all_messages_resets_the_index():
     assert [e["message_id"] for e in result["index"]] == ["n1", result["messages"][-1].id]
 
 
+def test_removing_every_message_does_not_call_the_agent():
+    # Nothing left to answer: an empty context sent to a provider is rejected by most,
+    # and the reply would be checkpointed into the thread being forgotten.
+    seen: list[list[Any]] = []
+    graph = create_librarian_graph(recording_agent(seen), checkpointer=MemorySaver())
+    cfg = {"configurable": {"thread_id": "forget-all"}}
+    graph.invoke({"messages": conversation(3)}, cfg)
+    calls = len(seen)
+    result = graph.invoke({"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)]}, cfg)
+    assert len(seen) == calls
+    assert result["messages"] == [] and result["index"] == []
+    assert result["librarian_metadata"]["reason"] == "no_messages"
+    result = graph.invoke({"messages": [HumanMessage("hello again", id="n1")]}, cfg)
+    assert len(seen) == calls + 1  # a new message is answered as usual
+    assert result["index"][0]["message_id"] == "n1"
+
+
 def test_pattern_2_custom_graph_with_node_and_indexer():
     class MyState(TypedDict, total=False):
         messages: Annotated[list, add_messages]
