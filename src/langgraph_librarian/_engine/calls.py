@@ -45,7 +45,7 @@ from langchain_core.runnables import (
 from langchain_core.runnables.config import ensure_config
 from langgraph.constants import TAG_NOSTREAM
 
-from langgraph_librarian._engine.concurrency import on_own_thread
+from langgraph_librarian._engine.concurrency import is_own_timeout, on_own_thread, own_timeouts
 from langgraph_librarian._engine.failures import (
     DeadlineExceeded,
     is_retryable,
@@ -318,7 +318,9 @@ class ModelCaller:
                 try:
                     return future.result(timeout)
                 except concurrent.futures.TimeoutError:
-                    pass
+                    # (the same class as the builtin TimeoutError since Python 3.11)
+                    if future.done():  # the call's own result or error, not our timer
+                        return future.result()
                 if bounded is not None:
                     # The request ends at the timeout; let the attempt finish so that a
                     # retry never overlaps it.
@@ -344,7 +346,11 @@ class ModelCaller:
             with attempt:
                 timeout = self._attempt_timeout(deadline)
                 try:
-                    return await asyncio.wait_for(self.runnable.ainvoke(value, config), timeout)
-                except TimeoutError:
+                    return await asyncio.wait_for(
+                        own_timeouts(self.runnable.ainvoke(value, config)), timeout
+                    )
+                except TimeoutError as exc:
+                    if is_own_timeout(exc):  # the model's own error, not our timer
+                        raise
                     raise TimeoutError(f"model call exceeded {timeout:g}s") from None
         raise AssertionError("unreachable")  # pragma: no cover - reraise=True

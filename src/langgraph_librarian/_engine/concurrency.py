@@ -11,18 +11,26 @@ object, so the next turn starts there instead of at ``max_concurrency`` again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import os
 import queue
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
 _T = TypeVar("_T")
 
-__all__ = ["AsyncGate", "Gate", "learned_capacity", "on_own_thread"]
+__all__ = [
+    "AsyncGate",
+    "Gate",
+    "is_own_timeout",
+    "learned_capacity",
+    "on_own_thread",
+    "own_timeouts",
+]
 
 _learned: dict[int, tuple[weakref.ref[Any], int]] = {}
 _learned_lock = threading.Lock()
@@ -220,3 +228,27 @@ def on_own_thread(
             finished()
         raise
     return future
+
+
+_OWN_TIMEOUT = "_librarian_own_timeout"
+
+
+async def own_timeouts(call: Awaitable[_T]) -> _T:
+    """``await call``, marking a ``TimeoutError`` it raises as its own.
+
+    ``asyncio.wait_for`` raises ``TimeoutError`` when its time is up, and so may the
+    awaited call (a client's own timeout): the same class, so an error message saying
+    "exceeded our timeout" would be wrong for the call's own. :func:`is_own_timeout`
+    tells them apart.
+    """
+    try:
+        return await call
+    except TimeoutError as exc:
+        with contextlib.suppress(AttributeError):  # an exception class with __slots__
+            setattr(exc, _OWN_TIMEOUT, True)
+        raise
+
+
+def is_own_timeout(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised by the call :func:`own_timeouts` wrapped."""
+    return getattr(exc, _OWN_TIMEOUT, False) is True

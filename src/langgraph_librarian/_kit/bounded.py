@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TypeVar
 
-from langgraph_librarian._engine.concurrency import on_own_thread
+from langgraph_librarian._engine.concurrency import is_own_timeout, on_own_thread, own_timeouts
 
 __all__ = ["IN_FLIGHT", "awithin", "is_timeout", "slots_for", "within"]
 
@@ -56,6 +56,9 @@ def within(
     try:
         return future.result(timeout=timeout)
     except FutureTimeout:
+        # (the same class as the builtin TimeoutError since Python 3.11)
+        if future.done():  # the call's own result or error, not our timer
+            return future.result()
         raise TimeoutError(f"{what} did not answer within {timeout:g} s") from None
 
 
@@ -64,8 +67,10 @@ async def awithin(call: Awaitable[_T], timeout: float | None, what: str) -> _T:
     if timeout is None:
         return await call
     try:
-        return await asyncio.wait_for(call, timeout)
-    except TimeoutError:
+        return await asyncio.wait_for(own_timeouts(call), timeout)
+    except TimeoutError as exc:
+        if is_own_timeout(exc):  # the call's own error, not our timer
+            raise
         raise TimeoutError(f"{what} did not answer within {timeout:g} s") from None
 
 
