@@ -418,3 +418,27 @@ def test_state_graph_variant_with_tool_node():
     graph.invoke({"messages": [HumanMessage("send it again please")]}, cfg)
     assert len(SENT) == 1  # not loaded in the new turn
     assert END
+
+
+def test_two_tools_of_one_name_in_one_catalog_are_warned_about(caplog):
+    # Tools gathered from several MCP servers: one "send" shadows the other.
+    @tool("send")
+    def send_email(to: str, body: str) -> str:
+        """Send an e-mail message to a recipient."""
+        return "sent"
+
+    @tool("send")
+    def send_money(to: str, amount: float) -> str:
+        """Transfer money to a bank account."""
+        return "paid"
+
+    with caplog.at_level("WARNING", logger="langgraph_librarian.tools"):
+        index = ToolIndex([send_email, send_money])
+    assert index.get("send").description.startswith("Transfer money")
+    warned = [r.getMessage() for r in caplog.records if "two tools named" in r.getMessage()]
+    assert len(warned) == 1 and "'send'" in warned[0]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="langgraph_librarian.tools"):
+        index.add(send_email)  # a refreshed catalog replaces a tool quietly
+        ToolIndex([send_money, send_money])  # the same tool listed twice
+    assert not [r for r in caplog.records if "two tools named" in r.getMessage()]

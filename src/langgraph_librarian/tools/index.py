@@ -414,6 +414,22 @@ def _readable(name: str) -> str:
     return _CAMEL.sub(" ", name).replace("_", " ").replace(".", " ")
 
 
+def _warn_shadowed(old: ToolRecord, new: ToolRecord) -> None:
+    """Say that one catalog holds two tools of one name (tools gathered from several
+    MCP servers, say): the later replaces the earlier, and a request for the earlier
+    one would silently load the other. Adding a tool again across calls (a refreshed
+    catalog) replaces it quietly."""
+    if old.description == new.description and old.arguments == new.arguments:
+        return
+    logger.warning(
+        "tool librarian: two tools named %r in one catalog; the later one (%r) replaces "
+        "the earlier (%r). Give them distinct names (prefix each server's tools).",
+        new.name,
+        new.description[:80],
+        old.description[:80],
+    )
+
+
 @dataclass
 class ToolRecord:
     """A catalog entry.
@@ -779,10 +795,14 @@ class ToolIndex:
         """
         items = [tools] if isinstance(tools, BaseTool | dict) or callable(tools) else list(tools)
         names: list[str] = []
+        added: dict[str, ToolRecord] = {}
         with self._lock:
             for item in items:
                 record = _record(item, domain)
                 old = self._records.get(record.name)
+                if record.name in added and old is not None:
+                    _warn_shadowed(old, record)
+                added[record.name] = record
                 if old is not None:
                     self._drop_row(record.name)
                     self._unlist(record.name, old.domain)
