@@ -840,3 +840,23 @@ def test_a_hop_word_is_rare_by_a_capped_count_in_a_long_chat():
     texts += ["The green door, the biscuit jar and the tin roof need fixing.", "Sure."]
     ids = select(_plain(*texts), "Where are Nils's spare flat keys kept?")
     assert ids[0] == 0 and len(texts) - 2 not in ids
+
+
+def test_a_match_repeating_a_better_match_s_best_sentence_comes_after_the_others():
+    # A recurring line (the assistant's boilerplate on money) is the best passage of
+    # four replies; each copy after the first adds nothing the context does not hold,
+    # so the statement that answers comes before the other copies.
+    line = "Comparing the total monthly cost over a contract term beats the headline price."
+    messages = chat(
+        "The kitchen tap drips again, I will call the plumber.",
+        f"{line} Also, plumbers often charge a call-out fee.",
+        "Finance finally signed off my claim: 1,439 euros.",
+        f"{line} Keep receipts for every claim.",
+        "My sister visited on Sunday with the twins.",
+        f"{line} Twins are a handful, I hear.",
+        "The train was late twice this week.",
+        f"{line} A rail card may pay off.",
+    )
+    ids = select(messages, "Which total monthly contract cost did finance approve?")
+    assert {1, 3, 5, 7} <= set(ids)  # every copy is still selected...
+    assert ids.index(2) == 1  # ...after the first, the answer before the repeats

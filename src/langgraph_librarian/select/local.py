@@ -555,6 +555,32 @@ def _first_copies(
     return kept
 
 
+def _echoed_last(ranked: list[int], own: set[int], scored: _Scored) -> list[int]:
+    """``ranked`` with the matches whose best passage repeats a better match's last.
+
+    A match whose best passage is a sentence a better match also holds (a recurring
+    line: "Comparing the total cost over a contract term..." in every reply on money)
+    was ranked for a sentence the context already holds: it comes after the others
+    (still before the next-best candidates). Only matches ranked by their own score
+    (``own``) move; a bridged or linked message is there for another reason.
+    """
+    index, best = scored.lexical, scored.best_passage
+    seen: set[str] = set()
+    first, later = [], []
+    for slot in ranked:
+        pid = int(best[slot])
+        if pid < 0 or slot not in own:
+            first.append(slot)
+            continue
+        key = repeat_key(index.passage_text(pid))
+        if key in seen:
+            later.append(slot)
+        else:
+            seen.add(key)
+            first.append(slot)
+    return first + later
+
+
 def _rescaled(
     values: np.ndarray, echoes: np.ndarray, spread: Callable[[float], float]
 ) -> np.ndarray:
@@ -1054,6 +1080,7 @@ class LocalSelector:
         ranked = _first_copies(
             sorted(priority, key=lambda i: (-priority[i], -entries[i].id)), entries, messages
         )
+        ranked = _echoed_last(ranked, set(primary), scored)
         ids = [entries[i].id for i in ranked]
         # Next-best candidates, for a budget the selection leaves unused: questions whose
         # evidence is spread thin (lists, aggregates) gain from them; an unbounded
