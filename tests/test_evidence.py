@@ -42,6 +42,38 @@ def test_short_answers_are_not_filler(text: str) -> None:
     assert not is_filler(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "says_nothing"),
+    [
+        ("I don't know.", True),
+        ("I'm not sure, sorry!", True),
+        ("I can't remember that.", True),
+        ("Honestly, I have no clue.", True),
+        ("I don't have that information.", True),
+        ("I don't know yet, maybe Lisbon.", False),
+        ("Not sure I can make it Friday.", False),
+        ("I can't say for sure, it was either March or April.", False),
+        ("I don't eat nuts.", False),
+        ("Sure, I remember.", False),
+    ],
+)
+def test_a_reply_that_only_says_it_does_not_know_is_filler(text: str, says_nothing: bool) -> None:
+    assert is_filler(text) is says_nothing
+
+
+@pytest.mark.embeddings
+def test_recall_offers_no_non_answer_and_puts_an_unanswered_question_after_the_fact() -> None:
+    # A newcomer trial: thread "tue" asked and got "I don't know.": the non-answer is no
+    # evidence, and the question, which states nothing, does not come before the fact.
+    memory = ScopeMemory(InMemoryStore())
+    _scope(memory, "u", "mon", ["I'm allergic to peanuts and tree nuts.", "Noted."])
+    _scope(memory, "u", "tue", ["Am I allergic to peanuts?", "I don't know."])
+    _scope(memory, "u", "thu", ["Are peanut butter cookies safe for me?", "I'm not sure, sorry."])
+    texts = [r.text for r in memory.recall("u", "Can I bake peanut butter cookies?").records]
+    assert texts[0] == "I'm allergic to peanuts and tree nuts."
+    assert "I don't know." not in texts and "I'm not sure, sorry." not in texts
+
+
 def test_an_earlier_question_asking_the_same_is_an_echo() -> None:
     query = _terms(TAHINI)
     assert is_echo(TAHINI, query)
@@ -364,3 +396,39 @@ def test_recall_shows_the_change_of_a_fact_not_only_the_fact() -> None:
     result = memory.recall("u", "What diabetes medication am I on now?")
     texts = [r.text for r in result.records]
     assert "The doctor switched me from metformin to gliclazide last week." in texts
+
+
+def test_a_question_with_no_answer_to_lead_to_comes_after_the_statements() -> None:
+    # The ranking's last step: a record that only asks leads to its reply when the reply
+    # is evidence ("Here's the horse I painted"); with a non-answer or no reply at all it
+    # states nothing, and the statements kept come first.
+    import numpy as np
+
+    from langgraph_librarian.recall._records import MemoryRecord
+    from langgraph_librarian.recall._select import _places, _replies_first
+    from langgraph_librarian.select._evidence import Evidence
+
+    def record(thread: str, seq: int, role: str, text: str) -> MemoryRecord:
+        return MemoryRecord(
+            key=f"{thread}-{seq}",
+            text=text,
+            summary=text,
+            role=role,
+            kind="turn",
+            thread_id=thread,
+            seq=seq,
+        )
+
+    records = [
+        record("tue", 0, "human", "Am I allergic to peanuts?"),
+        record("tue", 1, "ai", "I don't know."),
+        record("wed", 0, "human", "Got any cakes to show me?"),
+        record("wed", 1, "ai", "Here is the lemon tart I baked."),
+        record("mon", 0, "human", "I'm allergic to peanuts and tree nuts."),
+        record("thu", 0, "human", "What about nut cookies?"),  # no reply in its thread
+    ]
+    usable = np.array([not is_filler(r.text) for r in records])
+    zeros = np.zeros(len(records))
+    evidence = Evidence(zeros, zeros.astype(bool), usable, zeros.astype(bool), True)
+    ranked = _replies_first(records, evidence, [0, 2, 4, 5], _places(records))
+    assert ranked == [3, 2, 4, 0, 5]

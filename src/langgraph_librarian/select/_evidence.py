@@ -44,6 +44,7 @@ __all__ = [
     "informative_terms",
     "is_echo",
     "is_filler",
+    "is_non_answer",
     "rare_terms",
     "repeat_key",
     "scope_floor",
@@ -383,14 +384,55 @@ def corroborates(
     )
 
 
+_KNOWING = frozenset(
+    [
+        *("know", "knew", "sure", "unsure", "certain", "idea", "clue", "aware"),
+        *("remember", "recall", "forgot", "forget", "information", "info", "tell", "say"),
+    ]
+)
+"""Words of knowing or telling, the subject of a non-answer ("I don't know.")."""
+_NEGATION = frozenset(["not", "no", "never", "nothing", "cannot", "t", "unsure", "forgot"])
+"""Negations, with the "t" of a split "n't" ("don't" -> "don", "t")."""
+_NON_ANSWER_WORDS = (
+    _FILLER_WORDS
+    | _KNOWING
+    | _NEGATION
+    | frozenset(
+        [
+            *("m", "am", "im", "we", "it", "s", "is", "be", "the", "any", "on", "off", "yet"),
+            *("do", "does", "did", "don", "doesn", "didn", "can", "could", "couldn", "has", "had"),
+            *("honestly", "sorry", "afraid", "sadly", "unfortunately", "top", "head", "offhand"),
+        ]
+    )
+)
+_NON_ANSWER_MAX_WORDS = 12
+
+
+def is_non_answer(text: str) -> bool:
+    """A short reply that only says its writer does not know ("I don't know.", "I'm not
+    sure, sorry!", "I can't remember that."): it answers nothing, whatever it replies to."""
+    words = tokenize(text)
+    if not words or len(words) > _NON_ANSWER_MAX_WORDS:
+        return False
+    present = set(words)
+    return (
+        not present.isdisjoint(_KNOWING)
+        and not present.isdisjoint(_NEGATION)
+        and present <= _NON_ANSWER_WORDS
+    )
+
+
 def is_filler(text: str) -> bool:
-    """A short message of acknowledgements only ("Noted, thanks.", "Reply 8.")."""
+    """A short message of acknowledgements only ("Noted, thanks.", "Reply 8."), or one
+    that only says its writer does not know (:func:`is_non_answer`)."""
     words = tokenize(text)
     if not words or len(words) > _FILLER_MAX_WORDS:
-        return not words
+        return not words or is_non_answer(text)
     # A number alone with a filler word ("Reply 8.") says nothing; in a longer line it
     # may be the point ("See you at 5.").
-    return all(w in _FILLER_WORDS or (w.isdigit() and len(words) <= 2) for w in words)
+    return all(
+        w in _FILLER_WORDS or (w.isdigit() and len(words) <= 2) for w in words
+    ) or is_non_answer(text)
 
 
 def is_question(text: str) -> bool:
