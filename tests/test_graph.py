@@ -236,21 +236,22 @@ def test_remove_all_messages_resets_the_index():
     assert [e["message_id"] for e in result["index"]] == ["n1", result["messages"][-1].id]
 
 
-def test_removing_every_message_does_not_call_the_agent():
-    # Nothing left to answer: an empty context sent to a provider is rejected by most,
-    # and the reply would be checkpointed into the thread being forgotten.
+def test_forgetting_a_thread_without_running_the_agent_clears_its_index():
+    # docs/librarian.md "Forgetting a conversation": the messages removed as if the agent
+    # had written that, then the rest of the turn (the index node) run; the agent is not
+    # called, and an agent that runs on an empty input (a greeting) still runs.
     seen: list[list[Any]] = []
     graph = create_librarian_graph(recording_agent(seen), checkpointer=MemorySaver())
     cfg = {"configurable": {"thread_id": "forget-all"}}
     graph.invoke({"messages": conversation(3)}, cfg)
     calls = len(seen)
-    result = graph.invoke({"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)]}, cfg)
-    assert len(seen) == calls
-    assert result["messages"] == [] and result["index"] == []
-    assert result["librarian_metadata"]["reason"] == "no_messages"
-    result = graph.invoke({"messages": [HumanMessage("hello again", id="n1")]}, cfg)
-    assert len(seen) == calls + 1  # a new message is answered as usual
-    assert result["index"][0]["message_id"] == "n1"
+    graph.update_state(cfg, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)]}, as_node="agent")
+    assert graph.get_state(cfg).next == ("index_messages",)
+    graph.invoke(None, cfg)
+    values = graph.get_state(cfg).values
+    assert len(seen) == calls and values["messages"] == [] and values["index"] == []
+    greeting = graph.invoke({"messages": []}, {"configurable": {"thread_id": "greet"}})
+    assert len(seen) == calls + 1 and greeting["messages"][-1].type == "ai"
 
 
 def test_pattern_2_custom_graph_with_node_and_indexer():

@@ -17,10 +17,6 @@ from langgraph_librarian.stores.langgraph_store import LangGraphIndexStore
 __all__ = ["create_librarian_graph"]
 
 
-def _agent_or_forget(state: Any) -> str:
-    return "agent" if state.get("messages") else "index_messages"
-
-
 def create_librarian_graph(
     agent_fn: Callable[..., Any] | Any,
     config: ConfigLike = None,
@@ -31,10 +27,6 @@ def create_librarian_graph(
     name: str | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile ``START -> select_and_hydrate -> agent -> index_messages -> END``.
-
-    A thread with no messages left (``RemoveMessage(id=REMOVE_ALL_MESSAGES)``) goes from
-    ``select_and_hydrate`` straight to ``index_messages``, which empties the index: the
-    agent is not called with an empty context.
 
     Args:
         agent_fn: Your agent node (sync or async function, or a Runnable). It gets the
@@ -71,13 +63,7 @@ def create_librarian_graph(
     for node_name, action in nodes.items():
         builder.add_node(node_name, action)
     builder.add_edge(START, "select_and_hydrate")
-    # A thread left with no messages (every one removed with REMOVE_ALL_MESSAGES, or an
-    # empty input on a new thread) has nothing to answer: calling the agent sent an empty
-    # context to the model (most providers reject it) and checkpointed its reply in the
-    # thread that was being forgotten. The index node still runs and clears the index.
-    builder.add_conditional_edges(
-        "select_and_hydrate", _agent_or_forget, ["agent", "index_messages"]
-    )
+    builder.add_edge("select_and_hydrate", "agent")
     builder.add_edge("agent", "index_messages")
     builder.add_edge("index_messages", END)
     return builder.compile(checkpointer=checkpointer, store=store, name=name or "librarian")
