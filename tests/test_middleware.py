@@ -517,3 +517,46 @@ def test_a_tool_turn_is_saved_whole_to_the_index_store(tmp_path):
     saved = store.load("mw-store")
     assert saved is not None
     assert [e.message_id for e in saved] == [m.id for m in result["messages"]]
+
+
+def test_a_passing_read_timeout_of_a_file_store_lets_the_turn_go_on(tmp_path, monkeypatch):
+    # An NFS hiccup is no corruption: the turn fails open (the model gets every message)
+    # and the next turn reads the index again.
+    from pathlib import Path
+
+    store = FileIndexStore(tmp_path)
+    model = answer_model()
+    agent = create_agent(
+        model,
+        tools=[],
+        middleware=[LibrarianMiddleware(LibrarianConfig(store=store))],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "nfs"}}
+    agent.invoke({"messages": conversation(3)}, cfg)
+    real = Path.read_bytes
+    failures = [TimeoutError(110, "Connection timed out")]
+
+    def flaky(self: Path) -> bytes:
+        if failures and self.suffix == ".json":
+            raise failures.pop()
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", flaky)
+    result = agent.invoke({"messages": [HumanMessage("and the budget?")]}, cfg)
+    assert not failures and result["messages"][-1].type == "ai"
+    assert "TimeoutError" in str(result["librarian_metadata"].get("store_error"))
+    result = agent.invoke({"messages": [HumanMessage("thanks")]}, cfg)
+    assert len(store.load("nfs") or []) == len(result["messages"])  # caught up
+
+
+def test_the_way_out_of_a_corrupt_index_names_a_custom_namespace():
+    store = InMemoryStore()
+    index_store = LangGraphIndexStore(store, namespace=("app", "idx"))
+    index_store.save("t", [])
+    for item in store.search(("app", "idx")):
+        if item.key.endswith("#m"):
+            store.put(("app", "idx"), item.key, {"format": 2, "count": 2, "chunks": "oops"})
+    with pytest.raises(IndexStoreError) as raised:
+        index_store.load("t")
+    assert "LangGraphIndexStore(store, namespace=('app', 'idx')).delete('t')" in str(raised.value)

@@ -88,3 +88,16 @@ def test_selector_fallback_reason_names_the_models_own_timeout():
     result = graph.invoke({"messages": [HumanMessage("code of fact 3?")]}, cfg)
     reason = result["librarian_metadata"]["fallback_reason"]
     assert "TimeoutError: slow" in reason and "exceeded" not in reason
+
+
+async def test_a_client_turning_our_cancellation_into_its_timeout_is_our_timer():
+    async def aborted(_: object) -> str:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            raise TimeoutError("client: request aborted") from None
+        return "late"
+
+    call = ModelCaller(RunnableLambda(_slow, afunc=aborted), step="select", timeout=0.05, retries=0)
+    with pytest.raises(TimeoutError, match=r"model call exceeded 0\.05s"):
+        await call.ainvoke("x")

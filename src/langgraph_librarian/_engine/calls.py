@@ -224,6 +224,11 @@ class CallPolicy:
         )
 
 
+def _reached(started: float, timeout: float | None) -> bool:
+    """Whether ``timeout`` seconds have passed since ``started`` (``time.monotonic``)."""
+    return timeout is not None and time.monotonic() - started >= timeout
+
+
 class ModelCaller:
     """Calls a runnable (usually a chat model) the way the library's own steps need.
 
@@ -345,12 +350,15 @@ class ModelCaller:
         async for attempt in tenacity.AsyncRetrying(**self._retrying(deadline)):
             with attempt:
                 timeout = self._attempt_timeout(deadline)
+                started = time.monotonic()
                 try:
                     return await asyncio.wait_for(
                         own_timeouts(self.runnable.ainvoke(value, config)), timeout
                     )
                 except TimeoutError as exc:
-                    if is_own_timeout(exc):  # the model's own error, not our timer
+                    # The model's own error, not our timer (a client that turns our
+                    # cancellation into a TimeoutError of its own does so at the deadline).
+                    if is_own_timeout(exc) and not _reached(started, timeout):
                         raise
                     raise TimeoutError(f"model call exceeded {timeout:g}s") from None
         raise AssertionError("unreachable")  # pragma: no cover - reraise=True

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import weakref
 from collections.abc import Awaitable, Callable
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -66,10 +67,13 @@ async def awithin(call: Awaitable[_T], timeout: float | None, what: str) -> _T:
     """Async :func:`within`: ``call`` is cancelled after ``timeout`` seconds."""
     if timeout is None:
         return await call
+    started = time.monotonic()
     try:
         return await asyncio.wait_for(own_timeouts(call), timeout)
     except TimeoutError as exc:
-        if is_own_timeout(exc):  # the call's own error, not our timer
+        # The call's own error, not our timer (a client that turns our cancellation
+        # into a TimeoutError of its own does so at the deadline).
+        if is_own_timeout(exc) and time.monotonic() - started < timeout:
             raise
         raise TimeoutError(f"{what} did not answer within {timeout:g} s") from None
 

@@ -328,25 +328,22 @@ def _replies_first(
     said in reply ("Here's the horse I painted last week.") is the evidence it leads
     to, and often shares none of the question's words. The reply takes the question's
     place in the ranking, and the question follows it as its context: under the byte
-    bound a matching question no longer costs its own answer. A question whose reply
-    is no evidence (filler, "I don't know.") or that has none comes after the others.
-    An earlier copy of the question itself is handled by :func:`_answers_for_echoes`.
+    bound a matching question no longer costs its own answer. An earlier copy of the
+    question itself is handled by :func:`_answers_for_echoes`.
     """
     out: list[int] = []
-    unanswered: list[int] = []
     for i in ids:
         here = records[i]
-        if not _only_asks(here.text):
-            out.append(i)
-            continue
         j = at.get((here.thread_id, here.seq + 1)) if here.thread_id else None
-        if j is not None and records[j].role != here.role and evidence.usable[j]:
-            out.extend((j, i))
-        else:
-            # No answer to lead to ("Am I allergic to peanuts?" got "I don't know."):
-            # it states nothing, so every statement kept comes first.
-            unanswered.append(i)
-    return list(dict.fromkeys([*out, *unanswered]))
+        if (
+            j is not None
+            and records[j].role != here.role
+            and evidence.usable[j]
+            and _only_asks(here.text)
+        ):
+            out.append(j)
+        out.append(i)
+    return list(dict.fromkeys(out))
 
 
 _REFERRING = frozenset(

@@ -384,42 +384,30 @@ def corroborates(
     )
 
 
-_KNOWING = frozenset(
-    [
-        *("know", "knew", "sure", "unsure", "certain", "idea", "clue", "aware"),
-        *("remember", "recall", "forgot", "forget", "information", "info", "tell", "say"),
-    ]
+_NON_ANSWER = re.compile(
+    r"^(?:(?:sorry|honestly|hmm+|um+|well|oh|unfortunately|sadly)\W+)*"
+    r"(?:i\s*(?:'m|am)\s+(?:not|un)\s*(?:sure|certain)"
+    r"|i\s+(?:really\s+)?(?:do\s*n'?o?t|can\s*'?n?o?t|cannot|couldn'?t)\s+"
+    r"(?:know|tell|say|remember|recall)"
+    r"|i\s+(?:have|'ve\s+got)\s+no\s+(?:idea|clue)|no\s+idea|no\s+clue|not\s+sure"
+    r"|i\s+(?:do\s*n'?o?t)\s+have\s+(?:that|this|this\s+kind\s+of)\s+information)"
+    r"(?:\s+(?:that|this|it|for\s+sure|offhand))?"
+    r"(?:\W+(?:sorry|i'?m\s+afraid))?\W*$"
 )
-"""Words of knowing or telling, the subject of a non-answer ("I don't know.")."""
-_NEGATION = frozenset(["not", "no", "never", "nothing", "cannot", "t", "unsure", "forgot"])
-"""Negations, with the "t" of a split "n't" ("don't" -> "don", "t")."""
-_NON_ANSWER_WORDS = (
-    _FILLER_WORDS
-    | _KNOWING
-    | _NEGATION
-    | frozenset(
-        [
-            *("m", "am", "im", "we", "it", "s", "is", "be", "the", "any", "on", "off", "yet"),
-            *("do", "does", "did", "don", "doesn", "didn", "can", "could", "couldn", "has", "had"),
-            *("honestly", "sorry", "afraid", "sadly", "unfortunately", "top", "head", "offhand"),
-        ]
-    )
-)
-_NON_ANSWER_MAX_WORDS = 12
+"""A reply that only says its writer does not know: "I don't know.", "I'm not sure,
+sorry!", "I can't remember that.", "No idea.". Written as one closed form (subject, a
+negated verb of knowing, at most "that"/"it"): a reply with anything more ("Not that I
+know of.", "I don't recall any.", "We don't know yet.", "I didn't say it.") may be the
+answer, and stays evidence."""
 
 
 def is_non_answer(text: str) -> bool:
-    """A short reply that only says its writer does not know ("I don't know.", "I'm not
-    sure, sorry!", "I can't remember that."): it answers nothing, whatever it replies to."""
-    words = tokenize(text)
-    if not words or len(words) > _NON_ANSWER_MAX_WORDS:
+    """A short reply that only says its writer does not know (:data:`_NON_ANSWER`): it
+    answers nothing, whatever it replies to."""
+    if len(text) > 80:
         return False
-    present = set(words)
-    return (
-        not present.isdisjoint(_KNOWING)
-        and not present.isdisjoint(_NEGATION)
-        and present <= _NON_ANSWER_WORDS
-    )
+    normal = WHITESPACE.sub(" ", text.strip().lower().replace("\u2019", "'"))
+    return bool(_NON_ANSWER.match(normal))
 
 
 def is_filler(text: str) -> bool:

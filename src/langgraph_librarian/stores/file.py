@@ -67,6 +67,10 @@ class FileIndexStore:
             raw = path.read_bytes()
         except FileNotFoundError:
             return None
+        except (TimeoutError, ConnectionError):
+            # A network file system's hiccup, not a defect of the store: raised as it is,
+            # so a turn takes it for the transient failure it is (and goes on).
+            raise
         except OSError as exc:
             raise IndexStoreError(f"cannot read index file {path}: {exc}") from exc
         data = _parse(raw, path)

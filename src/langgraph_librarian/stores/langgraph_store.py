@@ -100,12 +100,16 @@ def _storable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def _rebuild(session_id: str) -> str:
+_DEFAULT_NAMESPACE = ("librarian", "index")
+
+
+def _rebuild(session_id: str, namespace: tuple[str, ...]) -> str:
     """The way out of a corrupt index, for its error: the index is derived from the
     thread's messages, so deleting it lets the next turn index the thread again."""
+    where = "" if namespace == _DEFAULT_NAMESPACE else f", namespace={namespace!r}"
     return (
-        f" (LangGraphIndexStore(store).delete({session_id!r}) removes it; the next turn "
-        "indexes the thread's messages again)"
+        f" (LangGraphIndexStore(store{where}).delete({session_id!r}) removes it; the next "
+        "turn indexes the thread's messages again)"
     )
 
 
@@ -120,7 +124,7 @@ def _undecodable(session_id: str, namespace: tuple[str, ...]) -> Iterator[None]:
     except ValueError as exc:
         raise IndexStoreError(
             f"the index of session {session_id!r} under {namespace} cannot be read: "
-            f"{type(exc).__name__}: {exc}{_rebuild(session_id)}"
+            f"{type(exc).__name__}: {exc}{_rebuild(session_id, namespace)}"
         ) from exc
 
 
@@ -140,9 +144,7 @@ class LangGraphIndexStore:
         []
     """
 
-    def __init__(
-        self, store: BaseStore, namespace: tuple[str, ...] = ("librarian", "index")
-    ) -> None:
+    def __init__(self, store: BaseStore, namespace: tuple[str, ...] = _DEFAULT_NAMESPACE) -> None:
         self.store = store
         self.namespace = tuple(namespace)
         self._cache: OrderedDict[str, Chunks] = OrderedDict()
@@ -189,7 +191,8 @@ class LangGraphIndexStore:
 
     def _corrupt(self, session_id: str, problem: object) -> IndexStoreError:
         return IndexStoreError(
-            f"corrupt index for session {session_id!r}: {problem}{_rebuild(session_id)}"
+            f"corrupt index for session {session_id!r}: {problem}"
+            f"{_rebuild(session_id, self.namespace)}"
         )
 
     def _tokens(self, session_id: str, manifest: Item) -> list[str]:

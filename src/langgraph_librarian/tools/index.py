@@ -422,11 +422,14 @@ def _warn_shadowed(old: ToolRecord, new: ToolRecord) -> None:
     if old.description == new.description and old.arguments == new.arguments:
         return
     logger.warning(
-        "tool librarian: two tools named %r in one catalog; the later one (%r) replaces "
-        "the earlier (%r). Give them distinct names (prefix each server's tools).",
+        "tool librarian: two tools named %r in one catalog; the later one (%r, arguments "
+        "%s) replaces the earlier (%r, arguments %s). Give them distinct names (prefix "
+        "each server's tools).",
         new.name,
         new.description[:80],
+        list(new.arguments),
         old.description[:80],
+        list(old.arguments),
     )
 
 
