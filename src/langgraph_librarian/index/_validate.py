@@ -1413,6 +1413,13 @@ def _sharing(clauses: list[_Clause]) -> Callable[[frozenset[str]], list[_Clause]
     return find
 
 
+@lru_cache(maxsize=64)
+def _source_sharing(source: str, cues: frozenset[str]) -> Callable[[frozenset[str]], list[_Clause]]:
+    """:func:`_sharing` of the message's clauses, built once per message (each statement
+    of a running summary is judged against the same source)."""
+    return _sharing(_clauses(source, cues))
+
+
 _MIN_SHARED_FOR_POLARITY = 2
 
 
@@ -1433,8 +1440,7 @@ def _flips_polarity(summary: str, source: str) -> bool:
     said = _clauses(summary, cues)
     if not any(c.polarity is not None for c in said):
         return False
-    written = _clauses(source, cues)
-    sharing = _sharing(written)
+    sharing = _source_sharing(source, cues)
     opposite = {"yes": "no", "no": "yes"}
     for claim in said:
         if claim.polarity is None or len(claim.terms) < _MIN_SHARED_FOR_POLARITY:
@@ -1727,16 +1733,42 @@ def _other_currency(summary: str, source: str) -> str | None:
     if not in_source:
         return None
     extra = _currencies(summary) - in_source
-    if "gbp" in extra and _WEIGHT.search(source) and not _STERLING.search(summary):
+    if "gbp" in extra and _pounds_weigh(summary, source):
         # "lost 5 pounds" for "down 5 lbs": a weight, spelled out.
         extra -= {"gbp"}
     return min(extra) if extra else None
+
+
+def _pounds_weigh(summary: str, source: str) -> bool:
+    """The summary's pounds are a weight: not written "£", "GBP" or "sterling", and each
+    amount of pounds is one the message weighs ("5 lbs", "weighs 180"): the unit goes
+    with its own number, so "250 pounds" for a bill of "250 euros" stays money even when
+    the message weighs something else. Pounds without a number beside them are a weight
+    whenever the message weighs something."""
+    if _STERLING.search(summary) or not _WEIGHT.search(source):
+        return False
+    amounts = [_readings(m.group(1)) for m in _POUNDS.finditer(summary)]
+    if not amounts:
+        return True
+    weighed: set[str] = set()
+    for match in _WEIGHED.finditer(source):
+        weighed |= _readings(match.group(1) or match.group(2))
+    return all(readings & weighed for readings in amounts)
 
 
 # A message that weighs something: "pounds" in its summary are a weight, not money,
 # unless the summary writes them "£", "GBP" or "sterling".
 _WEIGHT = re.compile(r"\b(?:lbs?|kgs?|kilos?|kilograms?|weigh\w*|ounces?|oz)\b", re.IGNORECASE)
 _STERLING = re.compile(r"£|\b(?:gbp|sterling)\b", re.IGNORECASE)
+_WEIGHT_UNIT = r"(?:lbs?|pounds?|kgs?|kilos?|kilograms?|ounces?|oz|stones?)"
+_POUNDS = re.compile(rf"({_NUMBER.pattern})[ \t\u00a0-]*(?:pounds?|lbs?)\b", re.IGNORECASE)
+# A number the message weighs: "180 lbs", "30 kg", "weighs 180", "weigh about 80".
+_WEIGHED = re.compile(
+    rf"({_NUMBER.pattern})[ \t\u00a0-]*{_WEIGHT_UNIT}\b"
+    rf"|\bweigh\w*[ \t]+(?:(?:about|around|roughly|nearly|almost|over|under|just|only)[ \t]+)?"
+    rf"({_NUMBER.pattern})",
+    re.IGNORECASE,
+)
 
 
 @lru_cache(maxsize=64)
@@ -1799,14 +1831,31 @@ _RANGE_JOINS = frozenset(
 )
 
 
+def _own_noun(tokens: list[tuple[str, str, frozenset[str]]], at: int) -> tuple[str, str] | None:
+    """What the number at ``at`` is written with: a month just before or after it
+    ("October 9", "9 October"), else a content word just after it ("14 people"), else
+    ``None`` (the number takes its noun from the rest of its range: "10 to 14 people")."""
+    before = tokens[at - 1] if at else None
+    after = tokens[at + 1] if at + 1 < len(tokens) else None
+    for side in (before, after):
+        if side is not None and side[0] == "month":
+            return ("month", side[1])
+    if after is not None and after[0] == "word" and len(after[1]) >= 3:
+        return ("word", after[1])
+    return None
+
+
 @lru_cache(maxsize=64)
 def _number_groups(text: str, languages: frozenset[str]) -> dict[int, frozenset[str]]:
     """For each number of :func:`_tokens` that is one end of a range or an item of a
-    list, the readings of all its numbers."""
+    list, the readings of all its numbers. A run joins only numbers of one noun or month
+    (see :func:`_own_noun`): "October 9 and 14 people" is a date and a count, not a
+    range; "October 9 to 14", "10 to 14 people" are ranges."""
     tokens, raw = _tokens_and_text(text, languages)
     groups: dict[int, frozenset[str]] = {}
     run: list[int] = []
     joins: set[str] = set()
+    bound: set[tuple[str, str]] = set()
 
     def close() -> None:
         # Commas alone ("October 9, 14 people") join nothing: a list ends in "and"/"or".
@@ -1819,12 +1868,20 @@ def _number_groups(text: str, languages: frozenset[str]) -> dict[int, frozenset[
         if kind != "num" or not tokens[at][2]:
             continue
         between = raw[last + 1 : at] if last >= 0 else None
-        if between is not None and len(between) <= 2 and all(w in _RANGE_JOINS for w in between):
+        own = _own_noun(tokens, at)
+        if (
+            between is not None
+            and len(between) <= 2
+            and all(w in _RANGE_JOINS for w in between)
+            and not (own and bound and own not in bound)
+        ):
             run.append(at)
             joins.update(between or ["-"])
         else:
             close()
-            run, joins = [at], set()
+            run, joins, bound = [at], set(), set()
+        if own:
+            bound.add(own)
         last = at
     close()
     return groups
@@ -1923,7 +1980,10 @@ def _misbound(summary: str, source: str) -> str | None:
                 and not theirs & readings
                 and not (
                     readings & in_source
-                    and any(theirs & p for p in _range_partners(said, at, after))
+                    and any(
+                        theirs & p and not _bound_elsewhere(readings, noun, written)
+                        for p in _range_partners(said, at, after)
+                    )
                 )
             ):
                 return f"the summary gives {token} to '{noun}', the message another number"
@@ -1971,6 +2031,23 @@ def _range_partners(
     if at >= 3 and tokens[at - 3][0] == "num" and tokens[at - 2] == noun:
         partners.append(tokens[at - 3][2])
     return partners
+
+
+def _bound_elsewhere(
+    readings: frozenset[str],
+    noun: str,
+    tokens: list[tuple[str, str, frozenset[str]]],
+) -> bool:
+    """The message writes this number only with another noun or a month (see
+    :func:`_own_noun`): "3 days" in "from 10 to 14 people, 3 days", so "from 3 people to
+    14 people" is no restatement of its range. A number the message writes without a
+    noun of its own ("we were 10 for the dinner, now we're 14 people") is not."""
+    owners = [
+        _own_noun(tokens, at)
+        for at, (kind, _, theirs) in enumerate(tokens)
+        if kind == "num" and theirs & readings
+    ]
+    return bool(owners) and all(o is not None and o != ("word", noun) for o in owners)
 
 
 def _word_before(tokens: list[tuple[str, str, frozenset[str]]], at: int) -> str:
@@ -2106,7 +2183,7 @@ _OUTCOMES = frozenset(
         "cancel cancels cancelled canceled cancelling cancellation reject rejects rejected "
         "rejection refuse refuses refused refusal decline declines declined deny denies "
         "denied abandon abandons abandoned scrap scraps scrapped veto vetoed revoke revoked "
-        "withdraw withdrew withdrawn fail fails failed failure quit quits"
+        "withdraw withdrew withdrawn fail fails failed failure quit quits stop stops stopped"
     )
 ) | frozenset(
     _listed(
@@ -2126,7 +2203,12 @@ _CARRIED_OUT = frozenset(
         "approves approved agree agrees agreed book books booked choose chooses chose chosen "
         "decide decides decided pass passes passed succeed succeeds succeeded sign signs "
         "signed finalize finalized finalise finalised pick picks picked select selected "
-        "fly flies flying flew hire hired win wins won proceed proceeds proceeded"
+        "fly flies flying flew hire hired win wins won proceed proceeds proceeded "
+        # Events that carry a thing through or take it up: "started smoking" is not
+        # "quit smoking", "the merger was completed" not "cancelled".
+        "start starts started begin begins began begun continue continues continued "
+        "resume resumed complete completes completed launch launched grant granted "
+        "admit admitted happen happens happened"
     )
 ) | frozenset(
     _listed(
@@ -2135,7 +2217,11 @@ _CARRIED_OUT = frozenset(
         "confermato prenotato"
     )
 )
-_WENT_AHEAD = re.compile(r"\b(?:go|goes|going|went|gone)\s+ahead\b", re.IGNORECASE)
+_WENT_AHEAD = re.compile(
+    r"\b(?:go|goes|going|went|gone)\s+(?:ahead|through)\b|\b(?:took|take|takes|taken|taking)"
+    r"\s+(?:up|place)\b",
+    re.IGNORECASE,
+)
 
 
 # Words that keep something away without a negation cue (English): a restatement with
@@ -2147,18 +2233,65 @@ _AVERSION = re.compile(
 )
 
 
-def _outcome_words(text: str) -> set[str]:
-    return {_fold(t) for t in content_terms(text)} & _OUTCOMES | {
-        _fold(w.lower()) for _, w in _words(text) if _fold(w.lower()) in _OUTCOMES
-    }
+@lru_cache(maxsize=64)
+def _outcome_words(text: str) -> frozenset[str]:
+    return frozenset(
+        {_fold(t) for t in content_terms(text)} & _OUTCOMES
+        | {_fold(w.lower()) for _, w in _words(text) if _fold(w.lower()) in _OUTCOMES}
+    )
+
+
+# Words that say something went wrong or was undone without being an outcome word or
+# a word that denies (closed class, English): "broke", "crashed", "dropped",
+# "postponed", "left", "tried", "went badly". A sentence with one of them may be what a
+# summary's outcome word restates ("failed" for "broke", even beside "started"), so an
+# outcome word is judged wrong only against a sentence that states the opposite
+# outcome and none of these.
+_UNDOING_WORDS = (
+    "break breaks broke broken breaking crash crashes crashed collapse collapsed die "
+    "dies died dead fall falls fell fallen drop drops dropped ditch ditched dump dumped "
+    "postpone postponed delay delayed halt halted end ends ended terminate terminated "
+    "close closed shut expire expired bounce bounced block blocked leave leaves left "
+    "resign resigned fire fired sack sacked split divorce divorced try tries tried "
+    "attempt attempted bad badly poor poorly wrong worse worst terrible awful disaster "
+    "flop flopped bust folded over done finish finished problem problems issue issues "
+    "error errors bug bugs down out sold overdue late"
+)
+_UNDOING = frozenset(content_terms(_UNDOING_WORDS)) | frozenset(_listed(_UNDOING_WORDS))
+_UNDOING_PHRASE = re.compile(
+    r"\b(?:go|goes|going|went|gone)\s+(?:under|bust|wrong|south|badly)\b"
+    r"|\b(?:turn|turns|turned|turning)\s+\w+\s+down\b|\bsaid\s+no\b",
+    re.IGNORECASE,
+)
+
+
+class _Sentence(NamedTuple):
+    stems: frozenset[str]
+    plain: bool
+    """It affirms without reserve: no cue, no word that denies, no aversion."""
+    carried: bool
+    """It states an outcome that carries a plan through ("settled on", "went ahead")."""
+    undoing: bool
+    """It says something went wrong or was undone (see ``_UNDOING``)."""
 
 
 @lru_cache(maxsize=64)
-def _sentence_stems(source: str) -> tuple[tuple[frozenset[str], str], ...]:
-    return tuple(
-        (frozenset(_fold(t) for t in content_terms(s)), s)
-        for s in re.split(r"(?<=[.!?;])\s+|\n+", source)
-    )
+def _source_sentences(source: str, cues: frozenset[str]) -> tuple[_Sentence, ...]:
+    """The message's sentences, each read once (not once per outcome claim of a summary)."""
+    found = []
+    for text in re.split(r"(?<=[.!?;])\s+|\n+", source):
+        stems = frozenset(_fold(t) for t in content_terms(text))
+        words = [w for _, w in _words(text)]
+        folded = {_fold(w.lower()) for w in words}
+        plain = not (
+            _AVERSION.search(text)
+            or any(_is_cue(_fold(w.lower()).replace("’", "'"), cues) for w in words)
+            or any(_says_no_by_word(w) for w in words)
+        )
+        carried = bool(stems & _CARRIED_OUT or folded & _CARRIED_OUT or _WENT_AHEAD.search(text))
+        undoing = bool(stems & _UNDOING or folded & _UNDOING or _UNDOING_PHRASE.search(text))
+        found.append(_Sentence(stems, plain, carried, undoing))
+    return tuple(found)
 
 
 def _denies_anew(summary: str, source: str) -> bool:
@@ -2168,40 +2301,36 @@ def _denies_anew(summary: str, source: str) -> bool:
     - A negation cue whose denied word the message has, and every clause of the message
       that has that word affirms it ("There is no budget" for "The budget is 37,500
       euros", "decided not to go to Lisbon" for "we settled on Lisbon").
-    - An outcome word ("cancelled", "rejected", "refused") that the message lacks, in a
-      clause sharing a content word with the message's clauses, all of which affirm.
+    - An outcome word ("cancelled", "rejected", "quit") that the message lacks, in a
+      clause sharing a content word with the message's clauses, all of which affirm,
+      when a sentence of the message with that word states the opposite outcome ("we
+      settled on Lisbon", "went through", "started smoking") and none of them says
+      anything went wrong ("failed" for "broke" is kept, see ``_UNDOING``). Without an
+      opposite outcome the word is taken for a paraphrase ("rejected" for "turned
+      down", "failed" for "flunked"): a faithful summary rejected costs a model call.
     Clauses whose polarity cannot be read (a question, a condition, "not sure") are not
     judged, nor a claim the message also makes with a cue or a word that denies.
     """
     languages = frozenset(filter(None, (_language(summary), _language(source)))) | {"en"}
     cues = _negation_cues(languages)
-    written = _clauses(source, cues)
-    sharing = _sharing(written)
+    sharing = _source_sharing(source, cues)
     new_outcomes = _outcome_words(summary) - _outcome_words(source)
-    sentences = _sentence_stems(source)
+    sentences = _source_sentences(source, cues)
+
+    def about(terms: frozenset[str]) -> list[_Sentence]:
+        return [s for s in sentences if _common(terms, s.stems)]
 
     def said_plainly(terms: frozenset[str]) -> bool:
         # Each sentence of the message with the word affirms without reserve: no cue, no
         # word that denies, no aversion ("allergic to peanuts" may be "no peanuts").
-        found = [text for stems, text in sentences if _common(terms, stems)]
-        return bool(found) and not any(
-            _AVERSION.search(text)
-            or any(_is_cue(_fold(w.lower()).replace("’", "'"), cues) for _, w in _words(text))
-            or any(_says_no_by_word(w) for _, w in _words(text))
-            for text in found
-        )
+        found = about(terms)
+        return bool(found) and all(s.plain for s in found)
 
     def carried_out(terms: frozenset[str]) -> bool:
-        # A sentence of the message with the word states the opposite outcome.
-        return any(
-            _common(terms, stems)
-            and (
-                stems & _CARRIED_OUT
-                or {_fold(w.lower()) for _, w in _words(text)} & _CARRIED_OUT
-                or _WENT_AHEAD.search(text)
-            )
-            for stems, text in sentences
-        )
+        # A sentence of the message with the word states the opposite outcome, and none
+        # of them says anything went wrong.
+        found = about(terms)
+        return any(s.carried for s in found) and not any(s.undoing for s in found)
 
     for claim in _clauses(summary, cues):
         if claim.polarity == "no" and claim.scope:

@@ -432,6 +432,37 @@ _VOCATIVE = re.compile(
     re.IGNORECASE,
 )
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+# Who the writer is and where they live or work, in the other languages users most often
+# write in (closed classes: "ich heiße", "wohne in", "je m'appelle", "j'habite à", "me
+# llamo", "vivo en", "mi chiamo", "moro em", "ik heet"): the capitalised words right
+# after one are a name or a place, even in German, whose nouns are capitalised too ("in
+# der Stadt" has an article, "in Hamburg" none).
+_INTRODUCES = re.compile(
+    r"\b(?:hei(?:ß|ss)e|hei(?:ß|ss)t|nenne mich|name ist|(?:wohne|wohnen|lebe|leben|arbeite"
+    r"|arbeiten|ziehe|ziehen|komme|kommen|stamme|stammen)\s+(?:in|aus|bei|f(?:ü|ue)r|nach)"
+    r"|m['’]appelle|nom est|(?:habite|habitons|vis|vivons|travaille|travaillons)\s+"
+    r"(?:[àa]|en|au|aux|chez|pour)|viens de|me llamo|nombre es|(?:vivo|vivimos|resido"
+    r"|trabajo|trabajamos)\s+(?:en|para)|soy de|mi chiamo|nome [èe]|(?:abito|vivo|lavoro)\s+"
+    r"(?:a|in|da|per|presso)|sono di|me chamo|chamo-me|nome [ée]|(?:moro|vivo|trabalho)\s+"
+    r"(?:em|no|na)|sou de|ik heet|naam is|(?:woon|wonen|werk|werken)\s+(?:in|bij)"
+    r"|kom uit)\s+((?:[^\W\d_][\w'’-]*\s*){1,3})",
+    re.IGNORECASE,
+)
+# Languages whose nouns are capitalised: only a word after a cue above is a name there.
+_CAPITALISED_NOUNS = frozenset({"de"})
+
+
+def _introduced(sentence: str) -> set[str]:
+    """The names and places a sentence introduces by a cue of ``_INTRODUCES``: the run of
+    capitalised words right after it ("Ich heiße *Sam Becker* und wohne in *Hamburg*")."""
+    names = set()
+    for match in _INTRODUCES.finditer(sentence):
+        for word in match.group(1).split():
+            word = word.strip("'’-")
+            if not word or not word[0].isupper():
+                break
+            names.add(re.sub(r"['’]s$", "", word))
+    return names
 
 
 def _about_themselves(messages: Sequence[BaseMessage]) -> list[tuple[str, str | None]]:
@@ -452,7 +483,11 @@ def _about_themselves(messages: Sequence[BaseMessage]) -> list[tuple[str, str | 
             personal = _FIRST_PERSON.search(sentence) or _PERSONAL_ELSEWHERE.search(sentence)
             # A lasting fact ("I live in Porto", "my budget is 50 dollars"), not small
             # talk with a number ("took me 2 tries to log in") or a passing like.
-            lasting = _fact_weight(sentence) >= _STATES_A_FACT or _CONSTRAINTS.search(sentence)
+            lasting = (
+                _fact_weight(sentence) >= _STATES_A_FACT
+                or _CONSTRAINTS.search(sentence)
+                or _introduced(sentence)
+            )
             if personal and lasting:
                 found.append((sentence, language))
     return found
@@ -471,8 +506,9 @@ def dropped_user_facts(
 ) -> list[str]:
     """What the user said about themselves in ``messages`` that ``summary`` loses
     entirely: a number, a name, or a health or diet constraint ("allergic") of a
-    first-person statement (of a message in another language than English summarised in
-    another language, no name: its capitalised words are nouns as often). With
+    first-person statement. Of a German message summarised in another language, only the
+    names a cue introduces ("ich heiße", "wohne in": its other capitalised words are
+    nouns as often); of the other languages' messages, every name, as in English. With
     ``offline`` (the summary the fold falls back to), only what that one keeps: over a
     tight budget the offline summary drops facts too, and a model's summary is not
     rejected for losing no more than it."""
@@ -481,16 +517,20 @@ def dropped_user_facts(
     fallback = _starts(offline) if offline is not None else None
     in_summary = _language(summary)
     for sentence, language in _about_themselves(messages):
-        # Of a message in another language than English summarised in another language
-        # (German nouns are capitalised: "Reise", "Nüsse"; "Munich" for "München"), only
-        # numbers and dates must stay, not names.
-        foreign = language not in (None, "en") and in_summary != language
+        # Of a German message summarised in another language (German nouns are
+        # capitalised: "Reise", "Nüsse"), numbers, dates and the names a cue introduces
+        # ("Ich heiße Sam Becker und wohne in Hamburg") must stay, not every capitalised
+        # word. A name respelled in the summary's language within two letters counts as
+        # kept ("Lisbon" for "Lisboa"); a name translated further ("Munich" for
+        # "München") is already an invented name to the facts check.
+        foreign = language in _CAPITALISED_NOUNS and in_summary != language
+        introduced = _introduced(sentence) if foreign else set()
         # The one addressed ("Hi Aria, I'm Sam") is no fact about the user.
         addressed = {m.group(1) for m in _VOCATIVE.finditer(sentence)}
         for fact in stated_facts(sentence):
             if fact[0] in addressed or fact[0] in lost:
                 continue
-            if foreign and not _is_number_fact(fact[0]):
+            if foreign and not _is_number_fact(fact[0]) and fact[0] not in introduced:
                 continue
             if offline is not None and not keeps_fact(offline, fact):
                 continue
@@ -504,6 +544,20 @@ def dropped_user_facts(
             if start not in said and word not in lost:
                 lost.append(word)
     return lost
+
+
+_GIST_LENGTH_FACTOR = 4
+_GIST_LENGTH_SLACK = 8000
+"""A running summary over four times the text it folds, plus 8,000 characters, is no
+summary but a bloated answer: rejected before it is judged (as the indexer rejects one
+over four times what an entry keeps). Judging costs time in the product of the two
+lengths (each statement's clauses against the source's): 66 s for a 225 KB answer to a
+34 KB fold. The slack lets a short fold's long answer through: an answer over the budget
+is not wrong, the summarizer has the model shorten it, and judging a few thousand
+characters against a short fold takes milliseconds."""
+_GIST_JUDGED_STATEMENTS = 200
+"""At most this many statements are judged (a summary within the length cap of a long
+fold may still hold thousands of short lines; the budget keeps far fewer of them)."""
 
 
 def gist_problem(
@@ -527,7 +581,12 @@ def gist_problem(
     source = "\n".join(
         [previous, *(message_text(m) for m in messages if m.type != "system")]
     ).strip()
-    for statement in parse_summary(summary):
+    if len(summary) > _GIST_LENGTH_FACTOR * len(source) + _GIST_LENGTH_SLACK:
+        return (
+            f"the summary is {len(summary):,} characters, over {_GIST_LENGTH_FACTOR} times "
+            "what it folds"
+        )
+    for statement in parse_summary(summary)[:_GIST_JUDGED_STATEMENTS]:
         problem = statement_problem(statement, source)
         if problem is not None:
             return f"{problem}: {statement[:80]!r}"
