@@ -1780,6 +1780,17 @@ def _tokens(text: str, languages: frozenset[str]) -> list[tuple[str, str, frozen
 
 
 @lru_cache(maxsize=64)
+def _beside_day(text: str, match: re.Match[str]) -> bool:
+    """A capitalised "May" written with a day ("May 5", "5 May") is the month, not the
+    verb ("May I ask")."""
+    return bool(
+        re.match(r"[ \t\u00a0]+\d", text[match.end() : match.end() + 4])
+        or re.search(
+            r"\d(?:st|nd|rd|th)?\.?[ \t\u00a0]+$", text[max(0, match.start() - 8) : match.start()]
+        )
+    )
+
+
 def _tokens_and_text(
     text: str, languages: frozenset[str]
 ) -> tuple[list[tuple[str, str, frozenset[str]]], list[str]]:
@@ -1802,7 +1813,10 @@ def _tokens_and_text(
             out.append(("stop", token, frozenset()))
         elif lowered in _NUMBER_WORDS:
             out.append(("num", lowered, frozenset({_NUMBER_WORDS[lowered]})))
-        elif lowered in _MONTHS and ((token[0].isupper() and lowered != "may") or len(lowered) > 3):
+        elif lowered in _MONTHS and (
+            (token[0].isupper() and (lowered != "may" or _beside_day(text, match)))
+            or len(lowered) > 3
+        ):
             out.append(("month", str(_MONTHS[lowered]), frozenset()))
         elif _fold(lowered) in foreign:
             out.append(("month", foreign[_fold(lowered)], frozenset()))
@@ -1957,6 +1971,13 @@ def _misbound(summary: str, source: str) -> str | None:
             cache[kind, key] = frozenset().union(*_numbers_near(written, kind, key, 2, 2, groups))
         return cache[kind, key]
 
+    owners: dict[str, list[_Owner]] = {}
+
+    def owned(readings: frozenset[str]) -> list[_Owner]:
+        if not owners:
+            owners.update(_number_owners(written))
+        return [o for r in readings for o in owners.get(r, [])]
+
     def dated(word: str, month: str) -> frozenset[str]:
         if ("date", word, month) not in cache:
             cache["date", word, month] = _dated_days(written, word, month, groups)
@@ -1981,18 +2002,34 @@ def _misbound(summary: str, source: str) -> str | None:
                 and not (
                     readings & in_source
                     and any(
-                        theirs & p and not _bound_elsewhere(readings, noun, written)
+                        theirs & p and not _bound_elsewhere(owned(readings), noun)
                         for p in _range_partners(said, at, after)
                     )
                 )
             ):
                 return f"the summary gives {token} to '{noun}', the message another number"
+        if (ranged := _range_noun(said, at)) is not None:
+            # "from 3 to 14 people" for "from 10 to 14 people for 3 days": the near end
+            # of a range takes the far end's noun, which the message gives other numbers
+            # while it writes this one with a noun of its own.
+            if ("before", ranged) not in cache:
+                cache["before", ranged] = frozenset().union(
+                    *_numbers_near(written, "word", ranged, 2, 0, groups)
+                )
+            theirs = cache["before", ranged]
+            if (
+                theirs
+                and not theirs & readings
+                and readings & in_source
+                and _bound_elsewhere(owned(readings), ranged)
+            ):
+                return f"the summary gives {token} to '{ranged}', the message another number"
         for month in (before, after):
             if month is None or month[0] != "month":
                 continue
             m = month[1]
             theirs = near("month", m)
-            if theirs and not theirs & readings:
+            if theirs and not theirs & readings and not _written_alone(owned(readings)):
                 return f"the summary dates {token} in another month than the message"
             # "back October 9" for "come back on October 14": the word before the date.
             start = min(at, at - 1 if month is before else at)
@@ -2017,6 +2054,20 @@ def _labels(
     )
 
 
+def _range_noun(tokens: list[tuple[str, str, frozenset[str]]], at: int) -> str | None:
+    """The noun of the far end of a range or pair of two numbers that starts at ``at``
+    with no noun or month of its own ("3 to 14 people", "3-14 guests", "between 3 and 14
+    people"), else ``None``."""
+    if _own_noun(tokens, at) is not None:
+        return None
+    rest = tokens[at + 1 : at + 4]
+    if rest and rest[0] == ("word", "", frozenset()):
+        rest = rest[1:]  # "to", "and", "or" ("3-14" is two numbers side by side)
+    if len(rest) >= 2 and rest[0][0] == "num" and rest[1][0] == "word" and len(rest[1][1]) >= 3:
+        return rest[1][1]
+    return None
+
+
 def _range_partners(
     tokens: list[tuple[str, str, frozenset[str]]],
     at: int,
@@ -2033,21 +2084,34 @@ def _range_partners(
     return partners
 
 
-def _bound_elsewhere(
-    readings: frozenset[str],
-    noun: str,
-    tokens: list[tuple[str, str, frozenset[str]]],
-) -> bool:
-    """The message writes this number only with another noun or a month (see
-    :func:`_own_noun`): "3 days" in "from 10 to 14 people, 3 days", so "from 3 people to
-    14 people" is no restatement of its range. A number the message writes without a
-    noun of its own ("we were 10 for the dinner, now we're 14 people") is not."""
-    owners = [
-        _own_noun(tokens, at)
-        for at, (kind, _, theirs) in enumerate(tokens)
-        if kind == "num" and theirs & readings
-    ]
+_Owner = tuple[str, str] | None
+
+
+def _number_owners(tokens: list[tuple[str, str, frozenset[str]]]) -> dict[str, list[_Owner]]:
+    """For each reading of a number of the message, what each of its numbers is written
+    with (see :func:`_own_noun`), read once per message."""
+    owners: dict[str, list[_Owner]] = {}
+    for at, (kind, _, readings) in enumerate(tokens):
+        if kind == "num":
+            own = _own_noun(tokens, at)
+            for reading in readings:
+                owners.setdefault(reading, []).append(own)
+    return owners
+
+
+def _bound_elsewhere(owners: list[_Owner], noun: str) -> bool:
+    """The message writes this number only with another noun or a month (``owners``, of
+    :func:`_number_owners`): "3 days" in "from 10 to 14 people, 3 days", so "from 3
+    people to 14 people" is no restatement of its range. A number the message writes
+    without a noun of its own ("we were 10 for the dinner, now we're 14 people") is not."""
     return bool(owners) and all(o is not None and o != ("word", noun) for o in owners)
+
+
+def _written_alone(owners: list[_Owner]) -> bool:
+    """The message writes this number without a noun or month of its own (``owners``, of
+    :func:`_number_owners`): "come back on the 10th" after "fly on May 3", so "May 10"
+    only says which month the day is in."""
+    return any(o is None for o in owners)
 
 
 def _word_before(tokens: list[tuple[str, str, frozenset[str]]], at: int) -> str:
@@ -2183,7 +2247,7 @@ _OUTCOMES = frozenset(
         "cancel cancels cancelled canceled cancelling cancellation reject rejects rejected "
         "rejection refuse refuses refused refusal decline declines declined deny denies "
         "denied abandon abandons abandoned scrap scraps scrapped veto vetoed revoke revoked "
-        "withdraw withdrew withdrawn fail fails failed failure quit quits stop stops stopped"
+        "withdraw withdrew withdrawn fail fails failed failure quit quits"
     )
 ) | frozenset(
     _listed(
@@ -2203,12 +2267,7 @@ _CARRIED_OUT = frozenset(
         "approves approved agree agrees agreed book books booked choose chooses chose chosen "
         "decide decides decided pass passes passed succeed succeeds succeeded sign signs "
         "signed finalize finalized finalise finalised pick picks picked select selected "
-        "fly flies flying flew hire hired win wins won proceed proceeds proceeded "
-        # Events that carry a thing through or take it up: "started smoking" is not
-        # "quit smoking", "the merger was completed" not "cancelled".
-        "start starts started begin begins began begun continue continues continued "
-        "resume resumed complete completes completed launch launched grant granted "
-        "admit admitted happen happens happened"
+        "fly flies flying flew hire hired win wins won proceed proceeds proceeded"
     )
 ) | frozenset(
     _listed(
@@ -2217,9 +2276,25 @@ _CARRIED_OUT = frozenset(
         "confermato prenotato"
     )
 )
-_WENT_AHEAD = re.compile(
-    r"\b(?:go|goes|going|went|gone)\s+(?:ahead|through)\b|\b(?:took|take|takes|taken|taking)"
-    r"\s+(?:up|place)\b",
+_WENT_AHEAD = re.compile(r"\b(?:go|goes|going|went|gone)\s+ahead\b", re.IGNORECASE)
+# Events that take a thing up or carry it through (English): "started smoking" is not
+# "quit smoking", "the merger was completed" not "cancelled". They are the opposite
+# outcome only in a sentence of one event: one with a second clause ("started physio but
+# gave it up", "completed in May, two months late", "went through after some issues")
+# may state what the outcome word restates.
+_BEGUN = frozenset(
+    content_terms(
+        "start starts started begin begins began begun complete completes completed launch "
+        "launches launched happen happens happened"
+    )
+)
+_BEGUN_PHRASE = re.compile(
+    r"\b(?:go|goes|went|gone)\s+through\b|\b(?:took|take|takes|taken)\s+(?:up|place)\b",
+    re.IGNORECASE,
+)
+_SECOND_CLAUSE = re.compile(
+    r"[,;:()\u2013\u2014]|\s-\s|\b(?:and|but|then|until|till|after|when|before|because|so|"
+    r"while|though|although|once|since|if|or|yet|despite|except|however)\b",
     re.IGNORECASE,
 )
 
@@ -2233,6 +2308,16 @@ _AVERSION = re.compile(
 )
 
 
+def _begins(words: list[str]) -> bool:
+    """A word of ``_BEGUN`` states an event, not a purpose or a plan ("to start a
+    bakery")."""
+    return any(
+        {_fold(t) for t in content_terms(word)} & _BEGUN
+        and not (at and words[at - 1].lower() == "to")
+        for at, word in enumerate(words)
+    )
+
+
 @lru_cache(maxsize=64)
 def _outcome_words(text: str) -> frozenset[str]:
     return frozenset(
@@ -2241,38 +2326,12 @@ def _outcome_words(text: str) -> frozenset[str]:
     )
 
 
-# Words that say something went wrong or was undone without being an outcome word or
-# a word that denies (closed class, English): "broke", "crashed", "dropped",
-# "postponed", "left", "tried", "went badly". A sentence with one of them may be what a
-# summary's outcome word restates ("failed" for "broke", even beside "started"), so an
-# outcome word is judged wrong only against a sentence that states the opposite
-# outcome and none of these.
-_UNDOING_WORDS = (
-    "break breaks broke broken breaking crash crashes crashed collapse collapsed die "
-    "dies died dead fall falls fell fallen drop drops dropped ditch ditched dump dumped "
-    "postpone postponed delay delayed halt halted end ends ended terminate terminated "
-    "close closed shut expire expired bounce bounced block blocked leave leaves left "
-    "resign resigned fire fired sack sacked split divorce divorced try tries tried "
-    "attempt attempted bad badly poor poorly wrong worse worst terrible awful disaster "
-    "flop flopped bust folded over done finish finished problem problems issue issues "
-    "error errors bug bugs down out sold overdue late"
-)
-_UNDOING = frozenset(content_terms(_UNDOING_WORDS)) | frozenset(_listed(_UNDOING_WORDS))
-_UNDOING_PHRASE = re.compile(
-    r"\b(?:go|goes|going|went|gone)\s+(?:under|bust|wrong|south|badly)\b"
-    r"|\b(?:turn|turns|turned|turning)\s+\w+\s+down\b|\bsaid\s+no\b",
-    re.IGNORECASE,
-)
-
-
 class _Sentence(NamedTuple):
     stems: frozenset[str]
     plain: bool
     """It affirms without reserve: no cue, no word that denies, no aversion."""
     carried: bool
     """It states an outcome that carries a plan through ("settled on", "went ahead")."""
-    undoing: bool
-    """It says something went wrong or was undone (see ``_UNDOING``)."""
 
 
 @lru_cache(maxsize=64)
@@ -2288,9 +2347,16 @@ def _source_sentences(source: str, cues: frozenset[str]) -> tuple[_Sentence, ...
             or any(_is_cue(_fold(w.lower()).replace("’", "'"), cues) for w in words)
             or any(_says_no_by_word(w) for w in words)
         )
-        carried = bool(stems & _CARRIED_OUT or folded & _CARRIED_OUT or _WENT_AHEAD.search(text))
-        undoing = bool(stems & _UNDOING or folded & _UNDOING or _UNDOING_PHRASE.search(text))
-        found.append(_Sentence(stems, plain, carried, undoing))
+        carried = bool(
+            stems & _CARRIED_OUT
+            or folded & _CARRIED_OUT
+            or _WENT_AHEAD.search(text)
+            or (
+                (_begins(words) or _BEGUN_PHRASE.search(text))
+                and not _SECOND_CLAUSE.search(text.rstrip(".!? \t"))
+            )
+        )
+        found.append(_Sentence(stems, plain, carried))
     return tuple(found)
 
 
@@ -2301,13 +2367,11 @@ def _denies_anew(summary: str, source: str) -> bool:
     - A negation cue whose denied word the message has, and every clause of the message
       that has that word affirms it ("There is no budget" for "The budget is 37,500
       euros", "decided not to go to Lisbon" for "we settled on Lisbon").
-    - An outcome word ("cancelled", "rejected", "quit") that the message lacks, in a
+    - An outcome word ("cancelled", "rejected", "refused") that the message lacks, in a
       clause sharing a content word with the message's clauses, all of which affirm,
       when a sentence of the message with that word states the opposite outcome ("we
-      settled on Lisbon", "went through", "started smoking") and none of them says
-      anything went wrong ("failed" for "broke" is kept, see ``_UNDOING``). Without an
-      opposite outcome the word is taken for a paraphrase ("rejected" for "turned
-      down", "failed" for "flunked"): a faithful summary rejected costs a model call.
+      settled on Lisbon"). Without an opposite outcome the word is taken for a
+      paraphrase ("rejected" for "turned down", "failed" for "flunked").
     Clauses whose polarity cannot be read (a question, a condition, "not sure") are not
     judged, nor a claim the message also makes with a cue or a word that denies.
     """
@@ -2327,10 +2391,8 @@ def _denies_anew(summary: str, source: str) -> bool:
         return bool(found) and all(s.plain for s in found)
 
     def carried_out(terms: frozenset[str]) -> bool:
-        # A sentence of the message with the word states the opposite outcome, and none
-        # of them says anything went wrong.
-        found = about(terms)
-        return any(s.carried for s in found) and not any(s.undoing for s in found)
+        # A sentence of the message with the word states the opposite outcome.
+        return any(s.carried for s in about(terms))
 
     for claim in _clauses(summary, cues):
         if claim.polarity == "no" and claim.scope:
