@@ -75,6 +75,41 @@ def test_a_summary_range_takes_no_number_of_another_noun(message, wrong):
     assert "gives" in (problem(wrong, message) or "")
 
 
+@pytest.mark.parametrize(
+    ("message", "wrong"),
+    [
+        # The final review's: "May" beside a day is the month, not the verb.
+        ("We land on May 5 and 20 guests join us.", "5 guests join on May 20."),
+        # The final review's: the near end of a range takes the far end's noun.
+        ("We expect from 10 to 14 people for 3 days.", "From 3 to 14 people for 3 days."),
+        ("We expect 10-14 guests over 3 nights.", "3-14 guests over 3 nights."),
+        ("The tour lasts 4 to 6 hours and costs 12 euros.", "The tour lasts 12 to 6 hours."),
+        ("We need 10 chairs and 3 tables.", "3 to 10 chairs."),
+    ],
+)
+def test_a_range_end_or_a_may_day_of_another_noun_is_rejected(message, wrong):
+    assert "gives" in (problem(wrong, message) or "")
+
+
+@pytest.mark.parametrize(
+    ("message", "faithful"),
+    [
+        (
+            "We fly on May 3 and come back on the 10th, 2 adults and 3 kids.",
+            "Trip May 3 to May 10; 2 adults, 3 kids.",
+        ),
+        ("I was born on 5 May 1990.", "User was born May 5, 1990."),
+        ("We may come on the 3rd with 4 people.", "4 people may come on the 3rd."),
+        ("We need 2 or 3 tables for 20 people.", "2-3 tables for 20 people."),
+        ("I sleep 7 or 8 hours, 5 nights a week.", "7-8 hours of sleep, 5 nights a week."),
+        ("Between 3 and 4 people will join, plus 3 kids.", "3 to 4 people plus 3 kids."),
+        ("We were 10 for the dinner, now we're 14 people.", "Dinner went from 10 to 14 people."),
+    ],
+)
+def test_ranges_and_may_days_of_one_noun_are_kept(message, faithful):
+    assert problem(faithful, message) is None
+
+
 def test_a_change_written_as_a_range_is_kept():
     messages = [HumanMessage("We were 10 for the dinner, now we're 14 people."), AIMessage("OK.")]
     answer = "- Dinner guests went from 10 people to 14 people."
@@ -93,8 +128,16 @@ def test_a_change_written_as_a_range_is_kept():
         # Worded otherwise.
         ("The merger was completed in May.", "The merger was cancelled in May."),
         ("My sister took up running in March.", "User's sister quit running in March."),
-        ("I started running in March.", "User stopped running in March."),
+        ("I started working out in January.", "User quit working out in January."),
         ("The product launch happened in June.", "The product launch was cancelled in June."),
+        # The final review's: outcome words of main's list against "passed", "approved".
+        ("I passed the exam at the end of May.", "User failed the exam at the end of May."),
+        (
+            "My visa application was approved after I tried twice.",
+            "User's visa application was rejected.",
+        ),
+        ("I passed the bar exam on my second attempt.", "User failed the bar exam."),
+        ("The contract was signed late on Friday.", "The contract was rejected on Friday."),
     ],
 )
 def test_an_outcome_the_message_states_the_other_way_is_rejected(message, wrong):
@@ -118,6 +161,24 @@ def test_an_outcome_the_message_states_the_other_way_is_rejected(message, wrong)
             "User's laptop failed last week.",
         ),
         ("I left my job in May to start a bakery.", "User quit the job in May to start a bakery."),
+        # The final review's: a start and then a stop, restated as the stop.
+        ("I began physio in March but gave it up in May.", "User stopped physio in May."),
+        (
+            "I started a diet in January but gave up after two weeks.",
+            "User quit the diet after two weeks.",
+        ),
+        (
+            "The trial started in May and was stopped early in August.",
+            "The trial began in May and was halted in August.",
+        ),
+        (
+            "Construction began in 2020 and has stalled since the summer.",
+            "Construction began in 2020 and stopped in the summer.",
+        ),
+        (
+            "We continued the project until the client pulled the funding in March.",
+            "The project was cancelled in March when the client pulled funding.",
+        ),
     ],
 )
 def test_an_outcome_the_message_says_otherwise_is_kept(message, faithful):
@@ -212,6 +273,45 @@ def test_a_gist_of_a_message_in_another_language_with_its_names_is_kept(said, fa
     assert method == "llm", notes
 
 
+@pytest.mark.parametrize(
+    ("said", "wrong"),
+    [
+        # The final review's: the writer's own name after "ich bin", "sono", "soy".
+        (
+            "Ich bin Sam Becker und lebe seit 2010 in Hamburg.",
+            "- The user has lived there since 2010.",
+        ),
+        ("Sono Giulia Bianchi, ho 29 anni e abito a Torino.", "- The user is 29."),
+        ("Soy Ana Ruiz, tengo 30 años y vivo en Sevilla.", "- The user is 30 years old."),
+        ("Mi chiamo Giulia Bianchi, ho 29 anni.", "- The user is 29."),
+        ("Mein Name ist Sam Becker, ich bin 34.", "- The user is 34."),
+    ],
+)
+def test_a_gist_keeps_the_writers_own_name(said, wrong):
+    method, notes = _fold([HumanMessage(said), AIMessage("OK.")], wrong)
+    assert method == "extractive" and "drops what the user said" in " ".join(notes)
+
+
+@pytest.mark.parametrize(
+    ("said", "faithful"),
+    [
+        # The final review's: a city translated into English is no name dropped.
+        ("J'habite à Londres depuis 2018.", "- User has lived in London since 2018."),
+        ("Ich heiße Anna Schmidt und wohne in München.", "- User Anna Schmidt lives in Munich."),
+        ("Me llamo Juan y vivo en Londres.", "- User Juan lives in London."),
+        ("Je m'appelle Luc et je vis à Genève.", "- User Luc lives in Geneva."),
+        ("Je suis Marie, j'habite à Bruxelles.", "- User Marie lives in Brussels."),
+        ("Trabajo en Nueva York desde 2015.", "- User has worked in New York since 2015."),
+        # German nouns are capitalised: one word after "ich bin" is no name.
+        ("Ich bin Lehrerin und wohne in München.", "- User is a teacher living in Munich."),
+    ],
+)
+def test_a_gist_may_translate_a_city(said, faithful):
+    # (The fold's check of the whole answer still reads "London" as a name the message
+    # does not write: that check is unchanged; this one no longer adds to it.)
+    assert gist_problem(faithful, [HumanMessage(said), AIMessage("OK.")]) is None
+
+
 # -- bounded judging ---------------------------------------------------------------------
 
 
@@ -220,6 +320,17 @@ def test_a_bloated_gist_is_rejected_before_it_is_judged():
     bloated = "\n".join(["- Allergic to peanuts; lives in Porto."] * 600)
     assert "characters" in (gist_problem(bloated, messages) or "")
     assert gist_problem("- Allergic to peanuts; lives in Porto.", messages) is None
+
+
+def test_a_gist_of_more_statements_than_a_summary_keeps_is_rejected():
+    """The final review's: only the first 200 statements were judged, so a wrong one at
+    line 251 was accepted."""
+    said = " ".join(f"Item {i} costs {i} euros." for i in range(300))
+    messages = [HumanMessage(said + " I passed the exam on Monday."), AIMessage("OK")]
+    body = "\n".join(f"- Item {i} costs {i} euros." for i in range(250))
+    problem = gist_problem(body + "\n- User failed the exam on Monday.", messages)
+    assert "statements" in (problem or "")
+    assert gist_problem("\n".join(body.splitlines()[:200]), messages) is None
 
 
 def test_a_long_gist_against_a_long_fold_is_judged_in_bounded_time():

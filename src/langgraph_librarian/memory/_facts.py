@@ -432,36 +432,38 @@ _VOCATIVE = re.compile(
     re.IGNORECASE,
 )
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
-# Who the writer is and where they live or work, in the other languages users most often
-# write in (closed classes: "ich heiße", "wohne in", "je m'appelle", "j'habite à", "me
-# llamo", "vivo en", "mi chiamo", "moro em", "ik heet"): the capitalised words right
-# after one are a name or a place, even in German, whose nouns are capitalised too ("in
-# der Stadt" has an article, "in Hamburg" none).
+# How a writer introduces themselves in the other languages users most often write in
+# (closed classes: "ich heiße", "je m'appelle", "me llamo", "soy", "mi chiamo", "sono",
+# "chamo-me", "ik heet"): the capitalised words right after one are the writer's name.
+# Only personal names: a place may be translated ("London" for "Londres", "Munich" for
+# "München"), a name is not. German capitalises its nouns ("Ich bin Lehrerin"), so after
+# its "ich bin" only two capitalised words are a name ("Ich bin Sam Becker").
 _INTRODUCES = re.compile(
-    r"\b(?:hei(?:ß|ss)e|hei(?:ß|ss)t|nenne mich|name ist|(?:wohne|wohnen|lebe|leben|arbeite"
-    r"|arbeiten|ziehe|ziehen|komme|kommen|stamme|stammen)\s+(?:in|aus|bei|f(?:ü|ue)r|nach)"
-    r"|m['’]appelle|nom est|(?:habite|habitons|vis|vivons|travaille|travaillons)\s+"
-    r"(?:[àa]|en|au|aux|chez|pour)|viens de|me llamo|nombre es|(?:vivo|vivimos|resido"
-    r"|trabajo|trabajamos)\s+(?:en|para)|soy de|mi chiamo|nome [èe]|(?:abito|vivo|lavoro)\s+"
-    r"(?:a|in|da|per|presso)|sono di|me chamo|chamo-me|nome [ée]|(?:moro|vivo|trabalho)\s+"
-    r"(?:em|no|na)|sou de|ik heet|naam is|(?:woon|wonen|werk|werken)\s+(?:in|bij)"
-    r"|kom uit)\s+((?:[^\W\d_][\w'’-]*\s*){1,3})",
+    r"\b(?:hei(?:ß|ss)e|nenne mich|name ist|m['’]appelle|nom est|je suis|me llamo"
+    r"|nombre es|soy|mi chiamo|nome [èe]|sono|me chamo|chamo-me|nome [ée]|sou|ik heet"
+    r"|naam is|ik ben)[ \t]+((?:[^\W\d_][\w'’-]*[ \t]*){1,3})",
     re.IGNORECASE,
 )
-# Languages whose nouns are capitalised: only a word after a cue above is a name there.
-_CAPITALISED_NOUNS = frozenset({"de"})
+_INTRODUCES_TWO = re.compile(
+    r"\bich[ \t]+bin[ \t]+((?:[^\W\d_][\w'’-]*[ \t]*){2,3})", re.IGNORECASE
+)
 
 
 def _introduced(sentence: str) -> set[str]:
-    """The names and places a sentence introduces by a cue of ``_INTRODUCES``: the run of
-    capitalised words right after it ("Ich heiße *Sam Becker* und wohne in *Hamburg*")."""
-    names = set()
-    for match in _INTRODUCES.finditer(sentence):
-        for word in match.group(1).split():
-            word = word.strip("'’-")
-            if not word or not word[0].isupper():
-                break
-            names.add(re.sub(r"['’]s$", "", word))
+    """The name a sentence in another language than English introduces the writer by (a
+    cue of ``_INTRODUCES``): the run of capitalised words right after the cue ("Ich
+    heiße *Sam Becker* und wohne in Hamburg", "Je m'appelle *Claire Dubois*")."""
+    names: set[str] = set()
+    for pattern, least in ((_INTRODUCES, 1), (_INTRODUCES_TWO, 2)):
+        for match in pattern.finditer(sentence):
+            run = []
+            for word in match.group(1).split():
+                word = word.strip("'’-")
+                if not word or not word[0].isupper():
+                    break
+                run.append(re.sub(r"['’]s$", "", word))
+            if len(run) >= least:
+                names.update(run)
     return names
 
 
@@ -480,13 +482,17 @@ def _about_themselves(messages: Sequence[BaseMessage]) -> list[tuple[str, str | 
             sentence = sentence.strip()
             if not sentence or sentence.endswith(("?", "？")):
                 continue
-            personal = _FIRST_PERSON.search(sentence) or _PERSONAL_ELSEWHERE.search(sentence)
+            # A writer who gives their name in another language ("Mi chiamo Giulia").
+            introduces = language != "en" and bool(_introduced(sentence))
+            personal = (
+                _FIRST_PERSON.search(sentence) or _PERSONAL_ELSEWHERE.search(sentence) or introduces
+            )
             # A lasting fact ("I live in Porto", "my budget is 50 dollars"), not small
             # talk with a number ("took me 2 tries to log in") or a passing like.
             lasting = (
                 _fact_weight(sentence) >= _STATES_A_FACT
                 or _CONSTRAINTS.search(sentence)
-                or _introduced(sentence)
+                or introduces
             )
             if personal and lasting:
                 found.append((sentence, language))
@@ -506,9 +512,10 @@ def dropped_user_facts(
 ) -> list[str]:
     """What the user said about themselves in ``messages`` that ``summary`` loses
     entirely: a number, a name, or a health or diet constraint ("allergic") of a
-    first-person statement. Of a German message summarised in another language, only the
-    names a cue introduces ("ich heiße", "wohne in": its other capitalised words are
-    nouns as often); of the other languages' messages, every name, as in English. With
+    first-person statement (of a message in another language than English summarised in
+    another language, no name but the writer's own, given by a cue such as "ich heiße",
+    "je m'appelle": its other capitalised words are nouns or places that may be
+    translated as often). With
     ``offline`` (the summary the fold falls back to), only what that one keeps: over a
     tight budget the offline summary drops facts too, and a model's summary is not
     rejected for losing no more than it."""
@@ -517,14 +524,17 @@ def dropped_user_facts(
     fallback = _starts(offline) if offline is not None else None
     in_summary = _language(summary)
     for sentence, language in _about_themselves(messages):
-        # Of a German message summarised in another language (German nouns are
-        # capitalised: "Reise", "Nüsse"), numbers, dates and the names a cue introduces
-        # ("Ich heiße Sam Becker und wohne in Hamburg") must stay, not every capitalised
-        # word. A name respelled in the summary's language within two letters counts as
-        # kept ("Lisbon" for "Lisboa"); a name translated further ("Munich" for
-        # "München") is already an invented name to the facts check.
-        foreign = language in _CAPITALISED_NOUNS and in_summary != language
-        introduced = _introduced(sentence) if foreign else set()
+        # Of a message in another language than English summarised in another language
+        # (German nouns are capitalised: "Reise", "Nüsse"; "Munich" for "München",
+        # "London" for "Londres"), only numbers, dates and the writer's own name ("Ich
+        # heiße Sam Becker", "me llamo Ana Ruiz") must stay, not places or nouns.
+        # (A sentence too short to tell its language by, that introduces the writer
+        # with a cue of another language, is of that other language: "Je suis Marie,
+        # j'habite à Bruxelles".)
+        introduced = _introduced(sentence) if language != "en" else set()
+        foreign = (language not in (None, "en") and in_summary != language) or (
+            language is None and bool(introduced) and in_summary in (None, "en")
+        )
         # The one addressed ("Hi Aria, I'm Sam") is no fact about the user.
         addressed = {m.group(1) for m in _VOCATIVE.finditer(sentence)}
         for fact in stated_facts(sentence):
@@ -555,9 +565,11 @@ lengths (each statement's clauses against the source's): 66 s for a 225 KB answe
 34 KB fold. The slack lets a short fold's long answer through: an answer over the budget
 is not wrong, the summarizer has the model shorten it, and judging a few thousand
 characters against a short fold takes milliseconds."""
-_GIST_JUDGED_STATEMENTS = 200
-"""At most this many statements are judged (a summary within the length cap of a long
-fold may still hold thousands of short lines; the budget keeps far fewer of them)."""
+_GIST_MOST_STATEMENTS = 200
+"""A running summary of more statements than this is rejected before it is judged: no
+summary but a copy (the budget keeps far fewer lines), and judging only the first ones
+would pass the rest unjudged (a wrong statement at line 251 accepted). Judging them all
+costs time in the product of their number and the fold's length."""
 
 
 def gist_problem(
@@ -586,7 +598,13 @@ def gist_problem(
             f"the summary is {len(summary):,} characters, over {_GIST_LENGTH_FACTOR} times "
             "what it folds"
         )
-    for statement in parse_summary(summary)[:_GIST_JUDGED_STATEMENTS]:
+    statements = parse_summary(summary)
+    if len(statements) > _GIST_MOST_STATEMENTS:
+        return (
+            f"the summary has {len(statements):,} statements, over the "
+            f"{_GIST_MOST_STATEMENTS} a running summary keeps"
+        )
+    for statement in statements:
         problem = statement_problem(statement, source)
         if problem is not None:
             return f"{problem}: {statement[:80]!r}"
