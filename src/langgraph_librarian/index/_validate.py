@@ -1413,6 +1413,13 @@ def _sharing(clauses: list[_Clause]) -> Callable[[frozenset[str]], list[_Clause]
     return find
 
 
+@lru_cache(maxsize=64)
+def _source_sharing(source: str, cues: frozenset[str]) -> Callable[[frozenset[str]], list[_Clause]]:
+    """:func:`_sharing` of the message's clauses, built once per message (each statement
+    of a running summary is judged against the same source)."""
+    return _sharing(_clauses(source, cues))
+
+
 _MIN_SHARED_FOR_POLARITY = 2
 
 
@@ -1433,8 +1440,7 @@ def _flips_polarity(summary: str, source: str) -> bool:
     said = _clauses(summary, cues)
     if not any(c.polarity is not None for c in said):
         return False
-    written = _clauses(source, cues)
-    sharing = _sharing(written)
+    sharing = _source_sharing(source, cues)
     opposite = {"yes": "no", "no": "yes"}
     for claim in said:
         if claim.polarity is None or len(claim.terms) < _MIN_SHARED_FOR_POLARITY:
@@ -1727,16 +1733,42 @@ def _other_currency(summary: str, source: str) -> str | None:
     if not in_source:
         return None
     extra = _currencies(summary) - in_source
-    if "gbp" in extra and _WEIGHT.search(source) and not _STERLING.search(summary):
+    if "gbp" in extra and _pounds_weigh(summary, source):
         # "lost 5 pounds" for "down 5 lbs": a weight, spelled out.
         extra -= {"gbp"}
     return min(extra) if extra else None
+
+
+def _pounds_weigh(summary: str, source: str) -> bool:
+    """The summary's pounds are a weight: not written "£", "GBP" or "sterling", and each
+    amount of pounds is one the message weighs ("5 lbs", "weighs 180"): the unit goes
+    with its own number, so "250 pounds" for a bill of "250 euros" stays money even when
+    the message weighs something else. Pounds without a number beside them are a weight
+    whenever the message weighs something."""
+    if _STERLING.search(summary) or not _WEIGHT.search(source):
+        return False
+    amounts = [_readings(m.group(1)) for m in _POUNDS.finditer(summary)]
+    if not amounts:
+        return True
+    weighed: set[str] = set()
+    for match in _WEIGHED.finditer(source):
+        weighed |= _readings(match.group(1) or match.group(2))
+    return all(readings & weighed for readings in amounts)
 
 
 # A message that weighs something: "pounds" in its summary are a weight, not money,
 # unless the summary writes them "£", "GBP" or "sterling".
 _WEIGHT = re.compile(r"\b(?:lbs?|kgs?|kilos?|kilograms?|weigh\w*|ounces?|oz)\b", re.IGNORECASE)
 _STERLING = re.compile(r"£|\b(?:gbp|sterling)\b", re.IGNORECASE)
+_WEIGHT_UNIT = r"(?:lbs?|pounds?|kgs?|kilos?|kilograms?|ounces?|oz|stones?)"
+_POUNDS = re.compile(rf"({_NUMBER.pattern})[ \t\u00a0-]*(?:pounds?|lbs?)\b", re.IGNORECASE)
+# A number the message weighs: "180 lbs", "30 kg", "weighs 180", "weigh about 80".
+_WEIGHED = re.compile(
+    rf"({_NUMBER.pattern})[ \t\u00a0-]*{_WEIGHT_UNIT}\b"
+    rf"|\bweigh\w*[ \t]+(?:(?:about|around|roughly|nearly|almost|over|under|just|only)[ \t]+)?"
+    rf"({_NUMBER.pattern})",
+    re.IGNORECASE,
+)
 
 
 @lru_cache(maxsize=64)
@@ -1748,6 +1780,17 @@ def _tokens(text: str, languages: frozenset[str]) -> list[tuple[str, str, frozen
 
 
 @lru_cache(maxsize=64)
+def _beside_day(text: str, match: re.Match[str]) -> bool:
+    """A capitalised "May" written with a day ("May 5", "5 May") is the month, not the
+    verb ("May I ask")."""
+    return bool(
+        re.match(r"[ \t\u00a0]+\d", text[match.end() : match.end() + 4])
+        or re.search(
+            r"\d(?:st|nd|rd|th)?\.?[ \t\u00a0]+$", text[max(0, match.start() - 8) : match.start()]
+        )
+    )
+
+
 def _tokens_and_text(
     text: str, languages: frozenset[str]
 ) -> tuple[list[tuple[str, str, frozenset[str]]], list[str]]:
@@ -1770,7 +1813,10 @@ def _tokens_and_text(
             out.append(("stop", token, frozenset()))
         elif lowered in _NUMBER_WORDS:
             out.append(("num", lowered, frozenset({_NUMBER_WORDS[lowered]})))
-        elif lowered in _MONTHS and ((token[0].isupper() and lowered != "may") or len(lowered) > 3):
+        elif lowered in _MONTHS and (
+            (token[0].isupper() and (lowered != "may" or _beside_day(text, match)))
+            or len(lowered) > 3
+        ):
             out.append(("month", str(_MONTHS[lowered]), frozenset()))
         elif _fold(lowered) in foreign:
             out.append(("month", foreign[_fold(lowered)], frozenset()))
@@ -1799,14 +1845,31 @@ _RANGE_JOINS = frozenset(
 )
 
 
+def _own_noun(tokens: list[tuple[str, str, frozenset[str]]], at: int) -> tuple[str, str] | None:
+    """What the number at ``at`` is written with: a month just before or after it
+    ("October 9", "9 October"), else a content word just after it ("14 people"), else
+    ``None`` (the number takes its noun from the rest of its range: "10 to 14 people")."""
+    before = tokens[at - 1] if at else None
+    after = tokens[at + 1] if at + 1 < len(tokens) else None
+    for side in (before, after):
+        if side is not None and side[0] == "month":
+            return ("month", side[1])
+    if after is not None and after[0] == "word" and len(after[1]) >= 3:
+        return ("word", after[1])
+    return None
+
+
 @lru_cache(maxsize=64)
 def _number_groups(text: str, languages: frozenset[str]) -> dict[int, frozenset[str]]:
     """For each number of :func:`_tokens` that is one end of a range or an item of a
-    list, the readings of all its numbers."""
+    list, the readings of all its numbers. A run joins only numbers of one noun or month
+    (see :func:`_own_noun`): "October 9 and 14 people" is a date and a count, not a
+    range; "October 9 to 14", "10 to 14 people" are ranges."""
     tokens, raw = _tokens_and_text(text, languages)
     groups: dict[int, frozenset[str]] = {}
     run: list[int] = []
     joins: set[str] = set()
+    bound: set[tuple[str, str]] = set()
 
     def close() -> None:
         # Commas alone ("October 9, 14 people") join nothing: a list ends in "and"/"or".
@@ -1819,12 +1882,20 @@ def _number_groups(text: str, languages: frozenset[str]) -> dict[int, frozenset[
         if kind != "num" or not tokens[at][2]:
             continue
         between = raw[last + 1 : at] if last >= 0 else None
-        if between is not None and len(between) <= 2 and all(w in _RANGE_JOINS for w in between):
+        own = _own_noun(tokens, at)
+        if (
+            between is not None
+            and len(between) <= 2
+            and all(w in _RANGE_JOINS for w in between)
+            and not (own and bound and own not in bound)
+        ):
             run.append(at)
             joins.update(between or ["-"])
         else:
             close()
-            run, joins = [at], set()
+            run, joins, bound = [at], set(), set()
+        if own:
+            bound.add(own)
         last = at
     close()
     return groups
@@ -1900,6 +1971,13 @@ def _misbound(summary: str, source: str) -> str | None:
             cache[kind, key] = frozenset().union(*_numbers_near(written, kind, key, 2, 2, groups))
         return cache[kind, key]
 
+    owners: dict[str, list[_Owner]] = {}
+
+    def owned(readings: frozenset[str]) -> list[_Owner]:
+        if not owners:
+            owners.update(_number_owners(written))
+        return [o for r in readings for o in owners.get(r, [])]
+
     def dated(word: str, month: str) -> frozenset[str]:
         if ("date", word, month) not in cache:
             cache["date", word, month] = _dated_days(written, word, month, groups)
@@ -1923,16 +2001,35 @@ def _misbound(summary: str, source: str) -> str | None:
                 and not theirs & readings
                 and not (
                     readings & in_source
-                    and any(theirs & p for p in _range_partners(said, at, after))
+                    and any(
+                        theirs & p and not _bound_elsewhere(owned(readings), noun)
+                        for p in _range_partners(said, at, after)
+                    )
                 )
             ):
                 return f"the summary gives {token} to '{noun}', the message another number"
+        if (ranged := _range_noun(said, at)) is not None:
+            # "from 3 to 14 people" for "from 10 to 14 people for 3 days": the near end
+            # of a range takes the far end's noun, which the message gives other numbers
+            # while it writes this one with a noun of its own.
+            if ("before", ranged) not in cache:
+                cache["before", ranged] = frozenset().union(
+                    *_numbers_near(written, "word", ranged, 2, 0, groups)
+                )
+            theirs = cache["before", ranged]
+            if (
+                theirs
+                and not theirs & readings
+                and readings & in_source
+                and _bound_elsewhere(owned(readings), ranged)
+            ):
+                return f"the summary gives {token} to '{ranged}', the message another number"
         for month in (before, after):
             if month is None or month[0] != "month":
                 continue
             m = month[1]
             theirs = near("month", m)
-            if theirs and not theirs & readings:
+            if theirs and not theirs & readings and not _written_alone(owned(readings)):
                 return f"the summary dates {token} in another month than the message"
             # "back October 9" for "come back on October 14": the word before the date.
             start = min(at, at - 1 if month is before else at)
@@ -1957,6 +2054,20 @@ def _labels(
     )
 
 
+def _range_noun(tokens: list[tuple[str, str, frozenset[str]]], at: int) -> str | None:
+    """The noun of the far end of a range or pair of two numbers that starts at ``at``
+    with no noun or month of its own ("3 to 14 people", "3-14 guests", "between 3 and 14
+    people"), else ``None``."""
+    if _own_noun(tokens, at) is not None:
+        return None
+    rest = tokens[at + 1 : at + 4]
+    if rest and rest[0] == ("word", "", frozenset()):
+        rest = rest[1:]  # "to", "and", "or" ("3-14" is two numbers side by side)
+    if len(rest) >= 2 and rest[0][0] == "num" and rest[1][0] == "word" and len(rest[1][1]) >= 3:
+        return rest[1][1]
+    return None
+
+
 def _range_partners(
     tokens: list[tuple[str, str, frozenset[str]]],
     at: int,
@@ -1971,6 +2082,36 @@ def _range_partners(
     if at >= 3 and tokens[at - 3][0] == "num" and tokens[at - 2] == noun:
         partners.append(tokens[at - 3][2])
     return partners
+
+
+_Owner = tuple[str, str] | None
+
+
+def _number_owners(tokens: list[tuple[str, str, frozenset[str]]]) -> dict[str, list[_Owner]]:
+    """For each reading of a number of the message, what each of its numbers is written
+    with (see :func:`_own_noun`), read once per message."""
+    owners: dict[str, list[_Owner]] = {}
+    for at, (kind, _, readings) in enumerate(tokens):
+        if kind == "num":
+            own = _own_noun(tokens, at)
+            for reading in readings:
+                owners.setdefault(reading, []).append(own)
+    return owners
+
+
+def _bound_elsewhere(owners: list[_Owner], noun: str) -> bool:
+    """The message writes this number only with another noun or a month (``owners``, of
+    :func:`_number_owners`): "3 days" in "from 10 to 14 people, 3 days", so "from 3
+    people to 14 people" is no restatement of its range. A number the message writes
+    without a noun of its own ("we were 10 for the dinner, now we're 14 people") is not."""
+    return bool(owners) and all(o is not None and o != ("word", noun) for o in owners)
+
+
+def _written_alone(owners: list[_Owner]) -> bool:
+    """The message writes this number without a noun or month of its own (``owners``, of
+    :func:`_number_owners`): "come back on the 10th" after "fly on May 3", so "May 10"
+    only says which month the day is in."""
+    return any(o is None for o in owners)
 
 
 def _word_before(tokens: list[tuple[str, str, frozenset[str]]], at: int) -> str:
@@ -2136,6 +2277,26 @@ _CARRIED_OUT = frozenset(
     )
 )
 _WENT_AHEAD = re.compile(r"\b(?:go|goes|going|went|gone)\s+ahead\b", re.IGNORECASE)
+# Events that take a thing up or carry it through (English): "started smoking" is not
+# "quit smoking", "the merger was completed" not "cancelled". They are the opposite
+# outcome only in a sentence of one event: one with a second clause ("started physio but
+# gave it up", "completed in May, two months late", "went through after some issues")
+# may state what the outcome word restates.
+_BEGUN = frozenset(
+    content_terms(
+        "start starts started begin begins began begun complete completes completed launch "
+        "launches launched happen happens happened"
+    )
+)
+_BEGUN_PHRASE = re.compile(
+    r"\b(?:go|goes|went|gone)\s+through\b|\b(?:took|take|takes|taken)\s+(?:up|place)\b",
+    re.IGNORECASE,
+)
+_SECOND_CLAUSE = re.compile(
+    r"[,;:()\u2013\u2014]|\s-\s|\b(?:and|but|then|until|till|after|when|before|because|so|"
+    r"while|though|although|once|since|if|or|yet|despite|except|however)\b",
+    re.IGNORECASE,
+)
 
 
 # Words that keep something away without a negation cue (English): a restatement with
@@ -2147,18 +2308,56 @@ _AVERSION = re.compile(
 )
 
 
-def _outcome_words(text: str) -> set[str]:
-    return {_fold(t) for t in content_terms(text)} & _OUTCOMES | {
-        _fold(w.lower()) for _, w in _words(text) if _fold(w.lower()) in _OUTCOMES
-    }
+def _begins(words: list[str]) -> bool:
+    """A word of ``_BEGUN`` states an event, not a purpose or a plan ("to start a
+    bakery")."""
+    return any(
+        {_fold(t) for t in content_terms(word)} & _BEGUN
+        and not (at and words[at - 1].lower() == "to")
+        for at, word in enumerate(words)
+    )
 
 
 @lru_cache(maxsize=64)
-def _sentence_stems(source: str) -> tuple[tuple[frozenset[str], str], ...]:
-    return tuple(
-        (frozenset(_fold(t) for t in content_terms(s)), s)
-        for s in re.split(r"(?<=[.!?;])\s+|\n+", source)
+def _outcome_words(text: str) -> frozenset[str]:
+    return frozenset(
+        {_fold(t) for t in content_terms(text)} & _OUTCOMES
+        | {_fold(w.lower()) for _, w in _words(text) if _fold(w.lower()) in _OUTCOMES}
     )
+
+
+class _Sentence(NamedTuple):
+    stems: frozenset[str]
+    plain: bool
+    """It affirms without reserve: no cue, no word that denies, no aversion."""
+    carried: bool
+    """It states an outcome that carries a plan through ("settled on", "went ahead")."""
+
+
+@lru_cache(maxsize=64)
+def _source_sentences(source: str, cues: frozenset[str]) -> tuple[_Sentence, ...]:
+    """The message's sentences, each read once (not once per outcome claim of a summary)."""
+    found = []
+    for text in re.split(r"(?<=[.!?;])\s+|\n+", source):
+        stems = frozenset(_fold(t) for t in content_terms(text))
+        words = [w for _, w in _words(text)]
+        folded = {_fold(w.lower()) for w in words}
+        plain = not (
+            _AVERSION.search(text)
+            or any(_is_cue(_fold(w.lower()).replace("’", "'"), cues) for w in words)
+            or any(_says_no_by_word(w) for w in words)
+        )
+        carried = bool(
+            stems & _CARRIED_OUT
+            or folded & _CARRIED_OUT
+            or _WENT_AHEAD.search(text)
+            or (
+                (_begins(words) or _BEGUN_PHRASE.search(text))
+                and not _SECOND_CLAUSE.search(text.rstrip(".!? \t"))
+            )
+        )
+        found.append(_Sentence(stems, plain, carried))
+    return tuple(found)
 
 
 def _denies_anew(summary: str, source: str) -> bool:
@@ -2169,39 +2368,31 @@ def _denies_anew(summary: str, source: str) -> bool:
       that has that word affirms it ("There is no budget" for "The budget is 37,500
       euros", "decided not to go to Lisbon" for "we settled on Lisbon").
     - An outcome word ("cancelled", "rejected", "refused") that the message lacks, in a
-      clause sharing a content word with the message's clauses, all of which affirm.
+      clause sharing a content word with the message's clauses, all of which affirm,
+      when a sentence of the message with that word states the opposite outcome ("we
+      settled on Lisbon"). Without an opposite outcome the word is taken for a
+      paraphrase ("rejected" for "turned down", "failed" for "flunked").
     Clauses whose polarity cannot be read (a question, a condition, "not sure") are not
     judged, nor a claim the message also makes with a cue or a word that denies.
     """
     languages = frozenset(filter(None, (_language(summary), _language(source)))) | {"en"}
     cues = _negation_cues(languages)
-    written = _clauses(source, cues)
-    sharing = _sharing(written)
+    sharing = _source_sharing(source, cues)
     new_outcomes = _outcome_words(summary) - _outcome_words(source)
-    sentences = _sentence_stems(source)
+    sentences = _source_sentences(source, cues)
+
+    def about(terms: frozenset[str]) -> list[_Sentence]:
+        return [s for s in sentences if _common(terms, s.stems)]
 
     def said_plainly(terms: frozenset[str]) -> bool:
         # Each sentence of the message with the word affirms without reserve: no cue, no
         # word that denies, no aversion ("allergic to peanuts" may be "no peanuts").
-        found = [text for stems, text in sentences if _common(terms, stems)]
-        return bool(found) and not any(
-            _AVERSION.search(text)
-            or any(_is_cue(_fold(w.lower()).replace("’", "'"), cues) for _, w in _words(text))
-            or any(_says_no_by_word(w) for _, w in _words(text))
-            for text in found
-        )
+        found = about(terms)
+        return bool(found) and all(s.plain for s in found)
 
     def carried_out(terms: frozenset[str]) -> bool:
         # A sentence of the message with the word states the opposite outcome.
-        return any(
-            _common(terms, stems)
-            and (
-                stems & _CARRIED_OUT
-                or {_fold(w.lower()) for _, w in _words(text)} & _CARRIED_OUT
-                or _WENT_AHEAD.search(text)
-            )
-            for stems, text in sentences
-        )
+        return any(s.carried for s in about(terms))
 
     for claim in _clauses(summary, cues):
         if claim.polarity == "no" and claim.scope:

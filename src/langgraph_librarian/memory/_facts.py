@@ -432,6 +432,39 @@ _VOCATIVE = re.compile(
     re.IGNORECASE,
 )
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+# How a writer introduces themselves in the other languages users most often write in
+# (closed classes: "ich heiße", "je m'appelle", "me llamo", "soy", "mi chiamo", "sono",
+# "chamo-me", "ik heet"): the capitalised words right after one are the writer's name.
+# Only personal names: a place may be translated ("London" for "Londres", "Munich" for
+# "München"), a name is not. German capitalises its nouns ("Ich bin Lehrerin"), so after
+# its "ich bin" only two capitalised words are a name ("Ich bin Sam Becker").
+_INTRODUCES = re.compile(
+    r"\b(?:hei(?:ß|ss)e|nenne mich|name ist|m['’]appelle|nom est|je suis|me llamo"
+    r"|nombre es|soy|mi chiamo|nome [èe]|sono|me chamo|chamo-me|nome [ée]|sou|ik heet"
+    r"|naam is|ik ben)[ \t]+((?:[^\W\d_][\w'’-]*[ \t]*){1,3})",
+    re.IGNORECASE,
+)
+_INTRODUCES_TWO = re.compile(
+    r"\bich[ \t]+bin[ \t]+((?:[^\W\d_][\w'’-]*[ \t]*){2,3})", re.IGNORECASE
+)
+
+
+def _introduced(sentence: str) -> set[str]:
+    """The name a sentence in another language than English introduces the writer by (a
+    cue of ``_INTRODUCES``): the run of capitalised words right after the cue ("Ich
+    heiße *Sam Becker* und wohne in Hamburg", "Je m'appelle *Claire Dubois*")."""
+    names: set[str] = set()
+    for pattern, least in ((_INTRODUCES, 1), (_INTRODUCES_TWO, 2)):
+        for match in pattern.finditer(sentence):
+            run = []
+            for word in match.group(1).split():
+                word = word.strip("'’-")
+                if not word or not word[0].isupper():
+                    break
+                run.append(re.sub(r"['’]s$", "", word))
+            if len(run) >= least:
+                names.update(run)
+    return names
 
 
 def _about_themselves(messages: Sequence[BaseMessage]) -> list[tuple[str, str | None]]:
@@ -449,10 +482,18 @@ def _about_themselves(messages: Sequence[BaseMessage]) -> list[tuple[str, str | 
             sentence = sentence.strip()
             if not sentence or sentence.endswith(("?", "？")):
                 continue
-            personal = _FIRST_PERSON.search(sentence) or _PERSONAL_ELSEWHERE.search(sentence)
+            # A writer who gives their name in another language ("Mi chiamo Giulia").
+            introduces = language != "en" and bool(_introduced(sentence))
+            personal = (
+                _FIRST_PERSON.search(sentence) or _PERSONAL_ELSEWHERE.search(sentence) or introduces
+            )
             # A lasting fact ("I live in Porto", "my budget is 50 dollars"), not small
             # talk with a number ("took me 2 tries to log in") or a passing like.
-            lasting = _fact_weight(sentence) >= _STATES_A_FACT or _CONSTRAINTS.search(sentence)
+            lasting = (
+                _fact_weight(sentence) >= _STATES_A_FACT
+                or _CONSTRAINTS.search(sentence)
+                or introduces
+            )
             if personal and lasting:
                 found.append((sentence, language))
     return found
@@ -472,7 +513,9 @@ def dropped_user_facts(
     """What the user said about themselves in ``messages`` that ``summary`` loses
     entirely: a number, a name, or a health or diet constraint ("allergic") of a
     first-person statement (of a message in another language than English summarised in
-    another language, no name: its capitalised words are nouns as often). With
+    another language, no name but the writer's own, given by a cue such as "ich heiße",
+    "je m'appelle": its other capitalised words are nouns or places that may be
+    translated as often). With
     ``offline`` (the summary the fold falls back to), only what that one keeps: over a
     tight budget the offline summary drops facts too, and a model's summary is not
     rejected for losing no more than it."""
@@ -482,15 +525,22 @@ def dropped_user_facts(
     in_summary = _language(summary)
     for sentence, language in _about_themselves(messages):
         # Of a message in another language than English summarised in another language
-        # (German nouns are capitalised: "Reise", "Nüsse"; "Munich" for "München"), only
-        # numbers and dates must stay, not names.
-        foreign = language not in (None, "en") and in_summary != language
+        # (German nouns are capitalised: "Reise", "Nüsse"; "Munich" for "München",
+        # "London" for "Londres"), only numbers, dates and the writer's own name ("Ich
+        # heiße Sam Becker", "me llamo Ana Ruiz") must stay, not places or nouns.
+        # (A sentence too short to tell its language by, that introduces the writer
+        # with a cue of another language, is of that other language: "Je suis Marie,
+        # j'habite à Bruxelles".)
+        introduced = _introduced(sentence) if language != "en" else set()
+        foreign = (language not in (None, "en") and in_summary != language) or (
+            language is None and bool(introduced) and in_summary in (None, "en")
+        )
         # The one addressed ("Hi Aria, I'm Sam") is no fact about the user.
         addressed = {m.group(1) for m in _VOCATIVE.finditer(sentence)}
         for fact in stated_facts(sentence):
             if fact[0] in addressed or fact[0] in lost:
                 continue
-            if foreign and not _is_number_fact(fact[0]):
+            if foreign and not _is_number_fact(fact[0]) and fact[0] not in introduced:
                 continue
             if offline is not None and not keeps_fact(offline, fact):
                 continue
@@ -504,6 +554,22 @@ def dropped_user_facts(
             if start not in said and word not in lost:
                 lost.append(word)
     return lost
+
+
+_GIST_LENGTH_FACTOR = 4
+_GIST_LENGTH_SLACK = 8000
+"""A running summary over four times the text it folds, plus 8,000 characters, is no
+summary but a bloated answer: rejected before it is judged (as the indexer rejects one
+over four times what an entry keeps). Judging costs time in the product of the two
+lengths (each statement's clauses against the source's): 66 s for a 225 KB answer to a
+34 KB fold. The slack lets a short fold's long answer through: an answer over the budget
+is not wrong, the summarizer has the model shorten it, and judging a few thousand
+characters against a short fold takes milliseconds."""
+_GIST_MOST_STATEMENTS = 200
+"""A running summary of more statements than this is rejected before it is judged: no
+summary but a copy (the budget keeps far fewer lines), and judging only the first ones
+would pass the rest unjudged (a wrong statement at line 251 accepted). Judging them all
+costs time in the product of their number and the fold's length."""
 
 
 def gist_problem(
@@ -527,7 +593,18 @@ def gist_problem(
     source = "\n".join(
         [previous, *(message_text(m) for m in messages if m.type != "system")]
     ).strip()
-    for statement in parse_summary(summary):
+    if len(summary) > _GIST_LENGTH_FACTOR * len(source) + _GIST_LENGTH_SLACK:
+        return (
+            f"the summary is {len(summary):,} characters, over {_GIST_LENGTH_FACTOR} times "
+            "what it folds"
+        )
+    statements = parse_summary(summary)
+    if len(statements) > _GIST_MOST_STATEMENTS:
+        return (
+            f"the summary has {len(statements):,} statements, over the "
+            f"{_GIST_MOST_STATEMENTS} a running summary keeps"
+        )
+    for statement in statements:
         problem = statement_problem(statement, source)
         if problem is not None:
             return f"{problem}: {statement[:80]!r}"
