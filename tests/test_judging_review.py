@@ -301,6 +301,7 @@ def test_a_gist_keeps_the_writers_own_name(said, wrong):
         ("Me llamo Juan y vivo en Londres.", "- User Juan lives in London."),
         ("Je m'appelle Luc et je vis à Genève.", "- User Luc lives in Geneva."),
         ("Je suis Marie, j'habite à Bruxelles.", "- User Marie lives in Brussels."),
+        ("Je suis Marie, j'habite à Bruxelles.", "- User lives in Brussels."),
         ("Trabajo en Nueva York desde 2015.", "- User has worked in New York since 2015."),
         # German nouns are capitalised: one word after "ich bin" is no name.
         ("Ich bin Lehrerin und wohne in München.", "- User is a teacher living in Munich."),
@@ -309,6 +310,36 @@ def test_a_gist_keeps_the_writers_own_name(said, wrong):
 def test_a_gist_may_translate_a_city(said, faithful):
     # (The fold's check of the whole answer still reads "London" as a name the message
     # does not write: that check is unchanged; this one no longer adds to it.)
+    assert gist_problem(faithful, [HumanMessage(said), AIMessage("OK.")]) is None
+
+
+@pytest.mark.parametrize(
+    ("said", "faithful"),
+    [
+        # A third review's: words after a cue that are no name (a nationality, a job, an
+        # adjective, a pronoun, someone else's name).
+        ("Ik ben Nederlander en woon sinds 2018 in Gent.", "- User is Dutch and lives in Ghent."),
+        (
+            "Je suis Suisse et j'habite à Genève depuis 12 ans.",
+            "- User is Swiss, in Geneva for 12 years.",
+        ),
+        ("Soy Madrileña pero vivo en Valencia desde 2021.", "- User is from Madrid, in Valencia."),
+        ("Sou Carioca e moro no Rio há 30 anos.", "- User is from Rio, there 30 years."),
+        (
+            "Ich trinke jeden Morgen heiße Milch mit Honig, ich bin 52.",
+            "- User drinks hot milk; 52.",
+        ),
+        (
+            "Ich heiße Sie herzlich willkommen, ich bin die Vermieterin der Wohnung in Köln.",
+            "- User is the landlady of the flat in Cologne.",
+        ),
+        (
+            "I miei genitori sono Marco e Rita, vivono a Pisa da 40 anni.",
+            "- User's parents have lived in Pisa for 40 years.",
+        ),
+    ],
+)
+def test_words_after_a_cue_that_name_no_one_need_not_stay(said, faithful):
     assert gist_problem(faithful, [HumanMessage(said), AIMessage("OK.")]) is None
 
 

@@ -433,20 +433,26 @@ _VOCATIVE = re.compile(
 )
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
 # How a writer introduces themselves in the other languages users most often write in
-# (closed classes: "ich heiße", "je m'appelle", "me llamo", "soy", "mi chiamo", "sono",
-# "chamo-me", "ik heet"): the capitalised words right after one are the writer's name.
-# Only personal names: a place may be translated ("London" for "Londres", "Munich" for
-# "München"), a name is not. German capitalises its nouns ("Ich bin Lehrerin"), so after
-# its "ich bin" only two capitalised words are a name ("Ich bin Sam Becker").
+# (closed classes): the capitalised words right after one are the writer's name. Only
+# personal names: a place may be translated ("London" for "Londres", "Munich" for
+# "München"), a name is not. A cue that only names ("ich heiße", "je m'appelle", "me
+# llamo", "mi chiamo", "chamo-me", "ik heet") takes one capitalised word; one that also
+# says what or where one is ("ich bin", "je suis", "soy", "sono", "sou", "ik ben": "Ik ben
+# Nederlander", "Je suis Suisse", "Soy Madrileña", "sono Marco e Rita" of one's parents)
+# takes two in a row ("Ich bin Sam Becker", "Soy Ana Ruiz"). "heiße" is a name only after
+# "ich" ("heiße Milch" is hot milk; "Ich heiße Sie willkommen" welcomes someone).
 _INTRODUCES = re.compile(
-    r"\b(?:hei(?:ß|ss)e|nenne mich|name ist|m['’]appelle|nom est|je suis|me llamo"
-    r"|nombre es|soy|mi chiamo|nome [èe]|sono|me chamo|chamo-me|nome [ée]|sou|ik heet"
-    r"|naam is|ik ben)[ \t]+((?:[^\W\d_][\w'’-]*[ \t]*){1,3})",
+    r"\b(?:ich[ \t]+hei(?:ß|ss)e|nenne mich|name ist|m['’]appelle|nom est|me llamo"
+    r"|nombre es|mi chiamo|nome [èe]|me chamo|chamo-me|nome [ée]|ik heet"
+    r"|naam is)[ \t]+((?:[^\W\d_][\w'’-]*[ \t]*){1,3})",
     re.IGNORECASE,
 )
 _INTRODUCES_TWO = re.compile(
-    r"\bich[ \t]+bin[ \t]+((?:[^\W\d_][\w'’-]*[ \t]*){2,3})", re.IGNORECASE
+    r"\b(?:ich[ \t]+bin|je suis|soy|sono|sou|ik ben)[ \t]+((?:[^\W\d_][\w'’-]*[ \t]*){2,3})",
+    re.IGNORECASE,
 )
+_NOT_NAMES = frozenset(["Sie", "Ihnen", "Dich", "Euch", "Vous", "Usted", "Lei"])
+"""Pronouns of address that a cue may precede ("Ich heiße Sie willkommen")."""
 
 
 def _introduced(sentence: str) -> set[str]:
@@ -459,7 +465,7 @@ def _introduced(sentence: str) -> set[str]:
             run = []
             for word in match.group(1).split():
                 word = word.strip("'’-")
-                if not word or not word[0].isupper():
+                if not word or not word[0].isupper() or word in _NOT_NAMES:
                     break
                 run.append(re.sub(r"['’]s$", "", word))
             if len(run) >= least:
