@@ -860,3 +860,80 @@ def test_a_match_repeating_a_better_match_s_best_sentence_comes_after_the_others
     ids = select(messages, "Which total monthly contract cost did finance approve?")
     assert {1, 3, 5, 7} <= set(ids)  # every copy is still selected...
     assert ids.index(2) == 1  # ...after the first, the answer before the repeats
+
+
+def test_chatter_from_one_template_with_other_slots_comes_after_the_answer():
+    # One sentence of chatter with its slots (a name, a number, a weekday) filled
+    # differently outranks the answer by its words; each copy after the first adds
+    # nothing the context does not hold, so the answer comes before the other copies.
+    messages = chat(
+        "Jasper ran 19 kilometres on Sunday and then complained about it all week.",
+        "Sounds like Jasper overdid it.",
+        "Ines ran 13 kilometres on Saturday and then complained about it all week.",
+        "Ines should rest.",
+        "My coach's plan for me: 50 km each week.",
+        "That is a good base.",
+        "Dorian ran 11 kilometres on Monday and then complained about it all week.",
+        "Poor Dorian.",
+        "Nadia ran 6 kilometres on Friday and then complained about it all week.",
+        "Nadia will be fine.",
+    )
+    ids = select(messages, "Each week, how far should I go in kilometres?")
+    assert {0, 2, 4, 6, 8} <= set(ids)  # every copy is still selected...
+    assert ids.index(4) == 1  # ...after the first, the answer before the other copies
+
+
+def test_a_templated_copy_naming_what_the_question_names_keeps_its_place():
+    # The history of one deadline is one template with other dates: each copy naming
+    # the project asked about is part of the answer, not chatter.
+    moved = "Heads up: the Project {} deadline moved from {} to {}, plan for it."
+    messages = chat(
+        moved.format("Lunar Falcon", "June 13", "June 25"),
+        "Noted, thanks.",
+        moved.format("Crimson Prism", "July 11", "December 6"),
+        "Noted, thanks.",
+        moved.format("Crimson Prism", "December 6", "December 21"),
+        "Noted, thanks.",
+        moved.format("Golden Orchid", "May 2", "May 9"),
+        "Noted, thanks.",
+        "The deadline moved again for the launch.",
+    )
+    ids = select(messages, "How did the Crimson Prism deadline move?")
+    assert set(ids[:2]) == {2, 4}  # both before the other projects' and the loose match
+
+
+def test_a_templated_copy_whose_other_sentence_matches_as_well_keeps_its_place():
+    # The copied line only ties with the answer beside it in the same message.
+    line = "The last time we went away the car hire desk had a queue of about {} families."
+    messages = chat(
+        line.format(10),
+        "Queues are the worst.",
+        line.format(11) + " Our passports are valid.",
+        "Good.",
+        line.format(9) + " Keys for the hire car are at the airport desk.",
+        "Handy.",
+        "The hire car park by the office is full again.",
+        "Fine.",
+        line.format(6),
+    )
+    ids = select(messages, "Where is the hire car desk?")
+    assert ids.index(4) < ids.index(6) < ids.index(2)
+
+
+def test_templated_copies_are_not_moved_for_a_question_asking_for_a_list():
+    # "Which cities..." wants every copy: each states one item of the list.
+    messages = chat(
+        "I have been looking at trains versus flights to Annecy and the trains win easily.",
+        "Nice.",
+        "I have been looking at trains versus flights to Girona and the trains win easily.",
+        "Nice.",
+        "The trains were late twice this week.",
+        "Brr.",
+    )
+    history, entries = indexed(messages, "Which cities have I compared trains and flights for?")
+    ids = (
+        LocalSelector()
+        .select("Which cities have I compared trains and flights for?", history, entries)
+        .ids
+    )
+    assert set(ids[:2]) == {0, 2}
