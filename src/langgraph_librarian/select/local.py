@@ -555,34 +555,7 @@ def _first_copies(
     return kept
 
 
-_SLOT = re.compile(r"\b[A-Z][\w'-]*|\d[\w.,:/-]*")
-"""A sentence's slots: numbers, dates, and capitalized words (names)."""
-_BULLET = re.compile(r"^\W+")
-_TEMPLATE_OVERLAP = 0.7
-"""Two sentences are one template when this share of their words (slots aside) is shared."""
-_TEMPLATE_WORDS = 4
-"""Shorter sentences (slots aside) are no template ("Anna lives in Berlin." / "Tom lives
-in Paris." share two words: two facts)."""
-_OTHER_PASSAGES = 200
-"""Passages of a templated copy read for another one matching the question as well."""
-
-
-def _template(text: str) -> frozenset[str]:
-    """The words of a sentence less its slots (numbers, months, weekdays, names)."""
-    return frozenset(t for t in tokenize(_SLOT.sub(" ", text)) if t not in MONTHS and t not in DAYS)
-
-
-def _same_template(a: frozenset[str], b: frozenset[str]) -> bool:
-    """Whether two sentences' :func:`_template` words make one template with its slots
-    filled differently ("Jasper ran 19 kilometres on Sunday..." / "Ines ran 13...")."""
-    if len(a) < _TEMPLATE_WORDS or len(b) < _TEMPLATE_WORDS:
-        return False
-    return len(a & b) >= _TEMPLATE_OVERLAP * len(a | b)
-
-
-def _echoed_last(
-    ranked: list[int], own: set[int], scored: _Scored, query: str, *, templates: bool = True
-) -> list[int]:
+def _echoed_last(ranked: list[int], own: set[int], scored: _Scored) -> list[int]:
     """``ranked`` with the matches whose best passage repeats a better match's last.
 
     A match whose best passage is a sentence a better match also holds (a recurring
@@ -590,69 +563,22 @@ def _echoed_last(
     was ranked for a sentence the context already holds: it comes after the others
     (still before the next-best candidates). Only matches ranked by their own score
     (``own``) move; a bridged or linked message is there for another reason.
-
-    The same holds for a sentence made from a better match's template with other
-    slots ("The hay fever season arrived early ... through April" / "... through
-    August", "Jasper ran 19 kilometres on Sunday" / "Ines ran 13 kilometres..."):
-    chatter repeating itself. Such a copy keeps its place when it may be what the
-    question asks about: when it names something the question names (the history of
-    one project's deadline: "moved from July 11 to December 6", "from December 6 to
-    December 21") or when another of its passages matches at least as many of the
-    question's words (the copied line only tied with the answer beside it). For a
-    question asking for a list (``templates`` false) every copy may be an item of it:
-    only word-for-word repeats move.
     """
     index, best = scored.lexical, scored.best_passage
-    asked = _asked_names(query) | {t for t in tokenize(query) if t[:1].isdigit()}
-    terms = frozenset(content_terms(query))
-    kept: list[tuple[str, frozenset[str]]] = []
+    seen: set[str] = set()
     first, later = [], []
     for slot in ranked:
         pid = int(best[slot])
         if pid < 0 or slot not in own:
             first.append(slot)
             continue
-        text = index.passage_text(pid)
-        key, template = repeat_key(_BULLET.sub("", text)), _template(text)
-        if any(k == key for k, _ in kept) or (
-            templates
-            and any(_same_template(template, t) for _, t in kept)
-            and not _names_asked(text, asked)
-            and not _says_more(slot, pid, terms, index, kept)
-        ):
+        key = repeat_key(index.passage_text(pid))
+        if key in seen:
             later.append(slot)
         else:
-            kept.append((key, template))
+            seen.add(key)
             first.append(slot)
     return first + later
-
-
-def _names_asked(text: str, asked: Collection[str]) -> bool:
-    """Whether a slot of ``text`` (a name, a number) is one the question names."""
-    return any(t in asked for m in _SLOT.finditer(text) for t in tokenize(m.group()))
-
-
-def _says_more(
-    slot: int,
-    pid: int,
-    terms: frozenset[str],
-    index: IndexHead,
-    kept: list[tuple[str, frozenset[str]]],
-) -> bool:
-    """Whether another passage of ``slot`` than ``pid`` (its best) matches at least as
-    many of the question's words (two or more), and is no copy of a kept one (only the
-    first :data:`_OTHER_PASSAGES` are read: a pasted log need not be)."""
-    need = len(terms & index.passage_terms[pid])
-    if need < 2:
-        return False
-    for p in islice(index.doc_passages(slot), _OTHER_PASSAGES):
-        if p == pid or len(terms & index.passage_terms[p]) < need:
-            continue
-        text = index.passage_text(p)
-        key, template = repeat_key(_BULLET.sub("", text)), _template(text)
-        if not any(k == key or _same_template(template, t) for k, t in kept):
-            return True
-    return False
 
 
 def _rescaled(
@@ -1154,7 +1080,7 @@ class LocalSelector:
         ranked = _first_copies(
             sorted(priority, key=lambda i: (-priority[i], -entries[i].id)), entries, messages
         )
-        ranked = _echoed_last(ranked, set(primary), scored, query, templates=not listing)
+        ranked = _echoed_last(ranked, set(primary), scored)
         ids = [entries[i].id for i in ranked]
         # Next-best candidates, for a budget the selection leaves unused: questions whose
         # evidence is spread thin (lists, aggregates) gain from them; an unbounded
