@@ -859,4 +859,74 @@ def test_a_match_repeating_a_better_match_s_best_sentence_comes_after_the_others
     )
     ids = select(messages, "Which total monthly contract cost did finance approve?")
     assert {1, 3, 5, 7} <= set(ids)  # every copy is still selected...
-    assert ids.index(2) == 1  # ...after the first, the answer before the repeats
+    assert ids.index(2) <= 1  # ...the answer before the repeats (first: copies weigh less)
+
+
+_MONTH_LIST = ["January", "March", "April", "July", "August", "October"]
+_OTHER_LINES = [
+    "We walked the dog along the canal path after dinner and watched the herons fishing.",
+    "The new kettle finally arrived and it is much quieter than the old one was.",
+    "My sister phoned about the birthday plans and we talked for nearly an hour.",
+    "The tomatoes on the balcony are ripening slowly despite the cold mornings lately.",
+    "I repainted the hallway at the weekend and the smell has almost gone now.",
+    "The bakery round the corner started doing sourdough loaves on weekday mornings.",
+]
+_SIGN_OFF = (
+    "Anyway, the rest of the week looks quiet, so I will write again soon with more news. "
+    "Give my love to everyone at home and tell them I said hello."
+)
+
+
+def test_a_recurring_templated_line_weighs_less_than_a_sentence_of_its_own():
+    """A line of chatter repeated across the chat with its slots changed (months, names)
+    says little about any one message: the message holding the evidence beside a copy
+    of it ranks first, by its evidence sentence."""
+    from langgraph_librarian.select.lexical import BM25Index
+
+    index = BM25Index()
+    for i, (month, other) in enumerate(zip(_MONTH_LIST, _OTHER_LINES, strict=True)):
+        index.add(
+            i,
+            f"The council tax letter says the next payment leaves the account in {month}. "
+            f"{other} {_SIGN_OFF}",
+        )
+    evidence = (
+        "The council tax letter says the next payment leaves the account in June. "
+        f"Our bookkeeper Priya drives an old blue estate these days. {_SIGN_OFF}"
+    )
+    index.add(len(_MONTH_LIST), evidence)
+    scores, best = index.score_passages("What did the council tax letter say about my bookkeeper?")
+    assert scores[-1] > max(scores[:-1])
+    assert "bookkeeper" in index.passage_text(int(best[-1]))
+
+
+def test_templates_take_out_numbers_dates_and_capitalized_words():
+    from langgraph_librarian.select.lexical import template_of
+
+    assert template_of("Jasper ran 19 kilometres on Sunday morning.") == template_of(
+        "Ines ran 13 kilometres on saturday morning!"
+    )
+    assert template_of("Jasper ran 19 kilometres.") is None  # too little left
+    assert template_of("The hay fever season arrived early this year.") != template_of(
+        "The hay fever season ended early this year."
+    )
+
+
+def test_copies_of_a_template_are_counted_in_the_documents_read():
+    """An index read at an earlier length counts only that length's copies."""
+    import numpy as np
+
+    from langgraph_librarian.select.lexical import BM25Index
+
+    texts = [
+        f"Anna ran {i} kilometres around the park on Sunday with the club." for i in range(5)
+    ] + ["The visa office said the forms ran late around the park gates."]
+    grown, first = BM25Index(), BM25Index()
+    for i, text in enumerate(texts):
+        grown.add(i, text)
+    for i, text in enumerate(texts[:3]):
+        first.add(i, text)
+    query = "who ran around the park?"
+    assert np.allclose(grown.head(3).scores(query), first.scores(query))
+    grown.scores(query)  # the weights of all six cached: the head's are its own
+    assert np.allclose(grown.head(3).scores(query), first.scores(query))

@@ -49,6 +49,13 @@ def _reference_scores(index: BM25Index, query: str) -> tuple[np.ndarray, np.ndar
             if pid < n and not (index.passage_values[pid] - asked):
                 boost[pid] = False
     passage[boost] *= VALUE_BOOST
+    # Copies of a recurring template weigh less, unless they hold a value the query names.
+    weights = np.array(index._copies_weight(n))
+    for value in asked & index._value_postings.keys():
+        for pid in index._value_postings[value]:
+            if pid < n:
+                weights[pid] = 1.0
+    passage *= weights
     best = np.full(n_docs, -1, dtype=np.int64)
     scores = np.zeros(n_docs)
     hits = np.flatnonzero(passage > 0)

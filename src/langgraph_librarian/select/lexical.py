@@ -105,6 +105,27 @@ _SHORT_TEXT_WORDS = 40
 _CONTEXT_CHARS = 300
 """How much of the previous message a short message's vector is made with."""
 _MIN_PASSAGE_WORDS = 6
+_TEMPLATE_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_SLOT_WORDS = frozenset(MONTHS) | frozenset(DAYS)
+_MIN_TEMPLATE_WORDS = 4
+"""A passage with fewer words left once its slots are out has no template."""
+
+
+def template_of(passage: str) -> str | None:
+    """``passage`` with its slots (numbers, dates, capitalized words) taken out, or
+    ``None`` when too little is left to be a template.
+
+    "Jasper ran 19 kilometres on Sunday." and "Ines ran 13 kilometres on Saturday."
+    share one template ("ran kilometres on").
+    """
+    kept = [
+        token.lower()
+        for token in _TEMPLATE_TOKEN.findall(passage)
+        if not token[0].isupper()
+        and not any(c.isdigit() for c in token)
+        and token.lower() not in _SLOT_WORDS
+    ]
+    return " ".join(kept) if len(kept) >= _MIN_TEMPLATE_WORDS else None
 
 
 def split_passages(text: str) -> list[str]:
@@ -180,6 +201,12 @@ class BM25Index:
         self.passage_has_change: list[bool] = []
         self._owner_array: np.ndarray | None = None
         self._passages: list[str] = []
+        # Each passage's template (an id; -1: none), and the copy weights of the first
+        # ``n`` passages, for the last ``n`` read.
+        self._template: list[int] = []
+        self._template_ids: dict[str, int] = {}
+        self._template_array: np.ndarray | None = None
+        self._copy_weights: tuple[int, np.ndarray] | None = None
         self._filler: list[bool] = []
         self._filler_array: np.ndarray | None = None
         # Each document's speaker (an index into _speaker_names, -1 for none).
@@ -222,6 +249,13 @@ class BM25Index:
             postings.add(pid, counts)
             self._owner.append(doc)
             self._passages.append(passage)
+            template = template_of(passage)
+            if template is None:
+                self._template.append(-1)
+            else:
+                self._template.append(
+                    self._template_ids.setdefault(template, len(self._template_ids))
+                )
             self._lengths.append(len(terms))
             self._length_totals.append(
                 len(terms) + (self._length_totals[-1] if self._length_totals else 0)
@@ -313,6 +347,9 @@ class BM25Index:
         if has_value is None or len(has_value) < n:
             has_value = self._has_value_array = _extended(has_value, self._has_value, bool)
         boost = has_value[hits]
+        # A copy of a recurring template weighs less, unless one of its slots is a value
+        # the query names: then its slots tell the copies apart.
+        copies = self._copies_weight(n)[hits]
         # Passages whose only values are ones the query already names get no boost; only
         # passages holding a value the query mentions need a closer look.
         asked = {t.lower() for t in tokenize(query)}
@@ -321,6 +358,7 @@ class BM25Index:
             slots = np.searchsorted(hits, pids)
             found = slots < len(hits)
             found[found] = hits[slots[found]] == pids[found]
+            copies[slots[found]] = 1.0
             for slot, pid in zip(slots[found].tolist(), pids[found].tolist(), strict=True):
                 if not (self.passage_values[pid] - asked):
                     boost[slot] = False
@@ -334,6 +372,7 @@ class BM25Index:
             boost &= has_date[hits]
         values = passage[hits]
         values[boost] *= VALUE_BOOST
+        values *= copies
         # Each document's best passage (a document's passages are contiguous and in
         # order): a segmented max over the runs of hits, no sort. On a tie the later
         # passage is the best one.
@@ -345,6 +384,29 @@ class BM25Index:
         doc_scores[doc_of[starts]] = maxima
         best[doc_of[starts]] = last_best
         return doc_scores, best
+
+    def _copies_weight(self, n: int) -> np.ndarray:
+        """Per passage of the first ``n``: 1 / (1 + ln copies), copies = the passages among
+        them with its template (its own included); 1 for a passage without one.
+
+        Like a term's IDF, at the level of sentences: a line of chatter that recurs with
+        its slots changed says little about any one message that holds it.
+        """
+        cached = self._copy_weights
+        if cached is not None and cached[0] == n:
+            return cached[1]
+        templates = self._template_array
+        if templates is None or len(templates) < n:
+            templates = self._template_array = _extended(templates, self._template, np.int64)
+        ids = templates[:n]
+        has = ids >= 0
+        counts = np.bincount(ids[has], minlength=1)
+        copies = np.ones(n, dtype=np.float64)
+        copies[has] = counts[ids[has]]
+        weights = 1.0 / (1.0 + np.log(copies))
+        weights.flags.writeable = False
+        self._copy_weights = (n, weights)
+        return weights
 
     def passage_vectors(
         self, embeddings: Embeddings, model: str, unit_words: int = 0, docs: int | None = None
