@@ -118,14 +118,25 @@ def template_of(passage: str) -> str | None:
     "Jasper ran 19 kilometres on Sunday." and "Ines ran 13 kilometres on Saturday."
     share one template ("ran kilometres on").
     """
-    kept = [
-        token.lower()
-        for token in _TEMPLATE_TOKEN.findall(passage)
-        if not token[0].isupper()
-        and not any(c.isdigit() for c in token)
-        and token.lower() not in _SLOT_WORDS
-    ]
-    return " ".join(kept) if len(kept) >= _MIN_TEMPLATE_WORDS else None
+    return _template_parts(passage)[0]
+
+
+def _template_parts(passage: str) -> tuple[str | None, list[str]]:
+    """:func:`template_of` and the capitalized words it took out (numbers aside), in one
+    pass: indexing runs it on every passage (a loop kept lean: it is most of its cost)."""
+    digits = any(map(str.isdigit, passage))
+    kept: list[str] = []
+    capitalized: list[str] = []
+    for token in _TEMPLATE_TOKEN.findall(passage):
+        if digits and any(map(str.isdigit, token)):
+            continue
+        if token[0].isupper():
+            capitalized.append(token)
+            continue
+        low = token.lower()
+        if low not in _SLOT_WORDS:
+            kept.append(low)
+    return (" ".join(kept) if len(kept) >= _MIN_TEMPLATE_WORDS else None), capitalized
 
 
 def split_passages(text: str) -> list[str]:
@@ -252,7 +263,7 @@ class BM25Index:
             postings.add(pid, counts)
             self._owner.append(doc)
             self._passages.append(passage)
-            template = template_of(passage)
+            template, capitalised = _template_parts(passage)
             if template is None:
                 self._template.append(-1)
             else:
@@ -263,12 +274,7 @@ class BM25Index:
                 # beside "Took my 20 mg...": a sentence's first word is one), by the
                 # terms a query is read in: a copy whose own words the query asks for
                 # is told apart by them (see score_passages).
-                capitalised = [
-                    token
-                    for token in _TEMPLATE_TOKEN.findall(passage)
-                    if token[0].isupper() and not any(c.isdigit() for c in token)
-                ]
-                for term in set(content_terms(" ".join(capitalised))):
+                for term in set(stem_terms([word.lower() for word in capitalised])):
                     self._slot_postings.setdefault(term, []).append(pid)
             self._lengths.append(len(terms))
             self._length_totals.append(
