@@ -218,9 +218,6 @@ class BM25Index:
         self._template_ids: dict[str, int] = {}
         self._template_array: np.ndarray | None = None
         self._copy_weights: tuple[int, np.ndarray] | None = None
-        # Per query term, the passages with a template that hold it among their
-        # capitalised words (ascending ids).
-        self._slot_postings: dict[str, list[int]] = {}
         self._filler: list[bool] = []
         self._filler_array: np.ndarray | None = None
         # Each document's speaker (an index into _speaker_names, -1 for none).
@@ -263,19 +260,13 @@ class BM25Index:
             postings.add(pid, counts)
             self._owner.append(doc)
             self._passages.append(passage)
-            template, capitalised = _template_parts(passage)
+            template = _template_parts(passage)[0]
             if template is None:
                 self._template.append(-1)
             else:
                 self._template.append(
                     self._template_ids.setdefault(template, len(self._template_ids))
                 )
-                # The capitalised words the template left out ("Skipped my 20 mg..."
-                # beside "Took my 20 mg...": a sentence's first word is one), by the
-                # terms a query is read in: a copy whose own words the query asks for
-                # is told apart by them (see score_passages).
-                for term in set(stem_terms([word.lower() for word in capitalised])):
-                    self._slot_postings.setdefault(term, []).append(pid)
             self._lengths.append(len(terms))
             self._length_totals.append(
                 len(terms) + (self._length_totals[-1] if self._length_totals else 0)
@@ -382,15 +373,6 @@ class BM25Index:
             for slot, pid in zip(slots[found].tolist(), pids[found].tolist(), strict=True):
                 if not (self.passage_values[pid] - asked):
                     boost[slot] = False
-        # So does a copy whose capitalised words, a sentence's first word among them, hold
-        # a word of the query: "Skipped my 20 mg of lisinopril" among daily "Took my 20 mg
-        # of lisinopril" for "did I skip a dose?".
-        for term in set(content_terms(query)) & self._slot_postings.keys():
-            pids = np.asarray(self._slot_postings[term], dtype=np.int64)
-            slots = np.searchsorted(hits, pids)
-            found = slots < len(hits)
-            found[found] = hits[slots[found]] == pids[found]
-            copies[slots[found]] = 1.0
         if _DATE_QUESTION.search(query) and not _OTHER_QUESTION.search(query):
             # A question about a date or time ("when is...", "what time...", "which is
             # earlier...") is answered by a passage holding one, not by one holding any
