@@ -930,3 +930,54 @@ def test_copies_of_a_template_are_counted_in_the_documents_read():
     assert np.allclose(grown.head(3).scores(query), first.scores(query))
     grown.scores(query)  # the weights of all six cached: the head's are its own
     assert np.allclose(grown.head(3).scores(query), first.scores(query))
+
+
+def test_a_copy_told_apart_by_a_word_the_question_asks_for_keeps_its_weight():
+    """A review's case: daily "Took my 20 mg of lisinopril..." and one "Skipped my 20
+    mg...": the first word of a sentence is capitalised, so both have one template; the
+    one-off event holds the word the question asks about and must not weigh as a copy
+    (it fell behind an unrelated line on skipping doses)."""
+    from langgraph_librarian.select.lexical import BM25Index
+
+    lines = ["Took my 20 mg of lisinopril this morning with coffee."] * 20
+    lines.insert(14, "Skipped my 20 mg of lisinopril this morning with coffee.")
+    lines.insert(5, "Read that people often skip lisinopril doses when travelling.")
+    index = BM25Index()
+    for i, text in enumerate(lines):
+        index.add(i, text)
+    scores = index.scores("Did I skip my lisinopril dose at some point?")
+    skipped = lines.index("Skipped my 20 mg of lisinopril this morning with coffee.")
+    took = lines.index("Took my 20 mg of lisinopril this morning with coffee.")
+    assert scores[skipped] > 0.5 * max(scores)  # was 0.15 of it, as the 21st copy
+    assert scores[took] < 0.5 * scores[skipped]  # the daily copies still weigh less
+
+
+def test_a_word_every_copy_holds_tells_no_copy_apart():
+    """The rule above reads how many copies hold the word: chatter that opens with the
+    word the question asks for in every copy ("Parents' evening ...") stays weighed as
+    a copy."""
+    from langgraph_librarian.select.lexical import BM25Index
+
+    lines = [f"Parents evening chatter came up again over {n} cups of coffee." for n in range(20)]
+    index = BM25Index()
+    for i, text in enumerate(lines):
+        index.add(i, text)
+    index.add(20, "Our parents evening falls on 10 April at the primary school.")
+    scores = index.scores("When is the parents evening?")
+    assert scores[20] > 2 * max(scores[:20])
+
+
+def test_copies_of_a_template_are_counted_in_documents():
+    """A message repeating its own sentence (a model's summary appended to it) is one
+    copy, as a term's document frequency counts it once; two messages are two."""
+    from langgraph_librarian.select.lexical import BM25Index
+
+    sentence = "Reminder to self: the parents evening falls on 10 April at school."
+    filler = " ".join(f"Word{n} happened in the garden today with the hose." for n in range(5))
+    index = BM25Index()
+    index.add(0, f"{filler} {sentence} {sentence}")  # long: a passage per sentence
+    index.add(1, "Something unrelated happened in the kitchen today.")
+    weights = index._copies_weight(index.passage_count)[0]
+    assert weights[-1] == weights[-2] == 1.0  # was 1 / (1 + ln 2)
+    index.add(2, f"{filler} {sentence}")
+    assert index._copies_weight(index.passage_count)[0][-1] < 1.0

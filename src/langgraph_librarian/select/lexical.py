@@ -118,17 +118,26 @@ def template_of(passage: str) -> str | None:
     "Jasper ran 19 kilometres on Sunday." and "Ines ran 13 kilometres on Saturday."
     share one template ("ran kilometres on").
     """
-    # One loop, not a comprehension calling any() per token: indexing runs this on
-    # every passage, and it was a fifth of indexing's cost.
+    return _template_parts(passage)[0]
+
+
+def _template_parts(passage: str) -> tuple[str | None, list[str]]:
+    """:func:`template_of` and the capitalized words it took out (numbers aside), in one
+    pass: indexing runs it on every passage (a loop kept lean: it was a fifth of
+    indexing's cost as a comprehension calling any() per token)."""
     digits = any(map(str.isdigit, passage))
     kept: list[str] = []
+    capitalized: list[str] = []
     for token in _TEMPLATE_TOKEN.findall(passage):
-        if token[0].isupper() or (digits and any(map(str.isdigit, token))):
+        if digits and any(map(str.isdigit, token)):
+            continue
+        if token[0].isupper():
+            capitalized.append(token)
             continue
         low = token.lower()
         if low not in _SLOT_WORDS:
             kept.append(low)
-    return " ".join(kept) if len(kept) >= _MIN_TEMPLATE_WORDS else None
+    return (" ".join(kept) if len(kept) >= _MIN_TEMPLATE_WORDS else None), capitalized
 
 
 def split_passages(text: str) -> list[str]:
@@ -209,7 +218,16 @@ class BM25Index:
         self._template: list[int] = []
         self._template_ids: dict[str, int] = {}
         self._template_array: np.ndarray | None = None
-        self._copy_weights: tuple[int, np.ndarray] | None = None
+        # Whether a passage is its document's first with its template: copies are
+        # counted in documents, as a term's IDF is (a model's summary appended to a
+        # message repeats its sentences, and they are one message, not two copies).
+        self._template_first: list[bool] = []
+        self._template_first_array: np.ndarray | None = None
+        self._copy_weights: tuple[int, np.ndarray, np.ndarray, np.ndarray] | None = None
+        # Per term, the passages with a template that hold it among the capitalized
+        # words the template took out (ascending ids): "Skipped my 20 mg" beside daily
+        # "Took my 20 mg" (a sentence's first word is capitalized).
+        self._slot_postings: dict[str, list[int]] = {}
         self._filler: list[bool] = []
         self._filler_array: np.ndarray | None = None
         # Each document's speaker (an index into _speaker_names, -1 for none).
@@ -241,6 +259,7 @@ class BM25Index:
         # A short message (a reply, "I'm excited!") means what it answers: its vector
         # is made with the end of the message before it, so "how did Jon feel about the
         # opening?" finds the reply to "the studio looks amazing, launch tomorrow".
+        doc_templates: set[int] = set()
         for passage in passages:
             pid = len(self._owner)
             terms = content_terms(passage)
@@ -252,13 +271,18 @@ class BM25Index:
             postings.add(pid, counts)
             self._owner.append(doc)
             self._passages.append(passage)
-            template = template_of(passage)
+            template, capitalized = _template_parts(passage)
             if template is None:
                 self._template.append(-1)
+                self._template_first.append(False)
             else:
-                self._template.append(
-                    self._template_ids.setdefault(template, len(self._template_ids))
-                )
+                tid = self._template_ids.setdefault(template, len(self._template_ids))
+                self._template.append(tid)
+                self._template_first.append(tid not in doc_templates)
+                doc_templates.add(tid)
+                if capitalized:
+                    for term in set(stem_terms([word.lower() for word in capitalized])):
+                        self._slot_postings.setdefault(term, []).append(pid)
             self._lengths.append(len(terms))
             self._length_totals.append(
                 len(terms) + (self._length_totals[-1] if self._length_totals else 0)
@@ -352,7 +376,8 @@ class BM25Index:
         boost = has_value[hits]
         # A copy of a recurring template weighs less, unless one of its slots is a value
         # the query names: then its slots tell the copies apart.
-        copies = self._copies_weight(n)[hits]
+        weights, templates, passages = self._copies_weight(n)
+        copies = weights[hits]
         # Passages whose only values are ones the query already names get no boost; only
         # passages holding a value the query mentions need a closer look.
         asked = {t.lower() for t in tokenize(query)}
@@ -365,6 +390,21 @@ class BM25Index:
             for slot, pid in zip(slots[found].tolist(), pids[found].tolist(), strict=True):
                 if not (self.passage_values[pid] - asked):
                     boost[slot] = False
+        # So does a copy told apart from most of its template's by a capitalized word
+        # the query asks for: "Skipped my 20 mg of lisinopril" among daily "Took my 20
+        # mg of lisinopril" for "did I skip a dose?". A word most copies hold ("Parents'
+        # evening is..." in every copy) tells none apart.
+        for term in set(content_terms(query)) & self._slot_postings.keys():
+            pids = np.asarray(self._slot_postings[term], dtype=np.int64)
+            pids = pids[: np.searchsorted(pids, n)]
+            if not pids.size:
+                continue
+            held = np.bincount(templates[pids], minlength=len(passages))
+            rare = pids[2 * held[templates[pids]] <= passages[templates[pids]]]
+            slots = np.searchsorted(hits, rare)
+            found = slots < len(hits)
+            found[found] = hits[slots[found]] == rare[found]
+            copies[slots[found]] = 1.0
         if _DATE_QUESTION.search(query) and not _OTHER_QUESTION.search(query):
             # A question about a date or time ("when is...", "what time...", "which is
             # earlier...") is answered by a passage holding one, not by one holding any
@@ -388,28 +428,37 @@ class BM25Index:
         best[doc_of[starts]] = last_best
         return doc_scores, best
 
-    def _copies_weight(self, n: int) -> np.ndarray:
-        """Per passage of the first ``n``: 1 / (1 + ln copies), copies = the passages among
-        them with its template (its own included); 1 for a passage without one.
+    def _copies_weight(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For the first ``n`` passages: each one's weight, 1 / (1 + ln copies), copies =
+        the documents holding its template (1 for a passage without one); each one's
+        template id (0 for none: read only where a template is known); and the passages
+        per template id.
 
         Like a term's IDF, at the level of sentences: a line of chatter that recurs with
         its slots changed says little about any one message that holds it.
         """
         cached = self._copy_weights
         if cached is not None and cached[0] == n:
-            return cached[1]
+            return cached[1], cached[2], cached[3]
         templates = self._template_array
         if templates is None or len(templates) < n:
             templates = self._template_array = _extended(templates, self._template, np.int64)
+        first = self._template_first_array
+        if first is None or len(first) < n:
+            first = self._template_first_array = _extended(first, self._template_first, bool)
         ids = templates[:n]
         has = ids >= 0
-        counts = np.bincount(ids[has], minlength=1)
+        size = len(self._template_ids) or 1
+        documents = np.bincount(ids[first[:n]], minlength=size)
+        passages = np.bincount(ids[has], minlength=size)
         copies = np.ones(n, dtype=np.float64)
-        copies[has] = counts[ids[has]]
+        copies[has] = documents[ids[has]]
         weights = 1.0 / (1.0 + np.log(copies))
-        weights.flags.writeable = False
-        self._copy_weights = (n, weights)
-        return weights
+        known = np.where(has, ids, 0)
+        for array in (weights, known, passages):
+            array.flags.writeable = False
+        self._copy_weights = (n, weights, known, passages)
+        return weights, known, passages
 
     def passage_vectors(
         self, embeddings: Embeddings, model: str, unit_words: int = 0, docs: int | None = None
