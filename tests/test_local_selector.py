@@ -981,3 +981,20 @@ def test_copies_of_a_template_are_counted_in_documents():
     assert weights[-1] == weights[-2] == 1.0  # was 1 / (1 + ln 2)
     index.add(2, f"{filler} {sentence}")
     assert index._copies_weight(index.passage_count)[0][-1] < 1.0
+
+
+def test_the_selectors_own_queries_lift_no_copy():
+    """A review's case: the best match names Kofi, and the name bridge's query "kofi"
+    gave every "Kofi's train got in at ..." copy its weight back (the capitalized-word
+    exception is for the person's question), so bridged chatter pushed evidence out
+    (phenomena held-out heldout-0-q15). The selector's own queries do not lift."""
+    from langgraph_librarian.select.lexical import BM25Index
+
+    names = ["Lena", "Ravi", "Ines", "Tom", "Ada"]
+    index = BM25Index()
+    for i in range(40):
+        name = "Kofi" if i in (5, 17, 33) else names[i % 5]
+        index.add(i, f"{name}'s train got in at {6 + i % 5}:10 pm, only ten minutes late.")
+    lifted, _ = index.score_passages("kofi")
+    kept, _ = index.score_passages("kofi", told_apart=False)
+    assert kept[5] < 0.5 * lifted[5]  # a copy among 40, not a one-off

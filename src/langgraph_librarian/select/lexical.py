@@ -348,12 +348,21 @@ class BM25Index:
         return n_docs, bisect.bisect_left(self._owner, n_docs, 0, len(self._owner))
 
     def score_passages(
-        self, query: str, docs: int | None = None, related: Mapping[str, float] | None = None
+        self,
+        query: str,
+        docs: int | None = None,
+        related: Mapping[str, float] | None = None,
+        told_apart: bool = True,
     ) -> tuple[np.ndarray, np.ndarray]:
         """(score per document, index of its best passage or -1), of the first ``docs``.
 
         ``related`` maps further words to their weight in the query (a query word weighs
         1): words related in meaning to the query's, scored in the same passages.
+        ``told_apart``: a copy of a recurring template that a capitalized word of the
+        query tells apart from most of its copies keeps its weight. Right for a person's
+        question ("did I skip a dose?"); not for a query made of a matched passage's own
+        words (the selector's name bridges and hops), which would lift every copy opening
+        with one of them ("Kofi's train got in at 7:10 pm" for a bridge on "Kofi").
         """
         n_docs, n = self._bound(docs)
         if n_docs == 0:
@@ -394,7 +403,8 @@ class BM25Index:
         # the query asks for: "Skipped my 20 mg of lisinopril" among daily "Took my 20
         # mg of lisinopril" for "did I skip a dose?". A word most copies hold ("Parents'
         # evening is..." in every copy) tells none apart.
-        for term in set(content_terms(query)) & self._slot_postings.keys():
+        lifted = set(content_terms(query)) & self._slot_postings.keys() if told_apart else ()
+        for term in lifted:
             pids = np.asarray(self._slot_postings[term], dtype=np.int64)
             pids = pids[: np.searchsorted(pids, n)]
             if not pids.size:
@@ -759,9 +769,9 @@ class IndexHead:
         return self.docs
 
     def score_passages(
-        self, query: str, related: Mapping[str, float] | None = None
+        self, query: str, related: Mapping[str, float] | None = None, told_apart: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:
-        return self.index.score_passages(query, self.docs, related)
+        return self.index.score_passages(query, self.docs, related, told_apart)
 
     def scores(self, query: str) -> np.ndarray:
         return self.score_passages(query)[0]

@@ -1247,7 +1247,7 @@ class LocalSelector:
                 )
         if not names:
             return {}
-        raw, _ = index.score_passages(" ".join(sorted(names)))
+        raw, _ = index.score_passages(" ".join(sorted(names)), told_apart=False)
         top = float(raw.max()) if raw.size else 0.0
         if top <= 0:
             return {}
@@ -1299,7 +1299,7 @@ class LocalSelector:
         if len(hop) < 2:
             return {}
         words = [w for w in tokenize(index.passage_text(pid)) if hop.intersection(content_terms(w))]
-        raw, found_best = index.score_passages(" ".join(words))
+        raw, found_best = index.score_passages(" ".join(words), told_apart=False)
         hits = np.flatnonzero(raw > 0)
         if not hits.size:
             return {}
@@ -1352,7 +1352,7 @@ class LocalSelector:
                 ][:_ANCHOR_WORDS]
                 if not words:
                     continue
-                raw, found_best = index.score_passages(" ".join(words))
+                raw, found_best = index.score_passages(" ".join(words), told_apart=False)
                 hits = np.flatnonzero(raw > 0)
                 if not hits.size:
                     continue
