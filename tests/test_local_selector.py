@@ -998,3 +998,23 @@ def test_the_selectors_own_queries_lift_no_copy():
     lifted, _ = index.score_passages("kofi")
     kept, _ = index.score_passages("kofi", told_apart=False)
     assert kept[5] < 0.5 * lifted[5]  # a copy among 40, not a one-off
+
+
+def test_a_question_about_the_latest_keeps_the_newest_copy_whole():
+    """A trial on fresh chats: "How many tests passed in the latest run?" over a routine
+    "Looks good: N passed..." line; the newest copy is the answer, not chatter, and
+    keeps its weight while older copies stay weighed as copies."""
+    import numpy as np
+
+    from langgraph_librarian.select.lexical import BM25Index
+
+    index = BM25Index()
+    for i in range(12):
+        index.add(
+            i, f"Looks good: {215 + i} passed, {i % 3} skipped in {20 + i}.5s. Nothing failing."
+        )
+    latest = index.scores("How many tests passed in the latest run?")
+    plain = index.scores("How many tests passed in that run?")
+    assert latest[11] > 2 * latest[10]  # the newest copy stands out
+    assert np.isclose(latest[10], plain[10])  # the older copies as before
+    assert np.isclose(plain[11], plain[10])  # without the cue, all copies alike

@@ -62,6 +62,14 @@ _OTHER_QUESTION = re.compile(
 )
 """A question asking something else too ("who leads X, and when is Y?"): every value
 keeps its boost."""
+_LATEST_QUESTION = re.compile(
+    r"\b(?:latest|most\s+recent(?:ly)?|newest|last\s+time|currently|current|nowadays|"
+    r"these\s+days|at\s+the\s+moment|at\s+present|right\s+now|now)\b",
+    re.IGNORECASE,
+)
+"""A question about the latest state or instance ("How many tests passed in the latest
+run?", "What do I weigh now?"): the newest copy of a recurring template is that
+instance, not chatter."""
 _DATE_VALUES = frozenset(MONTHS) | {d for d in DAYS if len(d) > 3}
 """Value tokens that date a passage (month and weekday names)."""
 MAY_MONTH = re.compile(r"\bMay\b")
@@ -223,7 +231,7 @@ class BM25Index:
         # message repeats its sentences, and they are one message, not two copies).
         self._template_first: list[bool] = []
         self._template_first_array: np.ndarray | None = None
-        self._copy_weights: tuple[int, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._copy_weights: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         # Per term, the passages with a template that hold it among the capitalized
         # words the template took out (ascending ids): "Skipped my 20 mg" beside daily
         # "Took my 20 mg" (a sentence's first word is capitalized).
@@ -385,8 +393,13 @@ class BM25Index:
         boost = has_value[hits]
         # A copy of a recurring template weighs less, unless one of its slots is a value
         # the query names: then its slots tell the copies apart.
-        weights, templates, passages = self._copies_weight(n)
+        weights, templates, passages, newest = self._copies_weight(n)
         copies = weights[hits]
+        if _LATEST_QUESTION.search(query):
+            # The newest copy of a routine line ("Looks good: 231 passed...") is what a
+            # question about the latest one asks for: it keeps its weight, older copies
+            # stay weighed as copies.
+            copies[newest[hits]] = 1.0
         # Passages whose only values are ones the query already names get no boost; only
         # passages holding a value the query mentions need a closer look.
         asked = {t.lower() for t in tokenize(query)}
@@ -438,18 +451,18 @@ class BM25Index:
         best[doc_of[starts]] = last_best
         return doc_scores, best
 
-    def _copies_weight(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _copies_weight(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """For the first ``n`` passages: each one's weight, 1 / (1 + ln copies), copies =
         the documents holding its template (1 for a passage without one); each one's
-        template id (0 for none: read only where a template is known); and the passages
-        per template id.
+        template id (0 for none: read only where a template is known); the passages per
+        template id; and whether each is the newest passage of its template.
 
         Like a term's IDF, at the level of sentences: a line of chatter that recurs with
         its slots changed says little about any one message that holds it.
         """
         cached = self._copy_weights
         if cached is not None and cached[0] == n:
-            return cached[1], cached[2], cached[3]
+            return cached[1], cached[2], cached[3], cached[4]
         templates = self._template_array
         if templates is None or len(templates) < n:
             templates = self._template_array = _extended(templates, self._template, np.int64)
@@ -465,10 +478,15 @@ class BM25Index:
         copies[has] = documents[ids[has]]
         weights = 1.0 / (1.0 + np.log(copies))
         known = np.where(has, ids, 0)
-        for array in (weights, known, passages):
+        # Passages are in order: assigned in order, each template's last position wins.
+        last = np.full(size, -1, dtype=np.int64)
+        last[ids[has]] = np.flatnonzero(has)
+        newest = np.zeros(n, dtype=bool)
+        newest[last[last >= 0]] = True
+        for array in (weights, known, passages, newest):
             array.flags.writeable = False
-        self._copy_weights = (n, weights, known, passages)
-        return weights, known, passages
+        self._copy_weights = (n, weights, known, passages, newest)
+        return weights, known, passages, newest
 
     def passage_vectors(
         self, embeddings: Embeddings, model: str, unit_words: int = 0, docs: int | None = None
