@@ -32,7 +32,19 @@ def test_best_first_is_the_head_of_a_stable_sort(values, at_least, data):
     assert [*head.tolist(), *_rest_of_ranking(array, slots, len(head))] == full.tolist()
 
 
-WORDS = ["budget", "venue", "figure", "Paris", "2024", "visa", "hotel", "we", "noted", "Anna"]
+WORDS = [
+    "budget",
+    "venue",
+    "figure",
+    "Paris",
+    "2024",
+    "visa",
+    "hotel",
+    "we",
+    "noted",
+    "Anna",
+    "latest",
+]
 
 
 def _reference_scores(index: BM25Index, query: str) -> tuple[np.ndarray, np.ndarray]:
@@ -49,12 +61,26 @@ def _reference_scores(index: BM25Index, query: str) -> tuple[np.ndarray, np.ndar
             if pid < n and not (index.passage_values[pid] - asked):
                 boost[pid] = False
     passage[boost] *= VALUE_BOOST
-    # Copies of a recurring template weigh less, unless they hold a value the query names.
-    weights = np.array(index._copies_weight(n))
+    # Copies of a recurring template weigh less, unless they hold a value the query names,
+    # or a capitalized word of the query held by at most half of their template's copies,
+    # or are their template's newest copy for a question about the latest.
+    from langgraph_librarian._engine.text import content_terms
+    from langgraph_librarian.select.lexical import _LATEST_QUESTION
+
+    copies, templates, passages, newest = index._copies_weight(n)
+    weights = np.array(copies)
     for value in asked & index._value_postings.keys():
         for pid in index._value_postings[value]:
             if pid < n:
                 weights[pid] = 1.0
+    for term in set(content_terms(query)) & index._slot_postings.keys():
+        holding = [pid for pid in index._slot_postings[term] if pid < n]
+        for pid in holding:
+            held = sum(templates[other] == templates[pid] for other in holding)
+            if 2 * held <= passages[templates[pid]]:
+                weights[pid] = 1.0
+    if _LATEST_QUESTION.search(query):
+        weights[newest] = 1.0
     passage *= weights
     best = np.full(n_docs, -1, dtype=np.int64)
     scores = np.zeros(n_docs)
