@@ -175,3 +175,34 @@ def test_closing_lines_are_told_apart_by_the_facts_they_carry():
         "Let me know if I’d better wait.",
     ):
         assert clean_model_summary(f"{base} {closing}") == base
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_clause_the_message_does_not_say_is_dropped_and_the_rest_stored(mode):
+    """A weak model's invented fact in its own clause ("... She adores loud jazz concerts.")
+    is dropped; the faithful rest is stored as the summary."""
+    (entry,) = _index(GOOD + " She adores loud jazz concerts.", mode).entries
+    assert entry.status == "summarized"
+    assert entry.summary == GOOD
+    assert "jazz" not in entry.summary
+
+
+def test_a_summary_of_added_clauses_only_is_rejected():
+    (entry,) = _index("She adores loud jazz concerts downtown.", "sync").entries
+    assert entry.status != "summarized"
+
+
+def test_added_clauses_are_dropped_by_their_words():
+    from langgraph_librarian.index._validate import drop_added_clauses
+
+    assert drop_added_clauses(GOOD + "; she adores jazz concerts.", SOURCE) == GOOD + "."
+    # A clause with one of the message's words, or a number, or a short remark stays.
+    for kept in (
+        GOOD + " Tom needs a vegetarian menu.",
+        GOOD + " About 40 people attend.",
+        GOOD + " Good news.",
+    ):
+        assert drop_added_clauses(kept, SOURCE) == kept
+    # A summary in another language than the message: its words are translations.
+    spanish = "Presupuesto de 4.500 euros para Lisboa; Tom es vegetariano y alérgico."
+    assert drop_added_clauses(spanish, SOURCE) == spanish

@@ -76,6 +76,7 @@ __all__ = [
     "CONSTRAINTS",
     "clean_model_summary",
     "crosses_languages",
+    "drop_added_clauses",
     "drop_cut_tail",
     "statement_problem",
     "strip_markdown",
@@ -1100,6 +1101,42 @@ def drop_cut_tail(summary: str, source: str) -> tuple[str, bool]:
         return summary, False
     ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())]
     return (text[: ends[-1]].rstrip() if ends else ""), True
+
+
+_ADDED_CLAUSE_WORDS = 4
+_CLAUSE_END = re.compile(r"([.;!?]+(?=\s|$)|\n+)")
+
+
+def drop_added_clauses(summary: str, source: str) -> str:
+    """``summary`` without its sentences or clauses (split at sentence ends, semicolons
+    and line breaks) that say something the message does not: at least four words, two
+    content words or more, none of them the message's (by stem, start or compound), and
+    no number. "...; she is allergic to peanuts." in a summary of a hotel booking is a
+    fact the model added; dropped, the rest is stored. A faithful remark dropped the
+    same way ("Proud of the achievement.", "The user seems happy about it.") costs the
+    entry nothing it needs, so clauses are dropped rather than the summary rejected.
+    A summary in another language than the message is left whole (its words are
+    translations); ``""`` when nothing is left.
+    """
+    if crosses_languages(summary, source):
+        return summary
+    pieces = _CLAUSE_END.split(summary)
+    kept: list[str] = []
+    dropped = False
+    for at in range(0, len(pieces), 2):
+        clause = pieces[at]
+        end = pieces[at + 1] if at + 1 < len(pieces) else ""
+        if len(_words(clause)) >= _ADDED_CLAUSE_WORDS and not any(c.isdigit() for c in clause):
+            terms, loose = _loose_terms(clause, source)
+            if len(terms) >= 2 and len(loose) == len(terms):
+                dropped = True
+                continue
+        kept.append(clause + end)
+    if not dropped:
+        return summary
+    text = "".join(kept).strip()
+    # "...$189/night;" once the clause after the semicolon is gone ends as a sentence.
+    return re.sub(r"[;,:]+$", ".", text)
 
 
 def summary_facts_problem(

@@ -29,6 +29,7 @@ from langgraph_librarian.index._validate import (
     clean_model_summary,
     crosses_languages,
     cut_unreported,
+    drop_added_clauses,
     summary_facts_problem,
 )
 from langgraph_librarian.index.extractive import extractive_summary
@@ -252,6 +253,15 @@ class LLMSummarizer:
         if problem is None and stopped_at_length(raw):
             # Asked for about 100 tokens, it ran into the output limit: rambling, and cut.
             problem = "the summary was cut off at the output-token limit"
+        if problem is None:
+            # A sentence or clause none of whose words the message has is a fact the
+            # model added ("...; she is allergic to peanuts."): dropped from a summary
+            # that passed the checks as written (judging what is left instead would let
+            # a wrong rest pass that the added clause gave away).
+            kept = WHITESPACE.sub(" ", drop_added_clauses(lines, source)).strip()
+            if not kept:
+                problem = "the summary says nothing the message says"
+            summary = _stored(kept)
         latency = (time.perf_counter() - start) * 1000
         if problem is not None:
             return _Outcome(None, latency, f"summary rejected: {problem}")
