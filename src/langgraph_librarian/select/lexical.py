@@ -63,13 +63,14 @@ _OTHER_QUESTION = re.compile(
 """A question asking something else too ("who leads X, and when is Y?"): every value
 keeps its boost."""
 _LATEST_QUESTION = re.compile(
-    r"\b(?:latest|most\s+recent(?:ly)?|newest|last\s+time|currently|current|nowadays|"
-    r"these\s+days|at\s+the\s+moment|at\s+present|right\s+now|now)\b",
+    r"\b(?:latest|most\s+recent(?:ly)?|newest|last\s+(?:time|one|run|entry|reading|update))\b",
     re.IGNORECASE,
 )
-"""A question about the latest state or instance ("How many tests passed in the latest
-run?", "What do I weigh now?"): the newest copy of a recurring template is that
-instance, not chatter."""
+"""A question about the latest instance ("How many tests passed in the latest run?",
+"What did the last reading say?"): the newest copy of a recurring template is that
+instance, not chatter. "Now", "currently", "these days" are left to the change-of-state
+rule of the local selector: they ask what holds, and a review found the newest copy of
+templated boilerplate ("your plan for week 6 is on track") jumping ahead of a change."""
 _DATE_VALUES = frozenset(MONTHS) | {d for d in DAYS if len(d) > 3}
 """Value tokens that date a passage (month and weekday names)."""
 MAY_MONTH = re.compile(r"\bMay\b")
