@@ -107,6 +107,7 @@ _CONTEXT_CHARS = 300
 _MIN_PASSAGE_WORDS = 6
 _TEMPLATE_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _SLOT_WORDS = frozenset(MONTHS) | frozenset(DAYS)
+_ASCII_DIGIT = re.compile(r"[0-9]")
 _MIN_TEMPLATE_WORDS = 4
 """A passage with fewer words left once its slots are out has no template."""
 
@@ -123,20 +124,27 @@ def template_of(passage: str) -> str | None:
 
 def _template_parts(passage: str) -> tuple[str | None, list[str]]:
     """:func:`template_of` and the capitalized words it took out (numbers aside), in one
-    pass: indexing runs it on every passage (a loop kept lean: it was a fifth of
-    indexing's cost as a comprehension calling any() per token)."""
-    digits = any(map(str.isdigit, passage))
-    kept: list[str] = []
-    capitalized: list[str] = []
-    for token in _TEMPLATE_TOKEN.findall(passage):
-        if digits and any(map(str.isdigit, token)):
-            continue
-        if token[0].isupper():
-            capitalized.append(token)
-            continue
-        low = token.lower()
-        if low not in _SLOT_WORDS:
-            kept.append(low)
+    pass: indexing runs it on every passage.
+
+    The same as a loop over the tokens that skips those with a digit (when the passage
+    has one), sets the capitalized ones aside and keeps the others' lower case unless a
+    month or a weekday, written as comprehensions (tests/test_index_fast_paths.py holds
+    that loop and checks both on varied text). A token holds a digit only
+    when it is not all letters (no character is both ``isalpha`` and ``isdigit``), so
+    the per-character test runs only on the few tokens that are not words; a passage's
+    own test for digits is one regex scan when it is ASCII (where ``isdigit`` is 0-9).
+    """
+    tokens = _TEMPLATE_TOKEN.findall(passage)
+    if (
+        _ASCII_DIGIT.search(passage) is not None
+        if passage.isascii()
+        else any(map(str.isdigit, passage))
+    ):
+        tokens = [t for t in tokens if t.isalpha() or not any(map(str.isdigit, t))]
+    capitalized = [t for t in tokens if t[0].isupper()]
+    if capitalized:
+        tokens = [t for t in tokens if not t[0].isupper()]
+    kept = [low for low in map(str.lower, tokens) if low not in _SLOT_WORDS]
     return (" ".join(kept) if len(kept) >= _MIN_TEMPLATE_WORDS else None), capitalized
 
 
@@ -181,10 +189,10 @@ an empty frozenset each, which the garbage collector would traverse on every ful
 
 def value_tokens(passage: str) -> frozenset[str]:
     """Lower-cased tokens that could answer a question: numbers, months, names."""
-    found: set[str] = set()
-    for match in VALUE_PATTERN.finditer(passage):
-        found.add(match.group(0).lower())
-    return frozenset(found) if found else _NO_VALUES
+    # findall, not a loop over match objects: the pattern has no groups, so it returns
+    # the whole matches (indexing runs this on every passage).
+    found = VALUE_PATTERN.findall(passage)
+    return frozenset(map(str.lower, found)) if found else _NO_VALUES
 
 
 class BM25Index:
@@ -265,7 +273,7 @@ class BM25Index:
             terms = content_terms(passage)
             counts = Counter(terms)
             postings = self._postings
-            new = [term for term in counts if term not in postings]
+            new = postings.new_terms(counts)
             if new:
                 self._add_words(passage, new, pid)
             postings.add(pid, counts)
@@ -291,10 +299,15 @@ class BM25Index:
             values = value_tokens(passage)
             self.passage_values.append(values)
             self._has_value.append(bool(values))
-            dates = values & _DATE_VALUES
-            if "may" in dates and not MAY_MONTH.search(passage):
-                dates = dates - {"may"}  # "we may need 3 rooms": the verb, not the month
-            self._has_date.append(bool(dates) or bool(_CLOCK.search(passage)))
+            if values:
+                dates = values & _DATE_VALUES
+                if "may" in dates and not MAY_MONTH.search(passage):
+                    dates = dates - {"may"}  # "we may need 3 rooms": the verb, not the month
+                self._has_date.append(bool(dates) or bool(_CLOCK.search(passage)))
+            else:
+                # No value means no digit (any digit starts a value match, or sits inside
+                # a name's), and a time of day needs one: no date, without a scan.
+                self._has_date.append(False)
             for value in values:
                 self._value_postings.setdefault(value, []).append(pid)
             self.passage_has_change.append(has_change_cue(passage))
