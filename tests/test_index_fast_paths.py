@@ -230,3 +230,44 @@ def test_new_terms_are_those_no_row_holds():
     postings.add(0, {"a": 1, "b": 2})
     assert postings.new_terms(["c", "a", "d", "b"]) == ["c", "d"]
     assert postings.new_terms({"b": 1}) == []
+
+
+def test_repeated_passages_index_like_the_first():
+    """Passage facts are cached by text: every column is what the plain calls give,
+    for first sightings and copies alike, long passages (not cached) included."""
+    from collections import Counter
+
+    from langgraph_librarian._engine.text import content_terms, stem_terms
+    from langgraph_librarian.select import lexical
+
+    rnd = random.Random(7)
+    sentences = [p for p in _passages(600, 8) if p.strip()]
+    texts = [" ".join(rnd.choice(sentences) for _ in range(rnd.randint(1, 12))) for _ in range(300)]
+    texts += [texts[5], texts[9] + " " + "word " * 600, "Took my 20 mg. " * 30]
+    lexical._passage_facts.cache_clear()
+    index = lexical.BM25Index()
+    for i, text in enumerate(texts):
+        index.add(i, text)
+    assert lexical._passage_facts.cache_info().hits > 0
+    slots: dict[str, list[int]] = {}
+    for pid, passage in enumerate(index._passages):
+        terms = content_terms(passage)
+        assert index._lengths[pid] == len(terms)
+        assert index.passage_terms[pid] == frozenset(terms)
+        template, capitalized = lexical._template_parts(passage)
+        assert (index._template[pid] == -1) == (template is None)
+        if template is not None:
+            assert index._template_ids[template] == index._template[pid]
+            for term in set(stem_terms([w.lower() for w in capitalized])):
+                slots.setdefault(term, []).append(pid)
+        values = lexical.value_tokens(passage)
+        assert index.passage_values[pid] == values
+        dates = values & lexical._DATE_VALUES
+        if "may" in dates and not lexical.MAY_MONTH.search(passage):
+            dates = dates - {"may"}
+        assert index._has_date[pid] == (bool(dates) or bool(lexical._CLOCK.search(passage)))
+        assert index.passage_has_change[pid] == has_change_cue(passage)
+        for term, count in Counter(terms).items():
+            rows, weights = index._postings.arrays(term)  # type: ignore[misc]
+            assert count == weights[list(rows).index(pid)]
+    assert index._slot_postings == slots

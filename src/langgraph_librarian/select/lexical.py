@@ -23,6 +23,7 @@ import re
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Hashable, Mapping
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -195,6 +196,55 @@ def value_tokens(passage: str) -> frozenset[str]:
     return frozenset(map(str.lower, found)) if found else _NO_VALUES
 
 
+_Facts = tuple[
+    Counter[str], int, frozenset[str], str | None, tuple[str, ...], frozenset[str], bool, bool
+]
+_FACTS_MAX_CHARS = 2000
+"""Passages up to this long have their facts cached (as :func:`content_terms` caches
+terms): a longer one is rarely repeated, and would hold its text in the cache."""
+
+
+def _facts(passage: str) -> _Facts:
+    """What indexing reads from ``passage``'s own text, and nothing else: its term
+    counts, term count and terms; its template (:func:`template_of`) and the terms of
+    the capitalized words the template took out (none without a template); its values
+    (:func:`value_tokens`); whether it states a date or a time of day; whether it states
+    a change (:func:`has_change_cue`). The caller never changes what it is given.
+    """
+    terms = content_terms(passage)
+    counts = Counter(terms)
+    template, capitalized = _template_parts(passage)
+    slot_terms: tuple[str, ...] = ()
+    if template is not None and capitalized:
+        slot_terms = tuple(set(stem_terms([word.lower() for word in capitalized])))
+    values = value_tokens(passage)
+    has_date = False
+    if values:
+        dates = values & _DATE_VALUES
+        if "may" in dates and not MAY_MONTH.search(passage):
+            dates = dates - {"may"}  # "we may need 3 rooms": the verb, not the month
+        has_date = bool(dates) or bool(_CLOCK.search(passage))
+    # Without a value there is no digit (any digit starts a value match, or sits
+    # inside a name's), and a time of day needs one: no date, without a scan.
+    return (
+        counts,
+        len(terms),
+        frozenset(counts),
+        template,
+        slot_terms,
+        values,
+        has_date,
+        has_change_cue(passage),
+    )
+
+
+# A history repeats passages word for word: templated chatter (the daily "Took my 20
+# mg"), pasted logs and tracebacks, greetings, a summary repeating its message's
+# sentences. Each is read once: the facts are a function of the text alone, so a copy's
+# are the first's (the same objects; the index never changes them).
+_passage_facts = lru_cache(maxsize=4096)(_facts)
+
+
 class BM25Index:
     """Okapi BM25 over passages of a growing list of documents (messages).
 
@@ -270,8 +320,9 @@ class BM25Index:
         doc_templates: set[int] = set()
         for passage in passages:
             pid = len(self._owner)
-            terms = content_terms(passage)
-            counts = Counter(terms)
+            counts, length, terms, template, slot_terms, values, has_date, change = (
+                _passage_facts(passage) if len(passage) <= _FACTS_MAX_CHARS else _facts(passage)
+            )
             postings = self._postings
             new = postings.new_terms(counts)
             if new:
@@ -279,7 +330,6 @@ class BM25Index:
             postings.add(pid, counts)
             self._owner.append(doc)
             self._passages.append(passage)
-            template, capitalized = _template_parts(passage)
             if template is None:
                 self._template.append(-1)
                 self._template_first.append(False)
@@ -288,29 +338,19 @@ class BM25Index:
                 self._template.append(tid)
                 self._template_first.append(tid not in doc_templates)
                 doc_templates.add(tid)
-                if capitalized:
-                    for term in set(stem_terms([word.lower() for word in capitalized])):
-                        self._slot_postings.setdefault(term, []).append(pid)
-            self._lengths.append(len(terms))
+                for term in slot_terms:
+                    self._slot_postings.setdefault(term, []).append(pid)
+            self._lengths.append(length)
             self._length_totals.append(
-                len(terms) + (self._length_totals[-1] if self._length_totals else 0)
+                length + (self._length_totals[-1] if self._length_totals else 0)
             )
-            self.passage_terms.append(frozenset(counts))
-            values = value_tokens(passage)
+            self.passage_terms.append(terms)
             self.passage_values.append(values)
             self._has_value.append(bool(values))
-            if values:
-                dates = values & _DATE_VALUES
-                if "may" in dates and not MAY_MONTH.search(passage):
-                    dates = dates - {"may"}  # "we may need 3 rooms": the verb, not the month
-                self._has_date.append(bool(dates) or bool(_CLOCK.search(passage)))
-            else:
-                # No value means no digit (any digit starts a value match, or sits inside
-                # a name's), and a time of day needs one: no date, without a scan.
-                self._has_date.append(False)
+            self._has_date.append(has_date)
             for value in values:
                 self._value_postings.setdefault(value, []).append(pid)
-            self.passage_has_change.append(has_change_cue(passage))
+            self.passage_has_change.append(change)
         # Arrays of per-passage columns are rebuilt on demand; readers slice them
         # to their own length, so a longer one serves every earlier length.
         self._filler.append(is_filler(text))
