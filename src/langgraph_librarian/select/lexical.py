@@ -23,7 +23,6 @@ import re
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Hashable, Mapping
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -238,11 +237,30 @@ def _facts(passage: str) -> _Facts:
     )
 
 
-# A history repeats passages word for word: templated chatter (the daily "Took my 20
-# mg"), pasted logs and tracebacks, greetings, a summary repeating its message's
-# sentences. Each is read once: the facts are a function of the text alone, so a copy's
-# are the first's (the same objects; the index never changes them).
-_passage_facts = lru_cache(maxsize=4096)(_facts)
+_FACTS: dict[str, _Facts] = {}
+"""Facts of the passages indexed last (see :func:`_passage_facts`)."""
+_FACTS_LIMIT = 4096
+
+
+def _passage_facts(passage: str) -> _Facts:
+    """:func:`_facts`, remembered for the last few thousand passages (up to
+    :data:`_FACTS_MAX_CHARS` long).
+
+    A history repeats passages word for word: templated chatter (the daily "Took my 20
+    mg"), pasted logs and tracebacks, greetings, a summary repeating its message's
+    sentences. Each is read once: the facts are a function of the text alone, so a
+    copy's are the first's (the same objects; the index never changes them). A plain
+    dictionary emptied when full, not an LRU: on prose that never repeats, a miss costs
+    a lookup and an insert (an LRU's bookkeeping cost about 4% of the lexical pass).
+    """
+    facts = _FACTS.get(passage)
+    if facts is None:
+        if len(passage) > _FACTS_MAX_CHARS:
+            return _facts(passage)
+        if len(_FACTS) >= _FACTS_LIMIT:
+            _FACTS.clear()
+        facts = _FACTS[passage] = _facts(passage)
+    return facts
 
 
 class BM25Index:
@@ -320,8 +338,8 @@ class BM25Index:
         doc_templates: set[int] = set()
         for passage in passages:
             pid = len(self._owner)
-            counts, length, terms, template, slot_terms, values, has_date, change = (
-                _passage_facts(passage) if len(passage) <= _FACTS_MAX_CHARS else _facts(passage)
+            counts, length, terms, template, slot_terms, values, has_date, change = _passage_facts(
+                passage
             )
             postings = self._postings
             new = postings.new_terms(counts)
