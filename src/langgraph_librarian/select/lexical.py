@@ -238,28 +238,41 @@ def _facts(passage: str) -> _Facts:
 
 
 _FACTS: dict[str, _Facts] = {}
-"""Facts of the passages indexed last (see :func:`_passage_facts`)."""
+"""Facts of passages indexed twice lately (see :func:`_passage_facts`)."""
+_SEEN: set[int] = set()
+"""Hashes of the passages indexed lately."""
 _FACTS_LIMIT = 4096
+_SEEN_LIMIT = 16384
 
 
 def _passage_facts(passage: str) -> _Facts:
-    """:func:`_facts`, remembered for the last few thousand passages (up to
-    :data:`_FACTS_MAX_CHARS` long).
+    """:func:`_facts`, remembered for passages (up to :data:`_FACTS_MAX_CHARS` long)
+    indexed more than once lately.
 
     A history repeats passages word for word: templated chatter (the daily "Took my 20
     mg"), pasted logs and tracebacks, greetings, a summary repeating its message's
-    sentences. Each is read once: the facts are a function of the text alone, so a
-    copy's are the first's (the same objects; the index never changes them). A plain
-    dictionary emptied when full, not an LRU: on prose that never repeats, a miss costs
-    a lookup and an insert (an LRU's bookkeeping cost about 4% of the lexical pass).
+    sentences. Those are read once or twice, not at every copy: the facts are a function
+    of the text alone, so a copy's are the first's (the same objects; the index never
+    changes them). A passage is remembered at its second sighting: prose that never
+    repeats then costs a hash in a set per passage, not a stored entry (stored entries
+    were objects the garbage collector kept traversing: about 4% of the lexical pass
+    when nothing repeats). A hash shared by two passages only stores the second early;
+    the facts are found by the passage's own text.
     """
     facts = _FACTS.get(passage)
-    if facts is None:
-        if len(passage) > _FACTS_MAX_CHARS:
-            return _facts(passage)
-        if len(_FACTS) >= _FACTS_LIMIT:
-            _FACTS.clear()
-        facts = _FACTS[passage] = _facts(passage)
+    if facts is not None:
+        return facts
+    facts = _facts(passage)
+    if len(passage) <= _FACTS_MAX_CHARS:
+        key = hash(passage)
+        if key in _SEEN:
+            if len(_FACTS) >= _FACTS_LIMIT:
+                _FACTS.clear()
+            _FACTS[passage] = facts
+        else:
+            if len(_SEEN) >= _SEEN_LIMIT:
+                _SEEN.clear()
+            _SEEN.add(key)
     return facts
 
 
