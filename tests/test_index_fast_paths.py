@@ -140,3 +140,138 @@ def test_static_array_embedding_is_embed_documents():
     array = model.embed_documents_array(texts)
     assert array.dtype == np.float32
     assert np.array_equal(array, np.asarray(model.embed_documents(texts), dtype=np.float32))
+
+
+_PASSAGE_PIECES = [
+    *PIECES,
+    *["Monday", "sun", "SAT", "may", "Mar", "O'Neill's", "don’t", "rock'n'roll", "a''b", "'"],
+    *["ALL CAPS HERE", "Café", "École", "ǅemal", "Straße", "İstanbul", "3rd", "mp3", "B12"],
+    *["Jasper ran 19 kilometres on Sunday.", "Took my 20 mg", "Skipped my 20 mg", "٣", "ǈ"],
+]
+
+
+def _passages(count: int = 3000, seed: int = 5) -> list[str]:
+    rnd = random.Random(seed)
+    words = [
+        " ".join(rnd.choice(_PASSAGE_PIECES) for _ in range(rnd.randint(0, 25)))
+        for _ in range(count)
+    ]
+    return [*words, *_texts(500, seed), "Die Katze schläft; der Hund bellt um 7 Uhr."]
+
+
+def test_sentence_breaks_are_the_first_written_pattern():
+    first = re.compile(r"(?<=[.!?。！？])\s+|\n{2,}|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+    rnd = random.Random(6)
+    alphabet = [*"ab .!?。！？\n\n \t\r-*•1)2(.\u3000\u2028\x0b", "\n- ", "\n12) ", "\n• "]
+    texts = [*_texts(), *_passages()]
+    for _ in range(20000):
+        texts.append("".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 30))))
+    for text in texts:
+        assert text_module._SENTENCE.split(text) == first.split(text), repr(text)
+
+
+def test_template_parts_is_the_plain_loop():
+    from langgraph_librarian.select import lexical
+
+    def reference(passage: str) -> tuple[str | None, list[str]]:
+        digits = any(map(str.isdigit, passage))
+        kept: list[str] = []
+        capitalized: list[str] = []
+        for token in lexical._TEMPLATE_TOKEN.findall(passage):
+            if digits and any(map(str.isdigit, token)):
+                continue
+            if token[0].isupper():
+                capitalized.append(token)
+                continue
+            low = token.lower()
+            if low not in lexical._SLOT_WORDS:
+                kept.append(low)
+        return (" ".join(kept) if len(kept) >= lexical._MIN_TEMPLATE_WORDS else None), capitalized
+
+    for passage in _passages():
+        assert lexical._template_parts(passage) == reference(passage), passage
+    # The digit test per token is skipped for words: no character is a letter and a digit.
+    assert not any(chr(c).isalpha() and chr(c).isdigit() for c in range(0x110000))
+
+
+def test_value_tokens_and_dates_are_the_match_loop():
+    from langgraph_librarian.select import lexical
+
+    for passage in _passages():
+        found = {m.group(0).lower() for m in VALUE_PATTERN.finditer(passage)}
+        assert lexical.value_tokens(passage) == frozenset(found), passage
+        if not found:  # no value, no digit: a time of day needs one (add skips the scan)
+            assert lexical._CLOCK.search(passage) is None, passage
+
+
+def test_filler_check_reads_a_few_tokens_of_a_long_text():
+    from langgraph_librarian.select import _evidence
+
+    def reference(text: str) -> bool:
+        words = tokenize(text)
+        if not words or len(words) > _evidence._FILLER_MAX_WORDS:
+            return not words or _evidence.is_non_answer(text)
+        return all(
+            w in _evidence._FILLER_WORDS or (w.isdigit() and len(words) <= 2) for w in words
+        ) or _evidence.is_non_answer(text)
+
+    texts = [*_texts(), *_passages()]
+    texts += ["Noted, thanks." + " " * 80, "ok ok ok ok ok ok ... !!! " * 5, "中文日本語" * 20]
+    for text in texts:
+        assert _evidence.is_filler(text) == reference(text), text
+        for n in (0, 1, 6):
+            assert text_module.has_more_tokens_than(text, n) == (len(tokenize(text)) > n)
+
+
+def test_new_terms_are_those_no_row_holds():
+    from langgraph_librarian._engine.postings import Postings
+
+    postings = Postings()
+    postings.add(0, {"a": 1, "b": 2})
+    assert postings.new_terms(["c", "a", "d", "b"]) == ["c", "d"]
+    assert postings.new_terms({"b": 1}) == []
+
+
+def test_repeated_passages_index_like_the_first():
+    """Passage facts are cached by text: every column is what the plain calls give,
+    for first sightings and copies alike, long passages (not cached) included."""
+    from collections import Counter
+
+    from langgraph_librarian._engine.text import content_terms, stem_terms
+    from langgraph_librarian.select import lexical
+
+    rnd = random.Random(7)
+    sentences = [p for p in _passages(600, 8) if p.strip()]
+    texts = [" ".join(rnd.choice(sentences) for _ in range(rnd.randint(1, 12))) for _ in range(300)]
+    texts += [texts[5], texts[9] + " " + "word " * 600, "Took my 20 mg. " * 30]
+    lexical._FACTS.clear()
+    lexical._SEEN.clear()
+    index = lexical.BM25Index()
+    for i, text in enumerate(texts):
+        index.add(i, text)
+    # A passage is remembered at its second sighting: later copies share its facts.
+    repeated = next(p for p in index._passages if index._passages.count(p) >= 3)
+    sightings = [i for i, p in enumerate(index._passages) if p == repeated]
+    assert index.passage_terms[sightings[1]] is index.passage_terms[sightings[-1]]
+    slots: dict[str, list[int]] = {}
+    for pid, passage in enumerate(index._passages):
+        terms = content_terms(passage)
+        assert index._lengths[pid] == len(terms)
+        assert index.passage_terms[pid] == frozenset(terms)
+        template, capitalized = lexical._template_parts(passage)
+        assert (index._template[pid] == -1) == (template is None)
+        if template is not None:
+            assert index._template_ids[template] == index._template[pid]
+            for term in set(stem_terms([w.lower() for w in capitalized])):
+                slots.setdefault(term, []).append(pid)
+        values = lexical.value_tokens(passage)
+        assert index.passage_values[pid] == values
+        dates = values & lexical._DATE_VALUES
+        if "may" in dates and not lexical.MAY_MONTH.search(passage):
+            dates = dates - {"may"}
+        assert index._has_date[pid] == (bool(dates) or bool(lexical._CLOCK.search(passage)))
+        assert index.passage_has_change[pid] == has_change_cue(passage)
+        for term, count in Counter(terms).items():
+            rows, weights = index._postings.arrays(term)  # type: ignore[misc]
+            assert count == weights[list(rows).index(pid)]
+    assert index._slot_postings == slots

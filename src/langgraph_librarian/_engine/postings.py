@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -42,6 +42,12 @@ class Postings:
 
     def __contains__(self, term: object) -> bool:
         return term in self._rows
+
+    def new_terms(self, terms: Iterable[str]) -> list[str]:
+        """Those of ``terms`` no row holds yet, in order (``term not in self`` for each,
+        without a method call per term: indexing asks it of every passage's terms)."""
+        rows = self._rows
+        return [term for term in terms if term not in rows]
 
     def add(self, row: int, counts: Mapping[str, float]) -> None:
         """Record ``row``'s terms (rows must be added in increasing order).

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from itertools import chain
 
 from langgraph_librarian._engine.text import (
     CHANGE_CUES,
@@ -169,9 +170,9 @@ def extractive_summary(text: str, role: str = "human", max_sentences: int = 3) -
     # Each sentence is tokenized once: the message's term counts are the sum of its
     # sentences' (tokens never span the space the sentences were once joined with).
     per_sentence = [stem_terms(tokenize(sentence)) for sentence in sentences]
-    doc_freq: Counter[str] = Counter()
-    for terms in per_sentence:
-        doc_freq.update(terms)
+    # One count over every sentence's terms (the same counts as an update per
+    # sentence, without Counter.update's Python-level checks on each of them).
+    doc_freq = Counter(chain.from_iterable(per_sentence))
     repeats_of = {term: min(count, 4) - 1 for term, count in doc_freq.items()}
     scores = [
         _score(sentence, i, role, repeats_of, set(terms))

@@ -31,7 +31,13 @@ from statistics import NormalDist
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langgraph_librarian._engine.text import WHITESPACE, content_terms, stem_terms, tokenize
+from langgraph_librarian._engine.text import (
+    WHITESPACE,
+    content_terms,
+    has_more_tokens_than,
+    stem_terms,
+    tokenize,
+)
 from langgraph_librarian._engine.vectors import unit_rows
 
 __all__ = [
@@ -413,6 +419,11 @@ def is_non_answer(text: str) -> bool:
 def is_filler(text: str) -> bool:
     """A short message of acknowledgements only ("Noted, thanks.", "Reply 8."), or one
     that only says its writer does not know (:func:`is_non_answer`)."""
+    if len(text) > 80 and has_more_tokens_than(text, _FILLER_MAX_WORDS):
+        # What the lines below return for a long text of many words (is_non_answer is
+        # false past 80 characters), without tokenizing a whole message: indexing asks
+        # this of every message, most of them long.
+        return False
     words = tokenize(text)
     if not words or len(words) > _FILLER_MAX_WORDS:
         return not words or is_non_answer(text)

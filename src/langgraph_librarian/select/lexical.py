@@ -116,6 +116,7 @@ _CONTEXT_CHARS = 300
 _MIN_PASSAGE_WORDS = 6
 _TEMPLATE_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _SLOT_WORDS = frozenset(MONTHS) | frozenset(DAYS)
+_ASCII_DIGIT = re.compile(r"[0-9]")
 _MIN_TEMPLATE_WORDS = 4
 """A passage with fewer words left once its slots are out has no template."""
 
@@ -132,20 +133,27 @@ def template_of(passage: str) -> str | None:
 
 def _template_parts(passage: str) -> tuple[str | None, list[str]]:
     """:func:`template_of` and the capitalized words it took out (numbers aside), in one
-    pass: indexing runs it on every passage (a loop kept lean: it was a fifth of
-    indexing's cost as a comprehension calling any() per token)."""
-    digits = any(map(str.isdigit, passage))
-    kept: list[str] = []
-    capitalized: list[str] = []
-    for token in _TEMPLATE_TOKEN.findall(passage):
-        if digits and any(map(str.isdigit, token)):
-            continue
-        if token[0].isupper():
-            capitalized.append(token)
-            continue
-        low = token.lower()
-        if low not in _SLOT_WORDS:
-            kept.append(low)
+    pass: indexing runs it on every passage.
+
+    The same as a loop over the tokens that skips those with a digit (when the passage
+    has one), sets the capitalized ones aside and keeps the others' lower case unless a
+    month or a weekday, written as comprehensions (tests/test_index_fast_paths.py holds
+    that loop and checks both on varied text). A token holds a digit only
+    when it is not all letters (no character is both ``isalpha`` and ``isdigit``), so
+    the per-character test runs only on the few tokens that are not words; a passage's
+    own test for digits is one regex scan when it is ASCII (where ``isdigit`` is 0-9).
+    """
+    tokens = _TEMPLATE_TOKEN.findall(passage)
+    if (
+        _ASCII_DIGIT.search(passage) is not None
+        if passage.isascii()
+        else any(map(str.isdigit, passage))
+    ):
+        tokens = [t for t in tokens if t.isalpha() or not any(map(str.isdigit, t))]
+    capitalized = [t for t in tokens if t[0].isupper()]
+    if capitalized:
+        tokens = [t for t in tokens if not t[0].isupper()]
+    kept = [low for low in map(str.lower, tokens) if low not in _SLOT_WORDS]
     return (" ".join(kept) if len(kept) >= _MIN_TEMPLATE_WORDS else None), capitalized
 
 
@@ -190,10 +198,91 @@ an empty frozenset each, which the garbage collector would traverse on every ful
 
 def value_tokens(passage: str) -> frozenset[str]:
     """Lower-cased tokens that could answer a question: numbers, months, names."""
-    found: set[str] = set()
-    for match in VALUE_PATTERN.finditer(passage):
-        found.add(match.group(0).lower())
-    return frozenset(found) if found else _NO_VALUES
+    # findall, not a loop over match objects: the pattern has no groups, so it returns
+    # the whole matches (indexing runs this on every passage).
+    found = VALUE_PATTERN.findall(passage)
+    return frozenset(map(str.lower, found)) if found else _NO_VALUES
+
+
+_Facts = tuple[
+    Counter[str], int, frozenset[str], str | None, tuple[str, ...], frozenset[str], bool, bool
+]
+_FACTS_MAX_CHARS = 2000
+"""Passages up to this long have their facts cached (as :func:`content_terms` caches
+terms): a longer one is rarely repeated, and would hold its text in the cache."""
+
+
+def _facts(passage: str) -> _Facts:
+    """What indexing reads from ``passage``'s own text, and nothing else: its term
+    counts, term count and terms; its template (:func:`template_of`) and the terms of
+    the capitalized words the template took out (none without a template); its values
+    (:func:`value_tokens`); whether it states a date or a time of day; whether it states
+    a change (:func:`has_change_cue`). The caller never changes what it is given.
+    """
+    terms = content_terms(passage)
+    counts = Counter(terms)
+    template, capitalized = _template_parts(passage)
+    slot_terms: tuple[str, ...] = ()
+    if template is not None and capitalized:
+        slot_terms = tuple(set(stem_terms([word.lower() for word in capitalized])))
+    values = value_tokens(passage)
+    has_date = False
+    if values:
+        dates = values & _DATE_VALUES
+        if "may" in dates and not MAY_MONTH.search(passage):
+            dates = dates - {"may"}  # "we may need 3 rooms": the verb, not the month
+        has_date = bool(dates) or bool(_CLOCK.search(passage))
+    # Without a value there is no digit (any digit starts a value match, or sits
+    # inside a name's), and a time of day needs one: no date, without a scan.
+    return (
+        counts,
+        len(terms),
+        frozenset(counts),
+        template,
+        slot_terms,
+        values,
+        has_date,
+        has_change_cue(passage),
+    )
+
+
+_FACTS: dict[str, _Facts] = {}
+"""Facts of passages indexed twice lately (see :func:`_passage_facts`)."""
+_SEEN: set[int] = set()
+"""Hashes of the passages indexed lately."""
+_FACTS_LIMIT = 4096
+_SEEN_LIMIT = 16384
+
+
+def _passage_facts(passage: str) -> _Facts:
+    """:func:`_facts`, remembered for passages (up to :data:`_FACTS_MAX_CHARS` long)
+    indexed more than once lately.
+
+    A history repeats passages word for word: templated chatter (the daily "Took my 20
+    mg"), pasted logs and tracebacks, greetings, a summary repeating its message's
+    sentences. Those are read once or twice, not at every copy: the facts are a function
+    of the text alone, so a copy's are the first's (the same objects; the index never
+    changes them). A passage is remembered at its second sighting: prose that never
+    repeats then costs a hash in a set per passage, not a stored entry (stored entries
+    were objects the garbage collector kept traversing: about 4% of the lexical pass
+    when nothing repeats). A hash shared by two passages only stores the second early;
+    the facts are found by the passage's own text.
+    """
+    facts = _FACTS.get(passage)
+    if facts is not None:
+        return facts
+    facts = _facts(passage)
+    if len(passage) <= _FACTS_MAX_CHARS:
+        key = hash(passage)
+        if key in _SEEN:
+            if len(_FACTS) >= _FACTS_LIMIT:
+                _FACTS.clear()
+            _FACTS[passage] = facts
+        else:
+            if len(_SEEN) >= _SEEN_LIMIT:
+                _SEEN.clear()
+            _SEEN.add(key)
+    return facts
 
 
 class BM25Index:
@@ -271,16 +360,16 @@ class BM25Index:
         doc_templates: set[int] = set()
         for passage in passages:
             pid = len(self._owner)
-            terms = content_terms(passage)
-            counts = Counter(terms)
+            counts, length, terms, template, slot_terms, values, has_date, change = _passage_facts(
+                passage
+            )
             postings = self._postings
-            new = [term for term in counts if term not in postings]
+            new = postings.new_terms(counts)
             if new:
                 self._add_words(passage, new, pid)
             postings.add(pid, counts)
             self._owner.append(doc)
             self._passages.append(passage)
-            template, capitalized = _template_parts(passage)
             if template is None:
                 self._template.append(-1)
                 self._template_first.append(False)
@@ -289,24 +378,19 @@ class BM25Index:
                 self._template.append(tid)
                 self._template_first.append(tid not in doc_templates)
                 doc_templates.add(tid)
-                if capitalized:
-                    for term in set(stem_terms([word.lower() for word in capitalized])):
-                        self._slot_postings.setdefault(term, []).append(pid)
-            self._lengths.append(len(terms))
+                for term in slot_terms:
+                    self._slot_postings.setdefault(term, []).append(pid)
+            self._lengths.append(length)
             self._length_totals.append(
-                len(terms) + (self._length_totals[-1] if self._length_totals else 0)
+                length + (self._length_totals[-1] if self._length_totals else 0)
             )
-            self.passage_terms.append(frozenset(counts))
-            values = value_tokens(passage)
+            self.passage_terms.append(terms)
             self.passage_values.append(values)
             self._has_value.append(bool(values))
-            dates = values & _DATE_VALUES
-            if "may" in dates and not MAY_MONTH.search(passage):
-                dates = dates - {"may"}  # "we may need 3 rooms": the verb, not the month
-            self._has_date.append(bool(dates) or bool(_CLOCK.search(passage)))
+            self._has_date.append(has_date)
             for value in values:
                 self._value_postings.setdefault(value, []).append(pid)
-            self.passage_has_change.append(has_change_cue(passage))
+            self.passage_has_change.append(change)
         # Arrays of per-passage columns are rebuilt on demand; readers slice them
         # to their own length, so a longer one serves every earlier length.
         self._filler.append(is_filler(text))
