@@ -44,6 +44,8 @@ __all__ = [
     "EVIDENCE_FLOOR",
     "LEXICAL_EVIDENCE",
     "Evidence",
+    "answers_question",
+    "asks_question",
     "background_vectors",
     "chance_level",
     "corroborates",
@@ -438,6 +440,47 @@ def is_question(text: str) -> bool:
     """A question or a request for information, by its punctuation or first word."""
     stripped = text.strip()
     return stripped.endswith("?") or "? " in stripped or bool(_QUESTION_START.match(stripped))
+
+
+_ASKS = re.compile(r"\?[\"'\u201d\u2019)\]]*(?:\s|$)")
+"""A sentence ending in a question mark, anywhere in a message."""
+_BARE_ANSWER_WORDS = 6
+"""A reply this short to a question is its answer, however bare ("4", "yes", "grey")."""
+_BARE_ANSWER_CHARS = 200
+_YES_NO = frozenset(["yes", "yeah", "yep", "yup", "no", "nope"])
+"""Filler words that answer a yes/no question."""
+
+
+def asks_question(text: str) -> bool:
+    """Whether a message of any length asks something: a sentence of it ends in a
+    question mark (a long reply may ask "slate grey or mustard?" before its closing
+    advice), or it opens as a question does."""
+    return bool(_ASKS.search(text)) or is_question(text)
+
+
+def answers_question(reply: str, asked: str) -> bool:
+    """Whether ``reply`` is a bare answer to a question ``asked`` puts: a few words at
+    most ("4", "yes", "No.", "grey"), after a message that asks something.
+
+    Such a reply is filler on its own (:func:`is_filler`: "yes" says nothing without
+    its question) but is the evidence of its exchange ("three or four sessions a
+    week?" / "4"). Acknowledgements ("Thanks!", "Reply 8.") and a reply saying its
+    writer does not know answer nothing. The caller checks that the two come from
+    different speakers.
+    """
+    if len(reply) > _BARE_ANSWER_CHARS:  # a long reply is no bare answer: not tokenized
+        return False
+    words = tokenize(reply)
+    if not words or len(words) > _BARE_ANSWER_WORDS or is_non_answer(reply):
+        return False
+    # Acknowledgements answer nothing ("Thanks!", "Noted.", "Reply 8."); a yes or a
+    # no does, and so does a number alone.
+    lone_number = len(words) == 1 and words[0].isdigit()
+    if not lone_number and all(
+        (w in _FILLER_WORDS and w not in _YES_NO) or w.isdigit() for w in words
+    ):
+        return False
+    return asks_question(asked)
 
 
 def is_echo(text: str, query_terms: frozenset[str]) -> bool:

@@ -30,6 +30,7 @@ from langgraph_librarian.embeddings import embedding_model_id
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select._evidence import (
     Evidence,
+    answers_question,
     background_vectors,
     chance_level,
     corroborates,
@@ -66,8 +67,13 @@ _EXPANSION_POOL = 60
 """How many top-ranked candidates dependency expansion looks at."""
 _SHORT_MESSAGE_WORDS = 60
 """A selected message this short brings its exchange (the message it answers, the answer
-to a question it asks or that it prompts)."""
+to a question it asks or that it prompts) at :data:`_NEIGHBOUR_FACTOR` of its score. A
+longer one keeps its exchange by structure only (an assistant reply brings the user
+message it answers, a question it asks its bare answer), after the rest of the selection."""
 _NEIGHBOUR_FACTOR = 0.5
+_SPEAKER_TYPES = frozenset(["human", "ai"])
+_EXCHANGE_SEEDS = 3
+"""A long message among this many best matches keeps its exchange by structure."""
 _ANSWER_FACTOR = 0.7
 """The reply to a short question among the best matches ranks at this share of its score."""
 _SHORT_QUESTION_CHARS = 600
@@ -534,6 +540,11 @@ def _top(values: np.ndarray, k: int) -> np.ndarray:
     if len(values) <= k:
         return np.arange(len(values))
     return np.argpartition(-values, k)[:k]
+
+
+def _ends_asking(text: str) -> bool:
+    """Whether the last sentence of ``text`` is a question."""
+    return text.rstrip(" \t\n\"')]\u201d\u2019").endswith("?")
 
 
 def _copy_key(entry: IndexEntry, messages: Sequence[BaseMessage]) -> str:
@@ -1037,21 +1048,39 @@ class LocalSelector:
             after = int(np.searchsorted(positions, position, side="right"))
             return after - 1 if after and positions[after - 1] == position else None
 
+        # A question asking for a list or a count ("What activities does Melanie do?",
+        # "How many times...") is answered by many matches, each on its own: the
+        # short matches' neighbours come after the next-best matches instead of before
+        # them, so the budget holds more distinct matches.
+        listing = bool(_LIST_QUESTION.search(query))
         neighbours: dict[int, float] = {}
+        # Exchanges kept by structure, whatever the length of the match: the bare answer
+        # ("4", "grey") to a question a selected message asks, and the user message one
+        # of the best long assistant replies reacts to, come right after the selection
+        # (ordered by a neighbour's share of their match's score): they take only room
+        # the selection left, before the next-best candidates, and never push a selected
+        # match out.
+        kept: dict[int, float] = {}
+        seeds = set(order[:_EXCHANGE_SEEDS])
         for i in primary:
             pos = entries[i].id
             text = message_text(messages[pos])
-            if len(text.split()) >= _SHORT_MESSAGE_WORDS:
-                continue
-            for near in self._exchange(pos, text, messages):
+            short = len(text.split()) < _SHORT_MESSAGE_WORDS
+            if short:
+                near_by = self._exchange(pos, text, messages)
+            else:
+                near_by = self._long_exchange(pos, text, messages, answered=i in seeds)
+            for near in near_by:
                 slot = slot_of(near)
-                if (
-                    slot is not None
-                    and near not in excluded
-                    and slot not in priority
-                    and not filler[slot]
-                ):
-                    neighbours[slot] = max(neighbours.get(slot, 0.0), _NEIGHBOUR_FACTOR * fused[i])
+                if slot is None or near in excluded or slot in priority:
+                    continue
+                bare = self._bare_answer(near, messages)
+                if filler[slot] and not bare:
+                    continue
+                # A short match's exchange ranks with the selection as before; a bare
+                # answer to a count or list question is not left to the reserve.
+                into = neighbours if short and not (bare and listing) else kept
+                into[slot] = max(into.get(slot, 0.0), _NEIGHBOUR_FACTOR * fused[i])
         # An earlier copy of the question was answered then ("What book did you suggest
         # for my flight?" after "Any book suggestions for a long flight?" / "Try
         # 'Circe'..."): the echo itself is demoted, and hands the score it had to the
@@ -1069,11 +1098,6 @@ class LocalSelector:
                 and messages[asked + 1].type != messages[asked].type
             ):
                 neighbours[reply] = max(neighbours.get(reply, 0.0), _NEIGHBOUR_FACTOR * before)
-        # A question asking for a list or a count ("What activities does Melanie do?",
-        # "How many times...") is answered by many matches, each on its own: the
-        # short matches' neighbours come after the next-best matches instead of before
-        # them, so the budget holds more distinct matches.
-        listing = bool(_LIST_QUESTION.search(query))
         if not listing:
             for i, score in neighbours.items():
                 priority.setdefault(i, score)
@@ -1081,13 +1105,16 @@ class LocalSelector:
             sorted(priority, key=lambda i: (-priority[i], -entries[i].id)), entries, messages
         )
         ranked = _echoed_last(ranked, set(primary), scored)
-        ids = [entries[i].id for i in ranked]
+        tail = [
+            i for i in sorted(kept, key=lambda i: (-kept[i], -entries[i].id)) if i not in priority
+        ]
+        ids = [entries[i].id for i in chain(ranked, tail)]
         # Next-best candidates, for a budget the selection leaves unused: questions whose
         # evidence is spread thin (lists, aggregates) gain from them; an unbounded
         # context never takes them.
         floor = _RESERVE_CUTOFF * top
         reserve: list[int] = []
-        taken = {_copy_key(entries[i], messages) for i in ranked}
+        taken = {_copy_key(entries[i], messages) for i in chain(ranked, tail)}
         rest = _rest_of_ranking(fused, positive, len(head))
         for i in chain(order, rest):  # best first: stop at the floor
             if fused[i] < floor or len(reserve) >= self.max_selected * (2 if listing else 1):
@@ -1095,19 +1122,21 @@ class LocalSelector:
             key = _copy_key(entries[i], messages)
             if i not in priority and key not in taken:
                 taken.add(key)
-                reserve.append(entries[i].id)
+                reserve.append(i)
+        reserve_ids = [entries[i].id for i in reserve]
         if listing:
-            held = set(reserve)
-            reserve.extend(
+            held = set(reserve_ids)
+            reserve_ids.extend(
                 entries[i].id
                 for i in sorted(neighbours, key=lambda i: -neighbours[i])
                 if i not in priority and entries[i].id not in held
             )
-        expanded = [entries[i].id for i in ranked if i not in set(primary)]
+        expanded = [entries[i].id for i in chain(ranked, tail) if i not in set(primary)]
         reasoning = (
             f"passage-level hybrid ranking over {len(entries)} entries: {len(primary)} at or "
             f"above {RELATIVE_CUTOFF:.0%} of the best score; {len(linked)} linked as earlier "
-            f"statements or later changes; {len(neighbours)} neighbours of short messages"
+            f"statements or later changes; {len(neighbours)} neighbours of short messages; "
+            f"{len(tail)} exchanges kept by structure"
         )
         return Selection(
             ids=ids,
@@ -1115,7 +1144,7 @@ class LocalSelector:
             strategy="local",
             candidates=len(entries),
             expanded_ids=expanded,
-            reserve_ids=reserve,
+            reserve_ids=reserve_ids,
             linked_ids=[entries[i].id for i in ranked if i in linked],
         )
 
@@ -1182,6 +1211,47 @@ class LocalSelector:
         elif pos + 1 < len(messages) and is_question(message_text(messages[pos + 1])):
             near.append(pos + 2)
         return near
+
+    @staticmethod
+    def _long_exchange(
+        pos: int, text: str, messages: Sequence[BaseMessage], *, answered: bool
+    ) -> list[int]:
+        """Positions of the messages that complete the long message at ``pos``, by structure.
+
+        A message that asks something (anywhere: a long reply may ask "slate grey or
+        mustard?" before its closing advice) brings a bare reply from the other speaker
+        right after it ("grey"). With ``answered`` (one of the best few matches), an
+        assistant reply also brings the user message it reacts to: "One missed day won't
+        break anything..." matches the question, and the user's "Missed today, sorry"
+        before it is the evidence. Not when that message ends in a question: a reply to
+        a question holds the answer itself ("what's been your toughest challenge?" /
+        "Last season I hurt my ankle...").
+        """
+        near = []
+        if (
+            answered
+            and pos > 0
+            and messages[pos].type == "ai"
+            and messages[pos - 1].type == "human"
+            and not _ends_asking(message_text(messages[pos - 1]))
+        ):
+            near.append(pos - 1)
+        if pos + 1 < len(messages) and LocalSelector._bare_answer(pos + 1, messages):
+            near.append(pos + 1)
+        return near
+
+    @staticmethod
+    def _bare_answer(pos: int, messages: Sequence[BaseMessage]) -> bool:
+        """Whether the message at ``pos`` is a bare answer ("4", "yes", "grey") to the
+        other speaker's question right before it: filler on its own, evidence there."""
+        if pos <= 0 or pos >= len(messages):
+            return False
+        before, reply = messages[pos - 1], messages[pos]
+        if reply.type not in _SPEAKER_TYPES or before.type not in _SPEAKER_TYPES:
+            return False
+        if reply.type == before.type:
+            return False
+        return answers_question(message_text(reply), message_text(before))
 
     @staticmethod
     def _distinct(

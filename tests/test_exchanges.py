@@ -1,0 +1,160 @@
+"""Exchanges are kept by structure, not by length: a long assistant reply brings the user
+message it answers, a question of any length its bare answer ("4", "yes", "grey")."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langgraph_librarian import LibrarianConfig
+from langgraph_librarian.index import update_index
+from langgraph_librarian.nodes import select_and_hydrate
+from langgraph_librarian.select import LocalSelector
+from langgraph_librarian.select._evidence import is_filler
+
+ADVICE = (
+    "Keeping a small notebook by the bed helps you track how the week is going. "
+    "Drinking a glass of water first thing in the morning is an easy habit to keep. "
+    "A short walk after lunch clears the head before the afternoon meetings. "
+    "Tidying the desk on Friday evening makes Monday morning calmer. "
+    "Let me know whenever you would like to adjust anything at all."
+)
+OTHER = [
+    ("Any tips for the commute?", "Podcasts or an audiobook make the bus ride go faster."),
+    ("What should I cook tonight?", "A quick stir fry with rice and vegetables works well."),
+    ("Help me plan the weekend.", "Saturday for errands, Sunday for a long walk outside."),
+    ("Thinking of switching broadband.", "Compare the yearly total, not the monthly price."),
+]
+
+
+def history(*pairs: tuple[str, str | None]) -> list:
+    """Unrelated exchanges around ``pairs``, as user/assistant messages m0, m1, ..."""
+    out: list = []
+    for human, ai in [*OTHER[:2], *pairs, *OTHER[2:]]:
+        for cls, text in ((HumanMessage, human), (AIMessage, ai)):
+            if text is not None:
+                out.append(cls(text, id=f"m{len(out)}"))
+    return out
+
+
+def select(messages: list, question: str):
+    full = [*messages, HumanMessage(question, id="q")]
+    entries = update_index(full, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    return LocalSelector().select(question, full, entries)
+
+
+def test_a_long_assistant_reply_brings_the_user_message_it_answers() -> None:
+    messages = history(
+        (
+            "Work was insane, I did not manage it today, sorry.",
+            "No worries, skipping one practice day won't break your streak. " + ADVICE,
+        )
+    )
+    assert len(message_words(messages[5])) >= 60
+    selection = select(messages, "Which day did I skip my practice?")
+    assert selection.ids[0] == 5
+    # The evidence, what the reply reacts to, comes right after the matches.
+    assert 4 in selection.ids
+    assert selection.ids.index(4) > selection.ids.index(5)
+
+
+def test_a_long_reply_to_a_question_does_not_bring_the_question() -> None:
+    """A reply to a question holds the answer itself ("what's been your toughest
+    challenge?" / "Last season I hurt my ankle..."): the question stays out."""
+    messages = history(
+        (
+            "Out of curiosity, what has been hard for you lately?",
+            "Honestly, I had to skip practice for a whole week with a sore ankle. " + ADVICE,
+        )
+    )
+    ids = select(messages, "Which week did I skip my practice?").ids
+    assert ids[0] == 5
+    assert 4 not in ids
+
+
+def test_a_long_message_asking_mid_way_brings_its_bare_answer() -> None:
+    messages = history(
+        (
+            "Help me refresh the living room.",
+            "Good idea! For the sofa, would you prefer the slate or the mustard cover? " + ADVICE,
+        ),
+        ("grey", "Noted. " + ADVICE),
+    )
+    ids = select(messages, "Which colour did I pick for the sofa cover?").ids
+    assert ids[0] == 5
+    assert 6 in ids
+
+
+def test_a_short_question_brings_a_bare_number_answer() -> None:
+    messages = history(
+        ("Can you make me a training plan?", "Sure! Three or four sessions a week?"),
+        ("4", "Perfect. " + ADVICE),
+    )
+    assert is_filler("4")  # on its own it says nothing...
+    selection = select(messages, "How many sessions a week did I choose?")
+    # A count question keeps short matches' neighbours for the budget left over.
+    ids = [*selection.ids, *selection.reserve_ids]
+    assert 5 in ids
+    assert 6 in ids  # ...after the question, it is the answer
+
+
+def test_a_bare_reply_to_a_statement_stays_out() -> None:
+    messages = history(
+        ("Can you make me a training plan?", "Sure! The plan has four sessions a week."),
+        ("ok", "Perfect. " + ADVICE),
+    )
+    ids = select(messages, "How many sessions a week are in my plan?").ids
+    assert 5 in ids
+    assert 6 not in ids
+
+
+def test_the_exchange_of_a_long_match_never_pushes_a_match_out() -> None:
+    """The user message a long reply answers fills room the selection left: it comes
+    after it, and at a tight budget it is the one left out."""
+    reply = "No worries, skipping one practice day won't break your streak. " + ADVICE
+    messages = history(
+        ("Is a practice day on Sunday a good idea?", "Yes, a Sunday practice day is fine."),
+        ("Work was insane, I did not manage it today, sorry. " + ADVICE, reply),
+    )
+    question = "Which day did I skip my practice?"
+    selection = select(messages, question)
+    assert selection.ids[-1] == 6
+    assert {4, 5, 7} <= set(selection.ids)
+    full = [*messages, HumanMessage(question, id="q")]
+    kept = {}
+    for budget in (240, 600):
+        config = LibrarianConfig(
+            context_token_budget=budget, always_include_recent_turns=1, embeddings=None
+        )
+        entries = update_index(full, [], config).entries
+        state = {"messages": full, "index": [e.to_dict() for e in entries]}
+        out = select_and_hydrate(state, {"configurable": {"librarian": config}})
+        kept[budget] = {m.id for m in out["curated_messages"]}
+    assert {"m4", "m5", "m7"} <= kept[240]
+    assert "m6" not in kept[240]
+    assert {"m4", "m5", "m6", "m7"} <= kept[600]
+
+
+@pytest.mark.parametrize(
+    ("reply", "asked", "expected"),
+    [
+        ("4", "Three or four sessions a week?", True),
+        ("yes", "Shall I book the table for Friday?", True),
+        ("No.", "Do you eat fish?", True),
+        ("grey", "Would you prefer slate grey or mustard? Either works with oak.", True),
+        ("grey", "The sofa comes in slate grey.", False),  # no question: nothing answered
+        ("Thanks!", "Anything else I can help with?", False),
+        ("Reply 8.", "Is tahini sauce a problem for me?", False),
+        ("Sounds good!", "Shall we meet at noon?", False),
+        ("I don't know.", "Which day suits you?", False),
+        ("Let me think about which one suits the room better first.", "Grey or mustard?", False),
+    ],
+)
+def test_bare_answers(reply: str, asked: str, expected: bool) -> None:
+    from langgraph_librarian.select._evidence import answers_question
+
+    assert answers_question(reply, asked) is expected
+
+
+def message_words(message) -> list[str]:
+    return str(message.content).split()
