@@ -158,3 +158,82 @@ def test_bare_answers(reply: str, asked: str, expected: bool) -> None:
 
 def message_words(message) -> list[str]:
     return str(message.content).split()
+
+
+# -- what the exchanges kept by structure are not (a review's cases) -----------------
+
+_ADVICE = (
+    "Keeping a small notebook by the bed helps you track how the week is going. "
+    "Drinking a glass of water first thing in the morning is an easy habit to keep. "
+    "A short walk after lunch clears the head before the afternoon meetings. "
+    "Tidying the desk on Friday evening makes Monday morning calmer. "
+    "Let me know whenever you would like to adjust anything at all."
+)
+_PAIRS = [
+    ("Any tips for the commute?", "Podcasts or an audiobook make the bus ride go faster."),
+    ("My piano practice is on Tuesdays and Thursdays at the community hall.", "Nice."),
+    ("What should I cook tonight?", "A quick stir fry with rice and vegetables works well."),
+    (
+        "lol my cat just knocked the basil plant off the windowsill again, total chaos",
+        "Here is a reminder about your piano practice routine and how to keep your "
+        "practice streak going. " + _ADVICE,
+    ),
+    ("Help me plan the weekend.", "Saturday for errands, Sunday for a long walk outside."),
+    ("Thinking of switching broadband.", "Compare the yearly total, not the monthly price."),
+]
+
+
+def _chatty_history():
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    messages = []
+    for human, ai in _PAIRS:
+        messages.append(HumanMessage(human, id=f"m{len(messages)}"))
+        messages.append(AIMessage(ai, id=f"m{len(messages)}"))
+    return messages
+
+
+def test_an_llm_selectors_backed_pick_comes_before_an_exchange_kept_by_structure():
+    """The offline engine's "sure" picks are its matches: the user message a long reply
+    reacts to ("lol my cat...") comes after the reserve pick the model backed, and is
+    not reported as an offline pick the model missed."""
+    from langchain_core.messages import HumanMessage
+
+    from langgraph_librarian import LibrarianConfig
+    from langgraph_librarian.index import update_index
+    from langgraph_librarian.select import LocalSelector
+    from langgraph_librarian.select._answers import Answer
+    from langgraph_librarian.select.llm import LLMSelector
+
+    question = "Which days is my piano practice?"
+    history = [*_chatty_history(), HumanMessage(question, id="q")]
+    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    local = LocalSelector().select(question, history, entries)
+    assert local.exchange_ids == [6] and local.ids[-1] == 6 and local.reserve_ids
+    backed = local.reserve_ids[0]
+    selector = LLMSelector.__new__(LLMSelector)
+    selector.keep_local = True
+    chosen = selector._chosen(Answer(ids=[2, backed]), local, entries, False, 0)
+    assert chosen.ids.index(backed) < chosen.ids.index(6)
+    assert 6 not in chosen.kept_local_ids
+
+
+def test_scoped_recall_does_not_recall_an_exchange_kept_by_structure():
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_librarian.recall import ScopeMemory
+
+    memory = ScopeMemory(InMemoryStore())
+    memory.capture("user:1", _chatty_history(), thread_id="t1")
+    recalled = memory.recall("user:1", "Which days is my piano practice?")
+    texts = [record.text for record in recalled.records]
+    assert any("Tuesdays and Thursdays" in text for text in texts)
+    assert not any("lol my cat" in text for text in texts)
+
+
+@pytest.mark.parametrize("reply", ["brb", "idk", "dunno lol", "nvm", "huh", "what?", "one sec"])
+def test_chat_shorthand_and_a_question_back_answer_nothing(reply):
+    from langgraph_librarian.select._evidence import answers_question
+
+    assert not answers_question(reply, "Three or four sessions a week, which suits you?")
+    assert answers_question("4", "Three or four sessions a week, which suits you?")

@@ -133,6 +133,7 @@ class _Layout:
             expanded_ids=self.ids(selection.expanded_ids),
             model_ids=self.ids(selection.model_ids),
             kept_local_ids=self.ids(selection.kept_local_ids),
+            exchange_ids=self.ids(selection.exchange_ids),
         )
 
     def evidence(self, evidence: Evidence) -> Evidence:
@@ -280,7 +281,11 @@ def _ranked(
         return Ranked([], "floor", evidence.best(), evidence.floor())
     # The next-best candidates come after the selection, as in a Librarian turn: the
     # byte bound takes them only while room is left (lists and aggregates gain).
-    ids = [*selection.ids, *selection.reserve_ids]
+    # The exchanges kept by structure are context for a turn, not records that bear on
+    # the question: recall pairs records by its own rules (a review found a user's
+    # "lol my cat..." recalled before a reply that bore on the question).
+    exchanges = set(selection.exchange_ids)
+    ids = [*(i for i in selection.ids if i not in exchanges), *selection.reserve_ids]
     at = _places(records)
     model: list[int] | None = None
     if held:

@@ -458,6 +458,12 @@ def asks_question(text: str) -> bool:
     return bool(_ASKS.search(text)) or is_question(text)
 
 
+_NO_ANSWER_WORDS = frozenset(
+    ["brb", "idk", "dunno", "nvm", "nevermind", "huh", "gtg", "omg", "sec", "hmm", "hm"]
+)
+"""Chat shorthand that answers no question ("brb", "idk", "one sec")."""
+
+
 def answers_question(reply: str, asked: str) -> bool:
     """Whether ``reply`` is a bare answer to a question ``asked`` puts: a few words at
     most ("4", "yes", "No.", "grey"), after a message that asks something.
@@ -472,6 +478,10 @@ def answers_question(reply: str, asked: str) -> bool:
         return False
     words = tokenize(reply)
     if not words or len(words) > _BARE_ANSWER_WORDS or is_non_answer(reply):
+        return False
+    # A question back ("what?", "Anyway, how is the weather?") or chat shorthand that
+    # answers nothing ("brb", "idk", "one sec") is no answer either.
+    if reply.rstrip().endswith("?") or _NO_ANSWER_WORDS.intersection(words):
         return False
     # Acknowledgements answer nothing ("Thanks!", "Noted.", "Reply 8."); a yes or a
     # no does, and so does a number alone.

@@ -497,7 +497,9 @@ class LLMSelector:
             sure = confident_picks(local)
             nextbest = set(local.reserve_ids)
             backed = [i for i in answer.ids if i in nextbest]
-            ids = list(dict.fromkeys([*sure, *backed])) or list(answer.ids)
+            # The exchanges the offline engine keeps by structure (a bare answer, the
+            # message a reply reacts to) come after the picks the model backed.
+            ids = list(dict.fromkeys([*sure, *backed, *local.exchange_ids])) or list(answer.ids)
             reserve = [i for i in local.reserve_ids if i not in ids]
         else:
             sure, ids, reserve = [], list(answer.ids), []
@@ -532,6 +534,8 @@ def confident_picks(local: Selection) -> list[int]:
 
     That is the matches above its relevance cutoff and their dependencies (a later
     change, the statement it changes, the question an answer replies to), not its
-    next-best ``reserve_ids``.
+    next-best ``reserve_ids`` nor the exchanges it keeps by structure
+    (``exchange_ids``).
     """
-    return list(local.ids)
+    exchanges = set(local.exchange_ids)
+    return [i for i in local.ids if i not in exchanges]

@@ -1146,6 +1146,7 @@ class LocalSelector:
             expanded_ids=expanded,
             reserve_ids=reserve_ids,
             linked_ids=[entries[i].id for i in ranked if i in linked],
+            exchange_ids=[entries[i].id for i in tail],
         )
 
     @staticmethod

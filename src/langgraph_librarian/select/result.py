@@ -38,6 +38,11 @@ class Selection:
             (those the model did not pick itself).
         linked_ids: Of ``expanded_ids``, the later changes of a selected statement and
             the earlier statements a selected change refers to (local selector).
+        exchange_ids: Of ``ids``, the messages kept by structure at their end (local
+            selector): the bare answer to a question a selected message asks, the user
+            message a selected assistant reply reacts to. Context for the matches, not
+            matches: an LLM selector's backed picks and scoped recall do not give way
+            to them.
     """
 
     ids: list[int] = field(default_factory=list)
@@ -53,6 +58,7 @@ class Selection:
     model_ids: list[int] = field(default_factory=list)
     kept_local_ids: list[int] = field(default_factory=list)
     linked_ids: list[int] = field(default_factory=list)
+    exchange_ids: list[int] = field(default_factory=list)
 
 
 @runtime_checkable
