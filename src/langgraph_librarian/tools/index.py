@@ -1406,9 +1406,11 @@ class ToolIndex:
         embedded) and listed, with their weights, for the lexical half, when the
         request reads as foreign: it holds frequent function words of another language
         ("je", "und", "los"; never translated themselves), at least as many as English
-        ones ("add a todo to buy gelato" is English: "todo" is both), two table words or
-        more, or table words make up more than half of it. A lone table word in an
-        English request is most likely English jargon the model's vocabulary lacks
+        ones ("add a todo to buy gelato" is English: "todo" is both), or two or more
+        function words of one other language (stop-words lists), at least as many as
+        English ones; two table words or more; or table words and words nothing reads
+        make up more than half of it (other languages' function words aside). A lone
+        table word in an English request is most likely English jargon the model's vocabulary lacks
         ("repo"), and is left alone; so are words under four letters ("dns"). A table
         word the catalog itself uses is kept and, in a request that reads as foreign,
         also read in English (it is no evidence that the request is foreign). Unchanged when
