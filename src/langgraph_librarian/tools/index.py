@@ -20,7 +20,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -374,55 +373,16 @@ def _english_words(word: str) -> tuple[str, ...]:
     return translate_inflected(word)
 
 
-def _reads_foreign(
-    table_words: int, unread: int, english: int, content: list[str], kept: list[str]
-) -> bool:
+def _reads_foreign(table_words: int, unread: int, words: list[str], content: list[str]) -> bool:
     """Whether a text reads as foreign (see :meth:`ToolIndex.translated`): two table
-    words or more; table words and words nothing reads making up more than half of its
-    ``kept`` words (its ``content`` words less other languages' function words); the
-    packaged markers of another language at least as many as its ``english`` stopwords;
-    or the function words of one other language two or more and at least as many."""
+    words or more, table words and words nothing reads making up more than half of its
+    content words, or function words of another language at least as many as English ones."""
     markers = function_words()
     return (
         table_words >= 2
-        or 2 * (table_words + unread) > len(kept)
-        or 0 < sum(word in markers for word in content) >= english
-        or _other_language(english, content)
+        or 2 * (table_words + unread) > len(content)
+        or 0 < sum(word in markers for word in content) >= len(words) - len(content)
     )
-
-
-_FOREIGN_STOPWORDS = Path(__file__).resolve().parent / "data" / "foreign-stopwords.txt"
-"""Function words (stopwords) of German, French, Spanish, Italian, Portuguese and Dutch,
-one language a line (the stop-words package's lists, accent-folded)."""
-
-
-@functools.lru_cache(maxsize=1)
-def _stopwords_by_language() -> dict[str, frozenset[str]]:
-    """The function words of :data:`_FOREIGN_STOPWORDS`, by language code."""
-    out: dict[str, frozenset[str]] = {}
-    for line in _FOREIGN_STOPWORDS.read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith("#"):
-            language, _, words = line.partition("\t")
-            out[language] = frozenset(words.split())
-    return out
-
-
-@functools.lru_cache(maxsize=1)
-def _foreign_stopwords() -> frozenset[str]:
-    """Every language's function words of :data:`_FOREIGN_STOPWORDS`."""
-    return frozenset().union(*_stopwords_by_language().values())
-
-
-def _other_language(english: int, content: list[str]) -> bool:
-    """Whether the function words of one other language (:data:`_FOREIGN_STOPWORDS`) in
-    ``content`` are two or more and at least as many as the ``english`` stopwords of the
-    request ("wo ist die nachste Apotheke", "olvida mi antigua direccion"). In English
-    requests English stopwords outnumber them ("come", "son", "die" are some)."""
-    best = max(
-        (sum(word in stop for word in content) for stop in _stopwords_by_language().values()),
-        default=0,
-    )
-    return best >= 2 and best >= english
 
 
 @functools.lru_cache(maxsize=65536)
@@ -1406,11 +1366,9 @@ class ToolIndex:
         embedded) and listed, with their weights, for the lexical half, when the
         request reads as foreign: it holds frequent function words of another language
         ("je", "und", "los"; never translated themselves), at least as many as English
-        ones ("add a todo to buy gelato" is English: "todo" is both), or two or more
-        function words of one other language (stop-words lists), at least as many as
-        English ones; two table words or more; or table words and words nothing reads
-        make up more than half of it (other languages' function words aside). A lone
-        table word in an English request is most likely English jargon the model's vocabulary lacks
+        ones ("add a todo to buy gelato" is English: "todo" is both), two table words or
+        more, or table words make up more than half of it. A lone table word in an
+        English request is most likely English jargon the model's vocabulary lacks
         ("repo"), and is left alone; so are words under four letters ("dns"). A table
         word the catalog itself uses is kept and, in a request that reads as foreign,
         also read in English (it is no evidence that the request is foreign). Unchanged when
@@ -1435,7 +1393,6 @@ class ToolIndex:
         # way that the request is foreign (English jargon such as "repo" is in the table).
         shared: dict[str, list[tuple[str, float]]] = {}
         unread = 0  # words neither the table, the model's vocabulary nor the catalog knows
-        unread_words: set[str] = set()
         for word in content:
             if word in markers or len(word) < _MIN_TRANSLATED:
                 continue
@@ -1450,13 +1407,7 @@ class ToolIndex:
                 found[word] = [(w, _TRANSLATION_WEIGHT) for w in english]
             elif word.isalpha() and word not in _model_words():
                 unread += 1
-                unread_words.add(word)
-        # Another language's function words ("mi", "die", "ist") do not count against
-        # the words the table or nothing reads ("olvida mi antigua direccion": "olvida"
-        # and "direccion" are two of three), and are evidence of their own.
-        every = _foreign_stopwords()
-        kept = [w for w in content if w not in every or w in found or w in unread_words]
-        foreign = _reads_foreign(len(found), unread, len(words) - len(content), content, kept)
+        foreign = _reads_foreign(len(found), unread, words, content)
         if not (found or shared) or not foreign:
             return query, {}
         out: list[str] = []
