@@ -49,6 +49,7 @@ __all__ = [
     "background_vectors",
     "chance_level",
     "corroborates",
+    "ends_asking",
     "informative_terms",
     "is_echo",
     "is_filler",
@@ -442,13 +443,20 @@ def is_question(text: str) -> bool:
     return stripped.endswith("?") or "? " in stripped or bool(_QUESTION_START.match(stripped))
 
 
-_ASKS = re.compile(r"\?[\"'\u201d\u2019)\]]*(?:\s|$)")
+_CLOSERS = "\"')]\u201d\u2019"
+"""Marks that may follow a sentence's question mark (quotes, brackets)."""
+_ASKS = re.compile(r"\?[" + re.escape(_CLOSERS) + r"]*(?:\s|$)")
 """A sentence ending in a question mark, anywhere in a message."""
 _BARE_ANSWER_WORDS = 6
 """A reply this short to a question is its answer, however bare ("4", "yes", "grey")."""
 _BARE_ANSWER_CHARS = 200
 _YES_NO = frozenset(["yes", "yeah", "yep", "yup", "no", "nope"])
 """Filler words that answer a yes/no question."""
+
+
+def ends_asking(text: str) -> bool:
+    """Whether the last sentence of ``text`` is a question."""
+    return text.rstrip(" \t\n" + _CLOSERS).endswith("?")
 
 
 def asks_question(text: str) -> bool:

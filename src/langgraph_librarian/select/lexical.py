@@ -490,11 +490,9 @@ class BM25Index:
         asked = {t.lower() for t in tokenize(query)}
         for value in asked & self._value_postings.keys():
             pids = np.asarray(self._value_postings[value], dtype=np.int64)
-            slots = np.searchsorted(hits, pids)
-            found = slots < len(hits)
-            found[found] = hits[slots[found]] == pids[found]
-            copies[slots[found]] = 1.0
-            for slot, pid in zip(slots[found].tolist(), pids[found].tolist(), strict=True):
+            slots, pids = _among(hits, pids)
+            copies[slots] = 1.0
+            for slot, pid in zip(slots.tolist(), pids.tolist(), strict=True):
                 if not (self.passage_values[pid] - asked):
                     boost[slot] = False
         # So does a copy told apart from most of its template's by a capitalized word
@@ -509,10 +507,7 @@ class BM25Index:
                 continue
             held = np.bincount(templates[pids], minlength=len(passages))
             rare = pids[2 * held[templates[pids]] <= passages[templates[pids]]]
-            slots = np.searchsorted(hits, rare)
-            found = slots < len(hits)
-            found[found] = hits[slots[found]] == rare[found]
-            copies[slots[found]] = 1.0
+            copies[_among(hits, rare)[0]] = 1.0
         if _DATE_QUESTION.search(query) and not _OTHER_QUESTION.search(query):
             # A question about a date or time ("when is...", "what time...", "which is
             # earlier...") is answered by a passage holding one, not by one holding any
@@ -816,6 +811,15 @@ def _cached_vectors(embeddings: Embeddings, model: str, docs: list[tuple[str, ..
     if not rows:
         return np.zeros((0, 0), dtype=np.float32)
     return np.concatenate(rows).astype(np.float32)
+
+
+def _among(hits: np.ndarray, pids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(slots in ``hits``, passage ids) of those of ``pids`` that ``hits`` holds (both
+    ascending), by bisection."""
+    slots = np.searchsorted(hits, pids)
+    found = slots < len(hits)
+    found[found] = hits[slots[found]] == pids[found]
+    return slots[found], pids[found]
 
 
 def _extended(cached: np.ndarray | None, values: list[Any], dtype: Any) -> np.ndarray:

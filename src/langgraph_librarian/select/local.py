@@ -34,6 +34,7 @@ from langgraph_librarian.select._evidence import (
     background_vectors,
     chance_level,
     corroborates,
+    ends_asking,
     informative_terms,
     is_echo,
     is_question,
@@ -540,11 +541,6 @@ def _top(values: np.ndarray, k: int) -> np.ndarray:
     if len(values) <= k:
         return np.arange(len(values))
     return np.argpartition(-values, k)[:k]
-
-
-def _ends_asking(text: str) -> bool:
-    """Whether the last sentence of ``text`` is a question."""
-    return text.rstrip(" \t\n\"')]\u201d\u2019").endswith("?")
 
 
 def _copy_key(entry: IndexEntry, messages: Sequence[BaseMessage]) -> str:
@@ -1234,7 +1230,7 @@ class LocalSelector:
             and pos > 0
             and messages[pos].type == "ai"
             and messages[pos - 1].type == "human"
-            and not _ends_asking(message_text(messages[pos - 1]))
+            and not ends_asking(message_text(messages[pos - 1]))
         ):
             near.append(pos - 1)
         if pos + 1 < len(messages) and LocalSelector._bare_answer(pos + 1, messages):
