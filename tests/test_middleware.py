@@ -560,3 +560,53 @@ def test_the_way_out_of_a_corrupt_index_names_a_custom_namespace():
     with pytest.raises(IndexStoreError) as raised:
         index_store.load("t")
     assert "LangGraphIndexStore(store, namespace=('app', 'idx')).delete('t')" in str(raised.value)
+
+
+class _CountingReads(InMemoryStore):
+    """An in-memory store that counts the index reads (one manifest read per load)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    def batch(self, ops):  # type: ignore[no-untyped-def]
+        from langgraph.store.base import GetOp
+
+        ops = list(ops)
+        self.reads += sum(isinstance(op, GetOp) and op.key.endswith("#m") for op in ops)
+        return super().batch(ops)
+
+    async def abatch(self, ops):  # type: ignore[no-untyped-def]
+        from langgraph.store.base import GetOp
+
+        ops = list(ops)
+        self.reads += sum(isinstance(op, GetOp) and op.key.endswith("#m") for op in ops)
+        return await super().abatch(ops)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_tool_loop_reads_the_index_store_once_a_turn(mode: str) -> None:
+    # Each model call of a turn selects (the cached selection re-hydrated with the tool
+    # exchange); the index is read from the store by the first call only, and the
+    # indexing step after the agent reuses that read.
+    backing = _CountingReads()
+    model = answer_model()
+    agent = create_agent(
+        model,
+        tools=[lookup_invoice],
+        middleware=[LibrarianMiddleware(LibrarianConfig(store=backing))],
+        checkpointer=MemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": f"mw-reads-{mode}"}}
+
+    async def turn(messages: list[Any]) -> dict[str, Any]:
+        payload = {"messages": messages}
+        return await agent.ainvoke(payload, cfg) if mode == "async" else agent.invoke(payload, cfg)
+
+    await turn(conversation(10))
+    reads, calls = backing.reads, len(model.calls)
+    result = await turn([HumanMessage("Check invoice 42 against the budget")])
+    assert len(model.calls) == calls + 2  # the tool call, then the answer
+    assert backing.reads == reads + 1
+    assert {m.id for m in model.calls[-1]} >= {"h2", "h8"}
+    assert result["librarian_metadata"]["indexing_total_count"] == len(result["messages"])

@@ -246,6 +246,13 @@ class Run:
         if key is not None:
             _READ_THIS_TURN.put(key, (self.config.store, entries))
 
+    def read_this_turn(self, messages: Sequence[BaseMessage]) -> list[IndexEntry] | None:
+        """The index an earlier selection of this turn read (a tool loop calls the model,
+        and so selection, several times a turn), if this process ran it (else ``None``)."""
+        key = self._turn_key(messages)
+        hit = _READ_THIS_TURN.get(key) if key is not None else None
+        return list(hit[1]) if hit is not None and hit[0] is self.config.store else None
+
     def read_for_indexing(self, messages: Sequence[BaseMessage]) -> list[IndexEntry] | None:
         """The index this turn's selection read, if this process ran it (else ``None``)."""
         key = self._turn_key(messages)
@@ -681,10 +688,15 @@ class SelectionCache:
 
         stored = {name: keys(getattr(sel, name)) for name in self._POSITIONS}
         # What the choice was made of: the question and every message it names, by
-        # content, so a later call of the turn can tell a fold from an edit.
-        named = {i for ids in stored.values() for i in ids}
+        # content, so a later call of the turn can tell a fold from an edit. (Read at
+        # the named positions, not by a pass over the whole history.)
+        named = sorted(
+            {p for name in self._POSITIONS for p in getattr(sel, name) if 0 <= p < len(messages)}
+        )
         seen = {
-            str(m.id): content_hash(m) for m in messages if m.id is not None and str(m.id) in named
+            str(messages[p].id): content_hash(messages[p])
+            for p in named
+            if messages[p].id is not None
         }
         question = _question(messages)
         if question is not None:
@@ -752,7 +764,9 @@ def select_turn(
     propagate.
     """
     messages = read_messages(state)
-    entries, blip = _loaded(state, run, messages)
+    entries, blip = run.read_this_turn(messages), None
+    if entries is None:
+        entries, blip = _loaded(state, run, messages)
     started = time.perf_counter()
     if blip is None:
         run.remember_read(messages, entries)
@@ -851,7 +865,9 @@ async def aselect_turn(
     awaited on the loop.
     """
     messages = read_messages(state)
-    entries, blip = await _aloaded(state, run, messages)
+    entries, blip = run.read_this_turn(messages), None
+    if entries is None:
+        entries, blip = await _aloaded(state, run, messages)
     started = time.perf_counter()
     if blip is None:
         run.remember_read(messages, entries)
