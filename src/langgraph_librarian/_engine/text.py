@@ -9,6 +9,7 @@ from functools import lru_cache
 import Stemmer
 
 __all__ = [
+    "ABBREVIATIONS",
     "CHANGE_CUES",
     "STOPWORDS",
     "VALUE_PATTERN",
@@ -19,6 +20,7 @@ __all__ = [
     "has_change_cue",
     "has_more_tokens_than",
     "one_line",
+    "read_abbreviations",
     "split_sentences",
     "stem_terms",
     "tokenize",
@@ -303,6 +305,82 @@ _SENTENCE = re.compile(r"\s(?:(?<=[.!?。！？]\s)\s*|(?<=\n)(?:\n+|(?=\s*(?:[-
 _stemmer = Stemmer.Stemmer("english")
 _stemmer.maxCacheSize = 200_000
 
+ABBREVIATIONS: dict[str, str] = {
+    **{a: "february" for a in ("feb",)},
+    **{a: "july" for a in ("jul",)},
+    **{a: "august" for a in ("aug",)},
+    **{a: "september" for a in ("sep", "sept")},
+    **{a: "october" for a in ("oct",)},
+    **{a: "november" for a in ("nov",)},
+    **{a: "december" for a in ("dec",)},
+    **{a: "tuesday" for a in ("tue", "tues")},
+    **{a: "wednesday" for a in ("weds",)},
+    **{a: "thursday" for a in ("thur", "thurs")},
+    **{a: "friday" for a in ("fri",)},
+    "wk": "week",
+    "wks": "weeks",
+    "hrs": "hours",
+    "mins": "minutes",
+    "yr": "year",
+    "yrs": "years",
+}
+"""Abbreviations that stand for one word whatever their case or place, lower case, to the
+word: they stem as it does ("Thurs" matches "Thursday", "wks" matches "weeks"). Left
+out: those that are also words or names ("may", "mar", "sun", "sat", "wed", "mon",
+"jan", "jun", "thu", "apr"; "hr", "min", "sec": HR, minimum, SEC); see
+:data:`_DATED_ABBREVIATIONS`."""
+
+_DATED_ABBREVIATIONS: dict[str, str] = {
+    "Jan": "January",
+    "Mar": "March",
+    "Apr": "April",
+    "Jun": "June",
+    "Mon": "Monday",
+    "Wed": "Wednesday",
+    "Thu": "Thursday",
+    "Sat": "Saturday",
+    "Sun": "Sunday",
+}
+"""Abbreviations that are also English words or names ("sun", "sat", "wed", "mar";
+Jan, Jun, Thu): read as the month or weekday only when capitalized and dated by their
+context: beside a number ("Sat 14 June", "3 Mar", "Jan 2025"), after a word that
+introduces a day or a month ("on Thu", "next Sat", "since Jan"), or beside another
+day or month ("Sat/Sun", "Mon-Wed", "Sat and Sun")."""
+# No leading \b: a pattern that opens with literals lets the regex engine skip to their
+# first letters (about 3x faster); the start of the word is checked on a match.
+_DATED_ABBREVIATION = re.compile(r"(?:Jan|Mar|Apr|Jun|Mon|Wed|Thu|Sat|Sun)\b(?!')")
+_DATED_BEFORE = re.compile(
+    r"(?:\d(?:st|nd|rd|th)?[ ,.]*|\b(?:on|next|last|this|every|each|until|till|since|by|"
+    r"before|after|from|through|thru|to|early|late|mid|and|or)\s+|[-\u2013/&]\s*)$",
+    re.IGNORECASE,
+)
+_DATED_AFTER = re.compile(
+    r"(?:\.?,?\s*\d|\.?\s*(?:[-\u2013/&]|and\b|or\b|to\b|through\b)\s*"
+    r"(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))",
+    re.IGNORECASE,
+)
+
+
+def _dated(match: re.Match[str]) -> str:
+    """The weekday or month an ambiguous abbreviation stands for, when its context dates
+    it (see :data:`_DATED_ABBREVIATIONS`); else the abbreviation itself."""
+    text, start, end = match.string, match.start(), match.end()
+    if start and (text[start - 1].isalnum() or text[start - 1] in "_'"):
+        return match.group()  # inside a word ("GoodMon"), or "c'Mon"
+    if _DATED_AFTER.match(text, end, min(end + 16, len(text))) or _DATED_BEFORE.search(
+        text[max(0, start - 12) : start]
+    ):
+        return _DATED_ABBREVIATIONS[match.group()]
+    return match.group()
+
+
+def read_abbreviations(text: str) -> str:
+    """``text`` with dated ambiguous abbreviations written out ("on Thu" -> "on
+    Thursday"); unchanged when it holds none (one scan)."""
+    if _DATED_ABBREVIATION.search(text) is None:
+        return text
+    return _DATED_ABBREVIATION.sub(_dated, text)
+
 
 def _cjk_bigrams(token: str) -> list[str]:
     chars = [c for c in token if _CJK.match(c)]
@@ -312,8 +390,12 @@ def _cjk_bigrams(token: str) -> list[str]:
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-case word, number and CJK-bigram tokens of ``text`` (stop words kept)."""
-    lowered = text.lower()
+    """Lower-case word, number and CJK-bigram tokens of ``text`` (stop words kept).
+
+    A dated abbreviation that is also a word is written out first (see
+    :func:`read_abbreviations`): its case and context tell, and the tokens have neither.
+    """
+    lowered = read_abbreviations(text).lower()
     if lowered.isascii() or not _CJK.search(lowered):
         # No CJK character anywhere: every token is kept as found. One scan of the
         # text instead of a regex search per token (indexing tokenizes every sentence).
@@ -361,7 +443,8 @@ def stem_terms(tokens: list[str]) -> list[str]:
         stem = stems.get(token)
         if stem is None:
             keep = token not in STOPWORDS and (len(token) > 1 or token.isdigit())
-            stem = stems[token] = _stemmer.stemWord(token) if keep else False
+            word = ABBREVIATIONS.get(token, token)
+            stem = stems[token] = _stemmer.stemWord(word) if keep else False
         if stem is not False:
             out.append(stem)  # type: ignore[arg-type]
     return out

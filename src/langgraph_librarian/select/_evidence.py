@@ -32,6 +32,8 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langgraph_librarian._engine.text import (
+    DAYS,
+    MONTHS,
     WHITESPACE,
     content_terms,
     has_more_tokens_than,
@@ -45,10 +47,12 @@ __all__ = [
     "LEXICAL_EVIDENCE",
     "Evidence",
     "answers_question",
+    "asked_names",
     "asks_question",
     "background_vectors",
     "chance_level",
     "corroborates",
+    "echoed_sentence",
     "ends_asking",
     "informative_terms",
     "is_echo",
@@ -501,17 +505,51 @@ def answers_question(reply: str, asked: str) -> bool:
     return asks_question(asked)
 
 
-def is_echo(text: str, query_terms: frozenset[str]) -> bool:
-    """An earlier question asking what the query asks (it matches, it answers nothing)."""
+def is_echo(text: str, query_terms: frozenset[str], ignored: frozenset[str] = frozenset()) -> bool:
+    """An earlier question asking what the query asks (it matches, it answers nothing).
+
+    ``ignored`` terms count on neither side (see :func:`echoed_sentence`).
+    """
     if not query_terms or len(text) > 600 or not is_question(text):
         return False
-    terms = frozenset(content_terms(text))
+    terms = frozenset(content_terms(text)) - ignored
     if not terms:
         return False
     shared = len(terms & query_terms)
     return shared >= _ECHO_COVERAGE * len(query_terms) and len(
         terms - query_terms
     ) <= _ECHO_EXTRA * len(terms)
+
+
+_CAPITALIZED = re.compile(r"(?<![\w'])[A-Z][\w'-]*")
+
+
+def asked_names(query: str) -> frozenset[str]:
+    """Terms of the query's names, numbers and dates (capitalized words inside a
+    sentence, digits, month and weekday names): what a greeting shares with any
+    question about the same people and day."""
+    start = len(query) - len(query.lstrip())
+    named = " ".join(m.group() for m in _CAPITALIZED.finditer(query) if m.start() > start)
+    return frozenset(content_terms(named)) | frozenset(
+        t for t in content_terms(query) if t[0].isdigit() or t in _DATE_TERMS
+    )
+
+
+def echoed_sentence(passage: str, query_terms: frozenset[str], names: frozenset[str]) -> bool:
+    """Whether ``passage`` (one sentence of a longer message) asks what the query asks,
+    by the words beyond the names, numbers and dates both hold: "You, Jon? What do you
+    have going for your dance studio?" echoes "What does Jon's dance studio offer?";
+    "(2 January 2024) Tim: Hi John, how's it going?" echoes no question about John, Tim
+    and January 2024."""
+    plain = query_terms - names
+    return bool(plain) and is_echo(passage, plain, names | _numbers(passage))
+
+
+_DATE_TERMS = frozenset(t for name in (*MONTHS, *DAYS) for t in content_terms(name))
+
+
+def _numbers(text: str) -> frozenset[str]:
+    return frozenset(t for t in content_terms(text) if t[0].isdigit())
 
 
 def repeat_key(text: str) -> str:

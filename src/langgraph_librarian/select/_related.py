@@ -24,6 +24,7 @@ and a question word's matches are kept with the index (see
 from __future__ import annotations
 
 import gzip
+import re
 import threading
 import weakref
 from functools import cache
@@ -195,6 +196,9 @@ def related_words(
         for w in dict.fromkeys(tokenize(query))
         if len(w) > 2 and w.isalpha() and w not in STOPWORDS
     ]
+    # The question's words it writes in lower case (a capital may open a sentence or a
+    # name: "Bank" is left alone).
+    common_nouns = {m.group() for m in _WORD.finditer(query) if m.group().islower()}
     out: dict[str, float] = {}
     if not words:
         return out
@@ -218,6 +222,41 @@ def related_words(
                 or not index.has_word(other)
             ):
                 continue
+            # A common noun does not bring a name that merely holds it ("bank" ->
+            # "Northbank", "anchor" -> "Anchorson"): the static model builds an unknown
+            # name's vector from its pieces, so the two look close. A name related in
+            # meaning ("basketball" -> "NBA") and a word the question writes as a name
+            # stay.
+            if (
+                (word in other or other in word)
+                and word in common_nouns
+                and _written_as_name(other, stems[0], index)
+            ):
+                continue
             kept += 1
             out[other] = max(out.get(other, 0.0), similarity)
     return out
+
+
+_WORD = re.compile(r"[^\W\d_]+")
+_INSIDE_SENTENCE = re.compile(r"[^\W\d_][,;:]?[ \t]+[\"'(]?$")
+"""The text before a word inside a sentence ends in a letter (a comma or a colon after
+it) and a space; a sentence's first word follows its end mark, a line break or nothing."""
+_NAME_SAMPLE = 40
+"""Passages read to tell whether the history writes a word as a name."""
+
+
+def _written_as_name(word: str, term: str, index: IndexHead) -> bool:
+    """Whether the history writes ``word`` as a name: always with a capital (in the first
+    :data:`_NAME_SAMPLE` passages holding it), once at least inside a sentence."""
+    pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
+    inside = False
+    for pid in index.passages_with(term)[:_NAME_SAMPLE]:
+        text = index.passage_text(pid)
+        for match in pattern.finditer(text):
+            if not match.group()[0].isupper():
+                return False
+            # A capital that opens a sentence says nothing; one inside a sentence does.
+            start = match.start()
+            inside = inside or _INSIDE_SENTENCE.search(text[max(0, start - 8) : start]) is not None
+    return inside

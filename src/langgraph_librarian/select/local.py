@@ -31,9 +31,11 @@ from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select._evidence import (
     Evidence,
     answers_question,
+    asked_names,
     background_vectors,
     chance_level,
     corroborates,
+    echoed_sentence,
     ends_asking,
     informative_terms,
     is_echo,
@@ -423,6 +425,9 @@ class _Scored:
     """Slots of earlier messages asking what the query asks."""
     echo_scores: np.ndarray
     """Their fused scores before the echo demotion (aligned with ``echoes``)."""
+    asked_again: list[tuple[int, float]]
+    """Longer messages one of whose sentences asks what the query asks, and their fused
+    scores: not echoes (they may say more), but their reply ranks with them."""
     positions: np.ndarray
     """Each entry's position (``id``), as floats."""
 
@@ -654,7 +659,7 @@ class LocalSelector:
         # sets no scale (it still travels with its exchange, by hydration).
         filler = index.filler()
         raw[filler] = 0.0
-        echoes = self._echoes(query, raw, cosines, entries, messages)
+        echoes, asked_again = self._echoes(query, raw, cosines, entries, messages, index, best)
         fused = _rescaled(raw, echoes, lambda top: top)
         if cosines is not None:
             # Cosines count from the typical message up (or from chance, in a history
@@ -683,7 +688,8 @@ class LocalSelector:
         if len(entries) > 1:
             # Among equally relevant messages the later one is the current truth.
             fused = fused + _RECENCY_BONUS * (fused > 0) * positions / max(positions.max(), 1.0)
-        return _Scored(fused, index, best, cosines, echoes, echo_scores, positions)
+        again = [(slot, float(fused[slot])) for slot in asked_again]
+        return _Scored(fused, index, best, cosines, echoes, echo_scores, again, positions)
 
     def _cosines(self, query_vector: Sequence[float] | None, index: IndexHead) -> np.ndarray | None:
         """Each message's best passage cosine with the query (``None`` without a model).
@@ -718,23 +724,33 @@ class LocalSelector:
         cosines: np.ndarray | None,
         entries: Sequence[IndexEntry],
         messages: Sequence[BaseMessage],
-    ) -> np.ndarray:
-        """Slots of earlier messages that ask what the query asks (they answer nothing).
+        index: IndexHead,
+        best: np.ndarray,
+    ) -> tuple[np.ndarray, list[int]]:
+        """Slots of earlier messages that ask what the query asks (they answer nothing),
+        and of longer ones that ask it in the sentence they match by ("You, Jon? What do
+        you have going for your dance studio?" after other news): the user asking again
+        with more around it, which may say something too.
 
         Only the few best matches by either score are read: an echo of the query is
         always among them.
         """
         terms = frozenset(content_terms(query))
+        names = asked_names(query)
         key = repeat_key(query)
         heads = [_top(raw, _ECHO_CHECKED)]
         if cosines is not None:
             heads.append(_top(cosines, _ECHO_CHECKED))
-        found = []
+        found, again = [], []
         for slot in dict.fromkeys(int(i) for head in heads for i in head):
             text = message_text(messages[entries[slot].id])
             if repeat_key(text) == key or is_echo(text, terms):
                 found.append(slot)
-        return np.asarray(sorted(found), dtype=np.int64)
+            elif best[slot] >= 0 and echoed_sentence(
+                index.passage_text(int(best[slot])), terms, names
+            ):
+                again.append(slot)
+        return np.asarray(sorted(found), dtype=np.int64), again
 
     def scores(
         self,
@@ -1081,7 +1097,11 @@ class LocalSelector:
         # for my flight?" after "Any book suggestions for a long flight?" / "Try
         # 'Circe'..."): the echo itself is demoted, and hands the score it had to the
         # reply that follows it, which often shares no word with the question.
-        for slot, before in zip(scored.echoes.tolist(), scored.echo_scores.tolist(), strict=True):
+        asked = chain(
+            zip(scored.echoes.tolist(), scored.echo_scores.tolist(), strict=True),
+            scored.asked_again,
+        )
+        for slot, before in asked:
             if before < RELATIVE_CUTOFF * top:
                 continue
             asked = entries[slot].id
