@@ -18,19 +18,10 @@ from langgraph_librarian.select import LocalSelector
     [
         ("Thurs", "Thursday"),
         ("tues", "Tuesday"),
-        ("Fri", "Friday"),
         ("Weds", "Wednesday"),
-        ("Sept", "September"),
-        ("Sep", "September"),
-        ("Feb", "February"),
-        ("Aug", "August"),
-        ("Oct", "October"),
-        ("Nov", "November"),
-        ("Dec", "December"),
         ("wk", "week"),
         ("wks", "weeks"),
         ("hrs", "hours"),
-        ("mins", "minutes"),
         ("yrs", "years"),
     ],
 )
@@ -53,6 +44,16 @@ def test_an_unambiguous_abbreviation_stems_as_its_word(short, full):
         ("5 Mar", "march"),
         ("Apr 3", "april"),
         ("the 12th Jun", "june"),
+        ("Sat Dec 5", "saturday"),
+        ("Sat Dec 5", "december"),
+        ("from Mon to Fri", "monday"),
+        ("from Mon to Fri", "friday"),
+        ("Fri 9-5", "friday"),
+        ("the dentist moved to Sept.", "september"),
+        ("anything planned in Aug?", "august"),
+        ("back on Tue", "tuesday"),
+        ("it closes in Dec 2025", "december"),
+        ("Jan and Feb were cold", "january"),
     ],
 )
 def test_an_ambiguous_abbreviation_is_read_where_its_context_dates_it(text, full):
@@ -66,17 +67,58 @@ def test_an_ambiguous_abbreviation_is_read_where_its_context_dates_it(text, full
         ("the sun was out all day", "sun"),
         ("Sun was out all day", "sun"),
         ("they wed in a barn", "wed"),
-        ("c'mon, Mon 3 is fine", "mon"),
+        ("C'Mon 3 times", "mon"),
         ("Jan said she would come", "jan"),
         ("Thu told me about it", "thu"),
         ("met Thu on Tuesday", "thu"),
         ("one slip could mar the finish", "mar"),
         ("SAT scores came back", "sat"),
         ("HR said yes", "hr"),
+        # Names beside "and", "or", "to", "by", "from", "after", a hyphen or a number.
+        ("Tom and Jan went hiking", "jan"),
+        ("I gave the keys to Jan", "jan"),
+        ("a painting by Jan", "jan"),
+        ("a letter from Jan", "jan"),
+        ("I talked to Thu about the budget", "thu"),
+        ("Jan and Maria went", "jan"),
+        ("Jan or Mona will call", "jan"),
+        ("Jan to Marseille", "jan"),
+        ("Kenji and Jun cooked", "jun"),
+        ("Min-Jun called", "jun"),
+        ("Seo-Jun called", "jun"),
+        ("Ji-Sun called", "sun"),
+        ("after Sun left the room", "sun"),
+        ("Java came from Sun Microsystems", "sun"),
+        ("In 2009 Sun was bought", "sun"),
+        ("Oracle bought Sun, 2010", "sun"),
+        ("Mar, 25, is my cousin", "mar"),
+        ("Room 5 Sun Street", "sun"),
+        # Code and other languages.
+        ("df = pd.read_csv(path, sep=',')", "sep"),
+        ("pd.read_csv(path, Sep=';')", "sep"),
+        ("print(oct(8))", "oct"),
+        ("use dec to decrement the counter", "dec"),
+        ("data aug with random crops", "aug"),
+        ("Aug pipeline ready", "aug"),
+        ("le tue foto sono belle", "tue"),
+        ("fri frakt", "fri"),
+        ("Fri frakt over 500 kr", "fri"),
+        ("God jul!", "jul"),
+        ("God Jul!", "jul"),
+        ("il a sept ans", "sept"),
     ],
 )
 def test_an_ambiguous_abbreviation_stays_a_word_elsewhere(text, kept):
     assert kept in content_terms(text)
+
+
+def test_min_and_mins_match():
+    assert content_terms("the bus takes 25 min") == content_terms("the bus takes 25 mins")
+
+
+def test_a_weekday_range_reads_alike_in_any_case():
+    assert content_terms("open Mon-Fri") == ["open", *content_terms("Monday Friday")]
+    assert content_terms("MON-FRI") == ["mon", "fri"]
 
 
 def _chat(*texts: str) -> list:
@@ -115,3 +157,47 @@ def test_a_question_in_abbreviations_finds_a_message_in_full_words():
         "Ok.",
     )
     assert _select(messages, "What's on for Sat 14?")[0] == 2
+
+
+def test_a_name_that_looks_like_a_month_still_finds_its_message():
+    messages = _chat(
+        "Tom and Jan recommended the night food tour in Lisbon.",
+        "Noted.",
+        "Tom recommended the castle, but it was closed.",
+        "Sure.",
+        "Maria recommended the tram ride along the coast.",
+        "Ok.",
+        "The boiler service is booked.",
+        "Fine.",
+    )
+    assert _select(messages, "What did Jan recommend?")[0] == 0
+
+
+def test_a_code_argument_does_not_bring_a_tool_for_the_month():
+    from langchain_core.tools import tool
+
+    from langgraph_librarian.tools import ToolIndex
+
+    @tool
+    def csv_load(path: str, sep: str = ",") -> str:
+        """Load a CSV file into a table; sep sets the column separator."""
+        return ""
+
+    @tool
+    def calendar_month(month: str) -> str:
+        """List the calendar events planned for a given month."""
+        return ""
+
+    @tool
+    def image_aug(path: str) -> str:
+        """Apply aug transforms (random crops, flips) to an image dataset."""
+        return ""
+
+    @tool
+    def sales_report(period: str) -> str:
+        """Summarise the sales figures for a reporting period."""
+        return ""
+
+    index = ToolIndex([csv_load, calendar_month, image_aug, sales_report], embeddings=None)
+    assert "csv_load" not in index.search("what's on my calendar in September").names
+    assert "image_aug" not in index.search("sales in August").names

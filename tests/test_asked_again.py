@@ -10,7 +10,7 @@ from langgraph_librarian import LibrarianConfig
 from langgraph_librarian._engine.text import content_terms
 from langgraph_librarian.index import update_index
 from langgraph_librarian.select import LocalSelector
-from langgraph_librarian.select._evidence import asked_names, echoed_sentence
+from langgraph_librarian.select._evidence import asked_names, asks_again, echoed_sentence
 
 
 def _select(history: list, question: str) -> list[int]:
@@ -54,3 +54,52 @@ def test_a_greeting_naming_the_same_people_and_day_asks_nothing_again():
         frozenset(content_terms("What does Jon's dance studio offer?")),
         asked_names("What does Jon's dance studio offer?"),
     )
+
+
+def test_a_reply_restating_the_question_before_answering_it_asks_nothing_again():
+    question = "Which laptop did you suggest for video editing?"
+    terms, names = frozenset(content_terms(question)), asked_names(question)
+    sentence = "Which laptop should you buy for video editing?"
+    answer = (
+        f"{sentence} With a 2000 budget and a lot of travel, I'd pick the MacBook Pro 14 "
+        "with the M3 Pro chip: it handles 4K timelines smoothly, the battery lasts a full "
+        "day away from a socket, and it weighs 1.6 kg, so it fits a carry-on."
+    )
+    assert echoed_sentence(sentence, terms, names)
+    assert not asks_again(answer, sentence, terms, names)
+    assert asks_again(f"Back from the trip, all fine. {sentence}", sentence, terms, names)
+    assert asks_again(f"{sentence} Thanks!", sentence, terms, names)
+
+
+def test_the_next_topic_after_a_restating_answer_is_not_promoted():
+    texts = [
+        "I edit 4K video and travel a lot; my budget is about 2000.",
+        "Which laptop should you buy for video editing? With a 2000 budget and a lot of "
+        "travel, I'd pick the MacBook Pro 14 with the M3 Pro chip: it handles 4K timelines "
+        "smoothly, the battery lasts a full day away from a socket, and it weighs 1.6 kg, "
+        "so it fits a carry-on. The Dell XPS 15 is a fine alternative if you need Windows, "
+        "but its battery is weaker under load and the fans get loud when rendering.",
+        "Thanks. Separately, can you draft a polite email to my landlord about the broken "
+        "heating in the flat?",
+        "Sure: Dear Mr Patel, the heating in the flat has been broken since Monday; could "
+        "you arrange a repair this week? Kind regards.",
+        "My sister wants a new phone with a good camera, any ideas?",
+        "The Pixel 8 has an excellent camera for its price.",
+        "The MacBook arrived today; editing the wedding video on it is smooth.",
+        "Great to hear it works well for your editing.",
+        "The shop also had a Lenovo laptop I tried, but it felt heavy in the bag.",
+        "Weight matters if you travel a lot.",
+        "My old laptop will go to my nephew for school.",
+        "A nice way to reuse it.",
+        "We are having pasta for dinner tonight.",
+        "Enjoy your dinner.",
+    ]
+    history = [
+        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
+        for i, text in enumerate(texts)
+    ]
+    ids = _select(history, "Which laptop did you suggest for video editing?")
+    assert ids[0] == 1
+    # The landlord email ranks below the messages about laptops, if at all.
+    landlord = ids.index(2) if 2 in ids else len(ids)
+    assert landlord > ids.index(8) and landlord > ids.index(10)

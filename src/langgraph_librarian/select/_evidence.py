@@ -48,6 +48,7 @@ __all__ = [
     "Evidence",
     "answers_question",
     "asked_names",
+    "asks_again",
     "asks_question",
     "background_vectors",
     "chance_level",
@@ -543,6 +544,26 @@ def echoed_sentence(passage: str, query_terms: frozenset[str], names: frozenset[
     and January 2024."""
     plain = query_terms - names
     return bool(plain) and is_echo(passage, plain, names | _numbers(passage))
+
+
+_ANSWERED_AFTER = 20
+"""Words after a question opening a message past which the message answers it."""
+
+
+def asks_again(
+    message: str, sentence: str, query_terms: frozenset[str], names: frozenset[str]
+) -> bool:
+    """Whether ``message`` asks the query again in ``sentence`` (one of its passages; see
+    :func:`echoed_sentence`) among other news, rather than opening with the question and
+    going on to answer it ("Which laptop should you buy for video editing? With a 2000
+    budget, I'd pick the MacBook...": a reply restating what it answers, a heading).
+    Its reply then answers the question; a restating answer's reply is the next topic."""
+    if not echoed_sentence(sentence, query_terms, names):
+        return False
+    at = message.find(sentence)
+    if at < 0 or message[:at].strip():
+        return True  # after other news (or not found as written: the passage decides)
+    return not has_more_tokens_than(message[at + len(sentence) :], _ANSWERED_AFTER)
 
 
 _DATE_TERMS = frozenset(t for name in (*MONTHS, *DAYS) for t in content_terms(name))

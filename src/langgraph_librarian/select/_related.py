@@ -222,22 +222,25 @@ def related_words(
                 or not index.has_word(other)
             ):
                 continue
-            # A common noun does not bring a name that merely holds it ("bank" ->
-            # "Northbank", "anchor" -> "Anchorson"): the static model builds an unknown
-            # name's vector from its pieces, so the two look close. A name related in
-            # meaning ("basketball" -> "NBA") and a word the question writes as a name
-            # stay.
+            # A common noun brings a name that holds it ("bank" -> "Northbank", "mail"
+            # -> "Mailchimp") at half its similarity: the static model builds an unknown
+            # name's vector from its pieces, so the two look close whether the name is
+            # what the question asks for (the mail service) or merely holds the word (a
+            # bar by the river). A name related in meaning ("basketball" -> "NBA") and a
+            # word the question writes as a name keep theirs.
             if (
                 (word in other or other in word)
                 and word in common_nouns
                 and _written_as_name(other, stems[0], index)
             ):
-                continue
+                similarity *= NAME_WEIGHT
             kept += 1
             out[other] = max(out.get(other, 0.0), similarity)
     return out
 
 
+NAME_WEIGHT = 0.5
+"""The share of its similarity a name holding a question's common noun keeps."""
 _WORD = re.compile(r"[^\W\d_]+")
 _INSIDE_SENTENCE = re.compile(r"[^\W\d_][,;:]?[ \t]+[\"'(]?$")
 """The text before a word inside a sentence ends in a letter (a comma or a colon after

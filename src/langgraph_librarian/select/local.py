@@ -32,10 +32,10 @@ from langgraph_librarian.select._evidence import (
     Evidence,
     answers_question,
     asked_names,
+    asks_again,
     background_vectors,
     chance_level,
     corroborates,
-    echoed_sentence,
     ends_asking,
     informative_terms,
     is_echo,
@@ -746,8 +746,8 @@ class LocalSelector:
             text = message_text(messages[entries[slot].id])
             if repeat_key(text) == key or is_echo(text, terms):
                 found.append(slot)
-            elif best[slot] >= 0 and echoed_sentence(
-                index.passage_text(int(best[slot])), terms, names
+            elif best[slot] >= 0 and asks_again(
+                text, index.passage_text(int(best[slot])), terms, names
             ):
                 again.append(slot)
         return np.asarray(sorted(found), dtype=np.int64), again
@@ -1097,11 +1097,11 @@ class LocalSelector:
         # for my flight?" after "Any book suggestions for a long flight?" / "Try
         # 'Circe'..."): the echo itself is demoted, and hands the score it had to the
         # reply that follows it, which often shares no word with the question.
-        asked = chain(
+        askings = chain(
             zip(scored.echoes.tolist(), scored.echo_scores.tolist(), strict=True),
             scored.asked_again,
         )
-        for slot, before in asked:
+        for slot, before in askings:
             if before < RELATIVE_CUTOFF * top:
                 continue
             asked = entries[slot].id
