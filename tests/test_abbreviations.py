@@ -1,5 +1,6 @@
-"""Weekday, month and time-unit abbreviations match their full words; those that are
-also ordinary words or names do only where their case and context date them."""
+"""A few weekday and time-unit abbreviations match their full words in any case and on
+every side (question, history, tool search); those that are also words, names or code
+("Sat", "Jan", "sep=", "oct(8)", "fri frakt") stay as written."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from langgraph_librarian.select import LocalSelector
     ("short", "full"),
     [
         ("Thurs", "Thursday"),
+        ("thurs", "thursday"),
+        ("THURS", "Thursday"),
         ("tues", "Tuesday"),
         ("Weds", "Wednesday"),
         ("wk", "week"),
@@ -27,37 +30,6 @@ from langgraph_librarian.select import LocalSelector
 )
 def test_an_unambiguous_abbreviation_stems_as_its_word(short, full):
     assert content_terms(short) == content_terms(full)
-
-
-@pytest.mark.parametrize(
-    ("text", "full"),
-    [
-        ("gym on Thu", "thursday"),
-        ("Sat 14 June", "saturday"),
-        ("Sun, 3 May", "sunday"),
-        ("open Mon-Fri", "monday"),
-        ("Sat/Sun", "sunday"),
-        ("Sat and Sun", "saturday"),
-        ("next Wed", "wednesday"),
-        ("since Jan", "january"),
-        ("Jan 2025", "january"),
-        ("5 Mar", "march"),
-        ("Apr 3", "april"),
-        ("the 12th Jun", "june"),
-        ("Sat Dec 5", "saturday"),
-        ("Sat Dec 5", "december"),
-        ("from Mon to Fri", "monday"),
-        ("from Mon to Fri", "friday"),
-        ("Fri 9-5", "friday"),
-        ("the dentist moved to Sept.", "september"),
-        ("anything planned in Aug?", "august"),
-        ("back on Tue", "tuesday"),
-        ("it closes in Dec 2025", "december"),
-        ("Jan and Feb were cold", "january"),
-    ],
-)
-def test_an_ambiguous_abbreviation_is_read_where_its_context_dates_it(text, full):
-    assert content_terms(full)[0] in content_terms(text)
 
 
 @pytest.mark.parametrize(
@@ -106,6 +78,10 @@ def test_an_ambiguous_abbreviation_is_read_where_its_context_dates_it(text, full
         ("God jul!", "jul"),
         ("God Jul!", "jul"),
         ("il a sept ans", "sept"),
+        # Not read even where a date is meant: context decides too often wrongly.
+        ("gym on Thu", "thu"),
+        ("Sat 14 June", "sat"),
+        ("Oct 3", "oct"),
     ],
 )
 def test_an_ambiguous_abbreviation_stays_a_word_elsewhere(text, kept):
@@ -114,11 +90,6 @@ def test_an_ambiguous_abbreviation_stays_a_word_elsewhere(text, kept):
 
 def test_min_and_mins_match():
     assert content_terms("the bus takes 25 min") == content_terms("the bus takes 25 mins")
-
-
-def test_a_weekday_range_reads_alike_in_any_case():
-    assert content_terms("open Mon-Fri") == ["open", *content_terms("Monday Friday")]
-    assert content_terms("MON-FRI") == ["mon", "fri"]
 
 
 def _chat(*texts: str) -> list:
@@ -136,7 +107,7 @@ def _select(messages: list, question: str) -> list[int]:
 
 def test_a_question_in_full_words_finds_a_message_in_abbreviations():
     messages = _chat(
-        "Plan: physio Thurs 4pm, then swim. Dentist moved to Sept.",
+        "Plan: physio Thurs 4pm, then swim for two hrs.",
         "Noted.",
         "The boiler service is booked with the usual engineer.",
         "Sure.",
@@ -144,19 +115,20 @@ def test_a_question_in_full_words_finds_a_message_in_abbreviations():
         "Ok.",
     )
     assert _select(messages, "What do I have on Thursday afternoon?")[0] == 0
-    assert _select(messages, "When is the dentist appointment in September?")[0] == 0
+    assert _select(messages, "How many hours do I swim?")[0] == 0
 
 
 def test_a_question_in_abbreviations_finds_a_message_in_full_words():
     messages = _chat(
         "The boiler service is booked with the usual engineer.",
         "Noted.",
-        "Yoga class every Saturday morning at the community hall.",
+        "Yoga class every Thursday morning at the community hall.",
         "Sure.",
         "I sat on the sofa and read for an hour.",
         "Ok.",
     )
-    assert _select(messages, "What's on for Sat 14?")[0] == 2
+    assert _select(messages, "What's on for Thurs?")[0] == 2
+    assert _select(messages, "What's on for THURS?")[0] == 2
 
 
 def test_a_name_that_looks_like_a_month_still_finds_its_message():

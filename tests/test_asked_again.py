@@ -66,9 +66,12 @@ def test_a_reply_restating_the_question_before_answering_it_asks_nothing_again()
         "day away from a socket, and it weighs 1.6 kg, so it fits a carry-on."
     )
     assert echoed_sentence(sentence, terms, names)
-    assert not asks_again(answer, sentence, terms, names)
-    assert asks_again(f"Back from the trip, all fine. {sentence}", sentence, terms, names)
-    assert asks_again(f"{sentence} Thanks!", sentence, terms, names)
+    assert not asks_again(answer, sentence, terms, names, assistant=True)
+    back = f"Back from the trip, all fine. {sentence}"
+    assert asks_again(back, sentence, terms, names, assistant=True)
+    assert asks_again(f"{sentence} Thanks!", sentence, terms, names, assistant=True)
+    # A user who opens with the question and goes on with other news still asks it.
+    assert asks_again(answer, sentence, terms, names)
 
 
 def test_the_next_topic_after_a_restating_answer_is_not_promoted():
@@ -103,3 +106,17 @@ def test_the_next_topic_after_a_restating_answer_is_not_promoted():
     # The landlord email ranks below the messages about laptops, if at all.
     landlord = ids.index(2) if 2 in ids else len(ids)
     assert landlord > ids.index(8) and landlord > ids.index(10)
+
+
+def test_a_user_opening_with_the_question_then_other_news_still_asks_it():
+    news = (
+        " My sister is watering the plants while we are away, and the neighbours will take"
+        " the post in. The hotel confirmed the late check-in, the car park is prepaid for"
+        " the whole week and the insurance documents are printed and in the blue folder."
+    )
+    for opening in (
+        "Any book recommendations for the flight?",
+        "Hi again! Any book recommendations for the flight?",
+    ):
+        ids = _select(_history(opening + news), "Which book was recommended for my flight?")
+        assert 1 in ids, opening

@@ -101,6 +101,16 @@ def test_reasoning_is_reported():
     assert meta["model_selected_ids"] == [4, 16] and {4, 16} <= set(meta["selected_ids"])
 
 
+def test_a_long_reasoning_is_kept_short_in_the_metadata():
+    # The metadata is checkpointed every turn: 200 KB of reasoning must not ride along.
+    long = "Message 16 changes message 4. " * 7000
+    meta = run(ScriptedChatModel(script=f"{long}\nIDs: [4, 16]"))["librarian_metadata"]
+    assert meta["model_selected_ids"] == [4, 16]
+    assert meta["selection_reasoning"].startswith("Message 16 changes")
+    assert len(meta["selection_reasoning"]) == 2000
+    assert len(meta["selector_answer"]) <= 2000
+
+
 def test_structured_output_when_supported():
     answer = AIMessage(
         content="",

@@ -554,7 +554,7 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     metadata: dict[str, Any] = {
         "selection_skipped": False,
         "selected_ids": hydrated.selected,
-        "selection_reasoning": selection.reasoning,
+        "selection_reasoning": _bounded(selection.reasoning),
         "selection_strategy": selection.strategy,
         "selection_fallback": selection.strategy == "local_fallback",
         "original_count": len(messages),
@@ -591,6 +591,18 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         "selected_ids": hydrated.selected,
         "librarian_metadata": metadata,
     }
+
+
+_REASONING_CHARS = 2000
+"""Most characters of a selector's reasoning kept in ``librarian_metadata`` (as for its
+raw answer): the metadata is checkpointed every turn, and a model that writes 200 KB of
+reasoning would otherwise grow every checkpoint of the thread by that much."""
+
+
+def _bounded(reasoning: str) -> str:
+    if len(reasoning) <= _REASONING_CHARS:
+        return reasoning
+    return reasoning[: _REASONING_CHARS - 1] + "\u2026"
 
 
 def _selector_failed(exc: Exception) -> str:

@@ -551,15 +551,23 @@ _ANSWERED_AFTER = 20
 
 
 def asks_again(
-    message: str, sentence: str, query_terms: frozenset[str], names: frozenset[str]
+    message: str,
+    sentence: str,
+    query_terms: frozenset[str],
+    names: frozenset[str],
+    *,
+    assistant: bool = False,
 ) -> bool:
     """Whether ``message`` asks the query again in ``sentence`` (one of its passages; see
-    :func:`echoed_sentence`) among other news, rather than opening with the question and
-    going on to answer it ("Which laptop should you buy for video editing? With a 2000
-    budget, I'd pick the MacBook...": a reply restating what it answers, a heading).
-    Its reply then answers the question; a restating answer's reply is the next topic."""
+    :func:`echoed_sentence`) among other news. An ``assistant`` message that opens with
+    the question and goes on past a few words answers it instead ("Which laptop should
+    you buy for video editing? With a 2000 budget, I'd pick the MacBook...": a reply
+    restating what it answers, a heading), and its reply is the next topic; a user who
+    opens with the question and then tells other news still asks it."""
     if not echoed_sentence(sentence, query_terms, names):
         return False
+    if not assistant:
+        return True
     at = message.find(sentence)
     if at < 0 or message[:at].strip():
         return True  # after other news (or not found as written: the passage decides)

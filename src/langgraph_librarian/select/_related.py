@@ -233,8 +233,9 @@ def related_words(
                 and word in common_nouns
                 and _written_as_name(other, stems[0], index)
             ):
-                similarity *= NAME_WEIGHT
-            kept += 1
+                similarity *= NAME_WEIGHT  # (and takes no slot from a related word)
+            else:
+                kept += 1
             out[other] = max(out.get(other, 0.0), similarity)
     return out
 

@@ -743,11 +743,16 @@ class LocalSelector:
             heads.append(_top(cosines, _ECHO_CHECKED))
         found, again = [], []
         for slot in dict.fromkeys(int(i) for head in heads for i in head):
-            text = message_text(messages[entries[slot].id])
+            message = messages[entries[slot].id]
+            text = message_text(message)
             if repeat_key(text) == key or is_echo(text, terms):
                 found.append(slot)
             elif best[slot] >= 0 and asks_again(
-                text, index.passage_text(int(best[slot])), terms, names
+                text,
+                index.passage_text(int(best[slot])),
+                terms,
+                names,
+                assistant=message.type == "ai",
             ):
                 again.append(slot)
         return np.asarray(sorted(found), dtype=np.int64), again
