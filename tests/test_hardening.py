@@ -205,7 +205,12 @@ def test_middleware_honours_background_indexing(tmp_path):
 
 
 def test_missing_provider_package_fails_at_config_time():
+    from langgraph_librarian import LibrarianError
+
     with pytest.raises(ValueError, match="pip install langchain-google-genai"):
+        LibrarianConfig(indexer_model="google_genai:gemini-2.0-flash")
+    # the same family as the error a model string raises at first use
+    with pytest.raises(LibrarianError, match="pip install langchain-google-genai"):
         LibrarianConfig(indexer_model="google_genai:gemini-2.0-flash")
     with pytest.raises(ValueError, match="selector_model"):
         LibrarianConfig(selector_model="anthropic:claude-x")

@@ -53,7 +53,8 @@ def check_model_spec(spec: str, slot: str) -> None:
     """Fail early, with the package to install, when a provider package is missing.
 
     Raises:
-        ValueError: the string names a known provider whose package is not installed.
+        ModelConfigError: the string names a known provider whose package is not
+            installed (a ``ValueError`` and a ``LibrarianError``, as at first use).
     """
     if not spec.strip():
         raise ValueError(f"{slot} must not be an empty string")
@@ -64,7 +65,9 @@ def check_model_spec(spec: str, slot: str) -> None:
     top = module.split(".")[0]
     if importlib.util.find_spec(top) is None:
         dist = top.replace("_", "-")
-        raise ValueError(f"{slot}={spec!r} needs the {provider!r} integration: pip install {dist}")
+        raise ModelConfigError(
+            f"{slot}={spec!r} needs the {provider!r} integration: pip install {dist}"
+        )
 
 
 def _field(cls: type[Any], names: tuple[str, ...]) -> str | None:
