@@ -6,7 +6,7 @@ import dataclasses
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, cast
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -137,7 +137,7 @@ class LibrarianConfig:
     short_message_threshold: int = 200
     summary_prompt: str | None = None
     selection_prompt: str | None = None
-    store: BaseIndexStore | None = None
+    store: BaseIndexStore | BaseStore | None = None
     max_concurrency: int = 16
     model_timeout: float | None = 60.0
     max_retries: int = 2
@@ -266,6 +266,12 @@ class LibrarianConfig:
             )
 
     # -- budget ---------------------------------------------------------------------
+
+    @property
+    def index_store(self) -> BaseIndexStore | None:
+        """``store`` as the index store it became: a LangGraph ``BaseStore`` passed as
+        ``store`` is wrapped in a :class:`LangGraphIndexStore` when the config is built."""
+        return cast("BaseIndexStore | None", self.store)
 
     def budget_for(self, history_tokens: int) -> int | None:
         """The curated-context budget for a history of ``history_tokens`` tokens.

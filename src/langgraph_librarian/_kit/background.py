@@ -101,7 +101,7 @@ def _run(session: str, record: _Session) -> None:
         if job is None:  # a job that started earlier indexed the newest history already
             return
         config, messages, run_config, fallback = job
-        store = config.store
+        store = config.index_store
         if store is None:  # guarded by the caller; kept for type narrowing
             return
         timeout, slots = timeout_for(store, config.store_timeout), slots_for(store)

@@ -177,7 +177,7 @@ class Run:
 
     def load(self, state: dict[str, Any]) -> list[IndexEntry]:
         """The stored index: from the store, else from graph state."""
-        store, session = self.config.store, self.session
+        store, session = self.config.index_store, self.session
         if store is not None and session is not None:
 
             def read() -> list[IndexEntry]:
@@ -193,7 +193,7 @@ class Run:
 
     async def aload(self, state: dict[str, Any]) -> list[IndexEntry]:
         """Async twin of :meth:`load`."""
-        store, session = self.config.store, self.session
+        store, session = self.config.index_store, self.session
         if store is not None and session is not None:
 
             async def read() -> list[IndexEntry]:
@@ -207,7 +207,7 @@ class Run:
 
     def save(self, entries: list[IndexEntry]) -> None:
         """Write the index to the store (graph state is written by the returned update)."""
-        store, session = self.config.store, self.session
+        store, session = self.config.index_store, self.session
         if store is not None and session is not None:
             within(
                 lambda: store.save(session, entries),
@@ -218,7 +218,7 @@ class Run:
 
     async def asave(self, entries: list[IndexEntry]) -> None:
         """Async twin of :meth:`save`."""
-        store, session = self.config.store, self.session
+        store, session = self.config.index_store, self.session
         if store is not None and session is not None:
             await awithin(asave_index(store, session, entries), self.config.store_timeout, _STORE)
 

@@ -142,8 +142,9 @@ class TurnReport:
 
 def _entries(thread_id: str, values: dict[str, Any], config: LibrarianConfig) -> dict[int, Any]:
     raw = values.get("index") or []
-    if not raw and config.store is not None:
-        raw = [e.to_dict() for e in config.store.load(thread_id) or []]
+    store = config.index_store
+    if not raw and store is not None:
+        raw = [e.to_dict() for e in store.load(thread_id) or []]
     return {int(e["id"]): e for e in raw if isinstance(e, dict) and "id" in e}
 
 
