@@ -10,7 +10,20 @@ SNIPPET = """
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
-from langgraph_librarian import FileIndexStore, LibrarianConfig, LibrarianMiddleware
+from langgraph.graph import StateGraph
+
+from langgraph_librarian import (
+    FileIndexStore,
+    LibrarianConfig,
+    LibrarianMiddleware,
+    LibrarianState,
+    create_index_node,
+    create_librarian_node,
+    index_messages,
+)
+from langgraph_librarian.memory import create_delete_messages_node, create_summarize_node
+from langgraph_librarian.middleware import create_librarian_hook
+from langgraph_librarian.recall import ScopeMemory, create_capture_node, create_recall_hook
 
 
 def configs(sqlite: SqliteStore) -> list[LibrarianConfig]:
@@ -24,10 +37,25 @@ def configs(sqlite: SqliteStore) -> list[LibrarianConfig]:
 
 
 middleware = LibrarianMiddleware(LibrarianConfig(store=InMemoryStore()))
+
+
+def graph() -> None:
+    # every node the docs add to a StateGraph
+    builder = StateGraph(LibrarianState)
+    config = LibrarianConfig()
+    builder.add_node("librarian", create_librarian_node(config))
+    builder.add_node("indexer", index_messages)
+    builder.add_node("indexer2", create_index_node(config))
+    builder.add_node("hook", create_librarian_hook(config))
+    builder.add_node("summarize", create_summarize_node(keep_last=2))
+    builder.add_node("delete", create_delete_messages_node(keep_last=2))
+    memory = ScopeMemory(InMemoryStore())
+    builder.add_node("recall", create_recall_hook(memory))
+    builder.add_node("capture", create_capture_node(memory))
 """
 
 
-def test_a_langgraph_store_is_a_valid_config_store_for_mypy(tmp_path: Path) -> None:
+def test_documented_configs_and_nodes_type_check(tmp_path: Path) -> None:
     path = tmp_path / "user_code.py"
     path.write_text(SNIPPET)
     out, err, status = api.run(

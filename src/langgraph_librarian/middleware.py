@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, NotRequired, cast
+from typing import Annotated, Any, NotRequired, Protocol, cast
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
 from langchain.agents.middleware.types import ModelResponse
@@ -152,9 +152,19 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
         return self._with_selection(run, state, await aindex_turn(dict(state), run))
 
 
+class LibrarianHook(Protocol):
+    """What :func:`create_librarian_hook` returns: a ``pre_model_hook`` (or graph node)
+    called with the graph state (any state holding ``messages``) and the run config.
+    (Typed with named parameters: LangGraph's ``add_node`` matches a node by them.)"""
+
+    def __call__(self, state: Any, config: RunnableConfig) -> dict[str, list[AnyMessage]]:
+        """The hook's update: ``{"llm_input_messages": [...]}``."""
+        ...
+
+
 def create_librarian_hook(
     config: ConfigLike = None,
-) -> Callable[[dict[str, Any], RunnableConfig], dict[str, list[AnyMessage]]]:
+) -> LibrarianHook:
     """A ``pre_model_hook`` that writes the curated context to ``llm_input_messages``.
 
     ``llm_input_messages`` is a checkpointed last-value channel, so the hook writes it on
@@ -167,9 +177,8 @@ def create_librarian_hook(
     default = as_config(config, "create_librarian_hook(config)")
     warned: list[bool] = []  # the warning is said once per hook (a configuration fault)
 
-    def librarian_hook(
-        state: dict[str, Any], config: RunnableConfig
-    ) -> dict[str, list[AnyMessage]]:
+    # ``state: Any``: any graph state holding ``messages`` (see ``LibrarianNode``).
+    def librarian_hook(state: Any, config: RunnableConfig) -> dict[str, list[AnyMessage]]:
         messages = list(state.get("messages") or [])
         try:
             run = Run.open(default, config)

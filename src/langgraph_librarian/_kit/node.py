@@ -12,7 +12,7 @@ __all__ = ["LibrarianNode", "StateUpdate"]
 StateUpdate = dict[str, Any]
 
 
-class LibrarianNode(RunnableLambda[dict[str, Any], StateUpdate]):
+class LibrarianNode(RunnableLambda[Any, StateUpdate]):
     """A graph node with native sync and async paths that can also be called directly.
 
     ``node(state, config)`` runs the sync path; ``await node.ainvoke(state, config)``
@@ -22,6 +22,11 @@ class LibrarianNode(RunnableLambda[dict[str, Any], StateUpdate]):
     ``RunnableConfig`` by name.
     """
 
-    def __call__(self, state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
-        func = cast(Callable[[dict[str, Any], RunnableConfig | None], StateUpdate], self.func)
+    # The state is typed ``Any``: a node runs on any graph state holding ``messages``
+    # (the user's TypedDict, dataclass or model), and LangGraph's ``add_node`` only
+    # types a node whose input is a TypedDict, a dataclass or a model (a plain
+    # ``dict[str, Any]`` made every ``add_node`` of ours a mypy error in user code).
+
+    def __call__(self, state: Any, config: RunnableConfig | None = None) -> StateUpdate:
+        func = cast(Callable[[Any, RunnableConfig | None], StateUpdate], self.func)
         return func(state, config)
