@@ -195,3 +195,9 @@ def test_a_single_id_and_a_closing_full_stop_are_read():
     assert parse_selected_ids("IDs: 4-6.", {4, 5, 6}).ids == [4, 5, 6]
     # A decimal is still not an id.
     assert not parse_selected_ids("IDs: 3.5", {3, 5}).found
+
+
+def test_an_answer_that_is_not_text_is_a_type_error():
+    with pytest.raises(TypeError, match="answer must be a str"):
+        parse_selected_ids(5, range(20))  # type: ignore[arg-type]
+    assert parse_selected_ids(None, range(20)).found is False  # type: ignore[arg-type]

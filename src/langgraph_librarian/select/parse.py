@@ -178,6 +178,8 @@ def parse_selected_ids(text: str, valid_ids: Collection[int]) -> ParsedSelection
         >>> parse_selected_ids("IDs: []", {2, 4}).found
         False
     """
+    if text is not None and not isinstance(text, str):
+        raise TypeError(f"parse_selected_ids: answer must be a str, not {type(text).__name__}")
     result = ParsedSelection()
     try:
         ids, none, problem = _read(text or "")
