@@ -10,7 +10,7 @@ from langgraph_librarian import LibrarianConfig
 from langgraph_librarian._engine.text import content_terms
 from langgraph_librarian.index import update_index
 from langgraph_librarian.select import LocalSelector
-from langgraph_librarian.select._evidence import asked_names, asks_again, echoed_sentence
+from langgraph_librarian.select._evidence import asks_again, echoed_sentence, specific_terms
 
 
 def _select(history: list, question: str) -> list[int]:
@@ -46,19 +46,19 @@ def test_the_reply_to_a_question_asked_again_among_other_news_is_selected():
 
 def test_a_greeting_naming_the_same_people_and_day_asks_nothing_again():
     question = "What achievement did John share with Tim in January 2024?"
-    terms, names = frozenset(content_terms(question)), asked_names(question)
+    terms, names = frozenset(content_terms(question)), specific_terms(question)
     assert names >= {"john", "tim", "2024"}
     assert not echoed_sentence("(2 January 2024) Tim: Hi John, how's it going?", terms, names)
     assert echoed_sentence(
         "You, Jon? What do you have going for your dance studio?",
         frozenset(content_terms("What does Jon's dance studio offer?")),
-        asked_names("What does Jon's dance studio offer?"),
+        specific_terms("What does Jon's dance studio offer?"),
     )
 
 
 def test_a_reply_restating_the_question_before_answering_it_asks_nothing_again():
     question = "Which laptop did you suggest for video editing?"
-    terms, names = frozenset(content_terms(question)), asked_names(question)
+    terms, names = frozenset(content_terms(question)), specific_terms(question)
     sentence = "Which laptop should you buy for video editing?"
     answer = (
         f"{sentence} With a 2000 budget and a lot of travel, I'd pick the MacBook Pro 14 "

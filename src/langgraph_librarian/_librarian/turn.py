@@ -249,14 +249,21 @@ class Run:
     def read_this_turn(self, messages: Sequence[BaseMessage]) -> list[IndexEntry] | None:
         """The index an earlier selection of this turn read (a tool loop calls the model,
         and so selection, several times a turn), if this process ran it (else ``None``)."""
-        key = self._turn_key(messages)
-        hit = _READ_THIS_TURN.get(key) if key is not None else None
-        return list(hit[1]) if hit is not None and hit[0] is self.config.store else None
+        found = self._turns_read(messages, take=False)
+        return list(found) if found is not None else None
 
     def read_for_indexing(self, messages: Sequence[BaseMessage]) -> list[IndexEntry] | None:
-        """The index this turn's selection read, if this process ran it (else ``None``)."""
+        """The index this turn's selection read, if this process ran it (else ``None``);
+        the indexing step ends the turn, so it takes the entry out."""
+        return self._turns_read(messages, take=True)
+
+    def _turns_read(
+        self, messages: Sequence[BaseMessage], *, take: bool
+    ) -> list[IndexEntry] | None:
         key = self._turn_key(messages)
-        hit = _READ_THIS_TURN.pop(key) if key is not None else None
+        if key is None:
+            return None
+        hit = _READ_THIS_TURN.pop(key) if take else _READ_THIS_TURN.get(key)
         return hit[1] if hit is not None and hit[0] is self.config.store else None
 
     def store_failed(self, messages: Sequence[BaseMessage], exc: Exception) -> None:

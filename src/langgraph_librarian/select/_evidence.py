@@ -47,7 +47,6 @@ __all__ = [
     "LEXICAL_EVIDENCE",
     "Evidence",
     "answers_question",
-    "asked_names",
     "asks_again",
     "asks_question",
     "background_vectors",
@@ -63,6 +62,7 @@ __all__ = [
     "repeat_key",
     "scope_floor",
     "shares_evidence",
+    "specific_terms",
 ]
 
 EVIDENCE_FLOOR = 1.5
@@ -525,7 +525,7 @@ def is_echo(text: str, query_terms: frozenset[str], ignored: frozenset[str] = fr
 _CAPITALIZED = re.compile(r"(?<![\w'])[A-Z][\w'-]*")
 
 
-def asked_names(query: str) -> frozenset[str]:
+def specific_terms(query: str) -> frozenset[str]:
     """Terms of the query's names, numbers and dates (capitalized words inside a
     sentence, digits, month and weekday names): what a greeting shares with any
     question about the same people and day."""

@@ -31,7 +31,6 @@ from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select._evidence import (
     Evidence,
     answers_question,
-    asked_names,
     asks_again,
     background_vectors,
     chance_level,
@@ -43,6 +42,7 @@ from langgraph_librarian.select._evidence import (
     rare_terms,
     repeat_key,
     shares_evidence,
+    specific_terms,
 )
 from langgraph_librarian.select._related import learn_words, related_words
 from langgraph_librarian.select.lexical import MAY_MONTH, WHEN_QUESTION, BM25Index, IndexHead
@@ -736,7 +736,7 @@ class LocalSelector:
         always among them.
         """
         terms = frozenset(content_terms(query))
-        names = asked_names(query)
+        names = specific_terms(query)
         key = repeat_key(query)
         heads = [_top(raw, _ECHO_CHECKED)]
         if cosines is not None:
@@ -1091,7 +1091,10 @@ class LocalSelector:
                 slot = slot_of(near)
                 if slot is None or near in excluded or slot in priority:
                     continue
-                bare = self._bare_answer(near, messages)
+                # Whether it is a bare answer matters only for filler (kept only then)
+                # and for a short match's exchange under a list question: asked only
+                # there (it tokenizes the reply).
+                bare = (filler[slot] or (short and listing)) and self._bare_answer(near, messages)
                 if filler[slot] and not bare:
                     continue
                 # A short match's exchange ranks with the selection as before; a bare
