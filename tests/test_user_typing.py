@@ -7,6 +7,10 @@ from pathlib import Path
 from mypy import api
 
 SNIPPET = """
+from langchain.agents import create_agent
+from langchain.agents.middleware import PIIMiddleware, SummarizationMiddleware
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
@@ -21,9 +25,20 @@ from langgraph_librarian import (
     create_librarian_node,
     index_messages,
 )
-from langgraph_librarian.memory import create_delete_messages_node, create_summarize_node
+from langgraph_librarian.memory import (
+    RunningSummaryMiddleware,
+    create_delete_messages_node,
+    create_summarize_node,
+)
 from langgraph_librarian.middleware import create_librarian_hook
-from langgraph_librarian.recall import ScopeMemory, create_capture_node, create_recall_hook
+from langgraph_librarian.recall import (
+    RecallMiddleware,
+    RecallScope,
+    ScopeMemory,
+    create_capture_node,
+    create_recall_hook,
+)
+from langgraph_librarian.tools import ToolLibrarianMiddleware
 
 
 def configs(sqlite: SqliteStore) -> list[LibrarianConfig]:
@@ -37,6 +52,31 @@ def configs(sqlite: SqliteStore) -> list[LibrarianConfig]:
 
 
 middleware = LibrarianMiddleware(LibrarianConfig(store=InMemoryStore()))
+
+
+def agents(model: BaseChatModel, tools: list[BaseTool]) -> None:
+    # the README recipe: middleware of different state schemas in one list
+    memory = ScopeMemory(InMemoryStore())
+    create_agent(
+        model,
+        middleware=[
+            LibrarianMiddleware(LibrarianConfig(store=InMemoryStore())),
+            RecallMiddleware(memory, capture_turns=True, report=True),
+        ],
+        context_schema=RecallScope,
+    )
+    # ours beside LangChain's own
+    create_agent(
+        model,
+        tools=tools,
+        middleware=[
+            RunningSummaryMiddleware(model, trigger=("messages", 6), keep=("messages", 2)),
+            LibrarianMiddleware(),
+            ToolLibrarianMiddleware(tools),
+            PIIMiddleware("email"),
+            SummarizationMiddleware(model),
+        ],
+    )
 
 
 def graph() -> None:

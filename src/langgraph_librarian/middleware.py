@@ -62,7 +62,7 @@ def _fail_open(exc: Exception) -> None:
     logger.warning("librarian: selection failed; passing all messages", exc_info=exc)
 
 
-class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
+class LibrarianMiddleware(AgentMiddleware[AgentState[Any], Any]):
     """Select-then-hydrate for ``langchain.agents.create_agent``.
 
     Before each model call (``wrap_model_call``) the model gets the curated context
@@ -83,6 +83,9 @@ class LibrarianMiddleware(AgentMiddleware[LibrarianMiddlewareState, Any]):
         ```
     """
 
+    # Typed on AgentState, not on its own schema: AgentMiddleware is invariant in its state
+    # parameter, so a list mixing middleware of different schemas failed to type-check in
+    # users' create_agent calls. LangChain reads the schema from ``state_schema``.
     state_schema = LibrarianMiddlewareState
 
     def __init__(self, config: ConfigLike = None) -> None:

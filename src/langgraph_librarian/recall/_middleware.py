@@ -68,7 +68,7 @@ def recall_report(result: RecallResult) -> dict[str, Any]:
     return report
 
 
-class RecallMiddleware(AgentMiddleware[RecallMiddlewareState, Any]):
+class RecallMiddleware(AgentMiddleware[AgentState[Any], Any]):
     """Hands the model the scope's recalled memory, never writing it to state.
 
     Before each model call (``wrap_model_call``) the turn's recall (prepared once per
@@ -110,6 +110,9 @@ class RecallMiddleware(AgentMiddleware[RecallMiddlewareState, Any]):
         ```
     """
 
+    # Typed on AgentState, not on its own schema: AgentMiddleware is invariant in its state
+    # parameter, so a list mixing middleware of different schemas failed to type-check in
+    # users' create_agent calls. LangChain reads the schema from ``state_schema``.
     state_schema = RecallMiddlewareState
 
     def __init__(

@@ -44,7 +44,7 @@ def _unique(tools: list[BaseTool]) -> list[BaseTool]:
     return out
 
 
-class ToolLibrarianMiddleware(AgentMiddleware[ToolLibrarianState, Any]):
+class ToolLibrarianMiddleware(AgentMiddleware[AgentState[Any], Any]):
     """Give an agent ``request_tools`` and hot-load what it asks for.
 
     The agent starts with the tools you pass to ``create_agent`` (keep them few) plus
@@ -70,6 +70,9 @@ class ToolLibrarianMiddleware(AgentMiddleware[ToolLibrarianState, Any]):
     wrap_tool_call=librarian.wrap_tool_call, awrap_tool_call=librarian.awrap_tool_call)``.
     """
 
+    # Typed on AgentState, not on its own schema: AgentMiddleware is invariant in its state
+    # parameter, so a list mixing middleware of different schemas failed to type-check in
+    # users' create_agent calls. LangChain reads the schema from ``state_schema``.
     state_schema = ToolLibrarianState
 
     def __init__(
