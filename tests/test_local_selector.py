@@ -501,6 +501,26 @@ def test_a_when_question_brings_the_dateline_of_its_match():
     assert 0 not in select(_plain(*_SITTINGS), "How did my driving test go?")
 
 
+def test_how_long_questions_bring_the_datelines_of_their_matches():
+    # "How long have I had...", "how long after X did Y": the days the events were told.
+    for question in (
+        "How long have I had my driving licence? I passed my driving test.",
+        "How long after my driving test did I book the dentist?",
+        "How many weeks since I passed my driving test?",
+    ):
+        assert 0 in select(_plain(*_SITTINGS), question), question
+    # A duration asked of the thing itself asks no date.
+    assert 0 not in select(_plain(*_SITTINGS), "How long was my driving test?")
+
+
+def test_when_something_was_said_the_day_it_was_said_answers_it():
+    texts = list(_SITTINGS)
+    texts[4] = "Booked my driving test for 5 March, second attempt."
+    # The date it names is the test's; the day it was said is the sitting's.
+    assert 0 in select(_plain(*texts), "When did I tell you about my driving test?")
+    assert 0 not in select(_plain(*texts), "When is my driving test?")
+
+
 def test_a_match_that_dates_itself_brings_no_dateline():
     texts = list(_SITTINGS)
     texts[4] = "Passed my driving test on 5 February!! Second attempt."
@@ -613,6 +633,12 @@ def test_the_forms_of_a_dateline():
         "Noted, 14 March.": False,
         "Rated it 9/10, would go again.": False,
         "Call on 3 June at 5 with the bank.": False,
+        "[Tue 10 Sep 2024] hey": True,
+        "(Wed 17.07.24) morning": True,
+        "Tues. 4/5/24 back again": True,
+        "3.11.24 is out, upgrading now": False,
+        "Sat and Sun are free": False,
+        "sun was out all day, 3 hours at the beach": False,
     }
     index = BM25Index()
     for i, text in enumerate(texts):

@@ -88,28 +88,44 @@ _SPEAKER = re.compile(
 )
 _MONTH_NAME = "(?:{})\\.?".format("|".join(sorted(MONTHS, key=len, reverse=True)))
 """A month's name or abbreviation (:data:`MONTHS`, longest first), as a pattern."""
-_WEEKDAY = "|".join(d for d in DAYS if d.endswith("day"))
-"""A weekday's full name (:data:`DAYS`), as a pattern."""
+_WEEKDAY = "(?:{})\\.?".format("|".join(sorted(DAYS, key=len, reverse=True)))
+"""A weekday's name or abbreviation (:data:`DAYS`, longest first), as a pattern: before
+a date ("[Tue 10 Sep 2024]") an abbreviation is no word."""
 # A message that opens with a date: "[Session 3, 2 February 2025] evening", "(9 June
 # 2023) Caroline: ...", "=== Session of 26 January 2025 ===", "Date: 2 March",
 # "Monday 3 March: back again", "## 2025-03-02 standup". Before the date only marks
 # and a header's label; a date further in ("Noted, 14 March.") or a fraction ("rated it
 # 9/10") opens nothing.
-_DATELINE = re.compile(
+_HEADER = (
     r"[\W_]{0,8}?\s*(?:(?:session|sitting|entry|date|day|log|chat|conversation)"
     r"\b(?:\s+(?:of|on|from|for|\d+))?\s*[,:;.-]?\s*)?"
-    rf"(?:(?:{_WEEKDAY}),?\s*)?(?:the\s+)?"
+)
+_DATELINE = re.compile(
+    _HEADER + rf"(?:(?:{_WEEKDAY}),?\s*)?(?:the\s+)?"
     rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAME}(?![a-z])"
     rf"|{_MONTH_NAME}\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
-    r"|\d{4}-\d{1,2}-\d{1,2}\b|\d{1,2}[/.]\d{1,2}[/.]\d{4}\b)",
+    r"|\d{4}-\d{1,2}-\d{1,2}\b|\d{1,2}[/.]\d{1,2}[/.]\d{4}\b)"
+    # A two-digit year only after a weekday ("(Wed 17.07.24)"): alone, "3.11.24" opening
+    # a message may be a version number.
+    rf"|{_HEADER}(?:{_WEEKDAY}),?\s*\d{{1,2}}[/.]\d{{1,2}}[/.]\d{{2}}\b",
     re.IGNORECASE,
 )
 WHEN_QUESTION = re.compile(
     r"\b(?:when|what\s+(?:date|day|month|year)|which\s+(?:date|day|month|year)|"
-    r"how\s+long\s+ago)\b",
+    r"how\s+long\s+(?:ago|after|before|since|until|have|has|had)|"
+    r"how\s+many\s+(?:days|weeks|months|years)\s+(?:ago|after|before|since|until|have|has|had))\b",
     re.IGNORECASE,
 )
-"""A question asking when something happened (not "earlier" or "later in the")."""
+"""A question asking when something happened (not "earlier" or "later in the"), or
+how long ago or how long apart: "how long have I had the cat?" and "how long after
+moving did I start the job?" are answered by the days the events were told."""
+WHEN_SAID = re.compile(
+    r"\bwhen\s+(?:did|have)\s+(?:i|we|you)\s+(?:first\s+|last\s+)?"
+    r"(?:tell|told|say|said|mention|mentioned|bring|brought|talk|talked|ask|asked|share|shared)\b",
+    re.IGNORECASE,
+)
+"""A question about when something was said: the day it was said answers it, whatever
+other date the message names ("I'm back on April 19" told on 2 March)."""
 _SHORT_TEXT_WORDS = 40
 _CONTEXT_CHARS = 300
 """How much of the previous message a short message's vector is made with."""

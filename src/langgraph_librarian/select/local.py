@@ -45,7 +45,13 @@ from langgraph_librarian.select._evidence import (
     specific_terms,
 )
 from langgraph_librarian.select._related import learn_words, related_words
-from langgraph_librarian.select.lexical import MAY_MONTH, WHEN_QUESTION, BM25Index, IndexHead
+from langgraph_librarian.select.lexical import (
+    MAY_MONTH,
+    WHEN_QUESTION,
+    WHEN_SAID,
+    BM25Index,
+    IndexHead,
+)
 from langgraph_librarian.select.result import Selection
 
 __all__ = ["LocalSelector"]
@@ -1489,9 +1495,11 @@ class LocalSelector:
         if int(datelines.sum()) < _DATELINE_HABIT:
             return
         fused = scored.fused
+        said = bool(WHEN_SAID.search(query))  # the day it was said, whatever it names
         for seed in [s for s in order[:_ANCHOR_SEEDS] if s in primary]:
-            if datelines[seed] or _states_date(
-                message_text(messages[entries[seed].id])[:_DATED_TEXT_CHARS]
+            if datelines[seed] or (
+                not said
+                and _states_date(message_text(messages[entries[seed].id])[:_DATED_TEXT_CHARS])
             ):
                 continue  # it dates itself
             for slot in range(seed - 1, max(seed - 1 - _DATELINE_LOOKBACK, -1), -1):
