@@ -1044,3 +1044,18 @@ def test_a_question_about_the_latest_keeps_the_newest_copy_whole():
     assert latest[11] > 2 * latest[10]  # the newest copy stands out
     assert np.isclose(latest[10], plain[10])  # the older copies as before
     assert np.isclose(plain[11], plain[10])  # without the cue, all copies alike
+
+
+def test_a_date_pushed_back_in_other_words_is_a_change():
+    # "Pushed her operation back", "rescheduled", "called off", "put off" say a plan
+    # changed.
+    messages = _plain(
+        "My mom's having her knee operation on the 14th at the hospital.",
+        "I hope the knee operation goes well for your mom.",
+        "The boiler is making that noise again.",
+        "Try bleeding the radiators first.",
+        "ugh the hospital pushed her knee operation back to the 28th",
+        "That's frustrating, at least there's a new date.",
+    )
+    ids = select(messages, "What date is my mom's knee operation at the hospital?")
+    assert 4 in ids and ids.index(4) < ids.index(0)
