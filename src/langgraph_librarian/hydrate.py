@@ -6,7 +6,7 @@ import itertools
 import math
 import re
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
@@ -173,6 +173,8 @@ def hydrate(
     token_counter: TokenCounter | None = None,
     recent_share: float = 0.35,
     summaries: Mapping[int, str] | None = None,
+    spare: Collection[int] = (),
+    spare_tokens: int = 0,
 ) -> Hydrated:
     """Build the curated context.
 
@@ -199,6 +201,10 @@ def hydrate(
     selected message longer than all the room there is (a pasted document) is given in
     short form when ``summaries`` has it and that fits; so is one of the first few that
     lost the race for room, in what the others left unused.
+
+    Positions of ``selected`` also in ``spare`` (ranked last: candidates past the
+    next-best ones) are added only while the context stays within ``spare_tokens``
+    (with ``token_budget`` only), never shortened and never reported as dropped.
     """
     # The history's structure (turns, tool exchanges, system messages) comes from its
     # view, read once per history and extended by each turn's new messages.
@@ -220,6 +226,7 @@ def hydrate(
         units.append((raw, members))
     if token_budget is None:
         chosen = (system | set(range(recent_start, n))) - orphans
+        units = [unit for unit in units if unit[0] not in spare]
         for _, members in units:
             chosen.update(members)
         _opener(messages, chosen, view.human_positions(n), {}, None)
@@ -233,6 +240,7 @@ def hydrate(
         orphans,
         summaries or {},
         view.human_positions(n),
+        (frozenset(spare), min(spare_tokens, token_budget)),
     )
 
 
@@ -283,6 +291,7 @@ def _within_budget(
     orphans: set[int],
     summaries: Mapping[int, str],
     starts: list[int],
+    spare: tuple[frozenset[int], int] = (frozenset(), 0),
 ) -> Hydrated:
     n = len(messages)
     current = starts[-1] if starts and starts[-1] >= recent_start else recent_start
@@ -330,8 +339,14 @@ def _within_budget(
     kept_units: list[tuple[int, list[int]]] = []
     dropped: list[int] = []
     shortened: dict[int, BaseMessage] = {}  # selected messages given in short form
+    spare_positions, spare_room = spare
     for rank_pos, members in units:
         extra = budget.cost([messages[p] for p in members])
+        if rank_pos in spare_positions:
+            if used + extra <= spare_room:
+                kept_units.append((rank_pos, members))
+                used += extra
+            continue
         if used + extra <= budget.total:
             kept_units.append((rank_pos, members))
             used += extra

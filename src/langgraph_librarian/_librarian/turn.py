@@ -99,6 +99,9 @@ __all__ = [
 logger = logging.getLogger("langgraph_librarian")
 _ENTRY_ID = attrgetter("id")
 _ORIGINAL_TOKENS = attrgetter("original_tokens")
+_SPARE_SHARE = 0.4
+"""The selector's spare candidates fill the context up to this share of its budget (a
+small context, about the ~800 tokens the spec's table gives for a short conversation)."""
 
 StateUpdate = dict[str, Any]
 
@@ -535,10 +538,15 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     # LLMSelector._chosen), and always when there is no budget to protect.
     listed = {*selection.ids, *selection.reserve_ids}
     extra = [i for i in selection.model_ids if i not in listed]
+    spare: list[int] = []
     if budget is None:
         ranked = [*selection.ids, *extra]
     else:
         ranked = [*selection.ids, *selection.reserve_ids, *extra]
+        # Spare candidates come last, and only while the context stays small.
+        listed |= set(extra)
+        spare = [i for i in selection.spare_ids if i not in listed]
+        ranked.extend(spare)
     summaries = plan.recent_summaries
     if budget is not None:  # short forms for messages too long to fit whole
         summaries = (
@@ -553,6 +561,8 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         token_budget=None if budget is None else max(1, budget - gist_cost),
         token_counter=config.token_counter,
         summaries=summaries,
+        spare=spare,
+        spare_tokens=0 if budget is None else int(_SPARE_SHARE * budget) - gist_cost,
     )
     curated = _with_gist(hydrated.messages, plan.gist)
     selected = set(hydrated.selected)
@@ -656,9 +666,17 @@ class SelectionCache:
     share a selection even for identical text.
     """
 
-    _POSITIONS = ("ids", "model_ids", "kept_local_ids", "reserve_ids", "expanded_ids")
+    _POSITIONS = (
+        "ids",
+        "model_ids",
+        "kept_local_ids",
+        "reserve_ids",
+        "spare_ids",
+        "expanded_ids",
+    )
     """Every position list of a selection, kept as message ids: a later call of the turn
-    re-hydrates the same selection (its reserve too) in the longer history."""
+    re-hydrates the same selection (its reserve and spare candidates too) in the longer
+    history."""
 
     def __init__(self, size: int = 512) -> None:
         self._selections: BoundedCache[
@@ -841,6 +859,7 @@ def _with_local(cached: Selection, local: Selection) -> Selection:
         cached,
         ids=ids,
         reserve_ids=[i for i in local.reserve_ids if i not in taken],
+        spare_ids=[i for i in local.spare_ids if i not in taken],
         expanded_ids=list(dict.fromkeys([*cached.expanded_ids, *local.expanded_ids])),
         reasoning=f"{cached.reasoning}{_FOLDED}",
     )

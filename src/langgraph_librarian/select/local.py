@@ -66,6 +66,11 @@ RELATIVE_CUTOFF = 0.35
 """Keep candidates scoring at least this share of the best one."""
 _RESERVE_CUTOFF = 0.2
 """Reserve candidates (for an unused budget) score at least this share of the best one."""
+_SPARE_CUTOFF = 0.05
+"""Spare candidates (past the reserve, for a context far below its budget: see
+:attr:`~langgraph_librarian.select.Selection.spare_ids`) score at least this share."""
+_SPARE_FACTOR = 4
+"""At most this many times ``max_selected`` spare candidates."""
 _SUMMARY_EMBEDDED_TOKENS = 250
 """Messages longer than this (about 1,000 characters) are embedded by their summary."""
 _LONG_SEMANTIC_FACTOR = 0.5
@@ -1154,6 +1159,20 @@ class LocalSelector:
                 taken.add(key)
                 reserve.append(i)
         reserve_ids = [entries[i].id for i in reserve]
+        # Past the reserve, further down the same ranking: spare candidates, which a
+        # budget takes only while the context stays small (one strong match in a chat
+        # of short messages leaves the list items and the later changes below the
+        # reserve's floor, with most of the budget unused).
+        spare: list[int] = []
+        in_reserve = set(reserve)
+        rest = _rest_of_ranking(fused, positive, len(head))
+        for i in chain(order, rest):
+            if fused[i] < _SPARE_CUTOFF * top or len(spare) >= _SPARE_FACTOR * self.max_selected:
+                break
+            key = _copy_key(entries[i], messages)
+            if i not in priority and i not in in_reserve and key not in taken:
+                taken.add(key)
+                spare.append(i)
         if listing:
             held = set(reserve_ids)
             reserve_ids.extend(
@@ -1166,7 +1185,8 @@ class LocalSelector:
             f"passage-level hybrid ranking over {len(entries)} entries: {len(primary)} at or "
             f"above {RELATIVE_CUTOFF:.0%} of the best score; {len(linked)} linked as earlier "
             f"statements or later changes; {len(neighbours)} neighbours of short messages; "
-            f"{len(tail)} exchanges kept by structure"
+            f"{len(tail)} exchanges kept by structure; {len(reserve)} next-best and "
+            f"{len(spare)} spare candidates for an unused budget"
         )
         return Selection(
             ids=ids,
@@ -1177,6 +1197,7 @@ class LocalSelector:
             reserve_ids=reserve_ids,
             linked_ids=[entries[i].id for i in ranked if i in linked],
             exchange_ids=[entries[i].id for i in tail],
+            spare_ids=[entries[i].id for i in spare],
         )
 
     @staticmethod

@@ -43,6 +43,9 @@ class Selection:
             message a selected assistant reply reacts to. Context for the matches, not
             matches: an LLM selector's backed picks and scoped recall do not give way
             to them.
+        spare_ids: Candidates ranked after ``reserve_ids`` (local selector), used only
+            while the context stays well below its token budget (the Librarian: 40% of
+            it); never added to an unbounded context.
     """
 
     ids: list[int] = field(default_factory=list)
@@ -59,6 +62,7 @@ class Selection:
     kept_local_ids: list[int] = field(default_factory=list)
     linked_ids: list[int] = field(default_factory=list)
     exchange_ids: list[int] = field(default_factory=list)
+    spare_ids: list[int] = field(default_factory=list)
 
 
 @runtime_checkable
