@@ -1059,3 +1059,24 @@ def test_a_date_pushed_back_in_other_words_is_a_change():
     )
     ids = select(messages, "What date is my mom's knee operation at the hospital?")
     assert 4 in ids and ids.index(4) < ids.index(0)
+
+
+def test_an_applications_time_stamp_before_the_question_is_no_search_word():
+    from langgraph_librarian.select.lexical import without_stamp
+
+    assert without_stamp("[Thu 26 Feb 10:05] When is the pen test?") == "When is the pen test?"
+    assert without_stamp("(9 June 2023) What did Caroline paint?") == "What did Caroline paint?"
+    assert without_stamp("[10:05] ok?") == "ok?"
+    # Not a stamp: a tag, a ticket, a stamp with nothing after it.
+    for text in ("[note] what is x?", "[PROJ-1423] status?", "[Thu 26 Feb 10:05]"):
+        assert without_stamp(text) == text
+    days = ["Mon 2 Feb", "Tue 3 Feb", "Wed 4 Feb", "Thu 5 Feb", "Thu 12 Feb", "Fri 13 Feb"]
+    texts = []
+    topics = ["onboarding", "pricing", "churn", "release", "support", "hiring"]
+    for day, topic in zip(days, topics, strict=True):
+        texts.append(f"[{day} 09:10] Can you draft a short update about the {topic} guide?")
+        texts.append(f"Here is a short update about the {topic} guide: progress is steady.")
+    texts[4:4] = ["[Wed 4 Feb 14:02] FYI the pen test is booked for the week of 14 April.", "Ok."]
+    ids = select(_plain(*texts), "[Thu 26 Feb 10:05] When is the pen test scheduled?")
+    # The Thursday messages share the stamp's weekday and month, not the question.
+    assert ids[0] == 4 and 8 not in ids and 10 not in ids

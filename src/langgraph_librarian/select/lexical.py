@@ -110,6 +110,25 @@ _DATELINE = re.compile(
     rf"|{_HEADER}(?:{_WEEKDAY}),?\s*\d{{1,2}}[/.]\d{{1,2}}[/.]\d{{2}}\b",
     re.IGNORECASE,
 )
+_STAMP = re.compile(r"\s*[\[(]([^\])\n]{1,40})[\])]\s*[:\-\u2013\u2014]?\s*")
+
+
+def without_stamp(query: str) -> str:
+    """``query`` without the time stamp an application put before it ("[Thu 26 Feb
+    10:05] When is the pen test?", "(9 June 2023) ..."): the stamp says when the question
+    was asked, not what it asks about, and its weekday and month matched every message
+    of that day. Only a bracketed date or time opening the text goes; the text is
+    unchanged when nothing else is left."""
+    found = _STAMP.match(query)
+    if found is None:
+        return query
+    inside = found.group(1)
+    if not (_DATELINE.match(inside) or _CLOCK.search(inside)):
+        return query
+    rest = query[found.end() :]
+    return rest if rest.strip() else query
+
+
 WHEN_QUESTION = re.compile(
     r"\b(?:when|what\s+(?:date|day|month|year)|which\s+(?:date|day|month|year)|"
     r"how\s+long\s+(?:ago|after|before|since|until|have|has|had)|"

@@ -51,6 +51,7 @@ from langgraph_librarian.select.lexical import (
     WHEN_SAID,
     BM25Index,
     IndexHead,
+    without_stamp,
 )
 from langgraph_librarian.select.result import Selection
 
@@ -489,12 +490,15 @@ class EmbeddingProfile:
 
 
 def _question(query: str) -> str:
-    """The query as read for selection: a pasted page or log keeps its start and end.
+    """The query as read for selection: without an application's time stamp before it
+    (:func:`~langgraph_librarian.select.lexical.without_stamp`), and a pasted page or
+    log keeps its start and end.
 
     The question in a long paste is at its start or its end ("here is the log ... why
     does it fail?"); tokenizing and embedding 3 MB of it took over a second a turn and
     matched every message. The agent still gets the whole message.
     """
+    query = without_stamp(query)
     if len(query) <= _QUERY_CHARS:
         return query
     half = _QUERY_CHARS // 2
