@@ -1080,3 +1080,23 @@ def test_an_applications_time_stamp_before_the_question_is_no_search_word():
     ids = select(_plain(*texts), "[Thu 26 Feb 10:05] When is the pen test scheduled?")
     # The Thursday messages share the stamp's weekday and month, not the question.
     assert ids[0] == 4 and 8 not in ids and 10 not in ids
+
+
+def test_a_release_number_bridges_like_a_name():
+    messages = _plain(
+        "Release 5.0.0 will carry the new billing page.",
+        "Good, billing has waited long enough.",
+        "The boiler is making that noise again.",
+        "Try bleeding the radiators first.",
+        "5.0.0 is scheduled for May 12.",
+        "Noted.",
+        "17.07.24 was the last deploy, on 4.9.1.",
+        "Ok.",
+    )
+    ids = select(messages, "When is the release with the new billing page planned?")
+    assert ids[0] == 0 and 4 in ids
+    # A date written with dots bridges nothing.
+    from langgraph_librarian.select.local import _DOTTED_DATE, _VERSION
+
+    found = _VERSION.findall(messages[6].content)
+    assert [v for v in found if not _DOTTED_DATE.fullmatch(v)] == ["4.9.1"]

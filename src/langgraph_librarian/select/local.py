@@ -110,6 +110,11 @@ _BRIDGE_MIN_DF, _BRIDGE_DF_SHARE = 5, 0.003
 _NAME = re.compile(r"\b[A-Z][a-zà-ÿ]+(?:[- ][A-Z][a-zà-ÿ]+)*")
 _CODE = re.compile(r"\b[A-Z]{1,5}-?\d{3,}[A-Z0-9]*\b")
 """An identifier (order ORD-86663, flight VK6207): it bridges like a name."""
+_VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?!\w|\.\w)")
+"""A release number (5.0.0, 2.14.1): it bridges like a name ("Release 5.0.0 will carry
+the new billing page" / "5.0.0 is scheduled for May 12")."""
+_DOTTED_DATE = re.compile(r"\d{1,2}\.\d{1,2}\.(?:\d{4}|\d{2})")
+"""A date written with dots (17.07.24, 09.09.2024): not a release number."""
 _HOP_FACTOR = 0.5
 """A second-hop message ranks at most this share of the best match's score."""
 _HOP_DF_SHARE, _HOP_MAX_DF = 0.01, 20
@@ -1339,7 +1344,7 @@ class LocalSelector:
         such as a speaker's, links nothing), become a second query; its best matches
         rank a little below the top match. One that also matches the question on its own
         (the name and "moved": the answer) ranks above both of its clues alone.
-        Identifiers (an order or flight number) bridge like names.
+        Identifiers (an order or flight number, a release number) bridge like names.
         """
         query_terms = set(content_terms(query))
         index, best, fused = scored.lexical, scored.best_passage, scored.fused
@@ -1352,6 +1357,7 @@ class LocalSelector:
                 continue
             text = index.passage_text(pid)
             clues = [*_NAME.findall(text), *_CODE.findall(text)]
+            clues += [v for v in _VERSION.findall(text) if not _DOTTED_DATE.fullmatch(v)]
             # "What does Theo do for work now?" and the match "helping my uncle Theo move
             # a wardrobe": "my uncle" is Theo too, and "My uncle just got a job as a
             # paramedic" says what he does without his name. Only a relation set right
