@@ -83,6 +83,21 @@ def test_a_top_selection_is_never_lost_for_want_of_room_its_summary_has():
         assert count_tokens(out.messages) <= budget
 
 
+def test_the_best_match_keeps_room_for_its_summary_before_lower_matches_take_it():
+    # The best match (0) fits the budget but not beside the earlier recent turn (4, 5);
+    # the lower match (2) then took all the room left, and the best match was lost
+    # entirely: its summary came after. Its summary's room is now kept at its rank.
+    messages = _history([250, 5, 200, 5, 100, 5])
+    recent, lower = count_tokens(messages[4:6]), count_tokens(messages[2:3])
+    budget = count_tokens(messages[-1:]) + recent + lower + 2
+    assert count_tokens(messages[:1]) <= budget - count_tokens(messages[-1:])
+    summaries = {0: "The paste: port 9187.", 2: "Another long one."}
+    out = hydrate(messages, [0, 2], recent_turns=2, token_budget=budget, summaries=summaries)
+    assert out.selected[0] == 0 and 0 in out.compacted
+    assert any("9187" in str(m.content) for m in out.messages)
+    assert count_tokens(out.messages) <= budget
+
+
 def test_without_a_summary_an_oversized_selection_is_dropped():
     messages = _history([3_000, 5, 40, 5])
     out = hydrate(messages, [0, 2], recent_turns=1, token_budget=600)

@@ -340,14 +340,22 @@ def _within_budget(
     dropped: list[int] = []
     shortened: dict[int, BaseMessage] = {}  # selected messages given in short form
     spare_positions, spare_room = spare
+    top = {rank_pos for rank_pos, _ in units[:_TOP_UNITS]}
+    best = units[0][0] if units else None
+    # Room held for the short form of the best match when it did not fit whole: the
+    # units below it may not take it (it is given back below, where the best match
+    # comes whole if shortening the recent turns makes room, else as its summary).
+    # The other top units only lost a race for room: smaller units below them come
+    # whole first.
+    held = 0
     for rank_pos, members in units:
         extra = budget.cost([messages[p] for p in members])
         if rank_pos in spare_positions:
-            if used + extra <= spare_room:
+            if used + held + extra <= spare_room:
                 kept_units.append((rank_pos, members))
                 used += extra
             continue
-        if used + extra <= budget.total:
+        if used + held + extra <= budget.total:
             kept_units.append((rank_pos, members))
             used += extra
             continue
@@ -356,16 +364,21 @@ def _within_budget(
         # selections below it can still come in full.
         short = _short_forms(messages, members, summaries, budget) if extra > room else {}
         extra = budget.cost([short.get(p, messages[p]) for p in members])
-        if short and used + extra <= budget.total:
+        if short and used + held + extra <= budget.total:
             kept_units.append((rank_pos, members))
             shortened.update(short)
             used += extra
-        else:
-            dropped.append(rank_pos)
+            continue
+        dropped.append(rank_pos)
+        if rank_pos == best:
+            short = _short_forms(messages, members, summaries, budget)
+            brief = budget.cost([short.get(p, messages[p]) for p in members])
+            if short and used + held + brief <= budget.total:
+                held += brief
+    held = 0
     # A top-ranked selected message that did not fit outranks the full text of the
     # earlier recent turns: they are given in short form when that makes room for it
     # (and the room left then takes the next selections that fit).
-    top = {rank_pos for rank_pos, _ in units[:_TOP_UNITS]}
     freed = False
     for rank_pos, members in [u for u in units if u[0] in top and u[0] in dropped]:
         if not shown:
