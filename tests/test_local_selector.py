@@ -1100,3 +1100,116 @@ def test_a_release_number_bridges_like_a_name():
 
     found = _VERSION.findall(messages[6].content)
     assert [v for v in found if not _DOTTED_DATE.fullmatch(v)] == ["4.9.1"]
+
+
+def texting(*lines: tuple[str, str]) -> list:
+    """Messages from (speaker, text) lines: "u" the user, "a" the assistant."""
+    chatter = [
+        ("u", "the dentist appointment went fine, no cavities this time"),
+        ("a", "Nice, a clean check-up is always a relief."),
+        ("u", "thinking about repainting the hallway a lighter colour"),
+        ("a", "A lighter colour would open the space up nicely."),
+    ]
+    out: list = []
+    for who, text in [*chatter, *lines, *chatter]:
+        cls = HumanMessage if who == "u" else AIMessage
+        out.append(cls(text, id=f"m{len(out)}"))
+    return out
+
+
+def test_a_reply_brings_the_whole_burst_it_answers():
+    """Texting users send several short lines in a row; the assistant's reply answers the
+    burst, and the fact may be two lines up from the reply that matches."""
+    messages = texting(
+        ("u", "ugh"),
+        ("u", "hospital pushed it back to the 28th"),
+        ("u", "they had a staffing thing"),
+        ("a", "That's frustrating for your mom's knee operation. At least there's a date."),
+    )
+    ids = select(messages, "What date is my mom's knee operation?")
+    assert ids[0] == 7  # the reply matches...
+    assert {6, 5} <= set(ids)  # ...and brings the burst it answers, fact included
+
+
+def test_a_short_match_brings_the_rest_of_its_burst():
+    messages = texting(
+        ("u", "WE GOT A CAT"),
+        ("u", "her name is mochi, she's from the shelter, tiny tabby"),
+        ("u", "biscuit is very confused"),
+        ("a", "Welcome home! Give them a few days, they usually figure it out."),
+    )
+    ids = select(messages, "Did we get a cat?")
+    assert ids[0] == 4
+    assert 5 in ids  # the name, a line later
+
+
+def test_a_burst_is_bounded_and_ends_at_another_speaker_or_a_new_sitting():
+    from langgraph_librarian.select.local import LocalSelector as Selector
+
+    lines = [
+        HumanMessage(f"line {i} of a long rant about the landlord", id=f"m{i}") for i in range(6)
+    ]
+    assert Selector._burst(5, -1, lines) == [4, 3]  # nearest first, two lines at most
+    assert Selector._burst(0, 1, lines) == [1, 2]
+    dated = [
+        HumanMessage("see you tomorrow", id="a"),
+        HumanMessage("[Tuesday 10 Sep 2024] hey again", id="b"),
+        HumanMessage("guess what happened", id="c"),
+    ]
+    assert Selector._burst(0, 1, dated) == []  # a dated line opens a new sitting
+    assert Selector._burst(2, -1, dated) == [1]  # ...and is the first line of its burst
+    mixed = [HumanMessage("hi", id="a"), AIMessage("hello", id="b"), AIMessage("hey", id="c")]
+    assert Selector._burst(2, -1, mixed) == [1]
+
+
+def agent_history(choice: str) -> list:
+    from langchain_core.messages import ToolMessage
+
+    call = {"name": "search_hotels", "args": {"city": "Lisbon"}, "id": "c1", "type": "tool_call"}
+    hotels = (
+        '{"hotels": [{"name": "Hotel Avenida Palace", "price_night_eur": 189}, '
+        '{"name": "Casa do Alfama", "price_night_eur": 142}, '
+        '{"name": "Lisboa Baixa Suites", "price_night_eur": 118}]}'
+    )
+    return [
+        HumanMessage("How much is 250 euros in dollars today?", id="m0"),
+        AIMessage("About 270 dollars at today's rate.", id="m1"),
+        HumanMessage("Show hotels in Lisbon for April 10 to 17, under 200 a night.", id="m2"),
+        AIMessage("", tool_calls=[call], id="m3"),
+        ToolMessage(hotels, tool_call_id="c1", name="search_hotels", id="m4"),
+        AIMessage("Three options; Casa do Alfama has the best rating.", id="m5"),
+        HumanMessage(choice, id="m6"),
+        AIMessage("Great choice, I'll hold it.", id="m7"),
+        HumanMessage("Any tips for jet lag?", id="m8"),
+        AIMessage("Shift your sleep a day or two before and get daylight on arrival.", id="m9"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "choice", ["Let's go with the second one from that list.", "Take the cheapest one."]
+)
+def test_a_short_reply_choosing_among_offered_results_comes_with_them(choice):
+    """The user's decision points back at the tool's results and shares no word with a
+    question about it; the tool exchange stays whole in the context."""
+    from langgraph_librarian.nodes import select_and_hydrate
+
+    messages = agent_history(choice)
+    question = "How much per night does the Lisbon hotel I picked cost?"
+    ids = select(messages, question)
+    assert 6 in ids
+    history, entries = indexed(messages, question)
+    state = {"messages": history, "index": [e.to_dict() for e in entries]}
+    kept = {m.id for m in select_and_hydrate(state)["curated_messages"]}
+    assert {"m3", "m4", "m6"} <= kept  # the call with its result, and the choice
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "What's the weather usually like in Lisbon then?",  # a new question
+        "Search flights to Porto leaving April 15 and compare them with the train times.",
+    ],
+)
+def test_a_next_request_is_no_choice(reply):
+    ids = select(agent_history(reply), "How much per night does the Lisbon hotel I picked cost?")
+    assert 6 not in ids

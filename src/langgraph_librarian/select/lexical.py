@@ -129,6 +129,11 @@ def without_stamp(query: str) -> str:
     return rest if rest.strip() else query
 
 
+def opens_with_date(text: str) -> bool:
+    """Whether ``text`` opens with a date: a sitting's header, a dated entry."""
+    return bool(_DATELINE.match(text[:80]))
+
+
 WHEN_QUESTION = re.compile(
     r"\b(?:when|what\s+(?:date|day|month|year)|which\s+(?:date|day|month|year)|"
     r"how\s+long\s+(?:ago|after|before|since|until|have|has|had)|"
@@ -429,7 +434,7 @@ class BM25Index:
         # Arrays of per-passage columns are rebuilt on demand; readers slice them
         # to their own length, so a longer one serves every earlier length.
         self._filler.append(is_filler(text))
-        self._dateline.append(bool(_DATELINE.match(text[:80])))
+        self._dateline.append(opens_with_date(text))
         if speaker is None:
             found = _SPEAKER.match(text[:80])
             speaker = found.group(1) if found else None

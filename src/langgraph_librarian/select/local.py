@@ -51,6 +51,7 @@ from langgraph_librarian.select.lexical import (
     WHEN_SAID,
     BM25Index,
     IndexHead,
+    opens_with_date,
     without_stamp,
 )
 from langgraph_librarian.select.result import Selection
@@ -89,6 +90,24 @@ _NEIGHBOUR_FACTOR = 0.5
 _SPEAKER_TYPES = frozenset(["human", "ai"])
 _EXCHANGE_SEEDS = 3
 """A long message among this many best matches keeps its exchange by structure."""
+_BURST_LINES = 2
+"""A short match brings at most this many lines of its speaker's burst on each side (and
+a reply this many of the burst before the line it answers)."""
+_BURST_WORDS = 60
+"""...of this many words in all: a burst is short lines typed in a row."""
+_CHOICE_GAP = 4
+"""A choice among offered results is the next user message with at most this many
+messages between (the rest of the offering turn: the call, its results, the closing)."""
+_CHOICE_WORDS = 12
+_POINTS_BACK = re.compile(
+    r"\b(?:(?:the|that|this)\s+(?:[\w'-]+\s+){0,2}ones?|first|second|third|fourth|fifth"
+    r"|last|latter|former|it|them|that|those|these|this)\b",
+    re.IGNORECASE,
+)
+"""A reference back to something offered: "the second one", "the Wednesday one", "that
+one", an ordinal, a demonstrative or object pronoun ("book it", "take those")."""
+_LISTED_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S", re.MULTILINE)
+"""A line of an enumerated list (options an assistant message offers)."""
 _ANSWER_FACTOR = 0.7
 """The reply to a short question among the best matches ranks at this share of its score."""
 _SHORT_QUESTION_CHARS = 600
@@ -322,6 +341,17 @@ def _speaker(message: BaseMessage) -> str | None:
     if message.type in ("human", "ai") and isinstance(message.name, str) and message.name:
         return message.name
     return None
+
+
+def _same_speaker(one: BaseMessage, other: BaseMessage) -> bool:
+    """Whether two messages are a person's own words from one speaker (no tool calls)."""
+    return (
+        one.type == other.type
+        and one.type in _SPEAKER_TYPES
+        and _speaker(one) == _speaker(other)
+        and not getattr(one, "tool_calls", None)
+        and not getattr(other, "tool_calls", None)
+    )
 
 
 def _doc_key(entry: IndexEntry) -> tuple[str, str | None, str]:
@@ -1261,16 +1291,29 @@ class LocalSelector:
     def _exchange(pos: int, text: str, messages: Sequence[BaseMessage]) -> list[int]:
         """Positions of the messages that complete the short message at ``pos``.
 
-        The message before it (what it replies to) always; after it, only an answer: the
-        next message when this one asks a question, the one after a follow-up question
-        it prompted ("I made coconut ice cream." / "What did you think?" / "Super
-        good!"). A plain next statement moves on to something else and is left out.
+        Consecutive short messages of one speaker form one unit (a burst: "ugh" /
+        "hospital pushed it back to the 28th" / "they had a staffing thing"): the match
+        brings the rest of its burst (:meth:`_burst`). Then the message before the burst
+        (what it replies to) always, with the burst that one ends; after it, only an
+        answer: the next message when this one asks a question, the one after a
+        follow-up question it prompted ("I made coconut ice cream." / "What did you
+        think?" / "Super good!"), and a short reply pointing back at the results or
+        options it offers (:meth:`_choice`). A plain next statement moves on to
+        something else and is left out.
         """
-        near = [pos - 1]
+        earlier = LocalSelector._burst(pos, -1, messages)
+        later = LocalSelector._burst(pos, 1, messages)
+        first = earlier[-1] if earlier else pos
+        last = later[-1] if later else pos
+        near = [*earlier, *later, first - 1]
+        if first > 0 and not _same_speaker(messages[first - 1], messages[first]):
+            # The burst before it, another speaker's (a reply answers the whole burst).
+            near.extend(LocalSelector._burst(first - 1, -1, messages))
         if is_question(text):
-            near.append(pos + 1)
-        elif pos + 1 < len(messages) and is_question(message_text(messages[pos + 1])):
-            near.append(pos + 2)
+            near.append(last + 1)
+        elif last + 1 < len(messages) and is_question(message_text(messages[last + 1])):
+            near.append(last + 2)
+        near.extend(LocalSelector._choice(pos, messages))
         return near
 
     @staticmethod
@@ -1282,11 +1325,13 @@ class LocalSelector:
         A message that asks something (anywhere: a long reply may ask "slate grey or
         mustard?" before its closing advice) brings a bare reply from the other speaker
         right after it ("grey"). With ``answered`` (one of the best few matches), an
-        assistant reply also brings the user message it reacts to: "One missed day won't
-        break anything..." matches the question, and the user's "Missed today, sorry"
-        before it is the evidence. Not when that message ends in a question: a reply to
-        a question holds the answer itself ("what's been your toughest challenge?" /
-        "Last season I hurt my ankle...").
+        assistant reply also brings the user message it reacts to (with the rest of that
+        message's burst): "One missed day won't break anything..." matches the
+        question, and the user's "Missed today, sorry" before it is the evidence. Not
+        when that message ends in a question: a reply to a question holds the answer
+        itself ("what's been your toughest challenge?" / "Last season I hurt my
+        ankle..."). Results or options it offers bring the short reply choosing among
+        them (:meth:`_choice`).
         """
         near = []
         if (
@@ -1297,9 +1342,90 @@ class LocalSelector:
             and not ends_asking(message_text(messages[pos - 1]))
         ):
             near.append(pos - 1)
+            near.extend(LocalSelector._burst(pos - 1, -1, messages))
         if pos + 1 < len(messages) and LocalSelector._bare_answer(pos + 1, messages):
             near.append(pos + 1)
+        near.extend(LocalSelector._choice(pos, messages))
         return near
+
+    @staticmethod
+    def _burst(pos: int, step: int, messages: Sequence[BaseMessage]) -> list[int]:
+        """Positions of the burst around ``pos`` on one side (``step`` -1: before it,
+        nearest first; 1: after it): the speaker's consecutive short messages.
+
+        People texting send several lines in a row ("peanut died this morning" / "he
+        was the best little hamster"); the fact is often a line or two away from the
+        line (or the reply) that matches. Bounded: at most :data:`_BURST_LINES` lines
+        of :data:`_BURST_WORDS` words in all; another speaker, a message with tool
+        calls, a long message or a message opening with a date (a new sitting's first
+        line, which belongs to the burst it opens) ends the burst.
+        """
+        if not 0 <= pos < len(messages):
+            return []
+        head = messages[pos]
+        found: list[int] = []
+        words = 0
+        at = pos + step
+        # Going back, a dated line is the first of its burst; going on, a new one.
+        opened = step < 0 and opens_with_date(message_text(head))
+        while 0 <= at < len(messages) and len(found) < _BURST_LINES and not opened:
+            other = messages[at]
+            if not _same_speaker(other, head):
+                break
+            text = message_text(other)
+            words += len(text.split())
+            opened = opens_with_date(text)
+            if words > _BURST_WORDS or (opened and step > 0):
+                break
+            found.append(at)
+            at += step
+        return found
+
+    @staticmethod
+    def _choice(pos: int, messages: Sequence[BaseMessage]) -> list[int]:
+        """The user's short reply choosing among the results or options at ``pos``.
+
+        "Let's go with the second one from that list." after a tool's hotel list, "Take
+        the Wednesday one." after free slots: the decision points back at what was
+        offered and shares no word with a question about it. Offered: by a turn that
+        calls a tool (the user's request the assistant answers with a call, the call,
+        its result, the assistant's reply closing it) or an assistant message listing
+        items. The reply is the next user message, at most :data:`_CHOICE_GAP` messages
+        (the rest of that turn) after it: a statement (a question asks for something
+        new) of at most :data:`_CHOICE_WORDS` words that refers back
+        (:data:`_POINTS_BACK`).
+        """
+        if not 0 <= pos < len(messages):
+            return []
+        offer = messages[pos]
+        if offer.type == "human":
+            offers = pos + 1 < len(messages) and bool(
+                getattr(messages[pos + 1], "tool_calls", None)
+            )
+        elif offer.type == "ai":
+            offers = (
+                bool(getattr(offer, "tool_calls", None))
+                or (pos > 0 and messages[pos - 1].type == "tool")
+                or len(_LISTED_ITEM.findall(message_text(offer))) >= 2
+            )
+        else:
+            offers = offer.type == "tool"
+        if not offers:
+            return []
+        for at in range(pos + 1, min(pos + 2 + _CHOICE_GAP, len(messages))):
+            reply = messages[at]
+            if reply.type in ("ai", "tool"):
+                continue
+            text = message_text(reply)
+            if (
+                reply.type == "human"
+                and len(text.split()) <= _CHOICE_WORDS
+                and not is_question(text)
+                and _POINTS_BACK.search(text)
+            ):
+                return [at]
+            return []
+        return []
 
     @staticmethod
     def _bare_answer(pos: int, messages: Sequence[BaseMessage]) -> bool:
