@@ -1213,3 +1213,31 @@ def test_a_short_reply_choosing_among_offered_results_comes_with_them(choice):
 def test_a_next_request_is_no_choice(reply):
     ids = select(agent_history(reply), "How much per night does the Lisbon hotel I picked cost?")
     assert 6 not in ids
+
+
+def test_a_request_to_the_assistant_brings_its_reply():
+    # Coding chats ask by request, not by question, and the answer is the reply; when
+    # the user follows up at once ("ok, how do we make it deterministic?"), that
+    # follow-up's reply is the answer.
+    messages = _plain(
+        "test_auth_session_refresh fails in CI, one run in eight:\n```\nFAILED "
+        "tests/test_auth.py::test_auth_session_refresh - AssertionError\n```",
+        "Nondeterminism: the expiry is computed from datetime.now().",
+        "ok, how do we make it deterministic?",
+        "Freeze the clock with freezegun around the test.",
+        "The boiler is making that noise again.",
+        "Try bleeding the radiators first.",
+        "Add a health endpoint to the uploads router.",
+        "Done: GET /uploads/health returns 200 with the queue depth.",
+    )
+    ids = select(messages, "What did we do about the flaky test_auth_session_refresh?")
+    assert {0, 1, 2, 3} <= set(ids)
+    assert 7 in select(messages, "Anything new on the uploads router?")
+    # A plain statement is no request: its reply is left out.
+    chat_only = _plain(
+        "My sister Nora got the job at the aquarium!",
+        "That's wonderful news, congratulations to her.",
+        "The boiler is making that noise again.",
+        "Try bleeding the radiators first.",
+    )
+    assert 1 not in select(chat_only, "Where does Nora work?")

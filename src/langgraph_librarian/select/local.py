@@ -106,6 +106,24 @@ _POINTS_BACK = re.compile(
 )
 """A reference back to something offered: "the second one", "the Wednesday one", "that
 one", an ordinal, a demonstrative or object pronoun ("book it", "take those")."""
+_REQUEST = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|hey|hi|now|also|and|then|right|please|pls)\b[\s,!.:-]*)*"
+    r"(?:add|fix|write|make|create|show|explain|help|give|change|update|refactor|rename|"
+    r"implement|generate|draft|convert|check|review|debug|suggest|recommend|summari[sz]e|"
+    r"translate|remove|delete|set\s+up|install|configure|optimi[sz]e|rewrite|port|migrate)"
+    r"\b|\b(?:can|could|would)\s+you\s+(?:please\s+)?(?!believe|imagine|guess)\w+|"
+    r"\bhelp\s+me\b|"
+    r"\bhow\s+(?:do|can|should)\s+(?:i|we)\b",
+    re.IGNORECASE,
+)
+"""A user's request to the assistant, not only a question: "add a /health endpoint",
+"can you make the retry configurable", "how do we make it deterministic" (not "can you
+believe it?", which asks for nothing). The answer is the assistant's reply."""
+_FOLLOW_UP_WORDS = 15
+"""A follow-up question this short asks more about the same request."""
+_PASTE = re.compile(r"```|(?:\n[^\n]*){8,}")
+"""Pasted material (a code fence, or eight lines and more: a trace, a log, a config):
+the user shares it to be read, and the assistant's reply reads it."""
 _LISTED_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S", re.MULTILINE)
 """A line of an enumerated list (options an assistant message offers)."""
 _ANSWER_FACTOR = 0.7
@@ -1309,12 +1327,44 @@ class LocalSelector:
         if first > 0 and not _same_speaker(messages[first - 1], messages[first]):
             # The burst before it, another speaker's (a reply answers the whole burst).
             near.extend(LocalSelector._burst(first - 1, -1, messages))
-        if is_question(text):
+        if LocalSelector._request_answered(last, text, messages):
+            near.extend(LocalSelector._answer_chain(last, messages))
+        elif is_question(text):
             near.append(last + 1)
         elif last + 1 < len(messages) and is_question(message_text(messages[last + 1])):
             near.append(last + 2)
         near.extend(LocalSelector._choice(pos, messages))
         return near
+
+    @staticmethod
+    def _answer_chain(pos: int, messages: Sequence[BaseMessage]) -> list[int]:
+        """The assistant's reply to the request at ``pos``, and when the user follows it
+        up at once with a short question or what it asked for ("ok, how do we make it
+        deterministic?", "here: ```...```"), that follow-up and its reply: a problem is
+        often solved a turn after it is stated."""
+        near = [pos + 1]
+        follow = pos + 2
+        if follow + 1 < len(messages) and messages[follow + 1].type == "ai":
+            text = message_text(messages[follow])
+            if messages[follow].type == "human" and (
+                (is_question(text) and len(text.split()) <= _FOLLOW_UP_WORDS) or _PASTE.search(text)
+            ):
+                near.extend([follow, follow + 1])
+        return near
+
+    @staticmethod
+    def _request_answered(pos: int, text: str, messages: Sequence[BaseMessage]) -> bool:
+        """Whether the user message at ``pos`` asks the assistant for something (a
+        request or pasted material) that the assistant's next message answers."""
+        return (
+            messages[pos].type == "human"
+            and pos + 1 < len(messages)
+            and messages[pos + 1].type == "ai"
+            and not getattr(messages[pos + 1], "tool_calls", None)
+            and bool(
+                _REQUEST.search(without_stamp(text[:_SHORT_QUESTION_CHARS])) or _PASTE.search(text)
+            )
+        )
 
     @staticmethod
     def _long_exchange(
@@ -1345,6 +1395,10 @@ class LocalSelector:
             near.extend(LocalSelector._burst(pos - 1, -1, messages))
         if pos + 1 < len(messages) and LocalSelector._bare_answer(pos + 1, messages):
             near.append(pos + 1)
+        elif answered and LocalSelector._request_answered(pos, text, messages):
+            # A best match that asks the assistant for something, or pastes what it is
+            # to read: its reply ("the fix is...") is the answer.
+            near.extend(LocalSelector._answer_chain(pos, messages))
         near.extend(LocalSelector._choice(pos, messages))
         return near
 
