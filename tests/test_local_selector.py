@@ -1068,7 +1068,16 @@ def test_an_applications_time_stamp_before_the_question_is_no_search_word():
     assert without_stamp("(9 June 2023) What did Caroline paint?") == "What did Caroline paint?"
     assert without_stamp("[10:05] ok?") == "ok?"
     # Not a stamp: a tag, a ticket, a stamp with nothing after it.
-    for text in ("[note] what is x?", "[PROJ-1423] status?", "[Thu 26 Feb 10:05]"):
+    for text in (
+        "[note] what is x?",
+        "[PROJ-1423] status?",
+        "[Thu 26 Feb 10:05]",
+        # A bracket holding more than a date and time says what the question is about.
+        "(Python 3.11) how do I install numpy?",
+        "(re: the 10:30 standup) what did we decide?",
+        "[Monday 3 March offsite] what is on the agenda?",
+        "(3 pm dentist) can you move it?",
+    ):
         assert without_stamp(text) == text
     days = ["Mon 2 Feb", "Tue 3 Feb", "Wed 4 Feb", "Thu 5 Feb", "Thu 12 Feb", "Fri 13 Feb"]
     texts = []
@@ -1100,6 +1109,7 @@ def test_a_release_number_bridges_like_a_name():
 
     found = _VERSION.findall(messages[6].content)
     assert [v for v in found if not _DOTTED_DATE.fullmatch(v)] == ["4.9.1"]
+    assert _VERSION.findall("shipped v5.0.0 today") == ["5.0.0"]
 
 
 def texting(*lines: tuple[str, str]) -> list:
@@ -1241,3 +1251,19 @@ def test_a_request_to_the_assistant_brings_its_reply():
         "Try bleeding the radiators first.",
     )
     assert 1 not in select(chat_only, "Where does Nora work?")
+
+
+def test_being_put_off_by_something_is_no_change():
+    from langgraph_librarian._engine.text import has_change_cue
+
+    assert has_change_cue("We put off the team dinner until March.")
+    assert not has_change_cue("Honestly I was put off by the team dinner menu at Luna.")
+
+
+def test_the_lines_of_a_list_an_assistant_offers():
+    from langgraph_librarian.select.local import _LISTED_ITEM
+
+    text = "Options:\n  - Hotel Lis, 140 a night\n\n\n\t2) Casa Azul, 120 a night\nPick one."
+    assert len(_LISTED_ITEM.findall(text)) == 2
+    # Blank lines are no list lines (and are not run through at every line start).
+    assert _LISTED_ITEM.findall("\n" * 2000 + "text") == []

@@ -349,6 +349,8 @@ def _within_budget(
     # whole first.
     held = 0
     for rank_pos, members in units:
+        if rank_pos in spare_positions and used + held >= spare_room:
+            continue  # the spare share is spent: not even costed
         extra = budget.cost([messages[p] for p in members])
         if rank_pos in spare_positions:
             if used + held + extra <= spare_room:
@@ -375,7 +377,7 @@ def _within_budget(
             brief = budget.cost([short.get(p, messages[p]) for p in members])
             if short and used + held + brief <= budget.total:
                 held += brief
-    held = 0
+    best_brief, held = held, 0
     # A top-ranked selected message that did not fit outranks the full text of the
     # earlier recent turns: they are given in short form when that makes room for it
     # (and the room left then takes the next selections that fit).
@@ -399,7 +401,9 @@ def _within_budget(
     if freed:
         for rank_pos, members in [u for u in units if u[0] in dropped]:
             extra = budget.cost([messages[p] for p in members])
-            if used + extra <= budget.total:
+            # Still the best match's summary room, while it is left out.
+            keep = best_brief if best in dropped and rank_pos != best else 0
+            if used + keep + extra <= budget.total:
                 kept_units.append((rank_pos, members))
                 dropped.remove(rank_pos)
                 used += extra

@@ -110,6 +110,9 @@ _DATELINE = re.compile(
     rf"|{_HEADER}(?:{_WEEKDAY}),?\s*\d{{1,2}}[/.]\d{{1,2}}[/.]\d{{2}}\b",
     re.IGNORECASE,
 )
+_STAMP_WORDS = frozenset(MONTHS) | frozenset(DAYS) | {"am", "pm", "at", "of", "the", "utc", "gmt"}
+_STAMP_REST = re.compile(r"[^\W\d_]+")
+"""The words a time stamp may hold besides numbers: month and weekday names, am / pm."""
 _STAMP = re.compile(r"\s*[\[(]([^\])\n]{1,40})[\])]\s*[:\-\u2013\u2014]?\s*")
 
 
@@ -124,6 +127,12 @@ def without_stamp(query: str) -> str:
         return query
     inside = found.group(1)
     if not (_DATELINE.match(inside) or _CLOCK.search(inside)):
+        return query
+    # Nothing but the date and time: "(Python 3.11)", "(re: the 10:30 standup)",
+    # "[Monday 3 March offsite]" say what the question is about.
+    if any(
+        word not in _STAMP_WORDS for word in _STAMP_REST.findall(_CLOCK.sub(" ", inside).lower())
+    ):
         return query
     rest = query[found.end() :]
     return rest if rest.strip() else query
