@@ -19,7 +19,7 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.view import turn_key
 from langgraph_librarian._kit.cache import BoundedCache
-from langgraph_librarian._kit.node import LibrarianNode
+from langgraph_librarian._kit.node import LibrarianNode, run_config
 from langgraph_librarian._kit.state import read_messages
 from langgraph_librarian._librarian.turn import (
     Run,
@@ -266,14 +266,14 @@ Writes ``index`` (and clears a consumed ``query``) plus indexing metadata."""
 
 
 async def aselect_and_hydrate(
-    state: dict[str, Any], config: RunnableConfig | None = None
+    state: dict[str, Any], config: RunnableConfig | LibrarianConfig | None = None
 ) -> StateUpdate:
     """Async form of :data:`select_and_hydrate`."""
-    return await aselect_turn(state, Run.open(None, config))
+    return await aselect_turn(state, Run.open(None, run_config(config)))
 
 
 async def aindex_messages(
-    state: dict[str, Any], config: RunnableConfig | None = None
+    state: dict[str, Any], config: RunnableConfig | LibrarianConfig | None = None
 ) -> StateUpdate:
     """Async form of :data:`index_messages`."""
-    return await aindex_turn(state, Run.open(None, config))
+    return await aindex_turn(state, Run.open(None, run_config(config)))

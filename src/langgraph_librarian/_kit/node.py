@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
-__all__ = ["LibrarianNode", "StateUpdate"]
+from langgraph_librarian.config import LibrarianConfig
+
+__all__ = ["LibrarianNode", "StateUpdate", "run_config"]
 
 StateUpdate = dict[str, Any]
 
@@ -27,6 +29,34 @@ class LibrarianNode(RunnableLambda[Any, StateUpdate]):
     # types a node whose input is a TypedDict, a dataclass or a model (a plain
     # ``dict[str, Any]`` made every ``add_node`` of ours a mypy error in user code).
 
-    def __call__(self, state: Any, config: RunnableConfig | None = None) -> StateUpdate:
+    def __call__(
+        self, state: Any, config: RunnableConfig | LibrarianConfig | None = None
+    ) -> StateUpdate:
         func = cast(Callable[[Any, RunnableConfig | None], StateUpdate], self.func)
-        return func(state, config)
+        return func(state, run_config(config))
+
+    def invoke(
+        self, input: Any, config: RunnableConfig | LibrarianConfig | None = None, **kwargs: Any
+    ) -> StateUpdate:
+        return super().invoke(input, run_config(config), **kwargs)
+
+    async def ainvoke(
+        self, input: Any, config: RunnableConfig | LibrarianConfig | None = None, **kwargs: Any
+    ) -> StateUpdate:
+        return await super().ainvoke(input, run_config(config), **kwargs)
+
+
+def run_config(config: RunnableConfig | LibrarianConfig | None) -> RunnableConfig | None:
+    """The run config of a call: a ``LibrarianConfig`` passed in its place
+    (``select_and_hydrate(state, LibrarianConfig(...))``, a natural first try) is read as
+    ``{"configurable": {"librarian": config}}``; anything else but a mapping is a
+    ``TypeError`` saying what is expected (it was an ``AttributeError`` from deep inside)."""
+    if isinstance(config, LibrarianConfig):
+        return {"configurable": {"librarian": config}}
+    if config is not None and not isinstance(config, Mapping):
+        raise TypeError(
+            "a Librarian node's config is a RunnableConfig such as "
+            '{"configurable": {"thread_id": "...", "librarian": LibrarianConfig(...)}} '
+            f"(or a LibrarianConfig), got {type(config).__name__}"
+        )
+    return config
