@@ -94,3 +94,46 @@ def test_spare_positions_stop_at_their_own_limit():
     # Without a budget, spare positions are never added.
     out = hydrate(current, [3, 11], spare=[11], spare_tokens=10_000)
     assert 11 not in out.positions
+
+
+def test_a_spare_position_inside_a_selected_unit_keeps_its_summary():
+    # A selected tool call whose long result is also a spare candidate: the exchange is
+    # one unit, and the result's short form is still there when the whole does not fit.
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from langgraph_librarian import LibrarianConfig, select_and_hydrate
+    from langgraph_librarian.index import update_index
+    from langgraph_librarian.select import Selection
+
+    class Fixed:
+        def select(self, query, messages, entries, *, exclude=(), config=None):
+            return Selection(ids=[1], spare_ids=[2])
+
+        async def aselect(self, *args, **kwargs):
+            return self.select(*args, **kwargs)
+
+    long = "flight options: " + " ".join(f"VK{i} Lisbon {100 + i} EUR" for i in range(400))
+    history = [
+        HumanMessage("find flights to Lisbon", id="h0"),
+        AIMessage(
+            "", tool_calls=[{"name": "search", "args": {"q": "Lisbon"}, "id": "c1"}], id="a1"
+        ),
+        ToolMessage(long, tool_call_id="c1", id="t2"),
+        AIMessage("Here are the options.", id="a3"),
+        HumanMessage("thanks, something else: plants?", id="h4"),
+        AIMessage("water them", id="a5"),
+    ]
+    config = LibrarianConfig(
+        selector=Fixed(), context_token_budget=800, always_include_recent_turns=1
+    )
+    entries = update_index(history, [], config).entries
+    state = {
+        "messages": [*history, HumanMessage("which Lisbon flight was cheapest?", id="q")],
+        "index": [e.to_dict() for e in entries],
+    }
+    out = select_and_hydrate(state, {"configurable": {"librarian": config}})
+    from langgraph_librarian.hydrate import COMPACT_MARK
+
+    assert 1 in out["selected_ids"]
+    result = next(m for m in out["curated_messages"] if m.id == "t2")
+    assert result.additional_kwargs.get(COMPACT_MARK) and "VK" in str(result.content)

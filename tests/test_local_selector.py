@@ -1079,6 +1079,18 @@ def test_an_applications_time_stamp_before_the_question_is_no_search_word():
         "(3 pm dentist) can you move it?",
     ):
         assert without_stamp(text) == text
+    # Whatever else a stamp holds: ordinals, a header's label, "a.m.", a time zone, "today".
+    for stamp in (
+        "[Thu 26th Feb 2026]",
+        "(9th June 2023)",
+        "[June 9th, 2023]",
+        "[Session 3, 2 February 2025]",
+        "[Date: 2 March 2025]",
+        "[10:05 a.m.]",
+        "[Thu 26 Feb 10:05 CET]",
+        "[Today 10:05]",
+    ):
+        assert without_stamp(f"{stamp} When is it?") == "When is it?", stamp
     days = ["Mon 2 Feb", "Tue 3 Feb", "Wed 4 Feb", "Thu 5 Feb", "Thu 12 Feb", "Fri 13 Feb"]
     texts = []
     topics = ["onboarding", "pricing", "churn", "release", "support", "hiring"]
@@ -1258,6 +1270,7 @@ def test_being_put_off_by_something_is_no_change():
 
     assert has_change_cue("We put off the team dinner until March.")
     assert not has_change_cue("Honestly I was put off by the team dinner menu at Luna.")
+    assert has_change_cue("The launch was put off by two weeks.")
 
 
 def test_the_lines_of_a_list_an_assistant_offers():

@@ -44,3 +44,27 @@ def test_any_other_config_is_a_clear_type_error():
         select_and_hydrate(_state(), "librarian")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="RunnableConfig"):
         select_and_hydrate.invoke(_state(), 3)  # type: ignore[arg-type]
+
+
+def test_every_way_of_calling_a_node_takes_a_librarian_config():
+    from langgraph_librarian.middleware import create_librarian_hook
+
+    config = LibrarianConfig(context_token_budget=None, always_include_recent_turns=1)
+    expected = select_and_hydrate(_state(), {"configurable": {"librarian": config}})
+    ids = expected["selected_ids"]
+    assert [u["selected_ids"] for u in select_and_hydrate.stream(_state(), config)] == [ids]
+    assert [u["selected_ids"] for u in select_and_hydrate.batch([_state()], config)] == [ids]
+    assert [u["selected_ids"] for u in select_and_hydrate.batch([_state()], [config])] == [ids]
+
+    async def both() -> tuple[list, list]:
+        streamed = [u async for u in select_and_hydrate.astream(_state(), config)]
+        return streamed, await select_and_hydrate.abatch([_state()], config)
+
+    streamed, batched = asyncio.run(both())
+    assert [u["selected_ids"] for u in streamed] == [u["selected_ids"] for u in batched] == [ids]
+    # The pre_model_hook: a config in place is read, a wrong one raises (not absorbed).
+    hook = create_librarian_hook()
+    out = hook(_state(), config)["llm_input_messages"]
+    assert [m.id for m in out] == [m.id for m in expected["curated_messages"]]
+    with pytest.raises(TypeError, match="RunnableConfig"):
+        hook(_state(), "librarian")  # type: ignore[arg-type]

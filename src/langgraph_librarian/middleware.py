@@ -23,6 +23,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from langgraph_librarian._engine.failures import fails_open
+from langgraph_librarian._kit.node import run_config
 from langgraph_librarian._kit.run import current_run_config, thread_id
 from langgraph_librarian._librarian.turn import (
     Run,
@@ -33,7 +34,7 @@ from langgraph_librarian._librarian.turn import (
     record_pass_through,
     select_turn,
 )
-from langgraph_librarian.config import ConfigLike, as_config
+from langgraph_librarian.config import ConfigLike, LibrarianConfig, as_config
 from langgraph_librarian.errors import IndexStoreError
 from langgraph_librarian.state import merge_index, merge_metadata
 
@@ -181,10 +182,13 @@ def create_librarian_hook(
     warned: list[bool] = []  # the warning is said once per hook (a configuration fault)
 
     # ``state: Any``: any graph state holding ``messages`` (see ``LibrarianNode``).
-    def librarian_hook(state: Any, config: RunnableConfig) -> dict[str, list[AnyMessage]]:
+    def librarian_hook(
+        state: Any, config: RunnableConfig | LibrarianConfig
+    ) -> dict[str, list[AnyMessage]]:
+        given = run_config(config)  # a wrong config is a mistake to raise, not absorb
         messages = list(state.get("messages") or [])
         try:
-            run = Run.open(default, config)
+            run = Run.open(default, given)
             _check_index_kept(state, messages, run, warned)
             update = select_turn(dict(state), run, cache)
             curated = update["curated_messages"]

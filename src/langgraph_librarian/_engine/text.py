@@ -252,7 +252,8 @@ CHANGE_CUES = re.compile(
     r"actually|correction|correct(?:ed)? that|scratch that|switch(?:ed)?|moved?|"
     r"replac(?:e|ed|ing)|revis(?:e|ed|ion)|rather than|now (?:is|are|it'?s|we)|"
     r"postpone[d]?|cancel(?:l?ed)?|push(?:ed|ing)? (?:[\w']+ ){0,3}?back|reschedul(?:e|ed|ing)|"
-    r"put off(?! by)|called off|new (?:date|plan|budget|deadline))\b",
+    r"put off(?! by (?:the|a|an|his|her|their|my|your|our|that|this|it|him|them|me|how|what)\b)|"
+    r"called off|new (?:date|plan|budget|deadline))\b",
     re.IGNORECASE,
 )
 _CHANGE_CUES_LOWER = re.compile(CHANGE_CUES.pattern)

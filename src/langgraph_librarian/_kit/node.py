@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -44,6 +44,40 @@ class LibrarianNode(RunnableLambda[Any, StateUpdate]):
         self, input: Any, config: RunnableConfig | LibrarianConfig | None = None, **kwargs: Any
     ) -> StateUpdate:
         return await super().ainvoke(input, run_config(config), **kwargs)
+
+    def stream(
+        self, input: Any, config: RunnableConfig | LibrarianConfig | None = None, **kwargs: Any
+    ) -> Iterator[StateUpdate]:
+        return super().stream(input, run_config(config), **kwargs)
+
+    def astream(
+        self, input: Any, config: RunnableConfig | LibrarianConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[StateUpdate]:
+        return super().astream(input, run_config(config), **kwargs)
+
+    def batch(
+        self,
+        inputs: list[Any],
+        config: RunnableConfig | LibrarianConfig | list[RunnableConfig] | None = None,
+        **kwargs: Any,
+    ) -> list[StateUpdate]:
+        return super().batch(inputs, _run_configs(config), **kwargs)
+
+    async def abatch(
+        self,
+        inputs: list[Any],
+        config: RunnableConfig | LibrarianConfig | list[RunnableConfig] | None = None,
+        **kwargs: Any,
+    ) -> list[StateUpdate]:
+        return await super().abatch(inputs, _run_configs(config), **kwargs)
+
+
+def _run_configs(
+    config: RunnableConfig | LibrarianConfig | list[RunnableConfig] | None,
+) -> RunnableConfig | list[RunnableConfig] | None:
+    if isinstance(config, list):
+        return [c for c in map(run_config, config) if c is not None]
+    return run_config(config)
 
 
 def run_config(config: RunnableConfig | LibrarianConfig | None) -> RunnableConfig | None:

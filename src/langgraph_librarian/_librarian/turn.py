@@ -551,8 +551,7 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     if budget is not None:  # short forms for messages too long to fit whole
         summaries = (
             _with_excerpts(plan, summaries, budget)
-            # (spare candidates are never shortened: no excerpts made for them)
-            | _short_selections(plan, ranked[: len(ranked) - len(spare)], budget)
+            | _short_selections(plan, ranked, budget)
             | _huge_results(plan, budget)
         )
     hydrated = hydrate(

@@ -110,9 +110,15 @@ _DATELINE = re.compile(
     rf"|{_HEADER}(?:{_WEEKDAY}),?\s*\d{{1,2}}[/.]\d{{1,2}}[/.]\d{{2}}\b",
     re.IGNORECASE,
 )
-_STAMP_WORDS = frozenset(MONTHS) | frozenset(DAYS) | {"am", "pm", "at", "of", "the", "utc", "gmt"}
+_STAMP_WORDS = (
+    frozenset(MONTHS)
+    | frozenset(DAYS)
+    | {"am", "pm", "a", "p", "m", "at", "of", "the", "on", "st", "nd", "rd", "th"}
+    | {"today", "yesterday", "tonight", "morning", "afternoon", "evening", "night"}
+)
 _STAMP_REST = re.compile(r"[^\W\d_]+")
-"""The words a time stamp may hold besides numbers: month and weekday names, am / pm."""
+"""The words a time stamp may hold besides its date and clock time (an upper-case time
+zone too): month and weekday names, ordinals' endings, "a.m.", "today"."""
 _STAMP = re.compile(r"\s*[\[(]([^\])\n]{1,40})[\])]\s*[:\-\u2013\u2014]?\s*")
 
 
@@ -129,11 +135,14 @@ def without_stamp(query: str) -> str:
     if not (_DATELINE.match(inside) or _CLOCK.search(inside)):
         return query
     # Nothing but the date and time: "(Python 3.11)", "(re: the 10:30 standup)",
-    # "[Monday 3 March offsite]" say what the question is about.
-    if any(
-        word not in _STAMP_WORDS for word in _STAMP_REST.findall(_CLOCK.sub(" ", inside).lower())
-    ):
-        return query
+    # "[Monday 3 March offsite]" say what the question is about. The date as a dateline
+    # reads it (with a header's label: "Session 3, 2 February 2025"), then clock times;
+    # left may be ordinals' endings, "a.m.", "today", a time zone (CET, UTC).
+    dated = _DATELINE.match(inside)
+    rest = _CLOCK.sub(" ", inside[dated.end() :] if dated else inside)
+    for word in _STAMP_REST.findall(rest):
+        if word.lower() not in _STAMP_WORDS and not (word.isupper() and 2 <= len(word) <= 5):
+            return query
     rest = query[found.end() :]
     return rest if rest.strip() else query
 
