@@ -64,7 +64,7 @@ def test_every_way_of_calling_a_node_takes_a_librarian_config():
     assert [u["selected_ids"] for u in streamed] == [u["selected_ids"] for u in batched] == [ids]
     # The pre_model_hook: a config in place is read, a wrong one raises (not absorbed).
     hook = create_librarian_hook()
-    out = hook(_state(), config)["llm_input_messages"]
+    out = hook(_state(), config)["llm_input_messages"]  # type: ignore[arg-type]
     assert [m.id for m in out] == [m.id for m in expected["curated_messages"]]
     with pytest.raises(TypeError, match="RunnableConfig"):
         hook(_state(), "librarian")  # type: ignore[arg-type]

@@ -34,7 +34,7 @@ from langgraph_librarian._librarian.turn import (
     record_pass_through,
     select_turn,
 )
-from langgraph_librarian.config import ConfigLike, LibrarianConfig, as_config
+from langgraph_librarian.config import ConfigLike, as_config
 from langgraph_librarian.errors import IndexStoreError
 from langgraph_librarian.state import merge_index, merge_metadata
 
@@ -182,10 +182,12 @@ def create_librarian_hook(
     warned: list[bool] = []  # the warning is said once per hook (a configuration fault)
 
     # ``state: Any``: any graph state holding ``messages`` (see ``LibrarianNode``).
-    def librarian_hook(
-        state: Any, config: RunnableConfig | LibrarianConfig
-    ) -> dict[str, list[AnyMessage]]:
-        given = run_config(config)  # a wrong config is a mistake to raise, not absorb
+    # ``config: RunnableConfig`` exactly: LangGraph passes the run config to a node by that
+    # annotation (a union is not recognised, and the node is called without it).
+    def librarian_hook(state: Any, config: RunnableConfig) -> dict[str, list[AnyMessage]]:
+        # A LibrarianConfig given in place (a direct call) is read as one; another wrong
+        # config is a mistake to raise, not absorb.
+        given = run_config(cast(Any, config))
         messages = list(state.get("messages") or [])
         try:
             run = Run.open(default, given)
