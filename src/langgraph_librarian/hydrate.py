@@ -347,17 +347,17 @@ def _within_budget(
     # comes whole if shortening the recent turns makes room, else as its summary).
     # The other top units only lost a race for room: smaller units below them come
     # whole first.
-    held = 0
+    best_brief = 0
     for rank_pos, members in units:
-        if rank_pos in spare_positions and used + held >= spare_room:
-            continue  # the spare share is spent: not even costed
-        extra = budget.cost([messages[p] for p in members])
         if rank_pos in spare_positions:
-            if used + held + extra <= spare_room:
-                kept_units.append((rank_pos, members))
-                used += extra
+            if used + best_brief < spare_room:  # else spent: not even costed
+                extra = budget.cost([messages[p] for p in members])
+                if used + best_brief + extra <= spare_room:
+                    kept_units.append((rank_pos, members))
+                    used += extra
             continue
-        if used + held + extra <= budget.total:
+        extra = budget.cost([messages[p] for p in members])
+        if used + best_brief + extra <= budget.total:
             kept_units.append((rank_pos, members))
             used += extra
             continue
@@ -366,18 +366,17 @@ def _within_budget(
         # selections below it can still come in full.
         short = _short_forms(messages, members, summaries, budget) if extra > room else {}
         extra = budget.cost([short.get(p, messages[p]) for p in members])
-        if short and used + held + extra <= budget.total:
+        if short and used + best_brief + extra <= budget.total:
             kept_units.append((rank_pos, members))
             shortened.update(short)
             used += extra
             continue
         dropped.append(rank_pos)
-        if rank_pos == best:
+        if rank_pos == best:  # the first unit: nothing is held yet
             short = _short_forms(messages, members, summaries, budget)
             brief = budget.cost([short.get(p, messages[p]) for p in members])
-            if short and used + held + brief <= budget.total:
-                held += brief
-    best_brief, held = held, 0
+            if short and used + brief <= budget.total:
+                best_brief = brief
     # A top-ranked selected message that did not fit outranks the full text of the
     # earlier recent turns: they are given in short form when that makes room for it
     # (and the room left then takes the next selections that fit).

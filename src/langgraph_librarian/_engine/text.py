@@ -307,9 +307,10 @@ _stemmer = Stemmer.Stemmer("english")
 _stemmer.maxCacheSize = 200_000
 
 ABBREVIATIONS: dict[str, str] = {
-    **{a: "tuesday" for a in ("tues",)},
-    **{a: "wednesday" for a in ("weds",)},
-    **{a: "thursday" for a in ("thur", "thurs")},
+    "tues": "tuesday",
+    "weds": "wednesday",
+    "thur": "thursday",
+    "thurs": "thursday",
     "wk": "week",
     "wks": "weeks",
     "hrs": "hours",

@@ -76,7 +76,7 @@ def _run_configs(
     config: RunnableConfig | LibrarianConfig | list[RunnableConfig] | None,
 ) -> RunnableConfig | list[RunnableConfig] | None:
     if isinstance(config, list):
-        return [c for c in map(run_config, config) if c is not None]
+        return [run_config(c) or {} for c in config]
     return run_config(config)
 
 

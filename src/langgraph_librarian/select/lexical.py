@@ -132,13 +132,13 @@ def without_stamp(query: str) -> str:
     if found is None:
         return query
     inside = found.group(1)
-    if not (_DATELINE.match(inside) or _CLOCK.search(inside)):
+    dated = _DATELINE.match(inside)
+    if not (dated or _CLOCK.search(inside)):
         return query
     # Nothing but the date and time: "(Python 3.11)", "(re: the 10:30 standup)",
     # "[Monday 3 March offsite]" say what the question is about. The date as a dateline
     # reads it (with a header's label: "Session 3, 2 February 2025"), then clock times;
     # left may be ordinals' endings, "a.m.", "today", a time zone (CET, UTC).
-    dated = _DATELINE.match(inside)
     rest = _CLOCK.sub(" ", inside[dated.end() :] if dated else inside)
     for word in _STAMP_REST.findall(rest):
         if word.lower() not in _STAMP_WORDS and not (word.isupper() and 2 <= len(word) <= 5):

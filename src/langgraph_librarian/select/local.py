@@ -128,8 +128,8 @@ _PASTE = re.compile(r"```|(?:\n[^\n]*){8,}")
 the user shares it to be read, and the assistant's reply reads it."""
 _LISTED_ITEM = re.compile(r"^[ \t]*(?:[-*\u2022]|\d+[.)])[ \t]+\S", re.MULTILINE)
 """A line of an enumerated list (options an assistant message offers). Spaces and tabs
-only before the mark: any white space there also ran through blank lines, quadratic on a long run of
-them (a reply of 30,000 newlines took 6.6 s)."""
+only before the mark: any white space there also ran through blank lines, quadratic on
+a long run of them (a reply of 30,000 newlines took 6.6 s)."""
 _ANSWER_FACTOR = 0.7
 """The reply to a short question among the best matches ranks at this share of its score."""
 _SHORT_QUESTION_CHARS = 600
@@ -1209,31 +1209,27 @@ class LocalSelector:
         # evidence is spread thin (lists, aggregates) gain from them; an unbounded
         # context never takes them.
         floor = _RESERVE_CUTOFF * top
-        reserve: list[int] = []
-        taken = {_copy_key(entries[i], messages) for i in chain(ranked, tail)}
-        rest = _rest_of_ranking(fused, positive, len(head))
-        for i in chain(order, rest):  # best first: stop at the floor
-            if fused[i] < floor or len(reserve) >= self.max_selected * (2 if listing else 1):
-                break
-            key = _copy_key(entries[i], messages)
-            if i not in priority and key not in taken:
-                taken.add(key)
-                reserve.append(i)
-        reserve_ids = [entries[i].id for i in reserve]
+        reserve_cap = self.max_selected * (2 if listing else 1)
         # Past the reserve, further down the same ranking: spare candidates, which a
         # budget takes only while the context stays small (one strong match in a chat
         # of short messages leaves the list items and the later changes below the
-        # reserve's floor, with most of the budget unused).
+        # reserve's floor, with most of the budget unused). One pass, best first.
+        reserve: list[int] = []
         spare: list[int] = []
-        in_reserve = set(reserve)
+        taken = {_copy_key(entries[i], messages) for i in chain(ranked, tail)}
         rest = _rest_of_ranking(fused, positive, len(head))
         for i in chain(order, rest):
             if fused[i] < _SPARE_CUTOFF * top or len(spare) >= _SPARE_FACTOR * self.max_selected:
                 break
             key = _copy_key(entries[i], messages)
-            if i not in priority and i not in in_reserve and key not in taken:
-                taken.add(key)
+            if i in priority or key in taken:
+                continue
+            taken.add(key)
+            if fused[i] >= floor and len(reserve) < reserve_cap:
+                reserve.append(i)
+            else:
                 spare.append(i)
+        reserve_ids = [entries[i].id for i in reserve]
         if listing:
             held = set(reserve_ids)
             reserve_ids.extend(
