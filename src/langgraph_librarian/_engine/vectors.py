@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["decode_vector", "encode_vector", "unit_rows", "unit_vectors"]
+__all__ = ["decode_vector", "dot_rows", "encode_vector", "unit_rows", "unit_vectors"]
 
 
 def unit_rows(vectors: Sequence[Sequence[float]], count: int) -> np.ndarray:
@@ -17,6 +17,18 @@ def unit_rows(vectors: Sequence[Sequence[float]], count: int) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     matrix /= np.where(norms > 0, norms, 1.0)
     return matrix
+
+
+def dot_rows(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """``matrix @ vector`` by numpy's own loop (``einsum``), on the calling thread.
+
+    Through BLAS, a matrix-vector product wakes its worker threads: on a two-core machine
+    with other work running (a server answering several threads) they wait for each
+    other, and 20,000 x 256 took 8 ms where one thread takes 1-2 ms (1 ms through
+    single-threaded BLAS on an idle machine). A product of one vector streams the matrix
+    once; threads buy nothing there.
+    """
+    return np.einsum("ij,j->i", matrix, vector)
 
 
 def unit_vectors(embeddings: Embeddings, texts: list[str]) -> np.ndarray:

@@ -40,7 +40,7 @@ from langgraph_librarian._engine.text import (
     stem_terms,
     tokenize,
 )
-from langgraph_librarian._engine.vectors import unit_rows
+from langgraph_librarian._engine.vectors import dot_rows, unit_rows
 
 __all__ = [
     "EVIDENCE_FLOOR",
@@ -341,7 +341,7 @@ def chance_level(embeddings: Embeddings, model: str, query_unit: np.ndarray) -> 
     matrix = background_vectors(embeddings, model)
     if matrix.shape[1] != query_unit.shape[0]:
         return 0.0, 1.0
-    sims = matrix @ query_unit
+    sims = dot_rows(matrix, query_unit)
     return float(sims.mean()), max(float(sims.std()), 1e-3)
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langgraph_librarian._engine.text import DAYS, MONTHS, STOPWORDS, content_terms, tokenize
-from langgraph_librarian._engine.vectors import unit_vectors
+from langgraph_librarian._engine.vectors import dot_rows, unit_vectors
 from langgraph_librarian.select.lexical import BM25Index, IndexHead
 
 __all__ = ["MIN_SIMILARITY", "PER_WORD", "learn_words", "related_words"]
@@ -142,7 +142,7 @@ class _WordTable:
         if stale:
             for word, vector in zip(stale, unit_vectors(embeddings, stale), strict=True):
                 done, rows, sims = known[word]
-                fresh = matrix[done:size] @ vector
+                fresh = dot_rows(matrix[done:size], vector)
                 hits = np.flatnonzero(fresh >= MIN_SIMILARITY)
                 known[word] = (
                     size,

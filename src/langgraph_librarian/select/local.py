@@ -25,6 +25,7 @@ from langgraph_librarian._engine.failures import (
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._engine.static import STATIC_MODEL_ID
 from langgraph_librarian._engine.text import DAYS, MONTHS, content_terms, tokenize
+from langgraph_librarian._engine.vectors import dot_rows
 from langgraph_librarian._engine.view import same_prefix, view_of
 from langgraph_librarian.embeddings import embedding_model_id
 from langgraph_librarian.entry import IndexEntry
@@ -784,7 +785,7 @@ class LocalSelector:
         matrix, owner = vectors
         if matrix.shape[1] != q.shape[0]:
             return None  # a query vector of another model: never compared
-        sims = matrix @ (q / norm)
+        sims = dot_rows(matrix, q / norm)
         best = index.doc_max(sims, owner)
         best[~np.isfinite(best)] = float(np.min(sims)) if sims.size else 0.0
         return best.astype(np.float64)
