@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+import ast
+from typing import Annotated, Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.checkpoint.memory import MemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
 from langgraph.store.memory import InMemoryStore
+from typing_extensions import TypedDict
 
 from fakes import ScriptedChatModel, ToolCallingScriptedModel
 from helpers import conversation, long_text
@@ -467,3 +471,39 @@ def test_the_abandoned_call_key_is_stable_for_configurable_models():
     keys = {_model_key(first.with_structured_output(Ids)) for _ in range(3)}
     assert len(keys) == 1
     assert _model_key(second.with_structured_output(Ids)) not in keys
+
+
+def test_an_unreadable_index_in_state_names_the_way_out_and_the_way_out_works():
+    # Found by a newcomer trial: a thread whose checkpoint held an index of an older
+    # format raised on every turn, and neither update_state(..., {"index": []}) nor
+    # {"index": None} cleared it (both leave the index as it is, by design).
+    class Older(TypedDict, total=False):
+        messages: Annotated[list[AnyMessage], add_messages]
+        index: list
+
+    saver = MemorySaver()
+    older = StateGraph(Older)
+    stale = [{"id": "0", "role": "human", "summary": "vault code 5512", "status": "ok"}]
+    older.add_node("agent", lambda s: {"messages": [AIMessage("Noted.")], "index": stale})
+    older.add_edge(START, "agent")
+    older.add_edge("agent", END)
+    thread = {"configurable": {"thread_id": "older-format"}}
+    older.compile(checkpointer=saver).invoke(
+        {"messages": [HumanMessage("The vault code is 5512.")]}, thread
+    )
+
+    graph = create_librarian_graph(
+        lambda s: {"messages": [AIMessage("ok")]},
+        LibrarianConfig(always_include_recent_turns=1),
+        checkpointer=saver,
+    )
+    ask = {"messages": [HumanMessage("What is the vault code?")]}
+    with pytest.raises(ValueError, match="update_state") as raised:
+        graph.invoke(ask, thread)
+    way_out = str(raised.value).split("clear it with graph.update_state(config, ")[1]
+    update = ast.literal_eval(way_out.split(") and the next turn")[0])  # the message's own
+    graph.update_state(thread, update)
+    out = graph.invoke(ask, thread)
+    assert out["messages"][-1].content == "ok"
+    assert len(out["index"]) == 4  # every message indexed again
+    assert "The vault code is 5512." in [m.content for m in out["curated_messages"]]

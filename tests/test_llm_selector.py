@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -64,6 +65,36 @@ def test_selector_timeout_falls_back():
     result = run(model, model_timeout=0.1, max_retries=0)
     assert result["librarian_metadata"]["selection_strategy"] == "local_fallback"
     assert "Timeout" in result["librarian_metadata"]["fallback_reason"]
+
+
+class _DeafToCancellation(ScriptedChatModel):
+    """An async model that catches its first cancellation and goes on waiting (a client
+    that swallows ``CancelledError`` to retry): ``asyncio.wait_for`` waited for it as
+    long as it liked. A second cancellation (the event loop's at its close) ends it."""
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):
+        self.calls.append(messages)
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+async def test_an_async_model_ignoring_its_cancellation_is_abandoned_not_awaited():
+    # Found by a newcomer trial: such a model hung ainvoke past every timeout.
+    model = _DeafToCancellation(script="IDs: [1]")
+    config = LibrarianConfig(
+        selector_model=model, indexer_model="local", model_timeout=0.2, max_retries=2
+    )
+    result = await asyncio.wait_for(
+        select_and_hydrate.ainvoke(state_for(), {"configurable": {"librarian": config}}), 10
+    )
+    meta = result["librarian_metadata"]
+    assert meta["selection_strategy"] == "local_fallback"
+    assert "ignored its cancellation" in meta["fallback_reason"]
+    assert len(model.calls) == 1  # left running, so never retried over itself
+    assert result["curated_messages"][-1].id == "q"
 
 
 def test_explicit_none_is_respected():

@@ -261,3 +261,32 @@ def test_a_corrupt_row_in_a_sqlite_store_is_an_index_store_error(tmp_path: Any) 
         index_store = LangGraphIndexStore(backing)
         with pytest.raises(IndexStoreError, match="thread-1"):
             index_store.load("thread-1")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_an_index_of_a_newer_format_is_refused_not_overwritten(mode: str) -> None:
+    # Found by a newcomer trial: a manifest written by a newer release was read and
+    # rewritten in this release's format, silently dropping what the newer one stored
+    # (two releases share a store during a rolling upgrade). FileIndexStore refused it.
+    from langgraph_librarian import IndexStoreError
+
+    backend = InMemoryStore()
+    LangGraphIndexStore(backend).save("s", [entry(0), entry(1)])
+    key = ("librarian", "index")
+    newer = {**backend.get(key, "s#m").value, "format": 99, "extra": "kept"}
+    backend.put(key, "s#m", newer, index=False)
+    fresh = LangGraphIndexStore(backend)  # another worker: no cached layout
+    with pytest.raises(IndexStoreError, match="newer langgraph-librarian"):
+        if mode == "async":
+            await fresh.aload("s")
+        else:
+            fresh.load("s")
+    with pytest.raises(IndexStoreError, match="does not overwrite"):
+        if mode == "async":
+            await LangGraphIndexStore(backend).asave("s", [entry(0)])
+        else:
+            LangGraphIndexStore(backend).save("s", [entry(0)])
+    assert backend.get(key, "s#m").value == newer
+    backend.put(key, "s#m", {**newer, "format": "2"}, index=False)
+    with pytest.raises(IndexStoreError, match="corrupt index"):
+        LangGraphIndexStore(backend).load("s")

@@ -4,6 +4,7 @@ import json
 import os
 
 import pytest
+from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_librarian import FileIndexStore, IndexEntry, IndexStoreError, LangGraphIndexStore
@@ -534,6 +535,81 @@ async def test_a_store_blip_does_not_fail_the_turn_and_the_index_catches_up(kind
     await turn("What is the budget?")
     saved = LangGraphIndexStore(backend).load(cfg["configurable"]["thread_id"])
     assert saved is not None and len(saved) == 6  # every message indexed again
+
+
+class _QuotaExceeded(Exception):
+    """A backend's own error that says nothing about being transient."""
+
+
+class _RefusingWrites(InMemoryStore):
+    """A store that reads, but whose writes fail with a non-transient error while
+    ``refusing`` (a quota, a permission, a custom backend's bug)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refusing = False
+
+    def _check(self, ops) -> None:
+        if self.refusing and any(isinstance(op, PutOp) for op in ops):
+            raise _QuotaExceeded("disk quota exceeded")
+
+    def batch(self, ops):
+        ops = list(ops)
+        self._check(ops)
+        return super().batch(ops)
+
+    async def abatch(self, ops):
+        ops = list(ops)
+        self._check(ops)
+        return await super().abatch(ops)
+
+
+@pytest.mark.parametrize("face", ["graph", "middleware"])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_store_refusing_writes_after_the_reply_does_not_hide_the_reply(face, mode):
+    # Found by a newcomer trial: an error the store raised while the index was saved
+    # after the reply (not a dropped connection) left invoke() raising with the reply
+    # already checkpointed; the caller never saw it and a retry asked twice.
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_librarian import LibrarianConfig, LibrarianMiddleware, create_librarian_graph
+
+    backend = _RefusingWrites()
+    config = LibrarianConfig(store=backend)
+    if face == "graph":
+        app = create_librarian_graph(
+            lambda state: {"messages": [AIMessage("Noted.")]},
+            config,
+            checkpointer=InMemorySaver(),
+        )
+    else:
+        app = create_agent(
+            GenericFakeChatModel(messages=iter(["Noted."] * 5)),
+            tools=[],
+            middleware=[LibrarianMiddleware(config)],
+            checkpointer=InMemorySaver(),
+        )
+    thread = f"refusing-{face}-{mode}"
+    cfg = {"configurable": {"thread_id": thread}}
+
+    async def turn(text: str) -> dict:
+        payload = {"messages": [HumanMessage(text)]}
+        return await app.ainvoke(payload, cfg) if mode == "async" else app.invoke(payload, cfg)
+
+    await turn("The budget is 12,000 dollars.")
+    backend.refusing = True
+    out = await turn("Actually the budget is 15,000 dollars.")
+    assert out["messages"][-1].content == "Noted."
+    assert len(out["messages"]) == 4
+    error = out["librarian_metadata"]["store_error"]
+    assert "after the reply" in error and "_QuotaExceeded: disk quota exceeded" in error
+    backend.refusing = False
+    await turn("What is the budget?")
+    saved = LangGraphIndexStore(backend).load(thread)
+    assert saved is not None and len(saved) == 6  # the refused turn indexed again
 
 
 def test_a_corrupt_index_still_fails_the_turn_loudly():

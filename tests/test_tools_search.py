@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
 from fakes import ToolCallingScriptedModel
+from helpers import assert_calibration_reproduced
 from langgraph_librarian.cli import main
 from langgraph_librarian.embeddings import load_embeddings
 from langgraph_librarian.tools import ToolIndex, ToolLibrarianMiddleware, format_search_result
@@ -305,7 +306,7 @@ def test_calibrate_thresholds_rules_on_a_small_set():
 @pytest.mark.parametrize("model", ["none", "static", "e5-small"])
 def test_stored_calibration_is_reproduced_from_the_calibration_half(model):
     embeddings = load_embeddings(model)
-    assert calibrate_engine(embeddings) == calibration_for(embeddings)
+    assert_calibration_reproduced(embeddings, calibration_for(embeddings))
 
 
 @pytest.mark.embeddings

@@ -21,7 +21,6 @@ below is the same tenacity strategy with a predicate and a deadline.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextlib
 import inspect
@@ -45,7 +44,13 @@ from langchain_core.runnables import (
 from langchain_core.runnables.config import ensure_config
 from langgraph.constants import TAG_NOSTREAM
 
-from langgraph_librarian._engine.concurrency import is_own_timeout, on_own_thread, own_timeouts
+from langgraph_librarian._engine.concurrency import (
+    Abandoned,
+    await_within,
+    is_own_timeout,
+    on_own_thread,
+    own_timeouts,
+)
 from langgraph_librarian._engine.failures import (
     DeadlineExceeded,
     is_retryable,
@@ -352,9 +357,16 @@ class ModelCaller:
                 timeout = self._attempt_timeout(deadline)
                 started = time.monotonic()
                 try:
-                    return await asyncio.wait_for(
+                    return await await_within(
                         own_timeouts(self.runnable.ainvoke(value, config)), timeout
                     )
+                except Abandoned:
+                    still = TimeoutError(
+                        f"model call exceeded {timeout:g}s (it ignored its cancellation, "
+                        "so it is left running and not retried)"
+                    )
+                    mark_final(still)
+                    raise still from None
                 except TimeoutError as exc:
                     # The model's own error, not our timer (a client that turns our
                     # cancellation into a TimeoutError of its own does so at the deadline).

@@ -24,8 +24,10 @@ from typing import Any, TypeVar
 _T = TypeVar("_T")
 
 __all__ = [
+    "Abandoned",
     "AsyncGate",
     "Gate",
+    "await_within",
     "is_own_timeout",
     "learned_capacity",
     "on_own_thread",
@@ -228,6 +230,58 @@ def on_own_thread(
             finished()
         raise
     return future
+
+
+class Abandoned(TimeoutError):
+    """An awaited call ran past its deadline and ignored its cancellation: it was left
+    running (never awaited again), so a retry could overlap it."""
+
+
+CANCEL_GRACE = 1.0
+"""Seconds a cancelled call gets to end before it is abandoned."""
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # retrieved: no "exception was never retrieved" at exit
+
+
+async def await_within(call: Awaitable[_T], timeout: float | None) -> _T:
+    """``await call``, at most ``timeout`` seconds (``None``: no limit).
+
+    At the deadline the call is cancelled and ``TimeoutError`` raised, as
+    ``asyncio.wait_for`` does; but ``wait_for`` then waits for the cancelled call to
+    end, for ever when it catches its ``CancelledError`` and goes on (a client that
+    retries internally, a model adapter that swallows cancellation), so a turn hung
+    past every timeout. Here a call still running :data:`CANCEL_GRACE` seconds after its
+    cancellation is left to itself and :class:`Abandoned` (a ``TimeoutError``) raised.
+    The call's own result, error or ``TimeoutError`` before the deadline is returned or
+    raised as it is.
+    """
+    if timeout is None:
+        return await call
+    task = asyncio.ensure_future(call)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except asyncio.CancelledError:  # our caller was cancelled: so is the call
+        task.cancel()
+        raise
+    if done:
+        return task.result()
+    task.cancel()
+    try:
+        done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE)
+    except asyncio.CancelledError:
+        task.add_done_callback(_retrieve)
+        raise
+    if not done:
+        task.add_done_callback(_retrieve)
+        raise Abandoned(f"still running {CANCEL_GRACE:g} s after its cancellation")
+    if not task.cancelled():
+        exc = task.exception()
+        if exc is not None and not isinstance(exc, TimeoutError | asyncio.CancelledError):
+            raise exc  # its own error while it ended
+    raise TimeoutError
 
 
 _OWN_TIMEOUT = "_librarian_own_timeout"

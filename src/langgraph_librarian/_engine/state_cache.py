@@ -24,7 +24,7 @@ from typing import Any
 
 from langgraph_librarian._engine.view import same_prefix
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
-from langgraph_librarian.state import is_cleared_index
+from langgraph_librarian.state import _CLEARED_KEY, is_cleared_index
 
 __all__ = ["entries_to_state", "state_entries"]
 
@@ -101,12 +101,30 @@ def _same_prefix(columns: Columns, cached: Columns, k: int) -> bool:
     return all(new[:k] == old[:k] for new, old in zip(columns, cached, strict=True))
 
 
+_WAY_OUT = (
+    "; the index in this thread's state cannot be read (written by an older release, or "
+    "edited): clear it with graph.update_state(config, {'index': [{'"
+    + _CLEARED_KEY
+    + "': True}]}) and the next turn indexes the thread's messages again"
+)
+
+
 def state_entries(state: dict[str, Any]) -> list[IndexEntry]:
     """``state["index"]`` as entries (the parsed prefix is shared; entries are read-only).
 
     Raises:
-        ValueError: when the stored index is not a list of valid entries.
+        ValueError: when the stored index is not a list of valid entries (the message
+            says how to clear it).
     """
+    try:
+        return _state_entries(state)
+    except ValueError as exc:
+        if _WAY_OUT in str(exc) or "reserves the state keys" in str(exc):
+            raise
+        raise ValueError(f"{exc}{_WAY_OUT}") from exc
+
+
+def _state_entries(state: dict[str, Any]) -> list[IndexEntry]:
     raw = state.get("index") or []
     if is_cleared_index(raw):  # a state without the merge_index reducer kept the marker
         return []

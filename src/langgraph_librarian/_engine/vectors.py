@@ -28,7 +28,8 @@ def dot_rows(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     single-threaded BLAS on an idle machine). A product of one vector streams the matrix
     once; threads buy nothing there.
     """
-    return np.einsum("ij,j->i", matrix, vector)
+    product: np.ndarray = np.einsum("ij,j->i", matrix, vector)
+    return product
 
 
 def unit_vectors(embeddings: Embeddings, texts: list[str]) -> np.ndarray:

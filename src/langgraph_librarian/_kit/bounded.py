@@ -17,7 +17,6 @@ Either way the caller gets a ``TimeoutError`` (transient: the turn fails open).
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 import weakref
@@ -25,7 +24,12 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TypeVar
 
-from langgraph_librarian._engine.concurrency import is_own_timeout, on_own_thread, own_timeouts
+from langgraph_librarian._engine.concurrency import (
+    await_within,
+    is_own_timeout,
+    on_own_thread,
+    own_timeouts,
+)
 
 __all__ = ["IN_FLIGHT", "awithin", "is_timeout", "slots_for", "within"]
 
@@ -69,7 +73,7 @@ async def awithin(call: Awaitable[_T], timeout: float | None, what: str) -> _T:
         return await call
     started = time.monotonic()
     try:
-        return await asyncio.wait_for(own_timeouts(call), timeout)
+        return await await_within(own_timeouts(call), timeout)
     except TimeoutError as exc:
         # The call's own error, not our timer (a client that turns our cancellation
         # into a TimeoutError of its own does so at the deadline).

@@ -178,6 +178,12 @@ class Run:
     # Store calls wait at most ``config.store_timeout`` seconds (_kit.bounded): a store
     # that stopped answering fails the call with a TimeoutError, which the turn absorbs.
 
+    @property
+    def stored(self) -> bool:
+        """Whether the index lives in a store (else in graph state, which a failed read
+        after the reply cannot hide: the state is the caller's own)."""
+        return self.config.index_store is not None and self.session is not None
+
     def load(self, state: dict[str, Any]) -> list[IndexEntry]:
         """The stored index: from the store, else from graph state."""
         store, session = self.config.index_store, self.session
@@ -934,25 +940,35 @@ async def _aselect_loaded(
         return await asyncio.to_thread(_finish, plan, selection)
 
 
-def _store_blip(exc: Exception, step: str) -> str:
+def _store_blip(exc: Exception, step: str, *, after_reply: bool = False) -> str:
     """Absorb a transient store failure (a dropped connection, a locked database) and say
     what it was; anything else (a corrupt index, settings only the user can fix, an
-    interrupt) is raised again.
+    interrupt) is raised again, except after the reply (``after_reply``).
 
     A turn does not fail for a blip: without the stored index this turn's selection
     gives every message a provisional offline entry, and a save that failed is made up
     by the next turn's indexing (the index is reconciled with the history each turn).
     Failing the turn instead lost the reply to the caller after it was checkpointed,
     and a retry sent the question twice.
+
+    After the reply, any failure but a configuration problem or an interrupt is
+    absorbed too (a store refusing writes, a corrupt index read for indexing): the reply
+    is already checkpointed, so raising would only hide it from the caller. It is
+    logged at ERROR, reported in ``store_error``, and a corrupt index still raises before
+    the model on the next turn, where the caller sees it before any reply.
     """
-    if classify(exc) != "transient":
+    kind = classify(exc)
+    if kind == "transient":
+        log_failure(logger, f"librarian: {step}", exc)
+        return f"{step} failed, {describe(exc)}; the next turn catches up"
+    if not after_reply or kind != "failure":
         raise exc
-    log_failure(logger, f"librarian: {step}", exc)
-    return f"{step} failed, {describe(exc)}; the next turn catches up"
+    logger.error("librarian: %s failed after the reply: %s", step, describe(exc), exc_info=exc)
+    return f"{step} failed after the reply, {describe(exc)}; the next turn tries again"
 
 
 def _loaded(
-    state: dict[str, Any], run: Run, messages: list[BaseMessage]
+    state: dict[str, Any], run: Run, messages: list[BaseMessage], *, after_reply: bool = False
 ) -> tuple[list[IndexEntry], str | None]:
     """The stored index and ``None``, or no index and why (a store that does not answer
     is asked once per turn: see ``_DOWN_THIS_TURN``)."""
@@ -962,11 +978,11 @@ def _loaded(
     try:
         return run.load(state), None
     except Exception as exc:
-        return [], _read_failed(run, messages, exc)
+        return [], _read_failed(run, messages, exc, after_reply=after_reply)
 
 
 async def _aloaded(
-    state: dict[str, Any], run: Run, messages: list[BaseMessage]
+    state: dict[str, Any], run: Run, messages: list[BaseMessage], *, after_reply: bool = False
 ) -> tuple[list[IndexEntry], str | None]:
     down = run.store_down(messages)
     if down is not None:
@@ -974,7 +990,7 @@ async def _aloaded(
     try:
         return await run.aload(state), None
     except Exception as exc:
-        return [], _read_failed(run, messages, exc)
+        return [], _read_failed(run, messages, exc, after_reply=after_reply)
 
 
 _READ = "reading the index"
@@ -987,8 +1003,10 @@ def _skipped_read(down: str) -> str:
     )
 
 
-def _read_failed(run: Run, messages: list[BaseMessage], exc: Exception) -> str:
-    blip = _store_blip(exc, _READ)  # raises what is not a blip
+def _read_failed(
+    run: Run, messages: list[BaseMessage], exc: Exception, *, after_reply: bool = False
+) -> str:
+    blip = _store_blip(exc, _READ, after_reply=after_reply)  # raises what is not a blip
     run.store_failed(messages, exc)
     return blip
 
@@ -1181,7 +1199,7 @@ def index_turn(state: dict[str, Any], run: Run) -> StateUpdate:
     messages = read_messages(state)
     entries = run.read_for_indexing(messages)
     if entries is None:
-        entries, blip = _loaded(state, run, messages)
+        entries, blip = _loaded(state, run, messages, after_reply=run.stored)
         if blip is not None:  # nothing to build on: the next turn indexes this one too
             return _noted(_consume_query(state, {}), blip)
     update = update_index(messages, entries, run.config, run_config=run.run_config)
@@ -1189,7 +1207,7 @@ def index_turn(state: dict[str, Any], run: Run) -> StateUpdate:
         run.save(update.entries)
         blip = None
     except Exception as exc:
-        blip = _store_blip(exc, "saving the index")
+        blip = _store_blip(exc, "saving the index", after_reply=True)
     return _noted(_fold(state, run, _index_result(state, update, run)), blip)
 
 
@@ -1200,7 +1218,7 @@ async def aindex_turn(state: dict[str, Any], run: Run) -> StateUpdate:
     messages = read_messages(state)
     entries = run.read_for_indexing(messages)
     if entries is None:
-        entries, blip = await _aloaded(state, run, messages)
+        entries, blip = await _aloaded(state, run, messages, after_reply=run.stored)
         if blip is not None:  # nothing to build on: the next turn indexes this one too
             return _noted(_consume_query(state, {}), blip)
     update = await aupdate_index(messages, entries, run.config, run_config=run.run_config)
@@ -1208,5 +1226,5 @@ async def aindex_turn(state: dict[str, Any], run: Run) -> StateUpdate:
         await run.asave(update.entries)
         blip = None
     except Exception as exc:
-        blip = _store_blip(exc, "saving the index")
+        blip = _store_blip(exc, "saving the index", after_reply=True)
     return _noted(await _afold(state, run, _index_result(state, update, run)), blip)

@@ -195,8 +195,25 @@ class LangGraphIndexStore:
             f"{_rebuild(session_id, self.namespace)}"
         )
 
+    def _newer(self, session_id: str, value: object) -> None:
+        """Refuse a manifest written by a newer release: reading or rewriting it in this
+        release's format would drop what that release stores (workers of two releases
+        share a store during a rolling upgrade)."""
+        if not isinstance(value, dict) or "format" not in value:
+            return
+        version = value["format"]
+        if type(version) is not int:
+            raise self._corrupt(session_id, f"manifest format {version!r} is not a number")
+        if version > _FORMAT:
+            raise IndexStoreError(
+                f"the index of session {session_id!r} was written in format {version} by a "
+                f"newer langgraph-librarian; this release reads format {_FORMAT} and does "
+                "not overwrite it (upgrade langgraph-librarian on every worker)"
+            )
+
     def _tokens(self, session_id: str, manifest: Item) -> list[str]:
         value = manifest.value
+        self._newer(session_id, value)
         tokens = value.get("chunks") if isinstance(value, dict) else None
         if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
             raise self._corrupt(session_id, "manifest without a list of chunk tokens")
@@ -380,15 +397,17 @@ class LangGraphIndexStore:
         key = self._check(session_id)
         first = not self._cached(key)
         if first:
-            self._learn_layout(key, self.store.get(self.namespace, f"{key}#m"))
+            self._learn_layout(session_id, key, self.store.get(self.namespace, f"{key}#m"))
         ops, chunks = self._writes(key, list(entries), first)
         if ops:
             self.store.batch(ops)
         self._remember(key, chunks)
 
-    def _learn_layout(self, key: str, manifest: Item | None) -> None:
+    def _learn_layout(self, session_id: str, key: str, manifest: Item | None) -> None:
         # Without a cached layout a shrinking index would leave stale chunks behind:
         # learn the stored chunk count first (one small read, once per process).
+        if manifest is not None:
+            self._newer(session_id, manifest.value)
         if manifest is not None and isinstance(manifest.value, dict):
             tokens = manifest.value.get("chunks") or []
             self._remember(key, [("", []) for _ in tokens])
@@ -462,7 +481,7 @@ class LangGraphIndexStore:
         key = self._check(session_id)
         first = not self._cached(key)
         if first:
-            self._learn_layout(key, await self.store.aget(self.namespace, f"{key}#m"))
+            self._learn_layout(session_id, key, await self.store.aget(self.namespace, f"{key}#m"))
         ops, chunks = self._writes(key, list(entries), first)
         if ops:
             await self.store.abatch(ops)
