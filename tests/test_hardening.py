@@ -27,7 +27,7 @@ from langgraph_librarian import (
     select_and_hydrate,
     wait_for_background_indexing,
 )
-from langgraph_librarian.errors import MissingThreadError
+from langgraph_librarian.errors import IndexStoreError, MissingThreadError
 from langgraph_librarian.select import LocalSelector, Selection
 
 
@@ -477,20 +477,9 @@ def test_an_unreadable_index_in_state_names_the_way_out_and_the_way_out_works():
     # Found by a newcomer trial: a thread whose checkpoint held an index of an older
     # format raised on every turn, and neither update_state(..., {"index": []}) nor
     # {"index": None} cleared it (both leave the index as it is, by design).
-    class Older(TypedDict, total=False):
-        messages: Annotated[list[AnyMessage], add_messages]
-        index: list
-
     saver = MemorySaver()
-    older = StateGraph(Older)
-    stale = [{"id": "0", "role": "human", "summary": "vault code 5512", "status": "ok"}]
-    older.add_node("agent", lambda s: {"messages": [AIMessage("Noted.")], "index": stale})
-    older.add_edge(START, "agent")
-    older.add_edge("agent", END)
     thread = {"configurable": {"thread_id": "older-format"}}
-    older.compile(checkpointer=saver).invoke(
-        {"messages": [HumanMessage("The vault code is 5512.")]}, thread
-    )
+    _older_release_thread(saver, thread)
 
     graph = create_librarian_graph(
         lambda s: {"messages": [AIMessage("ok")]},
@@ -507,3 +496,39 @@ def test_an_unreadable_index_in_state_names_the_way_out_and_the_way_out_works():
     assert out["messages"][-1].content == "ok"
     assert len(out["index"]) == 4  # every message indexed again
     assert "The vault code is 5512." in [m.content for m in out["curated_messages"]]
+
+
+class _Older(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    index: list
+
+
+def _older_release_thread(saver: MemorySaver, thread: dict) -> None:
+    """A thread checkpointed by an older deployment with its own index format."""
+    older = StateGraph(_Older)
+    stale = [{"id": "0", "role": "human", "summary": "vault code 5512", "status": "ok"}]
+    older.add_node("agent", lambda s: {"messages": [AIMessage("Noted.")], "index": stale})
+    older.add_edge(START, "agent")
+    older.add_edge("agent", END)
+    older.compile(checkpointer=saver).invoke(
+        {"messages": [HumanMessage("The vault code is 5512.")]}, thread
+    )
+
+
+def test_an_unreadable_index_in_state_raises_before_the_model_in_the_middleware():
+    # A review found the middleware passing the messages through on this error (as on
+    # any selection failure), calling and billing the model, then raising after the
+    # reply: turn after turn, the caller never saw a reply that was checkpointed.
+    model = ScriptedChatModel(script="ok")
+    saver = MemorySaver()
+    thread = {"configurable": {"thread_id": "older-format-mw"}}
+    _older_release_thread(saver, thread)
+    agent = create_agent(model, tools=[], middleware=[LibrarianMiddleware()], checkpointer=saver)
+    ask = {"messages": [HumanMessage("What is the vault code?")]}
+    with pytest.raises(IndexStoreError, match="update_state"):
+        agent.invoke(ask, thread)
+    assert model.calls == []  # raised before the model, which was never billed
+    agent.update_state(thread, {"index": [{"librarian_index_cleared": True}]})
+    out = agent.invoke({"messages": [HumanMessage("And the vault code?")]}, thread)
+    assert out["messages"][-1].content == "ok" and len(model.calls) == 1
+    assert "The vault code is 5512." in [m.content for m in model.calls[0]]

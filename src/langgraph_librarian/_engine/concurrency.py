@@ -241,7 +241,19 @@ CANCEL_GRACE = 1.0
 """Seconds a cancelled call gets to end before it is abandoned."""
 
 
-def _retrieve(task: asyncio.Future[Any]) -> None:
+_ABANDONED: set[asyncio.Future[Any]] = set()
+"""Calls left running: the event loop holds tasks weakly, and one waiting on something
+only it references would be destroyed while pending."""
+
+
+def _let_go(task: asyncio.Future[Any]) -> None:
+    """Leave ``task`` to itself: referenced until it ends, its error then retrieved."""
+    _ABANDONED.add(task)
+    task.add_done_callback(_ended)
+
+
+def _ended(task: asyncio.Future[Any]) -> None:
+    _ABANDONED.discard(task)
     if not task.cancelled():
         task.exception()  # retrieved: no "exception was never retrieved" at exit
 
@@ -256,7 +268,7 @@ async def await_within(call: Awaitable[_T], timeout: float | None) -> _T:
     past every timeout. Here a call still running :data:`CANCEL_GRACE` seconds after its
     cancellation is left to itself and :class:`Abandoned` (a ``TimeoutError``) raised.
     The call's own result, error or ``TimeoutError`` before the deadline is returned or
-    raised as it is.
+    raised as it is, and so is a result it returns while being cancelled.
     """
     if timeout is None:
         return await call
@@ -265,6 +277,7 @@ async def await_within(call: Awaitable[_T], timeout: float | None) -> _T:
         done, _ = await asyncio.wait({task}, timeout=timeout)
     except asyncio.CancelledError:  # our caller was cancelled: so is the call
         task.cancel()
+        _let_go(task)
         raise
     if done:
         return task.result()
@@ -272,14 +285,16 @@ async def await_within(call: Awaitable[_T], timeout: float | None) -> _T:
     try:
         done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE)
     except asyncio.CancelledError:
-        task.add_done_callback(_retrieve)
+        _let_go(task)
         raise
     if not done:
-        task.add_done_callback(_retrieve)
+        _let_go(task)
         raise Abandoned(f"still running {CANCEL_GRACE:g} s after its cancellation")
     if not task.cancelled():
         exc = task.exception()
-        if exc is not None and not isinstance(exc, TimeoutError | asyncio.CancelledError):
+        if exc is None:
+            return task.result()  # it finished as the deadline passed
+        if not isinstance(exc, TimeoutError | asyncio.CancelledError):
             raise exc  # its own error while it ended
     raise TimeoutError
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from langgraph_librarian._engine.view import same_prefix
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
+from langgraph_librarian.errors import IndexStoreError
 from langgraph_librarian.state import _CLEARED_KEY, is_cleared_index
 
 __all__ = ["entries_to_state", "state_entries"]
@@ -113,15 +114,20 @@ def state_entries(state: dict[str, Any]) -> list[IndexEntry]:
     """``state["index"]`` as entries (the parsed prefix is shared; entries are read-only).
 
     Raises:
-        ValueError: when the stored index is not a list of valid entries (the message
-            says how to clear it).
+        IndexStoreError: (a ``ValueError``) when the stored index is not a list of
+            valid entries; the message says how to clear it.
     """
     try:
         return _state_entries(state)
+    except IndexStoreError:
+        raise
     except ValueError as exc:
-        if _WAY_OUT in str(exc) or "reserves the state keys" in str(exc):
-            raise
-        raise ValueError(f"{exc}{_WAY_OUT}") from exc
+        # An IndexStoreError (a ValueError) so that every face raises it before the
+        # model, as a corrupt stored index: the middleware passes other selection
+        # failures through, and the step after the reply then raised with a billed
+        # reply checkpointed that the caller never saw, turn after turn.
+        hint = "" if "reserves the state keys" in str(exc) else _WAY_OUT
+        raise IndexStoreError(f"{exc}{hint}") from exc
 
 
 def _state_entries(state: dict[str, Any]) -> list[IndexEntry]:
