@@ -481,17 +481,20 @@ def test_chunk_tokens_differ_in_a_forked_worker():
     assert len(theirs) == 16 and theirs != _new_token()
 
 
-class _Blipping(InMemoryStore):
-    """A store whose next batch of the chosen kind fails once, as a dropped connection."""
+class _Failing(InMemoryStore):
+    """A store whose batches of the chosen kind (``fail``: ``PutOp``, ``GetOp``) raise
+    ``error``; with ``once``, only the next one (a dropped connection)."""
 
-    def __init__(self) -> None:
+    def __init__(self, error: Exception, *, once: bool) -> None:
         super().__init__()
         self.fail: type | None = None
+        self.error, self.once = error, once
 
     def _maybe_fail(self, ops) -> None:
         if self.fail is not None and any(isinstance(op, self.fail) for op in ops):
-            self.fail = None
-            raise ConnectionError("server closed the connection unexpectedly")
+            if self.once:
+                self.fail = None
+            raise self.error
 
     def batch(self, ops):
         ops = list(ops)
@@ -515,7 +518,7 @@ async def test_a_store_blip_does_not_fail_the_turn_and_the_index_catches_up(kind
 
     from langgraph_librarian import LibrarianConfig, create_librarian_graph
 
-    backend = _Blipping()
+    backend = _Failing(ConnectionError("server closed the connection unexpectedly"), once=True)
     graph = create_librarian_graph(
         lambda state: {"messages": [AIMessage("Noted.")]},
         LibrarianConfig(store=backend),
@@ -538,30 +541,8 @@ async def test_a_store_blip_does_not_fail_the_turn_and_the_index_catches_up(kind
 
 
 class _QuotaExceeded(Exception):
-    """A backend's own error that says nothing about being transient."""
-
-
-class _RefusingWrites(InMemoryStore):
-    """A store that reads, but whose writes fail with a non-transient error while
-    ``refusing`` (a quota, a permission, a custom backend's bug)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.refusing = False
-
-    def _check(self, ops) -> None:
-        if self.refusing and any(isinstance(op, PutOp) for op in ops):
-            raise _QuotaExceeded("disk quota exceeded")
-
-    def batch(self, ops):
-        ops = list(ops)
-        self._check(ops)
-        return super().batch(ops)
-
-    async def abatch(self, ops):
-        ops = list(ops)
-        self._check(ops)
-        return await super().abatch(ops)
+    """A backend's own error that says nothing about being transient (a quota, a
+    permission, a custom backend's bug)."""
 
 
 @pytest.mark.parametrize("face", ["graph", "middleware"])
@@ -577,7 +558,7 @@ async def test_a_store_refusing_writes_after_the_reply_does_not_hide_the_reply(f
 
     from langgraph_librarian import LibrarianConfig, LibrarianMiddleware, create_librarian_graph
 
-    backend = _RefusingWrites()
+    backend = _Failing(_QuotaExceeded("disk quota exceeded"), once=False)
     config = LibrarianConfig(store=backend)
     if face == "graph":
         app = create_librarian_graph(
@@ -600,13 +581,13 @@ async def test_a_store_refusing_writes_after_the_reply_does_not_hide_the_reply(f
         return await app.ainvoke(payload, cfg) if mode == "async" else app.invoke(payload, cfg)
 
     await turn("The budget is 12,000 dollars.")
-    backend.refusing = True
+    backend.fail = PutOp  # reads still work
     out = await turn("Actually the budget is 15,000 dollars.")
     assert out["messages"][-1].content == "Noted."
     assert len(out["messages"]) == 4
     error = out["librarian_metadata"]["store_error"]
     assert "after the reply" in error and "_QuotaExceeded: disk quota exceeded" in error
-    backend.refusing = False
+    backend.fail = None
     await turn("What is the budget?")
     saved = LangGraphIndexStore(backend).load(thread)
     assert saved is not None and len(saved) == 6  # the refused turn indexed again

@@ -25,7 +25,7 @@ from typing import Any
 from langgraph_librarian._engine.view import same_prefix
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
 from langgraph_librarian.errors import IndexStoreError
-from langgraph_librarian.state import _CLEARED_KEY, is_cleared_index
+from langgraph_librarian.state import cleared_index, is_cleared_index
 
 __all__ = ["entries_to_state", "state_entries"]
 
@@ -104,9 +104,8 @@ def _same_prefix(columns: Columns, cached: Columns, k: int) -> bool:
 
 _WAY_OUT = (
     "; the index in this thread's state cannot be read (written by an older release, or "
-    "edited): clear it with graph.update_state(config, {'index': [{'"
-    + _CLEARED_KEY
-    + "': True}]}) and the next turn indexes the thread's messages again"
+    f"edited): clear it with graph.update_state(config, {{'index': {cleared_index()!r}}}) "
+    "and the next turn indexes the thread's messages again"
 )
 
 
@@ -126,16 +125,15 @@ def state_entries(state: dict[str, Any]) -> list[IndexEntry]:
         # model, as a corrupt stored index: the middleware passes other selection
         # failures through, and the step after the reply then raised with a billed
         # reply checkpointed that the caller never saw, turn after turn.
-        hint = "" if "reserves the state keys" in str(exc) else _WAY_OUT
-        raise IndexStoreError(f"{exc}{hint}") from exc
+        raise IndexStoreError(f"{exc}{_WAY_OUT}") from exc
 
 
 def _state_entries(state: dict[str, Any]) -> list[IndexEntry]:
     raw = state.get("index") or []
     if is_cleared_index(raw):  # a state without the merge_index reducer kept the marker
         return []
-    if not isinstance(raw, list | tuple):
-        raise ValueError(
+    if not isinstance(raw, list | tuple):  # a clash of names, not an unreadable index
+        raise IndexStoreError(
             f"state['index'] must be a list of the Librarian's index entries, got "
             f"{type(raw).__name__}: the Librarian reserves the state keys 'index', "
             "'librarian_metadata' and 'librarian_summary' (LibrarianMiddleware adds them to "

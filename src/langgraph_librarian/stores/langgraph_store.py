@@ -406,9 +406,10 @@ class LangGraphIndexStore:
     def _learn_layout(self, session_id: str, key: str, manifest: Item | None) -> None:
         # Without a cached layout a shrinking index would leave stale chunks behind:
         # learn the stored chunk count first (one small read, once per process).
-        if manifest is not None:
-            self._newer(session_id, manifest.value)
-        if manifest is not None and isinstance(manifest.value, dict):
+        if manifest is None:
+            return
+        self._newer(session_id, manifest.value)
+        if isinstance(manifest.value, dict):
             tokens = manifest.value.get("chunks") or []
             self._remember(key, [("", []) for _ in tokens])
 
