@@ -106,6 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     strategies = [s for s in args.strategies if s != "vector" or embeddings is not None]
     results: list[dict[str, Any]] = []
     for half, conversations in _halves(args):
+        if not conversations:  # a LoCoMo-format file of five conversations or fewer
+            continue
         full = _history_tokens(conversations)
         shared = SharedIndexing(embeddings)
         whole = statistics.fmean(full.values())

@@ -532,3 +532,53 @@ def test_an_unreadable_index_in_state_raises_before_the_model_in_the_middleware(
     out = agent.invoke({"messages": [HumanMessage("And the vault code?")]}, thread)
     assert out["messages"][-1].content == "ok" and len(model.calls) == 1
     assert "The vault code is 5512." in [m.content for m in model.calls[0]]
+
+
+async def test_async_calls_left_running_count_against_the_models_cap(monkeypatch):
+    """An async model that ignores its cancellation is left running (``await_within``);
+    like a hung sync call on its thread, each one counts against the model's cap, so a
+    model that hangs for good stops getting new calls instead of piling up tasks."""
+    import asyncio
+
+    from langchain_core.runnables import RunnableLambda
+
+    from langgraph_librarian._engine import calls as calls_module
+    from langgraph_librarian._engine import concurrency
+    from langgraph_librarian._engine.calls import ModelCaller
+
+    monkeypatch.setattr(concurrency, "CANCEL_GRACE", 0.02)
+    monkeypatch.setattr(calls_module, "_MAX_ABANDONED", 3)
+    release = asyncio.Event()
+    started: list[int] = []
+
+    async def deaf(_: object) -> str:
+        started.append(1)
+        while True:
+            try:
+                await release.wait()
+                return "late"
+            except asyncio.CancelledError:
+                continue  # swallows every cancellation until released
+
+    def never_sync(_: object) -> str:
+        raise AssertionError("sync path not used here")
+
+    call = ModelCaller(RunnableLambda(never_sync, afunc=deaf), step="select", timeout=0.02)
+    try:
+        for _ in range(3):
+            with pytest.raises(TimeoutError, match="ignored its cancellation"):
+                await call.ainvoke("x")
+        assert len(started) == 3  # each left running, none retried over itself
+        with pytest.raises(TimeoutError, match="3 earlier calls of this model"):
+            await call.ainvoke("x")
+        assert len(started) == 3  # refused at once: the model was not called again
+        release.set()
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+        release.clear()
+        with pytest.raises(TimeoutError, match="ignored its cancellation"):
+            await call.ainvoke("x")  # the three ended: the model is called again
+        assert len(started) == 4
+    finally:
+        release.set()  # every call left running ends (the loop's close waits for them)
+        await asyncio.sleep(0.05)

@@ -21,6 +21,7 @@ below is the same tenacity strategy with a predicate and a deadline.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextlib
 import inspect
@@ -123,14 +124,18 @@ def internal_config(step: str, parent: RunnableConfig | None = None) -> Runnable
 
 
 _MAX_ABANDONED = 8
-"""Timed-out sync calls of one model that may still be running. A sync provider call
+"""Timed-out calls of one model that may still be running. A sync provider call
 cannot be interrupted, so a timed-out attempt is abandoned on its thread (models built
-from "provider:model" strings also get the provider's own timeout, which ends them);
-a model that hangs for good would leave a thread per attempt. Past this many, its next
+from "provider:model" strings also get the provider's own timeout, which ends them),
+and an async one that ignores its cancellation is left running (``await_within``);
+a model that hangs for good would leave a thread or a task per attempt. Past this many, its next
 attempts fail at once. Counted per model: one tenant's hung provider neither blocks nor
 delays another's calls (a shared pool of 32 did both: its queue filled with the hung
 calls and the wait counted against every other call's timeout)."""
 _abandoned: dict[int, int] = {}
+_abandoned_tasks: dict[int, set[asyncio.Future[Any]]] = {}
+"""Async calls left running after ignoring their cancellation, per model: counted while
+their event loop is open (a loop closed under them never runs their end)."""
 _abandoned_lock = threading.Lock()
 
 
@@ -168,7 +173,7 @@ def _model_key(runnable: Any) -> int:
 
 
 def _abandon(key: int, future: concurrent.futures.Future[Any]) -> None:
-    """Count ``future`` against its model until it ends."""
+    """Count ``future`` (a sync call on its thread) against its model until it ends."""
     with _abandoned_lock:
         _abandoned[key] = _abandoned.get(key, 0) + 1
 
@@ -181,6 +186,46 @@ def _abandon(key: int, future: concurrent.futures.Future[Any]) -> None:
                 _abandoned.pop(key, None)
 
     future.add_done_callback(ended)
+
+
+def _abandon_task(key: int, task: asyncio.Future[Any]) -> None:
+    """Count ``task`` (an async call that ignored its cancellation) against its model
+    until it ends, as :func:`_abandon` counts a sync one."""
+    with _abandoned_lock:
+        _abandoned_tasks.setdefault(key, set()).add(task)
+
+    def ended(_: asyncio.Future[Any]) -> None:
+        with _abandoned_lock:
+            tasks = _abandoned_tasks.get(key)
+            if tasks is not None:
+                tasks.discard(task)
+                if not tasks:
+                    del _abandoned_tasks[key]
+
+    task.add_done_callback(ended)
+
+
+def _still_running(key: int) -> int:
+    """Calls of the model ``key`` abandoned and not yet returned, sync and async."""
+    with _abandoned_lock:
+        tasks = _abandoned_tasks.get(key)
+        if tasks:
+            tasks.difference_update([t for t in tasks if t.done() or t.get_loop().is_closed()])
+            if not tasks:
+                del _abandoned_tasks[key]
+        return _abandoned.get(key, 0) + (len(tasks) if tasks else 0)
+
+
+def _refuse_if_stuck(key: int) -> None:
+    """Fail at once (not retried) when :data:`_MAX_ABANDONED` calls of the model hang."""
+    stuck = _still_running(key)
+    if stuck >= _MAX_ABANDONED:
+        hung = TimeoutError(
+            f"{stuck} earlier calls of this model exceeded their timeout and "
+            "have not returned; not calling it again until they do"
+        )
+        mark_final(hung)
+        raise hung
 
 
 # tenacity renamed wait_exponential_jitter's ``initial`` to ``multiplier`` (and warns on
@@ -313,15 +358,7 @@ class ModelCaller:
                 # (one kind of timeout for retries and the concurrency gate), then the
                 # client closes the request within the grace period.
                 key = _model_key(self.runnable)
-                with _abandoned_lock:
-                    stuck = _abandoned.get(key, 0)
-                if stuck >= _MAX_ABANDONED:
-                    hung = TimeoutError(
-                        f"{stuck} earlier calls of this model exceeded their timeout and "
-                        "have not returned; not calling it again until they do"
-                    )
-                    mark_final(hung)
-                    raise hung
+                _refuse_if_stuck(key)
                 bounded = self.build(timeout + _CLOSE_AFTER)
                 runnable = bounded if bounded is not None else self.runnable
                 future = on_own_thread(partial(runnable.invoke, value, config), "librarian-call")
@@ -355,12 +392,16 @@ class ModelCaller:
         async for attempt in tenacity.AsyncRetrying(**self._retrying(deadline)):
             with attempt:
                 timeout = self._attempt_timeout(deadline)
+                key = _model_key(self.runnable)
+                if timeout is not None:
+                    _refuse_if_stuck(key)
                 started = time.monotonic()
                 try:
                     return await await_within(
                         own_timeouts(self.runnable.ainvoke(value, config)), timeout
                     )
-                except Abandoned:
+                except Abandoned as left:
+                    _abandon_task(key, left.task)
                     still = TimeoutError(
                         f"model call exceeded {timeout:g}s (it ignored its cancellation, "
                         "so it is left running and not retried)"

@@ -234,7 +234,12 @@ def on_own_thread(
 
 class Abandoned(TimeoutError):
     """An awaited call ran past its deadline and ignored its cancellation: it was left
-    running (never awaited again), so a retry could overlap it."""
+    running (never awaited again), so a retry could overlap it. ``task`` is the call
+    still running, for a caller that counts what it left behind."""
+
+    def __init__(self, message: str, task: asyncio.Future[Any]) -> None:
+        super().__init__(message)
+        self.task = task
 
 
 CANCEL_GRACE = 1.0
@@ -289,7 +294,7 @@ async def await_within(call: Awaitable[_T], timeout: float | None) -> _T:
         raise
     if not done:
         _let_go(task)
-        raise Abandoned(f"still running {CANCEL_GRACE:g} s after its cancellation")
+        raise Abandoned(f"still running {CANCEL_GRACE:g} s after its cancellation", task)
     if not task.cancelled():
         exc = task.exception()
         if exc is None:
