@@ -24,7 +24,13 @@ from langgraph_librarian._engine.failures import (
 )
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._engine.static import STATIC_MODEL_ID
-from langgraph_librarian._engine.text import DAYS, MONTHS, content_terms, tokenize
+from langgraph_librarian._engine.text import (
+    DAYS,
+    MONTHS,
+    content_terms,
+    tokenize,
+    without_foreign_function_words,
+)
 from langgraph_librarian._engine.vectors import dot_rows
 from langgraph_librarian._engine.view import same_prefix, view_of
 from langgraph_librarian.embeddings import embedding_model_id
@@ -549,18 +555,20 @@ class EmbeddingProfile:
 
 def _question(query: str) -> str:
     """The query as read for selection: without an application's time stamp before it
-    (:func:`~langgraph_librarian.select.lexical.without_stamp`), and a pasted page or
-    log keeps its start and end.
+    (:func:`~langgraph_librarian.select.lexical.without_stamp`), a question in German,
+    Spanish, French, Italian, Portuguese or Dutch without its function words
+    (:func:`~langgraph_librarian._engine.text.without_foreign_function_words`: the
+    engine's stop words are English), and a pasted page or log keeps its start and end.
 
     The question in a long paste is at its start or its end ("here is the log ... why
     does it fail?"); tokenizing and embedding 3 MB of it took over a second a turn and
     matched every message. The agent still gets the whole message.
     """
     query = without_stamp(query)
-    if len(query) <= _QUERY_CHARS:
-        return query
-    half = _QUERY_CHARS // 2
-    return f"{query[:half]}\n{query[-half:]}"
+    if len(query) > _QUERY_CHARS:
+        half = _QUERY_CHARS // 2
+        query = f"{query[:half]}\n{query[-half:]}"
+    return without_foreign_function_words(query)
 
 
 def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> np.ndarray:

@@ -1,0 +1,87 @@
+"""A question in another language is read without that language's function words.
+
+The offline engine's stop words are English: in "¿Qué día firmaron la compra del piso?"
+the words "qué", "la", "del", "de" matched most messages of a Spanish chat, counted
+toward the share of the question a message covers, and put another question full of them
+("¿Qué día es la reunión de la comunidad...?") ahead of the message that answers it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langgraph_librarian import LibrarianConfig
+from langgraph_librarian._engine.text import without_foreign_function_words
+from langgraph_librarian.index import update_index
+from langgraph_librarian.select import LocalSelector
+
+
+@pytest.mark.parametrize(
+    ("question", "read"),
+    [
+        (
+            "¿Qué día firmaron la compra del piso de Benimaclet?",
+            "día firmaron compra piso Benimaclet?",
+        ),
+        (
+            "Für welches Datum war der Umzug schließlich angesetzt?",
+            "Datum Umzug schließlich angesetzt?",
+        ),
+        ("Quand Thomas a-t-il fait la connaissance d'Inès ?", "Thomas connaissance d'Inès ?"),
+        ("Dove ha comprato la macchina nuova?", "comprato macchina nuova?"),
+        ("Hoe laat begint de les van mijn dochter?", "laat begint les dochter?"),
+    ],
+)
+def test_a_foreign_question_loses_its_function_words(question: str, read: str) -> None:
+    assert without_foreign_function_words(question) == read
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "When did his dog die?",  # one German word ("die") among English ones
+        "Is the die cast for the war?",
+        "What did Caroline do in Spain with la familia de Rosa?",  # English with names
+        "What's the hat size?",
+        "",
+        "?",
+    ],
+)
+def test_english_is_never_touched(question: str) -> None:
+    assert without_foreign_function_words(question) == question
+
+
+def test_a_spanish_question_finds_its_answer_not_another_question() -> None:
+    chat = [
+        (
+            "¿Qué tal el fin de semana? ¿Qué hiciste el sábado por la tarde con la familia?",
+            "Pues nada especial, que el sábado por la tarde estuvimos en casa de la abuela.",
+        ),
+        (
+            "¿Y qué pasó al final con la cena del viernes de la que me hablaste?",
+            "Que al final la cena del viernes se canceló, una pena, de verdad.",
+        ),
+        (
+            "Por cierto, hemos firmado en la notaría esta mañana, ¡el piso de Benimaclet ya "
+            "es nuestro!",
+            "¡Enhorabuena! Qué ilusión, un piso propio.",
+        ),
+        (
+            "¿Qué te parece si el domingo vamos a la playa de la Malvarrosa con los niños?",
+            "Me parece muy bien, que hace buen tiempo.",
+        ),
+        (
+            "¿Qué día es la reunión de la comunidad de vecinos del edificio?",
+            "Creo que es el martes de la semana que viene.",
+        ),
+    ]
+    messages: list = []
+    for human, ai in chat:
+        messages.append(HumanMessage(human, id=f"m{len(messages)}"))
+        messages.append(AIMessage(ai, id=f"m{len(messages)}"))
+    question = "¿Qué día firmaron la compra del piso de Benimaclet?"
+    full = [*messages, HumanMessage(question, id="q")]
+    entries = update_index(full, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    selection = LocalSelector().select(question, full, entries)
+    assert selection.ids[0] == 4  # "hemos firmado en la notaría...", not the other question
