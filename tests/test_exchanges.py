@@ -237,3 +237,44 @@ def test_chat_shorthand_and_a_question_back_answer_nothing(reply):
 
     assert not answers_question(reply, "Three or four sessions a week, which suits you?")
     assert answers_question("4", "Three or four sessions a week, which suits you?")
+
+
+def _group_chat(speakers: int) -> list:
+    """A chat with a poll: "Vote time..." and the replies of the others after it."""
+    names = ["Helen", "Tom", "Jess", "Rob"][:speakers]
+    lines = [
+        ("Helen", "Morning all, the hall is booked for the party."),
+        ("Tom", "nice one"),
+        ("Helen", "Vote time. Lakes, tablet or bench? One each please"),
+        ("Tom", "tablet, she keeps holding the phone to her ear"),
+        ("Jess", "bench"),
+        ("Rob", "Bench. Sorry son"),
+        ("Helen", "Bench from me too. So bench it is, 3 to 1"),
+        ("Jess", "who is doing the cake then"),
+        ("Rob", "I can ask the bakery on Monday."),
+        ("Tom", "the parking by the hall is free after six"),
+    ]
+    out: list = []
+    for who, text in lines:
+        if who not in names:
+            who = names[len(out) % len(names)]
+        cls = HumanMessage if who == "Helen" else AIMessage
+        out.append(cls(text, id=f"m{len(out)}", name=who))
+    return out
+
+
+def test_in_a_group_a_question_brings_every_reply_after_it() -> None:
+    """Put to a group, a question is answered by several people, each in a message of
+    their own: the replies after it (up to the asker's next line, the tally) come
+    with it, not only the next one."""
+    selection = select(_group_chat(4), "Which present options were put to the vote?")
+    assert selection.ids[0] == 2
+    assert {3, 4, 5, 6} <= {*selection.ids, *selection.reserve_ids}
+
+
+def test_between_two_people_a_question_brings_its_one_reply() -> None:
+    messages = _group_chat(2)
+    selection = select(messages, "Which present options were put to the vote?")
+    assert selection.ids[0] == 2
+    listed = {*selection.ids, *selection.reserve_ids}
+    assert 3 in listed and not {4, 5} <= listed

@@ -97,6 +97,12 @@ _NEIGHBOUR_FACTOR = 0.5
 _SPEAKER_TYPES = frozenset(["human", "ai"])
 _EXCHANGE_SEEDS = 3
 """A long message among this many best matches keeps its exchange by structure."""
+_GROUP_SPEAKERS = 3
+"""A chat whose latest messages come from this many speakers or more is a group's."""
+_GROUP_REPLIES = 6
+"""In a group's chat, a short question brings at most this many replies after it."""
+_STYLE_SAMPLE = 200
+"""The latest entries a chat's style (a group's?) is read from: a constant cost a turn."""
 _BURST_LINES = 2
 """A short match brings at most this many lines of its speaker's burst on each side (and
 a reply this many of the burst before the line it answers)."""
@@ -551,6 +557,37 @@ class EmbeddingProfile:
             float(weight) if valid_weight else default.semantic_weight,
             related if isinstance(related, bool) else False,
         )
+
+
+def _group_replies(
+    slot: int,
+    pos: int,
+    speakers: np.ndarray,
+    slot_of: Callable[[int], int | None],
+    messages: Sequence[BaseMessage],
+) -> list[int]:
+    """Positions of the replies a question put to a group gets: the short messages of
+    other speakers right after it ("Vote time. Lakes, tablet or bench?" / "tablet..." /
+    "bench" / "Bench. Sorry son"), up to the asker's next message ("Bench from me too.
+    So bench it is, 3 to 1"), a long message or :data:`_GROUP_REPLIES` of them. Between
+    two people the one reply right after a question is the answer
+    (:meth:`LocalSelector._exchange`); in a group everyone asked answers, each in a
+    message of their own.
+    """
+    asker = int(speakers[slot])
+    if asker < 0:
+        return []
+    found: list[int] = []
+    for after in range(pos + 1, min(pos + 1 + _GROUP_REPLIES, len(messages))):
+        at = slot_of(after)
+        if at is None or int(speakers[at]) == -1:
+            break
+        if len(message_text(messages[after]).split()) >= _SHORT_MESSAGE_WORDS:
+            break
+        found.append(after)
+        if int(speakers[at]) == asker:  # the asker's next line ends it (often the tally)
+            break
+    return found
 
 
 def _question(query: str) -> str:
@@ -1160,12 +1197,17 @@ class LocalSelector:
         # match out.
         kept: dict[int, float] = {}
         seeds = set(order[:_EXCHANGE_SEEDS])
+        speakers, _ = scored.lexical.speakers()
+        latest = speakers[-_STYLE_SAMPLE:]
+        group = len(np.unique(latest[latest >= 0])) >= _GROUP_SPEAKERS
         for i in primary:
             pos = entries[i].id
             text = message_text(messages[pos])
             short = len(text.split()) < _SHORT_MESSAGE_WORDS
             if short:
                 near_by = self._exchange(pos, text, messages)
+                if group and is_question(text):
+                    near_by.extend(_group_replies(i, pos, speakers, slot_of, messages))
             else:
                 near_by = self._long_exchange(pos, text, messages, answered=i in seeds)
             for near in near_by:
