@@ -272,6 +272,29 @@ def test_in_a_group_a_question_brings_every_reply_after_it() -> None:
     assert {3, 4, 5, 6} <= {*selection.ids, *selection.reserve_ids}
 
 
+def test_in_a_group_a_request_brings_the_replies_that_take_it_up() -> None:
+    """Not only questions: "someone has to ring the landlord" is answered by "I'll ring
+    him tomorrow", which shares no word with "who rang the landlord?"."""
+    names = ["Kofi", "Mira", "Sophie", "Dan"]
+    lines = [
+        ("Kofi", "the bathroom fan is making the noise again"),
+        ("Dan", "someone has to ring the landlord about the extractor fan"),
+        ("Sophie", "I'll ring him tomorrow on my lunch break, he likes me"),
+        ("Mira", "thank you queen"),
+        ("Kofi", "the bins go out on Thursday this week btw"),
+        ("Mira", "who finished the oat milk"),
+        ("Dan", "guilty"),
+        ("Sophie", "the heating timer is still on summer mode"),
+    ]
+    messages = [
+        (HumanMessage if who == names[0] else AIMessage)(text, id=f"m{i}", name=who)
+        for i, (who, text) in enumerate(lines)
+    ]
+    selection = select(messages, "Who rang the landlord about the fan?")
+    assert selection.ids[0] == 1
+    assert 2 in {*selection.ids, *selection.reserve_ids}
+
+
 def test_between_two_people_a_question_brings_its_one_reply() -> None:
     messages = _group_chat(2)
     selection = select(messages, "Which present options were put to the vote?")

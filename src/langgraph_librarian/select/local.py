@@ -100,7 +100,7 @@ _EXCHANGE_SEEDS = 3
 _GROUP_SPEAKERS = 3
 """A chat whose latest messages come from this many speakers or more is a group's."""
 _GROUP_REPLIES = 6
-"""In a group's chat, a short question brings at most this many replies after it."""
+"""In a group's chat, a short match brings at most this many replies after it."""
 _STYLE_SAMPLE = 200
 """The latest entries a chat's style (a group's?) is read from: a constant cost a turn."""
 _BURST_LINES = 2
@@ -566,16 +566,18 @@ def _group_replies(
     slot_of: Callable[[int], int | None],
     messages: Sequence[BaseMessage],
 ) -> list[int]:
-    """Positions of the replies a question put to a group gets: the short messages of
-    other speakers right after it ("Vote time. Lakes, tablet or bench?" / "tablet..." /
-    "bench" / "Bench. Sorry son"), up to the asker's next message ("Bench from me too.
-    So bench it is, 3 to 1"), a long message or :data:`_GROUP_REPLIES` of them. Between
-    two people the one reply right after a question is the answer
-    (:meth:`LocalSelector._exchange`); in a group everyone asked answers, each in a
-    message of their own.
+    """Positions of the replies a short message gets in a group: the short messages of
+    other speakers right after it, up to its speaker's next line, a long message or
+    :data:`_GROUP_REPLIES` of them. A question or a request put to a group is answered
+    by several people, each in a line of their own ("Vote time. Lakes, tablet or
+    bench?" / "tablet..." / "bench" / "Bench. Sorry son" / "Bench from me too. So bench
+    it is, 3 to 1"; "someone has to ring the landlord about the fan" / "I'll ring him
+    tomorrow"), and the line that settles it is often the speaker's next. Between two
+    people only a question brings the one reply after it
+    (:meth:`LocalSelector._exchange`).
     """
-    asker = int(speakers[slot])
-    if asker < 0:
+    speaker = int(speakers[slot])
+    if speaker < 0:
         return []
     found: list[int] = []
     for after in range(pos + 1, min(pos + 1 + _GROUP_REPLIES, len(messages))):
@@ -585,7 +587,7 @@ def _group_replies(
         if len(message_text(messages[after]).split()) >= _SHORT_MESSAGE_WORDS:
             break
         found.append(after)
-        if int(speakers[at]) == asker:  # the asker's next line ends it (often the tally)
+        if int(speakers[at]) == speaker:  # the speaker's next line ends it
             break
     return found
 
@@ -1206,7 +1208,7 @@ class LocalSelector:
             short = len(text.split()) < _SHORT_MESSAGE_WORDS
             if short:
                 near_by = self._exchange(pos, text, messages)
-                if group and is_question(text):
+                if group:
                     near_by.extend(_group_replies(i, pos, speakers, slot_of, messages))
             else:
                 near_by = self._long_exchange(pos, text, messages, answered=i in seeds)
