@@ -301,3 +301,17 @@ def test_between_two_people_a_question_brings_its_one_reply() -> None:
     assert selection.ids[0] == 2
     listed = {*selection.ids, *selection.reserve_ids}
     assert 3 in listed and not {4, 5} <= listed
+
+
+def test_a_group_is_read_from_named_speakers_who_write_most_messages() -> None:
+    """Found by a review: labels such as "Error:" or "Note:" in a few pasted outputs
+    are read as speakers too; three of them in an unnamed chat are no group."""
+    import numpy as np
+
+    from langgraph_librarian.select.local import _group_chat
+
+    assert _group_chat(np.array([0, 1, 2, 0, 1, 2, 3]))
+    assert not _group_chat(np.array([0, 1, 0, 1, 0, 1]))  # two people
+    assert not _group_chat(np.array([-1, -1, 0, -1, 1, -1, 2, -1, 0, 1, 2, -1, -1, -1]))
+    assert not _group_chat(np.array([0, 1, 2, 3, 4]))  # each wrote once
+    assert not _group_chat(np.array([], dtype=np.int64))

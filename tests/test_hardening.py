@@ -582,3 +582,83 @@ async def test_async_calls_left_running_count_against_the_models_cap(monkeypatch
     finally:
         release.set()  # every call left running ends (the loop's close waits for them)
         await asyncio.sleep(0.05)
+
+
+async def test_calls_left_running_when_the_caller_is_cancelled_count_too(monkeypatch):
+    """A review found the turn's own timeout (``asyncio.wait_for`` around it) left the
+    deaf calls running uncounted: the cap never tripped."""
+    import asyncio
+
+    from langchain_core.runnables import RunnableLambda
+
+    from langgraph_librarian._engine import calls as calls_module
+    from langgraph_librarian._engine.calls import ModelCaller
+
+    monkeypatch.setattr(calls_module, "_MAX_ABANDONED", 3)
+    release = asyncio.Event()
+    started: list[int] = []
+
+    async def deaf(_: object) -> str:
+        started.append(1)
+        while True:
+            try:
+                await release.wait()
+                return "late"
+            except asyncio.CancelledError:
+                continue
+
+    def never_sync(_: object) -> str:
+        raise AssertionError("sync path not used here")
+
+    call = ModelCaller(RunnableLambda(never_sync, afunc=deaf), step="select", timeout=30.0)
+    try:
+        for _ in range(5):
+            with pytest.raises((TimeoutError, asyncio.TimeoutError)):
+                await asyncio.wait_for(call.ainvoke("x"), 0.02)
+        assert len(started) == 3  # the fourth and fifth were refused at once
+    finally:
+        release.set()
+        await asyncio.sleep(0.05)
+
+
+def test_a_call_left_on_a_dropped_event_loop_does_not_block_the_model(monkeypatch):
+    """A sync wrapper that makes an event loop per request and drops it: what was left
+    running there never runs again, and must not count against the model for good."""
+    import asyncio
+
+    from langchain_core.runnables import RunnableLambda
+
+    from langgraph_librarian._engine import calls as calls_module
+    from langgraph_librarian._engine import concurrency
+    from langgraph_librarian._engine.calls import ModelCaller, _model_key, _still_running
+
+    monkeypatch.setattr(concurrency, "CANCEL_GRACE", 0.02)
+    monkeypatch.setattr(calls_module, "_MAX_ABANDONED", 2)
+
+    async def deaf(_: object) -> str:
+        while True:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                continue
+
+    def never_sync(_: object) -> str:
+        raise AssertionError("sync path not used here")
+
+    call = ModelCaller(
+        RunnableLambda(never_sync, afunc=deaf), step="select", timeout=0.02, retries=0
+    )
+
+    async def once() -> str:
+        with pytest.raises(TimeoutError) as raised:
+            await call.ainvoke("x")
+        return str(raised.value)
+
+    loops = [asyncio.new_event_loop() for _ in range(3)]
+    try:
+        for loop in loops:  # each dropped after its request, not closed
+            assert "ignored its cancellation" in loop.run_until_complete(once())
+        assert _still_running(_model_key(call.runnable)) == 0  # none of those loops runs
+    finally:
+        for loop in loops:
+            loop.close()

@@ -206,14 +206,21 @@ def _abandon_task(key: int, task: asyncio.Future[Any]) -> None:
 
 
 def _still_running(key: int) -> int:
-    """Calls of the model ``key`` abandoned and not yet returned, sync and async."""
+    """Calls of the model ``key`` abandoned and not yet returned, sync and async.
+
+    An async call counts while its event loop runs: on a loop that is closed, or
+    dropped by a sync wrapper that made one for a request, it never runs again, and
+    counting it would refuse the model for good.
+    """
     with _abandoned_lock:
         tasks = _abandoned_tasks.get(key)
+        running = 0
         if tasks:
             tasks.difference_update([t for t in tasks if t.done() or t.get_loop().is_closed()])
             if not tasks:
                 del _abandoned_tasks[key]
-        return _abandoned.get(key, 0) + (len(tasks) if tasks else 0)
+            running = sum(t.get_loop().is_running() for t in tasks)
+        return _abandoned.get(key, 0) + running
 
 
 def _refuse_if_stuck(key: int) -> None:
@@ -398,10 +405,11 @@ class ModelCaller:
                 started = time.monotonic()
                 try:
                     return await await_within(
-                        own_timeouts(self.runnable.ainvoke(value, config)), timeout
+                        own_timeouts(self.runnable.ainvoke(value, config)),
+                        timeout,
+                        on_abandon=partial(_abandon_task, key),
                     )
-                except Abandoned as left:
-                    _abandon_task(key, left.task)
+                except Abandoned:
                     still = TimeoutError(
                         f"model call exceeded {timeout:g}s (it ignored its cancellation, "
                         "so it is left running and not retried)"

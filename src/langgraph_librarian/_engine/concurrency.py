@@ -251,10 +251,17 @@ _ABANDONED: set[asyncio.Future[Any]] = set()
 only it references would be destroyed while pending."""
 
 
-def _let_go(task: asyncio.Future[Any]) -> None:
-    """Leave ``task`` to itself: referenced until it ends, its error then retrieved."""
+def _let_go(
+    task: asyncio.Future[Any], on_abandon: Callable[[asyncio.Future[Any]], None] | None
+) -> None:
+    """Leave ``task`` to itself: referenced until it ends, its error then retrieved (or
+    until its event loop is closed: it never ends then); ``on_abandon`` is told."""
+    for left in [t for t in _ABANDONED if t.get_loop().is_closed()]:
+        _ABANDONED.discard(left)
     _ABANDONED.add(task)
     task.add_done_callback(_ended)
+    if on_abandon is not None:
+        on_abandon(task)
 
 
 def _ended(task: asyncio.Future[Any]) -> None:
@@ -263,7 +270,11 @@ def _ended(task: asyncio.Future[Any]) -> None:
         task.exception()  # retrieved: no "exception was never retrieved" at exit
 
 
-async def await_within(call: Awaitable[_T], timeout: float | None) -> _T:
+async def await_within(
+    call: Awaitable[_T],
+    timeout: float | None,
+    on_abandon: Callable[[asyncio.Future[Any]], None] | None = None,
+) -> _T:
     """``await call``, at most ``timeout`` seconds (``None``: no limit).
 
     At the deadline the call is cancelled and ``TimeoutError`` raised, as
@@ -274,6 +285,8 @@ async def await_within(call: Awaitable[_T], timeout: float | None) -> _T:
     cancellation is left to itself and :class:`Abandoned` (a ``TimeoutError``) raised.
     The call's own result, error or ``TimeoutError`` before the deadline is returned or
     raised as it is, and so is a result it returns while being cancelled.
+    ``on_abandon(task)`` runs for a call left running, at its deadline or when our
+    caller is cancelled while waiting (its task is then cancelled and not awaited).
     """
     if timeout is None:
         return await call
@@ -282,7 +295,7 @@ async def await_within(call: Awaitable[_T], timeout: float | None) -> _T:
         done, _ = await asyncio.wait({task}, timeout=timeout)
     except asyncio.CancelledError:  # our caller was cancelled: so is the call
         task.cancel()
-        _let_go(task)
+        _let_go(task, on_abandon)
         raise
     if done:
         return task.result()
@@ -290,10 +303,10 @@ async def await_within(call: Awaitable[_T], timeout: float | None) -> _T:
     try:
         done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE)
     except asyncio.CancelledError:
-        _let_go(task)
+        _let_go(task, on_abandon)
         raise
     if not done:
-        _let_go(task)
+        _let_go(task, on_abandon)
         raise Abandoned(f"still running {CANCEL_GRACE:g} s after its cancellation", task)
     if not task.cancelled():
         exc = task.exception()

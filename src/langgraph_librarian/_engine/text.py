@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import re
 import unicodedata
@@ -450,7 +451,18 @@ def fence(text: str) -> str:
 _FUNCTION_WORDS = Path(__file__).resolve().parent / "model_data" / "function-words.txt"
 """Function words of German, Spanish, French, Italian, Portuguese and Dutch (BSD-3-Clause
 lists, see ``model_data/LICENSE-stop-words``), accent-folded."""
+_ENGLISH_VOCABULARY = Path(__file__).resolve().parent / "model_data" / "minilm-vocab.txt.gz"
+_FIRST_WORD = 1996
+"""Id of "the" in BERT's uncased vocabulary: from here on words are in frequency order."""
+_COMMON_ENGLISH = 8000
+"""The packaged vocabulary's most frequent words: a listed function word among them is
+also English or a frequent name ("come", "total", "via", "van", "de"), so it is no
+evidence that a text is foreign."""
 _WORD = re.compile(r"[^\W\d_]+")
+_PLAIN_PIECE = re.compile(r"[^\w]*[^\W\d_]+(?:['’-][^\W\d_]+)*[^\w]*")
+"""A piece of text that is a word (or words joined by an apostrophe or a hyphen) between
+punctuation: "¿Qué", "d'Inès", "a-t-il". Codes ("A4", "T1", "C++") are not."""
+_ENDS_SENTENCE = re.compile(r"[.!?:;]['\"»”)]*$")
 
 
 def _fold(word: str) -> str:
@@ -459,31 +471,53 @@ def _fold(word: str) -> str:
 
 
 @cache
-def _function_words() -> tuple[tuple[str, frozenset[str]], ...]:
+def _function_words() -> tuple[tuple[str, frozenset[str], frozenset[str]], ...]:
+    """Per language: its function words, and those of them that only a text in that
+    language uses (not English stop words, nor the most frequent words of English)."""
+    with gzip.open(_ENGLISH_VOCABULARY, "rt", encoding="utf-8") as file:
+        vocabulary = [line.strip() for line in file]
+    common = frozenset(vocabulary[_FIRST_WORD : _FIRST_WORD + _COMMON_ENGLISH]) | STOPWORDS
     languages = []
     for line in _FUNCTION_WORDS.read_text(encoding="utf-8").splitlines():
         if line and not line.startswith("#"):
             code, words = line.split("\t", 1)
-            languages.append((code, frozenset(words.split())))
+            listed = frozenset(words.split())
+            languages.append((code, listed, listed - common))
     return tuple(languages)
 
 
-def _foreign_words(text: str) -> frozenset[str]:
-    """The function words of the language ``text`` is written in, when that is one of
-    the lists' languages (else none).
+def _pieces(text: str) -> list[tuple[str, bool]]:
+    """The whitespace-separated pieces of ``text``, each with whether it may be a
+    function word: a plain word, not capitalized inside a sentence (a name: "Ben",
+    "Los Angeles", "Van der Berg")."""
+    out = []
+    opens = True
+    for piece in text.split():
+        plain = _PLAIN_PIECE.fullmatch(piece) is not None
+        letters = _WORD.search(piece)
+        named = bool(letters) and letters.group()[0].isupper() and not opens
+        out.append((piece, plain and not named))
+        opens = bool(_ENDS_SENTENCE.search(piece)) or piece in {"¿", "¡"}
+    return out
 
-    A language is read from its function words that are not English stop words: at
-    least two of them, and more than the English stop words the text holds ("¿Qué día
-    firmaron la compra del piso?" holds four Spanish ones and no English one; "When did
-    his dog die?" holds one German word and four English ones).
+
+def _foreign_words(pieces: list[tuple[str, bool]]) -> frozenset[str]:
+    """The function words of the language the pieces are written in, when that is one
+    of the lists' languages (else none).
+
+    A language is read from its function words: at least two that are not English stop
+    words, more than the English stop words the text holds, and one at least that only
+    that language uses ("¿Qué día firmaron la compra del piso?": "qué", "la", "del";
+    "When did his dog die?" holds one German word and four English ones; "Will Ben
+    come?", "Total solo trip cost?" hold only words English uses too).
     """
-    words = [_fold(w) for w in _WORD.findall(text)]
+    words = [_fold(w) for piece, free in pieces if free for w in _WORD.findall(piece)]
     english = sum(w in STOPWORDS for w in words)
     best: frozenset[str] = frozenset()
     hits = 1
-    for _, listed in _function_words():
+    for _, listed, only in _function_words():
         found = sum(w in listed and w not in STOPWORDS for w in words)
-        if found > hits:
+        if found > hits and any(w in only for w in words):
             best, hits = listed, found
     return best if hits > english else frozenset()
 
@@ -497,17 +531,20 @@ def without_foreign_function_words(text: str) -> str:
     language "de", "la", "que", "die", "nach" stay content words, match most messages of
     the conversation, count toward the share of the question a message covers, and
     bring the static model's neighbours of what they spell in English ("die", "war").
-    A question read for selection drops them (a trial on German, Spanish and French
-    chats: 31 -> 35 of 48 questions); words of English text are never dropped.
+    A question read for selection drops them (trials on German, Spanish and French
+    chats: 31 -> 34 of 48 questions; held out, 24 -> 32). Words of English text are
+    never dropped, nor names (capitalized inside a sentence), codes ("A4", "T1") or
+    the whole text (a question of function words alone, "Wer war das?", stays).
     """
-    foreign = _foreign_words(text)
+    pieces = _pieces(text)
+    foreign = _foreign_words(pieces)
     if not foreign:
         return text
-    # Whole words only: a piece ("la", "d'Inès", "¿Qué") goes when every word in it is a
-    # function word; the rest of the text is left as written.
     kept = [
         piece
-        for piece in text.split()
-        if not all(_fold(w) in foreign for w in _WORD.findall(piece) or ["-"])
+        for piece, free in pieces
+        if not (free and all(_fold(w) in foreign for w in _WORD.findall(piece)))
     ]
+    if not any(_WORD.search(piece) or any(c.isdigit() for c in piece) for piece in kept):
+        return text
     return " ".join(kept)

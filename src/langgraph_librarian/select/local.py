@@ -559,6 +559,17 @@ class EmbeddingProfile:
         )
 
 
+def _group_chat(latest: np.ndarray) -> bool:
+    """Whether the latest messages (their speaker ids, -1 for none) are a group's chat:
+    named speakers wrote most of them (a transcript, as :func:`_about_speaker` reads
+    one: a pasted "Error: ..." or "Note: ..." names no one), and at least
+    :data:`_GROUP_SPEAKERS` of them wrote two messages or more."""
+    named = latest[latest >= 0]
+    if 2 * len(named) <= len(latest):
+        return False
+    return int(np.count_nonzero(np.bincount(named) >= 2)) >= _GROUP_SPEAKERS
+
+
 def _group_replies(
     slot: int,
     pos: int,
@@ -1200,8 +1211,7 @@ class LocalSelector:
         kept: dict[int, float] = {}
         seeds = set(order[:_EXCHANGE_SEEDS])
         speakers, _ = scored.lexical.speakers()
-        latest = speakers[-_STYLE_SAMPLE:]
-        group = len(np.unique(latest[latest >= 0])) >= _GROUP_SPEAKERS
+        group = _group_chat(speakers[-_STYLE_SAMPLE:])
         for i in primary:
             pos = entries[i].id
             text = message_text(messages[pos])
