@@ -495,7 +495,7 @@ def _pieces(text: str) -> list[tuple[str, bool]]:
     for piece in text.split():
         plain = _PLAIN_PIECE.fullmatch(piece) is not None
         letters = _WORD.search(piece)
-        named = bool(letters) and letters.group()[0].isupper() and not opens
+        named = letters is not None and letters.group()[0].isupper() and not opens
         out.append((piece, plain and not named))
         opens = bool(_ENDS_SENTENCE.search(piece)) or piece in {"¿", "¡"}
     return out
