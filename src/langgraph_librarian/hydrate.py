@@ -175,6 +175,7 @@ def hydrate(
     summaries: Mapping[int, str] | None = None,
     spare: Collection[int] = (),
     spare_tokens: int = 0,
+    keep_whole: Collection[int] = (),
 ) -> Hydrated:
     """Build the curated context.
 
@@ -205,6 +206,10 @@ def hydrate(
     Positions of ``selected`` also in ``spare`` (ranked last: candidates past the
     next-best ones) are added only while the context stays within ``spare_tokens``
     (with ``token_budget`` only), never shortened and never reported as dropped.
+
+    Positions of the earlier recent turns in ``keep_whole`` (what the question asks
+    about: notes pasted a turn ago) are never given in short form to make room for the
+    selection; their share of the budget grows to hold them whole, within the budget.
     """
     # The history's structure (turns, tool exchanges, system messages) comes from its
     # view, read once per history and extended by each turn's new messages.
@@ -241,6 +246,7 @@ def hydrate(
         summaries or {},
         view.human_positions(n),
         (frozenset(spare), min(spare_tokens, token_budget)),
+        frozenset(keep_whole),
     )
 
 
@@ -292,6 +298,7 @@ def _within_budget(
     summaries: Mapping[int, str],
     starts: list[int],
     spare: tuple[frozenset[int], int] = (frozenset(), 0),
+    keep_whole: frozenset[int] = frozenset(),
 ) -> Hydrated:
     n = len(messages)
     current = starts[-1] if starts and starts[-1] >= recent_start else recent_start
@@ -317,6 +324,23 @@ def _within_budget(
     room = budget.total - used  # the most any selection could ever get
     cap = max(0, min(budget.total - used, int(budget.total * budget.recent_share)))
     shown: dict[int, BaseMessage] = {}  # earlier recent message -> full or short form
+    recent = [p for turn in turns for p in turn]
+    whole = set(keep_whole.intersection(recent))
+
+    def short_forms(positions: Sequence[int]) -> dict[int, BaseMessage]:
+        kept = [p for p in positions if p not in whole]
+        return _short_forms(messages, kept, summaries, budget, start_if_unsummarized=True)
+
+    if whole:
+        # What the question asks about keeps its full text: the recent turns' share
+        # grows to hold it (the rest of them short), within the budget. What cannot fit
+        # whole even so (a paste longer than the budget) is shortened as before.
+        shorts = short_forms(recent)
+        held = budget.cost([shorts.get(p, messages[p]) for p in recent])
+        if held <= budget.total - used:
+            cap = max(cap, held)
+        else:
+            whole.clear()
 
     def fit_recent(room: int) -> None:
         shown.clear()
@@ -324,10 +348,7 @@ def _within_budget(
         if budget.cost(list(full.values())) <= room:
             shown.update(full)
             return
-        short = {
-            **full,
-            **_short_forms(messages, list(full), summaries, budget, start_if_unsummarized=True),
-        }
+        short = {**full, **short_forms(list(full))}
         for k in range(len(turns)):  # drop the oldest turns until the rest fits
             kept = {p: short[p] for turn in turns[k:] for p in turn}
             if budget.cost(list(kept.values())) <= room:
@@ -384,10 +405,7 @@ def _within_budget(
     for rank_pos, members in [u for u in units if u[0] in top and u[0] in dropped]:
         if not shown:
             break
-        short_shown = {
-            **shown,
-            **_short_forms(messages, list(shown), summaries, budget, start_if_unsummarized=True),
-        }
+        short_shown = {**shown, **short_forms(list(shown))}
         saved = budget.cost(list(shown.values())) - budget.cost(list(short_shown.values()))
         extra = budget.cost([messages[p] for p in members])
         if saved > 0 and used - saved + extra <= budget.total:

@@ -38,7 +38,7 @@ from langgraph_librarian._engine.messages import (
     message_text,
 )
 from langgraph_librarian._engine.state_cache import entries_to_state, state_entries
-from langgraph_librarian._engine.text import one_line
+from langgraph_librarian._engine.text import content_terms, one_line
 from langgraph_librarian._engine.view import conversation_key, turn_key, turn_view, view_of
 from langgraph_librarian._kit.background import submit_indexing, take_failure
 from langgraph_librarian._kit.bounded import (
@@ -535,6 +535,39 @@ def _summaries_of(candidates: list[IndexEntry], positions: list[int]) -> dict[in
     return found
 
 
+_ASKED_TERMS = 2
+"""Question words a recent message must hold to be what the question asks about..."""
+_ASKED_SHARE = 0.4
+"""...and this share of them at least."""
+_ASKED_MIN_CHARS = 400
+"""Shorter recent messages are never given in short form (about 120 tokens)."""
+_ASKED_READ_CHARS = 20_000
+"""Of a longer paste, its start is read for the question's words (a constant cost)."""
+
+
+def _asked_about(plan: _Plan) -> list[int]:
+    """Earlier recent messages the question asks about: long ones (a recent turn's
+    short form replaces only a message that long) holding at least :data:`_ASKED_TERMS`
+    of the question's words and :data:`_ASKED_SHARE` of them ("who owns the refunds for
+    annual Porto subscribers?" right after the pasted notes that say so). Their full
+    text stays in the context (see :func:`hydrate`'s ``keep_whole``)."""
+    messages = plan.messages
+    asked = set(content_terms(plan.query))
+    if len(asked) < _ASKED_TERMS:
+        return []
+    start = recent_turns_start(messages, plan.config.always_include_recent_turns)
+    current = recent_turns_start(messages, 1)
+    found = []
+    for position in range(start, current):
+        text = message_text(messages[position])
+        if len(text) < _ASKED_MIN_CHARS:
+            continue
+        shared = len(asked.intersection(content_terms(text[:_ASKED_READ_CHARS])))
+        if shared >= _ASKED_TERMS and shared >= _ASKED_SHARE * len(asked):
+            found.append(position)
+    return found
+
+
 def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     config, messages = plan.config, plan.messages
     gist_cost = gist_tokens(plan.gist, config)
@@ -569,6 +602,7 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         summaries=summaries,
         spare=spare,
         spare_tokens=0 if budget is None else int(_SPARE_SHARE * budget) - gist_cost,
+        keep_whole=() if budget is None else _asked_about(plan),
     )
     curated = _with_gist(hydrated.messages, plan.gist)
     selected = set(hydrated.selected)
