@@ -40,9 +40,11 @@ def _history(topic: str = "the refunds queue for Porto subscribers") -> list:
     return out
 
 
-def _curated(messages: list, question: str) -> dict:
+def _curated(messages: list, question: str, budget: int = 1200, recent_turns: int = 2) -> dict:
     messages = [*messages, HumanMessage(question, id="q")]
-    config = LibrarianConfig(context_token_budget=1200, embeddings=None)
+    config = LibrarianConfig(
+        context_token_budget=budget, always_include_recent_turns=recent_turns, embeddings=None
+    )
     entries = update_index(messages, [], config).entries
     state = {"messages": messages, "index": [e.to_dict() for e in entries]}
     out = select_and_hydrate(state, {"configurable": {"librarian": config}})
@@ -63,3 +65,57 @@ def test_a_long_recent_turn_the_question_is_not_about_is_still_shortened() -> No
     curated = _curated(messages, "What happened to the Lisbon customers' invoices?")
     assert curated["m20"].additional_kwargs.get(COMPACT_MARK)
     assert sum(m.startswith("m") and m != "m20" for m in curated) >= 4
+
+
+# Found by a review of the change: each failed before its fix.
+
+
+def test_a_paste_that_barely_mentions_the_question_never_costs_the_best_match() -> None:
+    """A release log naming two of the question's five words ("Lisbon", "March") may
+    stay whole only while the best older match still fits whole beside it."""
+    answer = (
+        "Anton said in the March review that the Lisbon invoices were late because the "
+        "bank changed the IBAN format; he will resend all of them by 4 April. " + FILLER * 3
+    )
+    log = "Release log:\n" + "\n".join(
+        [f"- step {i}: {FILLER}" for i in range(6)]
+        + ["- Lisbon mirror upgraded in March."]
+        + [f"- step {i}: {FILLER}" for i in range(6, 12)]
+    )
+    messages: list = []
+    for i in range(8):
+        messages.append(HumanMessage(f"Week {i}: planning the offsite and the hiring plan."))
+        messages.append(AIMessage(f"Noted for week {i}. {FILLER}"))
+    messages[5] = HumanMessage("What happened with the Lisbon invoices? " + FILLER)
+    messages[6] = AIMessage(answer)
+    messages += [HumanMessage(log), AIMessage("Log received.")]
+    for i, message in enumerate(messages):
+        message.id = f"m{i}"
+    question = "What did Anton say about the Lisbon invoices in March?"
+    curated = _curated(messages, question, budget=600)
+    assert "m6" in curated and not curated["m6"].additional_kwargs.get(COMPACT_MARK)
+
+
+def test_one_paste_too_long_for_the_budget_does_not_shorten_the_others() -> None:
+    messages = _history("the invoices of the Lisbon customers")
+    long_notes = _notes().replace("Notes from today's sync:", "Full log:") + (
+        "\n" + "\n".join(f"- Line {i}: {FILLER}" for i in range(120))
+    )
+    messages += [HumanMessage(long_notes, id="m22"), AIMessage("Got the long log too.", id="m23")]
+    question = "Who owns the refunds for annual Porto subscribers, and by when?"
+    curated = _curated(messages, question, recent_turns=3)
+    assert not curated["m20"].additional_kwargs.get(COMPACT_MARK)
+    assert curated["m22"].additional_kwargs.get(COMPACT_MARK)
+
+
+def test_with_many_recent_turns_the_oldest_give_way_to_the_asked_paste() -> None:
+    messages: list = []
+    for i in range(12):
+        messages.append(HumanMessage(f"Week {i}: the Lisbon invoices again. {FILLER}"))
+        messages.append(AIMessage(f"Noted for week {i}. {FILLER}"))
+    messages += [HumanMessage(_notes()), AIMessage("Thanks, I have the notes.")]
+    for i, message in enumerate(messages):
+        message.id = f"m{i}"
+    question = "Who owns the refunds for annual Porto subscribers, and by when?"
+    curated = _curated(messages, question, recent_turns=12)
+    assert not curated["m24"].additional_kwargs.get(COMPACT_MARK)

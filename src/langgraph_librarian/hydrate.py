@@ -325,22 +325,43 @@ def _within_budget(
     cap = max(0, min(budget.total - used, int(budget.total * budget.recent_share)))
     shown: dict[int, BaseMessage] = {}  # earlier recent message -> full or short form
     recent = [p for turn in turns for p in turn]
-    whole = set(keep_whole.intersection(recent))
+    whole: set[int] = set()
 
     def short_forms(positions: Sequence[int]) -> dict[int, BaseMessage]:
         kept = [p for p in positions if p not in whole]
         return _short_forms(messages, kept, summaries, budget, start_if_unsummarized=True)
 
-    if whole:
-        # What the question asks about keeps its full text: the recent turns' share
-        # grows to hold it (the rest of them short), within the budget. What cannot fit
-        # whole even so (a paste longer than the budget) is shortened as before.
-        shorts = short_forms(recent)
-        held = budget.cost([shorts.get(p, messages[p]) for p in recent])
-        if held <= budget.total - used:
+    def held_for(pinned: set[int]) -> int:
+        """The recent turns' cost with ``pinned`` whole, the others short, and the turns
+        older than the oldest pinned one left out (as :func:`fit_recent` leaves them)."""
+        oldest = next(k for k, turn in enumerate(turns) if pinned.intersection(turn))
+        kept = [p for turn in turns[oldest:] for p in turn]
+        shorts = _short_forms(
+            messages,
+            [p for p in kept if p not in pinned],
+            summaries,
+            budget,
+            start_if_unsummarized=True,
+        )
+        return budget.cost([shorts.get(p, messages[p]) for p in kept])
+
+    asked = sorted(keep_whole.intersection(recent), reverse=True)
+    if asked:
+        # What the question asks about keeps its full text, newest first: the recent
+        # turns' share grows to hold it (the others short, the oldest left out), as long
+        # as the best selected match still fits whole beside it. A paste longer than
+        # that room is shortened as before.
+        room_left = budget.total - used
+        first = budget.cost([messages[p] for p in units[0][1]]) if units else 0
+        best_cost = first if first <= room_left else 0
+        held = 0
+        for position in asked:
+            cost = held_for(whole | {position})
+            if cost + best_cost <= room_left:
+                whole.add(position)
+                held = cost
+        if whole:
             cap = max(cap, held)
-        else:
-            whole.clear()
 
     def fit_recent(room: int) -> None:
         shown.clear()

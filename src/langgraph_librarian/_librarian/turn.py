@@ -543,6 +543,9 @@ _ASKED_MIN_CHARS = 400
 """Shorter recent messages are never given in short form (about 120 tokens)."""
 _ASKED_READ_CHARS = 20_000
 """Of a longer paste, its start is read for the question's words (a constant cost)."""
+_ASKED_LOOKBACK = 8
+"""Only the latest messages of the earlier recent turns are read (a constant cost with
+a large ``always_include_recent_turns``)."""
 
 
 def _asked_about(plan: _Plan) -> list[int]:
@@ -558,7 +561,7 @@ def _asked_about(plan: _Plan) -> list[int]:
     start = recent_turns_start(messages, plan.config.always_include_recent_turns)
     current = recent_turns_start(messages, 1)
     found = []
-    for position in range(start, current):
+    for position in range(max(start, current - _ASKED_LOOKBACK), current):
         text = message_text(messages[position])
         if len(text) < _ASKED_MIN_CHARS:
             continue
