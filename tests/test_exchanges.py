@@ -315,3 +315,27 @@ def test_a_group_is_read_from_named_speakers_who_write_most_messages() -> None:
     assert not _group_chat(np.array([-1, -1, 0, -1, 1, -1, 2, -1, 0, 1, 2, -1, -1, -1]))
     assert not _group_chat(np.array([0, 1, 2, 3, 4]))  # each wrote once
     assert not _group_chat(np.array([], dtype=np.int64))
+
+
+def test_in_a_group_a_question_asked_before_brings_the_replies_it_got() -> None:
+    """Found by a review: people's messages in a group are all of one type, and an earlier
+    copy of the question was the only match, so nothing at all was selected (it set no
+    scale) and its reply was never handed its score (replies were told by type)."""
+    names = ["ana", "ben", "cai", "dee"]
+    messages: list = [
+        HumanMessage(f"chatter number {i} about lunch plans today", name=names[i % 4])
+        for i in range(8)
+    ]
+    messages += [
+        HumanMessage("Who's up for the landlord call about the fan?", name="ana"),
+        HumanMessage("I'll ring him tomorrow", name="ben"),
+        HumanMessage("thanks ben", name="ana"),
+    ]
+    messages += [
+        HumanMessage(f"more chatter number {i} about football results", name=names[i % 4])
+        for i in range(8)
+    ]
+    for i, message in enumerate(messages):
+        message.id = f"m{i}"
+    selection = select(messages, "Who is calling the landlord about the fan?")
+    assert {8, 9} <= {*selection.ids, *selection.reserve_ids}

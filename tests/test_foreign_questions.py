@@ -107,3 +107,24 @@ def test_a_spanish_question_finds_its_answer_not_another_question() -> None:
     entries = update_index(full, [], LibrarianConfig(embeddings=None)).entries[:-1]
     selection = LocalSelector().select(question, full, entries)
     assert selection.ids[0] == 4  # "hemos firmado en la notaría...", not the other question
+
+
+def test_missing_word_lists_leave_questions_as_they_are(monkeypatch, caplog) -> None:
+    """An optional refinement: a damaged install reads questions as written (logged)
+    instead of failing every turn."""
+    from pathlib import Path
+
+    from langgraph_librarian._engine import text
+
+    monkeypatch.setattr(text, "_FUNCTION_WORDS", Path("/nonexistent/function-words.txt"))
+    text._function_words.cache_clear()
+    text.without_foreign_function_words.cache_clear()
+    try:
+        question = "¿Qué día firmaron la compra del piso de Benimaclet?"
+        assert without_foreign_function_words(question) == question
+        assert "foreign questions are read as they are" in caplog.text
+    finally:
+        monkeypatch.undo()
+        text._function_words.cache_clear()
+        text.without_foreign_function_words.cache_clear()
+    assert without_foreign_function_words(question) != question

@@ -119,3 +119,18 @@ def test_with_many_recent_turns_the_oldest_give_way_to_the_asked_paste() -> None
     question = "Who owns the refunds for annual Porto subscribers, and by when?"
     curated = _curated(messages, question, recent_turns=12)
     assert not curated["m24"].additional_kwargs.get(COMPACT_MARK)
+
+
+def test_a_foreign_question_is_matched_without_its_function_words() -> None:
+    """Found by a review: "de", "la", "les" of a French question matched unrelated
+    French notes pasted a turn ago, which then stayed whole."""
+    notes = "Notes de la réunion:\n" + "\n".join(
+        f"- Point {i}: la mise à jour des écrans de la salle et les horaires de la "
+        f"semaine pour les équipes, {FILLER}"
+        for i in range(8)
+    )
+    messages = _history("the refunds queue for Porto subscribers")
+    messages[20] = HumanMessage(notes, id="m20")
+    question = "Qui s'occupe de la file des remboursements pour les abonnés de Porto ?"
+    curated = _curated(messages, question)
+    assert curated["m20"].additional_kwargs.get(COMPACT_MARK)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import logging
 import re
 import unicodedata
 from functools import cache, lru_cache
 from pathlib import Path
 
 import Stemmer
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "ABBREVIATIONS",
@@ -474,13 +477,20 @@ def _fold(word: str) -> str:
 def _function_words() -> tuple[tuple[str, frozenset[str], frozenset[str]], ...]:
     """Per language: its function words, and those of them that only a text in that
     language uses (not English stop words, nor the most frequent words of English)."""
-    with gzip.open(_ENGLISH_VOCABULARY, "rt", encoding="utf-8") as file:
-        vocabulary = [line.strip() for line in file]
+    # An optional refinement: a package whose data files are missing or damaged reads
+    # every question as it is (logged once), instead of failing every turn.
+    try:
+        with gzip.open(_ENGLISH_VOCABULARY, "rt", encoding="utf-8") as file:
+            vocabulary = [line.strip() for line in file]
+        lines = _FUNCTION_WORDS.read_text(encoding="utf-8").splitlines()
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        logger.warning("foreign questions are read as they are: %s", exc)
+        return ()
     common = frozenset(vocabulary[_FIRST_WORD : _FIRST_WORD + _COMMON_ENGLISH]) | STOPWORDS
     languages = []
-    for line in _FUNCTION_WORDS.read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith("#"):
-            code, words = line.split("\t", 1)
+    for line in lines:
+        code, tab, words = line.partition("\t")
+        if tab and code and not line.startswith("#"):
             listed = frozenset(words.split())
             languages.append((code, listed, listed - common))
     return tuple(languages)

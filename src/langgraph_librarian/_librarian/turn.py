@@ -38,7 +38,11 @@ from langgraph_librarian._engine.messages import (
     message_text,
 )
 from langgraph_librarian._engine.state_cache import entries_to_state, state_entries
-from langgraph_librarian._engine.text import content_terms, one_line
+from langgraph_librarian._engine.text import (
+    content_terms,
+    one_line,
+    without_foreign_function_words,
+)
 from langgraph_librarian._engine.view import conversation_key, turn_key, turn_view, view_of
 from langgraph_librarian._kit.background import submit_indexing, take_failure
 from langgraph_librarian._kit.bounded import (
@@ -555,7 +559,8 @@ def _asked_about(plan: _Plan) -> list[int]:
     annual Porto subscribers?" right after the pasted notes that say so). Their full
     text stays in the context (see :func:`hydrate`'s ``keep_whole``)."""
     messages = plan.messages
-    asked = set(content_terms(plan.query))
+    # The question as the selector reads it (a French one without "de", "la", "les").
+    asked = set(content_terms(without_foreign_function_words(plan.query)))
     if len(asked) < _ASKED_TERMS:
         return []
     start = recent_turns_start(messages, plan.config.always_include_recent_turns)

@@ -727,9 +727,13 @@ def _echoed_last(ranked: list[int], own: set[int], scored: _Scored) -> list[int]
 def _rescaled(
     values: np.ndarray, echoes: np.ndarray, spread: Callable[[float], float]
 ) -> np.ndarray:
-    """``values`` divided by ``spread(top)``, clipped to 0..1; echoes never set the top."""
+    """``values`` divided by ``spread(top)``, clipped to 0..1; echoes never set the top,
+    unless nothing else matches (then the earlier copy of the question still ranks, at
+    the echo's share, and hands its score to the reply it got)."""
     rest = values if not echoes.size else np.delete(values, echoes)
     top = float(rest.max()) if rest.size else 0.0
+    if top <= 0 and echoes.size:
+        top = float(values[echoes].max())
     if top <= 0:
         return np.zeros(len(values), dtype=np.float64)
     result: np.ndarray = np.clip(values / spread(top), 0.0, 1.0)
@@ -1248,15 +1252,25 @@ class LocalSelector:
             if before < RELATIVE_CUTOFF * top:
                 continue
             asked = entries[slot].id
-            reply = slot_of(asked + 1)
-            if (
-                reply is not None
-                and asked + 1 not in excluded
-                and reply not in priority
-                and not filler[reply]
-                and messages[asked + 1].type != messages[asked].type
-            ):
-                neighbours[reply] = max(neighbours.get(reply, 0.0), _NEIGHBOUR_FACTOR * before)
+            # In a group everyone asked may answer ("Who's up for the landlord call?" /
+            # "I'll ring him tomorrow"), each in a message of their own, and all of them
+            # are people's messages of one type: the replies are told by their speaker.
+            replies = _group_replies(slot, asked, speakers, slot_of, messages) if group else []
+            for after in replies or [asked + 1]:
+                reply = slot_of(after)
+                if (
+                    reply is not None
+                    and after not in excluded
+                    and reply not in priority
+                    and not filler[reply]
+                    and (
+                        int(speakers[reply]) != int(speakers[slot])
+                        if group
+                        else messages[after].type != messages[asked].type
+                    )
+                ):
+                    score = _NEIGHBOUR_FACTOR * before
+                    neighbours[reply] = max(neighbours.get(reply, 0.0), score)
         if not listing:
             for i, score in neighbours.items():
                 priority.setdefault(i, score)
