@@ -317,17 +317,22 @@ def test_a_group_is_read_from_named_speakers_who_write_most_messages() -> None:
     assert not _group_chat(np.array([], dtype=np.int64))
 
 
-def test_in_a_group_a_question_asked_before_brings_the_replies_it_got() -> None:
+@pytest.mark.parametrize("bot", [False, True])
+def test_in_a_group_a_question_asked_before_brings_the_replies_it_got(bot: bool) -> None:
     """Found by a review: people's messages in a group are all of one type, and an earlier
     copy of the question was the only match, so nothing at all was selected (it set no
-    scale) and its reply was never handed its score (replies were told by type)."""
+    scale) and its reply was never handed its score (replies were told by type). A bot
+    taking part (an AI message without a name) is one more speaker: its line between
+    the question and the people's replies does not end them."""
     names = ["ana", "ben", "cai", "dee"]
     messages: list = [
         HumanMessage(f"chatter number {i} about lunch plans today", name=names[i % 4])
         for i in range(8)
     ]
+    messages.append(HumanMessage("Who's up for the landlord call about the fan?", name="ana"))
+    if bot:
+        messages.append(AIMessage("I can draft the message for you."))
     messages += [
-        HumanMessage("Who's up for the landlord call about the fan?", name="ana"),
         HumanMessage("I'll ring him tomorrow", name="ben"),
         HumanMessage("thanks ben", name="ana"),
     ]
@@ -338,4 +343,5 @@ def test_in_a_group_a_question_asked_before_brings_the_replies_it_got() -> None:
     for i, message in enumerate(messages):
         message.id = f"m{i}"
     selection = select(messages, "Who is calling the landlord about the fan?")
-    assert {8, 9} <= {*selection.ids, *selection.reserve_ids}
+    reply = 10 if bot else 9
+    assert {8, reply} <= {*selection.ids, *selection.reserve_ids}

@@ -593,12 +593,17 @@ def _group_replies(
     found: list[int] = []
     for after in range(pos + 1, min(pos + 1 + _GROUP_REPLIES, len(messages))):
         at = slot_of(after)
-        if at is None or int(speakers[at]) == -1:
+        if at is None:
+            break
+        other = int(speakers[at])
+        # The group's assistant (an AI message without a name: a bot taking part) is a
+        # speaker of its own; any other unnamed message (a tool's output) ends the run.
+        if other == -1 and messages[after].type != "ai":
             break
         if len(message_text(messages[after]).split()) >= _SHORT_MESSAGE_WORDS:
             break
         found.append(after)
-        if int(speakers[at]) == speaker:  # the speaker's next line ends it
+        if other == speaker:  # the speaker's next line ends it
             break
     return found
 
