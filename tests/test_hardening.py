@@ -534,25 +534,18 @@ def test_an_unreadable_index_in_state_raises_before_the_model_in_the_middleware(
     assert "The vault code is 5512." in [m.content for m in model.calls[0]]
 
 
-async def test_async_calls_left_running_count_against_the_models_cap(monkeypatch):
-    """An async model that ignores its cancellation is left running (``await_within``);
-    like a hung sync call on its thread, each one counts against the model's cap, so a
-    model that hangs for good stops getting new calls instead of piling up tasks."""
+def _deaf_call(release, started: list[int] | None = None, **caller: Any):
+    """A ``ModelCaller`` around an async model that swallows every cancellation until
+    ``release`` (an ``asyncio.Event``) is set; ``started`` counts its calls."""
     import asyncio
 
     from langchain_core.runnables import RunnableLambda
 
-    from langgraph_librarian._engine import calls as calls_module
-    from langgraph_librarian._engine import concurrency
     from langgraph_librarian._engine.calls import ModelCaller
 
-    monkeypatch.setattr(concurrency, "CANCEL_GRACE", 0.02)
-    monkeypatch.setattr(calls_module, "_MAX_ABANDONED", 3)
-    release = asyncio.Event()
-    started: list[int] = []
-
     async def deaf(_: object) -> str:
-        started.append(1)
+        if started is not None:
+            started.append(1)
         while True:
             try:
                 await release.wait()
@@ -563,7 +556,23 @@ async def test_async_calls_left_running_count_against_the_models_cap(monkeypatch
     def never_sync(_: object) -> str:
         raise AssertionError("sync path not used here")
 
-    call = ModelCaller(RunnableLambda(never_sync, afunc=deaf), step="select", timeout=0.02)
+    return ModelCaller(RunnableLambda(never_sync, afunc=deaf), step="select", **caller)
+
+
+async def test_async_calls_left_running_count_against_the_models_cap(monkeypatch):
+    """An async model that ignores its cancellation is left running (``await_within``);
+    like a hung sync call on its thread, each one counts against the model's cap, so a
+    model that hangs for good stops getting new calls instead of piling up tasks."""
+    import asyncio
+
+    from langgraph_librarian._engine import calls as calls_module
+    from langgraph_librarian._engine import concurrency
+
+    monkeypatch.setattr(concurrency, "CANCEL_GRACE", 0.02)
+    monkeypatch.setattr(calls_module, "_MAX_ABANDONED", 3)
+    release = asyncio.Event()
+    started: list[int] = []
+    call = _deaf_call(release, started, timeout=0.02)
     try:
         for _ in range(3):
             with pytest.raises(TimeoutError, match="ignored its cancellation"):
@@ -589,28 +598,12 @@ async def test_calls_left_running_when_the_caller_is_cancelled_count_too(monkeyp
     deaf calls running uncounted: the cap never tripped."""
     import asyncio
 
-    from langchain_core.runnables import RunnableLambda
-
     from langgraph_librarian._engine import calls as calls_module
-    from langgraph_librarian._engine.calls import ModelCaller
 
     monkeypatch.setattr(calls_module, "_MAX_ABANDONED", 3)
     release = asyncio.Event()
     started: list[int] = []
-
-    async def deaf(_: object) -> str:
-        started.append(1)
-        while True:
-            try:
-                await release.wait()
-                return "late"
-            except asyncio.CancelledError:
-                continue
-
-    def never_sync(_: object) -> str:
-        raise AssertionError("sync path not used here")
-
-    call = ModelCaller(RunnableLambda(never_sync, afunc=deaf), step="select", timeout=30.0)
+    call = _deaf_call(release, started, timeout=30.0)
     try:
         for _ in range(5):
             with pytest.raises((TimeoutError, asyncio.TimeoutError)):
@@ -626,28 +619,18 @@ def test_a_call_left_on_a_dropped_event_loop_does_not_block_the_model(monkeypatc
     running there never runs again, and must not count against the model for good."""
     import asyncio
 
-    from langchain_core.runnables import RunnableLambda
-
     from langgraph_librarian._engine import calls as calls_module
     from langgraph_librarian._engine import concurrency
-    from langgraph_librarian._engine.calls import ModelCaller, _model_key, _still_running
+    from langgraph_librarian._engine.calls import _model_key, _still_running
 
     monkeypatch.setattr(concurrency, "CANCEL_GRACE", 0.02)
     monkeypatch.setattr(calls_module, "_MAX_ABANDONED", 2)
 
-    async def deaf(_: object) -> str:
-        while True:
-            try:
-                await asyncio.sleep(3600)
-            except asyncio.CancelledError:
-                continue
+    class Never:  # an event never set, usable from any event loop
+        async def wait(self) -> None:
+            await asyncio.sleep(3600)
 
-    def never_sync(_: object) -> str:
-        raise AssertionError("sync path not used here")
-
-    call = ModelCaller(
-        RunnableLambda(never_sync, afunc=deaf), step="select", timeout=0.02, retries=0
-    )
+    call = _deaf_call(Never(), timeout=0.02, retries=0)
 
     async def once() -> str:
         with pytest.raises(TimeoutError) as raised:

@@ -327,8 +327,11 @@ def _within_budget(
     recent = [p for turn in turns for p in turn]
     whole: set[int] = set()
 
-    def short_forms(positions: Sequence[int]) -> dict[int, BaseMessage]:
-        kept = [p for p in positions if p not in whole]
+    def short_forms(
+        positions: Sequence[int], pinned: Collection[int] | None = None
+    ) -> dict[int, BaseMessage]:
+        """Short forms of ``positions`` but the ``pinned`` ones (default: those kept whole)."""
+        kept = [p for p in positions if p not in (whole if pinned is None else pinned)]
         return _short_forms(messages, kept, summaries, budget, start_if_unsummarized=True)
 
     def held_for(pinned: set[int]) -> int:
@@ -336,13 +339,7 @@ def _within_budget(
         older than the oldest pinned one left out (as :func:`fit_recent` leaves them)."""
         oldest = next(k for k, turn in enumerate(turns) if pinned.intersection(turn))
         kept = [p for turn in turns[oldest:] for p in turn]
-        shorts = _short_forms(
-            messages,
-            [p for p in kept if p not in pinned],
-            summaries,
-            budget,
-            start_if_unsummarized=True,
-        )
+        shorts = short_forms(kept, pinned)
         return budget.cost([shorts.get(p, messages[p]) for p in kept])
 
     asked = sorted(keep_whole.intersection(recent), reverse=True)

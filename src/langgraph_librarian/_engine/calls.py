@@ -135,7 +135,7 @@ calls and the wait counted against every other call's timeout)."""
 _abandoned: dict[int, int] = {}
 _abandoned_tasks: dict[int, set[asyncio.Future[Any]]] = {}
 """Async calls left running after ignoring their cancellation, per model: counted while
-their event loop is open (a loop closed under them never runs their end)."""
+their event loop runs (see :func:`_still_running`)."""
 _abandoned_lock = threading.Lock()
 
 

@@ -234,12 +234,8 @@ def on_own_thread(
 
 class Abandoned(TimeoutError):
     """An awaited call ran past its deadline and ignored its cancellation: it was left
-    running (never awaited again), so a retry could overlap it. ``task`` is the call
-    still running, for a caller that counts what it left behind."""
-
-    def __init__(self, message: str, task: asyncio.Future[Any]) -> None:
-        super().__init__(message)
-        self.task = task
+    running (never awaited again), so a retry could overlap it (``await_within``'s
+    ``on_abandon`` is told of the call)."""
 
 
 CANCEL_GRACE = 1.0
@@ -307,7 +303,7 @@ async def await_within(
         raise
     if not done:
         _let_go(task, on_abandon)
-        raise Abandoned(f"still running {CANCEL_GRACE:g} s after its cancellation", task)
+        raise Abandoned(f"still running {CANCEL_GRACE:g} s after its cancellation")
     if not task.cancelled():
         exc = task.exception()
         if exc is None:

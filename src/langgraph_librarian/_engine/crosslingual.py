@@ -38,6 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
+from langgraph_librarian._engine.text import fold_accents
+
 __all__ = [
     "ENGLISH_WORDS",
     "FUNCTION_WORDS",
@@ -71,11 +73,6 @@ _FUNCTION: frozenset[str] | None = None
 _LOCK = threading.Lock()
 
 
-def _fold(word: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", word.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
 def _table() -> dict[str, tuple[str, ...]]:
     global _TABLE
     if _TABLE is None:
@@ -106,7 +103,7 @@ def translate_words(word: str) -> tuple[str, ...]:
 
     English words, and words the table does not hold, get ``()``.
     """
-    return _table().get(_fold(word), ())
+    return _table().get(fold_accents(word), ())
 
 
 _ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -186,7 +183,7 @@ def translate_inflected(word: str) -> tuple[str, ...]:
     The caller decides when a word may be read this way: an English word missing from
     the table ("cases", "books") must not be read as a foreign one's inflection.
     """
-    folded = _fold(word)
+    folded = fold_accents(word)
     table = _table()
     exact = table.get(folded)
     if exact:
@@ -252,7 +249,7 @@ def frequent_english_words(count: int = ENGLISH_WORDS) -> frozenset[str]:
     """The ``count`` most frequent words of pyspellchecker's English list (MIT; build
     only), accent-folded: English words outside the model's vocabulary ("login",
     "refund", "tweet") that the table must not translate."""
-    return frozenset(_fold(word) for word in _ranked_words("en")[:count])
+    return frozenset(fold_accents(word) for word in _ranked_words("en")[:count])
 
 
 def frequent_function_words(
@@ -265,7 +262,7 @@ def frequent_function_words(
     found: list[str] = []
     for language in languages:
         for word in _ranked_words(language)[:per_language]:
-            folded = _fold(word)
+            folded = fold_accents(word)
             if len(folded) >= 2 and folded not in english and folded not in found:
                 found.append(folded)
     return found
@@ -325,7 +322,7 @@ def build_word_table(
     seen: set[str] = set()
     foreign: list[str] = []
     for word in _frequent_words(languages, per_language):
-        if word not in seen and _fold(word) not in known:
+        if word not in seen and fold_accents(word) not in known:
             seen.add(word)
             foreign.append(word)
     listed = len(foreign)
@@ -337,7 +334,7 @@ def build_word_table(
         if not all("LATIN" in unicodedata.name(c, "") for c in word) or word in seen:
             continue
         seen.add(word)
-        if _fold(word) in known:
+        if fold_accents(word) in known:
             continue
         foreign.append(word)
         if len(foreign) - listed >= foreign_words:
@@ -401,11 +398,11 @@ def word_table_from_vectors(
             for j in order.tolist():
                 if csls[row, j] < min_csls or len(kept) >= per_word:
                     break
-                if _trigram_dice(_fold(word), english[j]) > max_lookalike:
+                if _trigram_dice(fold_accents(word), english[j]) > max_lookalike:
                     continue
                 kept.append(english[j])
             if kept:
-                table[_fold(word)] = tuple(kept)
+                table[fold_accents(word)] = tuple(kept)
     return table
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "STATIC_MODEL_ID",
     "StaticEmbeddings",
     "distill_static_model",
+    "frequent_words",
     "tune_static_model",
     "wordnet_texts",
 ]
@@ -54,6 +55,18 @@ _FIRST_CHAR = 999
 """Single characters and punctuation occupy ids 999..1995 (frequent)."""
 _MAX_TOKENS = 4096
 """Longer texts are cut: the pipeline embeds at most ~1,000 characters anyway."""
+
+
+def frequent_words(count: int) -> list[str]:
+    """The ``count`` most frequent English words, most frequent first (the packaged
+    vocabulary's whole words are in corpus-frequency order from :data:`_FIRST_WORD`).
+
+    Raises:
+        OSError: when the packaged vocabulary cannot be read.
+    """
+    with gzip.open(_VOCABULARY, "rt", encoding="utf-8") as handle:
+        vocabulary = [line.strip() for line in handle]
+    return vocabulary[_FIRST_WORD : _FIRST_WORD + count]
 
 
 def _zipf_ranks(vocab_size: int) -> np.ndarray:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import itertools
 import logging
 import re
@@ -23,6 +22,7 @@ __all__ = [
     "clean_text",
     "content_terms",
     "fence",
+    "fold_accents",
     "has_change_cue",
     "has_more_tokens_than",
     "one_line",
@@ -454,9 +454,6 @@ def fence(text: str) -> str:
 _FUNCTION_WORDS = Path(__file__).resolve().parent / "model_data" / "function-words.txt"
 """Function words of German, Spanish, French, Italian, Portuguese and Dutch (BSD-3-Clause
 lists, see ``model_data/LICENSE-stop-words``), accent-folded."""
-_ENGLISH_VOCABULARY = Path(__file__).resolve().parent / "model_data" / "minilm-vocab.txt.gz"
-_FIRST_WORD = 1996
-"""Id of "the" in BERT's uncased vocabulary: from here on words are in frequency order."""
 _COMMON_ENGLISH = 8000
 """The packaged vocabulary's most frequent words: a listed function word among them is
 also English or a frequent name ("come", "total", "via", "van", "de"), so it is no
@@ -468,8 +465,9 @@ punctuation: "¿Qué", "d'Inès", "a-t-il". Codes ("A4", "T1", "C++") are not.""
 _ENDS_SENTENCE = re.compile(r"[.!?:;]['\"»”)]*$")
 
 
-def _fold(word: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", word.lower())
+def fold_accents(text: str) -> str:
+    """``text`` lower-cased without diacritics: ``"Hôtel"`` -> ``"hotel"``."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
@@ -479,14 +477,16 @@ def _function_words() -> tuple[tuple[str, frozenset[str], frozenset[str]], ...]:
     language uses (not English stop words, nor the most frequent words of English)."""
     # An optional refinement: a package whose data files are missing or damaged reads
     # every question as it is (logged once), instead of failing every turn.
+    # The static model's module holds the vocabulary; imported here, not at the top: this
+    # module is the engine's base, read before any model.
+    from langgraph_librarian._engine.static import frequent_words
+
     try:
-        with gzip.open(_ENGLISH_VOCABULARY, "rt", encoding="utf-8") as file:
-            vocabulary = [line.strip() for line in file]
+        common = frozenset(frequent_words(_COMMON_ENGLISH)) | STOPWORDS
         lines = _FUNCTION_WORDS.read_text(encoding="utf-8").splitlines()
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         logger.warning("foreign questions are read as they are: %s", exc)
         return ()
-    common = frozenset(vocabulary[_FIRST_WORD : _FIRST_WORD + _COMMON_ENGLISH]) | STOPWORDS
     languages = []
     for line in lines:
         code, tab, words = line.partition("\t")
@@ -521,7 +521,7 @@ def _foreign_words(pieces: list[tuple[str, bool]]) -> frozenset[str]:
     "When did his dog die?" holds one German word and four English ones; "Will Ben
     come?", "Total solo trip cost?" hold only words English uses too).
     """
-    words = [_fold(w) for piece, free in pieces if free for w in _WORD.findall(piece)]
+    words = [fold_accents(w) for piece, free in pieces if free for w in _WORD.findall(piece)]
     english = sum(w in STOPWORDS for w in words)
     best: frozenset[str] = frozenset()
     hits = 1
@@ -553,7 +553,7 @@ def without_foreign_function_words(text: str) -> str:
     kept = [
         piece
         for piece, free in pieces
-        if not (free and all(_fold(w) in foreign for w in _WORD.findall(piece)))
+        if not (free and all(fold_accents(w) in foreign for w in _WORD.findall(piece)))
     ]
     if not any(_WORD.search(piece) or any(c.isdigit() for c in piece) for piece in kept):
         return text

@@ -23,16 +23,15 @@ and a question word's matches are kept with the index (see
 
 from __future__ import annotations
 
-import gzip
 import re
 import threading
 import weakref
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from langgraph_librarian._engine.static import frequent_words
 from langgraph_librarian._engine.text import DAYS, MONTHS, STOPWORDS, content_terms, tokenize
 from langgraph_librarian._engine.vectors import dot_rows, unit_vectors
 from langgraph_librarian.select.lexical import BM25Index, IndexHead
@@ -43,9 +42,6 @@ MIN_SIMILARITY = 0.5
 """Cosine a word of the history needs with a question word to count as related."""
 PER_WORD = 12
 """At most this many related words per question word."""
-_VOCABULARY = (
-    Path(__file__).resolve().parent.parent / "_engine" / "model_data" / "minilm-vocab.txt.gz"
-)
 SKIP_COMMON = 300
 """The most frequent words ("long", "way", "work", "live") bring only their close
 related words (:data:`COMMON_MIN_SIMILARITY`): their neighbours are mostly other
@@ -53,8 +49,6 @@ frequent words, noise for the query."""
 COMMON_MIN_SIMILARITY = 0.65
 """The bar for the related words of the :data:`SKIP_COMMON` most frequent words ("work"
 -> "job" 0.66, "home" -> "house" 0.72, "city" -> "town" 0.64 stays out)."""
-_FIRST_WORD = 1996
-"""Id of "the" in BERT's uncased vocabulary: from here on words are in frequency order."""
 _TABLE_WORDS = 100_000
 """Words whose vectors a model's table holds (100 MB at 256 dimensions); beyond, it
 starts anew (and every history's words are embedded again, as they are asked about)."""
@@ -63,9 +57,7 @@ starts anew (and every history's words are embedded again, as they are asked abo
 @cache
 def _common() -> frozenset[str]:
     """The :data:`SKIP_COMMON` most frequent English words (BERT's vocabulary order)."""
-    with gzip.open(_VOCABULARY, "rt", encoding="utf-8") as handle:
-        vocabulary = [line.strip() for line in handle]
-    return frozenset(vocabulary[_FIRST_WORD : _FIRST_WORD + SKIP_COMMON])
+    return frozenset(frequent_words(SKIP_COMMON))
 
 
 class _WordTable:

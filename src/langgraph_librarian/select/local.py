@@ -102,7 +102,8 @@ _GROUP_SPEAKERS = 3
 _GROUP_REPLIES = 6
 """In a group's chat, a short match brings at most this many replies after it."""
 _STYLE_SAMPLE = 200
-"""The latest entries a chat's style (a group's?) is read from: a constant cost a turn."""
+"""The latest entries that tell a group's chat (:func:`_group_chat`): a constant cost a
+turn."""
 _BURST_LINES = 2
 """A short match brings at most this many lines of its speaker's burst on each side (and
 a reply this many of the burst before the line it answers)."""

@@ -17,7 +17,6 @@ trigrams ("tikcet", "chek") count too.
 
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
@@ -25,7 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from langgraph_librarian._engine.postings import Postings, robertson_idf
-from langgraph_librarian._engine.text import STOPWORDS, stem_terms, tokenize
+from langgraph_librarian._engine.text import STOPWORDS, fold_accents, stem_terms, tokenize
 
 __all__ = ["LexicalScorer", "fold_accents", "lexical_terms"]
 
@@ -61,12 +60,6 @@ _NEIGHBOR_CACHE = 20_000
 
 
 @lru_cache(maxsize=65536)
-def fold_accents(text: str) -> str:
-    """``text`` lower-cased without diacritics: ``"Hôtel"`` -> ``"hotel"``."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
 def _words(text: str) -> list[str]:
     return [
         t
