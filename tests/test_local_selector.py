@@ -449,24 +449,50 @@ def test_a_few_labelled_lines_are_no_transcript():
         index.add(i, text)
     fused = np.linspace(1.0, 0.1, len(texts))
     head = index.head(len(texts))
-    assert np.array_equal(_about_speaker("what was the Error about?", fused, head), fused)
+    assert np.array_equal(_about_speaker("what was the Error about?", fused, head)[0], fused)
     # The same labels on most lines do read as a transcript ("Ana: ...", "Ben: ...").
     index = BM25Index()
     for i in range(10):
         index.add(i, f"{'Ana' if i % 2 else 'Ben'}: line {i}")
     head = index.head(10)
-    lowered = _about_speaker("what did Ana say?", fused, head)
+    lowered, named = _about_speaker("what did Ana say?", fused, head)
+    assert named >= 0
     assert np.allclose(lowered[0::2], 0.7 * fused[0::2])
     assert np.array_equal(lowered[1::2], fused[1::2])
     # A name counts written as one, not as the question's first word, and not as
     # the one the question is addressed to.
     for query in ("what did ana say?", "Ben, what did I say?", "Ana said what?"):
-        assert np.array_equal(_about_speaker(query, fused, head), fused), query
+        assert np.array_equal(_about_speaker(query, fused, head)[0], fused), query
     # "Q: ... / A: ..." lines: one letter names no one ("what is a fair price?").
     index = BM25Index()
     for i in range(10):
         index.add(i, f"{'A' if i % 2 else 'Q'}: line {i} about prices")
-    assert np.array_equal(_about_speaker("what is a fair price?", fused, index.head(10)), fused)
+    assert np.array_equal(_about_speaker("what is a fair price?", fused, index.head(10))[0], fused)
+
+
+_ADOPTION = [
+    ("Maya", "Big news: the agency approved me to adopt, I'm going to be a mom to two kids!"),
+    ("Leo", "You're doing something wonderful. Those children are lucky, you'll be brilliant."),
+    ("Maya", "Thanks! The paperwork took months but it's finally moving."),
+    ("Leo", "My brother got his driving licence yesterday, first try."),
+    ("Maya", "Tell him congratulations from me."),
+    ("Leo", "Will do. The weather has been awful all week."),
+    ("Maya", "Same here, rain every single afternoon."),
+    ("Leo", "At least the garden is happy about it."),
+]
+
+
+def test_a_named_speakers_reply_to_the_others_match_is_selected():
+    """Leo's reaction follows Maya's news and shares no word with the question."""
+    messages = _transcript(_ADOPTION)
+    history, entries = indexed(messages, "What does Leo think about Maya's decision to adopt?")
+    ids = LocalSelector().select(history[-1].content, history, entries).ids
+    assert 0 in ids and 1 in ids
+    assert ids.index(1) < ids.index(0) + 2  # right below the match
+    # Naming the one who made the match (or nobody): no reply is pulled in by voice.
+    history, entries = indexed(messages, "What did Maya decide about adoption?")
+    plain = LocalSelector().select(history[-1].content, history, entries)
+    assert 0 in plain.ids
 
 
 def _plain(*texts: str) -> list:

@@ -155,6 +155,8 @@ _SUPERSEDE_FACTOR = 1.02
 _LINK_ROUNDS = 3
 _BRIDGE_SEEDS = 3
 """Top matches whose names may bridge to other messages."""
+_VOICE_SEEDS = 6
+"""Best matches whose reply by the speaker a transcript question names is read."""
 _BRIDGE_FACTOR = 0.8
 """A bridged message ranks at most this share of the top match's score..."""
 _BRIDGE_BOTH = 0.2
@@ -218,6 +220,7 @@ _TO_ASSISTANT = re.compile(
 """A question about what the assistant said ("what did you suggest...", "the film you
 mentioned", "your advice"): in the past, so "can you tell me when..." is a request."""
 _CAPITALIZED = re.compile(r"\b[A-Z][a-zà-ÿ]+")
+_OWNER = re.compile(r"\b([A-Z][a-zà-ÿ]+)['\u2019]s\b")
 _ADDRESS = re.compile(r"\s*(?:(?:hey|hi|hello|ok|okay|so)\W+)?[A-Z][a-zà-ÿ]+\s*,", re.IGNORECASE)
 _APPOSITION = re.compile(
     r"\b[Mm]y\s+([a-z]{3,}(?:-[a-z]+)*)\s+([A-Z][a-zà-ÿ]+)"
@@ -513,6 +516,9 @@ class _Scored:
     scores: not echoes (they may say more), but their reply ranks with them."""
     positions: np.ndarray
     """Each entry's position (``id``), as floats."""
+    named: int = -1
+    """The speaker (index into the lexical index's names) a transcript question names
+    alone, or -1."""
 
 
 @dataclass(frozen=True)
@@ -627,7 +633,7 @@ def _question(query: str) -> str:
     return without_foreign_function_words(query)
 
 
-def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> np.ndarray:
+def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> tuple[np.ndarray, int]:
     """Scores with the other speakers' messages lowered, for a question naming one.
 
     In a transcript of several people ("Caroline: ...", "Melanie: ...", or messages
@@ -641,21 +647,31 @@ def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> np.ndarra
     A name counts written as one (capitalized, not the question's first word: "Will
     the dentist...", "when will..." name no Will) and not as the one it is addressed
     to ("Ava, when is my appointment?" asks the bot, not about it).
+
+    Also returns the speaker whose own reply may answer (:meth:`LocalSelector._voiced`),
+    or -1: the one speaker named, or of two named the one not written as an owner
+    ("What does Melanie think about Caroline's plan?": Melanie; nothing is lowered).
     """
     speakers, names = index.speakers()
     n = len(speakers)
     if len(names) < 2 or n == 0:
-        return fused
+        return fused, -1
     counts = np.bincount(speakers[speakers >= 0], minlength=len(names))
     people = np.flatnonzero(counts >= _SPEAKER_SHARE * n)
     if len(people) < 2 or counts[people].sum() < _TRANSCRIPT_SHARE * n:
-        return fused
+        return fused, -1
     asked = _asked_names(query)
     named = [int(p) for p in people if names[p] in asked]
+    if len(named) == 2:
+        # "What does Melanie think about Caroline's decision?": both are named and
+        # neither is lowered, but the one not written as an owner is who answers.
+        owners = {m.group(1).lower() for m in _OWNER.finditer(query)}
+        subjects = [p for p in named if names[p] not in owners]
+        return fused, subjects[0] if len(subjects) == 1 else -1
     if len(named) != 1:
-        return fused
+        return fused, -1
     others = (speakers >= 0) & (speakers != named[0])
-    return np.where(others, fused * _OTHER_SPEAKER_FACTOR, fused)
+    return np.where(others, fused * _OTHER_SPEAKER_FACTOR, fused), named[0]
 
 
 def _states_date(text: str) -> bool:
@@ -822,7 +838,7 @@ class LocalSelector:
             semantic = _rescaled(centred, echoes, lambda top: max(top, _MIN_SEMANTIC_SPREAD))
             weight = self._profile.semantic_weight
             fused = (1 - weight) * fused + weight * semantic
-        fused = _about_speaker(query, fused, index)
+        fused, named = _about_speaker(query, fused, index)
         echo_scores = fused[echoes].copy()
         if echoes.size:
             fused[echoes] *= _ECHO_FACTOR
@@ -830,7 +846,7 @@ class LocalSelector:
             # Among equally relevant messages the later one is the current truth.
             fused = fused + _RECENCY_BONUS * (fused > 0) * positions / max(positions.max(), 1.0)
         again = [(slot, float(fused[slot])) for slot in asked_again]
-        return _Scored(fused, index, best, cosines, echoes, echo_scores, again, positions)
+        return _Scored(fused, index, best, cosines, echoes, echo_scores, again, positions, named)
 
     def _cosines(self, query_vector: Sequence[float] | None, index: IndexHead) -> np.ndarray | None:
         """Each message's best passage cosine with the query (``None`` without a model).
@@ -1192,6 +1208,8 @@ class LocalSelector:
             self._changed(query, order, primary, scored, entries, messages, excluded),
         )
         for i, score in completions:
+            priority[i] = max(priority.get(i, 0.0), score)
+        for i, score in self._voiced(order, scored, entries, excluded):
             priority[i] = max(priority.get(i, 0.0), score)
 
         positions = scored.positions
@@ -1803,6 +1821,41 @@ class LocalSelector:
                     break
                 if not message_text(messages[entries[slot].id]).strip():
                     break  # another conversation's records lie beyond
+
+    @staticmethod
+    def _voiced(
+        order: list[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        excluded: set[int],
+    ) -> Iterator[tuple[int, float]]:
+        """For a question about what one speaker of a transcript said, thinks or does,
+        that speaker's reply to a best match of another speaker.
+
+        "What does Melanie think about Caroline's decision to adopt?" matches
+        Caroline's "I'm thrilled to make a family for kids who need one"; Melanie's
+        answer is her reply right after it ("You're doing something amazing!...",
+        sharing no word with the question). "How often does John work out with his
+        family?" matches Maria's "How often do you all work out together?"; John's
+        "Three times a week" follows it. The reply ranks just below the match.
+        """
+        named = scored.named
+        if named < 0:
+            return
+        speakers, _ = scored.lexical.speakers()
+        fused, filler = scored.fused, scored.lexical.filler()
+        n = len(entries)
+        for seed in order[:_VOICE_SEEDS]:
+            if int(speakers[seed]) in (-1, named) or seed + 1 >= n:
+                continue
+            reply = seed + 1
+            if (
+                entries[reply].id == entries[seed].id + 1
+                and int(speakers[reply]) == named
+                and entries[reply].id not in excluded
+                and not filler[reply]
+            ):
+                yield reply, _LINK_FACTOR * float(fused[seed])
 
     @staticmethod
     def _replied(
