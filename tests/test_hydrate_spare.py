@@ -49,7 +49,10 @@ def short_chat() -> list:
 BOOK_IDS = [f"m{k}" for k in range(3, 48, 8)]
 
 
-def test_candidates_past_the_reserve_are_spare():
+def test_candidates_past_the_reserve_are_spare(monkeypatch):
+    # The reserve by its count alone (short lines would otherwise stretch it to an
+    # amount of text: see test_local_selector's reserve test).
+    monkeypatch.setattr("langgraph_librarian.select.local._RESERVE_TOKENS", 0)
     history = [*short_chat(), HumanMessage(QUESTION, id="q")]
     entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
     selection = LocalSelector(max_selected=2).select(QUESTION, history, entries)

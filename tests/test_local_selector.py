@@ -1306,3 +1306,30 @@ def test_the_lines_of_a_list_an_assistant_offers():
     assert len(_LISTED_ITEM.findall(text)) == 2
     # Blank lines are no list lines (and are not run through at every line start).
     assert _LISTED_ITEM.findall("\n" * 2000 + "text") == []
+
+
+def _reserve(texts: list[str], question: str) -> list[int]:
+    messages = [
+        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"r{i}")
+        for i, text in enumerate(texts)
+    ]
+    history, entries = indexed(messages, question)
+    return LocalSelector(max_selected=4).select(question, history, entries).reserve_ids
+
+
+def test_the_reserve_is_an_amount_of_text_not_only_a_count():
+    """Short lines fill the reserve's count with little text: it takes more of them."""
+    things = ["van", "till", "roof", "sign", "flour", "rent", "staff", "menu", "cups", "lights"]
+    things += ["floor", "door", "sink", "fridge", "tables", "chairs", "mugs", "bins", "tiles"]
+    other = [
+        "the weather was grey and cold today",
+        "my sister called about the holidays",
+        "traffic on the ring road was awful",
+        "I watched a film about sailors last night",
+    ] * 5
+    question = "what did we buy for the bakery?"
+    short = [f"we bought a new {thing} for the bakery" for thing in things]
+    assert len(_reserve([*short, *other], question)) > 8
+    tail = " and the rest of the week went on paperwork, calls and invoices" * 8
+    long = [f"we bought a new {thing} for the bakery{tail}" for thing in things]
+    assert len(_reserve([*long, *other], question)) == 4

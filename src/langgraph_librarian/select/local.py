@@ -75,6 +75,11 @@ RELATIVE_CUTOFF = 0.35
 """Keep candidates scoring at least this share of the best one."""
 _RESERVE_CUTOFF = 0.2
 """Reserve candidates (for an unused budget) score at least this share of the best one."""
+_RESERVE_TOKENS = 40
+"""The reserve holds :attr:`LocalSelector.max_selected` candidates, or more while they
+come to less than this many tokens each on average: its cap is meant as an amount of
+text, and a chat of short lines (ten words a message) filled the count with a third of
+what a chat of ordinary messages gives."""
 _SPARE_CUTOFF = 0.05
 """Spare candidates (past the reserve, for a context far below its budget: see
 :attr:`~langgraph_librarian.select.Selection.spare_ids`) score at least this share."""
@@ -1316,6 +1321,7 @@ class LocalSelector:
         # of short messages leaves the list items and the later changes below the
         # reserve's floor, with most of the budget unused). One pass, best first.
         reserve: list[int] = []
+        reserve_tokens = 0
         spare: list[int] = []
         taken = {_copy_key(entries[i], messages) for i in chain(ranked, tail)}
         rest = _rest_of_ranking(fused, positive, len(head))
@@ -1326,8 +1332,12 @@ class LocalSelector:
             if i in priority or key in taken:
                 continue
             taken.add(key)
-            if fused[i] >= floor and len(reserve) < reserve_cap:
+            if fused[i] >= floor and (
+                len(reserve) < reserve_cap or reserve_tokens < reserve_cap * _RESERVE_TOKENS
+            ):
                 reserve.append(i)
+                # An entry that does not know its size counts as an average one.
+                reserve_tokens += entries[i].original_tokens or _RESERVE_TOKENS
             else:
                 spare.append(i)
         reserve_ids = [entries[i].id for i in reserve]

@@ -32,7 +32,9 @@ class Selection:
         raw_answer: The selector model's answer as received (truncated), also when it
             was unusable and the local selector was used instead.
         reserve_ids: Next-best positions, used only to fill a context token budget
-            that ``ids`` leave unused (never added to an unbounded context).
+            that ``ids`` leave unused (never added to an unbounded context). The
+            local selector gives ``max_selected`` of them (twice that for a list
+            question), more while they average under 40 tokens a message.
         model_ids: The LLM selector's own picks (``strategy="llm"``).
         kept_local_ids: The offline engine's confident picks kept next to the model's
             (those the model did not pick itself).
