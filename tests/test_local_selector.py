@@ -489,6 +489,16 @@ def test_a_named_speakers_reply_to_the_others_match_is_selected():
     ids = LocalSelector().select(history[-1].content, history, entries).ids
     assert 0 in ids and 1 in ids
     assert ids.index(1) < ids.index(0) + 2  # right below the match
+    # Only a selected match's reply: a weak match's reply is no answer either.
+    selector = LocalSelector()
+    scored = selector._score(history[-1].content, history, entries, None)
+    assert scored.named >= 0
+    assert [i for i, _ in selector._voiced([0], {0}, scored, entries, set())] == [1]
+    assert not list(selector._voiced([0], set(), scored, entries, set()))
+    # A name written both as a subject and as an owner is no owner: Maya answers no one.
+    history, entries = indexed(messages, "What did Leo say about Leo's news for Maya?")
+    scored = selector._score(history[-1].content, history, entries, None)
+    assert scored.named == -1
     # Naming the one who made the match (or nobody): no reply is pulled in by voice.
     history, entries = indexed(messages, "What did Maya decide about adoption?")
     plain = LocalSelector().select(history[-1].content, history, entries)
@@ -1308,12 +1318,16 @@ def test_the_lines_of_a_list_an_assistant_offers():
     assert _LISTED_ITEM.findall("\n" * 2000 + "text") == []
 
 
-def _reserve(texts: list[str], question: str) -> list[int]:
+def _reserve(texts: list[str], question: str, size: int | None = None) -> list[int]:
+    from dataclasses import replace
+
     messages = [
         (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"r{i}")
         for i, text in enumerate(texts)
     ]
     history, entries = indexed(messages, question)
+    if size is not None:
+        entries = [replace(e, original_tokens=size) for e in entries]
     return LocalSelector(max_selected=4).select(question, history, entries).reserve_ids
 
 
@@ -1333,3 +1347,6 @@ def test_the_reserve_is_an_amount_of_text_not_only_a_count():
     tail = " and the rest of the week went on paperwork, calls and invoices" * 8
     long = [f"we bought a new {thing} for the bakery{tail}" for thing in things]
     assert len(_reserve([*long, *other], question)) == 4
+    # A size that is not a size (a broken custom counter) counts as an average one.
+    assert len(_reserve([*short, *other], question, size=-(10**9))) == 4
+    assert len(_reserve([*short, *other], question, size=0)) == 4

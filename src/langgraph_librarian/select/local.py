@@ -225,7 +225,8 @@ _TO_ASSISTANT = re.compile(
 """A question about what the assistant said ("what did you suggest...", "the film you
 mentioned", "your advice"): in the past, so "can you tell me when..." is a request."""
 _CAPITALIZED = re.compile(r"\b[A-Z][a-zà-ÿ]+")
-_OWNER = re.compile(r"\b([A-Z][a-zà-ÿ]+)['\u2019]s\b")
+_OWNER = re.compile(r"\b([A-Z][a-zà-ÿ]+)['\u2019\u02bc](?:s\b|(?=\s))")
+_NOT_OWNER = re.compile(r"\b[A-Z][a-zà-ÿ]+\b(?!['\u2019\u02bc])")
 _ADDRESS = re.compile(r"\s*(?:(?:hey|hi|hello|ok|okay|so)\W+)?[A-Z][a-zà-ÿ]+\s*,", re.IGNORECASE)
 _APPOSITION = re.compile(
     r"\b[Mm]y\s+([a-z]{3,}(?:-[a-z]+)*)\s+([A-Z][a-zà-ÿ]+)"
@@ -670,7 +671,10 @@ def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> tuple[np.
     if len(named) == 2:
         # "What does Melanie think about Caroline's decision?": both are named and
         # neither is lowered, but the one not written as an owner is who answers.
-        owners = {m.group(1).lower() for m in _OWNER.finditer(query)}
+        # A name written both ways ("Leo ... Leo's trip") is no owner.
+        owners = {m.group(1).lower() for m in _OWNER.finditer(query)} - {
+            m.group().lower() for m in _NOT_OWNER.finditer(query)
+        }
         subjects = [p for p in named if names[p] not in owners]
         return fused, subjects[0] if len(subjects) == 1 else -1
     if len(named) != 1:
@@ -1214,7 +1218,7 @@ class LocalSelector:
         )
         for i, score in completions:
             priority[i] = max(priority.get(i, 0.0), score)
-        for i, score in self._voiced(order, scored, entries, excluded):
+        for i, score in self._voiced(order, set(primary), scored, entries, excluded):
             priority[i] = max(priority.get(i, 0.0), score)
 
         positions = scored.positions
@@ -1337,7 +1341,8 @@ class LocalSelector:
             ):
                 reserve.append(i)
                 # An entry that does not know its size counts as an average one.
-                reserve_tokens += entries[i].original_tokens or _RESERVE_TOKENS
+                size = entries[i].original_tokens
+                reserve_tokens += size if size > 0 else _RESERVE_TOKENS
             else:
                 spare.append(i)
         reserve_ids = [entries[i].id for i in reserve]
@@ -1835,6 +1840,7 @@ class LocalSelector:
     @staticmethod
     def _voiced(
         order: list[int],
+        primary: Collection[int],
         scored: _Scored,
         entries: Sequence[IndexEntry],
         excluded: set[int],
@@ -1856,6 +1862,8 @@ class LocalSelector:
         fused, filler = scored.fused, scored.lexical.filler()
         n = len(entries)
         for seed in order[:_VOICE_SEEDS]:
+            if seed not in primary:  # a weak match's reply is no answer either
+                continue
             if int(speakers[seed]) in (-1, named) or seed + 1 >= n:
                 continue
             reply = seed + 1
