@@ -5,6 +5,7 @@ Run:
     python benchmarks/bench_quality.py --dataset locomo \\
         --data ../shared/data/locomo/locomo10.json --budgets 2000 auto
     python benchmarks/bench_quality.py --dataset synthetic --budgets auto 3% 6%
+    python benchmarks/bench_quality.py --dataset locomo --data FILE --strategies librarian --misses
 
 Each dataset is reported in two halves so that tuning to one shows up as a gap:
 phenomena's ``dev`` and ``heldout`` splits; LoCoMo conversations 0-4 and 5-9;
@@ -91,6 +92,30 @@ def _rows(outcomes: Sequence[Outcome], full: dict[tuple[str, str], int]) -> list
     return rows
 
 
+def _print_misses(
+    outcomes: Sequence[Outcome], conversations: Sequence[Conversation], budget: BudgetSpec
+) -> None:
+    """Each question with evidence left out of the context, and the evidence's text."""
+    by_id = {conv.id: conv for conv in conversations}
+    for o in outcomes:
+        if not o.missed:
+            continue
+        conv = by_id[o.conversation]
+        question = next(q for q in conv.questions if q.id == o.question)
+        position = {m.id: i for i, m in enumerate(conv.messages)}
+        missed = set(o.missed)
+        print(
+            f"\n[{o.strategy} @ {budget}] {o.conversation} {o.question} ({o.category}), "
+            f"recall {o.recall:.2f}, {o.context_tokens:,} tokens\n  Q: {question.text}"
+            f"\n  A: {question.answer}"
+        )
+        for gold in question.evidence:
+            at = position.get(gold)
+            text = "?" if at is None else str(conv.messages[at].content)
+            print(f"  {'MISSED' if gold in missed else 'found '} {gold}: {text[:240]!r}")
+    print()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", choices=["phenomena", "locomo", "synthetic"], required=True)
@@ -100,6 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--strategies", nargs="+", default=DEFAULT_STRATEGIES)
     parser.add_argument("--no-embeddings", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument(
+        "--misses",
+        action="store_true",
+        help="list each question a strategy missed evidence for, with that evidence's text",
+    )
     args = parser.parse_args(argv)
     budgets: list[BudgetSpec] = [parse_budget(b) for b in args.budgets]
     embeddings = None if args.no_embeddings else default_embeddings()
@@ -117,6 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "| mean tokens | p95 tokens | share of history |"
         )
         print("|---|---|---:|---:|---:|---:|---:|---:|")
+        misses: list[tuple[BudgetSpec, list[Outcome]]] = []
         for budget in budgets:
             outcomes, _ = run_bench(
                 args.dataset,
@@ -126,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 embeddings=embeddings,
                 shared=shared,
             )
+            if args.misses:
+                misses.append((budget, outcomes))
             for row in _rows(outcomes, full):
                 row.update(half=half, budget=str(budget))
                 results.append(row)
@@ -136,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{row['p95_tokens']:,.0f} | {row['share_of_history']:.1%} |",
                     flush=True,
                 )
+        for budget, outcomes in misses:
+            _print_misses(outcomes, conversations, budget)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

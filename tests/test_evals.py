@@ -16,6 +16,7 @@ from librarian_bench.metrics import (
     Outcome,
     answer_contained,
     evidence_recall,
+    missed_evidence,
     summarize_outcomes,
 )
 from librarian_bench.runner import run_bench, summary_rows, write_report
@@ -173,6 +174,7 @@ def test_locomo_rejects_wrong_shapes(tmp_path, content):
 def test_metrics():
     ctx = [HumanMessage("The budget is $15,500 now.", id="a"), AIMessage("ok", id="b")]
     assert evidence_recall(["a", "z"], ctx) == 0.5 and evidence_recall([], ctx) == 1.0
+    assert missed_evidence(["a", "z"], ctx) == ["z"] and missed_evidence([], ctx) == []
     assert answer_contained("$15,500", ctx) and not answer_contained("$12,000 -> $15,500", ctx)
     outcomes = [
         Outcome("s", "d", "c", "q1", "x", 1.0, True, True, 100, 10, 5.0, 1.0),
@@ -191,6 +193,8 @@ def test_runner_end_to_end_with_report(tmp_path):
     rows = summary_rows(outcomes)
     brute = next(r for r in rows if r["strategy"] == "brute-force" and r["category"] == "all")
     assert brute["context_success"] == 1.0
+    # Each outcome names the evidence it left out: none at full recall, some below it.
+    assert all(bool(o.missed) == (o.recall < 1.0) for o in outcomes)
     files = write_report(tmp_path / "out", "mini", outcomes, {"seed": 1})
     assert {p.suffix for p in files} >= {".json", ".csv", ".png"}
 

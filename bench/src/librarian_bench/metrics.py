@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -16,6 +16,12 @@ from langgraph_librarian.hydrate import COMPACT_MARK
 __all__ = ["Outcome", "answer_contained", "evidence_recall", "percentile", "summarize_outcomes"]
 
 _NORMALIZE = re.compile(r"[^\w$.,:%-]+")
+
+
+def missed_evidence(evidence: Sequence[str], context: Sequence[BaseMessage]) -> list[str]:
+    """The gold evidence ids not given whole in ``context`` (see :func:`evidence_recall`)."""
+    present = {m.id for m in context if not m.additional_kwargs.get(COMPACT_MARK)}
+    return [e for e in evidence if e not in present]
 
 
 def evidence_recall(evidence: Sequence[str], context: Sequence[BaseMessage]) -> float:
@@ -66,6 +72,7 @@ class Outcome:
     selection: str = ""
     fallback_reason: str | None = None
     kept_local: int = 0  # offline picks kept next to the model's (LLM selections)
+    missed: list[str] = field(default_factory=list)  # evidence ids not given whole
 
     @property
     def total_tokens(self) -> float:

@@ -23,6 +23,7 @@ from librarian_bench.metrics import (
     Outcome,
     answer_contained,
     evidence_recall,
+    missed_evidence,
     summarize_outcomes,
 )
 from librarian_bench.strategies import (
@@ -186,6 +187,7 @@ def _ask(
         selection=result.selection,
         fallback_reason=result.fallback_reason,
         kept_local=result.kept_local,
+        missed=missed_evidence(question.evidence, result.messages),
     )
 
 
