@@ -172,7 +172,10 @@ def _ui(args: argparse.Namespace) -> int:
     if not 1 <= args.port <= 65535:
         raise CliError(f"--port must be between 1 and 65535 (got {args.port})")
     if importlib.util.find_spec("gradio") is None:
-        raise CliError("the web UI needs Gradio: pip install 'langgraph-librarian[ui]'")
+        raise CliError(
+            "the web UI needs Gradio: pip install 'langgraph-librarian[ui]' "
+            "(from a checkout: pip install -e '.[ui]')"
+        )
     service = _chat_service(args)
     from langgraph_librarian.ui import launch
 
@@ -317,7 +320,8 @@ def _add_ui(sub: Any) -> _Parser:
         description="Serve a web chat (Gradio) whose inspector shows, for each answer, the "
         "messages the Librarian selected, the tokens saved and the running summary; switch "
         "between Librarian, running summary, both and everything on the same thread. "
-        "Needs: pip install 'langgraph-librarian[ui]'.",
+        "Needs the ui extra: pip install -e '.[ui]' from a checkout "
+        "(pip install 'langgraph-librarian[ui]' once this release is on PyPI).",
     )
     ui.add_argument(
         "--host", default="127.0.0.1", help="address to serve on (default: %(default)s)"

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.memory import MemorySaver
+from langgraph.checkpoint.memory import InMemorySaver
 
 from langgraph_librarian._apps.demo_conversation import DemoQuestion, generate_conversation
 from langgraph_librarian._apps.progress import ProgressPrinter
@@ -270,7 +270,7 @@ def run_demo(
     )
 
     graph = create_librarian_graph(
-        _model_agent(model) if model else _offline_agent, config, checkpointer=MemorySaver()
+        _model_agent(model) if model else _offline_agent, config, checkpointer=InMemorySaver()
     )
     cfg: RunnableConfig = {"configurable": {"thread_id": f"demo-{seed}"}}
     graph.update_state(cfg, {"messages": conv.messages, "index": [e.to_dict() for e in entries]})

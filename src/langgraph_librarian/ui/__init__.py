@@ -32,7 +32,10 @@ __all__ = [
 ]
 
 
-GRADIO_MISSING = "the web UI needs Gradio: pip install 'langgraph-librarian[ui]'"
+GRADIO_MISSING = (
+    "the web UI needs Gradio: pip install 'langgraph-librarian[ui]' "
+    "(from a checkout: pip install -e '.[ui]')"
+)
 
 
 def _app_module() -> Any:
