@@ -69,9 +69,15 @@ def test_the_table_offers_no_names_for_frequent_words():
 
 
 def _wordnet(tmp_path):
-    # Two lines in WordNet's data format: lemma count (hex) after three fields.
+    # Lines in WordNet's data format: offset, file, type, lemma count (hex), lemmas with
+    # their lex ids, pointer count and pointers (symbol, offset, type, source/target).
     (tmp_path / "data.noun").write_text(
-        "  header line\n01 03 n 02 Honduras 0 meeting 0 | x\n02 03 n 01 child 0 | x\n",
+        "  header line\n"
+        "01 03 n 01 Honduras 0 001 @i 07 n 0000 | a country\n"
+        "02 03 n 01 meeting 0 000 | x\n"
+        "03 03 n 02 child 0 woman 0 000 | x\n"
+        "04 03 n 01 Monday 0 001 @ 08 n 0000 | a day of the week\n"
+        "05 03 n 01 SAM 0 001 @ 09 n 0000 | a missile\n",
         encoding="latin-1",
     )
     (tmp_path / "noun.exc").write_text("children child\n", encoding="latin-1")
@@ -83,11 +89,21 @@ def _wordnet(tmp_path):
 
 def test_common_translations_keep_lower_case_wordnet_words_and_their_forms(tmp_path):
     lower, every = _wordnet(tmp_path)
-    assert lower == {"meeting", "child", "children"} and "honduras" in every
-    table = {"donde": ("honduras",), "reuniones": ("meetings", "mimi"), "ninos": ("children",)}
+    # "Monday" is a kind of day (a word); "Honduras" an instance (a name); "SAM" an acronym.
+    assert lower == {"meeting", "child", "children", "woman", "monday"}
+    assert {"honduras", "sam"} <= every
+    table = {
+        "donde": ("honduras",),
+        "reuniones": ("meetings", "mimi"),
+        "ninos": ("children",),
+        "lunes": ("monday", "sam"),
+        "mujeres": ("women",),  # an inflection whose stem is short ("wo" + "man")
+    }
     assert common_translations(table, lower) == {
         "reuniones": ("meetings",),
         "ninos": ("children",),
+        "lunes": ("monday",),
+        "mujeres": ("women",),
     }
     old = {"reunion": ("meeting",)}
     new = {"reunion": ("other",), "meeting": ("meeting",), "tareas": ("tasks",)}

@@ -23,9 +23,10 @@ was chosen by hand or from an evaluation set.
 
 Two later steps (2026-12-05): the spelling fallback also maps foreign words to English
 names and non-words ("donde" -> "honduras", "meine" -> "mia mimi", "pide" -> "petit"),
-so a translation is kept only when WordNet 3.0 lists it as a lower-case word, directly
-or by a regular inflection (:func:`common_translations`; names such as "Honduras" are
-capitalised there, and most name-like words of the model's vocabulary are absent); and
+so a translation is kept only when WordNet 3.0 lists it as a word, directly or by a
+regular inflection (:func:`common_translations`, :func:`wordnet_lemmas`: names such as
+"Honduras" are capitalised instances there, and most name-like words of the model's
+vocabulary are absent; "Monday" and "English" are words); and
 the table holds words of every Latin-script whole-word piece of e5's vocabulary (about
 53,000), not only the 30,000 most frequent, which adds frequent words it lacked
 ("reuniones", "tareas", "heizung", "courriel"). Rarer pieces are more often rare English
@@ -294,10 +295,13 @@ def without_english(
 
 
 def wordnet_lemmas(directory: str | Path) -> tuple[frozenset[str], frozenset[str]]:
-    """(lemmas WordNet writes in lower case and their irregular forms, every lemma
+    """(common words: lemmas and their irregular forms, lower-cased; every lemma
     lower-cased) of the WordNet 3.0 files in ``directory`` (``data.noun``, ``noun.exc``
-    ...; build only). Multi-word lemmas are left out. A lemma found only capitalised
-    ("Honduras") is a name."""
+    ...; build only). Multi-word lemmas are left out. A lemma is a common word when
+    WordNet writes it in lower case, or capitalised in a synset that is no instance of
+    something: "Monday" (a kind of weekday), "English" (a language, and an adjective),
+    "Christmas" are words; "Honduras" and "Michael" (instances of a country, an
+    archangel) are names, and so are acronyms ("SAM")."""
     lower: set[str] = set()
     every: set[str] = set()
     for pos in ("noun", "verb", "adj", "adv"):
@@ -306,13 +310,20 @@ def wordnet_lemmas(directory: str | Path) -> tuple[frozenset[str], frozenset[str
                 if line.startswith(" "):
                     continue
                 fields = line.split()
-                for i in range(int(fields[3], 16)):
+                count = int(fields[3], 16)
+                pointers = 4 + 2 * count
+                # Each pointer is four fields (symbol, offset, part of speech, source).
+                symbols = fields[pointers + 1 : pointers + 1 + 4 * int(fields[pointers]) : 4]
+                instance = "@i" in symbols
+                for i in range(count):
                     lemma = fields[4 + 2 * i].split("(")[0]
                     if "_" in lemma or "-" in lemma:
                         continue
                     every.add(lemma.lower())
-                    if lemma == lemma.lower():
-                        lower.add(lemma)
+                    # An acronym ("SAM", "DNA") is no word a translation should be.
+                    capital = sum(c.isupper() for c in lemma) == 1
+                    if lemma == lemma.lower() or (capital and not instance):
+                        lower.add(lemma.lower())
     for pos in ("noun", "verb", "adj", "adv"):  # irregular forms: went, children, feet
         with open(Path(directory) / f"{pos}.exc", encoding="latin-1") as handle:
             for line in handle:
@@ -349,7 +360,7 @@ def _common_word(word: str, lower: frozenset[str]) -> bool:
         return True
     return any(
         word.endswith(ending)
-        and len(word) - len(ending) >= 3
+        and len(word) - len(ending) + len(base) >= 3  # the lemma, not the stem: "women"
         and word[: -len(ending)] + base in lower
         for ending, base in _INFLECTIONS
     )
