@@ -467,6 +467,8 @@ _ENDS_SENTENCE = re.compile(r"[.!?:;]['\"»”)]*$")
 
 def fold_accents(text: str) -> str:
     """``text`` lower-cased without diacritics: ``"Hôtel"`` -> ``"hotel"``."""
+    if text.isascii():  # NFKD leaves ASCII as it is, and none of it is combining
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 

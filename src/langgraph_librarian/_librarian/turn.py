@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
-from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.failures import (
@@ -482,7 +482,15 @@ def _excerpted(
     for position in positions:
         if not 0 <= position < len(messages):
             continue
-        text = message_text(messages[position])
+        message = messages[position]
+        content = message.content
+        if (
+            isinstance(content, str)
+            and len(content) <= budget
+            and not (isinstance(message, AIMessage) and message.tool_calls)
+        ):
+            continue  # its text is its content (see message_text), and it is short
+        text = message_text(message)
         if len(text) <= budget:  # under a quarter of the budget: it fits, or loses its turn
             continue
         excerpt = matching_excerpt(text, plan.query, budget)

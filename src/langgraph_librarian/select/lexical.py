@@ -40,7 +40,7 @@ from langgraph_librarian._engine.text import (
     tokenize,
 )
 from langgraph_librarian._engine.vectors import unit_vectors
-from langgraph_librarian.select._evidence import is_filler
+from langgraph_librarian.select._evidence import is_filler, is_question
 
 __all__: list[str] = []
 
@@ -367,6 +367,9 @@ class BM25Index:
         self._has_value_array: np.ndarray | None = None
         self._lengths_array: np.ndarray | None = None
         self.passage_has_change: list[bool] = []
+        self.doc_has_change: list[bool] = []
+        """Per document: whether one of its passages states a change."""
+        self._doc_asks: dict[int, bool] = {}
         self._owner_array: np.ndarray | None = None
         self._passages: list[str] = []
         # Each passage's template (an id; -1: none), and the copy weights of the first
@@ -416,6 +419,7 @@ class BM25Index:
         # is made with the end of the message before it, so "how did Jon feel about the
         # opening?" finds the reply to "the studio looks amazing, launch tomorrow".
         doc_templates: set[int] = set()
+        doc_change = False
         for passage in passages:
             pid = len(self._owner)
             counts, length, terms, template, slot_terms, values, has_date, change = _passage_facts(
@@ -449,8 +453,10 @@ class BM25Index:
             for value in values:
                 self._value_postings.setdefault(value, []).append(pid)
             self.passage_has_change.append(change)
+            doc_change = doc_change or change
         # Arrays of per-passage columns are rebuilt on demand; readers slice them
         # to their own length, so a longer one serves every earlier length.
+        self.doc_has_change.append(doc_change)
         self._filler.append(is_filler(text))
         self._dateline.append(opens_with_date(text))
         if speaker is None:
@@ -755,6 +761,17 @@ class BM25Index:
             bisect.bisect_left(self._owner, doc, 0, n), bisect.bisect_right(self._owner, doc, 0, n)
         )
 
+    def doc_asks(self, doc: int) -> bool:
+        """Whether a passage of document ``doc`` holds a "?" or its first passage reads
+        as a question (``is_question``). Memoized: a document's passages never change."""
+        asks = self._doc_asks.get(doc)
+        if asks is None:
+            texts = self._passages
+            own = self.doc_passages(doc)
+            asks = any("?" in texts[p] for p in own) or (bool(own) and is_question(texts[own[0]]))
+            self._doc_asks[doc] = asks
+        return asks
+
     def passage_text(self, passage: int) -> str:
         """The text of ``passage`` (an id from :meth:`score_passages`).
 
@@ -929,6 +946,7 @@ class IndexHead:
         # Passage ids below passage_count are the same in both.
         self.passage_terms = index.passage_terms
         self.passage_has_change = index.passage_has_change
+        self.doc_has_change = index.doc_has_change
 
     def __len__(self) -> int:
         return self.docs
@@ -974,6 +992,9 @@ class IndexHead:
 
     def doc_of(self, passage: int) -> int:
         return self.index.doc_of(passage)
+
+    def doc_asks(self, doc: int) -> bool:
+        return self.index.doc_asks(doc)
 
     def passage_text(self, passage: int) -> str:
         return self.index.passage_text(passage)

@@ -7,7 +7,7 @@ import re
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from itertools import chain, islice
 from operator import attrgetter, is_
 from typing import TypeVar
@@ -140,6 +140,16 @@ _REQUEST = re.compile(
 """A user's request to the assistant, not only a question: "add a /health endpoint",
 "can you make the retry configurable", "how do we make it deterministic" (not "can you
 believe it?", which asks for nothing). The answer is the assistant's reply."""
+
+
+@lru_cache(maxsize=4096)
+def _requests(opening: str) -> bool:
+    """Whether ``opening`` (a message's first :data:`_SHORT_QUESTION_CHARS` characters)
+    makes a request (:data:`_REQUEST`). Memoized: the best matches are read again every
+    turn, and the pattern costs some 25 µs on a message of a few hundred characters."""
+    return bool(_REQUEST.search(without_stamp(opening)))
+
+
 _FOLLOW_UP_WORDS = 15
 """A follow-up question this short asks more about the same request."""
 _PASTE = re.compile(r"```|(?:\n[^\n]*){8,}")
@@ -204,6 +214,38 @@ _ANCHOR_SEEDS = 2
 _ANCHORS_PER_PASSAGE = 2
 """Relative dates read per passage (each is one more scoring of the index)."""
 """Matches, best first, whose best passage may state a date relative to an event."""
+_MEMO_PASSAGE_CHARS = 2000
+"""What the patterns find in a passage up to this long is memoized: the best matches'
+passages are read again every turn (a bounded memo of bounded texts)."""
+
+
+def _relative_anchors(passage: str) -> tuple[str, ...]:
+    """The events of the first :data:`_ANCHORS_PER_PASSAGE` relative dates in ``passage``."""
+    if len(passage) <= _MEMO_PASSAGE_CHARS:
+        return _relative_anchors_memo(passage)
+    return _relative_anchors_memo.__wrapped__(passage)
+
+
+@lru_cache(maxsize=2048)
+def _relative_anchors_memo(passage: str) -> tuple[str, ...]:
+    relations = _RELATIVE.finditer(passage)
+    return tuple(match.group("anchor") for match in islice(relations, _ANCHORS_PER_PASSAGE))
+
+
+def _bridge_clues(passage: str) -> tuple[str, ...]:
+    """The names, identifiers and release numbers in ``passage`` (a match's best one)."""
+    if len(passage) <= _MEMO_PASSAGE_CHARS:
+        return _bridge_clues_memo(passage)
+    return _bridge_clues_memo.__wrapped__(passage)
+
+
+@lru_cache(maxsize=2048)
+def _bridge_clues_memo(passage: str) -> tuple[str, ...]:
+    clues = [*_NAME.findall(passage), *_CODE.findall(passage)]
+    clues += [v for v in _VERSION.findall(passage) if not _DOTTED_DATE.fullmatch(v)]
+    return tuple(clues)
+
+
 _OTHER_SPEAKER_FACTOR = 0.7
 """Share of its score kept by another speaker's message, for a question naming one."""
 _SPEAKER_SHARE, _TRANSCRIPT_SHARE = 0.1, 0.8
@@ -1353,7 +1395,8 @@ class LocalSelector:
                 for i in sorted(neighbours, key=lambda i: -neighbours[i])
                 if i not in priority and entries[i].id not in held
             )
-        expanded = [entries[i].id for i in chain(ranked, tail) if i not in set(primary)]
+        chosen = set(primary)
+        expanded = [entries[i].id for i in chain(ranked, tail) if i not in chosen]
         reasoning = (
             f"passage-level hybrid ranking over {len(entries)} entries: {len(primary)} at or "
             f"above {RELATIVE_CUTOFF:.0%} of the best score; {len(linked)} linked as earlier "
@@ -1401,12 +1444,10 @@ class LocalSelector:
             if reply >= n or entries[reply].id != at + 1 or at + 1 in excluded or filler[reply]:
                 continue
             # The passages tell cheaply whether it may ask anything at all.
+            if not index.doc_asks(slot):
+                continue
             own = index.doc_passages(slot)
             if not own or len(own) >= _SHORT_MESSAGE_WORDS:
-                continue
-            if not any("?" in index.passage_text(p) for p in own) and not (
-                is_question(index.passage_text(own[0]))
-            ):
                 continue
             text = message_text(messages[at])
             if len(text) > _SHORT_QUESTION_CHARS or not is_question(text):
@@ -1477,9 +1518,7 @@ class LocalSelector:
             and pos + 1 < len(messages)
             and messages[pos + 1].type == "ai"
             and not getattr(messages[pos + 1], "tool_calls", None)
-            and bool(
-                _REQUEST.search(without_stamp(text[:_SHORT_QUESTION_CHARS])) or _PASTE.search(text)
-            )
+            and (_requests(text[:_SHORT_QUESTION_CHARS]) or bool(_PASTE.search(text)))
         )
 
     @staticmethod
@@ -1652,8 +1691,7 @@ class LocalSelector:
             if pid < 0:
                 continue
             text = index.passage_text(pid)
-            clues = [*_NAME.findall(text), *_CODE.findall(text)]
-            clues += [v for v in _VERSION.findall(text) if not _DOTTED_DATE.fullmatch(v)]
+            clues = list(_bridge_clues(text))
             # "What does Theo do for work now?" and the match "helping my uncle Theo move
             # a wardrobe": "my uncle" is Theo too, and "My uncle just got a job as a
             # paramedic" says what he does without his name. Only a relation set right
@@ -1768,11 +1806,10 @@ class LocalSelector:
             pid = int(best[seed])
             if pid < 0:
                 continue
-            relations = _RELATIVE.finditer(index.passage_text(pid))
-            for match in islice(relations, _ANCHORS_PER_PASSAGE):
+            for anchor in _relative_anchors(index.passage_text(pid)):
                 words = [
                     w
-                    for w in tokenize(match.group("anchor"))
+                    for w in tokenize(anchor)
                     if (terms := content_terms(w))
                     and terms[0] not in query_terms
                     and terms[0] not in _TIME_WORDS
@@ -2003,10 +2040,8 @@ class LocalSelector:
         def reach(slot: int) -> frozenset[str]:
             return frozenset().union(*(t for t, _ in passages(slot)))
 
-        has_change = index.passage_has_change
-        changing = [
-            slot for slot in pool if any(has_change[pid] for pid in index.doc_passages(slot))
-        ]
+        has_change, doc_has_change = index.passage_has_change, index.doc_has_change
+        changing = [slot for slot in pool if doc_has_change[slot]]
         answers: dict[tuple[int, frozenset[str], int], tuple[bool, bool]] = {}
 
         def relation(slot: int, terms: frozenset[str], need: int) -> tuple[bool, bool]:
