@@ -769,7 +769,8 @@ class BM25Index:
             texts = self._passages
             own = self.doc_passages(doc)
             asks = any("?" in texts[p] for p in own) or (bool(own) and is_question(texts[own[0]]))
-            self._doc_asks[doc] = asks
+            if doc < len(self.keys):  # a document still being added is not memoized
+                self._doc_asks[doc] = asks
         return asks
 
     def passage_text(self, passage: int) -> str:

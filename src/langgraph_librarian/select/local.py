@@ -142,7 +142,7 @@ _REQUEST = re.compile(
 believe it?", which asks for nothing). The answer is the assistant's reply."""
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=2048)
 def _requests(opening: str) -> bool:
     """Whether ``opening`` (a message's first :data:`_SHORT_QUESTION_CHARS` characters)
     makes a request (:data:`_REQUEST`). Memoized: the best matches are read again every
