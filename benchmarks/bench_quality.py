@@ -97,12 +97,12 @@ def _print_misses(
 ) -> None:
     """Each question with evidence left out of the context, and the evidence's text."""
     by_id = {conv.id: conv for conv in conversations}
+    texts = {conv.id: {m.id: str(m.content) for m in conv.messages} for conv in conversations}
     for o in outcomes:
         if not o.missed:
             continue
         conv = by_id[o.conversation]
         question = next(q for q in conv.questions if q.id == o.question)
-        position = {m.id: i for i, m in enumerate(conv.messages)}
         missed = set(o.missed)
         print(
             f"\n[{o.strategy} @ {budget}] {o.conversation} {o.question} ({o.category}), "
@@ -110,8 +110,7 @@ def _print_misses(
             f"\n  A: {question.answer}"
         )
         for gold in question.evidence:
-            at = position.get(gold)
-            text = "?" if at is None else str(conv.messages[at].content)
+            text = texts[conv.id].get(gold, "?")
             print(f"  {'MISSED' if gold in missed else 'found '} {gold}: {text[:240]!r}")
     print()
 

@@ -369,7 +369,7 @@ def _common_word(word: str, lower: frozenset[str]) -> bool:
 def common_translations(
     table: dict[str, tuple[str, ...]], lower: frozenset[str]
 ) -> dict[str, tuple[str, ...]]:
-    """``table`` keeping only English words that are lower-case WordNet lemmas or their
+    """``table`` keeping only English words that are WordNet's common words or their
     regular inflections (``lower``: see :func:`wordnet_lemmas`); a word left with none is
     dropped. Removes the names and non-words e5 offers for words it reads by spelling."""
     out: dict[str, tuple[str, ...]] = {}
@@ -421,7 +421,7 @@ def build_word_table(
             dropped: the model's guess for a word it does not know.
         batch: Words per embedding call.
         wordnet: Directory of WordNet 3.0's data files: English words that are not
-            lower-case WordNet words are dropped (:func:`common_translations`), and so
+            WordNet's common words are dropped (:func:`common_translations`), and so
             are foreign words that are WordNet lemmas among the pieces past the 30,000
             most frequent (rarer pieces are more often rare English words).
     """

@@ -6,8 +6,10 @@ import itertools
 import logging
 import re
 import unicodedata
-from functools import cache, lru_cache
+from collections.abc import Callable
+from functools import cache, lru_cache, wraps
 from pathlib import Path
+from typing import TypeVar
 
 import Stemmer
 
@@ -25,6 +27,7 @@ __all__ = [
     "fold_accents",
     "has_change_cue",
     "has_more_tokens_than",
+    "memo_short_texts",
     "one_line",
     "split_sentences",
     "stem_terms",
@@ -449,6 +452,30 @@ def fence(text: str) -> str:
     ``<\\/...``), so text placed between ``<tag>`` and ``</tag>`` in a prompt cannot end
     the data it sits in, whatever the tag's case or spacing."""
     return _CLOSING_TAG.sub("<\\/", text)
+
+
+_R = TypeVar("_R")
+MEMO_TEXT_CHARS = 2000
+"""Texts up to this long are memoized by :func:`memo_short_texts`."""
+
+
+def memo_short_texts(maxsize: int) -> Callable[[Callable[[str], _R]], Callable[[str], _R]]:
+    """Memoize a pure function of a text, for texts up to :data:`MEMO_TEXT_CHARS` only.
+
+    The selector reads the best matches' texts again every turn; a bounded memo of
+    bounded texts keeps that cheap without holding a pasted report in memory (a longer
+    text is computed each time)."""
+
+    def wrap(function: Callable[[str], _R]) -> Callable[[str], _R]:
+        memo = lru_cache(maxsize=maxsize)(function)
+
+        @wraps(function)
+        def call(text: str) -> _R:
+            return memo(text) if len(text) <= MEMO_TEXT_CHARS else function(text)
+
+        return call
+
+    return wrap
 
 
 _FUNCTION_WORDS = Path(__file__).resolve().parent / "model_data" / "function-words.txt"

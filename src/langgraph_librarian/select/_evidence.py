@@ -37,6 +37,7 @@ from langgraph_librarian._engine.text import (
     WHITESPACE,
     content_terms,
     has_more_tokens_than,
+    memo_short_texts,
     stem_terms,
     tokenize,
 )
@@ -581,19 +582,9 @@ def _numbers(text: str) -> frozenset[str]:
     return frozenset(t for t in content_terms(text) if t[0].isdigit())
 
 
+@memo_short_texts(2048)
 def repeat_key(text: str) -> str:
     """Texts with the same key are repeats of one another (case and spacing aside)."""
-    if len(text) <= _REPEAT_KEY_MEMO_CHARS:
-        return _repeat_key(text)  # the best matches are read again every turn
-    return " ".join(text.lower().split())
-
-
-_REPEAT_KEY_MEMO_CHARS = 2000
-"""Keys of texts up to this long are memoized (a bounded memo of bounded texts)."""
-
-
-@lru_cache(maxsize=2048)
-def _repeat_key(text: str) -> str:
     # Runs of white space as one space, none at the ends: what ``WHITESPACE.sub`` on the
     # stripped text gives (``str.split`` and ``\s`` take the same characters for white
     # space), about four times faster on a message of a few hundred characters.

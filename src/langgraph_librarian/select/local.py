@@ -28,6 +28,7 @@ from langgraph_librarian._engine.text import (
     DAYS,
     MONTHS,
     content_terms,
+    memo_short_texts,
     tokenize,
     without_foreign_function_words,
 )
@@ -211,36 +212,21 @@ the quarterly review"): the event names what must also be in context, its date."
 _ANCHOR_WORDS = 4
 _TIME_WORDS = frozenset({"date", "day", "time", "week", "month", "year"})
 _ANCHOR_SEEDS = 2
+"""Matches, best first, whose best passage may state a date relative to an event."""
 _ANCHORS_PER_PASSAGE = 2
 """Relative dates read per passage (each is one more scoring of the index)."""
-"""Matches, best first, whose best passage may state a date relative to an event."""
-_MEMO_PASSAGE_CHARS = 2000
-"""What the patterns find in a passage up to this long is memoized: the best matches'
-passages are read again every turn (a bounded memo of bounded texts)."""
 
 
+@memo_short_texts(2048)  # the best matches' passages are read again every turn
 def _relative_anchors(passage: str) -> tuple[str, ...]:
     """The events of the first :data:`_ANCHORS_PER_PASSAGE` relative dates in ``passage``."""
-    if len(passage) <= _MEMO_PASSAGE_CHARS:
-        return _relative_anchors_memo(passage)
-    return _relative_anchors_memo.__wrapped__(passage)
-
-
-@lru_cache(maxsize=2048)
-def _relative_anchors_memo(passage: str) -> tuple[str, ...]:
     relations = _RELATIVE.finditer(passage)
     return tuple(match.group("anchor") for match in islice(relations, _ANCHORS_PER_PASSAGE))
 
 
+@memo_short_texts(2048)
 def _bridge_clues(passage: str) -> tuple[str, ...]:
     """The names, identifiers and release numbers in ``passage`` (a match's best one)."""
-    if len(passage) <= _MEMO_PASSAGE_CHARS:
-        return _bridge_clues_memo(passage)
-    return _bridge_clues_memo.__wrapped__(passage)
-
-
-@lru_cache(maxsize=2048)
-def _bridge_clues_memo(passage: str) -> tuple[str, ...]:
     clues = [*_NAME.findall(passage), *_CODE.findall(passage)]
     clues += [v for v in _VERSION.findall(passage) if not _DOTTED_DATE.fullmatch(v)]
     return tuple(clues)
@@ -1244,23 +1230,24 @@ class LocalSelector:
             )
         top = float(fused[order[0]])
         primary = [i for i in order[: self.max_selected] if fused[i] >= RELATIVE_CUTOFF * top]
+        chosen = set(primary)
         priority: dict[int, float] = {i: float(fused[i]) for i in primary}
         linked = self._linked(query, priority, order[:_EXPANSION_POOL], scored, entries, excluded)
         for i, score in linked.items():
             priority[i] = max(priority.get(i, 0.0), score)
         # What completes the best matches: a name's other mentions, a hop, the date an
-        # event is relative to, the sitting's dateline, the assistant's reply.
+        # event is relative to, the sitting's dateline, the assistant's reply, the reply
+        # of the speaker a question names, a later change.
         completions = chain(
             self._bridged(query, order, scored, entries, messages, excluded).items(),
             self._hopped(query, order, scored, entries, excluded).items(),
             self._anchored(query, order, primary, scored, entries, excluded).items(),
             self._dated(query, order, primary, scored, entries, messages, excluded),
-            self._replied(query, order, primary, scored, entries, messages, excluded),
+            self._replied(query, order, chosen, scored, entries, messages, excluded),
+            self._voiced(order, chosen, scored, entries, excluded),
             self._changed(query, order, primary, scored, entries, messages, excluded),
         )
         for i, score in completions:
-            priority[i] = max(priority.get(i, 0.0), score)
-        for i, score in self._voiced(order, set(primary), scored, entries, excluded):
             priority[i] = max(priority.get(i, 0.0), score)
 
         positions = scored.positions
@@ -1352,7 +1339,7 @@ class LocalSelector:
         ranked = _first_copies(
             sorted(priority, key=lambda i: (-priority[i], -entries[i].id)), entries, messages
         )
-        ranked = _echoed_last(ranked, set(primary), scored)
+        ranked = _echoed_last(ranked, chosen, scored)
         tail = [
             i for i in sorted(kept, key=lambda i: (-kept[i], -entries[i].id)) if i not in priority
         ]
@@ -1395,7 +1382,6 @@ class LocalSelector:
                 for i in sorted(neighbours, key=lambda i: -neighbours[i])
                 if i not in priority and entries[i].id not in held
             )
-        chosen = set(primary)
         expanded = [entries[i].id for i in chain(ranked, tail) if i not in chosen]
         reasoning = (
             f"passage-level hybrid ranking over {len(entries)} entries: {len(primary)} at or "
@@ -1875,6 +1861,20 @@ class LocalSelector:
                     break  # another conversation's records lie beyond
 
     @staticmethod
+    def _next_entry(
+        seed: int, entries: Sequence[IndexEntry], excluded: set[int], filler: np.ndarray
+    ) -> int | None:
+        """The slot of the message right after ``seed``'s when it is indexed, may be
+        selected and is no filler: the reply a completion may bring."""
+        reply = seed + 1
+        if reply >= len(entries):
+            return None
+        at = entries[reply].id
+        if at != entries[seed].id + 1 or at in excluded or filler[reply]:
+            return None
+        return reply
+
+    @staticmethod
     def _voiced(
         order: list[int],
         primary: Collection[int],
@@ -1897,19 +1897,12 @@ class LocalSelector:
             return
         speakers, _ = scored.lexical.speakers()
         fused, filler = scored.fused, scored.lexical.filler()
-        n = len(entries)
-        for seed in order[:_VOICE_SEEDS]:
-            if seed not in primary:  # a weak match's reply is no answer either
+        # A weak match's reply is no answer either: selected matches only.
+        for seed in [s for s in order[:_VOICE_SEEDS] if s in primary]:
+            if int(speakers[seed]) in (-1, named):
                 continue
-            if int(speakers[seed]) in (-1, named) or seed + 1 >= n:
-                continue
-            reply = seed + 1
-            if (
-                entries[reply].id == entries[seed].id + 1
-                and int(speakers[reply]) == named
-                and entries[reply].id not in excluded
-                and not filler[reply]
-            ):
+            reply = LocalSelector._next_entry(seed, entries, excluded, filler)
+            if reply is not None and int(speakers[reply]) == named:
                 yield reply, _LINK_FACTOR * float(fused[seed])
 
     @staticmethod
@@ -1932,18 +1925,11 @@ class LocalSelector:
         if not _TO_ASSISTANT.search(query):
             return
         fused, filler = scored.fused, scored.lexical.filler()
-        n = len(entries)
         for seed in [s for s in order[:_BRIDGE_SEEDS] if s in primary]:
-            at = entries[seed].id
-            if messages[at].type != "human" or seed + 1 >= n:
+            if messages[entries[seed].id].type != "human":
                 continue
-            reply = seed + 1
-            if (
-                entries[reply].id == at + 1
-                and messages[at + 1].type == "ai"
-                and at + 1 not in excluded
-                and not filler[reply]
-            ):
+            reply = LocalSelector._next_entry(seed, entries, excluded, filler)
+            if reply is not None and messages[entries[reply].id].type == "ai":
                 yield reply, _LINK_FACTOR * float(fused[seed])
 
     @staticmethod
