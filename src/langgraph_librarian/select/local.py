@@ -396,7 +396,6 @@ _ECHO_FACTOR = 0.25
 _ECHO_CHECKED = 8
 _TYPICAL_SAMPLE = 30
 """Fewer messages than this have no reliable median similarity: chance level is used."""
-"""An earlier message asking what the query asks keeps this share of its score."""
 
 
 def _doc_text(entry: IndexEntry, message: BaseMessage) -> str:
