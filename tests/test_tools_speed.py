@@ -78,3 +78,27 @@ def test_scores_are_computed_by_einsum_not_blas(monkeypatch: pytest.MonkeyPatch)
     q /= np.linalg.norm(q)
     n = len(index.row_names())
     np.testing.assert_allclose(cosine, index._matrix[:n] @ q, rtol=1e-5, atol=1e-6)
+
+
+def test_a_pasted_document_as_query_is_read_up_to_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every distinct word a catalog does not know costs a look-alike lookup and a
+    neighbor product over the catalog's words: a 20,000-word query on a 50,000-tool
+    catalog took 94 s. A query is read up to ``MAX_QUERY_CHARS``; a tool named
+    within that bound is still found."""
+    index = ToolIndex(_catalog(20, 3), embeddings=None)
+    index.search("warm up")
+    looked: list[str] = []
+    similar = index._lexical._similar
+
+    def counting(word: str) -> Any:
+        looked.append(word)
+        return similar(word)
+
+    monkeypatch.setattr(index._lexical, "_similar", counting)
+    document = " ".join(f"word{i}" for i in range(20_000))
+    assert len(document) > 100_000
+    index.search(document)
+    index.rank(document)
+    assert 0 < len(looked) <= 2 * index_module.MAX_QUERY_CHARS // 6
+    found = index.search("please load d3_tool1 " + document)
+    assert found.fallback == "name" and found.names[0] == "d3_tool1"

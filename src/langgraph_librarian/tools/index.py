@@ -153,6 +153,17 @@ name ``file_write`` no longer reads as a confident file request."""
 MAX_DOMAINS_LISTED = 40
 """Domains a "no match" answer lists at most (the candidates' domains first)."""
 
+MAX_QUERY_CHARS = 2_048
+"""Characters of a query that are read (searched, embedded, checked for tool names); the
+rest is ignored. Each distinct word the catalog does not know costs a look-alike lookup
+and a product over the catalog's words: a 20,000-word pasted document took 94 s on a
+50,000-tool catalog (a capability stated in plain English is a sentence or two)."""
+
+
+def _clip(query: Any) -> Any:
+    """``query`` up to :data:`MAX_QUERY_CHARS` (anything else as it is)."""
+    return query[:MAX_QUERY_CHARS] if isinstance(query, str) else query
+
 
 _VERBS = frozenset(
     {
@@ -1383,6 +1394,7 @@ class ToolIndex:
         """:meth:`translated` of an index already synced (``crosslingual`` on or off)."""
         if not self.crosslingual:
             return query, {}
+        query = _clip(query)
         words = tokenize(fold_accents(query))
         content = [w for w in words if w not in STOPWORDS]
         markers = function_words()
@@ -1456,6 +1468,7 @@ class ToolIndex:
         Lexical only: the index has an embedding model but it failed (for the query, or
         for tools not embedded yet); the cosines are then all zero and must not count.
         """
+        query = _clip(query)
         # A model that just failed on the tools is not asked for the query too: a server
         # that timed out would cost the timeout twice per search.
         failed = self._sync()
@@ -1584,6 +1597,7 @@ class ToolIndex:
         """Tools for a need stated in natural language (see the class docstring)."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
+        query = _clip(query)
         wanted = domain.strip().lower() if isinstance(domain, str) and domain.strip() else None
         resolved = wanted
         with embedding_failures() as failed:  # a model that fails is asked once
