@@ -356,3 +356,17 @@ def test_a_domain_named_exactly_is_that_domain_even_when_another_squeezes_alike(
     assert index.resolve_domain("e-mail") == "e-mail"
     assert index.resolve_domain("EMAIL") == "email"
     assert index.search("send", domain="e-mail").names == ["send_message"]
+
+
+def test_a_name_written_exactly_loads_that_tool_when_another_differs_in_case():
+    """Two tools whose names differ only in case (two servers' ``Search_docs`` and
+    ``search_docs``): a query naming one exactly loaded the one added last; case aside,
+    the latest added still answers."""
+    index = ToolIndex(
+        [_schema("search_docs", "Search the wiki."), _schema("Search_docs", "Search Drive.")],
+        embeddings=None,
+    )
+    assert index.search("search_docs").names == ["search_docs"]
+    assert index.search("Search_docs").names == ["Search_docs"]
+    assert index.search("load search_docs and Search_docs").names == ["search_docs", "Search_docs"]
+    assert index.search("SEARCH_DOCS").names == ["Search_docs"]

@@ -1548,12 +1548,17 @@ class ToolIndex:
 
         A word counts when it is a tool name and contains ``_`` or ``.`` (plain words
         such as ``search`` are intents, not names), or when the query is made only of
-        tool names.
+        tool names. Case aside, the name added last answers, unless a tool has the name
+        exactly as written.
         """
-        words = [w.strip(".:/-,;") for w in _NAME_TOKEN.findall(query.lower())]
+        words = [w.strip(".:/-,;") for w in _NAME_TOKEN.findall(query)]
         words = [w for w in words if w]
         with self._lock:  # the name table may change while another thread adds tools
-            hits = [next(reversed(self._lower[w])) for w in words if self._lower.get(w)]
+            hits = [
+                w if w in self._records else next(reversed(same))
+                for w in words
+                if (same := self._lower.get(w.lower()))
+            ]
         if words and len(hits) == len(words):
             return list(dict.fromkeys(hits))
         return list(dict.fromkeys(h for h in hits if "_" in h or "." in h))
