@@ -370,3 +370,28 @@ def test_a_name_written_exactly_loads_that_tool_when_another_differs_in_case():
     assert index.search("Search_docs").names == ["Search_docs"]
     assert index.search("load search_docs and Search_docs").names == ["search_docs", "Search_docs"]
     assert index.search("SEARCH_DOCS").names == ["Search_docs"]
+
+
+def test_tools_of_one_word_names_are_not_one_anothers_siblings():
+    """Names of one word (``calculator``, ``weather``, ``shell``: many LangChain agents'
+    tools) have no domain: they are listed as ``general``. A confident match among them
+    loaded every other one as "(related)", up to ``max_loaded``."""
+    index = ToolIndex(
+        [
+            _tool("calculator", "Evaluate a math expression."),
+            _tool("wikipedia", "Look up an article on Wikipedia."),
+            _tool("weather", "Current weather for a city."),
+            _tool("shell", "Run a shell command."),
+            _tool("translator", "Translate text between languages."),
+        ]
+    )
+    result = index.search("current weather for a city")
+    assert result.fallback is None and result.names == ["weather"]
+    assert "(related)" not in format_search_result(result, index)
+    # A domain given as "general" is a domain like any other.
+    explicit = ToolIndex(
+        [_tool("calculator", "Evaluate a math expression."), _tool("shell", "Run a command.")]
+    )
+    explicit.add(_tool("weather", "Current weather for a city."), domain="general")
+    explicit.add(_tool("forecast", "Weather forecast for the week."), domain="general")
+    assert explicit.search("current weather for a city").names[:2] == ["weather", "forecast"]

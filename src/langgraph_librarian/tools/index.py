@@ -316,6 +316,11 @@ def _singular(word: str) -> str:
     return word
 
 
+_NO_DOMAIN = "general"
+"""The domain inferred for a name that implies none (one word: ``search``, ``calculator``):
+its tools share no more than that, so they do not travel together as siblings."""
+
+
 def _name_parts(name: str) -> list[str]:
     return [p.lower() for p in _DOMAIN_SPLIT.split(_CAMEL.sub("_", name.strip())) if p]
 
@@ -332,10 +337,10 @@ def infer_domain(name: str, *, verb_first: bool = False) -> str:
     """
     parts = _name_parts(name)
     if len(parts) < 2:
-        return "general"
+        return _NO_DOMAIN
     if verb_first or parts[0] in _VERBS:
         rest = [p for p in parts[1:] if p not in _FILLERS]
-        return _singular(rest[0]) if rest else "general"
+        return _singular(rest[0]) if rest else _NO_DOMAIN
     return parts[0]  # a name's own head ("kubernetes", "sales") is kept as it is
 
 
@@ -1753,6 +1758,12 @@ class ToolIndex:
         for dom in dict.fromkeys(m.domain for m in matches):
             if dom not in strong and per_domain[dom] < 2:
                 continue
+            if dom == _NO_DOMAIN and all(
+                (r := self._records.get(m.name)) is None or r.domain_inferred
+                for m in matches
+                if m.domain == dom
+            ):
+                continue  # names of one word: no domain, so no siblings
             ranked_members = [(n, s) for n, s in ranked if self._domain_of(n) == dom]
             # Best-ranked members first; then any members: only as many as can still be
             # added are copied (a domain of an integration catalog can hold tens of
