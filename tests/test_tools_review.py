@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from langchain_core.embeddings import Embeddings
 from langchain_core.tools import StructuredTool
 
@@ -395,3 +397,53 @@ def test_tools_of_one_word_names_are_not_one_anothers_siblings():
     explicit.add(_tool("weather", "Current weather for a city."), domain="general")
     explicit.add(_tool("forecast", "Weather forecast for the week."), domain="general")
     assert explicit.search("current weather for a city").names[:2] == ["weather", "forecast"]
+
+
+class _MisbehavingEmbeddings(Embeddings):
+    """Letter-count vectors, spoiled one way: ``nan_email`` (NaN for texts about email),
+    ``extra`` (one vector too many per batch), ``nan_query``, ``narrow_query`` (a query
+    vector of another width)."""
+
+    def __init__(self, fault: str) -> None:
+        self.fault = fault
+        self.model_id = f"misbehaving-{fault}"
+
+    def _vec(self, text: str) -> list[float]:
+        return [float(text.lower().count(c)) for c in "abcdefghijklmnopqrstuvwxyz"]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        out = [self._vec(t) for t in texts]
+        if self.fault == "nan_email":
+            out = [[math.nan] * 26 if "email" in t else v for t, v in zip(texts, out, strict=True)]
+        if self.fault == "extra":
+            out.append(self._vec("surplus"))
+        return out
+
+    def embed_query(self, text: str) -> list[float]:
+        if self.fault == "nan_query":
+            return [math.nan] * 26
+        if self.fault == "narrow_query":
+            return self._vec(text)[:10]
+        return self._vec(text)
+
+
+@pytest.mark.parametrize("fault", ["nan_email", "extra", "nan_query", "narrow_query"])
+def test_vectors_the_embedding_model_should_not_return_fall_back_to_words(fault):
+    """A NaN vector made its tool's score NaN ("send an email" answered with a domain
+    list), one vector too many raised IndexError, a query vector of another width a
+    numpy broadcast error: every search, for good. The model's vectors are checked; a
+    bad batch is a failure of the model (split to find the text it fails on), a bad
+    query vector too, and the search goes on by words."""
+    catalog = [
+        _schema("email_send", "Send an email message to a recipient."),
+        _schema("weather_forecast", "Weather forecast for a city."),
+        _schema("github_issue", "Open an issue in a GitHub repository."),
+    ]
+    index = ToolIndex(catalog, embeddings=_MisbehavingEmbeddings(fault))
+    for _ in range(3):
+        result = index.search("send an email message to Ann")
+        assert result.names[:1] == ["email_send"]
+        assert index.search("weather forecast for Oslo").names[:1] == ["weather_forecast"]
+        assert all(math.isfinite(score) for score in index.scores("send an email").values())
+    if fault.endswith("query"):
+        assert result.embedding_error is not None

@@ -76,6 +76,32 @@ def _tells_of_a_text(exc: BaseException) -> bool:
     return classify(exc) == "failure" and (status is None or status < 500)
 
 
+def _unit_rows(raw: Any, count: int, width: int | None = None) -> np.ndarray:
+    """The embedding model's answer for ``count`` texts as unit float32 rows.
+
+    Raises:
+        ValueError: not ``count`` vectors of one width (``width`` when given), or
+            numbers that are not finite: a failure of the model (a NaN vector made its
+            tool's score NaN; a vector too many misaligned tools and rows).
+    """
+    try:
+        array = np.asarray(raw, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise ValueError(f"the embedding model returned no {count} vectors of one width") from None
+    if array.ndim != 2 or array.shape[0] != count or array.shape[1] == 0:
+        raise ValueError(
+            f"the embedding model returned vectors of shape {array.shape} for {count} texts"
+        )
+    if width is not None and array.shape[1] != width:
+        raise ValueError(
+            f"the embedding model returned vectors of {array.shape[1]} numbers, "
+            f"the tools' have {width}"
+        )
+    if not np.isfinite(array).all():
+        raise ValueError("the embedding model returned numbers that are not finite (NaN)")
+    return array / np.maximum(np.linalg.norm(array, axis=1, keepdims=True), 1e-9)
+
+
 @dataclass
 class _Apart:
     """A tool whose text failed on its own while the model embedded other texts."""
@@ -1252,8 +1278,7 @@ class ToolIndex:
         fresh: np.ndarray | None = None
         if todo:
             documents = [self._document(records[i]) for i in todo]
-            fresh = np.asarray(embeddings.embed_documents(documents), dtype=np.float32)
-            fresh /= np.maximum(np.linalg.norm(fresh, axis=1, keepdims=True), 1e-9)
+            fresh = _unit_rows(embeddings.embed_documents(documents), len(documents))
         if check is not None and probe is not None:
             assert fresh is not None
             now = fresh[todo.index(probe)]
@@ -1480,18 +1505,19 @@ class ToolIndex:
         text, translations = self._translated(query)
         q: np.ndarray | None = None
         if self._embeddings is not None and not failed:
+            matrix = self._matrix  # the tools' width, when they have vectors
+            width = matrix.shape[1] if matrix.size else None
             if query_vector is None:
                 try:
-                    query_vector = self._embeddings.embed_query(text)
+                    q = _unit_rows([self._embeddings.embed_query(text)], 1, width)[0]
                 except Exception as exc:
                     embedding_failed(
                         logger, exc, self._embeddings
                     )  # raises what only the user can fix
                 else:
                     embedding_answered(logger, self._embeddings)
-            if query_vector is not None:
-                q = np.asarray(query_vector, dtype=np.float32)
-                q = q / max(float(np.linalg.norm(q)), 1e-9)
+            else:
+                q = _unit_rows([query_vector], 1, width)[0]
         with self._lock:
             rows, dead = self._rows_view()
             n = len(rows)
