@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from langchain_core.embeddings import Embeddings
 from langchain_core.tools import StructuredTool
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from langgraph_librarian.tools import ToolIndex, format_search_result
 from langgraph_librarian.tools.index import infer_domain
@@ -447,3 +449,29 @@ def test_vectors_the_embedding_model_should_not_return_fall_back_to_words(fault)
         assert all(math.isfinite(score) for score in index.scores("send an email").values())
     if fault.endswith("query"):
         assert result.embedding_error is not None
+
+
+def test_pydantic_and_typeddict_classes_are_schemas_not_callables():
+    """``bind_tools`` takes pydantic and TypedDict classes as tool schemas. The index took
+    a pydantic class for a function: hot-loaded, "calling" it built the model and
+    answered its repr as if the tool had run; a TypedDict raised "no signature found for
+    builtin type <class 'dict'>". Both are schema-only entries now."""
+
+    class GetWeather(BaseModel):
+        """Get the current weather in a given city."""
+
+        city: str = Field(description="The city")
+
+    class SendEmail(TypedDict):
+        """Send an email to someone."""
+
+        to: str
+
+    index = ToolIndex([GetWeather, SendEmail], embeddings=None)
+    weather, email = index.get("GetWeather"), index.get("SendEmail")
+    assert weather is not None and email is not None
+    assert weather.tool is None and email.tool is None
+    assert weather.arguments == ["city"] and weather.argument_descriptions == ["The city"]
+    assert index.search("weather in Paris").names[:1] == ["GetWeather"]
+    assert index.search("send an email").names[:1] == ["SendEmail"]
+    assert index.tools(["GetWeather", "SendEmail"]) == []

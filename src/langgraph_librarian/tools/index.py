@@ -25,6 +25,9 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_core.utils.pydantic import is_basemodel_subclass
+from typing_extensions import is_typeddict
 
 from langgraph_librarian._engine.crosslingual import (
     function_words,
@@ -626,6 +629,10 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
             _argument_descriptions(properties, args),
             domain_inferred=not explicit,
         )
+    elif isinstance(item, type) and (is_basemodel_subclass(item) or is_typeddict(item)):
+        # A schema class, as bind_tools takes them: described, never run (calling a
+        # pydantic class only builds it, which would read as the tool having run).
+        return _record(convert_to_openai_tool(item), domain)
     elif callable(item):
         name = getattr(item, "__name__", None)
         if not isinstance(name, str) or not name.isidentifier():
