@@ -475,3 +475,15 @@ def test_pydantic_and_typeddict_classes_are_schemas_not_callables():
     assert index.search("weather in Paris").names[:1] == ["GetWeather"]
     assert index.search("send an email").names[:1] == ["SendEmail"]
     assert index.tools(["GetWeather", "SendEmail"]) == []
+
+
+@pytest.mark.parametrize("option", ["max_loaded", "max_candidates", "max_siblings"])
+def test_a_count_that_is_not_an_int_is_refused_when_the_index_is_built(option):
+    """``max_loaded=8.0`` (a number read from a config file) was accepted, and then
+    most searches raised ("slice indices must be integers"): request_tools answered
+    "unavailable" to every request. It is refused at construction, named."""
+    catalog = [_schema("email_send", "Send an email."), _schema("email_read", "Read email.")]
+    for bad in (8.0, None, "8", True):
+        with pytest.raises(ValueError, match=option):
+            ToolIndex(catalog, embeddings=None, **{option: bad})
+    assert ToolIndex(catalog, embeddings=None, **{option: 3}).search("send an email").names

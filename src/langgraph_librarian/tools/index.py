@@ -737,8 +737,14 @@ class ToolIndex:
         crosslingual: bool | None = None,
     ) -> None:
         self._embeddings = default_embeddings() if embeddings == "auto" else embeddings
-        if max_loaded < 1 or max_candidates < 1 or max_siblings < 0:
-            raise ValueError("max_loaded and max_candidates must be >= 1, max_siblings >= 0")
+        for option, count, least in (
+            ("max_loaded", max_loaded, 1),
+            ("max_candidates", max_candidates, 1),
+            ("max_siblings", max_siblings, 0),
+        ):
+            # 8.0 read from a config file passed this check, then failed most searches.
+            if isinstance(count, bool) or not isinstance(count, int) or count < least:
+                raise ValueError(f"{option} must be an int >= {least}, got {count!r}")
         self.calibration: SearchCalibration = calibration_for(self._embeddings)
         cal = self.calibration
         self.threshold = cal.threshold if threshold is None else threshold
