@@ -102,7 +102,8 @@ def _unit_rows(raw: Any, count: int, width: int | None = None) -> np.ndarray:
         )
     if not np.isfinite(array).all():
         raise ValueError("the embedding model returned numbers that are not finite (NaN)")
-    return array / np.maximum(np.linalg.norm(array, axis=1, keepdims=True), 1e-9)
+    unit: np.ndarray = array / np.maximum(np.linalg.norm(array, axis=1, keepdims=True), 1e-9)
+    return unit
 
 
 @dataclass
