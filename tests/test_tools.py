@@ -14,6 +14,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from fakes import ToolCallingScriptedModel
+from langgraph_librarian.errors import ConfigurationError
 from langgraph_librarian.tools import ToolIndex, ToolLibrarianMiddleware, ToolLibrarianStateFields
 from langgraph_librarian.tools.index import infer_domain
 from langgraph_librarian.tools.request_tools import merge_loaded_tools
@@ -418,6 +419,38 @@ def test_state_graph_variant_with_tool_node():
     graph.invoke({"messages": [HumanMessage("send it again please")]}, cfg)
     assert len(SENT) == 1  # not loaded in the new turn
     assert END
+
+
+def test_a_graph_state_without_the_loaded_tools_field_says_so():
+    """A hand-built graph whose state lacks ``ToolLibrarianStateFields``: LangGraph drops
+    the ``loaded_tools`` update, so every requested tool was refused as "not loaded in
+    this turn. Call request_tools first", and the model looped on request_tools until
+    the recursion limit. The developer gets a ConfigurationError naming the fix."""
+    SENT.clear()
+    librarian = ToolLibrarianMiddleware(lexical_index())
+    model = scripted_agent_model()
+
+    def call_model(state: MessagesState) -> dict[str, Any]:
+        bound = model.bind_tools([memory_note, *librarian.tools_for(state)])
+        return {"messages": [bound.invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", call_model)
+    builder.add_node(
+        "tools",
+        ToolNode(
+            [memory_note, librarian.request_tools],
+            wrap_tool_call=librarian.wrap_tool_call,
+            awrap_tool_call=librarian.awrap_tool_call,
+        ),
+    )
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", tools_condition)
+    builder.add_edge("tools", "model")
+    graph = builder.compile()
+    with pytest.raises(ConfigurationError, match="ToolLibrarianStateFields"):
+        graph.invoke({"messages": [HumanMessage("Email John about the Q4 report")]})
+    assert SENT == []
 
 
 def test_two_tools_of_one_name_in_one_catalog_are_warned_about(caplog):

@@ -192,6 +192,19 @@ def test_a_lexical_index_saves_and_loads(tmp_path):
         assert loaded.search(query).names == built.search(query).names
 
 
+def test_an_empty_index_saves_a_file_that_loads(tmp_path):
+    """An index saved before any tool was added (an application's first start, with no
+    tool server connected yet) wrote a file its own load refused ("'dim' is 0")."""
+    path = tmp_path / "tools.lgl"
+    ToolIndex([], embeddings=Counting()).save(path)
+    catalog = _catalog()[:5]
+    loaded = ToolIndex.load(path, catalog, embeddings=Counting())
+    assert loaded.search("send an email to Ann").names == (
+        ToolIndex(catalog, embeddings=Counting()).search("send an email to Ann").names
+    )
+    assert len(ToolIndex.load(path, embeddings=Counting())) == 0
+
+
 def test_save_writes_atomically_and_leaves_no_temporary_file(tmp_path, monkeypatch):
     catalog = _catalog()[:5]
     path = _saved(tmp_path, catalog)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from langchain_core.embeddings import Embeddings
 from langchain_core.tools import StructuredTool
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from langgraph_librarian.tools import ToolIndex, format_search_result
 from langgraph_librarian.tools.index import infer_domain
@@ -356,3 +360,130 @@ def test_a_domain_named_exactly_is_that_domain_even_when_another_squeezes_alike(
     assert index.resolve_domain("e-mail") == "e-mail"
     assert index.resolve_domain("EMAIL") == "email"
     assert index.search("send", domain="e-mail").names == ["send_message"]
+
+
+def test_a_name_written_exactly_loads_that_tool_when_another_differs_in_case():
+    """Two tools whose names differ only in case (two servers' ``Search_docs`` and
+    ``search_docs``): a query naming one exactly loaded the one added last; case aside,
+    the latest added still answers."""
+    index = ToolIndex(
+        [_schema("search_docs", "Search the wiki."), _schema("Search_docs", "Search Drive.")],
+        embeddings=None,
+    )
+    assert index.search("search_docs").names == ["search_docs"]
+    assert index.search("Search_docs").names == ["Search_docs"]
+    assert index.search("load search_docs and Search_docs").names == ["search_docs", "Search_docs"]
+    assert index.search("SEARCH_DOCS").names == ["Search_docs"]
+
+
+def test_tools_of_one_word_names_are_not_one_anothers_siblings():
+    """Names of one word (``calculator``, ``weather``, ``shell``: many LangChain agents'
+    tools) have no domain: they are listed as ``general``. A confident match among them
+    loaded every other one as "(related)", up to ``max_loaded``."""
+    index = ToolIndex(
+        [
+            _tool("calculator", "Evaluate a math expression."),
+            _tool("wikipedia", "Look up an article on Wikipedia."),
+            _tool("weather", "Current weather for a city."),
+            _tool("shell", "Run a shell command."),
+            _tool("translator", "Translate text between languages."),
+        ]
+    )
+    result = index.search("current weather for a city")
+    assert result.fallback is None and result.names == ["weather"]
+    assert "(related)" not in format_search_result(result, index)
+    # A domain given as "general" is a domain like any other.
+    explicit = ToolIndex(
+        [_tool("calculator", "Evaluate a math expression."), _tool("shell", "Run a command.")]
+    )
+    explicit.add(_tool("weather", "Current weather for a city."), domain="general")
+    explicit.add(_tool("forecast", "Weather forecast for the week."), domain="general")
+    assert explicit.search("current weather for a city").names[:2] == ["weather", "forecast"]
+
+
+class _MisbehavingEmbeddings(Embeddings):
+    """Letter-count vectors, spoiled one way: ``nan_email`` (NaN for texts about email),
+    ``extra`` (one vector too many per batch), ``nan_query``, ``narrow_query`` (a query
+    vector of another width)."""
+
+    def __init__(self, fault: str) -> None:
+        self.fault = fault
+        self.model_id = f"misbehaving-{fault}"
+
+    def _vec(self, text: str) -> list[float]:
+        return [float(text.lower().count(c)) for c in "abcdefghijklmnopqrstuvwxyz"]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        out = [self._vec(t) for t in texts]
+        if self.fault == "nan_email":
+            out = [[math.nan] * 26 if "email" in t else v for t, v in zip(texts, out, strict=True)]
+        if self.fault == "extra":
+            out.append(self._vec("surplus"))
+        return out
+
+    def embed_query(self, text: str) -> list[float]:
+        if self.fault == "nan_query":
+            return [math.nan] * 26
+        if self.fault == "narrow_query":
+            return self._vec(text)[:10]
+        return self._vec(text)
+
+
+@pytest.mark.parametrize("fault", ["nan_email", "extra", "nan_query", "narrow_query"])
+def test_vectors_the_embedding_model_should_not_return_fall_back_to_words(fault):
+    """A NaN vector made its tool's score NaN ("send an email" answered with a domain
+    list), one vector too many raised IndexError, a query vector of another width a
+    numpy broadcast error: every search, for good. The model's vectors are checked; a
+    bad batch is a failure of the model (split to find the text it fails on), a bad
+    query vector too, and the search goes on by words."""
+    catalog = [
+        _schema("email_send", "Send an email message to a recipient."),
+        _schema("weather_forecast", "Weather forecast for a city."),
+        _schema("github_issue", "Open an issue in a GitHub repository."),
+    ]
+    index = ToolIndex(catalog, embeddings=_MisbehavingEmbeddings(fault))
+    for _ in range(3):
+        result = index.search("send an email message to Ann")
+        assert result.names[:1] == ["email_send"]
+        assert index.search("weather forecast for Oslo").names[:1] == ["weather_forecast"]
+        assert all(math.isfinite(score) for score in index.scores("send an email").values())
+    if fault.endswith("query"):
+        assert result.embedding_error is not None
+
+
+def test_pydantic_and_typeddict_classes_are_schemas_not_callables():
+    """``bind_tools`` takes pydantic and TypedDict classes as tool schemas. The index took
+    a pydantic class for a function: hot-loaded, "calling" it built the model and
+    answered its repr as if the tool had run; a TypedDict raised "no signature found for
+    builtin type <class 'dict'>". Both are schema-only entries now."""
+
+    class GetWeather(BaseModel):
+        """Get the current weather in a given city."""
+
+        city: str = Field(description="The city")
+
+    class SendEmail(TypedDict):
+        """Send an email to someone."""
+
+        to: str
+
+    index = ToolIndex([GetWeather, SendEmail], embeddings=None)
+    weather, email = index.get("GetWeather"), index.get("SendEmail")
+    assert weather is not None and email is not None
+    assert weather.tool is None and email.tool is None
+    assert weather.arguments == ["city"] and weather.argument_descriptions == ["The city"]
+    assert index.search("weather in Paris").names[:1] == ["GetWeather"]
+    assert index.search("send an email").names[:1] == ["SendEmail"]
+    assert index.tools(["GetWeather", "SendEmail"]) == []
+
+
+@pytest.mark.parametrize("option", ["max_loaded", "max_candidates", "max_siblings"])
+def test_a_count_that_is_not_an_int_is_refused_when_the_index_is_built(option):
+    """``max_loaded=8.0`` (a number read from a config file) was accepted, and then
+    most searches raised ("slice indices must be integers"): request_tools answered
+    "unavailable" to every request. It is refused at construction, named."""
+    catalog = [_schema("email_send", "Send an email."), _schema("email_read", "Read email.")]
+    for bad in (8.0, None, "8", True):
+        with pytest.raises(ValueError, match=option):
+            ToolIndex(catalog, embeddings=None, **{option: bad})
+    assert ToolIndex(catalog, embeddings=None, **{option: 3}).search("send an email").names

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from langgraph_librarian.embeddings import load_embeddings
-from langgraph_librarian.tools import ToolIndex
+from langgraph_librarian.tools import ToolIndex, _lexical
 from langgraph_librarian.tools import index as index_module
 
 
@@ -78,3 +78,40 @@ def test_scores_are_computed_by_einsum_not_blas(monkeypatch: pytest.MonkeyPatch)
     q /= np.linalg.norm(q)
     n = len(index.row_names())
     np.testing.assert_allclose(cosine, index._matrix[:n] @ q, rtol=1e-5, atol=1e-6)
+
+
+def test_a_pasted_document_as_query_is_read_up_to_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every distinct word a catalog does not know costs a look-alike lookup and a
+    neighbor product over the catalog's words: a 20,000-word query on a 50,000-tool
+    catalog took 94 s. A query is read up to ``MAX_QUERY_CHARS``; a tool named
+    within that bound is still found."""
+    index = ToolIndex(_catalog(20, 3), embeddings=None)
+    index.search("warm up")
+    looked: list[str] = []
+    similar = index._lexical._similar
+
+    def counting(word: str) -> Any:
+        looked.append(word)
+        return similar(word)
+
+    monkeypatch.setattr(index._lexical, "_similar", counting)
+    document = " ".join(f"word{i}" for i in range(20_000))
+    assert len(document) > 100_000
+    index.search(document)
+    index.rank(document)
+    assert 0 < len(looked) <= 2 * index_module.MAX_QUERY_CHARS // 6
+    found = index.search("please load d3_tool1 " + document)
+    assert found.fallback == "name" and found.names[0] == "d3_tool1"
+
+
+def test_queries_are_not_kept_in_the_catalog_words_memo() -> None:
+    """The memo of catalog texts' words (65,536 entries, read again when the index
+    compacts) also kept every query: about 21 KB for a 2,000-character one, so a
+    long-running agent's distinct long requests could pin over a gigabyte (and with
+    100 KB queries, before MAX_QUERY_CHARS, about 1 MB each). Queries are split each time."""
+    index = ToolIndex(_catalog(5, 2), embeddings=None)
+    index.search("warm up")
+    before = _lexical._words.cache_info().currsize
+    for i in range(20):
+        index.search(f"report {i} of the widgets " + "long text " * 150)
+    assert _lexical._words.cache_info().currsize == before

@@ -59,13 +59,17 @@ _NEIGHBOR_CACHE = 20_000
 """Query words whose neighbors are remembered (oldest forgotten first)."""
 
 
-@lru_cache(maxsize=65536)
-def _words(text: str) -> list[str]:
+def _split_words(text: str) -> list[str]:
     return [
         t
         for t in tokenize(fold_accents(text))
         if t not in STOPWORDS and (len(t) > 1 or t.isdigit())
     ]
+
+
+_words = lru_cache(maxsize=65536)(_split_words)
+""":func:`_split_words` of catalog texts, memoized (read again when the index compacts).
+Queries are split each time: kept here, distinct long requests pinned about 21 KB each."""
 
 
 def lexical_terms(text: str) -> list[str]:
@@ -283,7 +287,7 @@ class LexicalScorer:
         the weight, and their neighbors count too.
         """
         out = np.zeros(n_rows, dtype=np.float32)
-        words = list(dict.fromkeys(_words(query)))
+        words = list(dict.fromkeys(_split_words(query)))
         if not words or not self._live:
             return out
         if self._length_array is None or len(self._length_array) != len(self._lengths):

@@ -149,10 +149,15 @@ def _header(
     model, dim, tools = data.get("model"), data.get("dim"), data.get("tools")
     if model is not None and not isinstance(model, str):
         raise corrupt("'model' is neither a string nor null")
-    if type(dim) is not int or not 0 <= dim <= MAX_DIM or (model is not None and dim == 0):
-        raise corrupt(f"'dim' is {dim!r}, not a vector width")
     if not isinstance(tools, list):
         raise corrupt("'tools' is not a list")
+    # An index saved without tools has no vector, so no width (0), whatever its model.
+    if (
+        type(dim) is not int
+        or not 0 <= dim <= MAX_DIM
+        or (model is not None and dim == 0 < len(tools))
+    ):
+        raise corrupt(f"'dim' is {dim!r}, not a vector width")
     pairs: list[tuple[str, str]] = []
     for item in tools:
         if (

@@ -25,6 +25,9 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_core.utils.pydantic import is_basemodel_subclass
+from typing_extensions import is_typeddict
 
 from langgraph_librarian._engine.crosslingual import (
     function_words,
@@ -74,6 +77,33 @@ def _tells_of_a_text(exc: BaseException) -> bool:
     nothing of one text: a flaky server answers the same texts a moment later."""
     status = status_code(exc)
     return classify(exc) == "failure" and (status is None or status < 500)
+
+
+def _unit_rows(raw: Any, count: int, width: int | None = None) -> np.ndarray:
+    """The embedding model's answer for ``count`` texts as unit float32 rows.
+
+    Raises:
+        ValueError: not ``count`` vectors of one width (``width`` when given), or
+            numbers that are not finite: a failure of the model (a NaN vector made its
+            tool's score NaN; a vector too many misaligned tools and rows).
+    """
+    try:
+        array = np.asarray(raw, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise ValueError(f"the embedding model returned no {count} vectors of one width") from None
+    if array.ndim != 2 or array.shape[0] != count or array.shape[1] == 0:
+        raise ValueError(
+            f"the embedding model returned vectors of shape {array.shape} for {count} texts"
+        )
+    if width is not None and array.shape[1] != width:
+        raise ValueError(
+            f"the embedding model returned vectors of {array.shape[1]} numbers, "
+            f"the tools' have {width}"
+        )
+    if not np.isfinite(array).all():
+        raise ValueError("the embedding model returned numbers that are not finite (NaN)")
+    unit: np.ndarray = array / np.maximum(np.linalg.norm(array, axis=1, keepdims=True), 1e-9)
+    return unit
 
 
 @dataclass
@@ -152,6 +182,17 @@ name ``file_write`` no longer reads as a confident file request."""
 
 MAX_DOMAINS_LISTED = 40
 """Domains a "no match" answer lists at most (the candidates' domains first)."""
+
+MAX_QUERY_CHARS = 2_048
+"""Characters of a query that are read (searched, embedded, checked for tool names); the
+rest is ignored. Each distinct word the catalog does not know costs a look-alike lookup
+and a product over the catalog's words: a 20,000-word pasted document took 94 s on a
+50,000-tool catalog (a capability stated in plain English is a sentence or two)."""
+
+
+def _clip(query: Any) -> Any:
+    """``query`` up to :data:`MAX_QUERY_CHARS` (anything else as it is)."""
+    return query[:MAX_QUERY_CHARS] if isinstance(query, str) else query
 
 
 _VERBS = frozenset(
@@ -305,6 +346,11 @@ def _singular(word: str) -> str:
     return word
 
 
+_NO_DOMAIN = "general"
+"""The domain inferred for a name that implies none (one word: ``search``, ``calculator``):
+its tools share no more than that, so they do not travel together as siblings."""
+
+
 def _name_parts(name: str) -> list[str]:
     return [p.lower() for p in _DOMAIN_SPLIT.split(_CAMEL.sub("_", name.strip())) if p]
 
@@ -321,10 +367,10 @@ def infer_domain(name: str, *, verb_first: bool = False) -> str:
     """
     parts = _name_parts(name)
     if len(parts) < 2:
-        return "general"
+        return _NO_DOMAIN
     if verb_first or parts[0] in _VERBS:
         rest = [p for p in parts[1:] if p not in _FILLERS]
-        return _singular(rest[0]) if rest else "general"
+        return _singular(rest[0]) if rest else _NO_DOMAIN
     return parts[0]  # a name's own head ("kubernetes", "sales") is kept as it is
 
 
@@ -584,6 +630,10 @@ def _record(item: ToolLike, domain: str | None) -> ToolRecord:
             _argument_descriptions(properties, args),
             domain_inferred=not explicit,
         )
+    elif isinstance(item, type) and (is_basemodel_subclass(item) or is_typeddict(item)):
+        # A schema class, as bind_tools takes them: described, never run (calling a
+        # pydantic class only builds it, which would read as the tool having run).
+        return _record(convert_to_openai_tool(item), domain)
     elif callable(item):
         name = getattr(item, "__name__", None)
         if not isinstance(name, str) or not name.isidentifier():
@@ -688,8 +738,14 @@ class ToolIndex:
         crosslingual: bool | None = None,
     ) -> None:
         self._embeddings = default_embeddings() if embeddings == "auto" else embeddings
-        if max_loaded < 1 or max_candidates < 1 or max_siblings < 0:
-            raise ValueError("max_loaded and max_candidates must be >= 1, max_siblings >= 0")
+        for option, count, least in (
+            ("max_loaded", max_loaded, 1),
+            ("max_candidates", max_candidates, 1),
+            ("max_siblings", max_siblings, 0),
+        ):
+            # 8.0 read from a config file passed this check, then failed most searches.
+            if isinstance(count, bool) or not isinstance(count, int) or count < least:
+                raise ValueError(f"{option} must be an int >= {least}, got {count!r}")
         self.calibration: SearchCalibration = calibration_for(self._embeddings)
         cal = self.calibration
         self.threshold = cal.threshold if threshold is None else threshold
@@ -1236,8 +1292,7 @@ class ToolIndex:
         fresh: np.ndarray | None = None
         if todo:
             documents = [self._document(records[i]) for i in todo]
-            fresh = np.asarray(embeddings.embed_documents(documents), dtype=np.float32)
-            fresh /= np.maximum(np.linalg.norm(fresh, axis=1, keepdims=True), 1e-9)
+            fresh = _unit_rows(embeddings.embed_documents(documents), len(documents))
         if check is not None and probe is not None:
             assert fresh is not None
             now = fresh[todo.index(probe)]
@@ -1383,6 +1438,7 @@ class ToolIndex:
         """:meth:`translated` of an index already synced (``crosslingual`` on or off)."""
         if not self.crosslingual:
             return query, {}
+        query = _clip(query)
         words = tokenize(fold_accents(query))
         content = [w for w in words if w not in STOPWORDS]
         markers = function_words()
@@ -1456,24 +1512,26 @@ class ToolIndex:
         Lexical only: the index has an embedding model but it failed (for the query, or
         for tools not embedded yet); the cosines are then all zero and must not count.
         """
+        query = _clip(query)
         # A model that just failed on the tools is not asked for the query too: a server
         # that timed out would cost the timeout twice per search.
         failed = self._sync()
         text, translations = self._translated(query)
         q: np.ndarray | None = None
         if self._embeddings is not None and not failed:
+            matrix = self._matrix  # the tools' width, when they have vectors
+            width = matrix.shape[1] if matrix.size else None
             if query_vector is None:
                 try:
-                    query_vector = self._embeddings.embed_query(text)
+                    q = _unit_rows([self._embeddings.embed_query(text)], 1, width)[0]
                 except Exception as exc:
                     embedding_failed(
                         logger, exc, self._embeddings
                     )  # raises what only the user can fix
                 else:
                     embedding_answered(logger, self._embeddings)
-            if query_vector is not None:
-                q = np.asarray(query_vector, dtype=np.float32)
-                q = q / max(float(np.linalg.norm(q)), 1e-9)
+            else:
+                q = _unit_rows([query_vector], 1, width)[0]
         with self._lock:
             rows, dead = self._rows_view()
             n = len(rows)
@@ -1535,12 +1593,17 @@ class ToolIndex:
 
         A word counts when it is a tool name and contains ``_`` or ``.`` (plain words
         such as ``search`` are intents, not names), or when the query is made only of
-        tool names.
+        tool names. Case aside, the name added last answers, unless a tool has the name
+        exactly as written.
         """
-        words = [w.strip(".:/-,;") for w in _NAME_TOKEN.findall(query.lower())]
+        words = [w.strip(".:/-,;") for w in _NAME_TOKEN.findall(query)]
         words = [w for w in words if w]
         with self._lock:  # the name table may change while another thread adds tools
-            hits = [next(reversed(self._lower[w])) for w in words if self._lower.get(w)]
+            hits = [
+                w if w in self._records else next(reversed(same))
+                for w in words
+                if (same := self._lower.get(w.lower()))
+            ]
         if words and len(hits) == len(words):
             return list(dict.fromkeys(hits))
         return list(dict.fromkeys(h for h in hits if "_" in h or "." in h))
@@ -1584,6 +1647,7 @@ class ToolIndex:
         """Tools for a need stated in natural language (see the class docstring)."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
+        query = _clip(query)
         wanted = domain.strip().lower() if isinstance(domain, str) and domain.strip() else None
         resolved = wanted
         with embedding_failures() as failed:  # a model that fails is asked once
@@ -1734,6 +1798,12 @@ class ToolIndex:
         for dom in dict.fromkeys(m.domain for m in matches):
             if dom not in strong and per_domain[dom] < 2:
                 continue
+            if dom == _NO_DOMAIN and all(
+                (r := self._records.get(m.name)) is None or r.domain_inferred
+                for m in matches
+                if m.domain == dom
+            ):
+                continue  # names of one word: no domain, so no siblings
             ranked_members = [(n, s) for n, s in ranked if self._domain_of(n) == dom]
             # Best-ranked members first; then any members: only as many as can still be
             # added are copied (a domain of an integration catalog can hold tens of

@@ -12,6 +12,7 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from langgraph_librarian.errors import ConfigurationError
 from langgraph_librarian.tools.index import ToolIndex, ToolLike
 from langgraph_librarian.tools.request_tools import (
     LoadedTools,
@@ -42,6 +43,22 @@ def _unique(tools: list[BaseTool]) -> list[BaseTool]:
             seen.add(tool.name)
             out.append(tool)
     return out
+
+
+def _answered_this_turn(messages: list[Any], name: str) -> bool:
+    """Whether a ``name`` call (``request_tools``) answered without error since the
+    latest human message."""
+    for message in reversed(messages):
+        kind = getattr(message, "type", None)
+        if kind == "human":
+            return False
+        if (
+            kind == "tool"
+            and getattr(message, "name", None) == name
+            and getattr(message, "status", "success") != "error"
+        ):
+            return True
+    return False
 
 
 class ToolLibrarianMiddleware(AgentMiddleware[AgentState[Any], Any]):
@@ -154,6 +171,16 @@ class ToolLibrarianMiddleware(AgentMiddleware[AgentState[Any], Any]):
             )
             return ToolMessage(text, tool_call_id=call.get("id") or "", name=name, status="error")
         if name not in self.loaded_names(request.state):
+            if state_value(request.state, "loaded_tools") is None and _answered_this_turn(
+                state_messages(request.state), self.request_tools.name
+            ):
+                # request_tools answered, but its update never reached the state: the
+                # model would be told to request the tool again and again.
+                raise ConfigurationError(
+                    "request_tools loaded tools, but the graph's state has no "
+                    "'loaded_tools' field to keep them: add ToolLibrarianStateFields to "
+                    "the state schema (class State(MessagesState, ToolLibrarianStateFields))"
+                )
             text = (
                 f"Tool `{name}` is not loaded in this turn. Call "
                 f'request_tools("{name}") first, then call it again.'
