@@ -178,7 +178,9 @@ def test_semantic_search_with_the_packaged_model():
 def test_merge_loaded_tools():
     a = merge_loaded_tools(None, {"turn": "t1", "names": ["x"]})
     b = merge_loaded_tools(a, {"turn": "t1", "names": ["y", "x"]})
-    assert b == {"turn": "t1", "names": ["x", "y"]}
+    # Least recently requested first: "x", requested again, is the latest.
+    assert b == {"turn": "t1", "names": ["y", "x"]}
+    assert merge_loaded_tools(b, {"turn": "t1", "names": ["z"]})["names"] == ["y", "x", "z"]
     assert merge_loaded_tools(b, {"turn": "t2", "names": ["z"]}) == {"turn": "t2", "names": ["z"]}
 
 
@@ -475,3 +477,81 @@ def test_two_tools_of_one_name_in_one_catalog_are_warned_about(caplog):
         index.add(send_email)  # a refreshed catalog replaces a tool quietly
         ToolIndex([send_money, send_money])  # the same tool listed twice
     assert not [r for r in caplog.records if "two tools named" in r.getMessage()]
+
+
+def _service_catalog() -> list[Any]:
+    from langchain_core.tools import StructuredTool
+
+    return [
+        StructuredTool.from_function(
+            lambda: "ok", name=f"svc{i}_op{j}", description=f"Operation {j} of service {i}."
+        )
+        for i in range(40)
+        for j in range(8)
+    ]
+
+
+def test_a_turn_that_keeps_requesting_binds_at_most_max_live_tools() -> None:
+    """Thirty request_tools calls in one turn bound 241 tools to the last model call
+    (OpenAI refuses more than 128): the latest requested ``max_live_tools`` stay live."""
+    calls = [0]
+
+    def decide(messages: list[Any]) -> AIMessage:
+        if calls[0] < 30:
+            calls[0] += 1
+            call = {
+                "name": "request_tools",
+                "args": {"query": f"svc{calls[0]}"},
+                "id": f"r{calls[0]}",
+            }
+            return AIMessage("", tool_calls=[{**call, "type": "tool_call"}])
+        return AIMessage("done")
+
+    model = ToolCallingScriptedModel(script=decide)
+    librarian = ToolLibrarianMiddleware(ToolIndex(_service_catalog(), embeddings=None))
+    agent = create_agent(model, tools=[], middleware=[librarian])
+    out = agent.invoke({"messages": [HumanMessage("go")]}, {"recursion_limit": 200})
+    assert len(out["loaded_tools"]["names"]) > librarian.max_live_tools
+    live = bound_names(model)[-1] - {"request_tools"}
+    assert len(live) == librarian.max_live_tools == 64
+    # The latest requested are the live ones.
+    assert set(out["loaded_tools"]["names"][-64:]) == live
+
+
+def test_a_tool_past_the_bound_is_refused_then_live_when_requested_again() -> None:
+    steps = iter(
+        [
+            ("request_tools", {"query": "svc1_op1"}),
+            ("request_tools", {"query": "svc2_op2"}),
+            ("svc1_op1", {}),  # past the bound of one: not loaded
+            ("request_tools", {"query": "svc1_op1"}),
+            ("svc1_op1", {}),
+        ]
+    )
+
+    def decide(messages: list[Any]) -> AIMessage:
+        step = next(steps, None)
+        if step is None:
+            return AIMessage("done")
+        name, args = step
+        return AIMessage(
+            "",
+            tool_calls=[
+                {"name": name, "args": args, "id": f"c{len(messages)}", "type": "tool_call"}
+            ],
+        )
+
+    librarian = ToolLibrarianMiddleware(
+        ToolIndex(_service_catalog(), embeddings=None), max_live_tools=1
+    )
+    agent = create_agent(ToolCallingScriptedModel(script=decide), tools=[], middleware=[librarian])
+    out = agent.invoke({"messages": [HumanMessage("go")]})
+    results = [m for m in out["messages"] if isinstance(m, ToolMessage) and m.name == "svc1_op1"]
+    assert [m.status for m in results] == ["error", "success"]
+    assert "not loaded" in str(results[0].content) and results[1].content == "ok"
+
+
+@pytest.mark.parametrize("bad", [0, -3, 8.0, None, True])
+def test_max_live_tools_must_be_a_positive_int(bad: Any) -> None:
+    with pytest.raises((TypeError, ValueError), match="max_live_tools"):
+        ToolLibrarianMiddleware(ToolIndex([], embeddings=None), max_live_tools=bad)

@@ -61,6 +61,10 @@ def _answered_this_turn(messages: list[Any], name: str) -> bool:
     return False
 
 
+MAX_LIVE_TOOLS = 64
+"""Default bound on the catalog tools live in one model call (the latest requested)."""
+
+
 class ToolLibrarianMiddleware(AgentMiddleware[AgentState[Any], Any]):
     """Give an agent ``request_tools`` and hot-load what it asks for.
 
@@ -70,6 +74,11 @@ class ToolLibrarianMiddleware(AgentMiddleware[AgentState[Any], Any]):
     ``wrap_tool_call``. A new user turn starts with none loaded again. With
     ``mode="all"`` (swarm / autonomous agents) every catalog tool is offered up front
     and ``request_tools`` is not added.
+
+    At most ``max_live_tools`` requested tools (the latest requested) are live at once,
+    so a turn that keeps requesting never binds more tools than a provider accepts
+    (OpenAI: 128). An older one called again is refused as not loaded; requesting it
+    again makes it live. ``mode="all"`` offers the whole catalog, unbounded.
 
     A call to a catalog tool that was not loaded this turn, or that no longer exists,
     gets a model-visible error message rather than an exception.
@@ -98,10 +107,16 @@ class ToolLibrarianMiddleware(AgentMiddleware[AgentState[Any], Any]):
         *,
         mode: Literal["discover", "all"] = "discover",
         k: int = 5,
+        max_live_tools: int = MAX_LIVE_TOOLS,
     ) -> None:
         super().__init__()
         if mode not in ("discover", "all"):
             raise ValueError(f"mode must be 'discover' or 'all', got {mode!r}")
+        if isinstance(max_live_tools, bool) or not isinstance(max_live_tools, int):
+            raise TypeError(f"max_live_tools must be an int, got {max_live_tools!r}")
+        if max_live_tools < 1:
+            raise ValueError(f"max_live_tools must be at least 1, got {max_live_tools}")
+        self.max_live_tools = max_live_tools
         self.index = catalog if isinstance(catalog, ToolIndex) else ToolIndex(catalog)
         self.mode = mode
         self.request_tools = create_request_tools(self.index, k=k)
@@ -118,7 +133,10 @@ class ToolLibrarianMiddleware(AgentMiddleware[AgentState[Any], Any]):
             return []
         if not in_turn(loaded.get("turn"), state_messages(state)):
             return []
-        return list(loaded.get("names", []))
+        # The most recently requested ones: a turn that keeps requesting would otherwise
+        # bind hundreds of tools to one call (OpenAI refuses more than 128). A tool past
+        # the bound is "not loaded" again; requesting it again makes it recent.
+        return list(loaded.get("names", []))[-self.max_live_tools :]
 
     def tools_for(self, state: Any) -> list[BaseTool]:
         """``request_tools`` (in discover mode) plus the tools live for this state.

@@ -36,7 +36,7 @@ class LoadedTools(TypedDict):
 
 
 def merge_loaded_tools(left: LoadedTools | None, right: LoadedTools | None) -> LoadedTools:
-    """Union within a turn; a new turn starts a new set.
+    """Union within a turn, least recently requested first; a new turn starts a new set.
 
     Parallel ``request_tools`` calls in one step merge instead of conflicting, and a
     set from an earlier turn is replaced as soon as the new turn loads anything.
@@ -45,7 +45,11 @@ def merge_loaded_tools(left: LoadedTools | None, right: LoadedTools | None) -> L
         return left or {"turn": "", "names": []}
     if not left or left.get("turn") != right.get("turn"):
         return {"turn": right["turn"], "names": list(dict.fromkeys(right["names"]))}
-    return {"turn": left["turn"], "names": list(dict.fromkeys([*left["names"], *right["names"]]))}
+    # A name requested again moves to the end: the list runs from least to most
+    # recently requested (the middleware keeps the latest ones live).
+    again = set(right["names"])
+    kept = [name for name in left["names"] if name not in again]
+    return {"turn": left["turn"], "names": list(dict.fromkeys([*kept, *right["names"]]))}
 
 
 class ToolLibrarianStateFields(TypedDict):
