@@ -201,6 +201,10 @@ def test_a_domain_filter_fitting_no_domain_is_ignored_and_said():
     empty = index.search("", domain="astronomy")
     assert empty.fallback == "domains" and empty.domain_requested == "astronomy"
     assert "searched all tools instead" in format_search_result(empty, index)
+    # A pasted text as the domain is not echoed back whole (100 KB in, 100 KB out).
+    pasted = index.search("renew a loan", domain="x" * 100_000)
+    note = format_search_result(pasted, index).splitlines()[0]
+    assert len(note) < 200 and note.startswith('There is no domain named "xxx')
 
 
 def test_particles_are_skipped_after_a_verb():

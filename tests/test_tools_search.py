@@ -301,6 +301,9 @@ def test_calibrate_thresholds_rules_on_a_small_set():
         assert case.gold in index.search(case.query).names
     with pytest.raises(ValueError):
         calibrate_thresholds(index, [])
+    # A misspelled right tool would count as a miss and skew every value silently.
+    with pytest.raises(ValueError, match="'email_sned'"):
+        calibrate_thresholds(index, [*cases, Case("send mail", "email_sned")])
 
 
 @pytest.mark.parametrize("model", ["none", "static", "e5-small"])

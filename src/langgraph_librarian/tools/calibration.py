@@ -172,6 +172,10 @@ def calibrate_thresholds(
         neighbor_weights = NEIGHBOR_WEIGHTS if semantic else (0.0,)
     names = index.row_names()
     row_of = {n: i for i, n in enumerate(names) if n}
+    unknown = sorted({c.gold for c in cases if c.gold is not None and c.gold not in row_of})
+    if unknown:  # a misspelled gold name would silently count as a miss
+        shown = ", ".join(repr(name) for name in unknown[:5])
+        raise ValueError(f"calibrate_thresholds: gold tools not in the index: {shown}")
     saved_neighbors = index.neighbor_weight
     best: tuple[float, float] = (0.0, 0.0)
     best_key: tuple[float, ...] = (-1.0,)

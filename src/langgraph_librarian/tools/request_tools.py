@@ -110,6 +110,8 @@ _OWN_PHRASES = (
 (it could pass itself off as the librarian's answer to the model)."""
 _PLAIN_NAME = re.compile(r"[\w.\-:/]{1,128}")
 _SUMMARY_CHARS = 160
+_DOMAIN_CHARS = 80
+"""A ``domain=`` naming no domain is quoted back up to this many characters."""
 
 
 def _quoted(text: str) -> str:
@@ -157,7 +159,10 @@ def _domain_note(result: ToolSearchResult) -> str:
     """What became of a ``domain=`` that names no known domain ("" when it did)."""
     if result.domain_requested is None:
         return ""
-    asked = json.dumps(result.domain_requested, ensure_ascii=False)
+    requested = result.domain_requested
+    if len(requested) > _DOMAIN_CHARS:  # a pasted text as domain: not echoed whole
+        requested = requested[:_DOMAIN_CHARS] + "…"
+    asked = json.dumps(requested, ensure_ascii=False)
     if result.domain_used is not None:
         return (
             f"There is no domain named {asked}; searched the closest one, "
