@@ -1,0 +1,60 @@
+"""Bugs found by a bug hunt on scoped recall, each pinned by the input that showed it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+from langgraph.store.memory import InMemoryStore
+
+from langgraph_librarian.recall import ScopeMemory
+from test_recall_tools import ause_tool, use_tool
+
+
+class SilentStore(InMemoryStore):
+    """A store that stops answering (a network partition, no statement timeout)."""
+
+    def __init__(self, seconds: float = 3.0) -> None:
+        super().__init__()
+        self.seconds = seconds
+        self.release = threading.Event()
+
+    def batch(self, ops: Any) -> Any:
+        self.release.wait(self.seconds)
+        raise ConnectionError("no answer")
+
+    async def abatch(self, ops: Any) -> Any:
+        await asyncio.sleep(self.seconds)
+        raise ConnectionError("no answer")
+
+
+TOOL_ARGS = {
+    "memory_search": {"query": "tomatoes"},
+    "memory_remember": {"text": "Prefers tea."},
+    "memory_context": {"query": "tomatoes"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(TOOL_ARGS))
+def test_memory_tools_give_up_after_the_timeout(name):
+    # The tools waited for the store as long as it took (3 s here, for ever on a hung
+    # store) although ScopeMemory(timeout=) bounds every wait for it.
+    store = SilentStore()
+    memory = ScopeMemory(store, timeout=0.3)
+    started = time.monotonic()
+    out = use_tool(memory, name, TOOL_ARGS[name])
+    store.release.set()
+    assert time.monotonic() - started < 2.0
+    assert out.startswith("memory unavailable: the memory store failed (TimeoutError)")
+
+
+@pytest.mark.parametrize("name", sorted(TOOL_ARGS))
+async def test_async_memory_tools_give_up_after_the_timeout(name):
+    memory = ScopeMemory(SilentStore(), timeout=0.3)
+    started = time.monotonic()
+    out = await ause_tool(memory, name, TOOL_ARGS[name])
+    assert time.monotonic() - started < 2.0
+    assert out.startswith("memory unavailable: the memory store failed (TimeoutError)")
