@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_librarian.recall import ScopeMemory
@@ -58,3 +59,21 @@ async def test_async_memory_tools_give_up_after_the_timeout(name):
     out = await ause_tool(memory, name, TOOL_ARGS[name])
     assert time.monotonic() - started < 2.0
     assert out.startswith("memory unavailable: the memory store failed (TimeoutError)")
+
+
+@pytest.mark.parametrize("odd", ["chat\x00one", "chat\ud800one"])
+def test_a_thread_with_an_odd_id_is_not_recalled_its_own_turns(odd):
+    # Records keep ids cleaned (NUL and lone surrogates become U+FFFD, which stores can
+    # hold); the asking thread's raw id and its messages' raw ids were compared with
+    # them as they were, so the thread got its own turns back as "earlier conversations".
+    memory = ScopeMemory(InMemoryStore())
+    history = [
+        HumanMessage("My cat is called Miso.", id=f"h-{odd}"),
+        AIMessage("Miso is a lovely name for a cat.", id=f"a-{odd}"),
+    ]
+    memory.capture("user:1", history, thread_id=odd)
+    question = "What is my cat called?"
+    assert memory.recall("user:1", question).status == "recalled"
+    assert memory.recall("user:1", question, exclude_thread_id=odd).status == "empty"
+    ids = [m.id for m in history if m.id]
+    assert memory.recall("user:1", question, exclude_message_ids=ids).status == "empty"

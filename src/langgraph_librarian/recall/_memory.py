@@ -88,7 +88,10 @@ def _without(
     """``records`` less the copies of the given messages and the given thread's records."""
     if not message_ids and not content_hashes and thread_id is None:
         return records
-    ids, hashes = set(message_ids), set(content_hashes)
+    # Records hold their thread and message ids as stored: cleaned (NUL and lone
+    # surrogates made U+FFFD, see MemoryRecord.from_entry), so compare cleaned ids.
+    ids, hashes = {clean_text(i) for i in message_ids}, set(content_hashes)
+    thread_id = None if thread_id is None else clean_text(thread_id)
     return [
         r
         for r in records
