@@ -8,10 +8,13 @@ import time
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langgraph_librarian.recall import ScopeMemory
+from fakes import ScriptedChatModel
+from langgraph_librarian.recall import RecallMiddleware, RecallScope, ScopeMemory
 from test_recall_tools import ause_tool, use_tool
 
 
@@ -77,3 +80,28 @@ def test_a_thread_with_an_odd_id_is_not_recalled_its_own_turns(odd):
     assert memory.recall("user:1", question, exclude_thread_id=odd).status == "empty"
     ids = [m.id for m in history if m.id]
     assert memory.recall("user:1", question, exclude_message_ids=ids).status == "empty"
+
+
+@pytest.mark.parametrize("off", ["false", "False", "0", "no", "off", ""])
+def test_a_switch_sent_as_the_string_false_switches_capture_off(off):
+    # A context sent as JSON (a form, an HTTP API) carries "false" as a string, and
+    # bool("false") is True: the "incognito" run was captured into scope memory.
+    memory = ScopeMemory(InMemoryStore())
+    agent = create_agent(
+        ScriptedChatModel(script="Noted."),
+        middleware=[RecallMiddleware(memory, capture_turns=True)],
+        context_schema=RecallScope,
+        checkpointer=InMemorySaver(),
+    )
+    agent.invoke(
+        {"messages": [HumanMessage("My alias is Zorro; keep this between us.")]},
+        {"configurable": {"thread_id": "incognito"}},
+        context={"scope_id": "user:1", "allow_capture": off},
+    )
+    assert memory.records("user:1") == []
+    agent.invoke(
+        {"messages": [HumanMessage("My alias is Zorro; remember it.")]},
+        {"configurable": {"thread_id": "open"}},
+        context={"scope_id": "user:1", "allow_capture": "true"},
+    )
+    assert len(memory.records("user:1")) == 2
