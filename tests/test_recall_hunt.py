@@ -105,3 +105,33 @@ def test_a_switch_sent_as_the_string_false_switches_capture_off(off):
         context={"scope_id": "user:1", "allow_capture": "true"},
     )
     assert len(memory.records("user:1")) == 2
+
+
+def test_an_edited_and_regenerated_question_is_recalled_anew():
+    # Edit and regenerate keeps the question's id and changes its text: the recall cached
+    # for the old question (keyed by the id) was handed to the model for the new one.
+    memory = ScopeMemory(InMemoryStore())
+    memory.remember("user:1", "My dog Rex loves carrots.")
+    memory.remember("user:1", "My apartment in Lyon has a balcony.")
+    for n in range(8):
+        memory.remember("user:1", f"Gym session {n} was fine.")
+    agent = create_agent(
+        ScriptedChatModel(script="ok"),
+        middleware=[RecallMiddleware(memory, report=True)],
+        context_schema=RecallScope,
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "B"}}
+    scope = RecallScope(scope_id="user:1")
+    state = agent.invoke(
+        {"messages": [HumanMessage("What does my dog Rex eat?", id="q1")]}, config, context=scope
+    )
+    assert [r["text"] for r in state["librarian_recall"]["records"]] == [
+        "My dog Rex loves carrots."
+    ]
+    before = next(s for s in agent.get_state_history(config) if s.next == ("model",))
+    edited = HumanMessage("Does my Lyon apartment have a balcony?", id="q1")
+    forked = agent.update_state(before.config, {"messages": [edited]})
+    state = agent.invoke(None, forked, context=scope)
+    texts = [r["text"] for r in state["librarian_recall"]["records"]]
+    assert texts == ["My apartment in Lyon has a balcony."]

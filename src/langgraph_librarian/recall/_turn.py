@@ -8,6 +8,7 @@ key includes the scope, so two tenants sending the same prompt never share a rec
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
@@ -70,9 +71,12 @@ def _prepare(
     if not query.strip():
         return RecallResult("skipped", scope=key, reason="empty query")
     # The Librarian's turn key (same turn, same key), per thread: two threads of one
-    # scope never share a result (it excludes the thread's own messages).
+    # scope never share a result (it excludes the thread's own messages). The question's
+    # digest too: a question edited in place (same id, new text: edit and regenerate)
+    # is a new question, not the old one's recall again.
     thread, turn = turn_key(thread_id(parent), messages)
-    return scope_id, query, (key, f"{thread}\x00{turn}", bound), bound, thread
+    asked = hashlib.blake2b(query.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+    return scope_id, query, (key, f"{thread}\x00{turn}\x00{asked}", bound), bound, thread
 
 
 def _asked(messages: Sequence[BaseMessage]) -> BaseMessage | None:
