@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from fakes import ScriptedChatModel
+from fakes import ScriptedChatModel, ToolCallingScriptedModel
 from langgraph_librarian.recall import RecallMiddleware, RecallScope, ScopeMemory
+from test_recall_helpers import FlakyStore
 from test_recall_tools import ause_tool, use_tool
 
 
@@ -135,3 +136,51 @@ def test_an_edited_and_regenerated_question_is_recalled_anew():
     state = agent.invoke(None, forked, context=scope)
     texts = [r["text"] for r in state["librarian_recall"]["records"]]
     assert texts == ["My apartment in Lyon has a balcony."]
+
+
+def _loop_agent(memory: ScopeMemory, calls: int = 2) -> Any:
+    """An agent whose model calls a tool ``calls`` times in a turn, then answers."""
+
+    def decide(messages: list[Any]) -> AIMessage:
+        asked = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
+        done = sum(isinstance(m, ToolMessage) for m in messages[asked:])
+        if done < calls:
+            call = {"name": "clock", "args": {}, "id": f"call-{done}"}
+            return AIMessage("", tool_calls=[call])
+        return AIMessage("done")
+
+    def clock() -> str:
+        """The time."""
+        return "noon"
+
+    return create_agent(
+        ToolCallingScriptedModel(script=decide),
+        tools=[clock],
+        middleware=[RecallMiddleware(memory, report=True)],
+        context_schema=RecallScope,
+        checkpointer=InMemorySaver(),
+    )
+
+
+def test_a_retried_turn_recalls_again_once_the_store_is_back():
+    # A failed recall was cached for the turn (by its question) with no end: every later
+    # run of that turn (the user's retry, a regenerate) got "unavailable" again though
+    # the store was back, for the life of the process.
+    store = FlakyStore()
+    memory = ScopeMemory(store)
+    memory.remember("user:1", "My dog Rex loves carrots.")
+    agent = _loop_agent(memory)
+    config = {"configurable": {"thread_id": "B"}}
+    scope = RecallScope(scope_id="user:1")
+    store.down = True
+    asked = store.batches
+    state = agent.invoke(
+        {"messages": [HumanMessage("What does my dog Rex eat?", id="q1")]}, config, context=scope
+    )
+    assert state["librarian_recall"]["status"] == "unavailable"
+    assert store.batches == asked + 1  # the tool loop's later model calls did not ask again
+    store.down = False
+    # The retry: the turn run again from its first model call.
+    first = [s for s in agent.get_state_history(config) if s.next == ("model",)][-1]
+    state = agent.invoke(None, first.config, context=scope)
+    assert state["librarian_recall"]["status"] == "recalled"

@@ -196,6 +196,11 @@ class ScopeMemory:
         self.max_candidates = max_candidates
         self.capture_roles = frozenset(capture_roles) - {"system"}
         self.cache: BoundedCache[tuple[str, str, int], RecallResult] = BoundedCache(cache_size)
+        self._failed_at: BoundedCache[tuple[str, str, int], tuple[float, int]] = BoundedCache(
+            cache_size
+        )
+        """When each cached failed recall failed (``time.monotonic()``) and how long its
+        conversation was then (see ``_turn``)."""
         self._in_flight = threading.BoundedSemaphore(IN_FLIGHT)
         """Turns' store calls running on their own threads (see ``IN_FLIGHT``)."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -129,9 +130,37 @@ def _turn_id(memory: ScopeMemory, scope_id: str, thread: str | None, messages: A
     return (id(memory), scope_id, turn_key(thread, messages))
 
 
-def _done(memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallResult) -> None:
+_FAILED = frozenset({"unavailable", "misconfigured"})
+FAILURE_REUSE = 300.0
+"""Seconds at most a failed recall stands for its turn (see :func:`_cached`)."""
+
+
+def _cached(
+    memory: ScopeMemory, cache_key: tuple[str, str, int], length: int, log: bool
+) -> RecallResult | None:
+    """The turn's cached recall. A failure stands for the model calls of the turn's tool
+    loop, which come with more messages than the call that failed (they do not wait for
+    the store again); a call with no more messages is another run of the turn (a retry,
+    a regenerate once the store is back): it asks again, as does any call once the
+    failure is ``FAILURE_REUSE`` seconds old. A report of the turn (``log=False``) gets
+    what the model got."""
+    cached = memory.cache.get(cache_key)
+    if cached is None or cached.status not in _FAILED or not log:
+        return cached
+    failed = memory._failed_at.get(cache_key)
+    if failed is None:
+        return None
+    at, then = failed
+    return cached if length > then and time.monotonic() - at < FAILURE_REUSE else None
+
+
+def _done(
+    memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallResult, length: int
+) -> None:
     if result.status == "empty":
         logger.debug("scope recall: %s", result.reason)
+    if result.status in _FAILED:
+        memory._failed_at.put(cache_key, (time.monotonic(), length))
     memory.cache.put(cache_key, result)
 
 
@@ -170,7 +199,8 @@ def recall_for_turn(
     if isinstance(prepared, RecallResult):
         return prepared
     scope_id, query, cache_key, bound, thread = prepared
-    cached = memory.cache.get(cache_key)
+    length = max(len(messages), len(history))  # (the thread's, when the model gets a part)
+    cached = _cached(memory, cache_key, length, log)
     if cached is not None:
         return cached
     arguments = _arguments(query, bound, thread, parent, [*messages, *history], _asked(messages))
@@ -180,7 +210,7 @@ def recall_for_turn(
         if is_timeout(exc):
             _SILENT_TURNS.put(_turn_id(memory, scope_id, thread, messages), True)
         result = _failed(exc, cache_key[0])
-    _done(memory, cache_key, result)
+    _done(memory, cache_key, result, length)
     return result
 
 
@@ -198,7 +228,8 @@ async def arecall_for_turn(
     if isinstance(prepared, RecallResult):
         return prepared
     scope_id, query, cache_key, bound, thread = prepared
-    cached = memory.cache.get(cache_key)
+    length = max(len(messages), len(history))  # (the thread's, when the model gets a part)
+    cached = _cached(memory, cache_key, length, log)
     if cached is not None:
         return cached
     arguments = _arguments(query, bound, thread, parent, [*messages, *history], _asked(messages))
@@ -208,7 +239,7 @@ async def arecall_for_turn(
         if is_timeout(exc):
             _SILENT_TURNS.put(_turn_id(memory, scope_id, thread, messages), True)
         result = _failed(exc, cache_key[0])
-    _done(memory, cache_key, result)
+    _done(memory, cache_key, result, length)
     return result
 
 
