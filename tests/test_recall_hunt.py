@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from typing import Any
@@ -184,3 +185,19 @@ def test_a_retried_turn_recalls_again_once_the_store_is_back():
     first = [s for s in agent.get_state_history(config) if s.next == ("model",)][-1]
     state = agent.invoke(None, first.config, context=scope)
     assert state["librarian_recall"]["status"] == "recalled"
+
+
+def test_foreign_items_in_a_scope_are_warned_about_once_not_at_every_turn(caplog):
+    # Items another writer left under a scope's namespace were logged at WARNING one by
+    # one at every recall: 300 foreign items, 300 warnings a turn.
+    store = InMemoryStore()
+    memory = ScopeMemory(store)
+    memory.remember("user:1", "My dog Rex loves carrots.")
+    namespace = (*memory.scope_namespace("user:1"), "memory")
+    for n in range(300):
+        store.put(namespace, f"foreign-{n}", {"app": "other", "n": n})
+    with caplog.at_level(logging.WARNING, logger="langgraph_librarian.recall"):
+        for _ in range(5):
+            assert memory.recall("user:1", "What does Rex eat?").status == "recalled"
+    warnings = [r for r in caplog.records if "skipping unreadable record" in r.getMessage()]
+    assert len(warnings) == 300
