@@ -88,7 +88,10 @@ def _without(
     """``records`` less the copies of the given messages and the given thread's records."""
     if not message_ids and not content_hashes and thread_id is None:
         return records
-    ids, hashes = set(message_ids), set(content_hashes)
+    # Records hold their thread and message ids as stored: cleaned (NUL and lone
+    # surrogates made U+FFFD, see MemoryRecord.from_entry), so compare cleaned ids.
+    ids, hashes = {clean_text(i) for i in message_ids}, set(content_hashes)
+    thread_id = None if thread_id is None else clean_text(thread_id)
     return [
         r
         for r in records
@@ -193,6 +196,11 @@ class ScopeMemory:
         self.max_candidates = max_candidates
         self.capture_roles = frozenset(capture_roles) - {"system"}
         self.cache: BoundedCache[tuple[str, str, int], RecallResult] = BoundedCache(cache_size)
+        self._failed_at: BoundedCache[tuple[str, str, int], tuple[float, int]] = BoundedCache(
+            cache_size
+        )
+        """When each cached failed recall failed (``time.monotonic()``) and how long its
+        conversation was then (see ``_turn``)."""
         self._in_flight = threading.BoundedSemaphore(IN_FLIGHT)
         """Turns' store calls running on their own threads (see ``IN_FLIGHT``)."""
 

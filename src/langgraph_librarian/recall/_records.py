@@ -17,6 +17,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langgraph_librarian._engine.text import clean_text
+from langgraph_librarian._kit.cache import BoundedCache
 from langgraph_librarian.entry import IndexEntry
 
 __all__ = [
@@ -186,8 +187,17 @@ def record_from_value(key: str, value: Any) -> MemoryRecord | None:
             original_tokens=int(value.get("original_tokens") or 0),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        logger.warning("scope memory: skipping unreadable record %s: %s", key[:48], exc)
+        # Once per record (while remembered), then at DEBUG: a scope holding foreign
+        # items is read at every turn, and each turn logged each of them again.
+        warned = _WARNED.get((key, str(exc))) is not None
+        _WARNED.put((key, str(exc)), True)
+        log = logger.debug if warned else logger.warning
+        log("scope memory: skipping unreadable record %s: %s", key[:48], exc)
         return None
+
+
+_WARNED: BoundedCache[tuple[str, str], bool] = BoundedCache(4_096)
+"""Unreadable records already logged at WARNING (by key and problem)."""
 
 
 def _message_for(record: MemoryRecord) -> BaseMessage:

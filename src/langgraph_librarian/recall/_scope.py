@@ -122,10 +122,22 @@ def resolve_scope(context: Any = None) -> str:
     )
 
 
+_GRANTED = frozenset({"true", "1", "yes", "on"})
+
+
 def context_flag(context: Any, name: str) -> bool:
-    """A boolean permission from the run context (absent means allowed)."""
+    """A boolean permission from the run context (absent means allowed).
+
+    A string (a context sent as JSON or read from a form: ``"false"``) grants only when
+    it reads ``"true"``, ``"1"``, ``"yes"`` or ``"on"``: ``bool("false")`` is ``True``,
+    which turned an incognito run's ``allow_capture`` into a capture.
+    """
     value = _field(context, name)
-    return True if value is None else bool(value)
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return value.strip().lower() in _GRANTED
+    return bool(value)
 
 
 def check_max_bytes(value: Any) -> int:

@@ -26,6 +26,7 @@ from langgraph_librarian.recall._scope import (
     resolve_scope,
     run_max_bytes,
 )
+from langgraph_librarian.recall._turn import _awithin, _within
 
 __all__ = ["SEARCH_DEFAULT_LIMIT", "SEARCH_MAX_LIMIT", "RememberPolicy", "create_memory_tools"]
 
@@ -134,7 +135,8 @@ def create_memory_tools(
     ) -> str:
         try:
             scope_id, _ = _scope(runtime)
-            found = memory.search(scope_id, _query(query), limit=_limit(limit))
+            question, most = _query(query), _limit(limit)
+            found = _within(memory, lambda: memory.search(scope_id, question, limit=most))
         except Exception as exc:
             return _failure(exc, f"{prefix}_search")
         return render_search(found)
@@ -144,7 +146,8 @@ def create_memory_tools(
     ) -> str:
         try:
             scope_id, _ = _scope(runtime)
-            found = await memory.asearch(scope_id, _query(query), limit=_limit(limit))
+            question, most = _query(query), _limit(limit)
+            found = await _awithin(memory.timeout, memory.asearch(scope_id, question, limit=most))
         except Exception as exc:
             return _failure(exc, f"{prefix}_search")
         return render_search(found)
@@ -153,7 +156,8 @@ def create_memory_tools(
         try:
             scope_id, context = _scope(runtime)
             allowed = _text(text, context, scope_id, can_remember)
-            record = memory.remember(scope_id, allowed, thread_id=thread_id(runtime=runtime))
+            thread = thread_id(runtime=runtime)
+            record = _within(memory, lambda: memory.remember(scope_id, allowed, thread_id=thread))
         except Exception as exc:
             return _failure(exc, f"{prefix}_remember")
         return f"remembered (id {record.key})"
@@ -162,7 +166,10 @@ def create_memory_tools(
         try:
             scope_id, context = _scope(runtime)
             allowed = _text(text, context, scope_id, can_remember)
-            record = await memory.aremember(scope_id, allowed, thread_id=thread_id(runtime=runtime))
+            thread = thread_id(runtime=runtime)
+            record = await _awithin(
+                memory.timeout, memory.aremember(scope_id, allowed, thread_id=thread)
+            )
         except Exception as exc:
             return _failure(exc, f"{prefix}_remember")
         return f"remembered (id {record.key})"
@@ -171,7 +178,11 @@ def create_memory_tools(
         try:
             scope_id, ctx = _scope(runtime)
             bound = run_max_bytes(ctx, memory.max_bytes)
-            result = memory.recall(scope_id, _query(query), max_bytes=bound, parent=runtime.config)
+            question = _query(query)
+            result = _within(
+                memory,
+                lambda: memory.recall(scope_id, question, max_bytes=bound, parent=runtime.config),
+            )
         except Exception as exc:
             return _failure(exc, f"{prefix}_context")
         return _context_answer(result)
@@ -180,8 +191,9 @@ def create_memory_tools(
         try:
             scope_id, ctx = _scope(runtime)
             bound = run_max_bytes(ctx, memory.max_bytes)
-            result = await memory.arecall(
-                scope_id, _query(query), max_bytes=bound, parent=runtime.config
+            result = await _awithin(
+                memory.timeout,
+                memory.arecall(scope_id, _query(query), max_bytes=bound, parent=runtime.config),
             )
         except Exception as exc:
             return _failure(exc, f"{prefix}_context")

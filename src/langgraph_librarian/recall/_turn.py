@@ -8,7 +8,9 @@ key includes the scope, so two tenants sending the same prompt never share a rec
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -70,9 +72,12 @@ def _prepare(
     if not query.strip():
         return RecallResult("skipped", scope=key, reason="empty query")
     # The Librarian's turn key (same turn, same key), per thread: two threads of one
-    # scope never share a result (it excludes the thread's own messages).
+    # scope never share a result (it excludes the thread's own messages). The question's
+    # digest too: a question edited in place (same id, new text: edit and regenerate)
+    # is a new question, not the old one's recall again.
     thread, turn = turn_key(thread_id(parent), messages)
-    return scope_id, query, (key, f"{thread}\x00{turn}", bound), bound, thread
+    asked = hashlib.blake2b(query.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+    return scope_id, query, (key, f"{thread}\x00{turn}\x00{asked}", bound), bound, thread
 
 
 def _asked(messages: Sequence[BaseMessage]) -> BaseMessage | None:
@@ -125,9 +130,37 @@ def _turn_id(memory: ScopeMemory, scope_id: str, thread: str | None, messages: A
     return (id(memory), scope_id, turn_key(thread, messages))
 
 
-def _done(memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallResult) -> None:
+_FAILED = frozenset({"unavailable", "misconfigured"})
+FAILURE_REUSE = 300.0
+"""Seconds at most a failed recall stands for its turn (see :func:`_cached`)."""
+
+
+def _cached(
+    memory: ScopeMemory, cache_key: tuple[str, str, int], length: int, log: bool
+) -> RecallResult | None:
+    """The turn's cached recall. A failure stands for the model calls of the turn's tool
+    loop, which come with more messages than the call that failed (they do not wait for
+    the store again); a call with no more messages is another run of the turn (a retry,
+    a regenerate once the store is back): it asks again, as does any call once the
+    failure is ``FAILURE_REUSE`` seconds old. A report of the turn (``log=False``) gets
+    what the model got."""
+    cached = memory.cache.get(cache_key)
+    if cached is None or cached.status not in _FAILED or not log:
+        return cached
+    failed = memory._failed_at.get(cache_key)
+    if failed is None:
+        return None
+    at, then = failed
+    return cached if length > then and time.monotonic() - at < FAILURE_REUSE else None
+
+
+def _done(
+    memory: ScopeMemory, cache_key: tuple[str, str, int], result: RecallResult, length: int
+) -> None:
     if result.status == "empty":
         logger.debug("scope recall: %s", result.reason)
+    if result.status in _FAILED:
+        memory._failed_at.put(cache_key, (time.monotonic(), length))
     memory.cache.put(cache_key, result)
 
 
@@ -166,7 +199,8 @@ def recall_for_turn(
     if isinstance(prepared, RecallResult):
         return prepared
     scope_id, query, cache_key, bound, thread = prepared
-    cached = memory.cache.get(cache_key)
+    length = max(len(messages), len(history))  # (the thread's, when the model gets a part)
+    cached = _cached(memory, cache_key, length, log)
     if cached is not None:
         return cached
     arguments = _arguments(query, bound, thread, parent, [*messages, *history], _asked(messages))
@@ -176,7 +210,7 @@ def recall_for_turn(
         if is_timeout(exc):
             _SILENT_TURNS.put(_turn_id(memory, scope_id, thread, messages), True)
         result = _failed(exc, cache_key[0])
-    _done(memory, cache_key, result)
+    _done(memory, cache_key, result, length)
     return result
 
 
@@ -194,7 +228,8 @@ async def arecall_for_turn(
     if isinstance(prepared, RecallResult):
         return prepared
     scope_id, query, cache_key, bound, thread = prepared
-    cached = memory.cache.get(cache_key)
+    length = max(len(messages), len(history))  # (the thread's, when the model gets a part)
+    cached = _cached(memory, cache_key, length, log)
     if cached is not None:
         return cached
     arguments = _arguments(query, bound, thread, parent, [*messages, *history], _asked(messages))
@@ -204,7 +239,7 @@ async def arecall_for_turn(
         if is_timeout(exc):
             _SILENT_TURNS.put(_turn_id(memory, scope_id, thread, messages), True)
         result = _failed(exc, cache_key[0])
-    _done(memory, cache_key, result)
+    _done(memory, cache_key, result, length)
     return result
 
 
