@@ -184,6 +184,18 @@ class RunningSummaryMiddleware(SummarizationMiddleware[Any, Any]):
                 kept.insert(0, old.pop(at))
         return old, kept
 
+    def _determine_cutoff_index(self, messages: list[AnyMessage]) -> int:
+        """LangChain's cutoff, or 0 (no summary this call) when the old part holds no
+        conversation message once the question is kept: LangChain would write "No
+        previous conversation history." as the summary, or re-summarize the previous
+        summary alone (a model call before every model call of a long turn)."""
+        cutoff = super()._determine_cutoff_index(messages)
+        if cutoff > 0:
+            old, _ = self._partition_messages(list(messages), cutoff)
+            if all(_is_summary(m) for m in old):
+                return 0
+        return cutoff
+
     @staticmethod
     def _build_new_messages(summary: str) -> list[HumanMessage]:
         # The raw summary travels with the message, so the next summary extends it

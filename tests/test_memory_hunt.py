@@ -1,0 +1,77 @@
+"""Bugs found by a hunt through the running-summary and trimming strategies: each test
+is an input a production user can send, and what must (not) happen with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from fakes import ScriptedChatModel, ToolCallingScriptedModel
+from langgraph_librarian.memory import (
+    RunningSummarizer,
+    RunningSummaryMiddleware,
+    history_problems,
+)
+
+
+@tool
+def pantry(item: str) -> str:
+    """Say how much of an item is in the pantry."""
+    return f"{item}: 3 units"
+
+
+def cfg(thread: str = "t") -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}}
+
+
+def tool_loop_model(calls_per_turn: int = 3) -> ToolCallingScriptedModel:
+    """Calls ``pantry`` ``calls_per_turn`` times after each question, then answers."""
+    made = {"n": 0, "turn": 0}
+
+    def decide(messages: list[Any]) -> AIMessage:
+        if messages[-1].type == "human":
+            made["turn"] = 0
+        if made["turn"] < calls_per_turn:
+            made["turn"] += 1
+            made["n"] += 1
+            call = {"name": "pantry", "args": {"item": f"x{made['n']}"}, "id": f"c{made['n']}"}
+            return AIMessage("", tool_calls=[{**call, "type": "tool_call"}])
+        return AIMessage("Done.")
+
+    return ToolCallingScriptedModel(script=decide)
+
+
+# -- RunningSummaryMiddleware: a cut that leaves nothing to fold ------------------------------
+
+
+@pytest.mark.parametrize("run_async", [False, True], ids=["sync", "async"])
+async def test_middleware_never_folds_nothing(run_async):
+    """When the cut would fold only the turn's question (kept) or only the previous
+    summary, LangChain wrote "No previous conversation history." as the summary, or
+    re-summarized the summary alone with a model call before every model call."""
+    model = tool_loop_model()
+    summary_model = ScriptedChatModel(script="- User is allergic to nuts.")
+    middleware = RunningSummaryMiddleware(
+        model,
+        summarizer=RunningSummarizer(summary_model, max_retries=0),
+        trigger=("messages", 4),
+        keep=("messages", 3),
+    )
+    agent = create_agent(
+        model, tools=[pantry], middleware=[middleware], checkpointer=InMemorySaver()
+    )
+    for text in ["I'm allergic to nuts, what can I cook?", "And for dessert?", "Snacks?"]:
+        payload = {"messages": [HumanMessage(text)]}
+        state = await agent.ainvoke(payload, cfg()) if run_async else agent.invoke(payload, cfg())
+    summary = state["messages"][0]
+    assert summary.additional_kwargs.get("lc_source") == "summarization"
+    assert "No previous conversation history" not in summary.content
+    for prompt in summary_model.calls:  # every summary call folds at least one message
+        assert "<messages>\n\n</messages>" not in str(prompt[-1].content)
+    for call in model.calls:
+        assert history_problems(call) == []
