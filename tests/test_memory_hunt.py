@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -15,6 +16,7 @@ from fakes import ScriptedChatModel, ToolCallingScriptedModel
 from langgraph_librarian.memory import (
     RunningSummarizer,
     RunningSummaryMiddleware,
+    create_summary_graph,
     history_problems,
 )
 
@@ -75,3 +77,27 @@ async def test_middleware_never_folds_nothing(run_async):
         assert "<messages>\n\n</messages>" not in str(prompt[-1].content)
     for call in model.calls:
         assert history_problems(call) == []
+
+
+# -- create_summary_graph: a Runnable that answers with a string ---------------------------
+
+
+@pytest.mark.parametrize("run_async", [False, True], ids=["sync", "async"])
+async def test_a_string_answer_is_the_assistant_s(run_async):
+    """A chain ending in ``StrOutputParser`` answers with a ``str``; ``add_messages``
+    turned it into a human message, so the model later read its own answers as the
+    user's, and the summary said "User: ..." for them."""
+    graph = create_summary_graph(
+        RunnableLambda(lambda messages: "Try a lentil curry."),
+        max_messages=2,
+        keep_last=2,
+        checkpointer=InMemorySaver(),
+    )
+    payload = {"messages": [("user", "I'm allergic to nuts.")]}
+    for _ in range(2):
+        state = await graph.ainvoke(payload, cfg()) if run_async else graph.invoke(payload, cfg())
+    assert [m.type for m in state["messages"]] == ["human", "ai"]
+    assert state["summary"].splitlines() == [
+        "- User: I'm allergic to nuts.",
+        "- Assistant: Try a lentil curry.",
+    ]

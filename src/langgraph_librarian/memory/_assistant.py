@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any, get_type_hints
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -53,7 +54,8 @@ def create_summary_chat_node(
     yourself (``model.bind_tools(tools)``) when your graph has a tool node.
 
     Args:
-        model: A chat model, any Runnable taking messages, or a ``"provider:model"``
+        model: A chat model, any Runnable taking messages (a ``str`` answer
+            becomes an AIMessage), or a ``"provider:model"``
             string (its provider package is checked now; the model is created with
             ``init_chat_model`` on first use).
         system_prompt: Your persona/instructions (a string, a SystemMessage or a list).
@@ -83,6 +85,8 @@ def create_summary_chat_node(
         )
 
     def update(state: Mapping[str, Any], reply: Any) -> StateUpdate:
+        if isinstance(reply, str):  # a chain ending in StrOutputParser: still the assistant's
+            reply = AIMessage(reply)
         out: StateUpdate = {"messages": [reply]}
         if _start_summary and "summary" not in state:
             out["summary"] = ""  # spec 02: the summary starts as an empty string
