@@ -101,3 +101,35 @@ async def test_a_string_answer_is_the_assistant_s(run_async):
         "- User: I'm allergic to nuts.",
         "- Assistant: Try a lentil curry.",
     ]
+
+
+# -- RunningSummaryMiddleware: a LangChain-style summarizer that returns nothing -------------
+
+
+def blank(messages: list[Any]) -> str:
+    return "  "
+
+
+@pytest.mark.parametrize("run_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("writer", ["callable", "summary_prompt"])
+async def test_a_blank_summary_fails_open(run_async, writer):
+    """A callable ``summarizer`` (or a ``summary_prompt`` model) answering "" replaced
+    the previous summary and the folded messages by an empty summary: all lost."""
+    model = ToolCallingScriptedModel(script="Answer.")
+    if writer == "callable":
+        extra: dict[str, Any] = {"summarizer": RunnableLambda(blank)}
+    else:
+        extra = {"summarizer": ScriptedChatModel(script=""), "summary_prompt": "{messages}"}
+    agent = create_agent(
+        model,
+        middleware=[
+            RunningSummaryMiddleware(model, trigger=("messages", 4), keep=("messages", 2), **extra)
+        ],
+        checkpointer=InMemorySaver(),
+    )
+    texts = ["I'm allergic to nuts.", "Lunch?", "Dinner?"]
+    for text in texts:
+        payload = {"messages": [HumanMessage(text)]}
+        state = await agent.ainvoke(payload, cfg()) if run_async else agent.invoke(payload, cfg())
+    assert [m.content for m in state["messages"] if m.type == "human"] == texts
+    assert "empty summary" in state["summary_metadata"]["summary_error"]

@@ -36,7 +36,7 @@ from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian.memory._adapter import captured_results
 from langgraph_librarian.memory._graph import SummarizerLike, resolve_summarizer
 from langgraph_librarian.memory._nodes import failure_metadata, waiting_after_failure
-from langgraph_librarian.memory._result import SummaryResult
+from langgraph_librarian.memory._result import SummarizationError, SummaryResult
 from langgraph_librarian.memory._summarizer import RunningSummarizer
 
 __all__ = ["RunningSummaryMiddleware", "RunningSummaryMiddlewareState"]
@@ -54,6 +54,18 @@ class RunningSummaryMiddlewareState(AgentState[Any]):
 
 def _is_summary(message: BaseMessage) -> bool:
     return (message.additional_kwargs or {}).get("lc_source") == "summarization"
+
+
+def _check_written(update: dict[str, Any] | None) -> None:
+    """Raise when the summary about to replace the old messages is blank (a summarizer
+    function or a ``summary_prompt`` model that answered nothing): it would delete the
+    previous summary and every folded message, keeping nothing of them."""
+    for message in (update or {}).get("messages") or []:
+        if (
+            _is_summary(message)
+            and not str(message.additional_kwargs.get("running_summary", "x")).strip()
+        ):
+            raise SummarizationError("the summarizer returned an empty summary")
 
 
 def _is_question(message: BaseMessage) -> bool:
@@ -248,6 +260,7 @@ class RunningSummaryMiddleware(SummarizationMiddleware[Any, Any]):
         with captured_results() as results:
             try:
                 update = super().before_model(state, runtime)
+                _check_written(update)
             except Exception as exc:
                 if not fails_open(exc):
                     raise
@@ -260,6 +273,7 @@ class RunningSummaryMiddleware(SummarizationMiddleware[Any, Any]):
         with captured_results() as results:
             try:
                 update = await super().abefore_model(state, runtime)
+                _check_written(update)
             except Exception as exc:
                 if not fails_open(exc):
                     raise
