@@ -133,3 +133,39 @@ async def test_a_blank_summary_fails_open(run_async, writer):
         state = await agent.ainvoke(payload, cfg()) if run_async else agent.invoke(payload, cfg())
     assert [m.content for m in state["messages"] if m.type == "human"] == texts
     assert "empty summary" in state["summary_metadata"]["summary_error"]
+
+
+# -- RunningSummarizer: the shortened answer is held to what the first one was -------------
+
+FOLD = [
+    HumanMessage("I'm allergic to peanuts."),
+    AIMessage("Noted."),
+    HumanMessage("I love Thai curry and we are 4 people at home."),
+    AIMessage("Great, curry for 4."),
+]
+OVER_BUDGET = (
+    "- User is allergic to peanuts; the assistant noted the peanut allergy.\n"
+    "- User loves Thai curry, especially Thai curry cooked at home.\n"
+    "- The household is 4 people at home, so curry is for 4 people.\n"
+    "- The assistant answered: great, curry for 4 people at home."
+)
+
+
+@pytest.mark.parametrize("run_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize(
+    "shortened",
+    ["- User loves peanuts and Thai curry.", "- User loves Thai curry; household of 4 people."],
+    ids=["said-the-other-way", "allergy-left-out"],
+)
+async def test_a_shortened_summary_must_stay_true_to_the_conversation(run_async, shortened):
+    """An answer over budget is sent back to be shortened; the shortened answer was only
+    checked against the long one, so "User loves peanuts" (or a summary without the
+    allergy) became the summary: the checks the docs promise for a model's answer."""
+    model = ScriptedChatModel(script=[OVER_BUDGET, shortened])
+    summarizer = RunningSummarizer(model, max_summary_tokens=30, max_retries=0)
+    result = await summarizer.asummarize(FOLD) if run_async else summarizer.summarize(FOLD)
+    assert len(model.calls) == 2  # the re-compression call was made
+    assert "allergic to peanuts" in result.summary
+    assert "loves peanuts" not in result.summary
+    assert result.summary_tokens <= 30
+    assert any(note.startswith("re-compression rejected") for note in result.notes)

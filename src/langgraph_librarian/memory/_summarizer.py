@@ -410,6 +410,12 @@ class RunningSummarizer:
                 else _answer_problem(shorter, text, RECOMPRESS_PROMPT, RECOMPRESS_TAGS)
             )
             if problem is None:
+                # Held to what the first answer was: true to the conversation, and keeping
+                # the user's facts (as far as the offline re-compression below would).
+                problem = gist_problem(
+                    shorter, request.shown, request.previous, lambda: self.compress(text)
+                )
+            if problem is None:
                 text = shorter
             else:
                 notes.append(f"re-compression rejected ({problem})")
