@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from fakes import ScriptedChatModel, ToolCallingScriptedModel
 from langgraph_librarian.memory import (
@@ -169,3 +170,32 @@ async def test_a_shortened_summary_must_stay_true_to_the_conversation(run_async,
     assert "loves peanuts" not in result.summary
     assert result.summary_tokens <= 30
     assert any(note.startswith("re-compression rejected") for note in result.notes)
+
+
+# -- the failure cool-down after the history was cleared ------------------------------------
+
+
+def test_a_cleared_history_ends_the_failure_cool_down():
+    """The cool-down waited for an absolute message count: after a failure at 36
+    messages the next try was due at 68, and once the thread was cleared
+    (REMOVE_ALL_MESSAGES) no summary was tried for the next 60-odd messages, however
+    many piled up, although the provider was back."""
+    down = [RuntimeError("down")] * 4
+    summary_model = ScriptedChatModel(script=[*down, "- User is allergic to fish."])
+    graph = create_summary_graph(
+        ScriptedChatModel(script="Answer."),
+        summarizer=RunningSummarizer(summary_model, max_retries=0),
+        max_messages=6,
+        keep_last=2,
+        checkpointer=InMemorySaver(),
+    )
+    for i in range(18):
+        state = graph.invoke({"messages": [("user", f"Question {i}?")]}, cfg())
+    assert state["summary_metadata"]["summary_failures"] == 4
+    clear = [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage("New topic: fish.")]
+    graph.invoke({"messages": clear}, cfg())
+    for i in range(3):
+        state = graph.invoke({"messages": [("user", f"I'm allergic to fish {i}.")]}, cfg())
+    assert len(summary_model.calls) == 5
+    assert "summary_error" not in state["summary_metadata"]
+    assert len(state["messages"]) <= 6
