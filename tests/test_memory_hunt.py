@@ -199,3 +199,19 @@ def test_a_cleared_history_ends_the_failure_cool_down():
     assert len(summary_model.calls) == 5
     assert "summary_error" not in state["summary_metadata"]
     assert len(state["messages"]) <= 6
+
+
+# -- RunningSummarizer: messages given as a generator --------------------------------------
+
+
+@pytest.mark.parametrize("run_async", [False, True], ids=["sync", "async"])
+async def test_messages_from_a_generator_are_summarized(run_async):
+    """``summarize(m for m in history if ...)`` summarized nothing: the type check
+    consumed the generator and the empty rest became an empty summary. (The other
+    helpers, ``trim_history``, ``repair_history``..., take any iterable.)"""
+    history = [HumanMessage("I'm allergic to nuts."), AIMessage("Noted.")]
+    summarizer = RunningSummarizer()
+    messages = (m for m in history if m.type != "system")
+    result = await summarizer.asummarize(messages) if run_async else summarizer.summarize(messages)
+    assert result.summary == "- User: I'm allergic to nuts.\n- Assistant: Noted."
+    assert result.summarized_count == 2

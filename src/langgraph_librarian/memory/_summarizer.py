@@ -167,9 +167,10 @@ def _inputs(messages: Sequence[Any], previous: object) -> tuple[list[BaseMessage
         previous = ""
     if not isinstance(previous, str):
         raise TypeError(f"previous_summary must be a str, got {type(previous).__name__}")
+    messages = list(messages)  # once: a generator would be consumed by the check below
     if all(isinstance(m, BaseMessage) for m in messages):
-        return list(messages), previous
-    return convert_to_messages(list(messages)), previous
+        return messages, previous
+    return convert_to_messages(messages), previous
 
 
 class RunningSummarizer:
