@@ -215,3 +215,40 @@ async def test_messages_from_a_generator_are_summarized(run_async):
     result = await summarizer.asummarize(messages) if run_async else summarizer.summarize(messages)
     assert result.summary == "- User: I'm allergic to nuts.\n- Assistant: Noted."
     assert result.summarized_count == 2
+
+
+# -- RunningSummarizer: an answer stopped at the output-token limit --------------------------
+
+HOUSEHOLD = [
+    HumanMessage("I'm allergic to nuts."),
+    AIMessage("Noted."),
+    HumanMessage("We are 4 at home. Any lunch idea?"),
+    AIMessage("A lentil soup."),
+]
+CUT = "- User is allergic to nuts.\n- Household of 4 people.\n- User asked for a lunch idea and"
+
+
+@pytest.mark.parametrize("run_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize(
+    "metadata",
+    [{"finish_reason": "length"}, {"stop_reason": "max_tokens"}],
+    ids=["openai", "anthropic"],
+)
+async def test_a_reported_output_limit_drops_the_cut_last_line(run_async, metadata):
+    """The provider says the answer stopped at its output limit; the running summary
+    kept the cut last line as it was (the index rejects such answers; here only an
+    unreported cut mid-word was handled)."""
+    model = ScriptedChatModel(script=AIMessage(CUT, response_metadata=metadata))
+    summarizer = RunningSummarizer(model, max_retries=0)
+    result = (
+        await summarizer.asummarize(HOUSEHOLD) if run_async else summarizer.summarize(HOUSEHOLD)
+    )
+    assert result.method == "llm"
+    assert result.summary == "- User is allergic to nuts.\n- Household of 4 people."
+
+
+def test_a_one_line_answer_stopped_at_the_output_limit_is_not_kept():
+    cut = AIMessage("- User is allergic to nuts and", response_metadata={"finish_reason": "length"})
+    result = RunningSummarizer(ScriptedChatModel(script=cut), max_retries=0).summarize(HOUSEHOLD)
+    assert result.method == "extractive"
+    assert "output-token limit" in result.notes[-1]
