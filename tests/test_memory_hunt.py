@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -17,6 +17,7 @@ from fakes import ScriptedChatModel, ToolCallingScriptedModel
 from langgraph_librarian.memory import (
     RunningSummarizer,
     RunningSummaryMiddleware,
+    build_model_input,
     create_summary_graph,
     history_problems,
 )
@@ -252,3 +253,23 @@ def test_a_one_line_answer_stopped_at_the_output_limit_is_not_kept():
     result = RunningSummarizer(ScriptedChatModel(script=cut), max_retries=0).summarize(HOUSEHOLD)
     assert result.method == "extractive"
     assert "output-token limit" in result.notes[-1]
+
+
+# -- build_model_input: the repair warning says what was repaired ----------------------------
+
+
+def test_the_repair_warning_names_what_was_repaired(caplog):
+    """A system message in the middle was moved to the front, and the warning said
+    "dropped or changed tool calls without results" plus the greeting hint: the user
+    went looking for tool calls that were never there."""
+    call = {"name": "pantry", "args": {}, "id": "c1", "type": "tool_call"}
+    with caplog.at_level("WARNING", logger="langgraph_librarian.memory._graph"):
+        build_model_input(
+            [HumanMessage("hi"), AIMessage("yo"), SystemMessage("Be terse."), HumanMessage("q")]
+        )
+        unanswered_call = AIMessage("x", tool_calls=[call])
+        build_model_input([HumanMessage("hi"), unanswered_call, HumanMessage("q")])
+    moved, unanswered = (record.getMessage() for record in caplog.records)
+    assert "2:system" in moved and "tool calls" not in moved
+    assert "require_human_first" not in moved + unanswered  # no greeting was dropped
+    assert "1:ai" in unanswered
