@@ -11,12 +11,14 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, Syst
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import MessagesState
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from fakes import ScriptedChatModel, ToolCallingScriptedModel
 from langgraph_librarian.memory import (
     RunningSummarizer,
     RunningSummaryMiddleware,
+    SummaryFields,
     build_model_input,
     create_summary_graph,
     history_problems,
@@ -273,3 +275,26 @@ def test_the_repair_warning_names_what_was_repaired(caplog):
     assert "2:system" in moved and "tool calls" not in moved
     assert "require_human_first" not in moved + unanswered  # no greeting was dropped
     assert "1:ai" in unanswered
+
+
+# -- create_summary_graph: a state schema without the summary fields -------------------------
+
+
+def test_a_state_schema_without_the_summary_fields_is_refused():
+    """``state_schema=MessagesState`` (no ``summary``): the node deleted the old
+    messages and LangGraph dropped the summary update, so everything folded was lost
+    without a word; without ``summary_metadata`` the failure cool-down never held."""
+
+    class NoSummary(MessagesState):
+        pass
+
+    class NoMetadata(MessagesState):
+        summary: str
+
+    class Complete(MessagesState, SummaryFields):
+        pass
+
+    for schema in (NoSummary, NoMetadata):
+        with pytest.raises(ValueError, match="SummaryFields"):
+            create_summary_graph(ScriptedChatModel(script="ok"), state_schema=schema)
+    create_summary_graph(ScriptedChatModel(script="ok"), state_schema=Complete)

@@ -17,6 +17,7 @@ from langgraph_librarian._kit.node import LibrarianNode
 from langgraph_librarian._kit.state import read_messages
 from langgraph_librarian.memory._graph import (
     SummarizerLike,
+    SummaryFields,
     SummaryState,
     SystemPrompt,
     build_model_input,
@@ -141,7 +142,8 @@ def create_summary_graph(
         checkpointer: A LangGraph checkpointer (e.g. ``SqliteSaver``) so the summary
             and the recent messages survive restarts, per ``thread_id``.
         store: Optional LangGraph store passed to ``compile``.
-        state_schema: A TypedDict with ``messages`` and :class:`SummaryFields`.
+        state_schema: A TypedDict with ``messages`` and :class:`SummaryFields` (a schema
+            without them raises ``ValueError``: LangGraph would drop the summary).
         name: Graph name.
 
     Example:
@@ -151,6 +153,16 @@ def create_summary_graph(
         >>> sorted(graph.get_graph().nodes)
         ['__end__', '__start__', 'chat', 'summarize_conversation']
     """
+    fields = _fields(state_schema)
+    missing = [name for name in ("messages", *SummaryFields.__annotations__) if name not in fields]
+    if missing:
+        # LangGraph drops updates to keys its state lacks: the node would delete the old
+        # messages and the summary of them would vanish (or the cool-down would not hold).
+        raise ValueError(
+            f"state_schema {getattr(state_schema, '__name__', state_schema)!r} lacks "
+            f"{', '.join(missing)}: mix SummaryFields into it (class MyState(MessagesState, "
+            "SummaryFields)) or use SummaryState"
+        )
     # Typed Any like graph.py's nodes: StateGraph's node typing wants a state class.
     nodes: dict[str, Any] = {
         "chat": create_summary_chat_node(
@@ -160,7 +172,7 @@ def create_summary_graph(
             repair=repair,
             # The ready graph's state has ``summary``: its first turn writes "" (spec
             # 02), so ``state["summary"]`` reads before the first summary is due.
-            _start_summary="summary" in _fields(state_schema),
+            _start_summary=True,
         ),
         "summarize_conversation": create_summarize_node(
             summarizer, keep_last=keep_last, token_counter=token_counter
