@@ -298,3 +298,11 @@ def test_a_state_schema_without_the_summary_fields_is_refused():
         with pytest.raises(ValueError, match="SummaryFields"):
             create_summary_graph(ScriptedChatModel(script="ok"), state_schema=schema)
     create_summary_graph(ScriptedChatModel(script="ok"), state_schema=Complete)
+
+
+def test_a_prose_answer_stopped_at_the_output_limit_loses_its_last_sentence():
+    prose = "User is allergic to nuts. The household is 4 people. User asked for a lunch"
+    cut = AIMessage(prose, response_metadata={"finish_reason": "length"})
+    result = RunningSummarizer(ScriptedChatModel(script=cut), max_retries=0).summarize(HOUSEHOLD)
+    assert result.method == "llm"
+    assert result.summary == "User is allergic to nuts. The household is 4 people."

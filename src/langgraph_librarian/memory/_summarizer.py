@@ -140,7 +140,10 @@ def _uncut(raw: object, source: str) -> tuple[str, str | None]:
     """
     text, cut = cut_unreported(clean_model_summary(output_text(raw)), source, raw)
     if stopped_at_length(raw):
-        text = text.rstrip().rpartition("\n")[0].rstrip()
+        text = text.rstrip()
+        # The last line goes; of a one-paragraph answer, the last sentence.
+        ends = [m.end() for m in re.finditer(r"\n|[.!?](?=\s)", text)]
+        text = text[: ends[-1]].rstrip() if ends else ""
         return text, None if text else "the summary was cut off at the output-token limit"
     return text, "the summary was cut off mid-word" if cut and not text else None
 
