@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any, get_type_hints
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -16,6 +17,7 @@ from langgraph_librarian._kit.node import LibrarianNode
 from langgraph_librarian._kit.state import read_messages
 from langgraph_librarian.memory._graph import (
     SummarizerLike,
+    SummaryFields,
     SummaryState,
     SystemPrompt,
     build_model_input,
@@ -53,7 +55,8 @@ def create_summary_chat_node(
     yourself (``model.bind_tools(tools)``) when your graph has a tool node.
 
     Args:
-        model: A chat model, any Runnable taking messages, or a ``"provider:model"``
+        model: A chat model, any Runnable taking messages (a ``str`` answer
+            becomes an AIMessage), or a ``"provider:model"``
             string (its provider package is checked now; the model is created with
             ``init_chat_model`` on first use).
         system_prompt: Your persona/instructions (a string, a SystemMessage or a list).
@@ -83,6 +86,8 @@ def create_summary_chat_node(
         )
 
     def update(state: Mapping[str, Any], reply: Any) -> StateUpdate:
+        if isinstance(reply, str):  # a chain ending in StrOutputParser: still the assistant's
+            reply = AIMessage(reply)
         out: StateUpdate = {"messages": [reply]}
         if _start_summary and "summary" not in state:
             out["summary"] = ""  # spec 02: the summary starts as an empty string
@@ -137,7 +142,8 @@ def create_summary_graph(
         checkpointer: A LangGraph checkpointer (e.g. ``SqliteSaver``) so the summary
             and the recent messages survive restarts, per ``thread_id``.
         store: Optional LangGraph store passed to ``compile``.
-        state_schema: A TypedDict with ``messages`` and :class:`SummaryFields`.
+        state_schema: A TypedDict with ``messages`` and :class:`SummaryFields` (a schema
+            without them raises ``ValueError``: LangGraph would drop the summary).
         name: Graph name.
 
     Example:
@@ -147,6 +153,16 @@ def create_summary_graph(
         >>> sorted(graph.get_graph().nodes)
         ['__end__', '__start__', 'chat', 'summarize_conversation']
     """
+    fields = _fields(state_schema)
+    missing = [name for name in ("messages", *SummaryFields.__annotations__) if name not in fields]
+    if missing:
+        # LangGraph drops updates to keys its state lacks: the node would delete the old
+        # messages and the summary of them would vanish (or the cool-down would not hold).
+        raise ValueError(
+            f"state_schema {getattr(state_schema, '__name__', state_schema)!r} lacks "
+            f"{', '.join(missing)}: mix SummaryFields into it (class MyState(MessagesState, "
+            "SummaryFields)) or use SummaryState"
+        )
     # Typed Any like graph.py's nodes: StateGraph's node typing wants a state class.
     nodes: dict[str, Any] = {
         "chat": create_summary_chat_node(
@@ -156,7 +172,7 @@ def create_summary_graph(
             repair=repair,
             # The ready graph's state has ``summary``: its first turn writes "" (spec
             # 02), so ``state["summary"]`` reads before the first summary is due.
-            _start_summary="summary" in _fields(state_schema),
+            _start_summary=True,
         ),
         "summarize_conversation": create_summarize_node(
             summarizer, keep_last=keep_last, token_counter=token_counter

@@ -95,10 +95,17 @@ def _log_repair(before: Sequence[BaseMessage], after: Sequence[BaseMessage]) -> 
         return
     kept = {id(m) for m in after}
     dropped = [f"{i}:{m.type}" for i, m in enumerate(before) if id(m) not in kept]
+    start = next((i for i, m in enumerate(before) if m.type != "system"), len(before))
+    moved = [f"{i}:system" for i, m in enumerate(before[start:], start) if m.type == "system"]
+    repairs = [
+        *([f"dropped or changed {', '.join(dropped[:10])}"] if dropped else []),
+        *([f"moved to the front {', '.join(moved[:10])}"] if moved else []),
+    ]
+    greeting = start < len(before) and before[start].type == "ai" and id(before[start]) not in kept
     logger.warning(
-        "running summary: the history was repaired for the model (dropped or changed %s); "
-        "an assistant greeting first needs require_human_first=False",
-        ", ".join(dropped[:10]) or "tool calls without results",
+        "running summary: the history was repaired for the model (%s)%s",
+        "; ".join(repairs) or "reordered",
+        "; an assistant greeting first needs require_human_first=False" if greeting else "",
     )
 
 

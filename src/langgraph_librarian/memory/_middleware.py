@@ -36,7 +36,7 @@ from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian.memory._adapter import captured_results
 from langgraph_librarian.memory._graph import SummarizerLike, resolve_summarizer
 from langgraph_librarian.memory._nodes import failure_metadata, waiting_after_failure
-from langgraph_librarian.memory._result import SummaryResult
+from langgraph_librarian.memory._result import SummarizationError, SummaryResult
 from langgraph_librarian.memory._summarizer import RunningSummarizer
 
 __all__ = ["RunningSummaryMiddleware", "RunningSummaryMiddlewareState"]
@@ -54,6 +54,18 @@ class RunningSummaryMiddlewareState(AgentState[Any]):
 
 def _is_summary(message: BaseMessage) -> bool:
     return (message.additional_kwargs or {}).get("lc_source") == "summarization"
+
+
+def _check_written(update: dict[str, Any] | None) -> None:
+    """Raise when the summary about to replace the old messages is blank (a summarizer
+    function or a ``summary_prompt`` model that answered nothing): it would delete the
+    previous summary and every folded message, keeping nothing of them."""
+    for message in (update or {}).get("messages") or []:
+        if (
+            _is_summary(message)
+            and not str(message.additional_kwargs.get("running_summary", "x")).strip()
+        ):
+            raise SummarizationError("the summarizer returned an empty summary")
 
 
 def _is_question(message: BaseMessage) -> bool:
@@ -184,6 +196,18 @@ class RunningSummaryMiddleware(SummarizationMiddleware[Any, Any]):
                 kept.insert(0, old.pop(at))
         return old, kept
 
+    def _determine_cutoff_index(self, messages: list[AnyMessage]) -> int:
+        """LangChain's cutoff, or 0 (no summary this call) when the old part holds no
+        conversation message once the question is kept: LangChain would write "No
+        previous conversation history." as the summary, or re-summarize the previous
+        summary alone (a model call before every model call of a long turn)."""
+        cutoff = super()._determine_cutoff_index(messages)
+        if cutoff > 0:
+            old, _ = self._partition_messages(list(messages), cutoff)
+            if all(_is_summary(m) for m in old):
+                return 0
+        return cutoff
+
     @staticmethod
     def _build_new_messages(summary: str) -> list[HumanMessage]:
         # The raw summary travels with the message, so the next summary extends it
@@ -236,6 +260,7 @@ class RunningSummaryMiddleware(SummarizationMiddleware[Any, Any]):
         with captured_results() as results:
             try:
                 update = super().before_model(state, runtime)
+                _check_written(update)
             except Exception as exc:
                 if not fails_open(exc):
                     raise
@@ -248,6 +273,7 @@ class RunningSummaryMiddleware(SummarizationMiddleware[Any, Any]):
         with captured_results() as results:
             try:
                 update = await super().abefore_model(state, runtime)
+                _check_written(update)
             except Exception as exc:
                 if not fails_open(exc):
                     raise

@@ -53,10 +53,8 @@ def failure_metadata(
     turn (nothing was removed, so the threshold stays passed): the next attempt waits
     for a few more messages, twice as many after each further failure.
     """
-    failures = 1
-    if isinstance(previous, Mapping) and isinstance(previous.get("summary_failures"), int):
-        failures = previous["summary_failures"] + 1
-    wait = min(_MAX_RETRY_AFTER_MESSAGES, _RETRY_AFTER_MESSAGES * 2 ** (failures - 1))
+    failures = _failures(previous) + 1 if isinstance(previous, Mapping) else 1
+    wait = _wait(failures)
     return {
         "summarized_count": 0,
         "removed_count": 0,
@@ -67,9 +65,28 @@ def failure_metadata(
 
 
 def waiting_after_failure(metadata: Any, message_count: int) -> bool:
-    """True while a failed summary's cool-down (``summary_retry_at``) is running."""
-    retry_at = metadata.get("summary_retry_at") if isinstance(metadata, Mapping) else None
-    return isinstance(retry_at, int) and message_count < retry_at
+    """True while a failed summary's cool-down (``summary_retry_at``) is running.
+
+    A history shorter than at the failure (cleared, or trimmed by another node) ends
+    it: the count it waits for was counted on messages that are gone.
+    """
+    if not isinstance(metadata, Mapping):
+        return False
+    retry_at = metadata.get("summary_retry_at")
+    if not isinstance(retry_at, int):
+        return False
+    failed_at = retry_at - _wait(max(1, _failures(metadata)))
+    return failed_at <= message_count < retry_at
+
+
+def _failures(metadata: Mapping[str, Any]) -> int:
+    failures = metadata.get("summary_failures")
+    return int(failures) if isinstance(failures, int) and not isinstance(failures, bool) else 0
+
+
+def _wait(failures: int) -> int:
+    """Messages to wait for after the ``failures``-th failure in a row."""
+    return min(_MAX_RETRY_AFTER_MESSAGES, _RETRY_AFTER_MESSAGES << min(failures - 1, 8))
 
 
 # -- the summarize node --------------------------------------------------------------------

@@ -18,7 +18,7 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_librarian._engine.calls import CallPolicy, ModelCaller
 from langgraph_librarian._engine.failures import fails_open
-from langgraph_librarian._engine.messages import message_text, output_text
+from langgraph_librarian._engine.messages import message_text, output_text, stopped_at_length
 from langgraph_librarian._engine.models import LazyModel, build_model
 from langgraph_librarian._engine.text import content_terms
 from langgraph_librarian.index._validate import clean_model_summary, cut_unreported
@@ -129,6 +129,25 @@ def _answer_problem(
     return problem
 
 
+def _uncut(raw: object, source: str) -> tuple[str, str | None]:
+    """The answer's cleaned text without a last line the output limit cut, and why it
+    is unusable (``None`` when it may be checked).
+
+    A limit the provider reported (``finish_reason="length"``, ``stop_reason=
+    "max_tokens"``) stopped the last line wherever it fell ("- User can eat" before
+    "no nuts"): that line goes, the rest is checked as usual. An unreported one shows
+    as a last word cut mid-word (:func:`cut_unreported`).
+    """
+    text, cut = cut_unreported(clean_model_summary(output_text(raw)), source, raw)
+    if stopped_at_length(raw):
+        text = text.rstrip()
+        # The last line goes; of a one-paragraph answer, the last sentence.
+        ends = [m.end() for m in re.finditer(r"\n|[.!?](?=\s)", text)]
+        text = text[: ends[-1]].rstrip() if ends else ""
+        return text, None if text else "the summary was cut off at the output-token limit"
+    return text, "the summary was cut off mid-word" if cut and not text else None
+
+
 def _passes_through(exc: BaseException) -> bool:
     """Interrupts and configuration errors are not summary failures: they propagate."""
     return not fails_open(exc)
@@ -167,9 +186,10 @@ def _inputs(messages: Sequence[Any], previous: object) -> tuple[list[BaseMessage
         previous = ""
     if not isinstance(previous, str):
         raise TypeError(f"previous_summary must be a str, got {type(previous).__name__}")
+    messages = list(messages)  # once: a generator would be consumed by the check below
     if all(isinstance(m, BaseMessage) for m in messages):
-        return list(messages), previous
-    return convert_to_messages(list(messages)), previous
+        return messages, previous
+    return convert_to_messages(messages), previous
 
 
 class RunningSummarizer:
@@ -371,11 +391,9 @@ class RunningSummarizer:
                 raise
             raise SummarizationError(f"{type(exc).__name__}: {exc}") from exc
         # Checked and kept without a preamble, fence, label or closing offer, nor a last
-        # line cut mid-word (an output limit the server did not report).
-        text, cut = cut_unreported(clean_model_summary(output_text(raw)), request.source, raw)
-        if cut and not text:
-            problem: str | None = "the summary was cut off mid-word"
-        else:
+        # line cut by the output limit.
+        text, problem = _uncut(raw, request.source)
+        if problem is None:
             problem = _answer_problem(
                 text,
                 request.source,
@@ -403,12 +421,15 @@ class RunningSummarizer:
                 raise
             notes.append(f"re-compression call failed: {type(exc).__name__}")
         else:
-            shorter, cut = cut_unreported(clean_model_summary(output_text(raw)), text, raw)
-            problem = (
-                "the summary was cut off mid-word"
-                if cut and not shorter
-                else _answer_problem(shorter, text, RECOMPRESS_PROMPT, RECOMPRESS_TAGS)
-            )
+            shorter, problem = _uncut(raw, text)
+            if problem is None:
+                problem = _answer_problem(shorter, text, RECOMPRESS_PROMPT, RECOMPRESS_TAGS)
+            if problem is None:
+                # Held to what the first answer was: true to the conversation, and keeping
+                # the user's facts (as far as the offline re-compression below would).
+                problem = gist_problem(
+                    shorter, request.shown, request.previous, lambda: self.compress(text)
+                )
             if problem is None:
                 text = shorter
             else:
