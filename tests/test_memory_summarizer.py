@@ -159,9 +159,9 @@ def test_llm_timeout_raises_and_retry_recovers():
 def test_llm_summary_over_budget_is_recompressed_by_a_second_call():
     # Over budget, not a loop (a line said again and again is rejected as one).
     long_answer = LONG_ANSWER
-    model = ScriptedChatModel(script=[long_answer, "- short version: allergic to nuts"])
+    model = ScriptedChatModel(script=[long_answer, "- short version: vegetarian, allergic to nuts"])
     result = RunningSummarizer(model, max_summary_tokens=50).summarize([HumanMessage(ALLERGY)])
-    assert result.summary == "- short version: allergic to nuts" and result.recompressed
+    assert result.summary == "- short version: vegetarian, allergic to nuts" and result.recompressed
     assert "Shorten this conversation summary" in prompt_text(model.calls[1])
 
 
@@ -205,10 +205,10 @@ def test_bad_settings_are_rejected():
 async def test_async_offline_and_llm():
     offline = await RunningSummarizer(max_summary_tokens=100).asummarize(chatter(30))
     assert offline.summary_tokens <= 100
-    model = ScriptedChatModel(script=[LONG_ANSWER, "- allergic to nuts"])
+    model = ScriptedChatModel(script=[LONG_ANSWER, "- vegetarian, allergic to nuts"])
     summarizer = RunningSummarizer(model, max_summary_tokens=40)
     result = await summarizer.asummarize([HumanMessage(ALLERGY)])
-    assert result.summary == "- allergic to nuts" and model.async_calls == 2
+    assert result.summary == "- vegetarian, allergic to nuts" and model.async_calls == 2
 
 
 async def test_async_timeout_and_failure():
