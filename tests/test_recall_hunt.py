@@ -201,3 +201,36 @@ def test_foreign_items_in_a_scope_are_warned_about_once_not_at_every_turn(caplog
             assert memory.recall("user:1", "What does Rex eat?").status == "recalled"
     warnings = [r for r in caplog.records if "skipping unreadable record" in r.getMessage()]
     assert len(warnings) == 300
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_slow_selector_model_leaves_the_offline_recall_within_the_turns_timeout(asynchronous):
+    """The turn waits ``timeout`` (15 s by default) for the store and the selector
+    together, while a selector model had ``selection_timeout`` (60 s by default): a
+    provider slower than the turn's wait made recall ``unavailable`` instead of the
+    offline selection standing in, as it does when the model fails. The model now gets
+    half of the turn's wait."""
+    from langgraph_librarian import LibrarianConfig
+    from langgraph_librarian.recall._turn import arecall_for_turn, recall_for_turn
+
+    selector = ScriptedChatModel(script="IDs: [0]", latency=3.0)
+    config = LibrarianConfig(selector_model=selector, indexer_model="local", max_retries=0)
+    memory = ScopeMemory(InMemoryStore(), config=config, timeout=1.5)
+    memory.capture(
+        "u",
+        [
+            HumanMessage("Please remember: I have a severe peanut allergy.", id="h1"),
+            AIMessage("Understood, no peanuts in any recipe.", id="a1"),
+        ],
+        thread_id="earlier",
+    )
+    messages = [HumanMessage("Is satay sauce with peanuts fine for my allergy?", id="q")]
+    run = {"configurable": {"thread_id": "now"}}
+    context = RecallScope(scope_id="u")
+    if asynchronous:
+        result = asyncio.run(arecall_for_turn(memory, context, messages, run))
+    else:
+        result = recall_for_turn(memory, context, messages, run)
+    assert result.status == "recalled" and result.strategy == "local_fallback"
+    assert "peanut allergy" in result.text
+    assert memory.config.selection_timeout == 60.0  # the user's config is left as given

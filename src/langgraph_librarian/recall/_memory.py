@@ -7,6 +7,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -853,8 +854,22 @@ class ScopeMemory:
         """Rank the scope's records (but the excluded ones) and render the evidence."""
         records = _without(found, *excluded)
         query = query[:MAX_QUERY_CHARS]
-        ranked = _select.select_ranked(records, query, self.config, parent)
+        ranked = _select.select_ranked(records, query, self._selection_config(), parent)
         return self._finish(scope_id, ranked, len(records), bound, len(found), query)
+
+    def _selection_config(self) -> LibrarianConfig:
+        """The config recall selects with: a selector model gets at most half of
+        ``timeout``. The turn waits ``timeout`` for the store and the selector together,
+        so a model allowed longer (``selection_timeout``, 60 s by default) made a slow
+        provider cost the whole recall (``unavailable``) instead of the offline
+        selection standing in, as it does when the model fails."""
+        config = self.config
+        if self.timeout is None or config.uses_local_selector:
+            return config
+        share = self.timeout * _SELECTOR_SHARE
+        if config.selection_timeout is not None and config.selection_timeout <= share:
+            return config
+        return replace(config, selection_timeout=share)
 
     async def arecall(
         self,
@@ -881,8 +896,12 @@ class ScopeMemory:
             return await asyncio.to_thread(self._ranked, *ranking)
         records = _without(found, *excluded)
         query = query[:MAX_QUERY_CHARS]
-        ranked = await _select.aselect_ranked(records, query, self.config, parent)
+        ranked = await _select.aselect_ranked(records, query, self._selection_config(), parent)
         return self._finish(scope_id, ranked, len(records), bound, len(found), query)
+
+
+_SELECTOR_SHARE = 0.5
+"""Share of ``ScopeMemory(timeout=)`` a selector model may spend on one recall."""
 
 
 def check_memory(memory: Any, where: str) -> ScopeMemory:
