@@ -391,16 +391,16 @@ class GraphState(MessagesState, ToolLibrarianStateFields):
     pass
 
 
-def test_state_graph_variant_with_tool_node():
-    SENT.clear()
-    librarian = ToolLibrarianMiddleware(lexical_index())
-    model = scripted_agent_model()
+def hand_built_graph(
+    state: type[Any], librarian: ToolLibrarianMiddleware, model: ToolCallingScriptedModel
+) -> StateGraph:
+    """A model node binding ``tools_for(state)`` and a ToolNode wrapped by the librarian."""
 
-    def call_model(state: GraphState) -> dict[str, Any]:
+    def call_model(state: Any) -> dict[str, Any]:
         bound = model.bind_tools([memory_note, *librarian.tools_for(state)])
         return {"messages": [bound.invoke(state["messages"])]}
 
-    builder = StateGraph(GraphState)
+    builder = StateGraph(state)
     builder.add_node("model", call_model)
     builder.add_node(
         "tools",
@@ -413,7 +413,14 @@ def test_state_graph_variant_with_tool_node():
     builder.add_edge(START, "model")
     builder.add_conditional_edges("model", tools_condition)
     builder.add_edge("tools", "model")
-    graph = builder.compile(checkpointer=MemorySaver())
+    return builder
+
+
+def test_state_graph_variant_with_tool_node():
+    SENT.clear()
+    librarian = ToolLibrarianMiddleware(lexical_index())
+    model = scripted_agent_model()
+    graph = hand_built_graph(GraphState, librarian, model).compile(checkpointer=MemorySaver())
     cfg = {"configurable": {"thread_id": "sg"}}
     graph.invoke({"messages": [HumanMessage("Email John about the Q4 report")]}, cfg)
     assert SENT == [{"to": "john@x.org", "body": "Q4 report"}]
@@ -430,26 +437,7 @@ def test_a_graph_state_without_the_loaded_tools_field_says_so():
     the recursion limit. The developer gets a ConfigurationError naming the fix."""
     SENT.clear()
     librarian = ToolLibrarianMiddleware(lexical_index())
-    model = scripted_agent_model()
-
-    def call_model(state: MessagesState) -> dict[str, Any]:
-        bound = model.bind_tools([memory_note, *librarian.tools_for(state)])
-        return {"messages": [bound.invoke(state["messages"])]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("model", call_model)
-    builder.add_node(
-        "tools",
-        ToolNode(
-            [memory_note, librarian.request_tools],
-            wrap_tool_call=librarian.wrap_tool_call,
-            awrap_tool_call=librarian.awrap_tool_call,
-        ),
-    )
-    builder.add_edge(START, "model")
-    builder.add_conditional_edges("model", tools_condition)
-    builder.add_edge("tools", "model")
-    graph = builder.compile()
+    graph = hand_built_graph(MessagesState, librarian, scripted_agent_model()).compile()
     with pytest.raises(ConfigurationError, match="ToolLibrarianStateFields"):
         graph.invoke({"messages": [HumanMessage("Email John about the Q4 report")]})
     assert SENT == []
