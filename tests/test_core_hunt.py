@@ -1,0 +1,72 @@
+"""Bugs found by hunting through the Librarian's public faces (graph, middleware, hook)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langgraph_librarian import (
+    FileIndexStore,
+    IndexEntry,
+    IndexStoreError,
+    LibrarianConfig,
+    create_librarian_graph,
+)
+
+
+def _reply(state: dict) -> dict:
+    return {"messages": [AIMessage("Noted.")]}
+
+
+@pytest.mark.parametrize("value", [10**30, -(10**6)])
+def test_stored_entry_with_an_impossible_token_count_is_a_corrupt_index(tmp_path, value):
+    # A file store whose entry says original_tokens=10**30 was read as valid: the turn
+    # ran the agent, then the checkpointer failed with "TypeError: Integer exceeds
+    # 64-bit range" (the sum went into librarian_metadata). A negative count freed room
+    # in every budget. Both are a corrupt index: IndexStoreError before the model.
+    store = FileIndexStore(tmp_path)
+    calls: list[int] = []
+
+    def agent(state: dict) -> dict:
+        calls.append(1)
+        return _reply(state)
+
+    config = LibrarianConfig(store=store, always_include_recent_turns=1)
+    graph = create_librarian_graph(agent, config, checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"messages": [HumanMessage("The venue is Porto."), AIMessage("Great.")]}, thread)
+    path = store.path_for("t")
+    data = json.loads(path.read_text())
+    data["entries"][0]["original_tokens"] = value
+    path.write_text(json.dumps(data))
+    before = len(calls)
+    with pytest.raises(IndexStoreError, match="original_tokens"):
+        graph.invoke({"messages": [HumanMessage("Where is the venue?")]}, thread)
+    assert len(calls) == before
+
+
+@pytest.mark.parametrize("field", ["id", "status"])
+def test_entry_field_of_a_wrong_kind_is_named(field):
+    bad = {"id": 10**30} if field == "id" else {"status": ["summarized"]}
+    item = {**IndexEntry(id=0, role="human", summary="s").to_dict(), **bad}
+    with pytest.raises(ValueError, match=field):
+        IndexEntry.from_dict(item)
+
+
+@pytest.mark.parametrize("count", [-5, 10**30])
+def test_a_token_counter_returning_an_impossible_count_is_not_believed(count):
+    # A counter answering -5 made original_tokens and curated_tokens negative (-65, -5)
+    # and every message free under the budget; 10**30 could not be checkpointed. Such
+    # a count is treated as a failing counter: the approximate count is used.
+    config = LibrarianConfig(token_counter=lambda messages: count, always_include_recent_turns=1)
+    graph = create_librarian_graph(_reply, config, checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": f"counter-{count}"}}
+    for n in range(4):
+        graph.invoke({"messages": [HumanMessage(f"Box {n} holds code {n * 7}.")]}, thread)
+    result = graph.invoke({"messages": [HumanMessage("What does box 2 hold?")]}, thread)
+    meta = result["librarian_metadata"]
+    assert 0 < meta["curated_tokens"] <= meta["original_tokens"] < 10_000
+    assert all(0 < e["original_tokens"] < 10_000 for e in result["index"])
