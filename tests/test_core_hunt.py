@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import ConfigDict, Field
 
 from langgraph_librarian import (
     FileIndexStore,
@@ -70,3 +78,47 @@ def test_a_token_counter_returning_an_impossible_count_is_not_believed(count):
     meta = result["librarian_metadata"]
     assert 0 < meta["curated_tokens"] <= meta["original_tokens"] < 10_000
     assert all(0 < e["original_tokens"] < 10_000 for e in result["index"])
+
+
+class _SyncOnlyHangingModel(BaseChatModel):
+    """A chat model without native async (LangChain runs its ``_generate`` on the event
+    loop's default executor) that hangs until released."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    release: Any = Field(default_factory=threading.Event)
+
+    @property
+    def _llm_type(self) -> str:
+        return "sync-only-hanging"
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any):
+        self.release.wait(60)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage("A summary."))])
+
+
+def test_async_turn_is_not_held_by_hung_model_calls_on_the_default_executor():
+    # A sync-only indexer model that hangs. LangChain runs such a model's ainvoke on the
+    # event loop's default executor (6 threads on a two-core machine), where a call past
+    # model_timeout=0.3 kept its thread until it returned; the loop's other work there
+    # (sync nodes, sync callback handlers, the Librarian's own steps) queued behind it,
+    # so an ainvoke took as long as the model hung (30 s for a 30 s hang).
+    model = _SyncOnlyHangingModel()
+    config = LibrarianConfig(indexer_model=model, model_timeout=0.3, max_retries=0)
+    graph = create_librarian_graph(_reply, config, checkpointer=InMemorySaver())
+    long = "The refund policy needs approval from Maria in finance for any invoice. " * 4
+    history = [HumanMessage(f"{n}: {long}") for n in range(6)]
+
+    async def turn() -> dict:
+        executor = ThreadPoolExecutor(max_workers=2)
+        asyncio.get_running_loop().set_default_executor(executor)
+        try:
+            thread = {"configurable": {"thread_id": "hung"}}
+            return await asyncio.wait_for(graph.ainvoke({"messages": history}, thread), 8)
+        finally:
+            model.release.set()
+            executor.shutdown(wait=False)
+
+    started = time.monotonic()
+    result = asyncio.run(turn())
+    assert time.monotonic() - started < 8
+    assert result["librarian_metadata"]["indexing_failed_count"] == 6
