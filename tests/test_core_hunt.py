@@ -122,3 +122,42 @@ def test_async_turn_is_not_held_by_hung_model_calls_on_the_default_executor():
     result = asyncio.run(turn())
     assert time.monotonic() - started < 8
     assert result["librarian_metadata"]["indexing_failed_count"] == 6
+
+
+def test_async_turns_are_not_held_by_a_hung_sync_only_index_store():
+    # A store with only load/save (FileIndexStore, or your own: the documented minimum)
+    # that stops answering, e.g. on a hung network mount. In async runs its calls went
+    # to the event loop's default executor: each turn failed open after store_timeout,
+    # but its call kept a thread there, and once they were all taken every later turn
+    # of the process waited for the store (27 s of a 30 s hang on the 6th turn).
+    release = threading.Event()
+
+    class HungStore:
+        def load(self, session_id: str) -> None:
+            release.wait(60)
+
+        def save(self, session_id: str, entries: list) -> None:
+            release.wait(60)
+
+        def delete(self, session_id: str) -> None:
+            pass
+
+    config = LibrarianConfig(store=HungStore(), store_timeout=0.3)
+    graph = create_librarian_graph(_reply, config, checkpointer=InMemorySaver())
+
+    async def turns() -> list[dict]:
+        executor = ThreadPoolExecutor(max_workers=2)
+        asyncio.get_running_loop().set_default_executor(executor)
+        try:
+            results = []
+            for n in range(4):
+                thread = {"configurable": {"thread_id": f"hung-store-{n}"}}
+                turn = graph.ainvoke({"messages": [HumanMessage(f"Hello {n}.")]}, thread)
+                results.append(await asyncio.wait_for(turn, 8))
+            return results
+        finally:
+            release.set()
+            executor.shutdown(wait=False)
+
+    results = asyncio.run(turns())
+    assert all("did not answer" in r["librarian_metadata"]["store_error"] for r in results)
