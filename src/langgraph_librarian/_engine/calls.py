@@ -194,7 +194,10 @@ def _sync_only(runnable: Any) -> bool:
     if not isinstance(model, BaseChatModel):
         return False
     cls = type(model)
-    return cls._agenerate is BaseChatModel._agenerate and cls._astream is BaseChatModel._astream
+    return all(
+        getattr(cls, name) is getattr(BaseChatModel, name)
+        for name in ("_agenerate", "_astream", "agenerate", "ainvoke")
+    )
 
 
 def _abandon(key: int, future: concurrent.futures.Future[Any]) -> None:
