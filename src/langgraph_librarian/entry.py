@@ -96,17 +96,21 @@ class IndexEntry:
         return entry
 
 
+_INT_LIMIT = 2**63
+"""Above this an int cannot be checkpointed (msgpack: "Integer exceeds 64-bit range")."""
+
+
 def _type_problem(entry: IndexEntry) -> str | None:
     """What is wrong with a deserialized entry's field types, if anything."""
-    if type(entry.id) is not int or entry.id < 0:
+    if type(entry.id) is not int or not 0 <= entry.id < _INT_LIMIT:
         return f"id must be a non-negative int, got {entry.id!r}"
     if type(entry.role) is not str or type(entry.summary) is not str:
         return "role and summary must be strings"
-    if type(entry.original_tokens) is not int:
-        return "original_tokens must be an int"
+    if type(entry.original_tokens) is not int or not 0 <= entry.original_tokens < _INT_LIMIT:
+        return f"original_tokens must be a non-negative int, got {entry.original_tokens!r}"
     if type(entry.indexing_latency_ms) not in (float, int):
         return "indexing_latency_ms must be a number"
-    if entry.status not in _STATUSES:
+    if type(entry.status) is not str or entry.status not in _STATUSES:
         return f"unknown status {entry.status!r}"
     for name in ("message_id", "name", "vector", "vector_model"):
         value = getattr(entry, name)

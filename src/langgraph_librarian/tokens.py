@@ -46,8 +46,8 @@ def count_tokens(messages: Sequence[BaseMessage], counter: TokenCounter | None =
 
     The approximate counter uses about four characters per token, which undercounts
     CJK text by a factor of 2-4; pass your model's counter when that matters. A counter
-    that raises (or returns something that is not a number) is logged once and replaced
-    by the approximate count for that call.
+    that raises (or returns something that is not a number, or a negative one) is logged
+    once and replaced by the approximate count for that call.
     """
     if not messages:
         return 0
@@ -58,7 +58,10 @@ def count_tokens(messages: Sequence[BaseMessage], counter: TokenCounter | None =
     if resting:
         return int(count_tokens_approximately(messages))
     try:
-        return int(counter(messages))
+        count = int(counter(messages))
+        if not 0 <= count < 2**63:  # a negative count would free room in every budget
+            raise ValueError(f"token count {count} is not a count")
+        return count
     except Exception as exc:
         return _approximate(messages, counter, exc)
 

@@ -33,7 +33,7 @@ from functools import partial
 from typing import Any
 
 import tenacity
-from langchain_core.language_models import BaseLanguageModel
+from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.runnables import (
     Runnable,
     RunnableBinding,
@@ -49,6 +49,7 @@ from langgraph_librarian._engine.concurrency import (
     Abandoned,
     await_within,
     is_own_timeout,
+    off_loop,
     on_own_thread,
     own_timeouts,
 )
@@ -150,17 +151,26 @@ def _model_key(runnable: Any) -> int:
     attributes on each read (``init_chat_model(..., configurable_fields=...)`` builds a
     model per attribute access), whose ids would mean nothing.
     """
+    item = _inner_model(runnable)
+    if isinstance(item, BaseLanguageModel):
+        return id(item)
+    if item is not None:
+        # Rebuilt by every wrapper call: keyed by what it is configured to be.
+        defaults = getattr(item, "_default_config", None) or {}
+        return hash(("configurable", repr(sorted(defaults.items(), key=str))))
+    return id(runnable)
+
+
+def _inner_model(runnable: Any) -> Any | None:
+    """The (first) language model behind ``runnable``, or its ``_ConfigurableModel``
+    (see :func:`_model_key`), or ``None``."""
     todo = [runnable]
     for _ in range(64):
         if not todo:
             break
         item = todo.pop(0)
-        if isinstance(item, BaseLanguageModel):
-            return id(item)
-        if type(item).__name__ == "_ConfigurableModel":
-            # Rebuilt by every wrapper call: keyed by what it is configured to be.
-            defaults = getattr(item, "_default_config", None) or {}
-            return hash(("configurable", repr(sorted(defaults.items(), key=str))))
+        if isinstance(item, BaseLanguageModel) or type(item).__name__ == "_ConfigurableModel":
+            return item
         if isinstance(item, RunnableBinding):
             todo.append(item.bound)
         elif isinstance(item, RunnableSequence):
@@ -169,7 +179,25 @@ def _model_key(runnable: Any) -> int:
             todo.extend(item.steps__.values())
         elif isinstance(item, RunnableWithFallbacks):
             todo.append(item.runnable)
-    return id(runnable)
+    return None
+
+
+def _sync_only(runnable: Any) -> bool:
+    """Whether the chat model behind ``runnable`` has no async code of its own.
+
+    LangChain then runs its ``ainvoke`` on the event loop's default executor (a few
+    threads: 6 on a two-core machine), where a call past its timeout keeps a thread until
+    it returns; the loop's other work there (sync callback handlers of every run, sync
+    graph nodes, later model calls) waited behind hung calls, past every timeout.
+    """
+    model = _inner_model(runnable)
+    if not isinstance(model, BaseChatModel):
+        return False
+    cls = type(model)
+    return all(
+        getattr(cls, name) is getattr(BaseChatModel, name)
+        for name in ("_agenerate", "_astream", "agenerate", "ainvoke")
+    )
 
 
 def _abandon(key: int, future: concurrent.futures.Future[Any]) -> None:
@@ -395,6 +423,10 @@ class ModelCaller:
         self, value: Any, parent: RunnableConfig | None = None, *, deadline: float | None = None
     ) -> Any:
         """Async twin of :meth:`invoke` (a timed-out attempt is cancelled)."""
+        if _sync_only(self.runnable):
+            # The sync path on threads of our own: a hung call is abandoned there,
+            # counted, and not retried, and the loop's default executor stays free.
+            return await off_loop(partial(self.invoke, value, parent, deadline=deadline))
         config = internal_config(self.step, parent)
         async for attempt in tenacity.AsyncRetrying(**self._retrying(deadline)):
             with attempt:

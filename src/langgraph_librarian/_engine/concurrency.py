@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import os
 import queue
 import threading
@@ -30,6 +31,7 @@ __all__ = [
     "await_within",
     "is_own_timeout",
     "learned_capacity",
+    "off_loop",
     "on_own_thread",
     "own_timeouts",
 ]
@@ -230,6 +232,17 @@ def on_own_thread(
             finished()
         raise
     return future
+
+
+async def off_loop(func: Callable[..., _T], /, *args: Any, name: str = "librarian-work") -> _T:
+    """``asyncio.to_thread(func, *args)`` on the library's own threads (:func:`on_own_thread`).
+
+    Not on the event loop's default executor: LangChain runs a sync-only chat model's
+    calls there, and calls that passed their timeout keep its few threads (6 on a
+    two-core machine) until they return; work queued behind them waited as long as the
+    model hung, past every timeout of the turn.
+    """
+    return await asyncio.wrap_future(on_own_thread(functools.partial(func, *args), name))
 
 
 class Abandoned(TimeoutError):

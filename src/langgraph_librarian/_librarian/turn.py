@@ -22,6 +22,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
+from langgraph_librarian._engine.concurrency import off_loop
 from langgraph_librarian._engine.failures import (
     classify,
     current_embedding_failures,
@@ -208,6 +209,11 @@ class Run:
         """Async twin of :meth:`load`."""
         store, session = self.config.index_store, self.session
         if store is not None and session is not None:
+            if getattr(store, "aload", None) is None:
+                # The sync path on threads of our own (bounded, abandoned at the
+                # timeout), not the event loop's default executor: a hung store's
+                # calls kept its few threads, and every later turn waited for them.
+                return await off_loop(self.load, state)
 
             async def read() -> list[IndexEntry]:
                 found = await aload_index(store, session)
@@ -233,6 +239,9 @@ class Run:
         """Async twin of :meth:`save`."""
         store, session = self.config.index_store, self.session
         if store is not None and session is not None:
+            if getattr(store, "asave", None) is None:  # see aload
+                await off_loop(self.save, entries)
+                return
             await awithin(asave_index(store, session, entries), self.config.store_timeout, _STORE)
 
     @property
