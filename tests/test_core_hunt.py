@@ -161,3 +161,38 @@ def test_async_turns_are_not_held_by_a_hung_sync_only_index_store():
 
     results = asyncio.run(turns())
     assert all("did not answer" in r["librarian_metadata"]["store_error"] for r in results)
+
+
+def test_a_hung_sync_only_langgraph_store_leaves_the_event_loops_executor_free():
+    """``LangGraphIndexStore`` over a sync-only store (``SqliteStore``) read and wrote it
+    through ``asyncio.to_thread``: hung calls kept the loop's default executor's few
+    threads, and the loop's other work sent there waited for the store."""
+    import asyncio
+    import threading
+
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_librarian.stores.langgraph_store import LangGraphIndexStore
+
+    release = threading.Event()
+
+    class HungSyncStore(InMemoryStore):
+        def batch(self, ops: Any) -> Any:
+            release.wait(20)
+            return super().batch(ops)
+
+        async def abatch(self, ops: Any) -> Any:
+            raise NotImplementedError
+
+    index_store = LangGraphIndexStore(HungSyncStore())
+
+    async def scenario() -> int:
+        hung = [asyncio.ensure_future(index_store.aload(f"t{i}")) for i in range(12)]
+        await asyncio.sleep(0.2)
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(lambda: 7), timeout=5)
+        finally:
+            release.set()
+            await asyncio.gather(*hung)
+
+    assert asyncio.run(scenario()) == 7

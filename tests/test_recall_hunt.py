@@ -234,3 +234,35 @@ def test_a_slow_selector_model_leaves_the_offline_recall_within_the_turns_timeou
     assert result.status == "recalled" and result.strategy == "local_fallback"
     assert "peanut allergy" in result.text
     assert memory.config.selection_timeout == 60.0  # the user's config is left as given
+
+
+def test_a_hung_sync_only_store_leaves_the_event_loops_executor_free():
+    """A sync-only store (``SqliteStore``: ``abatch`` not implemented) was called through
+    ``asyncio.to_thread``: hung calls kept the loop's default executor's few threads (6 on
+    two cores), and everything else the loop sent there (sync callback handlers, sync
+    graph nodes, LangChain's sync-only models) waited for the store. Its calls run on the
+    library's own threads."""
+    from langgraph_librarian.recall._store import abatch, get_op
+
+    release = threading.Event()
+
+    class HungSyncStore(InMemoryStore):
+        def batch(self, ops: Any) -> Any:
+            release.wait(20)
+            return super().batch(ops)
+
+        async def abatch(self, ops: Any) -> Any:
+            raise NotImplementedError
+
+    store = HungSyncStore()
+
+    async def scenario() -> int:
+        hung = [asyncio.ensure_future(abatch(store, [get_op(("s",), "k")])) for _ in range(12)]
+        await asyncio.sleep(0.2)
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(lambda: 7), timeout=5)
+        finally:
+            release.set()
+            await asyncio.gather(*hung)
+
+    assert asyncio.run(scenario()) == 7

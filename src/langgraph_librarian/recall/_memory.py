@@ -15,6 +15,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition
 
+from langgraph_librarian._engine.concurrency import off_loop
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._kit.bounded import IN_FLIGHT
 from langgraph_librarian._kit.cache import BoundedCache
@@ -982,10 +983,10 @@ async def aerase_thread(
             if adelete is not None:
                 await adelete(session)
             else:
-                await asyncio.to_thread(store.delete, session)
+                await off_loop(store.delete, session, name="librarian-recall")
     if checkpointer is not None:
         try:
             await checkpointer.adelete_thread(thread_id)
         except NotImplementedError:  # a sync-only saver (SqliteSaver)
-            await asyncio.to_thread(checkpointer.delete_thread, thread_id)
+            await off_loop(checkpointer.delete_thread, thread_id, name="librarian-recall")
     return deleted

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 from collections.abc import Sequence
 from datetime import datetime
@@ -10,6 +9,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchOp
 
+from langgraph_librarian._engine.concurrency import off_loop
 from langgraph_librarian.recall._scope import RecallConfigError
 
 __all__ = [
@@ -76,7 +76,7 @@ async def abatch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
     try:
         return list(await store.abatch(list(ops)))
     except NotImplementedError:
-        return await asyncio.to_thread(batch, store, ops)
+        return await off_loop(batch, store, ops, name="librarian-recall")
 
 
 def items_in(result: Any, namespace: tuple[str, ...]) -> list[Item]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Protocol, runtime_checkable
 
+from langgraph_librarian._engine.concurrency import off_loop
 from langgraph_librarian.entry import IndexEntry
 
 __all__ = ["BaseIndexStore"]
@@ -37,7 +37,7 @@ async def aload_index(store: BaseIndexStore, session_id: str) -> list[IndexEntry
     if aload is not None:
         result: list[IndexEntry] | None = await aload(session_id)
         return result
-    return await asyncio.to_thread(store.load, session_id)
+    return await off_loop(store.load, session_id, name="librarian-store")
 
 
 async def asave_index(store: BaseIndexStore, session_id: str, entries: list[IndexEntry]) -> None:
@@ -46,4 +46,4 @@ async def asave_index(store: BaseIndexStore, session_id: str, entries: list[Inde
     if asave is not None:
         await asave(session_id, entries)
         return
-    await asyncio.to_thread(store.save, session_id, entries)
+    await off_loop(store.save, session_id, entries, name="librarian-store")

@@ -14,7 +14,6 @@ id and content hash, never by position.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import itertools
 import logging
@@ -30,6 +29,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
+from langgraph_librarian._engine.concurrency import off_loop
 from langgraph_librarian._engine.text import clean_text
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
 from langgraph_librarian.errors import IndexStoreError
@@ -452,7 +452,7 @@ class LangGraphIndexStore:
             with _undecodable(session_id, self.namespace):
                 return await self._aload(session_id)
         except NotImplementedError:
-            return await asyncio.to_thread(self.load, session_id)
+            return await off_loop(self.load, session_id, name="librarian-store")
 
     async def _aload(self, session_id: str) -> list[IndexEntry] | None:
         key = self._check(session_id)
@@ -476,7 +476,7 @@ class LangGraphIndexStore:
         try:
             await self._asave(session_id, entries)
         except NotImplementedError:
-            await asyncio.to_thread(self.save, session_id, entries)
+            await off_loop(self.save, session_id, entries, name="librarian-store")
 
     async def _asave(self, session_id: str, entries: list[IndexEntry]) -> None:
         key = self._check(session_id)
@@ -493,7 +493,7 @@ class LangGraphIndexStore:
         try:
             await self._adelete(session_id)
         except NotImplementedError:
-            await asyncio.to_thread(self.delete, session_id)
+            await off_loop(self.delete, session_id, name="librarian-store")
 
     async def _adelete(self, session_id: str) -> None:
         key = self._check(session_id)
