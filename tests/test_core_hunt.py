@@ -196,3 +196,26 @@ def test_a_hung_sync_only_langgraph_store_leaves_the_event_loops_executor_free()
             await asyncio.gather(*hung)
 
     assert asyncio.run(scenario()) == 7
+
+
+def test_a_turns_store_failure_does_not_outlive_the_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store call of a turn that got no answer in time made the turn's later calls
+    skip the store; it held until 256 newer turns pushed it out, so a retry or
+    regenerate of the same turn (same latest user message) once the store was back still
+    skipped it. It holds for the turn's own later calls only."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_librarian import LibrarianConfig
+    from langgraph_librarian._librarian import turn as turn_module
+
+    run = turn_module.Run.open(
+        LibrarianConfig(store=InMemoryStore()), {"configurable": {"thread_id": "t"}}
+    )
+    messages = [HumanMessage("Where is my order?", id="q1")]
+    now = [1_000.0]
+    monkeypatch.setattr(turn_module, "_clock", lambda: now[0])
+    run.store_failed(messages, TimeoutError("no connection"))
+    assert run.store_down(messages) is not None  # the turn's own later calls skip it
+    now[0] += 5 * 60  # the user retries the turn minutes later
+    assert run.store_down(messages) is None

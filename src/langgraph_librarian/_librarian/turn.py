@@ -293,13 +293,17 @@ class Run:
         connection pool that found no connection), so the turn's later calls skip it."""
         key = self._turn_key(messages)
         if key is not None and is_timeout(exc):
-            _DOWN_THIS_TURN.put(key, (self.config.store, describe(exc)))
+            _DOWN_THIS_TURN.put(key, (self.config.store, describe(exc), _clock()))
 
     def store_down(self, messages: Sequence[BaseMessage]) -> str | None:
         """Why a store call of this turn got no answer in time already, or ``None``."""
         key = self._turn_key(messages)
         hit = _DOWN_THIS_TURN.get(key) if key is not None else None
-        return hit[1] if hit is not None and hit[0] is self.config.store else None
+        if hit is None or hit[0] is not self.config.store:
+            return None
+        # A retry or regenerate of the turn (same latest user message) once the store is
+        # back asks it again: the failure holds for the turn's own later calls only.
+        return hit[1] if _clock() - hit[2] < _DOWN_HOLDS else None
 
 
 _READ_THIS_TURN: BoundedCache[tuple[int, str, str], tuple[object, list[IndexEntry]]] = BoundedCache(
@@ -314,11 +318,18 @@ index right either way. Bounded (64 turns in flight): a turn with no indexing st
 process (a ``pre_model_hook`` graph that indexes elsewhere) only holds its slot until newer
 turns push it out, and a turn whose read was pushed out reads the store again."""
 
-_DOWN_THIS_TURN: BoundedCache[tuple[int, str, str], tuple[object, str]] = BoundedCache(256)
+_DOWN_THIS_TURN: BoundedCache[tuple[int, str, str], tuple[object, str, float]] = BoundedCache(256)
 """Turns (as in ``_READ_THIS_TURN``) whose store call got no answer in time, with their
-store and the failure: the turn's later store calls (indexing after selection, the
-selections of a tool loop) fail at once instead of waiting once more (an unreachable
-store cost a turn two full waits for a pool connection). The next turn tries again."""
+store, the failure and when it failed: the turn's later store calls (indexing after
+selection, the selections of a tool loop) fail at once instead of waiting once more (an
+unreachable store cost a turn two full waits for a pool connection). The next turn tries
+again, and so does the same turn after :data:`_DOWN_HOLDS` seconds (a retry of it)."""
+
+_DOWN_HOLDS = 60.0
+_clock = time.monotonic
+"""Seconds a turn's store failure holds for the turn's later calls. It held until 256
+newer turns pushed it out, so a retry or regenerate of the turn once the store was back
+(the same latest user message) still skipped the store."""
 
 _STORE = "the index store"
 
