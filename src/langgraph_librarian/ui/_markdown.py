@@ -44,8 +44,10 @@ def user_markdown(text: str) -> str:
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(?:.+?)\1", re.S)
-_TAG_START = re.compile(r"(?<!\\)<(?=[A-Za-z/!?])")
-_IMAGE = re.compile(r"(?<!\\)!\[")
+# A tag or an image after an even number of backslashes (none, or escaped backslashes
+# such as \\<img ...>) is one: it gets an escaping backslash of its own.
+_TAG_START = re.compile(r"(\\*)<(?=[A-Za-z/!?])")
+_IMAGE = re.compile(r"(\\*)!\[")
 
 
 def _outside_code(text: str) -> str:
@@ -59,8 +61,14 @@ def _outside_code(text: str) -> str:
     return "".join(parts)
 
 
+def _escaped(match: re.Match[str]) -> str:
+    backslashes = match.group(1)
+    escape = "" if len(backslashes) % 2 else "\\"
+    return f"{backslashes}{escape}{match.group(0)[len(backslashes) :]}"
+
+
 def _plain(text: str) -> str:
-    return _IMAGE.sub(r"\\![", _TAG_START.sub(r"\\<", text))
+    return _IMAGE.sub(_escaped, _TAG_START.sub(_escaped, text))
 
 
 def reply_markdown(text: str) -> str:

@@ -1,0 +1,99 @@
+"""Bugs found by hunting the web chat as a demanding user would: each test drives the
+page's own endpoints over HTTP (a real Gradio server on 127.0.0.1, called with
+``gradio_client``), as the browser does."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from typing import Any
+
+import markdown_it
+import pytest
+from gradio_client import Client  # the ui extra brings it: required, never skipped
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
+
+from langgraph_librarian.ui import ChatService, launch
+
+RENDER = markdown_it.MarkdownIt("commonmark", {"breaks": True, "html": True})
+PIXEL = "http://127.0.0.1:9/pixel"
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+
+
+def _tags(markdown: str) -> list[str]:
+    parser = _Tags()
+    parser.feed(RENDER.render(markdown))
+    return parser.tags
+
+
+class ScriptedModel(GenericFakeChatModel):
+    """Replies with the text after ``ECHO:`` in the question (what a prompt injection
+    makes a model say); a question starting ``ERR:`` fails with the rest as the error."""
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        last = str(messages[-1].content)
+        if last.startswith("ERR:"):
+            raise ValueError(last[4:])
+        yield ChatGenerationChunk(message=AIMessageChunk(content=last.removeprefix("ECHO:")))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
+    db = tmp_path_factory.mktemp("hunt") / "chat.db"
+    model = ScriptedModel(messages=iter([AIMessage("unused")]))
+    service = ChatService(db, model=model, model_label="scripted:model", scope=None)
+    port = _free_port()
+    app = launch(service, host="127.0.0.1", port=port, block=False, quiet=True)
+    try:
+        yield Client(f"http://127.0.0.1:{port}/", verbose=False)
+    finally:
+        app.close()
+        service.close()
+
+
+def _last_reply(client: Client, text: str, thread: str) -> str:
+    chat = client.predict(text, thread, "librarian", "", api_name="/respond")[0]
+    return str(chat[-1]["content"][0]["text"])
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        f'an escaped backslash, then a tag: \\\\<img src="{PIXEL}">',
+        f"an escaped backslash, then an image: \\\\![x]({PIXEL})",
+        f'two escaped backslashes, then a tag: \\\\\\\\<img src="{PIXEL}">',
+    ],
+)
+def test_a_reply_cannot_load_an_image_behind_an_escaped_backslash(
+    client: Client, reply: str
+) -> None:
+    # docs/ui.md: "raw HTML in a reply is shown as text and an image as a link, so a
+    # reply cannot make the page load anything". A backslash written as "\\" before
+    # the tag was taken for an escape of the tag: the image loaded.
+    shown = _last_reply(client, f"ECHO:{reply}", "chat-hunt-reply")
+    assert "img" not in _tags(shown)
+    assert PIXEL in shown  # shown as text, not dropped
