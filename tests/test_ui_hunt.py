@@ -97,3 +97,13 @@ def test_a_reply_cannot_load_an_image_behind_an_escaped_backslash(
     shown = _last_reply(client, f"ECHO:{reply}", "chat-hunt-reply")
     assert "img" not in _tags(shown)
     assert PIXEL in shown  # shown as text, not dropped
+
+
+def test_a_model_error_is_shown_as_text_and_loads_nothing(client: Client) -> None:
+    # The model's (or its server's) error message went into the chat as Markdown: an
+    # <img> or ![](...) in it loaded from anywhere.
+    error = f'bad request <img src="{PIXEL}"> ![y]({PIXEL}) **not bold**'
+    shown = _last_reply(client, f"ERR:{error}", "chat-hunt-error")
+    tags = _tags(shown)
+    assert "img" not in tags and tags.count("strong") == 1  # only "The model failed"
+    assert "The model failed" in shown
