@@ -4,9 +4,11 @@ page's own endpoints over HTTP (a real Gradio server on 127.0.0.1, called with
 
 from __future__ import annotations
 
+import io
 import socket
 from collections.abc import Iterator
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
 import markdown_it
@@ -18,6 +20,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
 
 from langgraph_librarian.ui import ChatService, launch
+from langgraph_librarian.ui._terminal import run_terminal_chat
 
 RENDER = markdown_it.MarkdownIt("commonmark", {"breaks": True, "html": True})
 PIXEL = "http://127.0.0.1:9/pixel"
@@ -107,3 +110,24 @@ def test_a_model_error_is_shown_as_text_and_loads_nothing(client: Client) -> Non
     tags = _tags(shown)
     assert "img" not in tags and tags.count("strong") == 1  # only "The model failed"
     assert "The model failed" in shown
+
+
+def test_the_terminal_chat_prints_no_control_sequences_from_saved_messages(
+    tmp_path: Path,
+) -> None:
+    # A message typed in the web chat (any tab, any thread of the file) with terminal
+    # escape sequences: `librarian chat` printed them raw in /threads, /open and the
+    # turn's report, so the text could clear the screen, retitle the window or write
+    # the clipboard (OSC 52) of whoever reads the same file in a terminal.
+    hostile = "Hi \x1b]52;c;ZXZpbA==\x07 there \x1b[2J\x1b[31mred\x9b1m \r over"
+    service = ChatService(tmp_path / "chat.db")
+    try:
+        list(service.send("chat-web", hostile, "librarian"))
+        out = io.StringIO()
+        lines = "/threads\n/open chat-web\nHi there red\n/quit\n"
+        run_terminal_chat(service, stdin=io.StringIO(lines), out=out)
+    finally:
+        service.close()
+    printed = out.getvalue()
+    assert "Hi" in printed and "red" in printed and "over" in printed
+    assert not {"\x1b", "\x07", "\x9b", "\r"} & set(printed)
