@@ -20,6 +20,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
 
 from langgraph_librarian.ui import ChatService, launch
+from langgraph_librarian.ui._service import MessageRejected
 from langgraph_librarian.ui._terminal import run_terminal_chat
 
 RENDER = markdown_it.MarkdownIt("commonmark", {"breaks": True, "html": True})
@@ -131,3 +132,22 @@ def test_the_terminal_chat_prints_no_control_sequences_from_saved_messages(
     printed = out.getvalue()
     assert "Hi" in printed and "red" in printed and "over" in printed
     assert not {"\x1b", "\x07", "\x9b", "\r"} & set(printed)
+
+
+def test_a_message_with_a_lone_surrogate_is_refused_not_a_crash(tmp_path: Path) -> None:
+    # A line that is not UTF-8 in `librarian chat` (Python reads the byte 0xff as the
+    # lone surrogate U+DCFF), or a lone surrogate sent by the page: SQLite could not
+    # encode it, the terminal chat ended with a traceback and the web chat said "The
+    # turn failed: UnicodeEncodeError". Now it is refused like any message that cannot
+    # be sent, and the chat goes on.
+    service = ChatService(tmp_path / "chat.db")
+    try:
+        with pytest.raises(MessageRejected, match="not valid Unicode"):
+            list(service.send("chat-bytes", "caf\udce9 au lait", "librarian"))
+        out = io.StringIO()
+        lines = "bad \udcff byte\nthe next line is sent\n"
+        assert run_terminal_chat(service, stdin=io.StringIO(lines), out=out) == 0
+        assert "(not sent: " in out.getvalue()
+        assert [t.title for t in service.list_threads()] == ["the next line is sent"]
+    finally:
+        service.close()
