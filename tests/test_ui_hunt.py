@@ -20,10 +20,12 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
 
 from langgraph_librarian.ui import ChatService, launch
+from langgraph_librarian.ui._markdown import reply_markdown
 from langgraph_librarian.ui._service import MessageRejected
 from langgraph_librarian.ui._terminal import run_terminal_chat
 
-RENDER = markdown_it.MarkdownIt("commonmark", {"breaks": True, "html": True})
+# The page renders GitHub's Markdown: tables too.
+RENDER = markdown_it.MarkdownIt("commonmark", {"breaks": True, "html": True}).enable("table")
 PIXEL = "http://127.0.0.1:9/pixel"
 
 
@@ -101,6 +103,37 @@ def test_a_reply_cannot_load_an_image_behind_an_escaped_backslash(
     shown = _last_reply(client, f"ECHO:{reply}", "chat-hunt-reply")
     assert "img" not in _tags(shown)
     assert PIXEL in shown  # shown as text, not dropped
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        f'a run of two closes no code span of one: `<img src="{PIXEL}">`` end',
+        f'an escaped backtick opens no code span: \\`<img src="{PIXEL}">` end',
+        f'`a` then a run of two opens none: ``<img src="{PIXEL}">` end',
+        f'no code span across a blank line: `a\n\n<img src="{PIXEL}">` end',
+        f'no code span into a heading: `a\n# <img src="{PIXEL}">` end',
+        # (markdown-it-py keeps a code span whole in a table cell; the page's renderer,
+        # marked, splits the cell at the "|" and loaded the image)
+        f'a table cell ends the span: | `a | <img src="{PIXEL}"> | b` |\n|---|---|---|',
+    ],
+)
+def test_a_reply_cannot_load_an_image_from_what_only_looks_like_code(
+    client: Client, reply: str
+) -> None:
+    # reply_markdown leaves code spans as they are (their "<" is text); it took
+    # backticks for a code span that the renderer does not see as one, and the <img>
+    # in between loaded.
+    shown = _last_reply(client, f"ECHO:{reply}", "chat-hunt-code")
+    assert "img" not in _tags(shown)
+    assert PIXEL in shown
+
+
+def test_code_spans_in_a_reply_still_show_their_markup_as_code() -> None:
+    shown = reply_markdown("Use `<b>bold</b>` or ``a `<i>` b`` here.")
+    html = RENDER.render(shown)
+    assert "<code>&lt;b&gt;bold&lt;/b&gt;</code>" in html
+    assert "<code>a `&lt;i&gt;` b</code>" in html
 
 
 def test_a_model_error_is_shown_as_text_and_loads_nothing(client: Client) -> None:

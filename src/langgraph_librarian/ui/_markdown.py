@@ -43,22 +43,50 @@ def user_markdown(text: str) -> str:
 
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1", re.S)
+_TICKS = re.compile(r"`+")
 # A tag or an image after an even number of backslashes (none, or escaped backslashes
 # such as \\<img ...>) is one: it gets an escaping backslash of its own.
 _TAG_START = re.compile(r"(\\*)<(?=[A-Za-z/!?])")
 _IMAGE = re.compile(r"(\\*)!\[")
 
 
-def _outside_code(text: str) -> str:
+def _code_span_end(line: str, start: int, run: int) -> int | None:
+    """Where the code span opened by ``run`` backticks at ``start`` of ``line`` ends, or
+    ``None`` if the renderer sees no code span there.
+
+    As CommonMark: the closing run has exactly as many backticks. Kept on one line
+    (a span across a blank line, or into a heading or a list item, is none) and
+    without ``|`` (a table row splits its cells there, inside backticks too): a
+    span this cannot vouch for is escaped like plain text, which only costs a
+    backslash shown in a rare code span.
+    """
+    for closing in _TICKS.finditer(line, start + run):
+        if len(closing.group(0)) == run:
+            return None if "|" in line[start : closing.end()] else closing.end()
+    return None
+
+
+def _outside_code_line(line: str) -> str:
     parts = []
-    end = 0
-    for match in _CODE_SPAN.finditer(text):
-        parts.append(_plain(text[end : match.start()]))
-        parts.append(match.group(0))
-        end = match.end()
-    parts.append(_plain(text[end:]))
+    end = pos = 0
+    while (opening := _TICKS.search(line, pos)) is not None:
+        start, run = opening.start(), len(opening.group(0))
+        before = line[end:start]
+        if (len(before) - len(before.rstrip("\\"))) % 2:  # "\`": one literal backtick
+            start, run = start + 1, run - 1
+        close = _code_span_end(line, start, run) if run else None
+        if close is None:  # literal backticks: what follows is read as usual
+            pos = opening.end()
+            continue
+        parts.append(_plain(line[end:start]))
+        parts.append(line[start:close])
+        end = pos = close
+    parts.append(_plain(line[end:]))
     return "".join(parts)
+
+
+def _outside_code(text: str) -> str:
+    return "\n".join(_outside_code_line(line) for line in text.split("\n"))
 
 
 def _escaped(match: re.Match[str]) -> str:
