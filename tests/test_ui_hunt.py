@@ -129,6 +129,25 @@ def test_a_reply_cannot_load_an_image_from_what_only_looks_like_code(
     assert PIXEL in shown
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        f'```<b>x</b>``` (backticks after a fence: no fence)\n<img src="{PIXEL}">\n```',
+        f'1. a list item with a fence\n   ```\n<img src="{PIXEL}">\n   ```',
+        # (markdown-it-py keeps the block open; marked closes it at "```~")
+        f'```\ncode\n```~\n<img src="{PIXEL}">',
+    ],
+)
+def test_a_reply_cannot_load_an_image_after_what_only_looks_like_a_fence(
+    client: Client, reply: str
+) -> None:
+    # Lines after a fence were left as code, unescaped; the renderer saw no code block
+    # there (or had closed it) and loaded the image.
+    shown = _last_reply(client, f"ECHO:{reply}", "chat-hunt-fence")
+    assert "img" not in _tags(shown)
+    assert PIXEL in shown
+
+
 def test_code_spans_in_a_reply_still_show_their_markup_as_code() -> None:
     shown = reply_markdown("Use `<b>bold</b>` or ``a `<i>` b`` here.")
     html = RENDER.render(shown)
