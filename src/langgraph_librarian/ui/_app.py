@@ -189,6 +189,12 @@ TURN_MARK_JS = """(mark) => {
 }"""
 
 
+def _error_text(exc: BaseException) -> str:
+    """An exception for the page's Markdown, shown as text: its message may carry what
+    a model, its server or a user wrote (an ``<img>`` in it must not load)."""
+    return user_markdown(f"{type(exc).__name__}: {exc}")
+
+
 def _chat_lines(
     service: ChatService, thread_id: str, *, answer_last: bool = True
 ) -> list[dict[str, str]]:
@@ -356,7 +362,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                     yield update
             except Exception as exc:  # unforeseen: say so, keep the text, free the page
                 logger.exception("librarian ui: the message could not be handled")
-                note = f"**Not sent:** {type(exc).__name__}: {exc}"
+                note = f"**Not sent:** {_error_text(exc)}"
                 yield _ended(
                     {box: text, status: _status(service, thread_id, note), **switching(True)}
                 )
@@ -429,7 +435,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 )
             except Exception as exc:  # the graph or the database failed: say so, keep the text
                 logger.exception("librarian ui: the turn failed")
-                note = f"**The turn failed:** {type(exc).__name__}: {exc}"
+                note = f"**The turn failed:** {_error_text(exc)}"
                 yield _ended(
                     {
                         chat: _chat_lines(service, thread_id),
@@ -449,7 +455,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 lines.append(
                     {
                         "role": "assistant",
-                        "content": f"{shown}**The model failed:** {event.error}\n\n"
+                        "content": f"{shown}**The model failed:** {user_markdown(event.error)}\n\n"
                         "Your message is saved in the thread; send again to retry.",
                     }
                 )
@@ -546,7 +552,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
             except Exception as exc:  # the page has no thread now: back to the one it had
                 logger.exception("librarian ui: the demo conversation could not be loaded")
                 thread_id, _, lines, shown, _, asked = _opened(previous)
-                note = f"**The demo could not be loaded:** {type(exc).__name__}: {exc}"
+                note = f"**The demo could not be loaded:** {_error_text(exc)}"
                 return (
                     thread_id,
                     lines,

@@ -42,25 +42,77 @@ def user_markdown(text: str) -> str:
     return _SPACES.sub(_keep_spaces, _MD_PUNCTUATION.sub(r"\\\1", text))
 
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1", re.S)
-_TAG_START = re.compile(r"(?<!\\)<(?=[A-Za-z/!?])")
-_IMAGE = re.compile(r"(?<!\\)!\[")
+# A fence trusted to open a code block: at the start of the line (indented, it may sit
+# in a list item, whose end leaves the lines below it outside any code block) and, with
+# backticks, no backtick after it (CommonMark: then it is no fence).
+_FENCE = re.compile(r"^(`{3,}(?=[^`]*$)|~{3,})")
+_TICKS = re.compile(r"`+")
+# A tag or an image after an even number of backslashes (none, or escaped backslashes
+# such as \\<img ...>) is one: it gets an escaping backslash of its own.
+_TAG_START = re.compile(r"(\\*)<(?=[A-Za-z/!?])")
+_IMAGE = re.compile(r"(\\*)!\[")
 
 
-def _outside_code(text: str) -> str:
+def _code_spans(line: str) -> list[tuple[int, int]] | None:
+    """The code spans of ``line`` as ``(start, end)``, or ``None`` if a backtick run on
+    it does not make one the renderer surely sees.
+
+    As CommonMark: a closing run has exactly as many backticks as the opening one, and
+    a backslash before a run makes its first backtick literal. A run without its
+    closing run on the line may close on another one, and a span with ``|`` in it is
+    split by a table row; either way the pairing is not sure, and ``None`` has the
+    whole paragraph escaped as plain text (a backslash shown in a rare code span).
+    """
+    spans: list[tuple[int, int]] = []
+    end = pos = 0
+    while (opening := _TICKS.search(line, pos)) is not None:
+        start, run = opening.start(), len(opening.group(0))
+        before = line[end:start]
+        if (len(before) - len(before.rstrip("\\"))) % 2:  # "\`": one literal backtick
+            start, run = start + 1, run - 1
+        pos = opening.end()
+        if not run:
+            continue
+        closing = next((c for c in _TICKS.finditer(line, pos) if len(c.group(0)) == run), None)
+        if closing is None or "|" in line[start : closing.end()]:
+            return None
+        spans.append((start, closing.end()))
+        end = pos = closing.end()
+    return spans
+
+
+def _outside_code_line(line: str, spans: list[tuple[int, int]]) -> str:
     parts = []
     end = 0
-    for match in _CODE_SPAN.finditer(text):
-        parts.append(_plain(text[end : match.start()]))
-        parts.append(match.group(0))
-        end = match.end()
-    parts.append(_plain(text[end:]))
+    for start, close in spans:
+        parts.append(_plain(line[end:start]))
+        parts.append(line[start:close])
+        end = close
+    parts.append(_plain(line[end:]))
     return "".join(parts)
 
 
+def _outside_code(text: str) -> str:
+    """``text`` (no fenced block in it) with what is not in a code span escaped."""
+    out = []
+    for paragraph in re.split(r"(\n[ \t]*\n)", text):  # a code span ends with its paragraph
+        lines = paragraph.split("\n")
+        spans = [_code_spans(line) for line in lines]
+        if any(found is None for found in spans):
+            out.append(_plain(paragraph))
+        else:
+            out.append("\n".join(map(_outside_code_line, lines, spans)))  # type: ignore[arg-type]
+    return "".join(out)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    backslashes = match.group(1)
+    escape = "" if len(backslashes) % 2 else "\\"
+    return f"{backslashes}{escape}{match.group(0)[len(backslashes) :]}"
+
+
 def _plain(text: str) -> str:
-    return _IMAGE.sub(r"\\![", _TAG_START.sub(r"\\<", text))
+    return _IMAGE.sub(_escaped, _TAG_START.sub(_escaped, text))
 
 
 def reply_markdown(text: str) -> str:
@@ -85,7 +137,9 @@ def reply_markdown(text: str) -> str:
             out.append(line)
         elif fence is not None:
             out.append(line)
-            if line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0]):
+            closing = line.strip()
+            # Closed as soon as a renderer may close it (marked also takes "```~").
+            if closing.startswith(fence) and not closing.strip("`~"):
                 fence = None
         else:
             block.append(line)

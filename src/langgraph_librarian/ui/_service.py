@@ -88,6 +88,9 @@ _BUSY_TIMEOUT = 300.0
 DEMO_SCOPE_SUFFIX = ":demo"
 """Demo threads recall from (and are copied into) the chat's scope plus this suffix."""
 _THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+=-]{0,127}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""What SQLite cannot store (UTF-8 has no surrogates): a byte that is not UTF-8 in the
+terminal chat's input becomes one."""
 _DEMO_SEED = 11
 _DEMO_TITLE = re.compile(r"Demo conversation \((\d+) messages(?:, seed (\d+))?\)")
 
@@ -431,6 +434,11 @@ class ChatService:
             raise MessageRejected(
                 f"The message has {len(text):,} characters; the limit is "
                 f"{self.max_message_chars:,}. Nothing was sent; your text is still in the box."
+            )
+        if (bad := _SURROGATE.search(text)) is not None:
+            raise MessageRejected(
+                f"The message is not valid Unicode at character {bad.start() + 1:,} (a lone "
+                "surrogate, e.g. from text that is not UTF-8). Nothing was sent."
             )
         return text
 

@@ -7,6 +7,7 @@ start with ``/`` (``/help``).
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TextIO
 
@@ -33,6 +34,11 @@ HELP = """commands:
 A line starting with / that is not a command is sent as a message; start it with //
 to send a message that begins with a command's name."""
 
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters but newline and tab: a saved message (typed in any tab of the web
+chat) or a reply with an escape sequence must not clear the screen, retitle the window
+or write the clipboard of whoever reads the thread here."""
+
 _COMMANDS = frozenset({"new", "threads", "open", "strategy", "demo", "quit", "exit", "q", "help"})
 
 
@@ -43,7 +49,7 @@ class _Chat:
         self.service, self.thread_id, self.strategy, self.out = service, thread_id, strategy, out
 
     def say(self, text: str = "", end: str = "\n") -> None:
-        print(text, end=end, file=self.out, flush=True)
+        print(_CONTROLS.sub("", text), end=end, file=self.out, flush=True)
 
     def command(self, line: str) -> bool:
         """Run a ``/command``; ``False`` means leave."""
