@@ -1196,6 +1196,9 @@ def summary_facts_problem(
         return "the summary swaps who did or said it (the user, the assistant or a name)"
     if not conversation and (_flips_polarity(body, source) or _denies_anew(body, source)):
         return "the summary says the opposite of the message (a negation added or dropped)"
+    denied = _denies_constraint(body, source)
+    if denied:
+        return f"the summary says the opposite of a health or diet constraint ({denied!r})"
     dropped = (
         None if conversation or role not in (None, "human") else _drops_constraint(body, source)
     )
@@ -2540,6 +2543,9 @@ def statement_problem(statement: str, source: str) -> str | None:
         return f"the summary states an amount in {currency.upper()}, which the source does not"
     if _flips_polarity(body, source) or _denies_anew(body, source):
         return "the summary says the opposite of the conversation (a negation added or dropped)"
+    denied = _denies_constraint(body, source)
+    if denied:
+        return f"the summary says the opposite of a health or diet constraint ({denied!r})"
     return None
 
 
@@ -2598,4 +2604,167 @@ def _drops_constraint(summary: str, source: str) -> str | None:
         for match in CONSTRAINTS.finditer(sentence):
             if match.group(0).lower()[:5] not in said:
                 return match.group(0)
+    return None
+
+
+# -- a stated constraint denied ---------------------------------------------------------
+
+# A constraint's own word, by its stem: the state the writer is in ("allergic",
+# "vegetarian"), not what it keeps away ("gluten", "lactose", "nuts": "no nuts" for
+# "allergic to nuts" is what the constraint says). "diet" words stand for any constraint.
+_CONSTRAINT_KEYS = (
+    ("allerg", "allerg"),
+    ("alerg", "allerg"),
+    ("alérg", "allerg"),
+    ("intoleran", "intoleran"),
+    ("vegetarian", "vegetarian"),
+    ("vegan", "vegan"),
+    ("pescatarian", "pescatarian"),
+    ("celiac", "celiac"),
+    ("coeliac", "celiac"),
+    ("kosher", "kosher"),
+    ("halal", "halal"),
+    ("diabet", "diabet"),
+    ("pregnan", "pregnan"),
+    ("wheelchair", "wheelchair"),
+    ("diet", "*"),
+)
+# Words between a negation cue and the constraint it denies ("doesn't have any known
+# food allergies", "is not a vegetarian", "does not follow a vegan diet").
+_DENIAL_FILLER = frozenset(
+    _listed(
+        "a an any be been being is are was were am have has had having suffer suffers "
+        "from with known real serious special particular medical health really "
+        "actually truly strictly follow follows eat eats on at all longer"
+    )
+)
+# "food" names the kind of what follows: "no food allergies", "no food restrictions".
+_KIND_NOUNS = frozenset(_listed("restriction restrictions requirement requirements needs"))
+_WRITER = frozenset(_listed("i i'm i’m i've i’ve i'd i’d me we we're we’re us user"))
+
+
+def _constraint_key(word: str) -> str | None:
+    lowered = word.lower()
+    return next((key for stem, key in _CONSTRAINT_KEYS if lowered.startswith(stem)), None)
+
+
+_ANYTHING = frozenset(_listed("anything any everything something food foods"))
+
+
+def _denied_constraints(words: list[str], cues: frozenset[str]) -> set[tuple[str, str]]:
+    """The constraints a clause's negation cue denies by their own word ("no allergies",
+    "isn't vegetarian", "no dietary restrictions"), as keys of ``_CONSTRAINT_KEYS``, each
+    with what it is to ("not allergic to shellfish": ``"shellfish"``; ``""`` for none or
+    "anything")."""
+    folded = [_fold(w.lower()).replace("’", "'") for w in words]
+    found: set[tuple[str, str]] = set()
+    for at, word in enumerate(folded):
+        if not _is_cue(word, cues):
+            continue
+        rest = [(n, w) for n, w in enumerate(folded[at + 1 :], at + 1) if w not in _DENIAL_FILLER]
+        if not rest:
+            continue
+        (n, first), key = rest[0], None
+        if first == "food" and len(rest) > 1:
+            n, second = rest[1]
+            key = _constraint_key(second) or ("*" if second in _KIND_NOUNS else None)
+        else:
+            key = _constraint_key(first)
+        if key:
+            to = folded[n + 2] if folded[n + 1 : n + 2] == ["to"] and n + 2 < len(folded) else ""
+            found.add((key, "" if to in _ANYTHING else to))
+    return found
+
+
+class _ConstraintClause(NamedTuple):
+    words: list[str]
+    others: bool
+    """It is about someone or something other than the writer ("Tom", "my sister", "the
+    soup")."""
+
+
+# Words that end a clause's subject: a verb, a negation cue or a constraint's word.
+_SUBJECT_ENDS = (
+    _AUXILIARIES
+    | _BE
+    | frozenset(
+        _listed(
+            "am do don't dont doesn't doesnt isn't isnt aren't wasn't hasn't haven't can't "
+            "cannot won't eat eats ate follow follows avoid avoids need needs keep keeps"
+        )
+    )
+)
+_SUBJECT_FILLER = frozenset(_listed("the a an also still now both"))
+
+
+def _constraint_clauses(text: str, cues: frozenset[str]) -> list[_ConstraintClause]:
+    """The clauses of ``text`` with a constraint word, each with whether it is about
+    someone other than the writer: its subject (the words before its verb) is a name or
+    a noun ("Tom has", "my sister is", "the soup is not"), not the writer ("I'm", "the
+    user is"). A clause without a subject ("has no allergies", "no allergies") is about
+    the subject of the clause before it in its sentence, the writer at its start."""
+    found = []
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", text):
+        if sentence.rstrip(" \"'”’)").endswith("?"):
+            continue
+        others = False
+        for part in _CLAUSE_BREAK.split(sentence):
+            words = [w for _, w in _words(part)]
+            if not words or words[0].lower() in _CONDITION:
+                continue
+            folded = [_fold(w.lower()).replace("’", "'") for w in words]
+            end = next(
+                (
+                    n
+                    for n, f in enumerate(folded)
+                    if f in _SUBJECT_ENDS or _is_cue(f, cues) or _constraint_key(f)
+                ),
+                None,
+            )
+            if end is not None and end > 0:
+                subject = {f for f in folded[:end] if f not in _SUBJECT_FILLER}
+                others = not subject <= _WRITER
+            if any(_constraint_key(f) for f in folded):
+                found.append(_ConstraintClause(words, others))
+    return found
+
+
+def _stated_constraints(source: str, cues: frozenset[str]) -> tuple[set[str], set[str]]:
+    """The constraints the writer states about themselves (keys), and those the message
+    denies anywhere ("I don't have any allergies", "not vegetarian anymore")."""
+    stated: set[str] = set()
+    denied: set[str] = set()
+    for clause in _constraint_clauses(source, cues):
+        no = _denied_constraints(clause.words, cues)
+        denied |= {key for key, _ in no}
+        if clause.others or no or any(_is_cue(_fold(w.lower()), cues) for w in clause.words):
+            continue
+        stated |= {k for w in clause.words if (k := _constraint_key(w)) and k != "*"}
+    return stated, denied
+
+
+def _denies_constraint(summary: str, source: str) -> str | None:
+    """A clause of the summary that denies, by its own word, a health or diet constraint
+    the writer states about themselves ("User has no allergies", "not celiac", "no
+    dietary restrictions" for "I'm allergic to nuts", "I'm celiac", "I'm vegetarian"),
+    when the message denies it nowhere. What the constraint keeps away may be denied
+    ("no peanuts" for "allergic to peanuts"), and so may someone else's ("Tom has no
+    allergies")."""
+    if not CONSTRAINTS.search(summary) and "diet" not in summary.lower():
+        return None
+    languages = frozenset(filter(None, (_language(summary), _language(source)))) | {"en"}
+    cues = _negation_cues(languages)
+    stated, denied = _stated_constraints(source, cues)
+    if not stated:
+        return None
+    said = {_fold(w.lower()) for _, w in _words(source)}
+    for clause in _constraint_clauses(summary, cues):
+        if clause.others:
+            continue
+        for key, to in _denied_constraints(clause.words, cues):
+            # "not allergic to shellfish" for "allergic to nuts" denies another thing.
+            if key in denied or (to and to not in said):
+                continue
+            if key in stated or key == "*":
+                return " ".join(clause.words)
     return None
