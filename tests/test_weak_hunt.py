@@ -105,3 +105,54 @@ def test_the_indexer_and_the_running_summary_keep_no_denied_allergy():
 def test_a_faithful_summary_of_a_constraint_is_kept(source, summary):
     assert problem(summary, source, role="human") is None
     assert statement_problem(summary, source) is None
+
+
+# -- 2. a present constraint put in the past ----
+
+
+@pytest.mark.parametrize(
+    ("source", "answer"),
+    [
+        (NUTS, PLAN + "user used to be allergic to nuts."),
+        (VEGETARIAN, PLAN + "formerly vegetarian."),
+        (VEGETARIAN, PLAN + "the user is a former vegetarian."),
+        (VEGETARIAN, PLAN + "no longer vegetarian."),
+        (CELIAC, PLAN + "user was previously celiac."),
+    ],
+)
+def test_a_present_constraint_put_in_the_past_is_rejected(source, answer):
+    assert problem(answer, source, role="human") is not None
+    assert statement_problem(answer, source) is not None
+
+
+def test_the_running_summary_keeps_no_past_allergy():
+    result = _fold(
+        [HumanMessage(NUTS), AIMessage("Noted, no nuts.")],
+        "- " + PLAN + "user used to be allergic to nuts.",
+    )
+    assert result.method == "extractive"
+
+
+@pytest.mark.parametrize(
+    ("source", "summary"),
+    [
+        (
+            DINNER + "I used to be vegetarian but now I eat fish.",
+            PLAN + "used to be vegetarian, now eats fish.",
+        ),
+        (
+            DINNER + "I was vegetarian for ten years until last spring.",
+            PLAN + "formerly vegetarian (ten years, until last spring).",
+        ),
+        (
+            DINNER + "I'm not vegetarian anymore.",
+            PLAN + "no longer vegetarian.",
+        ),
+        # Still a constraint, said with "used to" about something else.
+        (NUTS, PLAN + "allergic to nuts; used to love pesto."),
+        (NUTS, PLAN + "allergic to nuts, so no pesto."),
+    ],
+)
+def test_a_constraint_the_message_puts_in_the_past_may_be_past(source, summary):
+    assert problem(summary, source, role="human") is None
+    assert statement_problem(summary, source) is None

@@ -1199,6 +1199,9 @@ def summary_facts_problem(
     denied = _denies_constraint(body, source)
     if denied:
         return f"the summary says the opposite of a health or diet constraint ({denied!r})"
+    ended = _ends_constraint(body, source)
+    if ended:
+        return f"the summary puts a present health or diet constraint in the past ({ended!r})"
     dropped = (
         None if conversation or role not in (None, "human") else _drops_constraint(body, source)
     )
@@ -2546,6 +2549,9 @@ def statement_problem(statement: str, source: str) -> str | None:
     denied = _denies_constraint(body, source)
     if denied:
         return f"the summary says the opposite of a health or diet constraint ({denied!r})"
+    ended = _ends_constraint(body, source)
+    if ended:
+        return f"the summary puts a present health or diet constraint in the past ({ended!r})"
     return None
 
 
@@ -2678,6 +2684,7 @@ def _denied_constraints(words: list[str], cues: frozenset[str]) -> set[tuple[str
 
 class _ConstraintClause(NamedTuple):
     words: list[str]
+    sentence: str
     others: bool
     """It is about someone or something other than the writer ("Tom", "my sister", "the
     soup")."""
@@ -2690,7 +2697,8 @@ _SUBJECT_ENDS = (
     | frozenset(
         _listed(
             "am do don't dont doesn't doesnt isn't isnt aren't wasn't hasn't haven't can't "
-            "cannot won't eat eats ate follow follows avoid avoids need needs keep keeps"
+            "cannot won't eat eats ate follow follows avoid avoids need needs keep keeps used "
+            "formerly previously"
         )
     )
 )
@@ -2725,22 +2733,46 @@ def _constraint_clauses(text: str, cues: frozenset[str]) -> list[_ConstraintClau
                 subject = {f for f in folded[:end] if f not in _SUBJECT_FILLER}
                 others = not subject <= _WRITER
             if any(_constraint_key(f) for f in folded):
-                found.append(_ConstraintClause(words, others))
+                found.append(_ConstraintClause(words, sentence, others))
     return found
 
 
-def _stated_constraints(source: str, cues: frozenset[str]) -> tuple[set[str], set[str]]:
-    """The constraints the writer states about themselves (keys), and those the message
-    denies anywhere ("I don't have any allergies", "not vegetarian anymore")."""
-    stated: set[str] = set()
-    denied: set[str] = set()
+# A constraint a summary puts in a past that has ended ("used to be allergic", "no longer
+# vegetarian", "a former vegan"), and a sentence of the message that puts it in the past
+# in some way ("I was vegetarian until May", "I quit being vegan").
+_ENDED_CONSTRAINT = re.compile(
+    r"\b(?:used to|formerly|former|previously|no longer|not \w+ anymore|anymore|any more"
+    r"|in the past|until recently|outgrew|grew out of|ex)\b",
+    re.IGNORECASE,
+)
+_PAST_IN_SOURCE = re.compile(
+    r"\b(?:used|formerly|former|previously|longer|anymore|any more|was|were|had|until|till"
+    r"|ago|stopped|quit|gave up|outgrew|past|ex|back when)\b",
+    re.IGNORECASE,
+)
+
+
+class _Stated(NamedTuple):
+    stated: set[str]
+    """The constraints the writer states about themselves (keys of ``_CONSTRAINT_KEYS``)."""
+    denied: set[str]
+    """Those the message denies anywhere ("I don't have any allergies")."""
+    past: set[str]
+    """Those a sentence of the message puts in the past ("I was vegetarian until May")."""
+
+
+def _stated_constraints(source: str, cues: frozenset[str]) -> _Stated:
+    found = _Stated(set(), set(), set())
     for clause in _constraint_clauses(source, cues):
+        keys = {k for w in clause.words if (k := _constraint_key(w)) and k != "*"}
         no = _denied_constraints(clause.words, cues)
-        denied |= {key for key, _ in no}
+        found.denied.update(key for key, _ in no)
+        if _PAST_IN_SOURCE.search(clause.sentence):
+            found.past.update(keys)
         if clause.others or no or any(_is_cue(_fold(w.lower()), cues) for w in clause.words):
             continue
-        stated |= {k for w in clause.words if (k := _constraint_key(w)) and k != "*"}
-    return stated, denied
+        found.stated.update(keys)
+    return found
 
 
 def _denies_constraint(summary: str, source: str) -> str | None:
@@ -2754,7 +2786,7 @@ def _denies_constraint(summary: str, source: str) -> str | None:
         return None
     languages = frozenset(filter(None, (_language(summary), _language(source)))) | {"en"}
     cues = _negation_cues(languages)
-    stated, denied = _stated_constraints(source, cues)
+    stated, denied, _ = _stated_constraints(source, cues)
     if not stated:
         return None
     said = {_fold(w.lower()) for _, w in _words(source)}
@@ -2767,4 +2799,26 @@ def _denies_constraint(summary: str, source: str) -> str | None:
                 continue
             if key in stated or key == "*":
                 return " ".join(clause.words)
+    return None
+
+
+def _ends_constraint(summary: str, source: str) -> str | None:
+    """A clause of the summary that puts a health or diet constraint the writer states
+    about themselves in a past that has ended ("used to be allergic to nuts", "formerly
+    vegetarian", "a former vegan") when the message states it in the present: no
+    sentence of the message with it says "was", "used to", "until", "no longer"...
+    ("I used to be vegetarian but now I eat fish" may be "used to be vegetarian")."""
+    if not _ENDED_CONSTRAINT.search(summary) or not CONSTRAINTS.search(summary):
+        return None
+    languages = frozenset(filter(None, (_language(summary), _language(source)))) | {"en"}
+    cues = _negation_cues(languages)
+    stated, denied, past = _stated_constraints(source, cues)
+    present = stated - denied - past
+    if not present:
+        return None
+    for clause in _constraint_clauses(summary, cues):
+        if clause.others or not _ENDED_CONSTRAINT.search(" ".join(clause.words)):
+            continue
+        if {_constraint_key(w) for w in clause.words} & present:
+            return " ".join(clause.words)
     return None
