@@ -139,7 +139,13 @@ def load_locomo(
         for k, qa in enumerate(sample["qa"]):
             if not isinstance(qa, dict) or "question" not in qa:
                 continue
-            category = int(qa.get("category", 0) or 0)
+            try:
+                category = int(qa.get("category", 0) or 0)
+            except (TypeError, ValueError):
+                raise LocomoFormatError(
+                    f"{file} is not LoCoMo-shaped: question {k} of sample {n} has category "
+                    f"{qa.get('category')!r}, not a number"
+                ) from None
             if categories is not None and category not in categories:
                 continue
             evidence = _evidence(qa.get("evidence", []), known, prefix, stats)

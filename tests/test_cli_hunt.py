@@ -1,0 +1,60 @@
+"""The ``librarian`` command's rough edges: what a new user hits by mistake."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from langgraph_librarian.cli import main
+
+SRC = Path(__file__).resolve().parents[1]
+ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join([str(SRC / "src"), str(SRC / "bench" / "src")]),
+}
+
+
+@pytest.fixture
+def no_run(monkeypatch):
+    """Fail the test if a bench or demo starts working: errors must come first."""
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the run started before the bad input was reported")
+
+    monkeypatch.setattr("librarian_bench.runner.run_bench", boom)
+    monkeypatch.setattr("librarian_bench.tool_bench.run_tool_bench", boom)
+    monkeypatch.setattr("langgraph_librarian.demo.run_demo", boom)
+    monkeypatch.setattr("librarian_bench.datasets.synthetic.generate_dataset", boom)
+
+
+def one_error_line(capsys) -> str:
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if line.startswith("librarian: error:")]
+    assert len(lines) == 1, captured.err
+    assert "Traceback" not in captured.err
+    return lines[0]
+
+
+def _locomo(category: object) -> list[dict]:
+    turn = {"speaker": "Ann", "dia_id": "D1:1", "text": "The budget is 12,000 dollars."}
+    qa = {"question": "What is the budget?", "answer": "12,000", "evidence": ["D1:1"]}
+    return [
+        {
+            "sample_id": "c0",
+            "conversation": {"speaker_a": "Ann", "speaker_b": "Bob", "session_1": [turn]},
+            "qa": [{**qa, "category": category}],
+        }
+    ]
+
+
+@pytest.mark.parametrize("category", ["multi-hop", [1], {"n": 1}])
+def test_locomo_category_that_is_not_a_number_is_a_format_error(tmp_path, capsys, category):
+    data = tmp_path / "data.json"
+    data.write_text(json.dumps(_locomo(category)))
+    argv = ["bench", "--dataset", "locomo", "--data", str(data), "--quiet"]
+    assert main(argv) == 2
+    line = one_error_line(capsys)
+    assert "not LoCoMo-shaped" in line and "category" in line
