@@ -58,3 +58,10 @@ def test_locomo_category_that_is_not_a_number_is_a_format_error(tmp_path, capsys
     assert main(argv) == 2
     line = one_error_line(capsys)
     assert "not LoCoMo-shaped" in line and "category" in line
+
+
+def test_answer_and_judge_model_errors_name_their_option(capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    argv = ["bench", "--conversations", "1", "--messages", "20", "--limit", "1", "--quiet"]
+    assert main([*argv, "--answer-model", "nope:x", "--judge-model", "nope:x"]) == 2
+    assert "--answer-model" in one_error_line(capsys)

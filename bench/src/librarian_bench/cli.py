@@ -217,6 +217,14 @@ def _bench(args: argparse.Namespace) -> int:
 
     model, selector = _bench_models(args.model)
     strategies = _strategies(args, embeddings, model)
+    judge = None
+    if args.answer_model:
+        from librarian_bench.judge import AnswerJudge
+
+        answer_model = _model(args.answer_model, "--answer-model")
+        judge_model = _model(args.judge_model, "--judge-model")
+        assert answer_model is not None and judge_model is not None
+        judge = AnswerJudge(answer_model, judge_model)
     extra: dict[str, Any] = {}
     conversations = _load(args, extra)
     if hasattr(model, "use"):  # a scripted bench model learns the questions' evidence
@@ -225,13 +233,6 @@ def _bench(args: argparse.Namespace) -> int:
     plan = plan_questions(conversations, args.limit)
     if not plan:
         raise CliError(f"the {args.dataset} data has no question to ask (check --categories)")
-    judge = None
-    if args.answer_model:
-        from librarian_bench.judge import AnswerJudge
-
-        answer_model, judge_model = _model(args.answer_model), _model(args.judge_model)
-        assert answer_model is not None and judge_model is not None
-        judge = AnswerJudge(answer_model, judge_model)
     engine = type(embeddings).__name__ if embeddings is not None else "none (lexical only)"
     _say(f"bench {describe_plan(dataset, conversations, plan, strategies)}")
     _say(f"embeddings: {engine}; context budget {budget_label(args.budget)}")
