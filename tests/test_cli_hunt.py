@@ -65,3 +65,23 @@ def test_answer_and_judge_model_errors_name_their_option(capsys, monkeypatch):
     argv = ["bench", "--conversations", "1", "--messages", "20", "--limit", "1", "--quiet"]
     assert main([*argv, "--answer-model", "nope:x", "--judge-model", "nope:x"]) == 2
     assert "--answer-model" in one_error_line(capsys)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["bench", "--messages", "10000000"], "--messages must be at most 100,000"),
+        (["bench", "--conversations", "1000000"], "--conversations must be at most 1,000"),
+        (
+            ["bench", "--dataset", "tools", "--tools", "500", "100000000"],
+            "--tools must be at most 100,000",
+        ),
+        (
+            ["bench", "--dataset", "tools", "--limit", "100000000"],
+            "--limit must be at most 100,000",
+        ),
+    ],
+)
+def test_sizes_that_would_run_for_hours_are_refused(argv, expected, capsys, no_run):
+    assert main([*argv, "--quiet"]) == 2
+    assert expected in one_error_line(capsys)

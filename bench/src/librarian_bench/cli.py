@@ -29,6 +29,10 @@ from langgraph_librarian.cli import (
 __all__ = ["build_parser", "main"]
 
 _MIN_MESSAGES = 20  # the synthetic generator's floor: fewer leaves no room for questions
+# Ceilings: a typo of a few zeros otherwise generated data for hours before printing a line.
+_MAX_MESSAGES = 100_000  # per synthetic conversation, as for librarian demo
+_MAX_CONVERSATIONS = 1_000  # per noise level (3 levels)
+_MAX_TOOLS = 100_000  # tool catalog size; also the tool benchmark's query count (--limit)
 # The default model ships inside the package; embeddings are only missing when turned off.
 _EMBEDDINGS_HINT = "drop --no-embeddings / unset LIBRARIAN_EMBEDDINGS to use the packaged model"
 
@@ -62,9 +66,14 @@ def _check_bench_options(args: argparse.Namespace) -> None:
         except ValueError as exc:
             raise CliError(f"--budget: {exc}") from None
     _at_least(_MIN_MESSAGES, "--messages", args.messages)
+    _at_most(_MAX_MESSAGES, "--messages", args.messages)
     _at_least(1, "--conversations", args.conversations)
+    _at_most(_MAX_CONVERSATIONS, "--conversations", args.conversations)
     for size in args.tools or []:
         _at_least(1, "--tools", size)
+        _at_most(_MAX_TOOLS, "--tools", size)
+    if args.dataset == "tools":
+        _at_most(_MAX_TOOLS, "--limit", args.limit)
     if args.split is not None and args.split not in ("dev", "heldout"):
         raise CliError(f"--split takes dev or heldout (got {args.split!r})")
     if args.message_length is not None and args.message_length not in ("long", "short"):
@@ -92,6 +101,11 @@ def _check_bench_options(args: argparse.Namespace) -> None:
                 "note: matplotlib is not installed, so no PNG plot will be written "
                 "(pip install matplotlib)"
             )
+
+
+def _at_most(maximum: int, option: str, value: int | None) -> None:
+    if value is not None and value > maximum:
+        raise CliError(f"{option} must be at most {maximum:,} (got {value:,})")
 
 
 def _categories(raw: str | None) -> set[int]:
@@ -369,7 +383,8 @@ def build_parser(prog: str = "librarian bench") -> argparse.ArgumentParser:
         "--limit",
         type=int,
         metavar="N",
-        help="ask only the first N questions (tools: N queries, default 150) (default: all)",
+        help="ask only the first N questions (tools: N queries, at most 100,000, default 150) "
+        "(default: all)",
     )
     bench.add_argument(
         "--model",
@@ -402,13 +417,13 @@ def build_parser(prog: str = "librarian bench") -> argparse.ArgumentParser:
         "--messages",
         type=int,
         metavar="N",
-        help="synthetic: messages per conversation (default: 120)",
+        help="synthetic: messages per conversation, 20-100,000 (default: 120)",
     )
     bench.add_argument(
         "--conversations",
         type=int,
         metavar="N",
-        help="synthetic: conversations per noise level (default: 3)",
+        help="synthetic: conversations per noise level, at most 1,000 (default: 3)",
     )
     bench.add_argument(
         "--split",
@@ -424,7 +439,11 @@ def build_parser(prog: str = "librarian bench") -> argparse.ArgumentParser:
         "--categories", metavar="LIST", help="locomo: comma-separated categories (default: 1,2,3,4)"
     )
     bench.add_argument(
-        "--tools", type=int, metavar="N", nargs="+", help="tools: catalog sizes (default: 500 5000)"
+        "--tools",
+        type=int,
+        metavar="N",
+        nargs="+",
+        help="tools: catalog sizes, at most 100,000 (default: 500 5000)",
     )
     bench.add_argument(
         "--phrasings",
