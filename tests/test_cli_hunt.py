@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,3 +87,41 @@ def test_answer_and_judge_model_errors_name_their_option(capsys, monkeypatch):
 def test_sizes_that_would_run_for_hours_are_refused(argv, expected, capsys, no_run):
     assert main([*argv, "--quiet"]) == 2
     assert expected in one_error_line(capsys)
+
+
+def _librarian(*argv: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    code = "import sys; from langgraph_librarian.cli import main; sys.exit(main())"
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env or ENV,
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["demo", "--messages", "20"],
+        ["bench", "--dataset", "tools", "--tools", "50", "--limit", "5", "--quiet", "--json"],
+    ],
+)
+def test_output_piped_into_a_closed_pipe_ends_quietly(argv):
+    proc = _librarian(*argv)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader went away, as `librarian demo | head -1` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) != 0
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+@pytest.mark.parametrize("argv", [["demo"], ["bench", "--limit", "1", "--quiet"]])
+def test_ctrl_c_says_so_and_exits_130(argv, capsys, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("langgraph_librarian.demo.run_demo", interrupted)
+    monkeypatch.setattr("librarian_bench.runner.run_bench", interrupted)
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == "librarian: interrupted" and "Traceback" not in err

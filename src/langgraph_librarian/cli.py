@@ -9,10 +9,12 @@ the subcommand it was given to.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import sys
 import textwrap
+from collections.abc import Callable
 from importlib import metadata
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -386,22 +388,39 @@ def _bench(argv: list[str]) -> int:
     return int(bench_main(argv, prog="librarian bench"))
 
 
+def _run(command: Callable[[], int]) -> int:
+    """Run a command as the ``librarian`` command line does (``bench`` too).
+
+    A :class:`CliError` is one line and status 2; Ctrl-C says so and gives 130; a reader
+    of stdout that went away (``librarian demo | head``) ends the run quietly with 141,
+    as a program killed by SIGPIPE.
+    """
+    try:
+        return int(command())
+    except CliError as exc:
+        print(f"librarian: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nlibrarian: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # What is still buffered for stdout would fail again when Python exits; a stdout
+        # that is not a real file (captured in-process) raises OSError or ValueError.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if args.command == "bench":
-        return _bench(argv[argv.index("bench") + 1 :])
+        return _run(lambda: _bench(argv[argv.index("bench") + 1 :]))
     if unknown:
         # argparse would blame the top-level parser; the subcommand's usage is the useful one.
         args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    try:
-        return int(args.func(args))
-    except CliError as exc:
-        print(f"librarian: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+    return _run(lambda: args.func(args))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from langgraph_librarian.cli import (
     _embeddings,
     _model,
     _Parser,
+    _run,
     _say,
     _version,
 )
@@ -460,11 +461,5 @@ def build_parser(prog: str = "librarian bench") -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, prog: str = "librarian bench") -> int:
     """Run ``librarian bench`` with ``argv`` (the options after ``bench``)."""
-    args = build_parser(prog).parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        return _bench(args)
-    except CliError as exc:
-        print(f"librarian: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+    argv = sys.argv[1:] if argv is None else argv
+    return _run(lambda: _bench(build_parser(prog).parse_args(argv)))
