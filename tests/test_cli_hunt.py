@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -125,3 +126,13 @@ def test_ctrl_c_says_so_and_exits_130(argv, capsys, monkeypatch):
     assert main(argv) == 130
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1] == "librarian: interrupted" and "Traceback" not in err
+
+
+def test_demo_on_an_ascii_terminal(capsys, monkeypatch):
+    """Summaries hold characters (an ellipsis) that an ASCII terminal cannot show."""
+    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(["demo", "--messages", "20", "--verbose"]) == 0
+    out.flush()
+    text = out.buffer.getvalue().decode("ascii")  # type: ignore[attr-defined]
+    assert "needed messages present" in text

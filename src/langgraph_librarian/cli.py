@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import io
 import os
 import sys
 import textwrap
@@ -393,8 +394,12 @@ def _run(command: Callable[[], int]) -> int:
 
     A :class:`CliError` is one line and status 2; Ctrl-C says so and gives 130; a reader
     of stdout that went away (``librarian demo | head``) ends the run quietly with 141,
-    as a program killed by SIGPIPE.
+    as a program killed by SIGPIPE; text a terminal's encoding cannot show (an ellipsis
+    on an ASCII terminal) is replaced, not a UnicodeEncodeError traceback.
     """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="replace")
     try:
         return int(command())
     except CliError as exc:
