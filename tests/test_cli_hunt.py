@@ -136,3 +136,17 @@ def test_demo_on_an_ascii_terminal(capsys, monkeypatch):
     out.flush()
     text = out.buffer.getvalue().decode("ascii")  # type: ignore[attr-defined]
     assert "needed messages present" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "blocked"),
+    [
+        (["--conversations", "1", "--messages", "20", "--limit", "1"], "synthetic-outcomes.json"),
+        (["--dataset", "tools", "--tools", "50", "--limit", "3"], "tools-summary.json"),
+    ],
+)
+def test_a_result_file_that_cannot_be_written_is_one_error_line(tmp_path, capsys, argv, blocked):
+    (tmp_path / blocked).mkdir()  # a directory where the result file goes
+    assert main(["bench", *argv, "--quiet", "--out", str(tmp_path)]) == 2
+    line = one_error_line(capsys)
+    assert "cannot write" in line and blocked in line

@@ -298,11 +298,21 @@ def _bench(args: argparse.Namespace) -> int:
     print("Per category (evidence recall / context success):")
     print(format_by_category(rows))
     if args.out:
-        for path in write_report(Path(args.out), dataset, outcomes, meta):
+        try:
+            written = write_report(Path(args.out), dataset, outcomes, meta)
+        except OSError as exc:
+            raise _not_written(exc) from None
+        for path in written:
             print(f"wrote {path}", file=sys.stderr)
     if args.json:
         print(json.dumps({"meta": meta, "summary": rows}, indent=1))
     return 0
+
+
+def _not_written(exc: OSError) -> CliError:
+    """A result file that cannot be written after the run (a directory in its place, a
+    full disk): one line, not a traceback; the tables were printed already."""
+    return CliError(f"--out: cannot write {exc.filename} ({exc.strerror})")
 
 
 def _phrasing_bench(args: argparse.Namespace, embeddings: Any) -> int:
@@ -322,7 +332,10 @@ def _emit_rows(args: argparse.Namespace, rows: list[dict[str, Any]], name: str) 
     """Write a tool benchmark's rows to ``--out`` and print them with ``--json``."""
     if args.out:
         target = Path(args.out) / name
-        target.write_text(json.dumps(rows, indent=1))
+        try:
+            target.write_text(json.dumps(rows, indent=1))
+        except OSError as exc:
+            raise _not_written(exc) from None
         print(f"wrote {target}", file=sys.stderr)
     if args.json:
         print(json.dumps(rows, indent=1))
