@@ -150,3 +150,23 @@ def test_a_result_file_that_cannot_be_written_is_one_error_line(tmp_path, capsys
     assert main(["bench", *argv, "--quiet", "--out", str(tmp_path)]) == 2
     line = one_error_line(capsys)
     assert "cannot write" in line and blocked in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--dataset", "tools", "--budget", "2000"], "--budget does not apply to --dataset tools"),
+        (["--dataset", "tools", "--budget", "lots"], "--budget does not apply to --dataset tools"),
+        (["--dataset", "tools", "--phrasings", "--limit", "3"], "--limit does not apply"),
+    ],
+)
+def test_tool_options_that_would_be_ignored_are_refused(
+    argv, expected, capsys, no_run, monkeypatch
+):
+    monkeypatch.setattr("librarian_bench.tool_bench.run_phrasing_bench", no_run_phrasings)
+    assert main(["bench", *argv, "--quiet"]) == 2
+    assert expected in one_error_line(capsys)
+
+
+def no_run_phrasings(*args, **kwargs):
+    raise AssertionError("the phrasing benchmark ran with an option it ignores")

@@ -54,16 +54,18 @@ def _check_bench_options(args: argparse.Namespace) -> None:
         if value is not None and args.dataset != dataset:
             raise CliError(f"{option} applies to --dataset {dataset} only")
     if args.dataset == "tools":
-        for option in ("strategies", "model", "answer_model", "judge_model"):
+        for option in ("strategies", "model", "answer_model", "judge_model", "budget"):
             if getattr(args, option):
                 flag = "--" + option.replace("_", "-")
                 raise CliError(f"{flag} does not apply to --dataset tools")
     _at_least(1, "--limit", args.limit)
+    if args.phrasings and args.limit is not None:
+        raise CliError("--limit does not apply to --phrasings (it runs the whole held-out set)")
     if args.dataset != "tools":
         from librarian_bench._budget import parse_budget
 
         try:
-            args.budget = parse_budget(args.budget)
+            args.budget = parse_budget(args.budget or "auto")
         except ValueError as exc:
             raise CliError(f"--budget: {exc}") from None
     _at_least(_MIN_MESSAGES, "--messages", args.messages)
@@ -419,10 +421,9 @@ def build_parser(prog: str = "librarian bench") -> argparse.ArgumentParser:
     bench.add_argument(
         "--budget",
         metavar="TOKENS|auto|none|N%",
-        default="auto",
         help="context budget of every strategy but brute-force: tokens, 'auto' (the "
         "Librarian's default: 7%% of each history, 2,000-8,000 tokens), 'none' (unbounded) "
-        "or a share of each history such as 6%% (default: %(default)s)",
+        "or a share of each history such as 6%% (default: auto)",
     )
     bench.add_argument(
         "--seed", type=int, metavar="N", default=7, help="seed of the generated data (default: 7)"
