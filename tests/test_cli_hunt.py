@@ -94,6 +94,7 @@ def _librarian(*argv: str, env: dict[str, str] | None = None) -> subprocess.Pope
     code = "import sys; from langgraph_librarian.cli import main; sys.exit(main())"
     return subprocess.Popen(
         [sys.executable, "-c", code, *argv],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env or ENV,
@@ -170,3 +171,19 @@ def test_tool_options_that_would_be_ignored_are_refused(
 
 def no_run_phrasings(*args, **kwargs):
     raise AssertionError("the phrasing benchmark ran with an option it ignores")
+
+
+@pytest.mark.parametrize(
+    ("typed", "setting"),
+    [
+        ("The budget is 12,000 dollars\u2026\n".encode(), {"PYTHONIOENCODING": "ascii"}),
+        # UTF-8 mode (or a C.UTF-8 locale) reads bad bytes as lone surrogates
+        (b"\xff\xfe not UTF-8\n", {"PYTHONUTF8": "1"}),
+    ],
+)
+def test_chat_input_the_terminal_cannot_decode(tmp_path, typed, setting):
+    env = {**ENV, **setting, "XDG_DATA_HOME": str(tmp_path)}
+    proc = _librarian("chat", "--db", str(tmp_path / "chat.db"), env=env)
+    _out, err = proc.communicate(typed + b"What is the budget?\n", timeout=120)
+    assert proc.returncode == 0, err.decode()
+    assert b"Traceback" not in err

@@ -395,11 +395,16 @@ def _run(command: Callable[[], int]) -> int:
     A :class:`CliError` is one line and status 2; Ctrl-C says so and gives 130; a reader
     of stdout that went away (``librarian demo | head``) ends the run quietly with 141,
     as a program killed by SIGPIPE; text a terminal's encoding cannot show (an ellipsis
-    on an ASCII terminal) is replaced, not a UnicodeEncodeError traceback.
+    on an ASCII terminal) is replaced, not a UnicodeEncodeError traceback; so is input
+    that is not in its encoding (``librarian chat`` reads stdin), which would otherwise
+    fail to decode, or reach the database as lone surrogates that SQLite refuses.
     """
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
             stream.reconfigure(errors="replace")
+    stdin = sys.stdin
+    if isinstance(stdin, io.TextIOWrapper) and stdin.errors in ("strict", "surrogateescape"):
+        stdin.reconfigure(errors="replace")
     try:
         return int(command())
     except CliError as exc:
