@@ -187,3 +187,11 @@ def test_chat_input_the_terminal_cannot_decode(tmp_path, typed, setting):
     _out, err = proc.communicate(typed + b"What is the budget?\n", timeout=120)
     assert proc.returncode == 0, err.decode()
     assert b"Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["demo"], ["bench", "--limit", "1"]])
+def test_unknown_embedding_model_in_the_environment(argv, capsys, monkeypatch, no_run):
+    monkeypatch.setenv("LIBRARIAN_EMBEDDINGS", "bogus")
+    assert main([*argv, "--quiet"] if argv[0] == "bench" else argv) == 2
+    line = one_error_line(capsys)
+    assert "LIBRARIAN_EMBEDDINGS=bogus" in line and "unknown embedding model" in line

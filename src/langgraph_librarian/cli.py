@@ -76,7 +76,11 @@ def _embeddings(disabled: bool) -> Any:
         return None
     from langgraph_librarian.embeddings import default_embeddings
 
-    return default_embeddings()
+    try:  # loaded once per process: a later "auto" gets the same instance
+        return default_embeddings()
+    except (ValueError, ImportError) as exc:  # LIBRARIAN_EMBEDDINGS names a bad model
+        setting = os.environ.get("LIBRARIAN_EMBEDDINGS", "")
+        raise CliError(f"LIBRARIAN_EMBEDDINGS={setting}: {str(exc).splitlines()[0]}") from None
 
 
 def _at_least(minimum: int, option: str, value: int | None) -> None:
@@ -94,6 +98,7 @@ def _demo(args: argparse.Namespace) -> int:
     _at_least(_MIN_MESSAGES, "--messages", args.messages)
     if args.messages is not None and args.messages > _MAX_MESSAGES:
         raise CliError(f"--messages must be at most {_MAX_MESSAGES:,} (got {args.messages:,})")
+    _embeddings(disabled=False)  # a bad LIBRARIAN_EMBEDDINGS fails here, in one line
     run_demo(
         seed=args.seed,
         n_messages=args.messages,
