@@ -189,9 +189,15 @@ def test_chat_input_the_terminal_cannot_decode(tmp_path, typed, setting):
     assert b"Traceback" not in err
 
 
-@pytest.mark.parametrize("argv", [["demo"], ["bench", "--limit", "1"]])
-def test_unknown_embedding_model_in_the_environment(argv, capsys, monkeypatch, no_run):
+@pytest.mark.parametrize("argv", [["demo"], ["bench", "--limit", "1"], ["chat"]])
+def test_unknown_embedding_model_in_the_environment(argv, capsys, monkeypatch, no_run, tmp_path):
     monkeypatch.setenv("LIBRARIAN_EMBEDDINGS", "bogus")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    monkeypatch.setattr("langgraph_librarian.ui._terminal.run_terminal_chat", no_chat)
     assert main([*argv, "--quiet"] if argv[0] == "bench" else argv) == 2
     line = one_error_line(capsys)
     assert "LIBRARIAN_EMBEDDINGS=bogus" in line and "unknown embedding model" in line
+
+
+def no_chat(*args, **kwargs):
+    raise AssertionError("the chat started with embeddings it cannot load")

@@ -216,6 +216,7 @@ def _announce(service: Any) -> None:
 def _chat(args: argparse.Namespace) -> int:
     from langgraph_librarian.ui._terminal import run_terminal_chat
 
+    _embeddings(disabled=False)  # a bad LIBRARIAN_EMBEDDINGS fails here, not mid-chat
     service = _chat_service(args)
     if args.thread is not None:
         from langgraph_librarian.ui._service import MessageRejected
