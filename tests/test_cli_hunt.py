@@ -201,3 +201,12 @@ def test_unknown_embedding_model_in_the_environment(argv, capsys, monkeypatch, n
 
 def no_chat(*args, **kwargs):
     raise AssertionError("the chat started with embeddings it cannot load")
+
+
+def test_locomo_samples_with_the_same_id_are_a_format_error(tmp_path, capsys):
+    """Their message ids collide: the Librarian then scored half of the copies as missed."""
+    data = tmp_path / "twice.json"
+    data.write_text(json.dumps(_locomo(1) * 2))
+    assert main(["bench", "--dataset", "locomo", "--data", str(data), "--quiet"]) == 2
+    line = one_error_line(capsys)
+    assert "same sample_id 'c0'" in line

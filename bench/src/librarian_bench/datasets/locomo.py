@@ -105,6 +105,7 @@ def load_locomo(
             f"{file} is not LoCoMo-shaped: expected a non-empty list of samples"
         )
     conversations: list[Conversation] = []
+    seen: dict[str, int] = {}
     for n, sample in enumerate(data):
         if (
             not isinstance(sample, dict)
@@ -116,6 +117,12 @@ def load_locomo(
             )
         conv = sample["conversation"]
         prefix = str(sample.get("sample_id", f"conv-{n}"))
+        if prefix in seen:  # its message ids would collide with the other sample's
+            raise LocomoFormatError(
+                f"{file} is not LoCoMo-shaped: samples {seen[prefix]} and {n} have the same "
+                f"sample_id {prefix!r}"
+            )
+        seen[prefix] = n
         speaker_a = conv.get("speaker_a")
         sessions = sorted((int(m.group(1)), key) for key in conv if (m := _SESSION.match(key)))
         messages: list[BaseMessage] = []
