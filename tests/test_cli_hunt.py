@@ -210,3 +210,8 @@ def test_locomo_samples_with_the_same_id_are_a_format_error(tmp_path, capsys):
     assert main(["bench", "--dataset", "locomo", "--data", str(data), "--quiet"]) == 2
     line = one_error_line(capsys)
     assert "same sample_id 'c0'" in line
+
+
+def test_an_empty_out_is_refused_not_ignored(capsys, no_run):
+    assert main(["bench", "--limit", "1", "--quiet", "--out", ""]) == 2
+    assert "--out needs a directory" in one_error_line(capsys)

@@ -91,6 +91,8 @@ def _check_bench_options(args: argparse.Namespace) -> None:
             raise CliError(f"LoCoMo file not found: {data}")
     if bool(args.answer_model) != bool(args.judge_model):
         raise CliError("answer success needs both --answer-model and --judge-model")
+    if args.out == "":  # an unset variable in a script ("--out $DIR"): nothing would be saved
+        raise CliError("--out needs a directory")
     if args.out:
         out = Path(args.out)
         if out.exists() and not out.is_dir():
