@@ -53,7 +53,7 @@ def _locomo(category: object) -> list[dict]:
     ]
 
 
-@pytest.mark.parametrize("category", ["multi-hop", [1], {"n": 1}])
+@pytest.mark.parametrize("category", ["multi-hop", [1], {"n": 1}, float("inf")])
 def test_locomo_category_that_is_not_a_number_is_a_format_error(tmp_path, capsys, category):
     data = tmp_path / "data.json"
     data.write_text(json.dumps(_locomo(category)))
@@ -215,3 +215,10 @@ def test_locomo_samples_with_the_same_id_are_a_format_error(tmp_path, capsys):
 def test_an_empty_out_is_refused_not_ignored(capsys, no_run):
     assert main(["bench", "--limit", "1", "--quiet", "--out", ""]) == 2
     assert "--out needs a directory" in one_error_line(capsys)
+
+
+def test_locomo_file_nested_too_deep_for_the_json_parser(tmp_path, capsys):
+    data = tmp_path / "deep.json"
+    data.write_text("[" * 200_000 + "]" * 200_000)
+    assert main(["bench", "--dataset", "locomo", "--data", str(data), "--quiet"]) == 2
+    assert "not valid JSON" in one_error_line(capsys)

@@ -98,7 +98,7 @@ def load_locomo(
         raise LocomoFormatError(f"{file} is not a regular file; give the LoCoMo JSON file")
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise LocomoFormatError(f"{file} is not valid JSON: {exc}") from exc
     if not isinstance(data, list) or not data:
         raise LocomoFormatError(
@@ -148,7 +148,7 @@ def load_locomo(
                 continue
             try:
                 category = int(qa.get("category", 0) or 0)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # "x", [1], 1e400
                 raise LocomoFormatError(
                     f"{file} is not LoCoMo-shaped: question {k} of sample {n} has category "
                     f"{qa.get('category')!r}, not a number"
