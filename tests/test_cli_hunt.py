@@ -222,3 +222,12 @@ def test_locomo_file_nested_too_deep_for_the_json_parser(tmp_path, capsys):
     data.write_text("[" * 200_000 + "]" * 200_000)
     assert main(["bench", "--dataset", "locomo", "--data", str(data), "--quiet"]) == 2
     assert "not valid JSON" in one_error_line(capsys)
+
+
+def test_phrasings_with_tools_is_refused_before_the_embeddings_load(capsys, monkeypatch):
+    def no_load(disabled):
+        raise AssertionError("the embeddings were loaded before the bad options were seen")
+
+    monkeypatch.setattr("librarian_bench.cli._embeddings", no_load)
+    assert main(["bench", "--dataset", "tools", "--phrasings", "--tools", "50"]) == 2
+    assert "two different tool benchmarks" in one_error_line(capsys)

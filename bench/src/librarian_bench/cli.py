@@ -59,6 +59,8 @@ def _check_bench_options(args: argparse.Namespace) -> None:
                 flag = "--" + option.replace("_", "-")
                 raise CliError(f"{flag} does not apply to --dataset tools")
     _at_least(1, "--limit", args.limit)
+    if args.phrasings and args.tools:
+        raise CliError("--phrasings and --tools are two different tool benchmarks")
     if args.phrasings and args.limit is not None:
         raise CliError("--limit does not apply to --phrasings (it runs the whole held-out set)")
     if args.dataset != "tools":
@@ -350,8 +352,6 @@ def _tool_bench(args: argparse.Namespace, embeddings: Any) -> int:
     from librarian_bench.tool_bench import format_tool_table, run_tool_bench
 
     if args.phrasings:
-        if args.tools:
-            raise CliError("--phrasings and --tools are two different tool benchmarks")
         return _phrasing_bench(args, embeddings)
 
     sizes = args.tools or [500, 5000]
