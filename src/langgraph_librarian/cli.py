@@ -261,7 +261,7 @@ def _add_demo(sub: Any) -> _Parser:
         type=int,
         metavar="N",
         default=240,
-        help="conversation length (default: %(default)s)",
+        help="conversation length, 20-100,000 messages (default: %(default)s)",
     )
     demo.add_argument(
         "--noise",
