@@ -231,3 +231,25 @@ def test_phrasings_with_tools_is_refused_before_the_embeddings_load(capsys, monk
     monkeypatch.setattr("librarian_bench.cli._embeddings", no_load)
     assert main(["bench", "--dataset", "tools", "--phrasings", "--tools", "50"]) == 2
     assert "two different tool benchmarks" in one_error_line(capsys)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_output_to_a_full_disk_is_one_error_line():
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from langgraph_librarian.cli import main; sys.exit(main())",
+                "demo",
+                "--messages",
+                "20",
+            ],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=ENV,
+            timeout=120,
+        )
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and "Traceback" not in err, err
+    assert "librarian: error: cannot write the output (No space left on device)" in err

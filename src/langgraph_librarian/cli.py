@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import importlib.util
 import io
 import os
@@ -420,11 +421,21 @@ def _run(command: Callable[[], int]) -> int:
         print("\nlibrarian: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        # What is still buffered for stdout would fail again when Python exits; a stdout
-        # that is not a real file (captured in-process) raises OSError or ValueError.
-        with contextlib.suppress(OSError, ValueError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
         return 141
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        _drop_stdout()  # stdout (or a file) on a full disk: say so in one line
+        print(f"librarian: error: cannot write the output ({exc.strerror})", file=sys.stderr)
+        return 1
+
+
+def _drop_stdout() -> None:
+    # What is still buffered for stdout would fail again when Python exits; a stdout
+    # that is not a real file (captured in-process) raises OSError or ValueError.
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def main(argv: list[str] | None = None) -> int:
