@@ -9,10 +9,14 @@ the subcommand it was given to.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import importlib.util
+import io
 import os
 import sys
 import textwrap
+from collections.abc import Callable
 from importlib import metadata
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -73,7 +77,11 @@ def _embeddings(disabled: bool) -> Any:
         return None
     from langgraph_librarian.embeddings import default_embeddings
 
-    return default_embeddings()
+    try:  # loaded once per process: a later "auto" gets the same instance
+        return default_embeddings()
+    except (ValueError, ImportError) as exc:  # LIBRARIAN_EMBEDDINGS names a bad model
+        setting = os.environ.get("LIBRARIAN_EMBEDDINGS", "")
+        raise CliError(f"LIBRARIAN_EMBEDDINGS={setting}: {str(exc).splitlines()[0]}") from None
 
 
 def _at_least(minimum: int, option: str, value: int | None) -> None:
@@ -91,6 +99,7 @@ def _demo(args: argparse.Namespace) -> int:
     _at_least(_MIN_MESSAGES, "--messages", args.messages)
     if args.messages is not None and args.messages > _MAX_MESSAGES:
         raise CliError(f"--messages must be at most {_MAX_MESSAGES:,} (got {args.messages:,})")
+    _embeddings(disabled=False)  # a bad LIBRARIAN_EMBEDDINGS fails here, in one line
     run_demo(
         seed=args.seed,
         n_messages=args.messages,
@@ -208,6 +217,7 @@ def _announce(service: Any) -> None:
 def _chat(args: argparse.Namespace) -> int:
     from langgraph_librarian.ui._terminal import run_terminal_chat
 
+    _embeddings(disabled=False)  # a bad LIBRARIAN_EMBEDDINGS fails here, not mid-chat
     service = _chat_service(args)
     if args.thread is not None:
         from langgraph_librarian.ui._service import MessageRejected
@@ -252,7 +262,7 @@ def _add_demo(sub: Any) -> _Parser:
         type=int,
         metavar="N",
         default=240,
-        help="conversation length (default: %(default)s)",
+        help="conversation length, 20-100,000 messages (default: %(default)s)",
     )
     demo.add_argument(
         "--noise",
@@ -386,22 +396,58 @@ def _bench(argv: list[str]) -> int:
     return int(bench_main(argv, prog="librarian bench"))
 
 
+def _run(command: Callable[[], int]) -> int:
+    """Run a command as the ``librarian`` command line does (``bench`` too).
+
+    A :class:`CliError` is one line and status 2; Ctrl-C says so and gives 130; a reader
+    of stdout that went away (``librarian demo | head``) ends the run quietly with 141,
+    as a program killed by SIGPIPE; text a terminal's encoding cannot show (an ellipsis
+    on an ASCII terminal) is replaced, not a UnicodeEncodeError traceback; so is input
+    that is not in its encoding (``librarian chat`` reads stdin), which would otherwise
+    fail to decode, or reach the database as lone surrogates that SQLite refuses.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="replace")
+    stdin = sys.stdin
+    if isinstance(stdin, io.TextIOWrapper) and stdin.errors in ("strict", "surrogateescape"):
+        stdin.reconfigure(errors="replace")
+    try:
+        return int(command())
+    except CliError as exc:
+        print(f"librarian: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nlibrarian: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        _drop_stdout()
+        return 141
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        _drop_stdout()  # stdout (or a file) on a full disk: say so in one line
+        print(f"librarian: error: cannot write the output ({exc.strerror})", file=sys.stderr)
+        return 1
+
+
+def _drop_stdout() -> None:
+    # What is still buffered for stdout would fail again when Python exits; a stdout
+    # that is not a real file (captured in-process) raises OSError or ValueError.
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if args.command == "bench":
-        return _bench(argv[argv.index("bench") + 1 :])
+        return _run(lambda: _bench(argv[argv.index("bench") + 1 :]))
     if unknown:
         # argparse would blame the top-level parser; the subcommand's usage is the useful one.
         args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    try:
-        return int(args.func(args))
-    except CliError as exc:
-        print(f"librarian: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+    return _run(lambda: args.func(args))
 
 
 if __name__ == "__main__":

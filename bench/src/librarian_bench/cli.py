@@ -22,6 +22,7 @@ from langgraph_librarian.cli import (
     _embeddings,
     _model,
     _Parser,
+    _run,
     _say,
     _version,
 )
@@ -29,6 +30,10 @@ from langgraph_librarian.cli import (
 __all__ = ["build_parser", "main"]
 
 _MIN_MESSAGES = 20  # the synthetic generator's floor: fewer leaves no room for questions
+# Ceilings: a typo of a few zeros otherwise generated data for hours before printing a line.
+_MAX_MESSAGES = 100_000  # per synthetic conversation, as for librarian demo
+_MAX_CONVERSATIONS = 1_000  # per noise level (3 levels)
+_MAX_TOOLS = 100_000  # tool catalog size; also the tool benchmark's query count (--limit)
 # The default model ships inside the package; embeddings are only missing when turned off.
 _EMBEDDINGS_HINT = "drop --no-embeddings / unset LIBRARIAN_EMBEDDINGS to use the packaged model"
 
@@ -49,22 +54,31 @@ def _check_bench_options(args: argparse.Namespace) -> None:
         if value is not None and args.dataset != dataset:
             raise CliError(f"{option} applies to --dataset {dataset} only")
     if args.dataset == "tools":
-        for option in ("strategies", "model", "answer_model", "judge_model"):
+        for option in ("strategies", "model", "answer_model", "judge_model", "budget"):
             if getattr(args, option):
                 flag = "--" + option.replace("_", "-")
                 raise CliError(f"{flag} does not apply to --dataset tools")
     _at_least(1, "--limit", args.limit)
+    if args.phrasings and args.tools:
+        raise CliError("--phrasings and --tools are two different tool benchmarks")
+    if args.phrasings and args.limit is not None:
+        raise CliError("--limit does not apply to --phrasings (it runs the whole held-out set)")
     if args.dataset != "tools":
         from librarian_bench._budget import parse_budget
 
         try:
-            args.budget = parse_budget(args.budget)
+            args.budget = parse_budget(args.budget or "auto")
         except ValueError as exc:
             raise CliError(f"--budget: {exc}") from None
     _at_least(_MIN_MESSAGES, "--messages", args.messages)
+    _at_most(_MAX_MESSAGES, "--messages", args.messages)
     _at_least(1, "--conversations", args.conversations)
+    _at_most(_MAX_CONVERSATIONS, "--conversations", args.conversations)
     for size in args.tools or []:
         _at_least(1, "--tools", size)
+        _at_most(_MAX_TOOLS, "--tools", size)
+    if args.dataset == "tools":
+        _at_most(_MAX_TOOLS, "--limit", args.limit)
     if args.split is not None and args.split not in ("dev", "heldout"):
         raise CliError(f"--split takes dev or heldout (got {args.split!r})")
     if args.message_length is not None and args.message_length not in ("long", "short"):
@@ -79,6 +93,8 @@ def _check_bench_options(args: argparse.Namespace) -> None:
             raise CliError(f"LoCoMo file not found: {data}")
     if bool(args.answer_model) != bool(args.judge_model):
         raise CliError("answer success needs both --answer-model and --judge-model")
+    if args.out == "":  # an unset variable in a script ("--out $DIR"): nothing would be saved
+        raise CliError("--out needs a directory")
     if args.out:
         out = Path(args.out)
         if out.exists() and not out.is_dir():
@@ -92,6 +108,11 @@ def _check_bench_options(args: argparse.Namespace) -> None:
                 "note: matplotlib is not installed, so no PNG plot will be written "
                 "(pip install matplotlib)"
             )
+
+
+def _at_most(maximum: int, option: str, value: int | None) -> None:
+    if value is not None and value > maximum:
+        raise CliError(f"{option} must be at most {maximum:,} (got {value:,})")
 
 
 def _categories(raw: str | None) -> set[int]:
@@ -217,6 +238,14 @@ def _bench(args: argparse.Namespace) -> int:
 
     model, selector = _bench_models(args.model)
     strategies = _strategies(args, embeddings, model)
+    judge = None
+    if args.answer_model:
+        from librarian_bench.judge import AnswerJudge
+
+        answer_model = _model(args.answer_model, "--answer-model")
+        judge_model = _model(args.judge_model, "--judge-model")
+        assert answer_model is not None and judge_model is not None
+        judge = AnswerJudge(answer_model, judge_model)
     extra: dict[str, Any] = {}
     conversations = _load(args, extra)
     if hasattr(model, "use"):  # a scripted bench model learns the questions' evidence
@@ -225,13 +254,6 @@ def _bench(args: argparse.Namespace) -> int:
     plan = plan_questions(conversations, args.limit)
     if not plan:
         raise CliError(f"the {args.dataset} data has no question to ask (check --categories)")
-    judge = None
-    if args.answer_model:
-        from librarian_bench.judge import AnswerJudge
-
-        answer_model, judge_model = _model(args.answer_model), _model(args.judge_model)
-        assert answer_model is not None and judge_model is not None
-        judge = AnswerJudge(answer_model, judge_model)
     engine = type(embeddings).__name__ if embeddings is not None else "none (lexical only)"
     _say(f"bench {describe_plan(dataset, conversations, plan, strategies)}")
     _say(f"embeddings: {engine}; context budget {budget_label(args.budget)}")
@@ -282,11 +304,21 @@ def _bench(args: argparse.Namespace) -> int:
     print("Per category (evidence recall / context success):")
     print(format_by_category(rows))
     if args.out:
-        for path in write_report(Path(args.out), dataset, outcomes, meta):
+        try:
+            written = write_report(Path(args.out), dataset, outcomes, meta)
+        except OSError as exc:
+            raise _not_written(exc) from None
+        for path in written:
             print(f"wrote {path}", file=sys.stderr)
     if args.json:
         print(json.dumps({"meta": meta, "summary": rows}, indent=1))
     return 0
+
+
+def _not_written(exc: OSError) -> CliError:
+    """A result file that cannot be written after the run (a directory in its place, a
+    full disk): one line, not a traceback; the tables were printed already."""
+    return CliError(f"--out: cannot write {exc.filename} ({exc.strerror})")
 
 
 def _phrasing_bench(args: argparse.Namespace, embeddings: Any) -> int:
@@ -306,7 +338,10 @@ def _emit_rows(args: argparse.Namespace, rows: list[dict[str, Any]], name: str) 
     """Write a tool benchmark's rows to ``--out`` and print them with ``--json``."""
     if args.out:
         target = Path(args.out) / name
-        target.write_text(json.dumps(rows, indent=1))
+        try:
+            target.write_text(json.dumps(rows, indent=1))
+        except OSError as exc:
+            raise _not_written(exc) from None
         print(f"wrote {target}", file=sys.stderr)
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -317,8 +352,6 @@ def _tool_bench(args: argparse.Namespace, embeddings: Any) -> int:
     from librarian_bench.tool_bench import format_tool_table, run_tool_bench
 
     if args.phrasings:
-        if args.tools:
-            raise CliError("--phrasings and --tools are two different tool benchmarks")
         return _phrasing_bench(args, embeddings)
 
     sizes = args.tools or [500, 5000]
@@ -368,7 +401,8 @@ def build_parser(prog: str = "librarian bench") -> argparse.ArgumentParser:
         "--limit",
         type=int,
         metavar="N",
-        help="ask only the first N questions (tools: N queries, default 150) (default: all)",
+        help="ask only the first N questions (tools: N queries, at most 100,000, default 150) "
+        "(default: all)",
     )
     bench.add_argument(
         "--model",
@@ -389,10 +423,9 @@ def build_parser(prog: str = "librarian bench") -> argparse.ArgumentParser:
     bench.add_argument(
         "--budget",
         metavar="TOKENS|auto|none|N%",
-        default="auto",
         help="context budget of every strategy but brute-force: tokens, 'auto' (the "
         "Librarian's default: 7%% of each history, 2,000-8,000 tokens), 'none' (unbounded) "
-        "or a share of each history such as 6%% (default: %(default)s)",
+        "or a share of each history such as 6%% (default: auto)",
     )
     bench.add_argument(
         "--seed", type=int, metavar="N", default=7, help="seed of the generated data (default: 7)"
@@ -401,13 +434,13 @@ def build_parser(prog: str = "librarian bench") -> argparse.ArgumentParser:
         "--messages",
         type=int,
         metavar="N",
-        help="synthetic: messages per conversation (default: 120)",
+        help="synthetic: messages per conversation, 20-100,000 (default: 120)",
     )
     bench.add_argument(
         "--conversations",
         type=int,
         metavar="N",
-        help="synthetic: conversations per noise level (default: 3)",
+        help="synthetic: conversations per noise level, at most 1,000 (default: 3)",
     )
     bench.add_argument(
         "--split",
@@ -423,7 +456,11 @@ def build_parser(prog: str = "librarian bench") -> argparse.ArgumentParser:
         "--categories", metavar="LIST", help="locomo: comma-separated categories (default: 1,2,3,4)"
     )
     bench.add_argument(
-        "--tools", type=int, metavar="N", nargs="+", help="tools: catalog sizes (default: 500 5000)"
+        "--tools",
+        type=int,
+        metavar="N",
+        nargs="+",
+        help="tools: catalog sizes, at most 100,000 (default: 500 5000)",
     )
     bench.add_argument(
         "--phrasings",
@@ -440,11 +477,5 @@ def build_parser(prog: str = "librarian bench") -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, prog: str = "librarian bench") -> int:
     """Run ``librarian bench`` with ``argv`` (the options after ``bench``)."""
-    args = build_parser(prog).parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        return _bench(args)
-    except CliError as exc:
-        print(f"librarian: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+    argv = sys.argv[1:] if argv is None else argv
+    return _run(lambda: _bench(build_parser(prog).parse_args(argv)))

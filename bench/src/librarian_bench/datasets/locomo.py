@@ -98,13 +98,14 @@ def load_locomo(
         raise LocomoFormatError(f"{file} is not a regular file; give the LoCoMo JSON file")
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise LocomoFormatError(f"{file} is not valid JSON: {exc}") from exc
     if not isinstance(data, list) or not data:
         raise LocomoFormatError(
             f"{file} is not LoCoMo-shaped: expected a non-empty list of samples"
         )
     conversations: list[Conversation] = []
+    seen: dict[str, int] = {}
     for n, sample in enumerate(data):
         if (
             not isinstance(sample, dict)
@@ -116,6 +117,12 @@ def load_locomo(
             )
         conv = sample["conversation"]
         prefix = str(sample.get("sample_id", f"conv-{n}"))
+        if prefix in seen:  # its message ids would collide with the other sample's
+            raise LocomoFormatError(
+                f"{file} is not LoCoMo-shaped: samples {seen[prefix]} and {n} have the same "
+                f"sample_id {prefix!r}"
+            )
+        seen[prefix] = n
         speaker_a = conv.get("speaker_a")
         sessions = sorted((int(m.group(1)), key) for key in conv if (m := _SESSION.match(key)))
         messages: list[BaseMessage] = []
@@ -139,7 +146,13 @@ def load_locomo(
         for k, qa in enumerate(sample["qa"]):
             if not isinstance(qa, dict) or "question" not in qa:
                 continue
-            category = int(qa.get("category", 0) or 0)
+            try:
+                category = int(qa.get("category", 0) or 0)
+            except (TypeError, ValueError, OverflowError):  # "x", [1], 1e400
+                raise LocomoFormatError(
+                    f"{file} is not LoCoMo-shaped: question {k} of sample {n} has category "
+                    f"{qa.get('category')!r}, not a number"
+                ) from None
             if categories is not None and category not in categories:
                 continue
             evidence = _evidence(qa.get("evidence", []), known, prefix, stats)
