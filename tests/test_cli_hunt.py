@@ -189,7 +189,7 @@ def test_chat_input_the_terminal_cannot_decode(tmp_path, typed, setting):
     assert b"Traceback" not in err
 
 
-@pytest.mark.parametrize("argv", [["demo"], ["bench", "--limit", "1"], ["chat"]])
+@pytest.mark.parametrize("argv", [["demo"], ["bench", "--limit", "1"], ["chat"], ["ui"]])
 def test_unknown_embedding_model_in_the_environment(argv, capsys, monkeypatch, no_run, tmp_path):
     monkeypatch.setenv("LIBRARIAN_EMBEDDINGS", "bogus")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))

@@ -156,6 +156,7 @@ def _chat_service(args: argparse.Namespace) -> Any:
     from langgraph_librarian.ui import ChatService
     from langgraph_librarian.ui._db import ChatDatabaseError
 
+    _embeddings(disabled=False)  # a bad LIBRARIAN_EMBEDDINGS fails here, not mid-chat
     _at_least(16, "--summary-tokens", args.summary_tokens)
     librarian_model = _model(args.librarian_model, "--librarian-model")
     config = LibrarianConfig(
@@ -217,7 +218,6 @@ def _announce(service: Any) -> None:
 def _chat(args: argparse.Namespace) -> int:
     from langgraph_librarian.ui._terminal import run_terminal_chat
 
-    _embeddings(disabled=False)  # a bad LIBRARIAN_EMBEDDINGS fails here, not mid-chat
     service = _chat_service(args)
     if args.thread is not None:
         from langgraph_librarian.ui._service import MessageRejected
