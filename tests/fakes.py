@@ -147,3 +147,38 @@ def first_sentence(messages: Sequence[BaseMessage]) -> str:
     text = str(messages[-1].content)
     body = text.split("<message>", 1)[-1].split("</message>", 1)[0].strip()
     return ". ".join(body.split(". ")[:2]).strip()[:300]
+
+
+def hung_sync_only_calls_leave_the_default_executor_free(
+    call: Callable[[Any], Any], calls: int = 12
+) -> bool:
+    """Whether ``calls`` async calls ``call(store)`` against a sync-only store (``abatch``
+    not implemented, as ``SqliteStore``) whose ``batch`` hangs leave the event loop's
+    default executor (6 threads on two cores) free for the loop's other work.
+
+    The store is released at the end, and the hung calls awaited.
+    """
+    from langgraph.store.memory import InMemoryStore
+
+    release = threading.Event()
+
+    class HungSyncStore(InMemoryStore):
+        def batch(self, ops: Any) -> Any:
+            release.wait(20)
+            return super().batch(ops)
+
+        async def abatch(self, ops: Any) -> Any:
+            raise NotImplementedError
+
+    store = HungSyncStore()
+
+    async def scenario() -> bool:
+        hung = [asyncio.ensure_future(call(store)) for _ in range(calls)]
+        await asyncio.sleep(0.2)
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(lambda: True), timeout=5)
+        finally:
+            release.set()
+            await asyncio.gather(*hung)
+
+    return asyncio.run(scenario())

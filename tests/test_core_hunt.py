@@ -167,35 +167,12 @@ def test_a_hung_sync_only_langgraph_store_leaves_the_event_loops_executor_free()
     """``LangGraphIndexStore`` over a sync-only store (``SqliteStore``) read and wrote it
     through ``asyncio.to_thread``: hung calls kept the loop's default executor's few
     threads, and the loop's other work sent there waited for the store."""
-    import asyncio
-    import threading
-
-    from langgraph.store.memory import InMemoryStore
-
+    from fakes import hung_sync_only_calls_leave_the_default_executor_free
     from langgraph_librarian.stores.langgraph_store import LangGraphIndexStore
 
-    release = threading.Event()
-
-    class HungSyncStore(InMemoryStore):
-        def batch(self, ops: Any) -> Any:
-            release.wait(20)
-            return super().batch(ops)
-
-        async def abatch(self, ops: Any) -> Any:
-            raise NotImplementedError
-
-    index_store = LangGraphIndexStore(HungSyncStore())
-
-    async def scenario() -> int:
-        hung = [asyncio.ensure_future(index_store.aload(f"t{i}")) for i in range(12)]
-        await asyncio.sleep(0.2)
-        try:
-            return await asyncio.wait_for(asyncio.to_thread(lambda: 7), timeout=5)
-        finally:
-            release.set()
-            await asyncio.gather(*hung)
-
-    assert asyncio.run(scenario()) == 7
+    assert hung_sync_only_calls_leave_the_default_executor_free(
+        lambda store: LangGraphIndexStore(store).aload("t")
+    )
 
 
 def test_a_turns_store_failure_does_not_outlive_the_turn(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -242,27 +242,9 @@ def test_a_hung_sync_only_store_leaves_the_event_loops_executor_free():
     two cores), and everything else the loop sent there (sync callback handlers, sync
     graph nodes, LangChain's sync-only models) waited for the store. Its calls run on the
     library's own threads."""
+    from fakes import hung_sync_only_calls_leave_the_default_executor_free
     from langgraph_librarian.recall._store import abatch, get_op
 
-    release = threading.Event()
-
-    class HungSyncStore(InMemoryStore):
-        def batch(self, ops: Any) -> Any:
-            release.wait(20)
-            return super().batch(ops)
-
-        async def abatch(self, ops: Any) -> Any:
-            raise NotImplementedError
-
-    store = HungSyncStore()
-
-    async def scenario() -> int:
-        hung = [asyncio.ensure_future(abatch(store, [get_op(("s",), "k")])) for _ in range(12)]
-        await asyncio.sleep(0.2)
-        try:
-            return await asyncio.wait_for(asyncio.to_thread(lambda: 7), timeout=5)
-        finally:
-            release.set()
-            await asyncio.gather(*hung)
-
-    assert asyncio.run(scenario()) == 7
+    assert hung_sync_only_calls_leave_the_default_executor_free(
+        lambda store: abatch(store, [get_op(("s",), "k")])
+    )
