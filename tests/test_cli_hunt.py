@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from langgraph_librarian.cli import main
+from test_cli import one_error_line
 
 SRC = Path(__file__).resolve().parents[1]
 ENV = {
@@ -31,14 +32,6 @@ def no_run(monkeypatch):
     monkeypatch.setattr("librarian_bench.tool_bench.run_tool_bench", boom)
     monkeypatch.setattr("langgraph_librarian.demo.run_demo", boom)
     monkeypatch.setattr("librarian_bench.datasets.synthetic.generate_dataset", boom)
-
-
-def one_error_line(capsys) -> str:
-    captured = capsys.readouterr()
-    lines = [line for line in captured.err.splitlines() if line.startswith("librarian: error:")]
-    assert len(lines) == 1, captured.err
-    assert "Traceback" not in captured.err
-    return lines[0]
 
 
 def _locomo(category: object) -> list[dict]:

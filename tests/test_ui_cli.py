@@ -13,6 +13,7 @@ import pytest
 from langgraph_librarian.cli import main
 from langgraph_librarian.ui import ChatService
 from langgraph_librarian.ui._terminal import run_terminal_chat
+from test_cli import one_error_line
 
 
 @pytest.fixture
@@ -23,14 +24,6 @@ def no_server(monkeypatch):
         raise AssertionError("the server started before the bad input was reported")
 
     monkeypatch.setattr("langgraph_librarian.ui.launch", boom)
-
-
-def one_error_line(capsys) -> str:
-    captured = capsys.readouterr()
-    lines = [line for line in captured.err.splitlines() if line.startswith("librarian: error:")]
-    assert len(lines) == 1, captured.err
-    assert "Traceback" not in captured.err
-    return lines[0]
 
 
 def test_a_corrupt_database_is_one_error_line_and_stays_as_it_was(tmp_path, capsys, no_server):
