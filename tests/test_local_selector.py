@@ -197,6 +197,38 @@ def test_a_name_bridges_whatever_its_stem():
     assert 2 in ids
 
 
+def test_a_name_a_lower_case_user_types_bridges_when_the_history_capitalizes_it():
+    # Many people type in lower case: no capital marks "bastian" as a name in either of
+    # the user's messages, but the assistant's reply wrote it as one.
+    messages = chat(
+        "my coworker bastian covers for me when i'm out",
+        "Good to know Bastian has your back.",
+        "the climbing gym by the station raised its prices again",
+        "Annoying.",
+        "bastian is off on paternity leave from march",
+        "Noted.",
+        "our team lunch moved to friday this month",
+    )
+    ids = select(messages, "when will the colleague who covers for me be away?")
+    assert ids[0] == 0
+    assert 4 in ids
+
+
+def test_a_lower_case_word_nobody_writes_as_a_name_does_not_bridge():
+    messages = chat(
+        "my coworker bastian covers for me when i'm out",
+        "Good to know.",
+        "the climbing gym by the station raised its prices again",
+        "Annoying.",
+        "bastian is off on paternity leave from march",
+        "Noted.",
+        "our team lunch moved to friday this month",
+    )
+    ids = select(messages, "when will the colleague who covers for me be away?")
+    assert ids[0] == 0
+    assert 4 not in ids
+
+
 def test_a_month_is_not_a_name_to_bridge_by():
     # "28 March" in the best match is a date, not a person or a thing: bridging by
     # "March" brought every message that mentions March (in the phenomena set, one

@@ -232,6 +232,45 @@ def _bridge_clues(passage: str) -> tuple[str, ...]:
     return tuple(clues)
 
 
+_NAMED_ELSEWHERE = r"\b[a-z]+[,;:]?[ \t]+{}\b"
+"""A word written capitalized right after a lower-case word ("thanks for telling me
+about Bastian"): a name, not a sentence's first word."""
+
+
+def _names_in_lower_case(
+    passage: str, index: IndexHead, query_terms: set[str], rare: int
+) -> list[str]:
+    """Rare words ``passage`` writes in lower case that another message of the history
+    writes as a name.
+
+    Many people type in lower case ("my coworker bastian covers for me", "bastian is off
+    from march"), so :func:`_bridge_clues`, which reads capitals, finds no name to link
+    their two messages by. The assistant's replies, or their own messages elsewhere,
+    usually write the name capitalized mid-sentence ("thanks for telling me about
+    Bastian"): a rare word written that way in a message of the same history is the
+    name. Read at question time over the few passages holding each rare word (rare:
+    in at most ``rare`` passages), so indexing pays nothing for it.
+    """
+    found: list[str] = []
+    seen: set[str] = set()
+    for word in tokenize(passage):
+        if not word.isalpha() or len(word) <= 2 or word in seen or word in MONTHS or word in DAYS:
+            continue
+        seen.add(word)
+        terms = content_terms(word)
+        if not terms or terms[0] in query_terms:
+            continue
+        term = terms[0]
+        if index.passage_frequency(term) > rare or re.search(
+            rf"\b{re.escape(word.capitalize())}\b", passage
+        ):
+            continue  # common, or written capitalized here (the capital rule reads it)
+        pattern = re.compile(_NAMED_ELSEWHERE.format(re.escape(word.capitalize())))
+        if any(pattern.search(index.passage_text(pid)) for pid in index.passages_with(term)):
+            found.append(word)
+    return found
+
+
 _OTHER_SPEAKER_FACTOR = 0.7
 """Share of its score kept by another speaker's message, for a question naming one."""
 _SPEAKER_SHARE, _TRANSCRIPT_SHARE = 0.1, 0.8
@@ -1683,6 +1722,7 @@ class LocalSelector:
             # beside the name ("my uncle Theo", "Ruairi - my sister-in-law") is his.
             if asked:
                 clues += _aliases(asked, text)
+            clues += _names_in_lower_case(text, index, query_terms, rare)
             for name in clues:
                 # The words themselves, not their stems: the query is stemmed again.
                 # A month or weekday is capitalized but names no one: "28 March" does
