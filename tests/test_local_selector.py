@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
@@ -197,36 +198,76 @@ def test_a_name_bridges_whatever_its_stem():
     assert 2 in ids
 
 
+def lower_case_chat(*texts: str) -> list:
+    """:func:`chat` of a user who types in lower case (the assistant writes capitals)."""
+    filler = FILLER * 4
+    return [
+        HumanMessage(f"{text}. {filler.lower()}", id=f"m{i}")
+        if i % 2 == 0
+        else AIMessage(f"{text} {filler}", id=f"m{i}")
+        for i, text in enumerate(texts)
+    ]
+
+
+LOWER_CASE_SPLIT_FACT = (
+    "my coworker bastian covers for me when i'm out",
+    "Good to know Bastian has your back.",
+    "the climbing gym by the station raised its prices again",
+    "Annoying.",
+    "bastian is off on paternity leave from march",
+    "Noted.",
+    "our team lunch moved to friday this month",
+)
+
+
 def test_a_name_a_lower_case_user_types_bridges_when_the_history_capitalizes_it():
     # Many people type in lower case: no capital marks "bastian" as a name in either of
     # the user's messages, but the assistant's reply wrote it as one.
-    messages = chat(
-        "my coworker bastian covers for me when i'm out",
-        "Good to know Bastian has your back.",
-        "the climbing gym by the station raised its prices again",
-        "Annoying.",
-        "bastian is off on paternity leave from march",
-        "Noted.",
-        "our team lunch moved to friday this month",
+    ids = select(
+        lower_case_chat(*LOWER_CASE_SPLIT_FACT),
+        "when will the colleague who covers for me be away?",
     )
-    ids = select(messages, "when will the colleague who covers for me be away?")
     assert ids[0] == 0
     assert 4 in ids
 
 
 def test_a_lower_case_word_nobody_writes_as_a_name_does_not_bridge():
-    messages = chat(
-        "my coworker bastian covers for me when i'm out",
-        "Good to know.",
-        "the climbing gym by the station raised its prices again",
-        "Annoying.",
-        "bastian is off on paternity leave from march",
-        "Noted.",
-        "our team lunch moved to friday this month",
-    )
-    ids = select(messages, "when will the colleague who covers for me be away?")
+    texts = list(LOWER_CASE_SPLIT_FACT)
+    texts[1] = "Good to know."
+    ids = select(lower_case_chat(*texts), "when will the colleague who covers for me be away?")
     assert ids[0] == 0
     assert 4 not in ids
+
+
+def test_a_writer_of_capitals_writes_common_words_in_lower_case_not_names():
+    # The same split fact from a user who writes capitals: "bastian" in lower case in
+    # their message is no name (the assistant capitalizing it proves nothing here).
+    texts = [t[0].upper() + t[1:].replace(" i'm", " I'm") for t in LOWER_CASE_SPLIT_FACT]
+    ids = select(chat(*texts), "When will the colleague who covers for me be away?")
+    assert ids[0] == 0
+    assert 4 not in ids
+
+
+@pytest.mark.parametrize("question", ["What did Caroline paint?", "what did caroline paint?"])
+def test_a_question_names_a_speaker_in_capitals_or_in_lower_case(question):
+    # Many people type questions in lower case: "caroline" is still the speaker the
+    # history always writes as a name, and her partner's lines are lowered.
+    from langgraph_librarian.select.lexical import BM25Index, IndexHead
+    from langgraph_librarian.select.local import _about_speaker
+
+    lines = [
+        "Melanie: The pottery class was fun, I made a bowl for Caroline.",
+        "Caroline: I painted a red barn by the river last weekend.",
+        "Melanie: The kids loved the beach trip, so much sand everywhere.",
+        "Caroline: Work was busy, the support group met on Tuesday.",
+    ] * 3
+    index = BM25Index()
+    for i, line in enumerate(lines):
+        index.add(i, line)
+    fused = np.ones(len(lines))
+    lowered, speaker = _about_speaker(question, fused, IndexHead(index, len(lines)))
+    assert speaker == 1  # Caroline, the second speaker met
+    assert lowered[1] == 1.0 and lowered[0] < 1.0
 
 
 def test_a_month_is_not_a_name_to_bridge_by():

@@ -223,7 +223,7 @@ def related_words(
             if (
                 (word in other or other in word)
                 and word in common_nouns
-                and _written_as_name(other, stems[0], index)
+                and written_as_name(other, stems[0], index)
             ):
                 similarity *= NAME_WEIGHT  # (and takes no slot from a related word)
             else:
@@ -242,15 +242,20 @@ _NAME_SAMPLE = 40
 """Passages read to tell whether the history writes a word as a name."""
 
 
-def _written_as_name(word: str, term: str, index: IndexHead) -> bool:
-    """Whether the history writes ``word`` as a name: always with a capital (in the first
-    :data:`_NAME_SAMPLE` passages holding it), once at least inside a sentence."""
+def written_as_name(word: str, term: str, index: IndexHead, *, also_lower: bool = False) -> bool:
+    """Whether the history writes ``word`` (whose content term is ``term``) as a name:
+    with a capital once at least inside a sentence (a capital that opens one says
+    nothing), in the first :data:`_NAME_SAMPLE` passages holding it; and always with a
+    capital, unless ``also_lower``: someone who types in lower case writes names that
+    way too ("my coworker bastian"), while the assistant's replies capitalize them."""
     pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
     inside = False
     for pid in index.passages_with(term)[:_NAME_SAMPLE]:
         text = index.passage_text(pid)
         for match in pattern.finditer(text):
             if not match.group()[0].isupper():
+                if also_lower:
+                    continue
                 return False
             # A capital that opens a sentence says nothing; one inside a sentence does.
             start = match.start()

@@ -52,7 +52,7 @@ from langgraph_librarian.select._evidence import (
     shares_evidence,
     specific_terms,
 )
-from langgraph_librarian.select._related import learn_words, related_words
+from langgraph_librarian.select._related import learn_words, related_words, written_as_name
 from langgraph_librarian.select.lexical import (
     MAY_MONTH,
     WHEN_QUESTION,
@@ -232,41 +232,38 @@ def _bridge_clues(passage: str) -> tuple[str, ...]:
     return tuple(clues)
 
 
-_NAMED_ELSEWHERE = r"\b[a-z]+[,;:]?[ \t]+{}\b"
-"""A word written capitalized right after a lower-case word ("thanks for telling me
-about Bastian"): a name, not a sentence's first word."""
+_CAPITAL_INSIDE = re.compile(r"(?<=\S)\s+[A-Z]")
+"""A capital after the first word of a text (a phone capitalizes the first letter)."""
 
 
 def _names_in_lower_case(
     passage: str, index: IndexHead, query_terms: set[str], rare: int
 ) -> list[str]:
-    """Rare words ``passage`` writes in lower case that another message of the history
-    writes as a name.
+    """Rare words ``passage`` writes in lower case that the history writes as a name.
 
     Many people type in lower case ("my coworker bastian covers for me", "bastian is off
     from march"), so :func:`_bridge_clues`, which reads capitals, finds no name to link
     their two messages by. The assistant's replies, or their own messages elsewhere,
-    usually write the name capitalized mid-sentence ("thanks for telling me about
-    Bastian"): a rare word written that way in a message of the same history is the
-    name. Read at question time over the few passages holding each rare word (rare:
-    in at most ``rare`` passages), so indexing pays nothing for it.
+    usually write the name capitalized inside a sentence ("thanks for telling me about
+    Bastian"): a rare word (in at most ``rare`` passages) written that way is the name.
+    Only in a passage written in lower case (beyond its first letter): a writer of
+    capitals writes common words in lower case, not names. Read at question time over
+    the few passages holding each rare word, so indexing pays nothing for it.
     """
     found: list[str] = []
-    seen: set[str] = set()
-    for word in tokenize(passage):
-        if not word.isalpha() or len(word) <= 2 or word in seen or word in MONTHS or word in DAYS:
+    if _CAPITAL_INSIDE.search(passage):
+        return found  # a writer of capitals: a word in lower case is no name of theirs
+    for word in dict.fromkeys(tokenize(passage)):
+        if not word.isalpha() or len(word) <= 2 or word in MONTHS or word in DAYS:
             continue
-        seen.add(word)
         terms = content_terms(word)
-        if not terms or terms[0] in query_terms:
-            continue
-        term = terms[0]
-        if index.passage_frequency(term) > rare or re.search(
-            rf"\b{re.escape(word.capitalize())}\b", passage
+        if (
+            terms
+            and terms[0] not in query_terms
+            and index.passage_frequency(terms[0]) <= rare
+            and word.capitalize() not in passage  # capitalized here: the capital rule reads it
+            and written_as_name(word, terms[0], index, also_lower=True)
         ):
-            continue  # common, or written capitalized here (the capital rule reads it)
-        pattern = re.compile(_NAMED_ELSEWHERE.format(re.escape(word.capitalize())))
-        if any(pattern.search(index.passage_text(pid)) for pid in index.passages_with(term)):
             found.append(word)
     return found
 
@@ -292,6 +289,7 @@ _TO_ASSISTANT = re.compile(
 """A question about what the assistant said ("what did you suggest...", "the film you
 mentioned", "your advice"): in the past, so "can you tell me when..." is a request."""
 _CAPITALIZED = re.compile(r"\b[A-Z][a-zà-ÿ]+")
+_LOWER_WORD = re.compile(r"\b[a-zà-ÿ]+\b")
 _OWNER = re.compile(r"\b([A-Z][a-zà-ÿ]+)['\u2019\u02bc](?:s\b|(?=\s))")
 _NOT_OWNER = re.compile(r"\b[A-Z][a-zà-ÿ]+\b(?!['\u2019\u02bc])")
 _ADDRESS = re.compile(r"\s*(?:(?:hey|hi|hello|ok|okay|so)\W+)?[A-Z][a-zà-ÿ]+\s*,", re.IGNORECASE)
@@ -303,20 +301,31 @@ _APPOSITION = re.compile(
 sister-in-law"."""
 
 
-def _asked_names(query: str) -> frozenset[str]:
+def _asked_names(query: str, index: IndexHead | None = None) -> frozenset[str]:
     """Lower-cased names a question asks about: its capitalized words, less its first
     word (a sentence opens capitalized: "Does", "Will"), a name it is addressed to
-    ("Ava, when is...") and stop words."""
+    ("Ava, when is...") and stop words. With the ``index``, also the words it writes in
+    lower case that the history always writes as a name ("what did caroline paint?":
+    many people type questions in lower case)."""
     opening = re.match(r"\s*\S+", query)
     start = opening.end() if opening else 0
     address = _ADDRESS.match(query)
     if address:
         start = max(start, address.end())
-    return frozenset(
+    names = {
         m.group().lower()
         for m in _CAPITALIZED.finditer(query)
         if m.start() >= start and content_terms(m.group())
-    )
+    }
+    if index is not None:
+        names.update(
+            word
+            for word in dict.fromkeys(_LOWER_WORD.findall(query[start:]))
+            if len(word) > 2
+            and (terms := content_terms(word))
+            and written_as_name(word, terms[0], index)
+        )
+    return frozenset(names)
 
 
 def _aliases(asked: frozenset[str], text: str) -> list[str]:
@@ -732,7 +741,7 @@ def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> tuple[np.
     people = np.flatnonzero(counts >= _SPEAKER_SHARE * n)
     if len(people) < 2 or counts[people].sum() < _TRANSCRIPT_SHARE * n:
         return fused, -1
-    asked = _asked_names(query)
+    asked = _asked_names(query, index)
     named = [int(p) for p in people if names[p] in asked]
     if len(named) == 2:
         # "What does Melanie think about Caroline's decision?": both are named and
@@ -1709,7 +1718,7 @@ class LocalSelector:
         index, best, fused = scored.lexical, scored.best_passage, scored.fused
         rare = max(_BRIDGE_MIN_DF, int(_BRIDGE_DF_SHARE * index.passage_count))
         names: set[str] = set()
-        asked = _asked_names(query)
+        asked = _asked_names(query, index)
         for slot in order[:_BRIDGE_SEEDS]:
             pid = int(best[slot])
             if pid < 0:
