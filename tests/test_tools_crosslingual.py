@@ -225,8 +225,11 @@ def test_base_forms_read_conjugations_participles_and_plurals():
 
 def test_a_conjugated_form_reads_like_the_dictionary_form_the_table_holds():
     # The table holds a word's frequent forms (here the infinitive), not every conjugation.
-    assert translate_words("envoie") == () and translate_words("envoyer")
-    assert translate_inflected("envoie") == translate_words("envoyer")
+    assert translate_words("envoies") == () and translate_words("envoyer")
+    assert translate_inflected("envoies") == translate_words("envoyer")
+    # A form the computed table reads by its spelling reads as the glossary's verb.
+    assert translate_words("envoient") != translate_words("envoyer")
+    assert translate_inflected("envoient") == translate_words("envoyer")
     assert translate_inflected("voiture") == translate_words("voiture")  # exact first
     index = ToolIndex(phrasing_catalog())
     for request in ("envoyer un courriel à Marie", "envoie un courriel à Marie"):
@@ -243,3 +246,31 @@ def test_words_the_model_reads_are_never_read_as_inflections():
     _, found = index.translated("envoie un courriel à Marie")
     assert "envoie" in found and "marie" not in found
     assert index.translated("show me the open cases") == ("show me the open cases", {})
+
+
+def test_the_glossary_merges_languages_and_drops_english_words_and_unknown_english(tmp_path):
+    from langgraph_librarian._engine.crosslingual import core_glossary
+
+    (tmp_path / "fr.tsv").write_text(
+        "Vol\tflight theft\npain\tbread\néteindre\toff switch\nlundi\tmonday\n", encoding="utf-8"
+    )
+    (tmp_path / "nl.tsv").write_text("vol\tfull\nkoffer\tsuitcase zzqx\n", encoding="utf-8")
+    table = core_glossary(
+        sorted(tmp_path.glob("*.tsv")),
+        english=frozenset({"pain"}),
+        vocabulary=frozenset({"flight", "theft", "full", "switch", "off", "monday", "suitcase"}),
+    )
+    assert table == {
+        "vol": ("flight", "theft", "full"),  # both languages, in file order
+        "eteindre": ("switch",),  # accents folded; "off" is a stop word
+        "lundi": ("monday",),
+        "koffer": ("suitcase",),  # "zzqx" is no word of the model's vocabulary
+    }  # "pain" is a frequent English word: left out
+
+
+def test_the_packaged_glossary_wins_over_the_computed_table():
+    # The computed table read these frequent words by their spelling.
+    assert translate_words("lundi") == ("monday",)
+    assert translate_words("neun") == ("nine",)
+    assert "dentist" in translate_words("zahnarzt")
+    assert translate_inflected("schickst") == translate_words("schicken")

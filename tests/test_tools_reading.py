@@ -13,12 +13,13 @@ CATALOG = [
 
 
 def test_one_table_word_among_words_nothing_reads_is_a_foreign_request():
-    # "giardino" is in the table; "accendi" and "luci" are neither in the table, nor
+    # "giardino" is in the table; "irriga" and "aiuole" are neither in the table, nor
     # words of the model's vocabulary, nor catalog words: the request is not English,
     # so its one table word is read in English.
-    assert translate_words("giardino") and not translate_words("accendi")
+    assert translate_words("giardino") and not translate_words("irriga")
+    assert not translate_words("aiuole")
     index = ToolIndex(CATALOG, embeddings=None)
-    text, found = index.translated("accendi le luci del giardino")
+    text, found = index.translated("irriga le aiuole del giardino")
     assert "giardino" in found and "garden" in text.split()
 
 

@@ -54,7 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-from langgraph_librarian._engine.text import fold_accents
+from langgraph_librarian._engine.text import STOPWORDS, fold_accents
 
 __all__ = [
     "ENGLISH_WORDS",
@@ -63,6 +63,7 @@ __all__ = [
     "base_forms",
     "build_word_table",
     "common_translations",
+    "core_glossary",
     "extended_table",
     "frequent_english_words",
     "frequent_function_words",
@@ -76,6 +77,15 @@ __all__ = [
 WORD_TABLE = Path(__file__).resolve().parent / "model_data" / "crosslingual-en.tsv.gz"
 """``foreign<TAB>english english ...`` per line, accent-folded and lower-cased."""
 
+CORE_GLOSSARY = Path(__file__).resolve().parent / "model_data" / "crosslingual-core.tsv.gz"
+"""A glossary of everyday words of French, German, Spanish, Italian, Portuguese and
+Dutch, written for this project (``data/crosslingual-glossary`` in the repository, merged
+by :func:`core_glossary`): the words a person types to an assistant ("appelle",
+"verrouille", "lundi", "morgen", "apaga", "Zahnarzt") are the most frequent of their
+language, and there the computed table is least reliable: e5 places a frequent short word
+near look-alikes ("lundi" -> "lunch", "neun" -> "neon"). Where both hold a word, the
+glossary's English wins."""
+
 ENGLISH_WORDS = 35_000
 """Words of an English frequency list set aside when the table is built: English words
 outside the static vocabulary are not foreign (a review found "login" read as "logged",
@@ -88,23 +98,40 @@ never translated themselves (they carry no content)."""
 FUNCTION_WORDS_PER_LANGUAGE = 40
 
 _TABLE: dict[str, tuple[str, ...]] | None = None
+_CORE: dict[str, tuple[str, ...]] | None = None
 _FUNCTION: frozenset[str] | None = None
 _LOCK = threading.Lock()
 
 
 def _table() -> dict[str, tuple[str, ...]]:
-    global _TABLE
-    if _TABLE is None:
+    """The computed table with the glossary's entries over it."""
+    return _tables()[0]
+
+
+def _tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """(the computed table with the glossary over it, the glossary alone)."""
+    global _TABLE, _CORE
+    if _TABLE is None or _CORE is None:
         with _LOCK:
-            if _TABLE is None:
-                table: dict[str, tuple[str, ...]] = {}
-                with gzip.open(WORD_TABLE, "rt", encoding="utf-8") as handle:
-                    for line in handle:
-                        word, _, english = line.rstrip("\n").partition("\t")
-                        if word and english:
-                            table[word] = tuple(english.split())
-                _TABLE = table
-    return _TABLE
+            if _TABLE is None or _CORE is None:
+                core = _read_table(CORE_GLOSSARY)
+                table = _read_table(WORD_TABLE)
+                table.update(core)
+                _TABLE, _CORE = table, core
+    return _TABLE, _CORE
+
+
+def _read_table(path: Path) -> dict[str, tuple[str, ...]]:
+    """A ``foreign<TAB>english ...`` gzip file as a dict; ``{}`` when it is absent."""
+    if not path.exists():
+        return {}
+    table: dict[str, tuple[str, ...]] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            word, _, english = line.rstrip("\n").partition("\t")
+            if word and english:
+                table[word] = tuple(english.split())
+    return table
 
 
 def function_words() -> frozenset[str]:
@@ -197,20 +224,23 @@ def translate_inflected(word: str) -> tuple[str, ...]:
     """English words for ``word`` read as an inflected form: :func:`translate_words` of
     the word itself, else of the first of its :func:`base_forms` the table holds ("envoie"
     reads as "envoyer": the table holds the frequent forms of a word, most often its
-    infinitive, not every conjugation); ``()`` if none.
+    infinitive, not every conjugation); ``()`` if none. The glossary
+    (:data:`CORE_GLOSSARY`) is read first, the word then its dictionary forms, and the
+    computed table after it.
 
     The caller decides when a word may be read this way: an English word missing from
     the table ("cases", "books") must not be read as a foreign one's inflection.
     """
     folded = fold_accents(word)
-    table = _table()
-    exact = table.get(folded)
-    if exact:
-        return exact
-    for form in base_forms(folded):
-        english = table.get(form)
-        if english:
-            return english
+    table, core = _tables()
+    forms = base_forms(folded)
+    # The glossary first, the word's own entry then its dictionary form's: e5's table
+    # reads many a conjugation by its spelling ("envoient" -> "envisioned", "schickst"
+    # -> "scotch") where the glossary holds the verb ("envoyer", "schicken").
+    for source in (core, table):
+        for found in (source.get(folded), *map(source.get, forms)):
+            if found:
+                return found
     return ()
 
 
@@ -535,6 +565,38 @@ def word_table_from_vectors(
     return table
 
 
+def core_glossary(
+    sources: Sequence[str | Path],
+    english: frozenset[str],
+    vocabulary: frozenset[str],
+    per_word: int = 3,
+) -> dict[str, tuple[str, ...]]:
+    """The hand-written glossaries ``sources`` (``foreign<TAB>english ...``, one file per
+    language) as one table: foreign words accent-folded and lower-cased; those among the
+    frequent English words (``english``, see :func:`frequent_english_words`) left out, as
+    in the computed table ("pain" is bread in French); English words kept only when the
+    static model's ``vocabulary`` holds them whole and they are no stop words, at most
+    ``per_word`` of them. A word
+    two languages share ("salir", "tempo") gets the English of both, in file order."""
+    merged: dict[str, list[str]] = {}
+    for source in sources:
+        for line in Path(source).read_text(encoding="utf-8").splitlines():
+            foreign, _, translations = line.partition("\t")
+            word = fold_accents(foreign.strip().lower())
+            if not word or " " in word or word in english:
+                continue
+            kept = merged.setdefault(word, [])
+            for target in translations.lower().split():
+                if (
+                    target in vocabulary
+                    and target not in STOPWORDS  # "off" of "switch off" says nothing alone
+                    and target != word
+                    and target not in kept
+                ):
+                    kept.append(target)
+    return {word: tuple(found[:per_word]) for word, found in merged.items() if found}
+
+
 def write_word_table(table: dict[str, tuple[str, ...]], path: str | Path) -> None:
     """Write ``table`` as a gzip TSV (sorted, reproducible bytes)."""
     lines = "".join(f"{w}\t{' '.join(t)}\n" for w, t in sorted(table.items()))
@@ -542,7 +604,25 @@ def write_word_table(table: dict[str, tuple[str, ...]], path: str | Path) -> Non
         handle.write(lines.encode("utf-8"))
 
 
-if __name__ == "__main__":  # pragma: no cover - offline rebuild
+def _static_vocabulary() -> frozenset[str]:
+    """The whole words of the static model's vocabulary (build only)."""
+    path = Path(__file__).resolve().parent / "model_data" / "minilm-vocab.txt.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return frozenset(w for w in handle.read().split() if w.isalpha())
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--glossary"]:  # pragma: no cover
+    # python -m langgraph_librarian._engine.crosslingual --glossary data/crosslingual-glossary
+    # (needs pyspellchecker for the English word list)
+    write_word_table(
+        core_glossary(
+            sorted(Path(sys.argv[2]).glob("*.tsv")),
+            frequent_english_words(),
+            _static_vocabulary(),
+        ),
+        CORE_GLOSSARY,
+    )
+elif __name__ == "__main__":  # pragma: no cover - offline rebuild
     write_word_table(
         build_word_table(wordnet=sys.argv[2] if len(sys.argv) > 2 else "/usr/share/wordnet"),
         sys.argv[1] if len(sys.argv) > 1 else WORD_TABLE,

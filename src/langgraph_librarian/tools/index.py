@@ -413,9 +413,8 @@ def _english_words(word: str) -> tuple[str, ...]:
     dictionary form it inflects ("envoie" -> "envoyer": the table holds a word's
     frequent forms, not every conjugation or plural). A word of the model's vocabulary
     ("cases", "books") is English or a name ("marie"), never read as an inflection."""
-    found = translate_words(word)
-    if found or word in _model_words():
-        return found
+    if word in _model_words():
+        return translate_words(word)
     return translate_inflected(word)
 
 
