@@ -1423,3 +1423,35 @@ def test_the_reserve_is_an_amount_of_text_not_only_a_count():
     # A size that is not a size (a broken custom counter) counts as an average one.
     assert len(_reserve([*short, *other], question, size=-(10**9))) == 4
     assert len(_reserve([*short, *other], question, size=0)) == 4
+
+
+def test_a_typo_in_the_question_reads_as_the_historys_word():
+    # "alergies" is one letter from "allergies", which the history uses; "recieved" is
+    # "received" (two letters swapped) before it is "relieved".
+    messages = chat(
+        "My allergies are peanuts and shellfish, nothing else.",
+        "Noted.",
+        "The climbing gym by the station raised its prices again.",
+        "Ok.",
+        "I was relieved the parcel finally arrived.",
+        "Sure.",
+        "Six letters received from the council so far.",
+        "Ok.",
+    )
+    assert select(messages, "what did i tell you about my alergies?")[0] == 0
+    assert select(messages, "how many letters have I recieved?")[0] == 6
+
+
+def test_known_words_and_names_are_never_corrected():
+    from langgraph_librarian.select.lexical import BM25Index, IndexHead
+    from langgraph_librarian.select.local import _spelled
+
+    index = BM25Index()
+    for i, text in enumerate(["The project began in March.", "Dave started in Lisbon."]):
+        index.add(i, text)
+    head = IndexHead(index, 2)
+    # "vegan" and "grieving" are English words absent from the history, one edit from
+    # "began" and nothing; "Daves" is capitalized (a name); "lisbn" is corrected.
+    assert _spelled("is the vegan menu ready?", head) == "is the vegan menu ready?"
+    assert _spelled("Daves trip to lisbn", head) == "Daves trip to lisbon"
+    assert _spelled("when was the projcet started?", head) == "when was the project started?"

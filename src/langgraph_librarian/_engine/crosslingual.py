@@ -72,6 +72,7 @@ __all__ = [
     "translate_words",
     "without_english",
     "wordnet_lemmas",
+    "write_english_words",
 ]
 
 WORD_TABLE = Path(__file__).resolve().parent / "model_data" / "crosslingual-en.tsv.gz"
@@ -611,7 +612,19 @@ def _static_vocabulary() -> frozenset[str]:
         return frozenset(w for w in handle.read().split() if w.isalpha())
 
 
-if __name__ == "__main__" and sys.argv[1:2] == ["--glossary"]:  # pragma: no cover
+def write_english_words(path: str | Path, count: int = 50_000) -> None:
+    """The ``count`` most frequent lower-case ASCII words of pyspellchecker's English list
+    (MIT; build only), sorted, one per line, gzipped (reproducible bytes)."""
+    words = [w for w in _ranked_words("en") if w.isalpha() and w.isascii() and w.islower()]
+    data = "".join(f"{w}\n" for w in sorted(words[:count])).encode("utf-8")
+    Path(path).write_bytes(gzip.compress(data, mtime=0))
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--english"]:  # pragma: no cover
+    from langgraph_librarian._engine.static import ENGLISH_WORDS_FILE
+
+    write_english_words(ENGLISH_WORDS_FILE)
+elif __name__ == "__main__" and sys.argv[1:2] == ["--glossary"]:  # pragma: no cover
     # python -m langgraph_librarian._engine.crosslingual --glossary data/crosslingual-glossary
     # (needs pyspellchecker for the English word list)
     write_word_table(

@@ -22,6 +22,7 @@ tokenizer are derived from all-MiniLM-L6-v2 (Apache-2.0; see
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import random
 import re
@@ -67,6 +68,39 @@ def frequent_words(count: int) -> list[str]:
     with gzip.open(_VOCABULARY, "rt", encoding="utf-8") as handle:
         vocabulary = [line.strip() for line in handle]
     return vocabulary[_FIRST_WORD : _FIRST_WORD + count]
+
+
+@functools.lru_cache(maxsize=1)
+def whole_words() -> frozenset[str]:
+    """The whole ASCII words of the packaged WordPiece vocabulary (the static model's
+    and MiniLM's): the words an English-only model reads as words, not as pieces.
+
+    Raises:
+        OSError: when the packaged vocabulary cannot be read.
+    """
+    with gzip.open(_VOCABULARY, "rt", encoding="utf-8") as handle:
+        return frozenset(
+            word for line in handle if (word := line.strip()).isalpha() and word.isascii()
+        )
+
+
+ENGLISH_WORDS_FILE = _MODEL_DIR / "english-words.txt.gz"
+"""The 50,000 most frequent lower-case English words of pyspellchecker's frequency list
+(MIT), one per line: rebuilt by ``python -m langgraph_librarian._engine.crosslingual
+--english`` (needs pyspellchecker)."""
+
+
+@functools.lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """Words an English speaker types that are no typo: :func:`whole_words` and the
+    packaged frequency list (:data:`ENGLISH_WORDS_FILE`), which holds the inflections
+    and rarer words the WordPiece vocabulary lacks ("grieving", "ailment", "vegan").
+
+    Raises:
+        OSError: when a packaged file cannot be read.
+    """
+    with gzip.open(ENGLISH_WORDS_FILE, "rt", encoding="utf-8") as handle:
+        return whole_words() | frozenset(line.strip() for line in handle if line.strip())
 
 
 def _zipf_ranks(vocab_size: int) -> np.ndarray:

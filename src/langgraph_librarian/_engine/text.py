@@ -587,3 +587,17 @@ def without_foreign_function_words(text: str) -> str:
     if not any(_WORD.search(piece) or any(c.isdigit() for c in piece) for piece in kept):
         return text
     return " ".join(kept)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def edits1(word: str) -> set[str]:
+    """Every string one Damerau-Levenshtein edit away from ``word`` (letters a-z): a
+    letter deleted, two neighbours swapped, one changed or one inserted."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    deletes = [a + b[1:] for a, b in splits if b]
+    swaps = [a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1]
+    changes = [a + c + b[1:] for a, b in splits if b for c in _LETTERS if c != b[0]]
+    inserts = [a + c + b for a, b in splits for c in _LETTERS]
+    return set(deletes + swaps + changes + inserts)

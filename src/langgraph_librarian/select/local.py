@@ -23,12 +23,14 @@ from langgraph_librarian._engine.failures import (
     embeddings_down,
 )
 from langgraph_librarian._engine.messages import message_text
-from langgraph_librarian._engine.static import STATIC_MODEL_ID
+from langgraph_librarian._engine.static import STATIC_MODEL_ID, english_words
 from langgraph_librarian._engine.text import (
     DAYS,
     MONTHS,
     content_terms,
+    edits1,
     memo_short_texts,
+    stem_terms,
     tokenize,
     without_foreign_function_words,
 )
@@ -696,6 +698,60 @@ def _group_replies(
     return found
 
 
+_TYPO_MIN_LETTERS = 5
+"""Shorter words are left as typed: one edit turns most short words into others."""
+_TYPO_WORD = re.compile(r"(?<![\w'’-])[A-Za-z]{5,}(?![\w'’-])")
+_TYPO_WORDS_READ = 12
+"""Words of a query tried for a typo, at most (a pasted page is not spell-checked)."""
+
+
+def _swapped(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with two neighbouring letters swapped."""
+    if len(a) != len(b):
+        return False
+    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+
+
+def _spelled(query: str, index: IndexHead) -> str:
+    """``query`` with a misspelled word replaced by the history's word one edit from it.
+
+    People type questions fast ("what did i say abuot my alergies"): a word that is
+    neither in the history nor a known English word, with a word
+    of the history one edit away (a letter dropped, doubled, swapped or mistyped), is
+    read as that word: two letters swapped first, the most frequent in the history
+    when several are. Known words are the packaged vocabulary's and the 50,000 most
+    frequent of an English frequency list ("grieving", "vegan" are no typos of "griefing",
+    "began"). Only
+    lower-case ASCII words of five letters or more: a capitalized word is a name, and
+    one edit turns most short words into others. With no such word, the query is
+    returned as it is.
+    """
+    known = english_words()
+    changes: dict[str, str] = {}
+    for match in islice(_TYPO_WORD.finditer(query), _TYPO_WORDS_READ):
+        word = match.group()
+        if not word.islower() or word in known or word in changes:
+            continue
+        terms = content_terms(word)
+        if not terms or index.passage_frequency(terms[0]) > 0:
+            continue
+        best, seen = "", (False, 0)
+        for other in sorted(edits1(word)):
+            stems = stem_terms([other])  # not content_terms: its cache keeps real texts
+            count = index.passage_frequency(stems[0]) if stems else 0
+            # Two letters swapped is the commonest slip ("recieved" is "received"
+            # before it is "relieved"); then the history's most frequent word.
+            key = (count > 0 and _swapped(word, other), count)
+            if count and key > seen:
+                best, seen = other, key
+        if best:
+            changes[word] = best
+    if not changes:
+        return query
+    return _TYPO_WORD.sub(lambda m: changes.get(m.group(), m.group()), query)
+
+
 def _question(query: str) -> str:
     """The query as read for selection: without an application's time stamp before it
     (:func:`~langgraph_librarian.select.lexical.without_stamp`), a question in German,
@@ -1220,6 +1276,7 @@ class LocalSelector:
         ``config`` is accepted for the :class:`~langgraph_librarian.select.Selector`
         protocol; the local selector makes no model calls.
         """
+        query = self._spelled(query, messages, entries)
         return self._select(query, messages, entries, exclude, self._query_vector(query))
 
     async def aselect(
@@ -1232,8 +1289,17 @@ class LocalSelector:
         config: RunnableConfig | None = None,
     ) -> Selection:
         """Async twin of :meth:`select` (embeds the query asynchronously)."""
+        query = self._spelled(query, messages, entries)
         vector = await self._aquery_vector(query)
         return self._select(query, messages, entries, exclude, vector)
+
+    @staticmethod
+    def _spelled(query: str, messages: Sequence[BaseMessage], entries: Sequence[IndexEntry]) -> str:
+        """``query`` with its typos read as the history's words (:func:`_spelled`)."""
+        if not entries:
+            return query
+        index, _ = _lexical(messages, entries)
+        return _spelled(query, index)
 
     def _select(
         self,

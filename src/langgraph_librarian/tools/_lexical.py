@@ -25,6 +25,7 @@ import numpy as np
 
 from langgraph_librarian._engine.postings import Postings, robertson_idf
 from langgraph_librarian._engine.text import STOPWORDS, fold_accents, stem_terms, tokenize
+from langgraph_librarian._engine.text import edits1 as _edits1
 
 __all__ = ["LexicalScorer", "fold_accents", "lexical_terms"]
 
@@ -52,7 +53,6 @@ of the independent situations check lost its first place; docs/tools.md)."""
 _NUMBER_WEIGHT = 0.5
 """A number the catalog never mentions counts this share of an unknown word's idf in
 the coverage (it matches nothing)."""
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _MAX_NEIGHBORS = 5
 """Catalog words, close in meaning, a query word may also stand for."""
 _NEIGHBOR_CACHE = 20_000
@@ -81,16 +81,6 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     array = np.asarray(vectors, dtype=np.float32)
     norms = np.maximum(np.linalg.norm(array, axis=-1, keepdims=True), 1e-9)
     return np.asarray(array / norms, dtype=np.float32)
-
-
-def _edits1(word: str) -> set[str]:
-    """Every string one Damerau-Levenshtein edit away from ``word`` (letters a-z)."""
-    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    deletes = [a + b[1:] for a, b in splits if b]
-    swaps = [a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1]
-    changes = [a + c + b[1:] for a, b in splits if b for c in _LETTERS if c != b[0]]
-    inserts = [a + c + b for a, b in splits for c in _LETTERS]
-    return set(deletes + swaps + changes + inserts)
 
 
 def _damerau(a: str, b: str, limit: int | None = None) -> int:

@@ -7,7 +7,6 @@ matches, or with low-confidence candidates, or with a domain, or with the domain
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
 import itertools
 import json
@@ -43,7 +42,7 @@ from langgraph_librarian._engine.failures import (
     embedding_failures,
     status_code,
 )
-from langgraph_librarian._engine.static import _VOCABULARY, STATIC_MODEL_ID
+from langgraph_librarian._engine.static import STATIC_MODEL_ID, whole_words
 from langgraph_librarian._engine.text import STOPWORDS, stem_terms, tokenize
 from langgraph_librarian.embeddings import (
     default_embeddings,
@@ -139,14 +138,10 @@ _TRANSLATION_WEIGHT = 0.8
 """How much an English word of the cross-lingual table counts for the word it reads."""
 
 
-@functools.lru_cache(maxsize=1)
 def _model_words() -> frozenset[str]:
     """Whole words of the packaged models' WordPiece vocabulary (static and MiniLM
     share it): the words an English-only model reads as words, not as pieces."""
-    with gzip.open(_VOCABULARY, "rt", encoding="utf-8") as handle:
-        return frozenset(
-            word for line in handle if (word := line.strip()).isalpha() and word.isascii()
-        )
+    return whole_words()
 
 
 ARGUMENT_WEIGHT = 0.5
