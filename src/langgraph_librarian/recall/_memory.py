@@ -34,6 +34,7 @@ from langgraph_librarian.recall._capture import (
 from langgraph_librarian.recall._records import (
     MemoryRecord,
     clean_text,
+    legacy_ambiguous,
     now_iso,
     record_from_value,
     stable_key,
@@ -90,10 +91,9 @@ def _without(
     """``records`` less the copies of the given messages and the given thread's records."""
     if not message_ids and not content_hashes and thread_id is None:
         return records
-    # Records hold their thread and message ids as stored: cleaned (NUL and lone
-    # surrogates made U+FFFD, see MemoryRecord.from_entry), so compare cleaned ids.
-    ids, hashes = {clean_text(i) for i in message_ids}, set(content_hashes)
-    thread_id = None if thread_id is None else clean_text(thread_id)
+    # Records read back with their exact ids (see _records.needs_exact): compared as
+    # they are, "a\x00b" and its look-alike "a\ufffdb" are two threads, not one.
+    ids, hashes = set(message_ids), set(content_hashes)
     return [
         r
         for r in records
@@ -103,6 +103,24 @@ def _without(
             or (thread_id is not None and r.thread_id == thread_id)
         )
     ]
+
+
+def _owned(record: MemoryRecord, item: Any, thread_id: str | None) -> bool:
+    """Whether ``record`` (read from ``item``) was captured from ``thread_id``.
+
+    A record written before exact ids were kept holds its thread id cleaned: "a\ufffdb"
+    is thread "a\ufffdb"'s or thread "a\x00b"'s. Its key tells which (the hash of the
+    exact thread id and the message's identity); a record whose key cannot be checked
+    (a message without id, or whose id was cleaned too) goes, as it did, to both.
+    """
+    if not legacy_ambiguous(item.value):
+        return record.thread_id == thread_id
+    if thread_id is None or clean_text(thread_id) != record.thread_id:
+        return False
+    message_id = record.message_id
+    if message_id is None or "\ufffd" in message_id:
+        return True
+    return record.key == stable_key("turn", thread_id, f"id:{message_id}")
 
 
 _UNORDERED_PAGE = 50_000
@@ -286,7 +304,8 @@ class ScopeMemory:
         # id a hashed label no longer tells), in place of ``scope_id``.
         ns = (*self.namespace, label, _MEMORY) if label else self._ns(scope_id, _MEMORY)
         # A JSON null is not filterable on every store: a thread without id reads all.
-        # Records hold the thread id as captured, cleaned (see record_from_message).
+        # Stores hold the thread id cleaned (NUL and lone surrogates made U+FFFD): the
+        # search finds the thread's look-alikes too, and _of_thread keeps its own.
         where = (
             {"kind": "turn"}
             if thread_id is None
@@ -299,10 +318,9 @@ class ScopeMemory:
         items: Sequence[Any], thread_id: str | None, into: dict[str, MemoryRecord]
     ) -> None:
         # By key: a record a later page repeats (ties, see _THREAD_PAGE) counts once.
-        thread_id = None if thread_id is None else clean_text(thread_id)
         for item in items:
             record = record_from_value(str(item.key), item.value)
-            if record is not None and record.kind == "turn" and record.thread_id == thread_id:
+            if record is not None and record.kind == "turn" and _owned(record, item, thread_id):
                 into[record.key] = record
 
     @staticmethod

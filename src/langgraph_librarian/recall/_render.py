@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from langgraph_librarian._engine.text import one_line
 from langgraph_librarian.hydrate import matching_excerpt
-from langgraph_librarian.recall._records import MemoryRecord, time_order
+from langgraph_librarian.recall._records import MemoryRecord, clean_text, time_order
 
 __all__ = [
     "EVIDENCE_HEADER",
@@ -81,7 +81,7 @@ def _line(record: MemoryRecord, text: str, *, with_key: bool = False) -> str:
         data["id"] = record.key
     data["time"] = record.created_at[:16].replace("T", " ")
     if record.thread_id:
-        data["thread"] = record.thread_id[:48]
+        data["thread"] = clean_text(record.thread_id[:48])
     data["role"] = _ROLES.get(record.role, record.role)
     name = _name(record)
     if name:
@@ -98,9 +98,8 @@ def _size(text: str) -> int:
 
 def _place(record: MemoryRecord) -> tuple[str, str | None]:
     """Where a record sits: its time (to the minute) and its thread."""
-    return record.created_at[:16].replace("T", " "), record.thread_id[
-        :48
-    ] if record.thread_id else None
+    thread = clean_text(record.thread_id[:48]) if record.thread_id else None
+    return record.created_at[:16].replace("T", " "), thread
 
 
 def _shown(record: MemoryRecord, above: MemoryRecord | None) -> tuple[bool, bool]:

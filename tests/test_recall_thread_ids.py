@@ -1,0 +1,165 @@
+"""Thread ids in scope memory: odd and hostile ids stay distinct threads, on real stores.
+
+Stores cannot hold NUL (PostgreSQL) or lone surrogates (UTF-8), so records keep such
+ids cleaned (U+FFFD in their place) and, next to them, the exact id escaped. Records
+written before the exact id was kept (the same format without it) still read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.store.base import BaseStore
+
+from helpers import open_store
+from langgraph_librarian.recall import ScopeMemory
+from langgraph_librarian.recall._records import clean_text, stable_key
+from test_recall_stores import fresh_memory
+
+SCOPE = "user:1"
+ODD = ["a\x00b", "a\ud800b", "\x00", "\udfff"]
+"""Thread ids a store cannot hold as they are; each has a look-alike, its cleaned form."""
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def any_store(request: Any, tmp_path: Any) -> Iterator[BaseStore]:
+    dsn = request.getfixturevalue("postgres_dsn") if request.param == "postgres" else None
+    with open_store(request.param, tmp_path, dsn) as store:
+        yield store
+
+
+def cat_thread() -> list[Any]:
+    return [
+        HumanMessage("My cat is called Miso.", id="h1"),
+        AIMessage("Miso is a lovely name for a cat.", id="a1"),
+    ]
+
+
+def dog_thread() -> list[Any]:
+    return [
+        HumanMessage("My dog is called Rex.", id="h2"),
+        AIMessage("Rex is a fine name for a dog.", id="a2"),
+    ]
+
+
+def ids(records: Any) -> list[str | None]:
+    return [r.message_id for r in records]
+
+
+@pytest.mark.parametrize("odd", ODD)
+def test_a_thread_and_its_cleaned_look_alike_are_two_threads(any_store, odd):
+    # Records kept the thread id cleaned and compared it cleaned: thread "a\x00b" and
+    # thread "a\ufffdb" were one thread (each read, excluded and forgot the other's turns).
+    memory = fresh_memory(any_store)
+    twin = clean_text(odd)
+    memory.capture(SCOPE, cat_thread(), thread_id=odd)
+    memory.capture(SCOPE, dog_thread(), thread_id=twin)
+    assert ids(memory.thread_records(SCOPE, odd)) == ["h1", "a1"]
+    assert ids(memory.thread_records(SCOPE, twin)) == ["h2", "a2"]
+    assert {r.thread_id for r in memory.records(SCOPE)} == {odd, twin}
+    # The odd thread asking about the dog gets the other thread's turns as evidence.
+    result = memory.recall(SCOPE, "What is my dog called?", exclude_thread_id=odd)
+    assert result.status == "recalled" and "Rex" in result.text
+    assert "Miso" not in result.text
+    assert memory.forget_thread(SCOPE, odd) == 2
+    assert ids(memory.records(SCOPE)) == ["h2", "a2"]
+
+
+@pytest.mark.parametrize("odd", ODD[:2])
+def test_a_thread_mirroring_an_edit_keeps_its_look_alike_thread(any_store, odd):
+    # The odd thread's reconciliation (a message deleted from it) read the look-alike
+    # thread's records as its own and deleted them: they were not in its history.
+    memory = fresh_memory(any_store)
+    twin = clean_text(odd)
+    memory.capture(SCOPE, cat_thread(), thread_id=odd)
+    memory.capture(SCOPE, dog_thread(), thread_id=twin)
+    later = [cat_thread()[1], HumanMessage("It likes tuna.", id="h3")]
+    memory.capture(SCOPE, later, thread_id=odd)
+    assert ids(memory.thread_records(SCOPE, odd)) == ["a1", "h3"]
+    assert ids(memory.thread_records(SCOPE, twin)) == ["h2", "a2"]
+
+
+async def test_async_capture_keeps_look_alike_threads_apart(any_store):
+    memory = fresh_memory(any_store)
+    await memory.acapture(SCOPE, cat_thread(), thread_id="t\x00")
+    await memory.acapture(SCOPE, dog_thread(), thread_id="t\ufffd")
+    assert ids(await memory.athread_records(SCOPE, "t\x00")) == ["h1", "a1"]
+    assert await memory.aforget_thread(SCOPE, "t\ufffd") == 2
+    assert ids(await memory.arecords(SCOPE)) == ["h1", "a1"]
+
+
+def test_message_ids_that_differ_only_by_an_unstorable_character_stay_apart(any_store):
+    # Excluding the messages the model already has went by cleaned message ids: a
+    # message "m\x00" excluded another thread's message "m\ufffd".
+    memory = fresh_memory(any_store)
+    memory.capture(SCOPE, [HumanMessage("My dog is called Rex.", id="m\ufffd")], thread_id="B")
+    result = memory.recall(SCOPE, "What is my dog called?", exclude_message_ids={"m\x00"})
+    assert result.status == "recalled" and "Rex" in result.text
+    (record,) = memory.records(SCOPE)
+    assert record.message_id == "m\ufffd"
+
+
+# -- records written before the exact ids were kept ----------------------------------------
+
+
+def old_record(thread_id: str | None, message_id: str, text: str, seq: int) -> dict[str, Any]:
+    """A captured record as the format without exact ids wrote it: ids cleaned."""
+    return {
+        "v": 1,
+        "text": text,
+        "summary": text,
+        "role": "human",
+        "kind": "turn",
+        "thread_id": None if thread_id is None else clean_text(thread_id),
+        "message_id": clean_text(message_id),
+        "created_at": f"2025-01-01T00:00:0{seq}.000000Z",
+        "seq": seq,
+        "name": None,
+        "status": "verbatim",
+        "content_hash": stable_key("text", text),
+        "vector": None,
+        "original_tokens": 8,
+    }
+
+
+def put_old(memory: ScopeMemory, thread_id: str, message_id: str, text: str, seq: int) -> str:
+    key = stable_key("turn", thread_id, f"id:{message_id}")
+    value = old_record(thread_id, message_id, text, seq)
+    memory.store.put((*memory.scope_namespace(SCOPE), "memory"), key, value, index=False)
+    return key
+
+
+def test_records_in_the_old_format_still_read(any_store):
+    memory = fresh_memory(any_store)
+    put_old(memory, "t-1", "h1", "My cat is called Miso.", 0)
+    put_old(memory, "t-1", "a1", "Miso is a lovely name for a cat.", 1)
+    (first, second) = memory.records(SCOPE)
+    assert (first.thread_id, first.message_id, second.message_id) == ("t-1", "h1", "a1")
+    assert ids(memory.thread_records(SCOPE, "t-1")) == ["h1", "a1"]
+    result = memory.recall(SCOPE, "What is my cat called?")
+    assert result.status == "recalled" and "Miso" in result.text
+    assert memory.recall(SCOPE, "What is my cat called?", exclude_thread_id="t-1").status == (
+        "empty"
+    )
+    # The thread's next capture rewrites its records in place (same keys), no copies.
+    memory.capture(SCOPE, [HumanMessage("My cat is called Miso.", id="h1")], thread_id="t-1")
+    assert sorted(ids(memory.records(SCOPE))) == ["a1", "h1"]
+    assert memory.forget_thread(SCOPE, "t-1") == 2
+    assert memory.records(SCOPE) == []
+
+
+def test_old_records_of_look_alike_threads_go_to_the_thread_that_wrote_them(any_store):
+    # The old format kept "a\x00b" as "a\ufffdb": which thread wrote such a record is
+    # told by its key (the hash of the exact thread id and the message id).
+    memory = fresh_memory(any_store)
+    put_old(memory, "a\x00b", "h1", "My cat is called Miso.", 0)
+    put_old(memory, "a\ufffdb", "h2", "My dog is called Rex.", 0)
+    assert ids(memory.thread_records(SCOPE, "a\x00b")) == ["h1"]
+    assert ids(memory.thread_records(SCOPE, "a\ufffdb")) == ["h2"]
+    assert memory.forget_thread(SCOPE, "a\x00b") == 1
+    assert ids(memory.records(SCOPE)) == ["h2"]
+    assert memory.forget_thread(SCOPE, "a\ufffdb") == 1
+    assert memory.records(SCOPE) == []
