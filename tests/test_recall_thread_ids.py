@@ -11,12 +11,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
 
+from fakes import ScriptedChatModel
 from helpers import open_store
-from langgraph_librarian.recall import ScopeMemory
+from langgraph_librarian.recall import RecallMiddleware, RecallScope, ScopeMemory
 from langgraph_librarian.recall._records import clean_text, stable_key
+from langgraph_librarian.recall._scope import RecallConfigError
 from test_recall_stores import fresh_memory
 
 SCOPE = "user:1"
@@ -163,3 +167,75 @@ def test_old_records_of_look_alike_threads_go_to_the_thread_that_wrote_them(any_
     assert ids(memory.records(SCOPE)) == ["h2"]
     assert memory.forget_thread(SCOPE, "a\ufffdb") == 1
     assert memory.records(SCOPE) == []
+
+
+# -- a missing thread id, an empty one, one that is not a string ---------------------------
+
+
+def thread_calls(memory: ScopeMemory, thread: Any) -> dict[str, Any]:
+    """Every ScopeMemory call that takes a thread id, with ``thread``."""
+    history = cat_thread()
+    return {
+        "capture": lambda: memory.capture(SCOPE, history, thread_id=thread),
+        "remember": lambda: memory.remember(SCOPE, "Likes tea.", thread_id=thread),
+        "thread_records": lambda: memory.thread_records(SCOPE, thread),
+        "forget_thread": lambda: memory.forget_thread(SCOPE, thread),
+        "recall": lambda: memory.recall(SCOPE, "Any cat?", exclude_thread_id=thread),
+    }
+
+
+def athread_calls(memory: ScopeMemory, thread: Any) -> dict[str, Any]:
+    history = cat_thread()
+    return {
+        "acapture": lambda: memory.acapture(SCOPE, history, thread_id=thread),
+        "aremember": lambda: memory.aremember(SCOPE, "Likes tea.", thread_id=thread),
+        "athread_records": lambda: memory.athread_records(SCOPE, thread),
+        "aforget_thread": lambda: memory.aforget_thread(SCOPE, thread),
+        "arecall": lambda: memory.arecall(SCOPE, "Any cat?", exclude_thread_id=thread),
+    }
+
+
+NAMES = sorted(thread_calls(ScopeMemory(InMemoryStore()), None))
+ANAMES = sorted(athread_calls(ScopeMemory(InMemoryStore()), None))
+
+
+@pytest.mark.parametrize("thread", ["", 1, b"t"])
+@pytest.mark.parametrize("name", NAMES)
+def test_an_empty_thread_id_or_one_not_a_string_is_refused(name, thread):
+    # Thread "" and thread None (no thread) shared one capture cursor and one key per
+    # message: two conversations, one of them captured "without thread", were one
+    # thread (the other's messages overwritten, its cursor moved). An int failed deep in
+    # hashing. A run's empty thread id already means "no thread" (as in the Librarian's
+    # own lookup); one passed to ScopeMemory itself is a mistake, said as such.
+    memory = ScopeMemory(InMemoryStore())
+    with pytest.raises(RecallConfigError, match="thread_id must be a non-empty string or None"):
+        thread_calls(memory, thread)[name]()
+    assert memory.records(SCOPE) == []
+
+
+@pytest.mark.parametrize("name", ANAMES)
+async def test_async_calls_refuse_an_empty_thread_id(name):
+    memory = ScopeMemory(InMemoryStore())
+    with pytest.raises(RecallConfigError, match="thread_id must be a non-empty string or None"):
+        await athread_calls(memory, "")[name]()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_thread_is_still_allowed(name):
+    memory = ScopeMemory(InMemoryStore())
+    thread_calls(memory, None)[name]()
+
+
+def test_a_run_with_an_empty_thread_id_is_captured_as_without_thread():
+    memory = ScopeMemory(InMemoryStore())
+    agent = create_agent(
+        ScriptedChatModel(script="Noted."),
+        middleware=[RecallMiddleware(memory, capture_turns=True)],
+        context_schema=RecallScope,
+    )
+    agent.invoke(
+        {"messages": [HumanMessage("My cat is called Miso.", id="h1")]},
+        {"configurable": {"thread_id": ""}},
+        context={"scope_id": SCOPE},
+    )
+    assert [r.thread_id for r in memory.records(SCOPE)] == [None, None]

@@ -47,6 +47,7 @@ from langgraph_librarian.recall._scope import (
     MAX_QUERY_CHARS,
     RecallConfigError,
     check_max_bytes,
+    check_thread_id,
     scope_key,
 )
 from langgraph_librarian.recall._store import (
@@ -236,6 +237,7 @@ class ScopeMemory:
     # -- explicit memories --------------------------------------------------------------
 
     def _explicit(self, text: str, thread_id: str | None) -> tuple[str, HumanMessage]:
+        check_thread_id(thread_id)
         if not isinstance(text, str) or not text.strip():
             raise RecallConfigError("nothing to remember: the text is empty")
         if len(text) > MAX_REMEMBER_CHARS:
@@ -261,7 +263,8 @@ class ScopeMemory:
         """Store one explicit memory in the scope and return it.
 
         Raises:
-            RecallConfigError: for empty text or text over 4,000 characters.
+            RecallConfigError: for empty text or text over 4,000 characters, or a
+                ``thread_id`` that is ``""`` or not a string (``None``: no thread).
         """
         ns = self._ns(scope_id, _MEMORY)
         key, message = self._explicit(text, thread_id)
@@ -302,6 +305,7 @@ class ScopeMemory:
     ) -> tuple[tuple[str, ...], Any]:
         # ``label``: the scope's store label itself (a scope found in the store, whose
         # id a hashed label no longer tells), in place of ``scope_id``.
+        check_thread_id(thread_id)
         ns = (*self.namespace, label, _MEMORY) if label else self._ns(scope_id, _MEMORY)
         # A JSON null is not filterable on every store: a thread without id reads all.
         # Stores hold the thread id cleaned (NUL and lone surrogates made U+FFFD): the
@@ -406,8 +410,12 @@ class ScopeMemory:
         reconciliation, which runs after a deletion or an edit and, against other
         writers, once a quarter more records were captured (at least 16), one read of
         the thread's records.
+
+        Raises:
+            RecallConfigError: for a ``thread_id`` that is ``""`` or not a string
+                (``None``: no thread; see ``check_thread_id``).
         """
-        cursor_key = stable_key("thread", thread_id)
+        cursor_key = stable_key("thread", check_thread_id(thread_id))
         (cursor,) = batch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
         plan = self._plan(messages, cursor, thread_id)
         if plan.reconcile:
@@ -427,7 +435,7 @@ class ScopeMemory:
         index: Any = None,
     ) -> int:
         """Async twin of :meth:`capture`."""
-        cursor_key = stable_key("thread", thread_id)
+        cursor_key = stable_key("thread", check_thread_id(thread_id))
         (cursor,) = await abatch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
         plan = self._plan(messages, cursor, thread_id)
         if plan.reconcile:
@@ -618,11 +626,11 @@ class ScopeMemory:
         If the thread goes on, its next capture copies it whole again: delete its
         checkpoints too (or turn capture off for it) to forget it for good.
         """
-        return self._forget_in(scope_key(scope_id), thread_id)
+        return self._forget_in(scope_key(scope_id), check_thread_id(thread_id))
 
     async def aforget_thread(self, scope_id: str, thread_id: str | None) -> int:
         """Async twin of :meth:`forget_thread`."""
-        return await self._aforget_in(scope_key(scope_id), thread_id)
+        return await self._aforget_in(scope_key(scope_id), check_thread_id(thread_id))
 
     # -- deleting a thread everywhere ---------------------------------------------------
 
@@ -858,6 +866,7 @@ class ScopeMemory:
         are left out, so a thread's own turns are not repeated to it.
         """
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
+        check_thread_id(exclude_thread_id)
         excluded = (exclude_message_ids, exclude_content_hashes, exclude_thread_id)
         return self._ranked(scope_id, self.records(scope_id), query, bound, parent, excluded)
 
@@ -908,6 +917,7 @@ class ScopeMemory:
         on the event loop; a selector model's call is awaited on the loop.
         """
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
+        check_thread_id(exclude_thread_id)
         found = await self.arecords(scope_id)
         excluded = (exclude_message_ids, exclude_content_hashes, exclude_thread_id)
         if _select.held_to_floor(self.config):
