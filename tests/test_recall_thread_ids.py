@@ -7,6 +7,7 @@ written before the exact id was kept (the same format without it) still read.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +19,7 @@ from langgraph.store.memory import InMemoryStore
 
 from fakes import ScriptedChatModel
 from helpers import open_store
-from langgraph_librarian.recall import RecallMiddleware, RecallScope, ScopeMemory
+from langgraph_librarian.recall import RecallMiddleware, RecallScope, ScopeMemory, _capture
 from langgraph_librarian.recall._records import clean_text, stable_key
 from langgraph_librarian.recall._scope import RecallConfigError
 from test_recall_stores import fresh_memory
@@ -239,3 +240,45 @@ def test_a_run_with_an_empty_thread_id_is_captured_as_without_thread():
         context={"scope_id": SCOPE},
     )
     assert [r.thread_id for r in memory.records(SCOPE)] == [None, None]
+
+
+# -- ids holding the separator of key parts --------------------------------------------------
+
+
+def test_ids_holding_the_key_separator_do_not_share_a_record(any_store):
+    # A record's key hashed "turn", the thread id and the message's identity joined with
+    # U+001F: thread "a\x1fid:b" with message "c" and thread "a" with message
+    # "b\x1fid:c" made one key, so one thread's capture overwrote the other's record.
+    memory = fresh_memory(any_store)
+    memory.capture(SCOPE, [HumanMessage("My cat is called Miso.", id="c")], thread_id="a\x1fid:b")
+    memory.capture(SCOPE, [HumanMessage("My dog is called Rex.", id="b\x1fid:c")], thread_id="a")
+    assert ids(memory.thread_records(SCOPE, "a\x1fid:b")) == ["c"]
+    assert ids(memory.thread_records(SCOPE, "a")) == ["b\x1fid:c"]
+    assert len(memory.records(SCOPE)) == 2
+
+
+def test_records_keyed_the_earlier_way_are_neither_doubled_nor_lost(any_store, monkeypatch):
+    # A thread whose id holds U+001F has records keyed the earlier way (parts joined
+    # with U+001F). Its next captures add only new messages; its next reconciliation
+    # rewrites the old records under the new keys; forgetting it finds them either way.
+    memory = fresh_memory(any_store)
+    thread = "a\x1fb"
+    with monkeypatch.context() as patch:
+        patch.setattr(_capture, "stable_key", joined_key)
+        memory.capture(SCOPE, cat_thread(), thread_id=thread)
+    new_keys = {stable_key("turn", thread, f"id:{i}") for i in ("h1", "a1", "h2")}
+    assert not new_keys & {r.key for r in memory.records(SCOPE)}
+    more = [*cat_thread(), HumanMessage("It likes tuna.", id="h2")]
+    memory.capture(SCOPE, more, thread_id=thread)
+    assert sorted(ids(memory.records(SCOPE))) == ["a1", "h1", "h2"]
+    more[0] = HumanMessage("My cat is called Miso Soup.", id="h1")  # edited: reconciles
+    memory.capture(SCOPE, more, thread_id=thread)
+    assert {r.key for r in memory.thread_records(SCOPE, thread)} == new_keys
+    assert len(memory.records(SCOPE)) == 3
+    assert memory.forget_thread(SCOPE, thread) == 3
+
+
+def joined_key(*parts: str | None) -> str:
+    """A key as it was made before: the parts joined with U+001F, hashed."""
+    joined = "\x1f".join("" if p is None else p for p in parts)
+    return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:40]

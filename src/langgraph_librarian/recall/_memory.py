@@ -34,6 +34,7 @@ from langgraph_librarian.recall._capture import (
 from langgraph_librarian.recall._records import (
     MemoryRecord,
     clean_text,
+    joined_key,
     legacy_ambiguous,
     now_iso,
     record_from_value,
@@ -109,8 +110,8 @@ def _without(
 def _owned(record: MemoryRecord, item: Any, thread_id: str | None) -> bool:
     """Whether ``record`` (read from ``item``) was captured from ``thread_id``.
 
-    A record written before exact ids were kept holds its thread id cleaned: "a\ufffdb"
-    is thread "a\ufffdb"'s or thread "a\x00b"'s. Its key tells which (the hash of the
+    A record written before exact ids were kept holds its thread id cleaned: "a\\ufffdb"
+    is thread "a\\ufffdb"'s or thread "a\\x00b"'s. Its key tells which (the hash of the
     exact thread id and the message's identity); a record whose key cannot be checked
     (a message without id, or whose id was cleaned too) goes, as it did, to both.
     """
@@ -121,7 +122,11 @@ def _owned(record: MemoryRecord, item: Any, thread_id: str | None) -> bool:
     message_id = record.message_id
     if message_id is None or "\ufffd" in message_id:
         return True
-    return record.key == stable_key("turn", thread_id, f"id:{message_id}")
+    identity = f"id:{message_id}"  # (keyed before or after stable_key's change)
+    return record.key in (
+        stable_key("turn", thread_id, identity),
+        joined_key("turn", thread_id, identity),
+    )
 
 
 _UNORDERED_PAGE = 50_000

@@ -26,6 +26,7 @@ __all__ = [
     "MemoryRecord",
     "RecordKind",
     "clean_text",
+    "joined_key",
     "legacy_ambiguous",
     "needs_exact",
     "now_iso",
@@ -52,9 +53,29 @@ def now_iso() -> str:
 
 
 def stable_key(*parts: str | None) -> str:
-    """A store key from identifying parts (hex, so any input gives a safe key)."""
-    joined = "\x1f".join("" if p is None else p for p in parts)
-    return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+    """A store key from identifying parts (hex, so any input gives a safe key).
+
+    Distinct parts give distinct keys. The parts are joined with U+001F, as they always
+    were (the keys of stored records and cursors stay what they are), unless a part
+    before the last holds U+001F: joined, ``("a\\x1fb", "c")`` and ``("a", "b\\x1fc")``
+    would be one key (thread "a\\x1fid:b"'s message "c" and thread "a"'s message
+    "b\\x1fid:c"), so such parts are hashed as a JSON list (ASCII: no U+001F in it)
+    after U+001E, which no joined key starts with (the first part is a literal).
+    """
+    texts = ["" if p is None else p for p in parts]
+    if any("\x1f" in text for text in texts[:-1]):
+        return _digest("\x1e" + json.dumps(texts))
+    return joined_key(*texts)
+
+
+def joined_key(*parts: str | None) -> str:
+    """:func:`stable_key` as it was before: the parts joined with U+001F (the key of a
+    record written then)."""
+    return _digest("\x1f".join("" if p is None else p for p in parts))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
 def time_order(record: MemoryRecord) -> tuple[str, str, int, str]:
