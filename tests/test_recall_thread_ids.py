@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from fakes import ScriptedChatModel
@@ -282,3 +282,55 @@ def joined_key(*parts: str | None) -> str:
     """A key as it was made before: the parts joined with U+001F, hashed."""
     joined = "\x1f".join("" if p is None else p for p in parts)
     return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+# -- a message id a store cannot hold, at the end of a captured history ----------------------
+
+
+class CountingStore(InMemoryStore):
+    """Counts the searches of one thread's records (a capture's reconciliation)."""
+
+    thread_reads = 0
+
+    def batch(self, ops: Any) -> Any:
+        ops = list(ops)
+        self.thread_reads += sum(
+            isinstance(op, SearchOp) and "thread_id" in (op.filter or {}) for op in ops
+        )
+        return super().batch(ops)
+
+
+def odd_ending() -> list[Any]:
+    return [
+        HumanMessage("My cat is called Miso.", id="h1"),
+        AIMessage("Miso is a lovely name.", id="a\x00"),
+    ]
+
+
+def next_turns() -> list[Any]:
+    return [
+        HumanMessage("I live in Lyon.", id="h2"),
+        AIMessage("Lyon is a lovely city.", id="a2"),
+        HumanMessage("I like green tea.", id="h3"),
+        AIMessage("Green tea it is.", id="a3"),
+    ]
+
+
+def test_a_capture_without_mirroring_resumes_after_an_odd_last_message_id():
+    # The cursor kept the last captured message's key cleaned ("id:a\ufffd"), which the
+    # history never holds: the next capture took the cursor's message for gone and
+    # copied the latest turn only (a turn whose capture was skipped was lost).
+    memory = ScopeMemory(InMemoryStore(), mirror_threads=False)
+    memory.capture(SCOPE, odd_ending(), thread_id="t")
+    assert memory.capture(SCOPE, [*odd_ending(), *next_turns()], thread_id="t") == 4
+    assert "I live in Lyon." in [r.text for r in memory.records(SCOPE)]
+
+
+def test_a_capture_after_an_odd_last_message_id_does_not_reconcile():
+    # With mirroring, every capture after such a message read the thread's records back.
+    store = CountingStore()
+    memory = ScopeMemory(store)
+    memory.capture(SCOPE, odd_ending(), thread_id="t")
+    store.thread_reads = 0
+    assert memory.capture(SCOPE, [*odd_ending(), *next_turns()], thread_id="t") == 4
+    assert store.thread_reads == 0

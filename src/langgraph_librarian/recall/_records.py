@@ -26,10 +26,12 @@ __all__ = [
     "MemoryRecord",
     "RecordKind",
     "clean_text",
+    "exact_fields",
     "joined_key",
     "legacy_ambiguous",
     "needs_exact",
     "now_iso",
+    "read_id",
     "record_from_value",
     "records_as_history",
     "records_as_index",
@@ -181,7 +183,7 @@ class MemoryRecord:
             "content_hash": self.content_hash,
             "vector": self.vector,
             "original_tokens": self.original_tokens,
-            **_exact_fields(thread_id=self.thread_id, message_id=self.message_id),
+            **exact_fields(thread_id=self.thread_id, message_id=self.message_id),
         }
 
 
@@ -201,7 +203,7 @@ def needs_exact(value: str) -> bool:
     return "\ufffd" in value or clean_text(value) != value
 
 
-def _exact_fields(**ids: str | None) -> dict[str, str]:
+def exact_fields(**ids: str | None) -> dict[str, str]:
     # JSON-escaped (ASCII: NUL and lone surrogates as \u escapes), so every store holds
     # it and it reads back exactly. Written only for such ids: records of ordinary ids
     # are what they were (and what earlier versions read).
@@ -212,9 +214,10 @@ def _exact_fields(**ids: str | None) -> dict[str, str]:
     }
 
 
-def _read_id(value: dict[str, Any], name: str) -> str | None:
-    """The id ``name`` of a stored record: exact when the record kept it escaped, else
-    as stored (cleaned: what a record written before exact ids were kept holds)."""
+def read_id(value: dict[str, Any], name: str) -> str | None:
+    """The id ``name`` of a stored record (or cursor): exact when it was kept escaped
+    beside the stored one, else as stored (cleaned: what a record written before exact
+    ids were kept holds)."""
     stored = _optional_str(value.get(name))
     escaped = value.get(name + _EXACT)
     if stored is None or not isinstance(escaped, str):
@@ -256,8 +259,8 @@ def record_from_value(key: str, value: Any) -> MemoryRecord | None:
             summary=clean_text(str(value.get("summary") or "")),
             role=role,
             kind=kind,
-            thread_id=_read_id(value, "thread_id"),
-            message_id=_read_id(value, "message_id"),
+            thread_id=read_id(value, "thread_id"),
+            message_id=read_id(value, "message_id"),
             created_at=str(value.get("created_at") or ""),
             seq=int(value.get("seq") or 0),
             name=_optional_str(value.get("name")),
