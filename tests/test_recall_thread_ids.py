@@ -22,6 +22,7 @@ from helpers import open_store
 from langgraph_librarian.recall import RecallMiddleware, RecallScope, ScopeMemory, _capture
 from langgraph_librarian.recall._records import clean_text, stable_key
 from langgraph_librarian.recall._scope import RecallConfigError
+from langgraph_librarian.recall._turn import recall_for_turn
 from test_recall_stores import fresh_memory
 
 SCOPE = "user:1"
@@ -334,3 +335,22 @@ def test_a_capture_after_an_odd_last_message_id_does_not_reconcile():
     store.thread_reads = 0
     assert memory.capture(SCOPE, [*odd_ending(), *next_turns()], thread_id="t") == 4
     assert store.thread_reads == 0
+
+
+# -- a turn's cached recall ---------------------------------------------------------------
+
+
+def test_a_thread_does_not_get_the_cached_recall_of_another_thread():
+    # The cache keyed a turn by "<thread>\x00<question id>\x00<digest>": thread "a\x00b"
+    # asking with question id "c" and thread "a" asking with "b\x00c" shared one entry,
+    # so thread "a" got the other's recall: its own turns, as earlier conversations.
+    memory = ScopeMemory(InMemoryStore())
+    memory.capture(SCOPE, cat_thread(), thread_id="a")
+    context = RecallScope(scope_id=SCOPE)
+
+    def ask(thread: str, question_id: str) -> Any:
+        question = [HumanMessage("What is my cat called?", id=question_id)]
+        return recall_for_turn(memory, context, question, {"configurable": {"thread_id": thread}})
+
+    assert ask("a\x00b", "c").status == "recalled"
+    assert ask("a", "b\x00c").status == "empty"
