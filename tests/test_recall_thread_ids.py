@@ -8,6 +8,7 @@ written before the exact id was kept (the same format without it) still read.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -354,3 +355,71 @@ def test_a_thread_does_not_get_the_cached_recall_of_another_thread():
 
     assert ask("a\x00b", "c").status == "recalled"
     assert ask("a", "b\x00c").status == "empty"
+
+
+# -- stores whose prefix search is not bounded by labels ---------------------------------------
+
+
+class LikePrefixStore(InMemoryStore):
+    """A store searching ``namespace_prefix`` as LangGraph's SQLite and PostgreSQL stores did
+    before langgraph PR 8478 (still allowed by this library's dependency floor):
+    ``prefix LIKE '<labels joined with .>%'``, which crosses label boundaries
+    (``("user",)`` finds ``("user2",)``), reads ``_`` as any character and, in SQLite,
+    ignores ASCII case."""
+
+    def batch(self, ops: Any) -> Any:
+        return [
+            self._like(op) if isinstance(op, SearchOp) else InMemoryStore.batch(self, [op])[0]
+            for op in ops
+        ]
+
+    async def abatch(self, ops: Any) -> Any:
+        return self.batch(ops)
+
+    def _like(self, op: SearchOp) -> Any:
+        pattern = "".join(
+            "." if c == "_" else ".*" if c == "%" else re.escape(c)
+            for c in ".".join(op.namespace_prefix) + "%"
+        )
+        wide = SearchOp((), op.filter, limit=1_000_000, offset=0)
+        (everything,) = InMemoryStore.batch(self, [wide])
+        found = [i for i in everything if re.match(pattern, ".".join(i.namespace), re.I | re.S)]
+        return found[op.offset : op.offset + op.limit]
+
+
+def test_deleting_a_scope_deletes_only_that_scope_on_a_store_with_a_wide_prefix_search():
+    # delete_scope deleted every item its prefix search returned: on such a store,
+    # deleting scope "user" deleted scope "user2"'s, "USER"'s and "u_er"'s memory too.
+    store = LikePrefixStore()
+    memory = ScopeMemory(store)
+    others = ["user2", "USER", "usXr", "user:42"]
+    for scope in ["user", "us_r", *others]:
+        memory.remember(scope, f"A note of {scope}.")
+    assert memory.delete_scope("user") == 1
+    assert memory.delete_scope("us_r") == 1
+    for scope in others:
+        assert [r.text for r in memory.records(scope)] == [f"A note of {scope}."], scope
+
+
+async def test_async_delete_scope_deletes_only_that_scope_on_a_store_with_a_wide_prefix_search():
+    store = LikePrefixStore()
+    memory = ScopeMemory(store)
+    await memory.aremember("user", "Mine.")
+    await memory.aremember("user2", "Theirs.")
+    assert await memory.adelete_scope("user") == 1
+    assert [r.text for r in await memory.arecords("user2")] == ["Theirs."]
+
+
+def test_deleting_a_scope_passes_over_a_full_page_of_other_scopes_items():
+    # The other scopes' items the search returns first fill whole pages: the scope's own
+    # items after them are still deleted.
+    store = LikePrefixStore()
+    memory = ScopeMemory(store)
+    namespace = (*memory.scope_namespace("user2"), "memory")
+    for n in range(1_200):
+        store.put(namespace, f"k{n}", {"v": 1}, index=False)
+    memory.remember("user", "Mine.")
+    memory.capture("user", cat_thread(), thread_id="t")
+    assert memory.delete_scope("user") == 4
+    assert memory.records("user") == []
+    assert len(store.search(namespace, limit=2_000)) == 1_200

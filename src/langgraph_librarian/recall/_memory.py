@@ -535,29 +535,54 @@ class ScopeMemory:
         await asyncio.to_thread(self._parse, kept, found)
         return await asyncio.to_thread(self._in_time_order, found)
 
-    def _delete_ops(self, prefix: tuple[str, ...], result: Any, seen: set[Any]) -> list[Any]:
+    def _delete_ops(
+        self, prefix: tuple[str, ...], result: Any, seen: set[Any], passed: set[Any]
+    ) -> list[Any]:
+        """Deletes of the items of ``result`` under ``prefix``; the others (another
+        scope's) are added to ``passed``, those already deleted to ``seen``."""
         ops = []
         for item in result or []:
-            ident = (tuple(item.namespace), item.key)
+            namespace = tuple(item.namespace)
+            ident = (namespace, item.key)
+            if namespace[: len(prefix)] != prefix:
+                # Another scope's: the prefix search of LangGraph's SQL stores before
+                # langgraph 8478 was ``LIKE '<labels>%'`` (scope "user" found "user2",
+                # "USER" and "u_er" found "user"), and deleting what it returned deleted
+                # other scopes' memory.
+                passed.add(ident)
+                continue
             if ident in seen:  # a store that ignores deletes must not loop forever
                 raise LibrarianError(f"store did not delete {item.key!r}; stopping")
             seen.add(ident)
-            ops.append(put_op(tuple(item.namespace), item.key, None))
+            ops.append(put_op(namespace, item.key, None))
         return ops
+
+    @staticmethod
+    def _deleted_all(result: Any, ops: Sequence[Any], passed: set[Any], before: int) -> bool:
+        """Whether deleting a scope is done after a page: it deleted nothing and was the
+        last page, or brought no item not passed over before (a store that ignores the
+        offset must not loop forever)."""
+        return not ops and (len(result or []) < DELETE_PAGE or len(passed) == before)
 
     def delete_scope(self, scope_id: str) -> int:
         """Forget everything of ``scope_id`` (memories, captured turns, cursors).
 
         Returns the number of items deleted. Cached recalls of the scope are dropped.
+        Only items under the scope's namespace are deleted, whatever the store's prefix
+        search returns.
         """
         prefix = self.scope_namespace(scope_id)
         scope = prefix[-1]
         self.cache.drop(lambda key: key[0] == scope)
         seen: set[Any] = set()
+        passed: set[Any] = set()
         while True:
-            (result,) = batch(self.store, [search_op(prefix, DELETE_PAGE)])
-            ops = self._delete_ops(prefix, result, seen)
-            if not ops:
+            # Other scopes' items a search returns stay: the next page starts after them.
+            before = len(passed)
+            op = search_op(prefix, DELETE_PAGE, len(passed))
+            (result,) = batch(self.store, [op])
+            ops = self._delete_ops(prefix, result, seen, passed)
+            if self._deleted_all(result, ops, passed, before):
                 return len(seen)
             batch(self.store, ops)
 
@@ -567,10 +592,13 @@ class ScopeMemory:
         scope = prefix[-1]
         self.cache.drop(lambda key: key[0] == scope)
         seen: set[Any] = set()
+        passed: set[Any] = set()
         while True:
-            (result,) = await abatch(self.store, [search_op(prefix, DELETE_PAGE)])
-            ops = self._delete_ops(prefix, result, seen)
-            if not ops:
+            before = len(passed)
+            op = search_op(prefix, DELETE_PAGE, len(passed))
+            (result,) = await abatch(self.store, [op])
+            ops = self._delete_ops(prefix, result, seen, passed)
+            if self._deleted_all(result, ops, passed, before):
                 return len(seen)
             await abatch(self.store, ops)
 
