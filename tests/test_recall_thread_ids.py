@@ -8,6 +8,7 @@ written before the exact id was kept (the same format without it) still read.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -20,7 +21,13 @@ from langgraph.store.memory import InMemoryStore
 
 from fakes import ScriptedChatModel
 from helpers import open_store
-from langgraph_librarian.recall import RecallMiddleware, RecallScope, ScopeMemory, _capture
+from langgraph_librarian.recall import (
+    RecallMiddleware,
+    RecallScope,
+    ScopeMemory,
+    _capture,
+)
+from langgraph_librarian.recall._middleware import recall_report
 from langgraph_librarian.recall._records import clean_text, stable_key
 from langgraph_librarian.recall._scope import RecallConfigError
 from langgraph_librarian.recall._turn import recall_for_turn
@@ -423,3 +430,21 @@ def test_deleting_a_scope_passes_over_a_full_page_of_other_scopes_items():
     assert memory.delete_scope("user") == 4
     assert memory.records("user") == []
     assert len(store.search(namespace, limit=2_000)) == 1_200
+
+
+def test_what_leaves_scope_memory_holds_ids_as_stores_hold_them():
+    # Records read back exact ids; the recalled block (a message of the thread) and the
+    # report (kept in the graph state) show them cleaned, so a checkpoint can hold them.
+    memory = ScopeMemory(InMemoryStore())
+    memory.capture(
+        SCOPE, [HumanMessage("My cat is called Miso.", id="h\ud800")], thread_id="a\ud800"
+    )
+    result = memory.recall(SCOPE, "What is my cat called?")
+    assert result.status == "recalled"
+    assert result.records[0].thread_id == "a\ud800"
+    result.text.encode("utf-8")
+    assert clean_text("a\ud800") in result.text
+    report = recall_report(result)
+    json.dumps(report, ensure_ascii=False).encode("utf-8")
+    assert report["records"][0]["thread_id"] == clean_text("a\ud800")
+    assert report["records"][0]["message_id"] == clean_text("h\ud800")
