@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -448,3 +449,17 @@ def test_what_leaves_scope_memory_holds_ids_as_stores_hold_them():
     json.dumps(report, ensure_ascii=False).encode("utf-8")
     assert report["records"][0]["thread_id"] == clean_text("a\ud800")
     assert report["records"][0]["message_id"] == clean_text("h\ud800")
+
+
+def test_deleting_a_scope_leaves_a_memory_rooted_under_it(any_store):
+    # A scope's items are its memories and its threads' cursors. delete_scope deleted
+    # everything under the scope's prefix: scope "team" of a memory rooted at ("app",)
+    # took with it every scope of a memory rooted at ("app", "team").
+    root = ("app", uuid.uuid4().hex)
+    outer = ScopeMemory(any_store, namespace=root)
+    inner = ScopeMemory(any_store, namespace=(*root, "team"))
+    outer.remember("team", "The team meets on Mondays.")
+    inner.remember("user:1", "Likes tea.")
+    inner.capture("user:1", cat_thread(), thread_id="t")
+    assert outer.delete_scope("team") == 1
+    assert len(inner.records("user:1")) == 3

@@ -538,17 +538,19 @@ class ScopeMemory:
     def _delete_ops(
         self, prefix: tuple[str, ...], result: Any, seen: set[Any], passed: set[Any]
     ) -> list[Any]:
-        """Deletes of the items of ``result`` under ``prefix``; the others (another
-        scope's) are added to ``passed``, those already deleted to ``seen``."""
+        """Deletes of the scope's items in ``result`` (``prefix``: the scope's
+        namespace); the others are added to ``passed``, those deleted to ``seen``."""
+        own = {(*prefix, _MEMORY), (*prefix, _THREADS)}
         ops = []
         for item in result or []:
             namespace = tuple(item.namespace)
             ident = (namespace, item.key)
-            if namespace[: len(prefix)] != prefix:
-                # Another scope's: the prefix search of LangGraph's SQL stores before
-                # langgraph 8478 was ``LIKE '<labels>%'`` (scope "user" found "user2",
-                # "USER" and "u_er" found "user"), and deleting what it returned deleted
-                # other scopes' memory.
+            if namespace not in own:
+                # Not the scope's. Below its prefix: another memory's, rooted there
+                # (namespace=(..., "team") under scope "team"). Beside it: the prefix
+                # search of LangGraph's SQL stores before langgraph 8478 was
+                # ``LIKE '<labels>%'`` (scope "user" found "user2"; "USER" and "u_er"
+                # found "user"). Deleting what the search returned deleted both.
                 passed.add(ident)
                 continue
             if ident in seen:  # a store that ignores deletes must not loop forever
@@ -568,8 +570,8 @@ class ScopeMemory:
         """Forget everything of ``scope_id`` (memories, captured turns, cursors).
 
         Returns the number of items deleted. Cached recalls of the scope are dropped.
-        Only items under the scope's namespace are deleted, whatever the store's prefix
-        search returns.
+        Only the scope's own items are deleted (its memories and cursors), whatever
+        else the store's prefix search returns.
         """
         prefix = self.scope_namespace(scope_id)
         scope = prefix[-1]
