@@ -463,3 +463,33 @@ def test_deleting_a_scope_leaves_a_memory_rooted_under_it(any_store):
     inner.capture("user:1", cat_thread(), thread_id="t")
     assert outer.delete_scope("team") == 1
     assert len(inner.records("user:1")) == 3
+
+
+class ShiftingStore(LikePrefixStore):
+    """A wide prefix search whose order shifts between searches (ties of ``updated_at``
+    ordered anew by each query): the first search puts the scope's items last, the
+    others first."""
+
+    searches = 0
+
+    def _like(self, op: SearchOp) -> Any:
+        self.searches += 1
+        wide = SearchOp(op.namespace_prefix, op.filter, limit=1_000_000, offset=0)
+        found = list(super()._like(wide))
+        found.sort(key=lambda item: (item.namespace[-2] == "user") != (self.searches > 1))
+        return found[op.offset : op.offset + op.limit]
+
+
+def test_deleting_a_scope_catches_items_a_shifting_order_left_behind():
+    # Paged at an offset past the other scopes' items, the scope's items that the next
+    # search's order put before that offset were never seen.
+    store = ShiftingStore()
+    memory = ScopeMemory(store)
+    namespace = (*memory.scope_namespace("user2"), "memory")
+    for n in range(600):
+        store.put(namespace, f"k{n}", {"v": 1}, index=False)
+    for n in range(3):
+        memory.remember("user", f"Mine {n}.")
+    assert memory.delete_scope("user") == 3
+    assert memory.records("user") == []
+    assert len(store.search(namespace, limit=2_000)) == 600

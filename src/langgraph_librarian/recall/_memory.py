@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition
+from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
 from langgraph_librarian._engine.concurrency import off_loop
 from langgraph_librarian._engine.messages import message_text
@@ -150,6 +150,57 @@ _CAP_STEP = 100
 _DELETE_ROUNDS = 3
 """Times a record of the thread may be found again after it was deleted (a capture of
 the thread running meanwhile writes it anew) before deleting stops and says so."""
+
+
+class _ScopeSweep:
+    """Deleting one scope's items: searches of the scope's prefix and deletes of what
+    they return of the scope, until a search that reads to the end finds none.
+
+    A prefix search may return items that are not the scope's, which stay: another
+    memory's, rooted below the scope (``namespace=(..., "team")`` beside scope
+    ``"team"``), and on LangGraph's SQL stores before langgraph PR 8478, whose prefix
+    search was ``LIKE '<labels>%'``, other scopes (scope "user" found "user2"; "USER"
+    and "u_er" found "user"). Deleting whatever the search returned deleted them too.
+    Every search starts at the first item (pages at an offset are not two halves of
+    one order where ``updated_at`` ties, see ``_THREAD_PAGE``) and reads past the items
+    passed over so far: twice as many more, so a scope among many others' items is
+    read in a few searches.
+    """
+
+    def __init__(self, prefix: tuple[str, ...]) -> None:
+        self.label = prefix[-1]
+        self.prefix = prefix
+        self.own = {(*prefix, _MEMORY), (*prefix, _THREADS)}
+        self.seen: set[tuple[tuple[str, ...], str]] = set()
+        """The scope's items deleted."""
+        self.passed: set[tuple[tuple[str, ...], str]] = set()
+        """Items found that are not the scope's."""
+        self.done = False
+
+    def next_search(self) -> SearchOp | None:
+        """The next search, or ``None`` when the scope is gone."""
+        if self.done:
+            return None
+        return search_op(self.prefix, DELETE_PAGE + 2 * len(self.passed))
+
+    def deletes(self, result: Any, limit: int) -> list[PutOp]:
+        """Deletes of the scope's items in ``result`` (a search for ``limit`` items)."""
+        before = len(self.passed)
+        ops = []
+        for item in result or []:
+            namespace = tuple(item.namespace)
+            ident = (namespace, str(item.key))
+            if namespace not in self.own:
+                self.passed.add(ident)
+                continue
+            if ident in self.seen:  # a store that ignores deletes must not loop forever
+                raise LibrarianError(f"store did not delete {item.key!r}; stopping")
+            self.seen.add(ident)
+            ops.append(put_op(namespace, item.key, None))
+        # Done when a search read to the end and found none of the scope's, or brought
+        # nothing new (a store that ignores the limit must not loop forever).
+        self.done = not ops and (len(result or []) < limit or len(self.passed) == before)
+        return ops
 
 
 class ScopeMemory:
@@ -535,37 +586,6 @@ class ScopeMemory:
         await asyncio.to_thread(self._parse, kept, found)
         return await asyncio.to_thread(self._in_time_order, found)
 
-    def _delete_ops(
-        self, prefix: tuple[str, ...], result: Any, seen: set[Any], passed: set[Any]
-    ) -> list[Any]:
-        """Deletes of the scope's items in ``result`` (``prefix``: the scope's
-        namespace); the others are added to ``passed``, those deleted to ``seen``."""
-        own = {(*prefix, _MEMORY), (*prefix, _THREADS)}
-        ops = []
-        for item in result or []:
-            namespace = tuple(item.namespace)
-            ident = (namespace, item.key)
-            if namespace not in own:
-                # Not the scope's. Below its prefix: another memory's, rooted there
-                # (namespace=(..., "team") under scope "team"). Beside it: the prefix
-                # search of LangGraph's SQL stores before langgraph 8478 was
-                # ``LIKE '<labels>%'`` (scope "user" found "user2"; "USER" and "u_er"
-                # found "user"). Deleting what the search returned deleted both.
-                passed.add(ident)
-                continue
-            if ident in seen:  # a store that ignores deletes must not loop forever
-                raise LibrarianError(f"store did not delete {item.key!r}; stopping")
-            seen.add(ident)
-            ops.append(put_op(namespace, item.key, None))
-        return ops
-
-    @staticmethod
-    def _deleted_all(result: Any, ops: Sequence[Any], passed: set[Any], before: int) -> bool:
-        """Whether deleting a scope is done after a page: it deleted nothing and was the
-        last page, or brought no item not passed over before (a store that ignores the
-        offset must not loop forever)."""
-        return not ops and (len(result or []) < DELETE_PAGE or len(passed) == before)
-
     def delete_scope(self, scope_id: str) -> int:
         """Forget everything of ``scope_id`` (memories, captured turns, cursors).
 
@@ -573,36 +593,21 @@ class ScopeMemory:
         Only the scope's own items are deleted (its memories and cursors), whatever
         else the store's prefix search returns.
         """
-        prefix = self.scope_namespace(scope_id)
-        scope = prefix[-1]
-        self.cache.drop(lambda key: key[0] == scope)
-        seen: set[Any] = set()
-        passed: set[Any] = set()
-        while True:
-            # Other scopes' items a search returns stay: the next page starts after them.
-            before = len(passed)
-            op = search_op(prefix, DELETE_PAGE, len(passed))
+        sweep = _ScopeSweep(self.scope_namespace(scope_id))
+        self.cache.drop(lambda key: key[0] == sweep.label)
+        while (op := sweep.next_search()) is not None:
             (result,) = batch(self.store, [op])
-            ops = self._delete_ops(prefix, result, seen, passed)
-            if self._deleted_all(result, ops, passed, before):
-                return len(seen)
-            batch(self.store, ops)
+            batch(self.store, sweep.deletes(result, op.limit))
+        return len(sweep.seen)
 
     async def adelete_scope(self, scope_id: str) -> int:
         """Async twin of :meth:`delete_scope`."""
-        prefix = self.scope_namespace(scope_id)
-        scope = prefix[-1]
-        self.cache.drop(lambda key: key[0] == scope)
-        seen: set[Any] = set()
-        passed: set[Any] = set()
-        while True:
-            before = len(passed)
-            op = search_op(prefix, DELETE_PAGE, len(passed))
+        sweep = _ScopeSweep(self.scope_namespace(scope_id))
+        self.cache.drop(lambda key: key[0] == sweep.label)
+        while (op := sweep.next_search()) is not None:
             (result,) = await abatch(self.store, [op])
-            ops = self._delete_ops(prefix, result, seen, passed)
-            if self._deleted_all(result, ops, passed, before):
-                return len(seen)
-            await abatch(self.store, ops)
+            await abatch(self.store, sweep.deletes(result, op.limit))
+        return len(sweep.seen)
 
     def _thread_deletes(
         self, label: str, thread_id: str | None, held: Sequence[MemoryRecord]
