@@ -29,9 +29,11 @@ from langgraph_librarian.recall import (
     _capture,
 )
 from langgraph_librarian.recall._middleware import recall_report
-from langgraph_librarian.recall._records import clean_text, stable_key
+from langgraph_librarian.recall._records import MemoryRecord, clean_text, stable_key
+from langgraph_librarian.recall._render import render_evidence
 from langgraph_librarian.recall._scope import RecallConfigError
 from langgraph_librarian.recall._turn import recall_for_turn
+from test_recall_memory import evidence_lines
 from test_recall_stores import fresh_memory
 
 SCOPE = "user:1"
@@ -493,3 +495,45 @@ def test_deleting_a_scope_catches_items_a_shifting_order_left_behind():
     assert memory.delete_scope("user") == 3
     assert memory.records("user") == []
     assert len(store.search(namespace, limit=2_000)) == 600
+
+
+# -- threads as the recalled block names them ----------------------------------------------
+
+
+def turn(key: str, text: str, thread: str, seq: int) -> MemoryRecord:
+    return MemoryRecord(
+        key=key,
+        text=text,
+        summary="",
+        role="human",
+        kind="turn",
+        thread_id=thread,
+        created_at="2026-01-01T10:00:00.000000Z",
+        seq=seq,
+    )
+
+
+LONG = "support-conversation-2026-12-05-customer-000123-"
+PAIRS = [
+    (LONG + "morning", LONG + "evening"),  # alike in their first 48 characters
+    ("a\x00b", "a\ufffdb"),  # alike once cleaned
+    ("a\ud800b", "a\ufffd\ufffd\ufffdb"),
+]
+
+
+@pytest.mark.parametrize(("one", "other"), PAIRS)
+def test_the_recalled_block_names_two_threads_apart(one, other):
+    # The block names a line's thread where it changes from the line above, by the id's
+    # first 48 characters, cleaned: two threads alike there read as one conversation.
+    records = [turn("a", "I booked the train.", one, 0), turn("b", "I missed the bus.", other, 1)]
+    text, kept = render_evidence(records, 8_000)
+    assert len(kept) == 2
+    lines = evidence_lines(text)
+    assert lines[0]["thread"] != lines[1]["thread"]
+    text.encode("utf-8")
+    assert all(len(line["thread"]) <= 64 for line in lines)
+
+
+def test_a_short_plain_thread_id_is_named_as_it_is():
+    text, _ = render_evidence([turn("a", "Hello.", "chat-7", 0)], 8_000)
+    assert evidence_lines(text)[0]["thread"] == "chat-7"
