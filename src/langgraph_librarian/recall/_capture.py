@@ -21,7 +21,14 @@ from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._engine.view import view_of
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts
 from langgraph_librarian.hydrate import recent_turns_start
-from langgraph_librarian.recall._records import MemoryRecord, clean_text, now_iso, stable_key
+from langgraph_librarian.recall._records import (
+    MemoryRecord,
+    clean_text,
+    exact_fields,
+    now_iso,
+    read_id,
+    stable_key,
+)
 
 __all__ = ["CapturePlan", "capture_records", "known_entries", "plan_capture", "reconcile"]
 
@@ -79,7 +86,15 @@ class CapturePlan:
         # A thread captured whole for the first time (``verify_at < 0``) starts the same way.
         scheduled = self.reconcile or self.verify_at < 0
         verify = nxt + max(_VERIFY_MIN, nxt // 4) if scheduled else self.verify_at
-        return {"last": clean_text(self.last), "seq": nxt, "fp": self.fingerprint, "verify": verify}
+        # The last message's key as stores hold it, and exactly (a message id with NUL
+        # or a lone surrogate) beside it: cleaned, the history never held it again.
+        return {
+            "last": clean_text(self.last),
+            "seq": nxt,
+            "fp": self.fingerprint,
+            "verify": verify,
+            **exact_fields(last=self.last),
+        }
 
 
 _VERIFY_MIN = 16
@@ -100,6 +115,7 @@ def _readable(cursor: object) -> dict[str, Any]:
     last, seq, fp = cursor.get("last"), cursor.get("seq", 0), cursor.get("fp")
     if not isinstance(last, str) or isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
         return {}
+    last = read_id(cursor, "last") or last
     verify = cursor.get("verify")
     if isinstance(verify, bool) or not isinstance(verify, int):
         verify = 0  # a cursor from before periodic checks: check at this capture

@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition
+from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
 from langgraph_librarian._engine.concurrency import off_loop
 from langgraph_librarian._engine.messages import message_text
@@ -34,6 +34,8 @@ from langgraph_librarian.recall._capture import (
 from langgraph_librarian.recall._records import (
     MemoryRecord,
     clean_text,
+    joined_key,
+    legacy_ambiguous,
     now_iso,
     record_from_value,
     stable_key,
@@ -46,6 +48,7 @@ from langgraph_librarian.recall._scope import (
     MAX_QUERY_CHARS,
     RecallConfigError,
     check_max_bytes,
+    check_thread_id,
     scope_key,
 )
 from langgraph_librarian.recall._store import (
@@ -90,10 +93,9 @@ def _without(
     """``records`` less the copies of the given messages and the given thread's records."""
     if not message_ids and not content_hashes and thread_id is None:
         return records
-    # Records hold their thread and message ids as stored: cleaned (NUL and lone
-    # surrogates made U+FFFD, see MemoryRecord.from_entry), so compare cleaned ids.
-    ids, hashes = {clean_text(i) for i in message_ids}, set(content_hashes)
-    thread_id = None if thread_id is None else clean_text(thread_id)
+    # Records read back with their exact ids (see _records.needs_exact): compared as
+    # they are, "a\x00b" and its look-alike "a\ufffdb" are two threads, not one.
+    ids, hashes = set(message_ids), set(content_hashes)
     return [
         r
         for r in records
@@ -103,6 +105,28 @@ def _without(
             or (thread_id is not None and r.thread_id == thread_id)
         )
     ]
+
+
+def _owned(record: MemoryRecord, item: Any, thread_id: str | None) -> bool:
+    """Whether ``record`` (read from ``item``) was captured from ``thread_id``.
+
+    A record written before exact ids were kept holds its thread id cleaned: "a\\ufffdb"
+    is thread "a\\ufffdb"'s or thread "a\\x00b"'s. Its key tells which (the hash of the
+    exact thread id and the message's identity); a record whose key cannot be checked
+    (a message without id, or whose id was cleaned too) goes, as it did, to both.
+    """
+    if not legacy_ambiguous(item.value):
+        return record.thread_id == thread_id
+    if thread_id is None or clean_text(thread_id) != record.thread_id:
+        return False
+    message_id = record.message_id
+    if message_id is None or "\ufffd" in message_id:
+        return True
+    identity = f"id:{message_id}"  # (keyed before or after stable_key's change)
+    return record.key in (
+        stable_key("turn", thread_id, identity),
+        joined_key("turn", thread_id, identity),
+    )
 
 
 _UNORDERED_PAGE = 50_000
@@ -126,6 +150,57 @@ _CAP_STEP = 100
 _DELETE_ROUNDS = 3
 """Times a record of the thread may be found again after it was deleted (a capture of
 the thread running meanwhile writes it anew) before deleting stops and says so."""
+
+
+class _ScopeSweep:
+    """Deleting one scope's items: searches of the scope's prefix and deletes of what
+    they return of the scope, until a search that reads to the end finds none.
+
+    A prefix search may return items that are not the scope's, which stay: another
+    memory's, rooted below the scope (``namespace=(..., "team")`` beside scope
+    ``"team"``), and on LangGraph's SQL stores before langgraph PR 8478, whose prefix
+    search was ``LIKE '<labels>%'``, other scopes (scope "user" found "user2"; "USER"
+    and "u_er" found "user"). Deleting whatever the search returned deleted them too.
+    Every search starts at the first item (pages at an offset are not two halves of
+    one order where ``updated_at`` ties, see ``_THREAD_PAGE``) and reads past the items
+    passed over so far: twice as many more, so a scope among many others' items is
+    read in a few searches.
+    """
+
+    def __init__(self, prefix: tuple[str, ...]) -> None:
+        self.label = prefix[-1]
+        self.prefix = prefix
+        self.own = {(*prefix, _MEMORY), (*prefix, _THREADS)}
+        self.seen: set[tuple[tuple[str, ...], str]] = set()
+        """The scope's items deleted."""
+        self.passed: set[tuple[tuple[str, ...], str]] = set()
+        """Items found that are not the scope's."""
+        self.done = False
+
+    def next_search(self) -> SearchOp | None:
+        """The next search, or ``None`` when the scope is gone."""
+        if self.done:
+            return None
+        return search_op(self.prefix, DELETE_PAGE + 2 * len(self.passed))
+
+    def deletes(self, result: Any, limit: int) -> list[PutOp]:
+        """Deletes of the scope's items in ``result`` (a search for ``limit`` items)."""
+        before = len(self.passed)
+        ops = []
+        for item in result or []:
+            namespace = tuple(item.namespace)
+            ident = (namespace, str(item.key))
+            if namespace not in self.own:
+                self.passed.add(ident)
+                continue
+            if ident in self.seen:  # a store that ignores deletes must not loop forever
+                raise LibrarianError(f"store did not delete {item.key!r}; stopping")
+            self.seen.add(ident)
+            ops.append(put_op(namespace, item.key, None))
+        # Done when a search read to the end and found none of the scope's, or brought
+        # nothing new (a store that ignores the limit must not loop forever).
+        self.done = not ops and (len(result or []) < limit or len(self.passed) == before)
+        return ops
 
 
 class ScopeMemory:
@@ -218,6 +293,7 @@ class ScopeMemory:
     # -- explicit memories --------------------------------------------------------------
 
     def _explicit(self, text: str, thread_id: str | None) -> tuple[str, HumanMessage]:
+        check_thread_id(thread_id)
         if not isinstance(text, str) or not text.strip():
             raise RecallConfigError("nothing to remember: the text is empty")
         if len(text) > MAX_REMEMBER_CHARS:
@@ -243,7 +319,8 @@ class ScopeMemory:
         """Store one explicit memory in the scope and return it.
 
         Raises:
-            RecallConfigError: for empty text or text over 4,000 characters.
+            RecallConfigError: for empty text or text over 4,000 characters, or a
+                ``thread_id`` that is ``""`` or not a string (``None``: no thread).
         """
         ns = self._ns(scope_id, _MEMORY)
         key, message = self._explicit(text, thread_id)
@@ -284,9 +361,11 @@ class ScopeMemory:
     ) -> tuple[tuple[str, ...], Any]:
         # ``label``: the scope's store label itself (a scope found in the store, whose
         # id a hashed label no longer tells), in place of ``scope_id``.
+        check_thread_id(thread_id)
         ns = (*self.namespace, label, _MEMORY) if label else self._ns(scope_id, _MEMORY)
         # A JSON null is not filterable on every store: a thread without id reads all.
-        # Records hold the thread id as captured, cleaned (see record_from_message).
+        # Stores hold the thread id cleaned (NUL and lone surrogates made U+FFFD): the
+        # search finds the thread's look-alikes too, and _of_thread keeps its own.
         where = (
             {"kind": "turn"}
             if thread_id is None
@@ -299,10 +378,9 @@ class ScopeMemory:
         items: Sequence[Any], thread_id: str | None, into: dict[str, MemoryRecord]
     ) -> None:
         # By key: a record a later page repeats (ties, see _THREAD_PAGE) counts once.
-        thread_id = None if thread_id is None else clean_text(thread_id)
         for item in items:
             record = record_from_value(str(item.key), item.value)
-            if record is not None and record.kind == "turn" and record.thread_id == thread_id:
+            if record is not None and record.kind == "turn" and _owned(record, item, thread_id):
                 into[record.key] = record
 
     @staticmethod
@@ -388,8 +466,12 @@ class ScopeMemory:
         reconciliation, which runs after a deletion or an edit and, against other
         writers, once a quarter more records were captured (at least 16), one read of
         the thread's records.
+
+        Raises:
+            RecallConfigError: for a ``thread_id`` that is ``""`` or not a string
+                (``None``: no thread; see ``check_thread_id``).
         """
-        cursor_key = stable_key("thread", thread_id)
+        cursor_key = stable_key("thread", check_thread_id(thread_id))
         (cursor,) = batch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
         plan = self._plan(messages, cursor, thread_id)
         if plan.reconcile:
@@ -409,7 +491,7 @@ class ScopeMemory:
         index: Any = None,
     ) -> int:
         """Async twin of :meth:`capture`."""
-        cursor_key = stable_key("thread", thread_id)
+        cursor_key = stable_key("thread", check_thread_id(thread_id))
         (cursor,) = await abatch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
         plan = self._plan(messages, cursor, thread_id)
         if plan.reconcile:
@@ -504,44 +586,28 @@ class ScopeMemory:
         await asyncio.to_thread(self._parse, kept, found)
         return await asyncio.to_thread(self._in_time_order, found)
 
-    def _delete_ops(self, prefix: tuple[str, ...], result: Any, seen: set[Any]) -> list[Any]:
-        ops = []
-        for item in result or []:
-            ident = (tuple(item.namespace), item.key)
-            if ident in seen:  # a store that ignores deletes must not loop forever
-                raise LibrarianError(f"store did not delete {item.key!r}; stopping")
-            seen.add(ident)
-            ops.append(put_op(tuple(item.namespace), item.key, None))
-        return ops
-
     def delete_scope(self, scope_id: str) -> int:
         """Forget everything of ``scope_id`` (memories, captured turns, cursors).
 
         Returns the number of items deleted. Cached recalls of the scope are dropped.
+        Only the scope's own items are deleted (its memories and cursors), whatever
+        else the store's prefix search returns.
         """
-        prefix = self.scope_namespace(scope_id)
-        scope = prefix[-1]
-        self.cache.drop(lambda key: key[0] == scope)
-        seen: set[Any] = set()
-        while True:
-            (result,) = batch(self.store, [search_op(prefix, DELETE_PAGE)])
-            ops = self._delete_ops(prefix, result, seen)
-            if not ops:
-                return len(seen)
-            batch(self.store, ops)
+        sweep = _ScopeSweep(self.scope_namespace(scope_id))
+        self.cache.drop(lambda key: key[0] == sweep.label)
+        while (op := sweep.next_search()) is not None:
+            (result,) = batch(self.store, [op])
+            batch(self.store, sweep.deletes(result, op.limit))
+        return len(sweep.seen)
 
     async def adelete_scope(self, scope_id: str) -> int:
         """Async twin of :meth:`delete_scope`."""
-        prefix = self.scope_namespace(scope_id)
-        scope = prefix[-1]
-        self.cache.drop(lambda key: key[0] == scope)
-        seen: set[Any] = set()
-        while True:
-            (result,) = await abatch(self.store, [search_op(prefix, DELETE_PAGE)])
-            ops = self._delete_ops(prefix, result, seen)
-            if not ops:
-                return len(seen)
-            await abatch(self.store, ops)
+        sweep = _ScopeSweep(self.scope_namespace(scope_id))
+        self.cache.drop(lambda key: key[0] == sweep.label)
+        while (op := sweep.next_search()) is not None:
+            (result,) = await abatch(self.store, [op])
+            await abatch(self.store, sweep.deletes(result, op.limit))
+        return len(sweep.seen)
 
     def _thread_deletes(
         self, label: str, thread_id: str | None, held: Sequence[MemoryRecord]
@@ -600,11 +666,11 @@ class ScopeMemory:
         If the thread goes on, its next capture copies it whole again: delete its
         checkpoints too (or turn capture off for it) to forget it for good.
         """
-        return self._forget_in(scope_key(scope_id), thread_id)
+        return self._forget_in(scope_key(scope_id), check_thread_id(thread_id))
 
     async def aforget_thread(self, scope_id: str, thread_id: str | None) -> int:
         """Async twin of :meth:`forget_thread`."""
-        return await self._aforget_in(scope_key(scope_id), thread_id)
+        return await self._aforget_in(scope_key(scope_id), check_thread_id(thread_id))
 
     # -- deleting a thread everywhere ---------------------------------------------------
 
@@ -840,6 +906,7 @@ class ScopeMemory:
         are left out, so a thread's own turns are not repeated to it.
         """
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
+        check_thread_id(exclude_thread_id)
         excluded = (exclude_message_ids, exclude_content_hashes, exclude_thread_id)
         return self._ranked(scope_id, self.records(scope_id), query, bound, parent, excluded)
 
@@ -890,6 +957,7 @@ class ScopeMemory:
         on the event loop; a selector model's call is awaited on the loop.
         """
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
+        check_thread_id(exclude_thread_id)
         found = await self.arecords(scope_id)
         excluded = (exclude_message_ids, exclude_content_hashes, exclude_thread_id)
         if _select.held_to_floor(self.config):

@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 
 from langgraph_librarian._kit.run import current_run_config, run_context, thread_id
 from langgraph_librarian.recall._memory import ScopeMemory, check_memory
+from langgraph_librarian.recall._records import clean_text
 from langgraph_librarian.recall._result import RecallResult
 from langgraph_librarian.recall._turn import (
     acapture_turn,
@@ -53,8 +54,8 @@ def recall_report(result: RecallResult) -> dict[str, Any]:
         "records": [
             {
                 "text": r.text[:_REPORT_TEXT_CHARS],
-                "thread_id": r.thread_id,
-                "message_id": r.message_id,
+                "thread_id": None if r.thread_id is None else clean_text(r.thread_id),
+                "message_id": None if r.message_id is None else clean_text(r.message_id),
                 "role": r.role,
                 "name": r.name,
                 "kind": r.kind,

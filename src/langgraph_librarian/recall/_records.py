@@ -8,6 +8,7 @@ role). Records are presented to the selectors as index entries plus messages.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +26,12 @@ __all__ = [
     "MemoryRecord",
     "RecordKind",
     "clean_text",
+    "exact_fields",
+    "joined_key",
+    "legacy_ambiguous",
+    "needs_exact",
     "now_iso",
+    "read_id",
     "record_from_value",
     "records_as_history",
     "records_as_index",
@@ -49,9 +55,29 @@ def now_iso() -> str:
 
 
 def stable_key(*parts: str | None) -> str:
-    """A store key from identifying parts (hex, so any input gives a safe key)."""
-    joined = "\x1f".join("" if p is None else p for p in parts)
-    return hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+    """A store key from identifying parts (hex, so any input gives a safe key).
+
+    Distinct parts give distinct keys. The parts are joined with U+001F, as they always
+    were (the keys of stored records and cursors stay what they are), unless a part
+    before the last holds U+001F: joined, ``("a\\x1fb", "c")`` and ``("a", "b\\x1fc")``
+    would be one key (thread "a\\x1fid:b"'s message "c" and thread "a"'s message
+    "b\\x1fid:c"), so such parts are hashed as a JSON list (ASCII: no U+001F in it)
+    after U+001E, which no joined key starts with (the first part is a literal).
+    """
+    texts = ["" if p is None else p for p in parts]
+    if any("\x1f" in text for text in texts[:-1]):
+        return _digest("\x1e" + json.dumps(texts))
+    return joined_key(*texts)
+
+
+def joined_key(*parts: str | None) -> str:
+    """:func:`stable_key` as it was before: the parts joined with U+001F (the key of a
+    record written then)."""
+    return _digest("\x1f".join("" if p is None else p for p in parts))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
 def time_order(record: MemoryRecord) -> tuple[str, str, int, str]:
@@ -71,8 +97,11 @@ class MemoryRecord:
         role: ``"human"``, ``"ai"``, ``"tool"`` for copied messages, ``"memory"`` for
             explicit memories.
         kind: ``"turn"`` (copied from a completed turn) or ``"explicit"`` (remember).
-        thread_id: The thread it came from, when known.
-        message_id: The message it was copied from, when it had an id.
+        thread_id: The thread it came from, when known: the exact id (the store holds
+            it with NUL and lone surrogates made U+FFFD, and beside that, escaped, the
+            exact one; records written before that read the cleaned id).
+        message_id: The message it was copied from, when it had an id (kept as
+            ``thread_id`` is).
         created_at: When it was written (ISO 8601, UTC).
         seq: Order within its thread (copied messages), for stable ordering.
         name: The message's ``name``, if any: the tool's name for a tool message, the
@@ -126,8 +155,8 @@ class MemoryRecord:
             summary=clean_text(entry.summary),
             role=role,
             kind=kind,
-            thread_id=None if thread_id is None else clean_text(thread_id),
-            message_id=None if message_id is None else clean_text(message_id),
+            thread_id=thread_id,
+            message_id=message_id,
             created_at=created_at,
             seq=seq,
             name=_optional_str(name if name else entry.name),
@@ -145,8 +174,8 @@ class MemoryRecord:
             "summary": self.summary,
             "role": self.role,
             "kind": self.kind,
-            "thread_id": self.thread_id,
-            "message_id": self.message_id,
+            "thread_id": _stored(self.thread_id),
+            "message_id": _stored(self.message_id),
             "created_at": self.created_at,
             "seq": self.seq,
             "name": self.name,
@@ -154,7 +183,61 @@ class MemoryRecord:
             "content_hash": self.content_hash,
             "vector": self.vector,
             "original_tokens": self.original_tokens,
+            **exact_fields(thread_id=self.thread_id, message_id=self.message_id),
         }
+
+
+_EXACT = "_exact"
+"""Suffix of the fields keeping an id a store cannot hold as it is (``thread_id_exact``)."""
+
+
+def _stored(value: str | None) -> str | None:
+    """``value`` as a store holds it: NUL and lone surrogates made U+FFFD."""
+    return None if value is None else clean_text(value)
+
+
+def needs_exact(value: str) -> bool:
+    """Whether ``value`` is kept escaped beside its cleaned form: cleaning changes it, or
+    it holds U+FFFD (which its cleaned look-alikes hold too). A record without the exact
+    field whose id holds U+FFFD is then one written before exact ids were kept."""
+    return "\ufffd" in value or clean_text(value) != value
+
+
+def exact_fields(**ids: str | None) -> dict[str, str]:
+    # JSON-escaped (ASCII: NUL and lone surrogates as \u escapes), so every store holds
+    # it and it reads back exactly. Written only for such ids: records of ordinary ids
+    # are what they were (and what earlier versions read).
+    return {
+        name + _EXACT: json.dumps(value)
+        for name, value in ids.items()
+        if value is not None and needs_exact(value)
+    }
+
+
+def read_id(value: dict[str, Any], name: str) -> str | None:
+    """The id ``name`` of a stored record (or cursor): exact when it was kept escaped
+    beside the stored one, else as stored (cleaned: what a record written before exact
+    ids were kept holds)."""
+    stored = _optional_str(value.get(name))
+    escaped = value.get(name + _EXACT)
+    if stored is None or not isinstance(escaped, str):
+        return stored
+    try:
+        exact = json.loads(escaped)
+    except ValueError:
+        return stored
+    # An exact id that is not the stored one's (edited by hand) is not believed.
+    return exact if isinstance(exact, str) and clean_text(exact) == stored else stored
+
+
+def legacy_ambiguous(value: Any) -> bool:
+    """Whether a stored record's thread id may have been cleaned when it was written: it
+    holds U+FFFD and no exact id (a record from before exact ids were kept), so it is
+    that id's or that of a thread whose id held NUL or a lone surrogate there."""
+    if not isinstance(value, dict) or "thread_id" + _EXACT in value:
+        return False
+    thread = value.get("thread_id")
+    return isinstance(thread, str) and "\ufffd" in thread
 
 
 def _optional_str(value: Any) -> str | None:
@@ -176,8 +259,8 @@ def record_from_value(key: str, value: Any) -> MemoryRecord | None:
             summary=clean_text(str(value.get("summary") or "")),
             role=role,
             kind=kind,
-            thread_id=_optional_str(value.get("thread_id")),
-            message_id=_optional_str(value.get("message_id")),
+            thread_id=read_id(value, "thread_id"),
+            message_id=read_id(value, "message_id"),
             created_at=str(value.get("created_at") or ""),
             seq=int(value.get("seq") or 0),
             name=_optional_str(value.get("name")),

@@ -15,12 +15,13 @@ record's ``time`` and ``thread`` are written only where they change from the lin
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 from collections.abc import Sequence
 
 from langgraph_librarian._engine.text import one_line
 from langgraph_librarian.hydrate import matching_excerpt
-from langgraph_librarian.recall._records import MemoryRecord, time_order
+from langgraph_librarian.recall._records import MemoryRecord, clean_text, needs_exact, time_order
 
 __all__ = [
     "EVIDENCE_HEADER",
@@ -81,7 +82,7 @@ def _line(record: MemoryRecord, text: str, *, with_key: bool = False) -> str:
         data["id"] = record.key
     data["time"] = record.created_at[:16].replace("T", " ")
     if record.thread_id:
-        data["thread"] = record.thread_id[:48]
+        data["thread"] = _thread_label(record.thread_id)
     data["role"] = _ROLES.get(record.role, record.role)
     name = _name(record)
     if name:
@@ -98,9 +99,27 @@ def _size(text: str) -> int:
 
 def _place(record: MemoryRecord) -> tuple[str, str | None]:
     """Where a record sits: its time (to the minute) and its thread."""
-    return record.created_at[:16].replace("T", " "), record.thread_id[
-        :48
-    ] if record.thread_id else None
+    thread = _thread_label(record.thread_id) if record.thread_id else None
+    return record.created_at[:16].replace("T", " "), thread
+
+
+_THREAD_CHARS = 48
+"""Longest thread label in a recalled line."""
+_DIGEST_CHARS = 12
+
+
+def _thread_label(thread_id: str) -> str:
+    """How a recalled line names its thread: a short plain id as it is; any other (longer
+    than 48 characters, holding what stores clean or U+FFFD, or "…") as its beginning,
+    cleaned, "…" and a digest of the exact id. Lines name their thread only where it
+    changes, so two threads named alike (cut at 48 characters, or cleaned: "a\\x00b" and
+    "a\\ufffdb") read as one conversation.
+    """
+    if len(thread_id) <= _THREAD_CHARS and "…" not in thread_id and not needs_exact(thread_id):
+        return thread_id
+    digest = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()
+    head = clean_text(thread_id[: _THREAD_CHARS - _DIGEST_CHARS - 2])
+    return f"{head}…{digest[:_DIGEST_CHARS]}"
 
 
 def _shown(record: MemoryRecord, above: MemoryRecord | None) -> tuple[bool, bool]:

@@ -26,6 +26,7 @@ __all__ = [
     "RecallConfigError",
     "RecallScope",
     "check_max_bytes",
+    "check_thread_id",
     "context_flag",
     "resolve_scope",
     "run_max_bytes",
@@ -153,6 +154,25 @@ def check_max_bytes(value: Any) -> int:
             f"max_bytes must be between {MIN_MAX_BYTES} and {MAX_MAX_BYTES}, got {value}"
         )
     return value
+
+
+def check_thread_id(thread_id: Any) -> str | None:
+    """Validate a thread id given to scope memory: a non-empty string, or ``None`` for
+    no thread (a run without a checkpointer).
+
+    An empty id is refused rather than read as "no thread": it and ``None`` would share
+    one capture cursor and one key per message, two conversations made one. (A run's
+    ``configurable["thread_id"] = ""`` is no thread id, as everywhere in the library:
+    the middleware passes ``None``.)
+
+    Raises:
+        RecallConfigError: for ``""`` or anything but a string or ``None``.
+    """
+    if thread_id is None or (isinstance(thread_id, str) and thread_id):
+        return thread_id
+    raise RecallConfigError(
+        f"thread_id must be a non-empty string or None (no thread), got {thread_id!r:.60}"
+    )
 
 
 def run_max_bytes(context: Any, default: int) -> int:

@@ -9,6 +9,7 @@ key includes the scope, so two tenants sending the same prompt never share a rec
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -77,7 +78,10 @@ def _prepare(
     # is a new question, not the old one's recall again.
     thread, turn = turn_key(thread_id(parent), messages)
     asked = hashlib.blake2b(query.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
-    return scope_id, query, (key, f"{thread}\x00{turn}\x00{asked}", bound), bound, thread
+    # (JSON, not joined: thread "a\x00b" asking "c" and thread "a" asking "b\x00c" were
+    # one key, and the one thread got the other's recall, its own turns in it.)
+    turn_id = json.dumps([thread, turn, asked])
+    return scope_id, query, (key, turn_id, bound), bound, thread
 
 
 def _asked(messages: Sequence[BaseMessage]) -> BaseMessage | None:

@@ -24,7 +24,7 @@ from langgraph.store.sqlite import SqliteStore
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.recall import RecallResult, RecallScope, ScopeMemory
 from langgraph_librarian.recall import scope_key as _scope_key
-from langgraph_librarian.recall._records import MemoryRecord
+from langgraph_librarian.recall._records import MemoryRecord, clean_text
 from langgraph_librarian.recall._result import failure_status
 from langgraph_librarian.recall._turn import recall_for_turn
 
@@ -43,8 +43,10 @@ _TEXT_CHARS = 2_000
 def _record(record: MemoryRecord) -> dict[str, Any]:
     return {
         "text": record.text[:_TEXT_CHARS],
-        "thread_id": record.thread_id,
-        "message_id": record.message_id,
+        # Records read back exact ids; shown as stores hold them (NUL, lone surrogates
+        # made U+FFFD), which every JSON encoder can write.
+        "thread_id": None if record.thread_id is None else clean_text(record.thread_id),
+        "message_id": None if record.message_id is None else clean_text(record.message_id),
         "role": record.role,
         "kind": record.kind,
         "created_at": record.created_at,
