@@ -42,3 +42,24 @@ def test_an_offline_thread_reopened_says_no_model_answered_not_that_a_reply_was_
         assert NO_REPLY not in {line["content"] for line in lines}
     finally:
         service.close()
+
+
+def test_a_failed_turn_reopened_still_says_the_model_failed(tmp_path: Path) -> None:
+    # After a reload the failed message only said "no reply saved for this message":
+    # the error the page had shown (and the inspector still showed) was gone from the chat.
+    from fakes import ScriptedChatModel
+    from langgraph_librarian.ui._app import NO_REPLY, _chat_lines
+
+    model = ScriptedChatModel(script=[RuntimeError("the provider is down"), "In Porto."])
+    service = ChatService(tmp_path / "chat.db", model=model, scope=None)
+    try:
+        assert list(service.send("chat-failed", "Where is the venue?", "librarian"))[-1].error
+        lines = _chat_lines(service, "chat-failed")
+        assert [line["role"] for line in lines] == ["user", "assistant"]
+        assert "The model failed" in lines[1]["content"]
+        assert "the provider is down" in lines[1]["content"]
+        list(service.send("chat-failed", "Where is the venue?", "librarian"))  # the retry
+        replies = [line["content"] for line in _chat_lines(service, "chat-failed")][1::2]
+        assert replies == [NO_REPLY, "In Porto."]
+    finally:
+        service.close()

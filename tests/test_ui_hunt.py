@@ -203,3 +203,23 @@ def test_a_message_with_a_lone_surrogate_is_refused_not_a_crash(tmp_path: Path) 
         assert [t.title for t in service.list_threads()] == ["the next line is sent"]
     finally:
         service.close()
+
+
+
+def test_the_terminal_chat_reopens_a_failed_turn_saying_the_model_failed(
+    tmp_path: Path,
+) -> None:
+    # /open listed the failed question as if nothing had happened to it.
+    from fakes import ScriptedChatModel
+
+    model = ScriptedChatModel(script=[RuntimeError("the provider is down")])
+    service = ChatService(tmp_path / "chat.db", model=model, scope=None)
+    try:
+        list(service.send("chat-failed", "Where is the venue?", "librarian"))
+        out = io.StringIO()
+        run_terminal_chat(service, stdin=io.StringIO("/open chat-failed\n"), out=out)
+    finally:
+        service.close()
+    opened = out.getvalue().split("thread chat-failed: ", 1)[1]
+    assert "user: Where is the venue?" in opened
+    assert "the model failed: RuntimeError: the provider is down" in opened

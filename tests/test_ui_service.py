@@ -190,6 +190,47 @@ def test_a_reader_that_leaves_mid_reply_still_gets_the_turn_saved(db: Path) -> N
     service.close()
 
 
+def test_a_thread_is_listed_only_once_its_first_turn_is_saved(db: Path) -> None:
+    # The thread list was written before the graph ran: a page reading it mid-turn
+    # listed a thread whose first message was not saved yet (reopened empty).
+    listed_while_answering: list[list[str]] = []
+
+    def reply(messages: list[BaseMessage]) -> str:
+        listed_while_answering.append([t.thread_id for t in service.list_threads()])
+        return "Porto it is."
+
+    service = ChatService(db, model=ScriptedChatModel(script=reply))
+    try:
+        assert _turn(service, "chat-first", "The venue is Porto.")[-1].error is None
+        assert listed_while_answering == [[]]
+        [info] = service.list_threads()
+        assert (info.thread_id, info.title, info.turns) == ("chat-first", "The venue is Porto.", 1)
+    finally:
+        service.close()
+
+
+def test_a_first_turn_that_could_not_be_saved_leaves_no_thread_in_the_list(db: Path) -> None:
+    # A reply the checkpoint cannot store (a client's raw object in additional_kwargs)
+    # fails the turn after the thread list was written: the list showed a thread titled
+    # with the message, "1 turn", that reopened empty.
+    unstorable = AIMessage("ok", additional_kwargs={"raw": threading.Lock()})
+    model = ScriptedChatModel(script=[unstorable, "Porto it is."])
+    service = ChatService(db, model=model)
+    try:
+        with pytest.raises(TypeError, match="serializable"):
+            _turn(service, "chat-unsaved", "The venue is Porto.")
+        assert service.history("chat-unsaved") == []
+        assert service.list_threads() == []
+        assert _turn(service, "chat-unsaved", "Where is the venue?")[-1].error is None
+        [info] = service.list_threads()
+        assert (info.title, info.turns) == ("Where is the venue?", 1)
+        assert [h["content"] for h in service.history("chat-unsaved")] == [
+            "Where is the venue?", "Porto it is.",
+        ]  # fmt: skip
+    finally:
+        service.close()
+
+
 def test_empty_and_oversized_messages_change_nothing(db: Path) -> None:
     service = ChatService(db, max_message_chars=1_000)
     thread = service.new_thread_id()

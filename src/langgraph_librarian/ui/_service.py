@@ -405,6 +405,20 @@ class ChatService:
                 lines.append({"role": role, "content": message_text(message)})
         return lines
 
+    def failed_question(self, thread_id: str) -> str | None:
+        """The model's error when the thread ends with the question it failed to answer.
+
+        A failed turn keeps its question but saves no reply; this is what the chat shows
+        in the reply's place when the thread is reopened (``None`` otherwise).
+        """
+        values = self._values(thread_id)
+        turn = values.get("ui_turn") or {}
+        messages = values.get("messages") or []
+        last = len(messages) - 1
+        if turn.get("error") and last >= 0 and turn.get("question_position") == last:
+            return str(turn["error"]) if messages[last].type == "human" else None
+        return None
+
     def report(self, thread_id: str) -> TurnReport | None:
         """The inspector's view of the thread's last turn (``None`` before the first)."""
         values = self._values(thread_id)
@@ -515,12 +529,16 @@ class ChatService:
             yield TurnWaiting("Another tab is answering on this thread; this message goes next.")
             if not lock.acquire(timeout=_BUSY_TIMEOUT):
                 raise MessageRejected("This thread stayed busy in another tab; try again.")
+        # The thread list learns of the turn once the turn is stored, not before: a
+        # turn that fails before its question is saved leaves no thread titled with it.
+        question = HumanMessage(text, id=str(uuid.uuid4()))
+        listed = False
+        scope: str | None = None
         try:
             scope = self.scope_for(thread_id)
-            self.threads.touch(thread_id, text, scope=scope)
             parts: list[str] = []
             stream = self.graph.stream(
-                {"messages": [HumanMessage(text)]},
+                {"messages": [question]},
                 self._config(thread_id, strategy, scope),
                 stream_mode="messages",
                 durability="exit",  # one checkpoint per turn, not one per node
@@ -537,8 +555,10 @@ class ChatService:
                         # anyway, so the question and its answer are saved, not lost.
                         for _ in stream:
                             pass
+                        listed = self._list_turn(thread_id, text, scope)
                         self._capture(thread_id, self._values(thread_id), scope)
                         raise
+            listed = self._list_turn(thread_id, text, scope)
             try:
                 yield TurnSaving()
             except GeneratorExit:  # the reply is saved; copy it into the scope, then go
@@ -553,8 +573,22 @@ class ChatService:
                 final = values["messages"][-1]
                 reply = message_text(final) if final.type == "ai" else "".join(parts)
             yield TurnFinished(reply, report, report.error)
+        except BaseException:
+            # The graph failed (or was interrupted): LangGraph may still have saved the
+            # question; then the thread is listed with it, else nothing is.
+            if not listed:
+                with contextlib.suppress(Exception):
+                    stored = self._values(thread_id).get("messages") or []
+                    if any(m.id == question.id for m in stored):
+                        self._list_turn(thread_id, text, scope)
+            raise
         finally:
             lock.release()
+
+    def _list_turn(self, thread_id: str, text: str, scope: str | None) -> bool:
+        """Put the stored turn in the thread list (a new thread gets ``text`` as title)."""
+        self.threads.touch(thread_id, text, scope=scope)
+        return True
 
     def _capture(
         self, thread_id: str, values: dict[str, Any], scope: str | None

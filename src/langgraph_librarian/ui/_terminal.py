@@ -76,6 +76,8 @@ class _Chat:
                 self.say(f"thread {arg}: {len(history)} messages{where}")
                 for entry in history[-4:]:
                     self.say(f"  {entry['role']}: {' '.join(entry['content'].split())[:200]}")
+                if (error := self.service.failed_question(arg)) is not None:
+                    self.say(f"  (the model failed: {error}; no reply saved, send again to retry)")
         elif name == "strategy" and arg in CONTEXT_STRATEGIES:
             self.strategy = arg
             self.say(f"strategy: {arg}")
