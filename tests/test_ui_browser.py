@@ -391,6 +391,11 @@ def test_bad_input_in_the_browser(
         page.wait_for_selector("#lib-status :text('Not sent')")
         assert _users(page) == []
 
+        # Zero-width spaces, a BOM and a word joiner: nothing to see, refused the same way.
+        _send(page, "\u200b\ufeff \u2060")
+        page.wait_for_selector("#lib-status :text('nothing visible')")
+        assert _users(page) == [] and _bots(page) == []
+
         # A 100k-character paste: taken, answered, shown clipped.
         paste = ("The quarterly report says revenue grew in Porto. " * 2_100)[:100_000]
         _ask(page, paste)

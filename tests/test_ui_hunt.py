@@ -223,3 +223,27 @@ def test_the_terminal_chat_reopens_a_failed_turn_saying_the_model_failed(
     opened = out.getvalue().split("thread chat-failed: ", 1)[1]
     assert "user: Where is the venue?" in opened
     assert "the model failed: RuntimeError: the provider is down" in opened
+
+def test_a_message_of_invisible_characters_is_refused_over_http(client: Client) -> None:
+    # What the page's /respond endpoint is sent (by the page or any HTTP client): a
+    # message of zero-width spaces and a BOM was taken as a turn.
+    outputs = client.predict(
+        "\u200b\ufeff \u2060", "chat-hunt-blank", "librarian", "", api_name="/respond"
+    )
+    status = str(outputs[3])
+    assert "Not sent" in status and "nothing visible" in status
+    assert outputs[0] in ([], None) or all("\u200b" not in str(line) for line in outputs[0])
+
+
+def test_the_terminal_chat_refuses_a_line_of_invisible_characters(tmp_path: Path) -> None:
+    service = ChatService(tmp_path / "chat.db")
+    try:
+        out = io.StringIO()
+        lines = "\u200b\u200b\n\ufeff\nA real message\n"
+        assert run_terminal_chat(service, stdin=io.StringIO(lines), out=out) == 0
+        assert out.getvalue().count("nothing visible") == 2
+        assert [t.title for t in service.list_threads()] == ["A real message"]
+        [thread] = service.list_threads()
+        assert [h["content"] for h in service.history(thread.thread_id)] == ["A real message"]
+    finally:
+        service.close()

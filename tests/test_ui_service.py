@@ -243,6 +243,40 @@ def test_empty_and_oversized_messages_change_nothing(db: Path) -> None:
     service.close()
 
 
+INVISIBLE = [
+    "\u200b",  # zero-width space
+    "\ufeff",  # byte order mark
+    "\u2060\u2060",  # word joiner
+    " \u200b\u200c\u200d \n\t\u00a0",  # zero-width (non-)joiners among whitespace
+    "\u00ad\u180e\u2061\u206f",  # soft hyphen and other format characters
+    "\x00\x07\x1b\x7f\x85",  # control characters
+    "\u202e\u2066\u200f",  # bidi controls
+    "\U000e0041\U000e007f",  # tag characters
+    "\u3164\uffa0\u115f\u1160",  # Hangul fillers (letters that print as nothing)
+    "\u2800",  # braille blank
+    "\ufe0f\u034f",  # a variation selector and the grapheme joiner with nothing to join
+]
+
+
+@pytest.mark.parametrize("text", INVISIBLE)
+def test_a_message_of_invisible_characters_is_refused_like_an_empty_one(
+    db: Path, text: str
+) -> None:
+    # Only str.strip() was checked: a zero-width space (or a BOM, a word joiner, a
+    # Hangul filler...) was sent as a turn, answered, and listed as an "(untitled)" thread.
+    model = ScriptedChatModel(script="A reply.")
+    service = ChatService(db, model=model)
+    try:
+        with pytest.raises(MessageRejected, match="nothing visible"):
+            _turn(service, "chat-invisible", text)
+        assert service.history("chat-invisible") == [] and service.list_threads() == []
+        assert model.calls == []
+        for visible in [f"{text}ok{text}", "\u200b\U0001f44d\ufe0f", "e\u0301", "\ue000"]:
+            assert service.check_message(visible) == visible
+    finally:
+        service.close()
+
+
 def test_a_100k_character_paste_is_taken_and_indexed(db: Path) -> None:
     model = _model("Got it.")
     service = ChatService(db, model=model)

@@ -23,6 +23,7 @@ import functools
 import re
 import sqlite3
 import threading
+import unicodedata
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -91,8 +92,28 @@ _THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+=-]{0,127}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 """What SQLite cannot store (UTF-8 has no surrogates): a byte that is not UTF-8 in the
 terminal chat's input becomes one."""
+_BLANK_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp"})
+"""Controls, format characters (zero-width space, BOM, word joiner, bidi and tag
+characters), lone surrogates and separators: none of them shows anything."""
+_BLANK_CHARACTERS = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+    + "".join(map(chr, range(0xE0100, 0xE01F0)))
+)
+"""What prints as nothing though Unicode files it with letters, marks or symbols: the
+combining grapheme joiner, Hangul and Khmer fillers, Mongolian and other variation
+selectors, the braille blank."""
 _DEMO_SEED = 11
 _DEMO_TITLE = re.compile(r"Demo conversation \((\d+) messages(?:, seed (\d+))?\)")
+
+
+def has_visible_text(text: str) -> bool:
+    """Whether ``text`` has a character that shows: not only whitespace, controls,
+    format characters (U+200B, U+FEFF, U+2060...) and the letters that print as nothing."""
+    return any(
+        ch not in _BLANK_CHARACTERS and unicodedata.category(ch) not in _BLANK_CATEGORIES
+        for ch in text
+    )
 
 
 def _demo_conversation(seed: int, n_messages: int) -> Any:
@@ -134,7 +155,7 @@ class RecallSource(Protocol):
 
 
 class MessageRejected(ValueError):
-    """The message was not sent (empty or too long); nothing changed."""
+    """The message was not sent (empty, nothing visible, too long); nothing changed."""
 
 
 @dataclass
@@ -454,6 +475,11 @@ class ChatService:
                 f"The message is not valid Unicode at character {bad.start() + 1:,} (a lone "
                 "surrogate, e.g. from text that is not UTF-8). Nothing was sent."
             )
+        if not has_visible_text(text):
+            raise MessageRejected(
+                "The message has nothing visible in it (only spaces, zero-width or control "
+                "characters): type something first."
+            )
         return text
 
     def _lock(self, thread_id: str) -> threading.Lock:
@@ -514,10 +540,13 @@ class ChatService:
 
         Turns on one thread run one at a time (two tabs on a thread wait for each
         other instead of forking it). A model that fails, even mid-stream, ends the turn
-        with ``error`` set; the user's message stays in the thread.
+        with ``error`` set; the user's message stays in the thread. The thread is listed
+        (:meth:`list_threads`) once its turn is stored: a turn that fails before its
+        message is saved leaves no thread behind.
 
         Raises:
-            MessageRejected: ``text`` is empty or too long (nothing was saved).
+            MessageRejected: ``text`` is empty, has nothing visible or is too long
+                (nothing was saved).
             ValueError: an unknown strategy.
         """
         self.check_thread_id(thread_id)
