@@ -247,3 +247,19 @@ def test_the_terminal_chat_refuses_a_line_of_invisible_characters(tmp_path: Path
         assert [h["content"] for h in service.history(thread.thread_id)] == ["A real message"]
     finally:
         service.close()
+
+
+def test_a_line_the_terminal_chat_refuses_is_not_printed_as_the_assistants_reply(
+    tmp_path: Path,
+) -> None:
+    # "assistant: " was printed before the message was checked: a refused line read
+    # "assistant: (not sent: ...)", as if the model had said so.
+    service = ChatService(tmp_path / "chat.db", max_message_chars=10)
+    try:
+        out = io.StringIO()
+        run_terminal_chat(service, stdin=io.StringIO("\u200b\nfar too long a line\n"), out=out)
+    finally:
+        service.close()
+    refusals = [line for line in out.getvalue().splitlines() if "not sent" in line]
+    assert len(refusals) == 2
+    assert all(line.startswith("(not sent: ") for line in refusals), refusals

@@ -110,9 +110,12 @@ class _Chat:
         return name in _COMMANDS or (not rest.strip() and "/" not in name)
 
     def turn(self, text: str) -> None:
-        self.say("assistant: ", end="")
+        started = False  # "assistant: " once the message is taken, not before its check
         try:
             for event in self.service.send(self.thread_id, text, self.strategy):
+                if not started:
+                    self.say("assistant: ", end="")
+                    started = True
                 if isinstance(event, TurnWaiting):
                     self.say(f"({event.note}) ", end="")
                 elif isinstance(event, TurnToken):
@@ -126,7 +129,7 @@ class _Chat:
                         self.say()
                     self.say(inspector_text(event.report))
         except MessageRejected as exc:
-            self.say(f"(not sent: {exc})")
+            self.say(f"{chr(10) if started else ''}(not sent: {exc})")
 
 
 def run_terminal_chat(
