@@ -205,7 +205,6 @@ def test_a_message_with_a_lone_surrogate_is_refused_not_a_crash(tmp_path: Path) 
         service.close()
 
 
-
 def test_the_terminal_chat_reopens_a_failed_turn_saying_the_model_failed(
     tmp_path: Path,
 ) -> None:
@@ -223,6 +222,7 @@ def test_the_terminal_chat_reopens_a_failed_turn_saying_the_model_failed(
     opened = out.getvalue().split("thread chat-failed: ", 1)[1]
     assert "user: Where is the venue?" in opened
     assert "the model failed: RuntimeError: the provider is down" in opened
+
 
 def test_a_message_of_invisible_characters_is_refused_over_http(client: Client) -> None:
     # What the page's /respond endpoint is sent (by the page or any HTTP client): a

@@ -7,8 +7,10 @@ start with ``/`` (``/help``).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
+from collections.abc import Iterator
 from typing import TextIO
 
 from langgraph_librarian.context import CONTEXT_STRATEGIES, ContextStrategy
@@ -132,6 +134,25 @@ class _Chat:
             self.say(f"{chr(10) if started else ''}(not sent: {exc})")
 
 
+PROMPT = "> "
+
+
+def _typed_lines() -> Iterator[str]:
+    """Lines typed at a terminal: a prompt, line editing and history (readline).
+
+    Read raw, the arrow keys pressed to fix a typo went into the message as escape
+    sequences.
+    """
+    with contextlib.suppress(ImportError):  # not on Windows; input() edits lines there
+        import readline  # noqa: F401  (imported, it makes input() edit lines)
+    while True:
+        try:
+            yield input(PROMPT)
+        except EOFError:  # Ctrl-D
+            print()
+            return
+
+
 def run_terminal_chat(
     service: ChatService,
     *,
@@ -155,8 +176,9 @@ def run_terminal_chat(
     if thread_id is not None and service.threads.get(thread_id) is None:
         # A mistyped id would otherwise open an empty conversation without a word.
         chat.say(f"no saved thread {thread_id!r}: this is a new thread (see /threads)")
-    for raw in source:
-        line = raw.rstrip("\n")
+    at_terminal = stdin is None and out is None and sys.stdin.isatty() and sys.stdout.isatty()
+    lines = _typed_lines() if at_terminal else (raw.rstrip("\n") for raw in source)
+    for line in lines:
         if chat.is_command(line):
             if not chat.command(line):
                 break
