@@ -63,3 +63,29 @@ def test_a_failed_turn_reopened_still_says_the_model_failed(tmp_path: Path) -> N
         assert replies == [NO_REPLY, "In Porto."]
     finally:
         service.close()
+
+
+def test_an_empty_reply_is_shown_as_empty_not_as_a_reply_that_was_never_saved(
+    tmp_path: Path,
+) -> None:
+    # A model that answers with no text (a content filter, a reasoning model out of
+    # tokens): the empty reply was saved, yet the chat said "no reply saved for this
+    # message", live and after a reload, and `librarian chat` printed nothing at all.
+    import io
+
+    from fakes import ScriptedChatModel
+    from langgraph_librarian.ui._app import EMPTY_REPLY, NO_REPLY, _chat_lines
+    from langgraph_librarian.ui._terminal import run_terminal_chat
+
+    model = ScriptedChatModel(script=["", "\u200b", "In Porto."])
+    service = ChatService(tmp_path / "chat.db", model=model, scope=None)
+    try:
+        out = io.StringIO()
+        lines = "Where is the venue?\nAnd now?\nThird time?\n"
+        run_terminal_chat(service, thread_id="chat-empty", stdin=io.StringIO(lines), out=out)
+        assert out.getvalue().count("(the model sent an empty reply)") == 2
+        replies = [line["content"] for line in _chat_lines(service, "chat-empty")][1::2]
+        assert replies == [EMPTY_REPLY, EMPTY_REPLY, "In Porto."]
+        assert NO_REPLY not in replies
+    finally:
+        service.close()

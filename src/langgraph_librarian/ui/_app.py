@@ -34,6 +34,7 @@ from langgraph_librarian.ui._service import (
     TurnSaving,
     TurnToken,
     TurnWaiting,
+    has_visible_text,
 )
 
 __all__ = ["CSS", "build_app", "launch", "theme"]
@@ -111,6 +112,8 @@ NO_MODEL = (
 )
 """What an unanswered message shows when the chat has no model: offline turns save no
 reply, and "no reply saved" read, after a reload, as if an answer had been lost."""
+EMPTY_REPLY = "_(the model sent an empty reply)_"
+"""What a reply without visible text shows (a bubble with nothing in it looked broken)."""
 
 # A new thread id made in the browser, so that New Session takes effect at the click:
 # a message sent right after it must not read the previous id from a server round trip
@@ -211,7 +214,10 @@ def _chat_lines(
     failed = service.failed_question(thread_id) if answer_last else None
     for n, line in enumerate(history):
         content = clip(line["content"])
-        content = user_markdown(content) if line["role"] == "user" else reply_markdown(content)
+        if line["role"] == "user":
+            content = user_markdown(content)
+        else:
+            content = reply_markdown(content) if has_visible_text(content) else EMPTY_REPLY
         lines.append({"role": line["role"], "content": content})
         last = n == len(history) - 1
         unanswered = line["role"] == "user" and (last or history[n + 1]["role"] == "user")

@@ -418,10 +418,14 @@ class ChatService:
         return dict(self.graph.get_state(self._config(thread_id)).values or {})
 
     def history(self, thread_id: str) -> list[dict[str, str]]:
-        """The thread as chat lines ``{"role": "user"|"assistant", "content": text}``."""
+        """The thread as chat lines ``{"role": "user"|"assistant", "content": text}``.
+
+        A reply the model gave without text is a line with empty ``content`` (it was
+        saved: the question is answered, if emptily).
+        """
         lines: list[dict[str, str]] = []
         for message in self._values(thread_id).get("messages") or []:
-            if message.type in {"human", "ai"} and message_text(message).strip():
+            if message.type == "ai" or (message.type == "human" and message_text(message).strip()):
                 role = "user" if message.type == "human" else "assistant"
                 lines.append({"role": role, "content": message_text(message)})
         return lines

@@ -21,6 +21,7 @@ from langgraph_librarian.ui._service import (
     TurnFinished,
     TurnToken,
     TurnWaiting,
+    has_visible_text,
 )
 
 __all__ = ["run_terminal_chat"]
@@ -127,6 +128,8 @@ class _Chat:
                         self.say(f"({NO_MODEL}: here is what it would have received.)")
                     elif event.error:
                         self.say(f"\n(the model failed: {event.error}; your message is saved)")
+                    elif not has_visible_text(event.reply):
+                        self.say("(the model sent an empty reply)")
                     else:
                         self.say()
                     self.say(inspector_text(event.report))
