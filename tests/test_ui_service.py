@@ -277,6 +277,20 @@ def test_a_message_of_invisible_characters_is_refused_like_an_empty_one(
         service.close()
 
 
+def test_a_thread_title_leaves_out_invisible_characters(db: Path) -> None:
+    # Text copied from a web page or a chat app often starts with zero-width characters:
+    # the title kept them, so 60 of them made a title that shows nothing.
+    service = ChatService(db)
+    try:
+        text = "\u200b\ufeff" * 35 + "Where\u00ad is \u2060Porto?\u200d"
+        list(service.send("chat-title", text, "librarian"))
+        [info] = service.list_threads()
+        assert info.label().startswith("Where is Porto? · 1 turn · ")
+        assert service.history("chat-title")[0]["content"] == text  # the message is kept as sent
+    finally:
+        service.close()
+
+
 def test_a_100k_character_paste_is_taken_and_indexed(db: Path) -> None:
     model = _model("Got it.")
     service = ChatService(db, model=model)
