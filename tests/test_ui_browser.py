@@ -673,6 +673,32 @@ def test_a_reload_mid_answer_shows_the_answer_once_it_is_saved(
         server.stop()
 
 
+def test_a_reload_mid_first_answer_stays_in_the_thread(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """A thread is listed once its first turn is saved: a reload during that first
+    answer must still reopen it (not start another thread), then show the answer."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        thread = _thread_id(page)
+        _send(page, "STALL on the very first message")
+        page.wait_for_function(
+            "() => { const b = document.querySelectorAll('#lib-chat [data-testid=\"bot\"]');"
+            " return b.length == 1 && b[0].innerText.startsWith('I read'); }"
+        )
+        page.reload()
+        page.wait_for_selector("#lib-status :text('still being written')", timeout=8_000)
+        assert _thread_id(page) == thread
+        assert page.evaluate("sessionStorage.getItem('lib-thread-id')") == thread
+        _wait_turn(page, "STALL on the very first message")
+        assert _thread_id(page) == thread
+        assert _users(page) == ["STALL on the very first message"]
+        assert _bots(page)[-1].endswith("here is my answer .")
+    finally:
+        server.stop()
+
+
 def test_delete_thread_asks_then_deletes_it_for_good(
     pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
 ) -> None:
