@@ -263,3 +263,14 @@ def test_a_line_the_terminal_chat_refuses_is_not_printed_as_the_assistants_reply
     refusals = [line for line in out.getvalue().splitlines() if "not sent" in line]
     assert len(refusals) == 2
     assert all(line.startswith("(not sent: ") for line in refusals), refusals
+
+
+def test_the_terminal_chats_thread_list_says_when_it_is_empty(tmp_path: Path) -> None:
+    # /threads on a new database printed nothing at all, as if the command were ignored.
+    service = ChatService(tmp_path / "chat.db")
+    try:
+        out = io.StringIO()
+        run_terminal_chat(service, stdin=io.StringIO("/threads\n"), out=out)
+    finally:
+        service.close()
+    assert "no saved threads yet" in out.getvalue()

@@ -64,8 +64,11 @@ class _Chat:
             self.thread_id = self.service.new_thread_id()
             self.say(f"new thread {self.thread_id}")
         elif name == "threads":
-            for info in self.service.list_threads():
+            listed = self.service.list_threads()
+            for info in listed:
                 self.say(f"  {info.thread_id}  {info.label()}")
+            if not listed:
+                self.say("no saved threads yet (a thread is saved with its first message)")
         elif name == "open" and not arg:
             self.say("usage: /open ID (see /threads)")
         elif name == "open":
