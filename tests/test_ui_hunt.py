@@ -274,3 +274,50 @@ def test_the_terminal_chats_thread_list_says_when_it_is_empty(tmp_path: Path) ->
     finally:
         service.close()
     assert "no saved threads yet" in out.getvalue()
+
+
+def test_a_turn_that_fails_in_the_terminal_chat_is_reported_and_the_chat_goes_on(
+    tmp_path: Path,
+) -> None:
+    # The web chat says "The turn failed: ..." and goes on; `librarian chat` ended with a
+    # traceback on the same failure (here a reply the checkpoint cannot store).
+    import threading
+
+    from fakes import ScriptedChatModel
+
+    unstorable = AIMessage("ok", additional_kwargs={"raw": threading.Lock()})
+    model = ScriptedChatModel(script=[unstorable, "In Porto."])
+    service = ChatService(tmp_path / "chat.db", model=model, scope=None)
+    try:
+        out = io.StringIO()
+        lines = "Where is the venue?\nWhere is the venue, again?\n"
+        assert run_terminal_chat(service, stdin=io.StringIO(lines), out=out) == 0
+        [thread] = service.list_threads()
+        assert [h["content"] for h in service.history(thread.thread_id)] == [
+            "Where is the venue, again?",
+            "In Porto.",
+        ]
+    finally:
+        service.close()
+    assert "(the turn failed: TypeError: " in out.getvalue()
+
+
+def test_a_demo_that_fails_to_load_in_the_terminal_chat_is_reported_and_the_chat_goes_on(
+    tmp_path: Path,
+) -> None:
+    service = ChatService(tmp_path / "chat.db", scope=None)
+
+    def broken_demo(**_: Any) -> Any:
+        raise OSError("scripted: the disk is full")
+
+    service.load_demo = broken_demo  # type: ignore[method-assign]
+    try:
+        out = io.StringIO()
+        lines = "/demo\nStill here?\n"
+        assert (
+            run_terminal_chat(service, thread_id="chat-t", stdin=io.StringIO(lines), out=out) == 0
+        )
+        assert [t.thread_id for t in service.list_threads()] == ["chat-t"]
+    finally:
+        service.close()
+    assert "(the demo could not be loaded: OSError: scripted: the disk is full)" in out.getvalue()

@@ -94,7 +94,12 @@ class _Chat:
                 else f"strategy: {self.strategy} (choose one of {', '.join(CONTEXT_STRATEGIES)})"
             )
         elif name == "demo":
-            demo = self.service.load_demo()
+            try:
+                demo = self.service.load_demo()
+            except Exception as exc:  # the chat goes on in its thread, as the page does
+                error = f"{type(exc).__name__}: {exc}"[:500]
+                self.say(f"(the demo could not be loaded: {error})")
+                return True
             self.thread_id = demo.thread_id
             self.say(
                 f"demo loaded into thread {demo.thread_id}: {demo.messages} messages; "
@@ -138,6 +143,9 @@ class _Chat:
                     self.say(inspector_text(event.report))
         except MessageRejected as exc:
             self.say(f"{chr(10) if started else ''}(not sent: {exc})")
+        except Exception as exc:  # the graph or the database: say so and go on, as the page does
+            error = f"{type(exc).__name__}: {exc}"[:500]
+            self.say(f"{chr(10) if started else ''}(the turn failed: {error})")
 
 
 PROMPT = "> "
