@@ -89,3 +89,32 @@ def test_an_empty_reply_is_shown_as_empty_not_as_a_reply_that_was_never_saved(
         assert NO_REPLY not in replies
     finally:
         service.close()
+
+
+def test_offline_turns_reopened_with_a_model_still_say_no_model_answered(tmp_path: Path) -> None:
+    # Tried without --model first, then restarted with one: the offline turns of the
+    # same file read "no reply saved for this message", as if answers had been lost.
+    from fakes import ScriptedChatModel
+    from langgraph_librarian.ui._app import NO_MODEL, NO_REPLY, _chat_lines
+
+    db = tmp_path / "chat.db"
+    offline = ChatService(db, scope=None)
+    try:
+        list(offline.send("chat-both", "The venue is Porto.", "librarian"))
+    finally:
+        offline.close()
+    model = ScriptedChatModel(script=[RuntimeError("the provider is down"), "Noted."])
+    online = ChatService(db, model=model, scope=None)
+    try:
+        list(online.send("chat-both", "Lunch is at noon.", "librarian"))  # fails
+        list(online.send("chat-both", "Where is the venue?", "librarian"))
+        replies = [line["content"] for line in _chat_lines(online, "chat-both")][1::2]
+        assert replies == [NO_MODEL, NO_REPLY, "Noted."]
+    finally:
+        online.close()
+    offline = ChatService(db, scope=None)  # and back without a model
+    try:
+        replies = [line["content"] for line in _chat_lines(offline, "chat-both")][1::2]
+        assert replies == [NO_MODEL, NO_REPLY, "Noted."]
+    finally:
+        offline.close()

@@ -212,6 +212,7 @@ def _chat_lines(
     lines: list[dict[str, str]] = []
     history = service.history(thread_id)
     failed = service.failed_question(thread_id) if answer_last else None
+    offline = service.asked_offline(thread_id)
     for n, line in enumerate(history):
         content = clip(line["content"])
         if line["role"] == "user":
@@ -224,7 +225,12 @@ def _chat_lines(
         if unanswered and last and failed is not None:
             lines.append({"role": "assistant", "content": _failed_reply(failed)})
         elif unanswered and (answer_last or not last):
-            missing = NO_MODEL if service.model is None else NO_REPLY
+            # Threads saved before the offline questions were recorded: the chat's model.
+            if offline is not None and n < len(offline):
+                was_offline = offline[n]
+            else:
+                was_offline = service.model is None
+            missing = NO_MODEL if was_offline else NO_REPLY
             lines.append({"role": "assistant", "content": missing})
     return lines
 

@@ -130,10 +130,22 @@ def _demo_questions(seed: int, n_messages: int) -> tuple[str, ...]:
     return tuple(q.text for q in _demo_conversation(seed, n_messages).questions)
 
 
+def _chat_messages(values: dict[str, Any]) -> list[BaseMessage]:
+    """The thread's questions (with text) and replies (also empty ones), as the chat shows them."""
+    return [
+        m
+        for m in values.get("messages") or []
+        if m.type == "ai" or (m.type == "human" and message_text(m).strip())
+    ]
+
+
 class UiState(LibrarianState, total=False):
     """The Librarian's state plus what the agent sent in the last turn (for the inspector)."""
 
     ui_turn: dict[str, Any]
+    ui_offline: list[str]
+    """Ids of the questions asked with no chat model (no reply was due), so that a
+    thread reopened in a chat that has one does not read as if answers were lost."""
 
 
 class RecallSource(Protocol):
@@ -316,15 +328,19 @@ class ChatService:
             if message is not None:
                 context = [message, *context]
         turn = self._turn_record(state, strategy, context, recalled)
+        offline = list(state.get("ui_offline") or [])
         if self.model is None:
             # No fake answer: the turn ends without a reply; the UI shows the context.
-            return {"ui_turn": turn}
+            question = state["messages"][-1] if state["messages"] else None
+            if question is not None and question.id:
+                offline.append(question.id)
+            return {"ui_turn": turn, "ui_offline": offline}
         try:
             reply = self.model.invoke(context, config)
         except Exception as exc:  # shown to the user; the conversation stays as it was
             turn["error"] = f"{type(exc).__name__}: {exc}"[:500]
-            return {"ui_turn": turn}
-        return {"messages": [reply], "ui_turn": turn}
+            return {"ui_turn": turn, "ui_offline": offline}
+        return {"messages": [reply], "ui_turn": turn, "ui_offline": offline}
 
     def _turn_record(
         self,
@@ -423,12 +439,20 @@ class ChatService:
         A reply the model gave without text is a line with empty ``content`` (it was
         saved: the question is answered, if emptily).
         """
-        lines: list[dict[str, str]] = []
-        for message in self._values(thread_id).get("messages") or []:
-            if message.type == "ai" or (message.type == "human" and message_text(message).strip()):
-                role = "user" if message.type == "human" else "assistant"
-                lines.append({"role": role, "content": message_text(message)})
-        return lines
+        return [
+            {"role": "user" if m.type == "human" else "assistant", "content": message_text(m)}
+            for m in _chat_messages(self._values(thread_id))
+        ]
+
+    def asked_offline(self, thread_id: str) -> list[bool] | None:
+        """For each line of :meth:`history`: whether it is a question asked while the
+        chat had no model (no reply was due). ``None`` for a thread whose turns were all
+        saved before this was recorded."""
+        values = self._values(thread_id)
+        if "ui_offline" not in values:
+            return None
+        offline = set(values["ui_offline"] or [])
+        return [m.type == "human" and m.id in offline for m in _chat_messages(values)]
 
     def failed_question(self, thread_id: str) -> str | None:
         """The model's error when the thread ends with the question it failed to answer.
