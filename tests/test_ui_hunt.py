@@ -321,3 +321,28 @@ def test_a_demo_that_fails_to_load_in_the_terminal_chat_is_reported_and_the_chat
     finally:
         service.close()
     assert "(the demo could not be loaded: OSError: scripted: the disk is full)" in out.getvalue()
+
+
+def test_ctrl_c_during_an_answer_stops_the_answer_not_the_terminal_chat(tmp_path: Path) -> None:
+    # Ctrl-C while the model answered ended `librarian chat` ("librarian: interrupted"):
+    # at a prompt, it stops the answer and the chat goes on (Ctrl-D or /quit to leave).
+    from fakes import ScriptedChatModel
+
+    model = ScriptedChatModel(script=[KeyboardInterrupt(), "Noted."])
+    service = ChatService(tmp_path / "chat.db", model=model, scope=None)
+    try:
+        out = io.StringIO()
+        lines = "The venue is Porto.\nLunch is at noon.\n"
+        assert (
+            run_terminal_chat(service, thread_id="chat-c", stdin=io.StringIO(lines), out=out) == 0
+        )
+        assert [h["content"] for h in service.history("chat-c")] == [
+            "The venue is Porto.",
+            "Lunch is at noon.",
+            "Noted.",
+        ]
+        [info] = service.list_threads()
+        assert info.turns == 2
+    finally:
+        service.close()
+    assert "(interrupted: no answer; your message is saved)" in out.getvalue()

@@ -35,7 +35,7 @@ HELP = """commands:
   /quit             leave (Ctrl-D works too)
   /help             this list
 A line starting with / that is not a command is sent as a message; start it with //
-to send a message that begins with a command's name."""
+to send a message that begins with a command's name. Ctrl-C stops an answer."""
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Control characters but newline and tab: a saved message (typed in any tab of the web
@@ -143,6 +143,11 @@ class _Chat:
                     self.say(inspector_text(event.report))
         except MessageRejected as exc:
             self.say(f"{chr(10) if started else ''}(not sent: {exc})")
+        except KeyboardInterrupt:  # Ctrl-C stops the answer; Ctrl-D or /quit leaves
+            history = self.service.history(self.thread_id)
+            kept = bool(history) and history[-1] == {"role": "user", "content": text}
+            saved = "your message is saved" if kept else "nothing was saved"
+            self.say(f"{chr(10) if started else ''}(interrupted: no answer; {saved})")
         except Exception as exc:  # the graph or the database: say so and go on, as the page does
             error = f"{type(exc).__name__}: {exc}"[:500]
             self.say(f"{chr(10) if started else ''}(the turn failed: {error})")
