@@ -58,7 +58,7 @@ def test_a_failed_turn_reopened_still_says_the_model_failed(tmp_path: Path) -> N
         assert [line["role"] for line in lines] == ["user", "assistant"]
         assert "The model failed" in lines[1]["content"]
         assert "the provider is down" in lines[1]["content"]
-        list(service.send("chat-failed", "Where is the venue?", "librarian"))  # the retry
+        list(service.send("chat-failed", "So, where is it?", "librarian"))
         replies = [line["content"] for line in _chat_lines(service, "chat-failed")][1::2]
         assert replies == [NO_REPLY, "In Porto."]
     finally:

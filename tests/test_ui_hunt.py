@@ -345,4 +345,24 @@ def test_ctrl_c_during_an_answer_stops_the_answer_not_the_terminal_chat(tmp_path
         assert info.turns == 2
     finally:
         service.close()
-    assert "(interrupted: no answer; your message is saved)" in out.getvalue()
+    assert "(interrupted: no answer; your message is saved: send it again" in out.getvalue()
+
+
+def test_a_question_stopped_with_ctrl_c_sent_again_is_retried_not_copied(tmp_path: Path) -> None:
+    from fakes import ScriptedChatModel
+
+    model = ScriptedChatModel(script=[KeyboardInterrupt(), "In Porto."])
+    service = ChatService(tmp_path / "chat.db", model=model, scope=None)
+    try:
+        out = io.StringIO()
+        lines = "Where is the venue?\nWhere is the venue?\n"
+        assert (
+            run_terminal_chat(service, thread_id="chat-c", stdin=io.StringIO(lines), out=out) == 0
+        )
+        assert [h["content"] for h in service.history("chat-c")] == [
+            "Where is the venue?",
+            "In Porto.",
+        ]
+        assert [t.turns for t in service.list_threads()] == [1]
+    finally:
+        service.close()

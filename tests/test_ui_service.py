@@ -175,6 +175,31 @@ def test_a_model_failing_mid_stream_keeps_the_conversation(db: Path) -> None:
     service.close()
 
 
+def test_sending_a_failed_question_again_retries_it_without_a_second_copy(db: Path) -> None:
+    # "Your message is saved in the thread; send again to retry": the retry added the
+    # question a second time (two questions in a row, two turns counted, and the model
+    # got the question twice).
+    model = ScriptedChatModel(script=[RuntimeError("the provider is down"), "In Porto."])
+    service = ChatService(db, model=model, scope=None)
+    try:
+        assert _turn(service, "chat-retry", "Where is the venue?")[-1].error
+        finished = _turn(service, "chat-retry", "Where is the venue?")[-1]
+        assert finished.error is None and finished.reply == "In Porto."
+        assert finished.report.question == "Where is the venue?"
+        assert [h["content"] for h in service.history("chat-retry")] == [
+            "Where is the venue?", "In Porto.",
+        ]  # fmt: skip
+        assert [m.content for m in model.calls[-1]][-1:] == ["Where is the venue?"]
+        assert len(model.calls[-1]) == 1
+        [info] = service.list_threads()
+        assert info.turns == 1
+        # Once answered, the same text again is a new question, as any other.
+        _turn(service, "chat-retry", "Where is the venue?")
+        assert len(service.history("chat-retry")) == 4
+    finally:
+        service.close()
+
+
 def test_a_reader_that_leaves_mid_reply_still_gets_the_turn_saved(db: Path) -> None:
     service = ChatService(db, model=_model("a complete answer in several words"))
     thread = service.new_thread_id()

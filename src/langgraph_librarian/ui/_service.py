@@ -460,13 +460,8 @@ class ChatService:
         A failed turn keeps its question but saves no reply; this is what the chat shows
         in the reply's place when the thread is reopened (``None`` otherwise).
         """
-        values = self._values(thread_id)
-        turn = values.get("ui_turn") or {}
-        messages = values.get("messages") or []
-        last = len(messages) - 1
-        if turn.get("error") and last >= 0 and turn.get("question_position") == last:
-            return str(turn["error"]) if messages[last].type == "human" else None
-        return None
+        failed = self._failed_turn(thread_id)
+        return failed[1] if failed is not None else None
 
     def report(self, thread_id: str) -> TurnReport | None:
         """The inspector's view of the thread's last turn (``None`` before the first)."""
@@ -568,7 +563,9 @@ class ChatService:
 
         Turns on one thread run one at a time (two tabs on a thread wait for each
         other instead of forking it). A model that fails, even mid-stream, ends the turn
-        with ``error`` set; the user's message stays in the thread. The thread is listed
+        with ``error`` set; the user's message stays in the thread, and the same text
+        sent again while the thread ends with it unanswered (the model failed, or the
+        answer was stopped) retries it instead of adding it twice. The thread is listed
         (:meth:`list_threads`) once its turn is stored: a turn that fails before its
         message is saved leaves no thread behind.
 
@@ -593,9 +590,12 @@ class ChatService:
         scope: str | None = None
         try:
             scope = self.scope_for(thread_id)
+            # The question the thread ends with, unanswered (the model failed, or Ctrl-C
+            # stopped it), sent again: a retry of it, not a second copy.
+            retry = self.model is not None and self._unanswered(thread_id) == text
             parts: list[str] = []
             stream = self.graph.stream(
-                {"messages": [question]},
+                {"messages": [] if retry else [question]},
                 self._config(thread_id, strategy, scope),
                 stream_mode="messages",
                 durability="exit",  # one checkpoint per turn, not one per node
@@ -612,10 +612,10 @@ class ChatService:
                         # anyway, so the question and its answer are saved, not lost.
                         for _ in stream:
                             pass
-                        listed = self._list_turn(thread_id, text, scope)
+                        listed = self._list_turn(thread_id, text, scope, retry)
                         self._capture(thread_id, self._values(thread_id), scope)
                         raise
-            listed = self._list_turn(thread_id, text, scope)
+            listed = self._list_turn(thread_id, text, scope, retry)
             try:
                 yield TurnSaving()
             except GeneratorExit:  # the reply is saved; copy it into the scope, then go
@@ -642,10 +642,29 @@ class ChatService:
         finally:
             lock.release()
 
-    def _list_turn(self, thread_id: str, text: str, scope: str | None) -> bool:
-        """Put the stored turn in the thread list (a new thread gets ``text`` as title)."""
-        self.threads.touch(thread_id, text, scope=scope)
+    def _list_turn(self, thread_id: str, text: str, scope: str | None, retry: bool = False) -> bool:
+        """Put the stored turn in the thread list (a new thread gets ``text`` as title);
+        a retry is no new turn."""
+        self.threads.touch(thread_id, text, turns=0 if retry else 1, scope=scope)
         return True
+
+    def _unanswered(self, thread_id: str) -> str | None:
+        """The text of the question the thread ends with (``None``: it ends otherwise)."""
+        messages = self._values(thread_id).get("messages") or []
+        return message_text(messages[-1]) if messages and messages[-1].type == "human" else None
+
+    def _failed_turn(self, thread_id: str) -> tuple[str, str] | None:
+        """The question the thread's last turn failed to answer (the thread ends with
+        it) and the model's error; ``None`` if the last turn did not fail."""
+        values = self._values(thread_id)
+        turn = values.get("ui_turn") or {}
+        messages = values.get("messages") or []
+        last = len(messages) - 1
+        if not turn.get("error") or last < 0 or turn.get("question_position") != last:
+            return None
+        if messages[last].type != "human":
+            return None
+        return message_text(messages[last]), str(turn["error"])
 
     def _capture(
         self, thread_id: str, values: dict[str, Any], scope: str | None

@@ -135,7 +135,8 @@ class _Chat:
                     if event.offline:
                         self.say(f"({NO_MODEL}: here is what it would have received.)")
                     elif event.error:
-                        self.say(f"\n(the model failed: {event.error}; your message is saved)")
+                        saved = "your message is saved: send it again to retry"
+                        self.say(f"\n(the model failed: {event.error}; {saved})")
                     elif not has_visible_text(event.reply):
                         self.say("(the model sent an empty reply)")
                     else:
@@ -146,7 +147,7 @@ class _Chat:
         except KeyboardInterrupt:  # Ctrl-C stops the answer; Ctrl-D or /quit leaves
             history = self.service.history(self.thread_id)
             kept = bool(history) and history[-1] == {"role": "user", "content": text}
-            saved = "your message is saved" if kept else "nothing was saved"
+            saved = "your message is saved: send it again to retry" if kept else "nothing was saved"
             self.say(f"{chr(10) if started else ''}(interrupted: no answer; {saved})")
         except Exception as exc:  # the graph or the database: say so and go on, as the page does
             error = f"{type(exc).__name__}: {exc}"[:500]
