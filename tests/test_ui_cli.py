@@ -183,6 +183,41 @@ def test_librarian_chat_at_a_terminal_has_line_editing_and_a_prompt(tmp_path):
         service.close()
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_librarian_chat_at_a_terminal_takes_a_pasted_paragraph_as_one_message(tmp_path):
+    # Pasting three lines sent three messages, each answered on its own.
+    import pty
+
+    db = tmp_path / "chat.db"
+    master, slave = pty.openpty()
+    env = {**os.environ, "TERM": "xterm", "LIBRARIAN_EMBEDDINGS": "none"}
+    command = [sys.executable, "-m", "langgraph_librarian.cli", "chat", "--db", str(db)]
+    process = subprocess.Popen(
+        [*command, "--no-recall"], stdin=slave, stdout=slave, stderr=slave, env=env
+    )
+    os.close(slave)
+    seen = bytearray()
+    try:
+        _read_until(master, b"> ", seen)
+        os.write(master, b"The venue is Porto.\rLunch is at noon.\rBring a laptop.\r")
+        _read_until(master, b"recent turns", seen)
+        os.write(master, b"/quit\r")
+        assert process.wait(60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(master)
+    service = ChatService(db, scope=None)
+    try:
+        [thread] = service.list_threads()
+        assert service.history(thread.thread_id) == [
+            {"role": "user", "content": "The venue is Porto.\nLunch is at noon.\nBring a laptop."}
+        ]
+    finally:
+        service.close()
+
+
 def test_the_core_does_not_import_gradio():
     code = (
         "import sys, langgraph_librarian, langgraph_librarian.ui, langgraph_librarian.cli; "

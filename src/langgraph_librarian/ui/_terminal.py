@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import select
 import sys
 from collections.abc import Iterator
 from typing import TextIO
@@ -167,10 +168,24 @@ def _typed_lines() -> Iterator[str]:
         import readline  # noqa: F401  (imported, it makes input() edit lines)
     while True:
         try:
-            yield input(PROMPT)
+            line = input(PROMPT)
+            # Lines pasted together are already waiting when the first one is read (a
+            # typed line is not followed so fast): one message, not one per line.
+            while _waiting(sys.stdin):
+                line += "\n" + input("")
         except EOFError:  # Ctrl-D
             print()
             return
+        yield line
+
+
+def _waiting(stream: TextIO) -> bool:
+    """Whether more input is there to read right now (never on a platform where
+    ``select`` cannot watch a terminal)."""
+    try:
+        return bool(select.select([stream], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
 
 
 def run_terminal_chat(
