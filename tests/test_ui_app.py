@@ -42,3 +42,79 @@ def test_an_offline_thread_reopened_says_no_model_answered_not_that_a_reply_was_
         assert NO_REPLY not in {line["content"] for line in lines}
     finally:
         service.close()
+
+
+def test_a_failed_turn_reopened_still_says_the_model_failed(tmp_path: Path) -> None:
+    # After a reload the failed message only said "no reply saved for this message":
+    # the error the page had shown (and the inspector still showed) was gone from the chat.
+    from fakes import ScriptedChatModel
+    from langgraph_librarian.ui._app import NO_REPLY, _chat_lines
+
+    model = ScriptedChatModel(script=[RuntimeError("the provider is down"), "In Porto."])
+    service = ChatService(tmp_path / "chat.db", model=model, scope=None)
+    try:
+        assert list(service.send("chat-failed", "Where is the venue?", "librarian"))[-1].error
+        lines = _chat_lines(service, "chat-failed")
+        assert [line["role"] for line in lines] == ["user", "assistant"]
+        assert "The model failed" in lines[1]["content"]
+        assert "the provider is down" in lines[1]["content"]
+        list(service.send("chat-failed", "So, where is it?", "librarian"))
+        replies = [line["content"] for line in _chat_lines(service, "chat-failed")][1::2]
+        assert replies == [NO_REPLY, "In Porto."]
+    finally:
+        service.close()
+
+
+def test_an_empty_reply_is_shown_as_empty_not_as_a_reply_that_was_never_saved(
+    tmp_path: Path,
+) -> None:
+    # A model that answers with no text (a content filter, a reasoning model out of
+    # tokens): the empty reply was saved, yet the chat said "no reply saved for this
+    # message", live and after a reload, and `librarian chat` printed nothing at all.
+    import io
+
+    from fakes import ScriptedChatModel
+    from langgraph_librarian.ui._app import EMPTY_REPLY, NO_REPLY, _chat_lines
+    from langgraph_librarian.ui._terminal import run_terminal_chat
+
+    model = ScriptedChatModel(script=["", "\u200b", "In Porto."])
+    service = ChatService(tmp_path / "chat.db", model=model, scope=None)
+    try:
+        out = io.StringIO()
+        lines = "Where is the venue?\nAnd now?\nThird time?\n"
+        run_terminal_chat(service, thread_id="chat-empty", stdin=io.StringIO(lines), out=out)
+        assert out.getvalue().count("(the model sent an empty reply)") == 2
+        replies = [line["content"] for line in _chat_lines(service, "chat-empty")][1::2]
+        assert replies == [EMPTY_REPLY, EMPTY_REPLY, "In Porto."]
+        assert NO_REPLY not in replies
+    finally:
+        service.close()
+
+
+def test_offline_turns_reopened_with_a_model_still_say_no_model_answered(tmp_path: Path) -> None:
+    # Tried without --model first, then restarted with one: the offline turns of the
+    # same file read "no reply saved for this message", as if answers had been lost.
+    from fakes import ScriptedChatModel
+    from langgraph_librarian.ui._app import NO_MODEL, NO_REPLY, _chat_lines
+
+    db = tmp_path / "chat.db"
+    offline = ChatService(db, scope=None)
+    try:
+        list(offline.send("chat-both", "The venue is Porto.", "librarian"))
+    finally:
+        offline.close()
+    model = ScriptedChatModel(script=[RuntimeError("the provider is down"), "Noted."])
+    online = ChatService(db, model=model, scope=None)
+    try:
+        list(online.send("chat-both", "Lunch is at noon.", "librarian"))  # fails
+        list(online.send("chat-both", "Where is the venue?", "librarian"))
+        replies = [line["content"] for line in _chat_lines(online, "chat-both")][1::2]
+        assert replies == [NO_MODEL, NO_REPLY, "Noted."]
+    finally:
+        online.close()
+    offline = ChatService(db, scope=None)  # and back without a model
+    try:
+        replies = [line["content"] for line in _chat_lines(offline, "chat-both")][1::2]
+        assert replies == [NO_MODEL, NO_REPLY, "Noted."]
+    finally:
+        offline.close()

@@ -391,6 +391,11 @@ def test_bad_input_in_the_browser(
         page.wait_for_selector("#lib-status :text('Not sent')")
         assert _users(page) == []
 
+        # Zero-width spaces, a BOM and a word joiner: nothing to see, refused the same way.
+        _send(page, "\u200b\ufeff \u2060")
+        page.wait_for_selector("#lib-status :text('nothing visible')")
+        assert _users(page) == [] and _bots(page) == []
+
         # A 100k-character paste: taken, answered, shown clipped.
         paste = ("The quarterly report says revenue grew in Porto. " * 2_100)[:100_000]
         _ask(page, paste)
@@ -664,6 +669,32 @@ def test_a_reload_mid_answer_shows_the_answer_once_it_is_saved(
         assert said, "the page did not say that an answer was on its way"
         assert _bots(page)[-1].endswith("here is my answer .")
         assert "still being written" not in page.inner_text("#lib-status")
+    finally:
+        server.stop()
+
+
+def test_a_reload_mid_first_answer_stays_in_the_thread(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """A thread is listed once its first turn is saved: a reload during that first
+    answer must still reopen it (not start another thread), then show the answer."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        thread = _thread_id(page)
+        _send(page, "STALL on the very first message")
+        page.wait_for_function(
+            "() => { const b = document.querySelectorAll('#lib-chat [data-testid=\"bot\"]');"
+            " return b.length == 1 && b[0].innerText.startsWith('I read'); }"
+        )
+        page.reload()
+        page.wait_for_selector("#lib-status :text('still being written')", timeout=8_000)
+        assert _thread_id(page) == thread
+        assert page.evaluate("sessionStorage.getItem('lib-thread-id')") == thread
+        _wait_turn(page, "STALL on the very first message")
+        assert _thread_id(page) == thread
+        assert _users(page) == ["STALL on the very first message"]
+        assert _bots(page)[-1].endswith("here is my answer .")
     finally:
         server.stop()
 

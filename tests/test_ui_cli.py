@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import io
+import os
+import select
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -128,6 +131,91 @@ def test_librarian_chat_reopens_a_thread_from_the_web_ui(tmp_path):
         "What am I allergic to?",
     ]
     reopened.close()
+
+
+def _read_until(fd: int, marker: bytes, seen: bytearray, limit: float = 120.0) -> None:
+    """Read the terminal ``fd`` until ``marker`` has appeared (or fail after ``limit`` s)."""
+    deadline = time.monotonic() + limit
+    while marker not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"{marker!r} never came: {bytes(seen[-2000:])!r}"
+        if select.select([fd], [], [], left)[0]:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # the other end closed
+                chunk = b""
+            assert chunk, f"{marker!r} never came: {bytes(seen[-2000:])!r}"
+            seen += chunk
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_librarian_chat_at_a_terminal_has_line_editing_and_a_prompt(tmp_path):
+    # At a terminal, stdin was read raw with no prompt: the arrow keys pressed to fix a
+    # typo went into the message ("helo^[[D^[[Dl" was saved and sent to the model).
+    import pty
+
+    db = tmp_path / "chat.db"
+    master, slave = pty.openpty()
+    env = {**os.environ, "TERM": "xterm", "LIBRARIAN_EMBEDDINGS": "none"}
+    command = [sys.executable, "-m", "langgraph_librarian.cli", "chat", "--db", str(db)]
+    process = subprocess.Popen(
+        [*command, "--no-recall"], stdin=slave, stdout=slave, stderr=slave, env=env
+    )
+    os.close(slave)
+    seen = bytearray()
+    try:
+        _read_until(master, b"/help for commands", seen)
+        _read_until(master, b"> ", seen)  # the prompt
+        os.write(master, b"helo\x1b[D\x1b[Dl\r")  # Left, Left, then the missing "l"
+        _read_until(master, b"recent turns", seen)  # the turn's report
+        os.write(master, b"/quit\r")
+        assert process.wait(60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(master)
+    service = ChatService(db, scope=None)
+    try:
+        [thread] = service.list_threads()
+        assert service.history(thread.thread_id) == [{"role": "user", "content": "hello"}]
+    finally:
+        service.close()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_librarian_chat_at_a_terminal_takes_a_pasted_paragraph_as_one_message(tmp_path):
+    # Pasting three lines sent three messages, each answered on its own.
+    import pty
+
+    db = tmp_path / "chat.db"
+    master, slave = pty.openpty()
+    env = {**os.environ, "TERM": "xterm", "LIBRARIAN_EMBEDDINGS": "none"}
+    command = [sys.executable, "-m", "langgraph_librarian.cli", "chat", "--db", str(db)]
+    process = subprocess.Popen(
+        [*command, "--no-recall"], stdin=slave, stdout=slave, stderr=slave, env=env
+    )
+    os.close(slave)
+    seen = bytearray()
+    try:
+        _read_until(master, b"> ", seen)
+        os.write(master, b"The venue is Porto.\rLunch is at noon.\rBring a laptop.\r")
+        _read_until(master, b"recent turns", seen)
+        os.write(master, b"/quit\r")
+        assert process.wait(60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(master)
+    service = ChatService(db, scope=None)
+    try:
+        [thread] = service.list_threads()
+        assert service.history(thread.thread_id) == [
+            {"role": "user", "content": "The venue is Porto.\nLunch is at noon.\nBring a laptop."}
+        ]
+    finally:
+        service.close()
 
 
 def test_the_core_does_not_import_gradio():

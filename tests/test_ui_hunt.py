@@ -203,3 +203,166 @@ def test_a_message_with_a_lone_surrogate_is_refused_not_a_crash(tmp_path: Path) 
         assert [t.title for t in service.list_threads()] == ["the next line is sent"]
     finally:
         service.close()
+
+
+def test_the_terminal_chat_reopens_a_failed_turn_saying_the_model_failed(
+    tmp_path: Path,
+) -> None:
+    # /open listed the failed question as if nothing had happened to it.
+    from fakes import ScriptedChatModel
+
+    model = ScriptedChatModel(script=[RuntimeError("the provider is down")])
+    service = ChatService(tmp_path / "chat.db", model=model, scope=None)
+    try:
+        list(service.send("chat-failed", "Where is the venue?", "librarian"))
+        out = io.StringIO()
+        run_terminal_chat(service, stdin=io.StringIO("/open chat-failed\n"), out=out)
+    finally:
+        service.close()
+    opened = out.getvalue().split("thread chat-failed: ", 1)[1]
+    assert "user: Where is the venue?" in opened
+    assert "the model failed: RuntimeError: the provider is down" in opened
+
+
+def test_a_message_of_invisible_characters_is_refused_over_http(client: Client) -> None:
+    # What the page's /respond endpoint is sent (by the page or any HTTP client): a
+    # message of zero-width spaces and a BOM was taken as a turn.
+    outputs = client.predict(
+        "\u200b\ufeff \u2060", "chat-hunt-blank", "librarian", "", api_name="/respond"
+    )
+    status = str(outputs[3])
+    assert "Not sent" in status and "nothing visible" in status
+    assert outputs[0] in ([], None) or all("\u200b" not in str(line) for line in outputs[0])
+
+
+def test_the_terminal_chat_refuses_a_line_of_invisible_characters(tmp_path: Path) -> None:
+    service = ChatService(tmp_path / "chat.db")
+    try:
+        out = io.StringIO()
+        lines = "\u200b\u200b\n\ufeff\nA real message\n"
+        assert run_terminal_chat(service, stdin=io.StringIO(lines), out=out) == 0
+        assert out.getvalue().count("nothing visible") == 2
+        assert [t.title for t in service.list_threads()] == ["A real message"]
+        [thread] = service.list_threads()
+        assert [h["content"] for h in service.history(thread.thread_id)] == ["A real message"]
+    finally:
+        service.close()
+
+
+def test_a_line_the_terminal_chat_refuses_is_not_printed_as_the_assistants_reply(
+    tmp_path: Path,
+) -> None:
+    # "assistant: " was printed before the message was checked: a refused line read
+    # "assistant: (not sent: ...)", as if the model had said so.
+    service = ChatService(tmp_path / "chat.db", max_message_chars=10)
+    try:
+        out = io.StringIO()
+        run_terminal_chat(service, stdin=io.StringIO("\u200b\nfar too long a line\n"), out=out)
+    finally:
+        service.close()
+    refusals = [line for line in out.getvalue().splitlines() if "not sent" in line]
+    assert len(refusals) == 2
+    assert all(line.startswith("(not sent: ") for line in refusals), refusals
+
+
+def test_the_terminal_chats_thread_list_says_when_it_is_empty(tmp_path: Path) -> None:
+    # /threads on a new database printed nothing at all, as if the command were ignored.
+    service = ChatService(tmp_path / "chat.db")
+    try:
+        out = io.StringIO()
+        run_terminal_chat(service, stdin=io.StringIO("/threads\n"), out=out)
+    finally:
+        service.close()
+    assert "no saved threads yet" in out.getvalue()
+
+
+def test_a_turn_that_fails_in_the_terminal_chat_is_reported_and_the_chat_goes_on(
+    tmp_path: Path,
+) -> None:
+    # The web chat says "The turn failed: ..." and goes on; `librarian chat` ended with a
+    # traceback on the same failure (here a reply the checkpoint cannot store).
+    import threading
+
+    from fakes import ScriptedChatModel
+
+    unstorable = AIMessage("ok", additional_kwargs={"raw": threading.Lock()})
+    model = ScriptedChatModel(script=[unstorable, "In Porto."])
+    service = ChatService(tmp_path / "chat.db", model=model, scope=None)
+    try:
+        out = io.StringIO()
+        lines = "Where is the venue?\nWhere is the venue, again?\n"
+        assert run_terminal_chat(service, stdin=io.StringIO(lines), out=out) == 0
+        [thread] = service.list_threads()
+        assert [h["content"] for h in service.history(thread.thread_id)] == [
+            "Where is the venue, again?",
+            "In Porto.",
+        ]
+    finally:
+        service.close()
+    assert "(the turn failed: TypeError: " in out.getvalue()
+
+
+def test_a_demo_that_fails_to_load_in_the_terminal_chat_is_reported_and_the_chat_goes_on(
+    tmp_path: Path,
+) -> None:
+    service = ChatService(tmp_path / "chat.db", scope=None)
+
+    def broken_demo(**_: Any) -> Any:
+        raise OSError("scripted: the disk is full")
+
+    service.load_demo = broken_demo  # type: ignore[method-assign]
+    try:
+        out = io.StringIO()
+        lines = "/demo\nStill here?\n"
+        assert (
+            run_terminal_chat(service, thread_id="chat-t", stdin=io.StringIO(lines), out=out) == 0
+        )
+        assert [t.thread_id for t in service.list_threads()] == ["chat-t"]
+    finally:
+        service.close()
+    assert "(the demo could not be loaded: OSError: scripted: the disk is full)" in out.getvalue()
+
+
+def test_ctrl_c_during_an_answer_stops_the_answer_not_the_terminal_chat(tmp_path: Path) -> None:
+    # Ctrl-C while the model answered ended `librarian chat` ("librarian: interrupted"):
+    # at a prompt, it stops the answer and the chat goes on (Ctrl-D or /quit to leave).
+    from fakes import ScriptedChatModel
+
+    model = ScriptedChatModel(script=[KeyboardInterrupt(), "Noted."])
+    service = ChatService(tmp_path / "chat.db", model=model, scope=None)
+    try:
+        out = io.StringIO()
+        lines = "The venue is Porto.\nLunch is at noon.\n"
+        assert (
+            run_terminal_chat(service, thread_id="chat-c", stdin=io.StringIO(lines), out=out) == 0
+        )
+        assert [h["content"] for h in service.history("chat-c")] == [
+            "The venue is Porto.",
+            "Lunch is at noon.",
+            "Noted.",
+        ]
+        [info] = service.list_threads()
+        assert info.turns == 2
+    finally:
+        service.close()
+    assert "(interrupted: no answer; your message is saved: send it again" in out.getvalue()
+
+
+def test_a_question_stopped_with_ctrl_c_sent_again_is_retried_not_copied(tmp_path: Path) -> None:
+    from fakes import ScriptedChatModel
+
+    model = ScriptedChatModel(script=[KeyboardInterrupt(), "In Porto."])
+    service = ChatService(tmp_path / "chat.db", model=model, scope=None)
+    try:
+        out = io.StringIO()
+        lines = "Where is the venue?\nWhere is the venue?\n"
+        assert (
+            run_terminal_chat(service, thread_id="chat-c", stdin=io.StringIO(lines), out=out) == 0
+        )
+        assert [h["content"] for h in service.history("chat-c")] == [
+            "Where is the venue?",
+            "In Porto.",
+        ]
+        assert [t.turns for t in service.list_threads()] == [1]
+    finally:
+        service.close()

@@ -175,6 +175,31 @@ def test_a_model_failing_mid_stream_keeps_the_conversation(db: Path) -> None:
     service.close()
 
 
+def test_sending_a_failed_question_again_retries_it_without_a_second_copy(db: Path) -> None:
+    # "Your message is saved in the thread; send again to retry": the retry added the
+    # question a second time (two questions in a row, two turns counted, and the model
+    # got the question twice).
+    model = ScriptedChatModel(script=[RuntimeError("the provider is down"), "In Porto."])
+    service = ChatService(db, model=model, scope=None)
+    try:
+        assert _turn(service, "chat-retry", "Where is the venue?")[-1].error
+        finished = _turn(service, "chat-retry", "Where is the venue?")[-1]
+        assert finished.error is None and finished.reply == "In Porto."
+        assert finished.report.question == "Where is the venue?"
+        assert [h["content"] for h in service.history("chat-retry")] == [
+            "Where is the venue?", "In Porto.",
+        ]  # fmt: skip
+        assert [m.content for m in model.calls[-1]][-1:] == ["Where is the venue?"]
+        assert len(model.calls[-1]) == 1
+        [info] = service.list_threads()
+        assert info.turns == 1
+        # Once answered, the same text again is a new question, as any other.
+        _turn(service, "chat-retry", "Where is the venue?")
+        assert len(service.history("chat-retry")) == 4
+    finally:
+        service.close()
+
+
 def test_a_reader_that_leaves_mid_reply_still_gets_the_turn_saved(db: Path) -> None:
     service = ChatService(db, model=_model("a complete answer in several words"))
     thread = service.new_thread_id()
@@ -190,6 +215,47 @@ def test_a_reader_that_leaves_mid_reply_still_gets_the_turn_saved(db: Path) -> N
     service.close()
 
 
+def test_a_thread_is_listed_only_once_its_first_turn_is_saved(db: Path) -> None:
+    # The thread list was written before the graph ran: a page reading it mid-turn
+    # listed a thread whose first message was not saved yet (reopened empty).
+    listed_while_answering: list[list[str]] = []
+
+    def reply(messages: list[BaseMessage]) -> str:
+        listed_while_answering.append([t.thread_id for t in service.list_threads()])
+        return "Porto it is."
+
+    service = ChatService(db, model=ScriptedChatModel(script=reply))
+    try:
+        assert _turn(service, "chat-first", "The venue is Porto.")[-1].error is None
+        assert listed_while_answering == [[]]
+        [info] = service.list_threads()
+        assert (info.thread_id, info.title, info.turns) == ("chat-first", "The venue is Porto.", 1)
+    finally:
+        service.close()
+
+
+def test_a_first_turn_that_could_not_be_saved_leaves_no_thread_in_the_list(db: Path) -> None:
+    # A reply the checkpoint cannot store (a client's raw object in additional_kwargs)
+    # fails the turn after the thread list was written: the list showed a thread titled
+    # with the message, "1 turn", that reopened empty.
+    unstorable = AIMessage("ok", additional_kwargs={"raw": threading.Lock()})
+    model = ScriptedChatModel(script=[unstorable, "Porto it is."])
+    service = ChatService(db, model=model)
+    try:
+        with pytest.raises(TypeError, match="serializable"):
+            _turn(service, "chat-unsaved", "The venue is Porto.")
+        assert service.history("chat-unsaved") == []
+        assert service.list_threads() == []
+        assert _turn(service, "chat-unsaved", "Where is the venue?")[-1].error is None
+        [info] = service.list_threads()
+        assert (info.title, info.turns) == ("Where is the venue?", 1)
+        assert [h["content"] for h in service.history("chat-unsaved")] == [
+            "Where is the venue?", "Porto it is.",
+        ]  # fmt: skip
+    finally:
+        service.close()
+
+
 def test_empty_and_oversized_messages_change_nothing(db: Path) -> None:
     service = ChatService(db, max_message_chars=1_000)
     thread = service.new_thread_id()
@@ -200,6 +266,54 @@ def test_empty_and_oversized_messages_change_nothing(db: Path) -> None:
     with pytest.raises(MessageRejected, match="1,001 characters; the limit is 1,000"):
         service.check_message("y" * 1_001)
     service.close()
+
+
+INVISIBLE = [
+    "\u200b",  # zero-width space
+    "\ufeff",  # byte order mark
+    "\u2060\u2060",  # word joiner
+    " \u200b\u200c\u200d \n\t\u00a0",  # zero-width (non-)joiners among whitespace
+    "\u00ad\u180e\u2061\u206f",  # soft hyphen and other format characters
+    "\x00\x07\x1b\x7f\x85",  # control characters
+    "\u202e\u2066\u200f",  # bidi controls
+    "\U000e0041\U000e007f",  # tag characters
+    "\u3164\uffa0\u115f\u1160",  # Hangul fillers (letters that print as nothing)
+    "\u2800",  # braille blank
+    "\ufe0f\u034f",  # a variation selector and the grapheme joiner with nothing to join
+]
+
+
+@pytest.mark.parametrize("text", INVISIBLE)
+def test_a_message_of_invisible_characters_is_refused_like_an_empty_one(
+    db: Path, text: str
+) -> None:
+    # Only str.strip() was checked: a zero-width space (or a BOM, a word joiner, a
+    # Hangul filler...) was sent as a turn, answered, and listed as an "(untitled)" thread.
+    model = ScriptedChatModel(script="A reply.")
+    service = ChatService(db, model=model)
+    try:
+        with pytest.raises(MessageRejected, match="nothing visible"):
+            _turn(service, "chat-invisible", text)
+        assert service.history("chat-invisible") == [] and service.list_threads() == []
+        assert model.calls == []
+        for visible in [f"{text}ok{text}", "\u200b\U0001f44d\ufe0f", "e\u0301", "\ue000"]:
+            assert service.check_message(visible) == visible
+    finally:
+        service.close()
+
+
+def test_a_thread_title_leaves_out_invisible_characters(db: Path) -> None:
+    # Text copied from a web page or a chat app often starts with zero-width characters:
+    # the title kept them, so 60 of them made a title that shows nothing.
+    service = ChatService(db)
+    try:
+        text = "\u200b\ufeff" * 35 + "Where\u00ad is \u2060Porto?\u200d"
+        list(service.send("chat-title", text, "librarian"))
+        [info] = service.list_threads()
+        assert info.label().startswith("Where is Porto? · 1 turn · ")
+        assert service.history("chat-title")[0]["content"] == text  # the message is kept as sent
+    finally:
+        service.close()
 
 
 def test_a_100k_character_paste_is_taken_and_indexed(db: Path) -> None:

@@ -34,6 +34,7 @@ from langgraph_librarian.ui._service import (
     TurnSaving,
     TurnToken,
     TurnWaiting,
+    has_visible_text,
 )
 
 __all__ = ["CSS", "build_app", "launch", "theme"]
@@ -111,6 +112,8 @@ NO_MODEL = (
 )
 """What an unanswered message shows when the chat has no model: offline turns save no
 reply, and "no reply saved" read, after a reload, as if an answer had been lost."""
+EMPTY_REPLY = "_(the model sent an empty reply)_"
+"""What a reply without visible text shows (a bubble with nothing in it looked broken)."""
 
 # A new thread id made in the browser, so that New Session takes effect at the click:
 # a message sent right after it must not read the previous id from a server round trip
@@ -208,16 +211,38 @@ def _chat_lines(
     """
     lines: list[dict[str, str]] = []
     history = service.history(thread_id)
+    failed = service.failed_question(thread_id) if answer_last else None
+    offline = service.asked_offline(thread_id)
     for n, line in enumerate(history):
         content = clip(line["content"])
-        content = user_markdown(content) if line["role"] == "user" else reply_markdown(content)
+        if line["role"] == "user":
+            content = user_markdown(content)
+        else:
+            content = reply_markdown(content) if has_visible_text(content) else EMPTY_REPLY
         lines.append({"role": line["role"], "content": content})
         last = n == len(history) - 1
         unanswered = line["role"] == "user" and (last or history[n + 1]["role"] == "user")
-        if unanswered and (answer_last or not last):
-            missing = NO_MODEL if service.model is None else NO_REPLY
+        if unanswered and last and failed is not None:
+            lines.append({"role": "assistant", "content": _failed_reply(failed)})
+        elif unanswered and (answer_last or not last):
+            # Threads saved before the offline questions were recorded: the chat's model.
+            if offline is not None and n < len(offline):
+                was_offline = offline[n]
+            else:
+                was_offline = service.model is None
+            missing = NO_MODEL if was_offline else NO_REPLY
             lines.append({"role": "assistant", "content": missing})
     return lines
+
+
+def _failed_reply(error: str, partial: str = "") -> str:
+    """What the chat shows in place of a reply the model failed to give (now or when
+    the thread is reopened: the partial text streamed before the failure is not saved)."""
+    shown = f"{reply_markdown(clip(partial))}\n\n" if partial else ""
+    return (
+        f"{shown}**The model failed:** {user_markdown(error)}\n\n"
+        "Your message is saved in the thread; send again to retry."
+    )
 
 
 def _inspector(service: ChatService, thread_id: str) -> str:
@@ -313,7 +338,10 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
             yield _opened(saved)
 
         def _opened(saved: str | None) -> tuple[Any, ...]:
-            if saved and _THREAD_ID_RE.fullmatch(saved) and service.threads.get(saved):
+            # A thread is listed once its first turn is saved: one still answering its
+            # first message is reopened too (the answer shows when it is saved).
+            known = saved and (service.threads.get(saved) or service.answering(saved))
+            if saved and _THREAD_ID_RE.fullmatch(saved) and known:
                 return (
                     saved,
                     _thread_choices(service, saved),
@@ -451,13 +479,8 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 lines.append({"role": "assistant", "content": offline_reply(event.report)})
                 note = "Offline: no chat model is configured."
             elif event.error:
-                shown = f"{reply_markdown(clip(event.reply))}\n\n" if event.reply else ""
                 lines.append(
-                    {
-                        "role": "assistant",
-                        "content": f"{shown}**The model failed:** {user_markdown(event.error)}\n\n"
-                        "Your message is saved in the thread; send again to retry.",
-                    }
+                    {"role": "assistant", "content": _failed_reply(event.error, event.reply)}
                 )
                 note = "The model failed; the conversation is kept."
             else:
@@ -478,7 +501,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
             except MessageRejected as exc:
                 error = _status(service, "", f"**Error:** {exc}")
                 return (gr.update(), gr.update(), error, gr.update())
-            if service.threads.get(thread_id) is not None:
+            if service.threads.get(thread_id) is not None or service.answering(thread_id):
                 # Not a new thread: the clear icon was ignored during an answer, or a
                 # message already went to the new one (its turn shows the page).
                 return (gr.update(), gr.update(), gr.update(), gr.update())

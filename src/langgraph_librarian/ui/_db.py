@@ -11,10 +11,10 @@ application is refused with :class:`ChatDatabaseError` before anything is writte
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,15 +95,27 @@ class ThreadInfo:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.updated_at))
         turns = f"{self.turns} turn{'s' if self.turns != 1 else ''}"
         # Bidi controls from the first message (U+202E "right-to-left override") would
-        # run on past the title and show the turns and the date reversed.
-        title = _BIDI_CONTROLS.sub("", self.title) or "(untitled)"
+        # run on past the title and show the turns and the date reversed; the other
+        # format characters (zero-width ones) show nothing.
+        shown = "".join(ch for ch in self.title if unicodedata.category(ch) != "Cf")
+        title = " ".join(shown.split()) or "(untitled)"
         return f"{title} · {turns} · {when}"
 
 
-_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
 _COLUMNS = "thread_id, title, turns, created_at, updated_at, scope"
+
+
+def _first_shown(text: str, limit: int) -> str:
+    """The start of ``text`` up to ``limit`` characters that show: format characters
+    (zero-width space, BOM, bidi controls...) are kept as typed but not counted, so a
+    title of text copied with 60 zero-width characters in front still says something."""
+    shown = 0
+    for end, ch in enumerate(text):
+        if unicodedata.category(ch) != "Cf":
+            shown += 1
+            if shown > limit:
+                return text[:end]
+    return text
 
 
 class ThreadRegistry:
@@ -127,7 +139,7 @@ class ThreadRegistry:
     ) -> None:
         """Record activity on ``thread_id``; the first title and the first scope stick."""
         now = time.time()
-        title = " ".join(title.split())[:_TITLE_CHARS] or "(untitled)"
+        title = _first_shown(" ".join(title[: _TITLE_CHARS * 40].split()), _TITLE_CHARS)
         with self._lock, self._conn:
             self._conn.execute(
                 f"INSERT INTO {_THREADS_TABLE} ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "

@@ -23,6 +23,7 @@ import functools
 import re
 import sqlite3
 import threading
+import unicodedata
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -91,8 +92,28 @@ _THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+=-]{0,127}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 """What SQLite cannot store (UTF-8 has no surrogates): a byte that is not UTF-8 in the
 terminal chat's input becomes one."""
+_BLANK_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp"})
+"""Controls, format characters (zero-width space, BOM, word joiner, bidi and tag
+characters), lone surrogates and separators: none of them shows anything."""
+_BLANK_CHARACTERS = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+    + "".join(map(chr, range(0xE0100, 0xE01F0)))
+)
+"""What prints as nothing though Unicode files it with letters, marks or symbols: the
+combining grapheme joiner, Hangul and Khmer fillers, Mongolian and other variation
+selectors, the braille blank."""
 _DEMO_SEED = 11
 _DEMO_TITLE = re.compile(r"Demo conversation \((\d+) messages(?:, seed (\d+))?\)")
+
+
+def has_visible_text(text: str) -> bool:
+    """Whether ``text`` has a character that shows: not only whitespace, controls,
+    format characters (U+200B, U+FEFF, U+2060...) and the letters that print as nothing."""
+    return any(
+        ch not in _BLANK_CHARACTERS and unicodedata.category(ch) not in _BLANK_CATEGORIES
+        for ch in text
+    )
 
 
 def _demo_conversation(seed: int, n_messages: int) -> Any:
@@ -109,10 +130,22 @@ def _demo_questions(seed: int, n_messages: int) -> tuple[str, ...]:
     return tuple(q.text for q in _demo_conversation(seed, n_messages).questions)
 
 
+def _chat_messages(values: dict[str, Any]) -> list[BaseMessage]:
+    """The thread's questions (with text) and replies (also empty ones), as the chat shows them."""
+    return [
+        m
+        for m in values.get("messages") or []
+        if m.type == "ai" or (m.type == "human" and message_text(m).strip())
+    ]
+
+
 class UiState(LibrarianState, total=False):
     """The Librarian's state plus what the agent sent in the last turn (for the inspector)."""
 
     ui_turn: dict[str, Any]
+    ui_offline: list[str]
+    """Ids of the questions asked with no chat model (no reply was due), so that a
+    thread reopened in a chat that has one does not read as if answers were lost."""
 
 
 class RecallSource(Protocol):
@@ -134,7 +167,7 @@ class RecallSource(Protocol):
 
 
 class MessageRejected(ValueError):
-    """The message was not sent (empty or too long); nothing changed."""
+    """The message was not sent (empty, nothing visible, too long); nothing changed."""
 
 
 @dataclass
@@ -295,15 +328,19 @@ class ChatService:
             if message is not None:
                 context = [message, *context]
         turn = self._turn_record(state, strategy, context, recalled)
+        offline = list(state.get("ui_offline") or [])
         if self.model is None:
             # No fake answer: the turn ends without a reply; the UI shows the context.
-            return {"ui_turn": turn}
+            question = state["messages"][-1] if state["messages"] else None
+            if question is not None and question.id:
+                offline.append(question.id)
+            return {"ui_turn": turn, "ui_offline": offline}
         try:
             reply = self.model.invoke(context, config)
         except Exception as exc:  # shown to the user; the conversation stays as it was
             turn["error"] = f"{type(exc).__name__}: {exc}"[:500]
-            return {"ui_turn": turn}
-        return {"messages": [reply], "ui_turn": turn}
+            return {"ui_turn": turn, "ui_offline": offline}
+        return {"messages": [reply], "ui_turn": turn, "ui_offline": offline}
 
     def _turn_record(
         self,
@@ -397,13 +434,34 @@ class ChatService:
         return dict(self.graph.get_state(self._config(thread_id)).values or {})
 
     def history(self, thread_id: str) -> list[dict[str, str]]:
-        """The thread as chat lines ``{"role": "user"|"assistant", "content": text}``."""
-        lines: list[dict[str, str]] = []
-        for message in self._values(thread_id).get("messages") or []:
-            if message.type in {"human", "ai"} and message_text(message).strip():
-                role = "user" if message.type == "human" else "assistant"
-                lines.append({"role": role, "content": message_text(message)})
-        return lines
+        """The thread as chat lines ``{"role": "user"|"assistant", "content": text}``.
+
+        A reply the model gave without text is a line with empty ``content`` (it was
+        saved: the question is answered, if emptily).
+        """
+        return [
+            {"role": "user" if m.type == "human" else "assistant", "content": message_text(m)}
+            for m in _chat_messages(self._values(thread_id))
+        ]
+
+    def asked_offline(self, thread_id: str) -> list[bool] | None:
+        """For each line of :meth:`history`: whether it is a question asked while the
+        chat had no model (no reply was due). ``None`` for a thread whose turns were all
+        saved before this was recorded."""
+        values = self._values(thread_id)
+        if "ui_offline" not in values:
+            return None
+        offline = set(values["ui_offline"] or [])
+        return [m.type == "human" and m.id in offline for m in _chat_messages(values)]
+
+    def failed_question(self, thread_id: str) -> str | None:
+        """The model's error when the thread ends with the question it failed to answer.
+
+        A failed turn keeps its question but saves no reply; this is what the chat shows
+        in the reply's place when the thread is reopened (``None`` otherwise).
+        """
+        failed = self._failed_turn(thread_id)
+        return failed[1] if failed is not None else None
 
     def report(self, thread_id: str) -> TurnReport | None:
         """The inspector's view of the thread's last turn (``None`` before the first)."""
@@ -439,6 +497,11 @@ class ChatService:
             raise MessageRejected(
                 f"The message is not valid Unicode at character {bad.start() + 1:,} (a lone "
                 "surrogate, e.g. from text that is not UTF-8). Nothing was sent."
+            )
+        if not has_visible_text(text):
+            raise MessageRejected(
+                "The message has nothing visible in it (only spaces, zero-width or control "
+                "characters): type something first."
             )
         return text
 
@@ -500,10 +563,15 @@ class ChatService:
 
         Turns on one thread run one at a time (two tabs on a thread wait for each
         other instead of forking it). A model that fails, even mid-stream, ends the turn
-        with ``error`` set; the user's message stays in the thread.
+        with ``error`` set; the user's message stays in the thread, and the same text
+        sent again while the thread ends with it unanswered (the model failed, or the
+        answer was stopped) retries it instead of adding it twice. The thread is listed
+        (:meth:`list_threads`) once its turn is stored: a turn that fails before its
+        message is saved leaves no thread behind.
 
         Raises:
-            MessageRejected: ``text`` is empty or too long (nothing was saved).
+            MessageRejected: ``text`` is empty, has nothing visible or is too long
+                (nothing was saved).
             ValueError: an unknown strategy.
         """
         self.check_thread_id(thread_id)
@@ -515,12 +583,19 @@ class ChatService:
             yield TurnWaiting("Another tab is answering on this thread; this message goes next.")
             if not lock.acquire(timeout=_BUSY_TIMEOUT):
                 raise MessageRejected("This thread stayed busy in another tab; try again.")
+        # The thread list learns of the turn once the turn is stored, not before: a
+        # turn that fails before its question is saved leaves no thread titled with it.
+        question = HumanMessage(text, id=str(uuid.uuid4()))
+        listed = False
+        scope: str | None = None
         try:
             scope = self.scope_for(thread_id)
-            self.threads.touch(thread_id, text, scope=scope)
+            # The question the thread ends with, unanswered (the model failed, or Ctrl-C
+            # stopped it), sent again: a retry of it, not a second copy.
+            retry = self.model is not None and self._unanswered(thread_id) == text
             parts: list[str] = []
             stream = self.graph.stream(
-                {"messages": [HumanMessage(text)]},
+                {"messages": [] if retry else [question]},
                 self._config(thread_id, strategy, scope),
                 stream_mode="messages",
                 durability="exit",  # one checkpoint per turn, not one per node
@@ -537,8 +612,10 @@ class ChatService:
                         # anyway, so the question and its answer are saved, not lost.
                         for _ in stream:
                             pass
+                        listed = self._list_turn(thread_id, text, scope, retry)
                         self._capture(thread_id, self._values(thread_id), scope)
                         raise
+            listed = self._list_turn(thread_id, text, scope, retry)
             try:
                 yield TurnSaving()
             except GeneratorExit:  # the reply is saved; copy it into the scope, then go
@@ -553,8 +630,41 @@ class ChatService:
                 final = values["messages"][-1]
                 reply = message_text(final) if final.type == "ai" else "".join(parts)
             yield TurnFinished(reply, report, report.error)
+        except BaseException:
+            # The graph failed (or was interrupted): LangGraph may still have saved the
+            # question; then the thread is listed with it, else nothing is.
+            if not listed:
+                with contextlib.suppress(Exception):
+                    stored = self._values(thread_id).get("messages") or []
+                    if any(m.id == question.id for m in stored):
+                        self._list_turn(thread_id, text, scope)
+            raise
         finally:
             lock.release()
+
+    def _list_turn(self, thread_id: str, text: str, scope: str | None, retry: bool = False) -> bool:
+        """Put the stored turn in the thread list (a new thread gets ``text`` as title);
+        a retry is no new turn."""
+        self.threads.touch(thread_id, text, turns=0 if retry else 1, scope=scope)
+        return True
+
+    def _unanswered(self, thread_id: str) -> str | None:
+        """The text of the question the thread ends with (``None``: it ends otherwise)."""
+        messages = self._values(thread_id).get("messages") or []
+        return message_text(messages[-1]) if messages and messages[-1].type == "human" else None
+
+    def _failed_turn(self, thread_id: str) -> tuple[str, str] | None:
+        """The question the thread's last turn failed to answer (the thread ends with
+        it) and the model's error; ``None`` if the last turn did not fail."""
+        values = self._values(thread_id)
+        turn = values.get("ui_turn") or {}
+        messages = values.get("messages") or []
+        last = len(messages) - 1
+        if not turn.get("error") or last < 0 or turn.get("question_position") != last:
+            return None
+        if messages[last].type != "human":
+            return None
+        return message_text(messages[last]), str(turn["error"])
 
     def _capture(
         self, thread_id: str, values: dict[str, Any], scope: str | None

@@ -7,8 +7,11 @@ start with ``/`` (``/help``).
 
 from __future__ import annotations
 
+import contextlib
 import re
+import select
 import sys
+from collections.abc import Iterator
 from typing import TextIO
 
 from langgraph_librarian.context import CONTEXT_STRATEGIES, ContextStrategy
@@ -19,6 +22,7 @@ from langgraph_librarian.ui._service import (
     TurnFinished,
     TurnToken,
     TurnWaiting,
+    has_visible_text,
 )
 
 __all__ = ["run_terminal_chat"]
@@ -32,7 +36,7 @@ HELP = """commands:
   /quit             leave (Ctrl-D works too)
   /help             this list
 A line starting with / that is not a command is sent as a message; start it with //
-to send a message that begins with a command's name."""
+to send a message that begins with a command's name. Ctrl-C stops an answer."""
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Control characters but newline and tab: a saved message (typed in any tab of the web
@@ -61,8 +65,11 @@ class _Chat:
             self.thread_id = self.service.new_thread_id()
             self.say(f"new thread {self.thread_id}")
         elif name == "threads":
-            for info in self.service.list_threads():
+            listed = self.service.list_threads()
+            for info in listed:
                 self.say(f"  {info.thread_id}  {info.label()}")
+            if not listed:
+                self.say("no saved threads yet (a thread is saved with its first message)")
         elif name == "open" and not arg:
             self.say("usage: /open ID (see /threads)")
         elif name == "open":
@@ -76,6 +83,8 @@ class _Chat:
                 self.say(f"thread {arg}: {len(history)} messages{where}")
                 for entry in history[-4:]:
                     self.say(f"  {entry['role']}: {' '.join(entry['content'].split())[:200]}")
+                if (error := self.service.failed_question(arg)) is not None:
+                    self.say(f"  (the model failed: {error}; no reply saved, send again to retry)")
         elif name == "strategy" and arg in CONTEXT_STRATEGIES:
             self.strategy = arg
             self.say(f"strategy: {arg}")
@@ -86,7 +95,12 @@ class _Chat:
                 else f"strategy: {self.strategy} (choose one of {', '.join(CONTEXT_STRATEGIES)})"
             )
         elif name == "demo":
-            demo = self.service.load_demo()
+            try:
+                demo = self.service.load_demo()
+            except Exception as exc:  # the chat goes on in its thread, as the page does
+                error = f"{type(exc).__name__}: {exc}"[:500]
+                self.say(f"(the demo could not be loaded: {error})")
+                return True
             self.thread_id = demo.thread_id
             self.say(
                 f"demo loaded into thread {demo.thread_id}: {demo.messages} messages; "
@@ -108,9 +122,12 @@ class _Chat:
         return name in _COMMANDS or (not rest.strip() and "/" not in name)
 
     def turn(self, text: str) -> None:
-        self.say("assistant: ", end="")
+        started = False  # "assistant: " once the message is taken, not before its check
         try:
             for event in self.service.send(self.thread_id, text, self.strategy):
+                if not started:
+                    self.say("assistant: ", end="")
+                    started = True
                 if isinstance(event, TurnWaiting):
                     self.say(f"({event.note}) ", end="")
                 elif isinstance(event, TurnToken):
@@ -119,12 +136,56 @@ class _Chat:
                     if event.offline:
                         self.say(f"({NO_MODEL}: here is what it would have received.)")
                     elif event.error:
-                        self.say(f"\n(the model failed: {event.error}; your message is saved)")
+                        saved = "your message is saved: send it again to retry"
+                        self.say(f"\n(the model failed: {event.error}; {saved})")
+                    elif not has_visible_text(event.reply):
+                        self.say("(the model sent an empty reply)")
                     else:
                         self.say()
                     self.say(inspector_text(event.report))
         except MessageRejected as exc:
-            self.say(f"(not sent: {exc})")
+            self.say(f"{chr(10) if started else ''}(not sent: {exc})")
+        except KeyboardInterrupt:  # Ctrl-C stops the answer; Ctrl-D or /quit leaves
+            history = self.service.history(self.thread_id)
+            kept = bool(history) and history[-1] == {"role": "user", "content": text}
+            saved = "your message is saved: send it again to retry" if kept else "nothing was saved"
+            self.say(f"{chr(10) if started else ''}(interrupted: no answer; {saved})")
+        except Exception as exc:  # the graph or the database: say so and go on, as the page does
+            error = f"{type(exc).__name__}: {exc}"[:500]
+            self.say(f"{chr(10) if started else ''}(the turn failed: {error})")
+
+
+PROMPT = "> "
+
+
+def _typed_lines() -> Iterator[str]:
+    """Lines typed at a terminal: a prompt, line editing and history (readline).
+
+    Read raw, the arrow keys pressed to fix a typo went into the message as escape
+    sequences.
+    """
+    with contextlib.suppress(ImportError):  # not on Windows; input() edits lines there
+        import readline  # noqa: F401  (imported, it makes input() edit lines)
+    while True:
+        try:
+            line = input(PROMPT)
+            # Lines pasted together are already waiting when the first one is read (a
+            # typed line is not followed so fast): one message, not one per line.
+            while _waiting(sys.stdin):
+                line += "\n" + input("")
+        except EOFError:  # Ctrl-D
+            print()
+            return
+        yield line
+
+
+def _waiting(stream: TextIO) -> bool:
+    """Whether more input is there to read right now (never on a platform where
+    ``select`` cannot watch a terminal)."""
+    try:
+        return bool(select.select([stream], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
 
 
 def run_terminal_chat(
@@ -150,8 +211,9 @@ def run_terminal_chat(
     if thread_id is not None and service.threads.get(thread_id) is None:
         # A mistyped id would otherwise open an empty conversation without a word.
         chat.say(f"no saved thread {thread_id!r}: this is a new thread (see /threads)")
-    for raw in source:
-        line = raw.rstrip("\n")
+    at_terminal = stdin is None and out is None and sys.stdin.isatty() and sys.stdout.isatty()
+    lines = _typed_lines() if at_terminal else (raw.rstrip("\n") for raw in source)
+    for line in lines:
         if chat.is_command(line):
             if not chat.command(line):
                 break
