@@ -123,14 +123,15 @@ def _tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
 
 
 def _read_table(path: Path) -> dict[str, tuple[str, ...]]:
-    """A ``foreign<TAB>english ...`` gzip file as a dict; ``{}`` when it is absent."""
+    """A ``foreign<TAB>english ...`` gzip file as a dict (a word with no English maps to
+    ``()``: see :func:`core_glossary`); ``{}`` when it is absent."""
     if not path.exists():
         return {}
     table: dict[str, tuple[str, ...]] = {}
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         for line in handle:
-            word, _, english = line.rstrip("\n").partition("\t")
-            if word and english:
+            word, tab, english = line.rstrip("\n").partition("\t")
+            if word and tab:
                 table[word] = tuple(english.split())
     return table
 
@@ -150,7 +151,7 @@ def translate_words(word: str) -> tuple[str, ...]:
 
     English words, and words the table does not hold, get ``()``.
     """
-    return _table().get(fold_accents(word), ())
+    return _table().get(fold_accents(word)) or ()
 
 
 _ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -234,6 +235,8 @@ def translate_inflected(word: str) -> tuple[str, ...]:
     """
     folded = fold_accents(word)
     table, core = _tables()
+    if folded in core and not core[folded]:
+        return ()  # a function word of one of the languages: never read
     forms = base_forms(folded)
     # The glossary first, the word's own entry then its dictionary form's: e5's table
     # reads many a conjugation by its spelling ("envoient" -> "envisioned", "schickst"
@@ -303,7 +306,7 @@ def frequent_english_words(count: int = ENGLISH_WORDS) -> frozenset[str]:
 
 
 def frequent_function_words(
-    languages: Sequence[str] = ("fr", "de", "es", "it", "pt"),
+    languages: Sequence[str] = ("fr", "de", "es", "it", "pt", "nl"),
     per_language: int = FUNCTION_WORDS_PER_LANGUAGE,
 ) -> list[str]:
     """The ``per_language`` most frequent words of each language's pyspellchecker list
@@ -571,23 +574,35 @@ def core_glossary(
     english: frozenset[str],
     vocabulary: frozenset[str],
     per_word: int = 3,
+    function_words: frozenset[str] = frozenset(),
 ) -> dict[str, tuple[str, ...]]:
     """The hand-written glossaries ``sources`` (``foreign<TAB>english ...``, one file per
     language) as one table: foreign words accent-folded and lower-cased; those among the
     frequent English words (``english``, see :func:`frequent_english_words`) left out, as
     in the computed table ("pain" is bread in French); English words kept only when the
     static model's ``vocabulary`` holds them whole and they are no stop words, at most
-    ``per_word`` of them. A word
+    ``per_word`` of them. A spelling that is a function word of one of the languages
+    (``function_words``, or a line of the glossary whose English words are all stop
+    words: German "hier" -> here) gets no English (``()``) whatever another language
+    makes of it; written so, it silences the computed table's reading of it too. A word
     two languages share ("salir", "tempo") gets the English of both, in file order."""
     merged: dict[str, list[str]] = {}
+    blocked = set(function_words)
     for source in sources:
         for line in Path(source).read_text(encoding="utf-8").splitlines():
             foreign, _, translations = line.partition("\t")
             word = fold_accents(foreign.strip().lower())
             if not word or " " in word or word in english:
                 continue
+            targets = translations.lower().split()
+            if targets and all(t in STOPWORDS for t in targets):
+                # A function word of this language ("hier" -> here in German): whatever
+                # another language's line says of the same spelling ("hier" ->
+                # yesterday in French) would misread the frequent word.
+                blocked.add(word)
+                continue
             kept = merged.setdefault(word, [])
-            for target in translations.lower().split():
+            for target in targets:
                 if (
                     target in vocabulary
                     and target not in STOPWORDS  # "off" of "switch off" says nothing alone
@@ -595,7 +610,15 @@ def core_glossary(
                     and target not in kept
                 ):
                     kept.append(target)
-    return {word: tuple(found[:per_word]) for word, found in merged.items() if found}
+    table = {
+        word: tuple(found[:per_word])
+        for word, found in merged.items()
+        if found and word not in blocked
+    }
+    # A blocked spelling is listed with no English: it silences the computed table's
+    # reading too (its nearest neighbours of "dort" were "afar four").
+    table.update((word, ()) for word in blocked)
+    return table
 
 
 def write_word_table(table: dict[str, tuple[str, ...]], path: str | Path) -> None:
@@ -632,6 +655,9 @@ elif __name__ == "__main__" and sys.argv[1:2] == ["--glossary"]:  # pragma: no c
             sorted(Path(sys.argv[2]).glob("*.tsv")),
             frequent_english_words(),
             _static_vocabulary(),
+            # The most frequent function words only: fuller stop-word lists hold content
+            # words too (French "aller", go).
+            function_words=function_words(),
         ),
         CORE_GLOSSARY,
     )

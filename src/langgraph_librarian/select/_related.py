@@ -242,22 +242,57 @@ _NAME_SAMPLE = 40
 """Passages read to tell whether the history writes a word as a name."""
 
 
-def written_as_name(word: str, term: str, index: IndexHead, *, also_lower: bool = False) -> bool:
+_CAPITAL_INSIDE = re.compile(r"(?<=\S)\s+[A-Z][a-zà-ÿ]")
+"""A capitalized word after the first word of a text ("I", "I'm", "OK" say nothing: a
+phone capitalizes the pronoun, and acronyms are written so by everyone)."""
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)[,;:]?[ \t]+[\"'(]?$")
+_WORD_AFTER = re.compile(r"[ \t]+([^\W\d_]+)")
+
+
+def written_in_lower_case(text: str) -> bool:
+    """Whether ``text`` capitalizes no word after its first (a phone may capitalize the
+    first letter, and the pronoun "I"): how someone who never types capitals writes."""
+    return _CAPITAL_INSIDE.search(text) is None
+
+
+def written_as_name(
+    word: str, term: str, index: IndexHead, *, also_lower: bool = False, skip: int = -1
+) -> bool:
     """Whether the history writes ``word`` (whose content term is ``term``) as a name:
     with a capital once at least inside a sentence (a capital that opens one says
-    nothing), in the first :data:`_NAME_SAMPLE` passages holding it; and always with a
-    capital, unless ``also_lower``: someone who types in lower case writes names that
-    way too ("my coworker bastian"), while the assistant's replies capitalize them."""
+    nothing), in the first :data:`_NAME_SAMPLE` passages holding it, passage ``skip``
+    aside; and always with a capital. With ``also_lower``, a use in lower case counts
+    against it only in a text that capitalizes other words (someone who types in lower
+    case writes names that way too: "my coworker bastian", while the assistant's replies
+    capitalize them), and a capital counts only after a word in lower case and before
+    one that is not capitalized (in "some Kombucha Brewing Tips" a heading capitalizes
+    common words)."""
     pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
     inside = False
     for pid in index.passages_with(term)[:_NAME_SAMPLE]:
+        if pid == skip:
+            continue
         text = index.passage_text(pid)
+        lower_case = None
         for match in pattern.finditer(text):
+            start = match.start()
             if not match.group()[0].isupper():
                 if also_lower:
-                    continue
+                    if lower_case is None:
+                        lower_case = written_in_lower_case(text)
+                    if lower_case:
+                        continue
                 return False
             # A capital that opens a sentence says nothing; one inside a sentence does.
-            start = match.start()
-            inside = inside or _INSIDE_SENTENCE.search(text[max(0, start - 8) : start]) is not None
+            before = text[max(0, start - 40) : start]
+            if _INSIDE_SENTENCE.search(before[-8:]) is None:
+                continue
+            if also_lower:
+                previous = _WORD_BEFORE.search(before)
+                following = _WORD_AFTER.match(text, match.end())
+                if previous is None or not previous.group(1).islower():
+                    continue
+                if following is not None and following.group(1)[0].isupper():
+                    continue  # "some Kombucha Brewing Tips": a heading's capitals
+            inside = True
     return inside

@@ -54,7 +54,12 @@ from langgraph_librarian.select._evidence import (
     shares_evidence,
     specific_terms,
 )
-from langgraph_librarian.select._related import learn_words, related_words, written_as_name
+from langgraph_librarian.select._related import (
+    learn_words,
+    related_words,
+    written_as_name,
+    written_in_lower_case,
+)
 from langgraph_librarian.select.lexical import (
     MAY_MONTH,
     WHEN_QUESTION,
@@ -234,12 +239,12 @@ def _bridge_clues(passage: str) -> tuple[str, ...]:
     return tuple(clues)
 
 
-_CAPITAL_INSIDE = re.compile(r"(?<=\S)\s+[A-Z]")
-"""A capital after the first word of a text (a phone capitalizes the first letter)."""
+_LOWER_CASE_CLUES = 16
+"""Rare words of a lower-case passage tried as names, at most."""
 
 
 def _names_in_lower_case(
-    passage: str, index: IndexHead, query_terms: set[str], rare: int
+    passage: str, pid: int, index: IndexHead, query_terms: set[str], rare: int
 ) -> list[str]:
     """Rare words ``passage`` writes in lower case that the history writes as a name.
 
@@ -248,26 +253,30 @@ def _names_in_lower_case(
     their two messages by. The assistant's replies, or their own messages elsewhere,
     usually write the name capitalized inside a sentence ("thanks for telling me about
     Bastian"): a rare word (in at most ``rare`` passages) written that way is the name.
-    Only in a passage written in lower case (beyond its first letter): a writer of
+    Only in a passage written in lower case (beyond its first letter and "I"): a writer of
     capitals writes common words in lower case, not names. Read at question time over
     the few passages holding each rare word, so indexing pays nothing for it.
     """
-    found: list[str] = []
-    if _CAPITAL_INSIDE.search(passage):
-        return found  # a writer of capitals: a word in lower case is no name of theirs
+    if not written_in_lower_case(passage):
+        return []  # a writer of capitals: a word in lower case is no name of theirs
+    rare_words: list[tuple[int, str, str]] = []
     for word in dict.fromkeys(tokenize(passage)):
         if not word.isalpha() or len(word) <= 2 or word in MONTHS or word in DAYS:
             continue
         terms = content_terms(word)
-        if (
-            terms
-            and terms[0] not in query_terms
-            and index.passage_frequency(terms[0]) <= rare
-            and word.capitalize() not in passage  # capitalized here: the capital rule reads it
-            and written_as_name(word, terms[0], index, also_lower=True)
-        ):
-            found.append(word)
-    return found
+        if not terms or terms[0] in query_terms or word.capitalize() in passage:
+            continue  # (capitalized here: the capital rule reads it)
+        count = index.passage_frequency(terms[0])
+        if count <= rare:
+            rare_words.append((count, word, terms[0]))
+    # The rarest first, and only a few: an unpunctuated page typed in lower case is one
+    # passage of thousands of rare words, each a scan of the passages holding it.
+    rare_words.sort()
+    return [
+        word
+        for _, word, term in rare_words[:_LOWER_CASE_CLUES]
+        if written_as_name(word, term, index, also_lower=True, skip=pid)
+    ]
 
 
 _OTHER_SPEAKER_FACTOR = 0.7
@@ -290,8 +299,7 @@ _TO_ASSISTANT = re.compile(
 )
 """A question about what the assistant said ("what did you suggest...", "the film you
 mentioned", "your advice"): in the past, so "can you tell me when..." is a request."""
-_CAPITALIZED = re.compile(r"\b[A-Z][a-zà-ÿ]+")
-_LOWER_WORD = re.compile(r"\b[a-zà-ÿ]+\b")
+_LOWER_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_]+(?![^\W\d_])")
 _OWNER = re.compile(r"\b([A-Z][a-zà-ÿ]+)['\u2019\u02bc](?:s\b|(?=\s))")
 _NOT_OWNER = re.compile(r"\b[A-Z][a-zà-ÿ]+\b(?!['\u2019\u02bc])")
 _ADDRESS = re.compile(r"\s*(?:(?:hey|hi|hello|ok|okay|so)\W+)?[A-Z][a-zà-ÿ]+\s*,", re.IGNORECASE)
@@ -316,14 +324,19 @@ def _asked_names(query: str, index: IndexHead | None = None) -> frozenset[str]:
         start = max(start, address.end())
     names = {
         m.group().lower()
-        for m in _CAPITALIZED.finditer(query)
-        if m.start() >= start and content_terms(m.group())
+        for m in _LOWER_WORD.finditer(query)  # any word; kept when capitalized ("Émile")
+        if m.start() >= start
+        and len(m.group()) > 1
+        and m.group()[0].isupper()
+        and m.group()[1:].islower()
+        and content_terms(m.group())
     }
     if index is not None:
         names.update(
             word
             for word in dict.fromkeys(_LOWER_WORD.findall(query[start:]))
-            if len(word) > 2
+            if word.islower()
+            and len(word) > 2
             and (terms := content_terms(word))
             and written_as_name(word, terms[0], index)
         )
@@ -1797,7 +1810,7 @@ class LocalSelector:
             # beside the name ("my uncle Theo", "Ruairi - my sister-in-law") is his.
             if asked:
                 clues += _aliases(asked, text)
-            clues += _names_in_lower_case(text, index, query_terms, rare)
+            clues += _names_in_lower_case(text, pid, index, query_terms, rare)
             for name in clues:
                 # The words themselves, not their stems: the query is stemmed again.
                 # A month or weekday is capitalized but names no one: "28 March" does

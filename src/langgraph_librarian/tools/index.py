@@ -42,7 +42,7 @@ from langgraph_librarian._engine.failures import (
     embedding_failures,
     status_code,
 )
-from langgraph_librarian._engine.static import STATIC_MODEL_ID, whole_words
+from langgraph_librarian._engine.static import STATIC_MODEL_ID, english_words, whole_words
 from langgraph_librarian._engine.text import STOPWORDS, stem_terms, tokenize
 from langgraph_librarian.embeddings import (
     default_embeddings,
@@ -402,15 +402,18 @@ def _used_as_verb(record: ToolRecord, head: str) -> bool | None:
     return bool(rest) and rest[0] in _DETERMINERS
 
 
-def _english_words(word: str) -> tuple[str, ...]:
+def _english_words(word: str) -> tuple[tuple[str, ...], bool]:
     """English words the cross-lingual table gives ``word`` (accent-folded): for the
     word itself, or, when the model does not read it as a word of its own, for the
     dictionary form it inflects ("envoie" -> "envoyer": the table holds a word's
-    frequent forms, not every conjugation or plural). A word of the model's vocabulary
-    ("cases", "books") is English or a name ("marie"), never read as an inflection."""
-    if word in _model_words():
-        return translate_words(word)
-    return translate_inflected(word)
+    frequent forms, not every conjugation or plural); and whether the table lists the
+    word itself. A word of the model's vocabulary ("cases", "books") is English or a
+    name ("marie"), and a frequent English word ("retirees", "hoses") English: neither
+    is read as an inflection ("retirer", "Hose")."""
+    own = translate_words(word)
+    if word in _model_words() or word in english_words():
+        return own, True
+    return translate_inflected(word), bool(own)
 
 
 def _reads_foreign(table_words: int, unread: int, words: list[str], content: list[str]) -> bool:
@@ -438,7 +441,7 @@ def _english_of(description: str) -> tuple[str, ...]:
     if not 0 < sum(word in markers for word in content) >= len(words) - len(content):
         return ()
     english = (
-        _english_words(word)
+        _english_words(word)[0]
         for word in content
         if word not in markers and len(word) >= _MIN_TRANSLATED
     )
@@ -1443,10 +1446,11 @@ class ToolIndex:
         # way that the request is foreign (English jargon such as "repo" is in the table).
         shared: dict[str, list[tuple[str, float]]] = {}
         unread = 0  # words neither the table, the model's vocabulary nor the catalog knows
+        guessed = 0  # words read by the dictionary form they may inflect
         for word in content:
             if word in markers or len(word) < _MIN_TRANSLATED:
                 continue
-            english = _english_words(word)
+            english, listed = _english_words(word)
             with self._lock:  # the scorer is rebuilt when another thread compacts
                 known = self._lexical.knows(word)
             if known:
@@ -1455,9 +1459,12 @@ class ToolIndex:
                 continue
             if english:
                 found[word] = [(w, _TRANSLATION_WEIGHT) for w in english]
+                # Read as an inflection only: as weak a sign of another language as a
+                # word nothing reads (an English plural may look like a French verb).
+                guessed += not listed
             elif word.isalpha() and word not in _model_words():
                 unread += 1
-        foreign = _reads_foreign(len(found), unread, words, content)
+        foreign = _reads_foreign(len(found) - guessed, unread + guessed, words, content)
         if not (found or shared) or not foreign:
             return query, {}
         out: list[str] = []
