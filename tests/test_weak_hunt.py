@@ -107,6 +107,56 @@ def test_a_faithful_summary_of_a_constraint_is_kept(source, summary):
     assert statement_problem(summary, source) is None
 
 
+PENICILLIN = "I'm allergic to penicillin."
+
+
+@pytest.mark.parametrize(
+    ("source", "summary"),
+    [
+        # A denial of another kind of allergy than the one stated: no contradiction.
+        (PENICILLIN, "User has no food allergies; allergic to penicillin."),
+        ("I'm allergic to cats.", "User has no food allergies but is allergic to cats."),
+        (
+            DINNER + "I'm allergic to penicillin and cat dander, but I eat anything.",
+            PLAN + "no food allergies; allergic to penicillin and cat dander.",
+        ),
+        ("I have a penicillin allergy.", "No food allergies; penicillin allergy."),
+        (PENICILLIN, "User is not allergic to any foods; allergic to penicillin."),
+        (PENICILLIN, "User has no dietary restrictions; allergic to penicillin."),
+        (DINNER + "I use a wheelchair.", PLAN + "uses a wheelchair; no dietary restrictions."),
+    ],
+)
+def test_a_denial_of_another_kind_than_the_stated_constraint_is_kept(source, summary):
+    assert problem(summary, source, role="human") is None
+    assert problem(summary, source) is None
+    assert statement_problem(summary, source) is None
+
+
+def test_a_running_summary_denying_food_allergies_for_a_drug_allergy_is_kept():
+    messages = [HumanMessage("I'm allergic to penicillin and to cats."), AIMessage("Noted.")]
+    answer = "- User has no food allergies; allergic to penicillin and to cats."
+    result = _fold(messages, answer)
+    assert (result.method, result.summary) == ("llm", answer)
+
+
+@pytest.mark.parametrize(
+    ("source", "answer"),
+    [
+        # A food among what the allergy is to, or nothing said about what it is to.
+        ("I'm allergic to penicillin and peanuts.", "User has no food allergies."),
+        ("I'm allergic to penicillin and shellfish.", "No food allergies; penicillin, shellfish."),
+        ("I'm allergic to shellfish.", "User has no food allergies."),
+        ("I have allergies.", "User has no food allergies."),
+        ("I'm allergic to penicillin.", "User has no allergies."),
+        ("I'm allergic to penicillin.", "User is not allergic to anything."),
+        ("I'm allergic to cats and I'm vegetarian.", "No dietary restrictions; cat allergy."),
+    ],
+)
+def test_a_denial_of_the_stated_kind_is_still_rejected(source, answer):
+    assert problem(answer, source, role="human") is not None
+    assert statement_problem(answer, source) is not None
+
+
 # -- 2. a present constraint put in the past ----
 
 

@@ -2728,6 +2728,9 @@ def _constraint_key(word: str) -> str | None:
 
 
 _ANYTHING = frozenset(_listed("anything any everything something food foods"))
+_FOOD = "\x00food"
+"""What a denial scoped to food is to ("no food allergies", "not allergic to any food"):
+it denies the constraint for foods only (see :func:`_food_constraints`)."""
 
 
 def _denied_constraints(words: list[str], cues: frozenset[str]) -> set[tuple[str, str]]:
@@ -2743,15 +2746,20 @@ def _denied_constraints(words: list[str], cues: frozenset[str]) -> set[tuple[str
         rest = [(n, w) for n, w in enumerate(folded[at + 1 :], at + 1) if w not in _DENIAL_FILLER]
         if not rest:
             continue
-        (n, first), key = rest[0], None
+        (n, first), key, food = rest[0], None, False
         if first == "food" and len(rest) > 1:
             n, second = rest[1]
             key = _constraint_key(second) or ("*" if second in _KIND_NOUNS else None)
+            food = True
         else:
             key = _constraint_key(first)
         if key:
             to = folded[n + 2] if folded[n + 1 : n + 2] == ["to"] and n + 2 < len(folded) else ""
-            found.add((key, "" if to in _ANYTHING else to))
+            if to in ("food", "foods") or (
+                to == "any" and folded[n + 3 : n + 4] in (["food"], ["foods"])
+            ):
+                food = True
+            found.add((key, _FOOD if food else "" if to in _ANYTHING else to))
     return found
 
 
@@ -2848,6 +2856,78 @@ def _stated_constraints(source: str, cues: frozenset[str]) -> _Stated:
     return found
 
 
+# What a person may be allergic to that is not eaten: an allergy to these alone is not
+# denied by "no food allergies" or "no dietary restrictions".
+_NOT_FOOD = frozenset(
+    _listed(
+        "penicillin penicillins amoxicillin ampicillin antibiotic antibiotics sulfa sulfonamide "
+        "sulfonamides sulphonamides aspirin ibuprofen nsaid nsaids codeine morphine opioids "
+        "opiates cephalosporins tetracycline erythromycin anesthesia anaesthesia anesthetics "
+        "anaesthetics medication medications medicine medicines drug drugs vaccine vaccines "
+        "latex nickel metal metals cat cats dog dogs pet pets horse horses dander fur feathers "
+        "dust mite mites pollen pollens grass grasses hay ragweed mold molds mould moulds bee "
+        "bees wasp wasps sting stings insect insects mosquito mosquitoes mosquitos cockroach "
+        "cockroaches perfume perfumes fragrance fragrances wool detergent detergents chlorine "
+        "formaldehyde adhesive adhesives plasters sunlight sun cold"
+    )
+)
+_ALLERGEN_FILLER = frozenset(
+    _listed("to a an the some most all certain kind kinds type types of and or also both other")
+)
+_ALLERGEN_END = frozenset(
+    _listed(
+        "so but because which that while though although since then as if when who where "
+        "except including especially with without i i'm i've i'd we my our it it's"
+    )
+)
+_ALLERGY_MODIFIERS = frozenset(
+    _listed("severe mild bad serious strong slight terrible known diagnosed real bit little")
+)
+_ALLERGY_TOKEN = re.compile(r"[^\W\d_][\w'’-]*|[;:()—–\[\]]")
+
+
+def _allergens(sentence: str) -> list[str] | None:
+    """The words of what the sentence's allergies are to ("allergic to penicillin and
+    cats": penicillin, cats; "a cat allergy": cat), or ``None`` when one of them says
+    nothing of what it is to ("I have allergies")."""
+    tokens = [_fold(t.lower()).replace("’", "'") for t in _ALLERGY_TOKEN.findall(sentence)]
+    found: list[str] = []
+    for at, token in enumerate(tokens):
+        if _constraint_key(token) != "allerg":
+            continue
+        after = tokens[at + 1 :]
+        if after[:1] in (["reaction"], ["reactions"]):
+            after = after[1:]
+        if after[:1] == ["to"]:
+            words = []
+            for word in after[1:]:
+                if not word[0].isalpha() or word in _ALLERGEN_END or _constraint_key(word):
+                    break
+                if word not in _ALLERGEN_FILLER:
+                    words.append(word)
+        else:  # "a penicillin allergy", "a severe cat allergy"
+            before = [t for t in tokens[:at] if t not in _ALLERGY_MODIFIERS]
+            words = before[-1:] if before and before[-1] in _NOT_FOOD else []
+        if not words:
+            return None
+        found.extend(words)
+    return found
+
+
+def _food_constraints(source: str, stated: set[str], cues: frozenset[str]) -> set[str]:
+    """Of the constraints the writer states (``stated``), those about what they eat:
+    a denial scoped to food ("no food allergies", "no dietary restrictions") denies only
+    these. Not a wheelchair, nor an allergy that every sentence stating it puts to
+    things that are not eaten ("allergic to penicillin and cats")."""
+    food = stated - {"wheelchair"}
+    if "allerg" in food:
+        sentences = {c.sentence for c in _constraint_clauses(source, cues) if not c.others}
+        said = [_allergens(sentence) for sentence in sentences]
+        if said and all(words is not None and set(words) <= _NOT_FOOD for words in said):
+            food.discard("allerg")
+    return food
+
+
 def _denies_constraint(summary: str, source: str) -> str | None:
     """A clause of the summary that denies, by its own word, a health or diet constraint
     the writer states about themselves ("User has no allergies", "not celiac", "no
@@ -2863,14 +2943,21 @@ def _denies_constraint(summary: str, source: str) -> str | None:
     if not stated:
         return None
     said = {_fold(w.lower()) for _, w in _words(source)}
+    food: set[str] | None = None
     for clause in _constraint_clauses(summary, cues):
         if clause.others:
             continue
         for key, to in _denied_constraints(clause.words, cues):
             # "not allergic to shellfish" for "allergic to nuts" denies another thing.
-            if key in denied or (to and to not in said):
+            if key in denied or (to and to != _FOOD and to not in said):
                 continue
-            if key in stated or key == "*":
+            if to == _FOOD or key == "*":
+                # "no food allergies" for "allergic to penicillin": another kind.
+                if food is None:
+                    food = _food_constraints(source, stated, cues)
+                if (key == "*" and food) or key in food:
+                    return " ".join(clause.words)
+            elif key in stated:
                 return " ".join(clause.words)
     return None
 
