@@ -157,6 +157,37 @@ def test_a_denial_of_the_stated_kind_is_still_rejected(source, answer):
     assert statement_problem(answer, source) is not None
 
 
+@pytest.mark.parametrize(
+    ("source", "answer"),
+    [
+        ("I'm severely allergic to nuts.", "User has no allergies."),
+        ("I'm really allergic to nuts, so no pesto.", "No allergies; no pesto."),
+        ("I'm lactose intolerant.", "User has no intolerances."),
+        ("I'm strictly vegan.", "User is not vegan."),
+        ("I’m gluten intolerant.", "User is not gluten intolerant."),
+    ],
+)
+def test_a_constraint_stated_with_a_word_before_it_is_the_writers(source, answer):
+    """A word between "I'm" and the constraint ("severely", "lactose") made the clause's
+    subject "I'm severely", taken for someone else: the denial was accepted."""
+    assert problem(answer, source, role="human") is not None
+    assert statement_problem(answer, source) is not None
+    fold = _fold([HumanMessage(source), AIMessage("Noted.")], "- " + answer)
+    assert fold.method == "extractive"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "I'm sure Tom is allergic to nuts.",
+        "I'm sure Tom's allergic to nuts.",
+    ],
+)
+def test_a_constraint_after_i_m_and_someone_else_is_theirs(source):
+    summary = "User has no allergies and no dietary restrictions; " + source[7:]
+    assert problem(summary, source) is None
+
+
 # -- 2. a present constraint put in the past ----
 
 

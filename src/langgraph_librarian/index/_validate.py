@@ -2784,6 +2784,27 @@ _SUBJECT_ENDS = (
     )
 )
 _SUBJECT_FILLER = frozenset(_listed("the a an also still now both"))
+_WRITER_VERB = frozenset(_listed("i'm i've i'd we're we've we'd"))
+_NOT_MODIFIERS = frozenset(
+    _listed(
+        "my his her their our your its sure told afraid think thought guess pretty glad "
+        "worried aware certain he she they it that this who"
+    )
+)
+
+
+def _writer_then_modifiers(words: list[str], folded: list[str]) -> bool:
+    """Whether a clause's subject is "I'm" and words that qualify the constraint after
+    it ("I'm severely allergic", "I'm lactose intolerant"), not someone else ("I'm sure
+    Tom", "I'm told my sister")."""
+    at = next((n for n, f in enumerate(folded) if f not in _SUBJECT_FILLER), None)
+    if at is None or folded[at] not in _WRITER_VERB:
+        return False
+    rest = range(at + 1, len(folded))
+    return all(
+        not words[n][:1].isupper() and folded[n] not in _NOT_MODIFIERS and "'" not in folded[n]
+        for n in rest
+    )
 
 
 def _constraint_clauses(text: str, cues: frozenset[str]) -> list[_ConstraintClause]:
@@ -2812,7 +2833,9 @@ def _constraint_clauses(text: str, cues: frozenset[str]) -> list[_ConstraintClau
             )
             if end is not None and end > 0:
                 subject = {f for f in folded[:end] if f not in _SUBJECT_FILLER}
-                others = not subject <= _WRITER
+                others = not subject <= _WRITER and not _writer_then_modifiers(
+                    words[:end], folded[:end]
+                )
             if any(_constraint_key(f) for f in folded):
                 found.append(_ConstraintClause(words, sentence, others))
     return found
