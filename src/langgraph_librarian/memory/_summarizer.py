@@ -129,6 +129,16 @@ def _answer_problem(
     return problem
 
 
+# Tags a model puts around its summary: the prompts fence their data in tags (the
+# re-compression prompt the summary itself, in <summary>), and models answer in kind.
+# Not the fold prompt's own tags (<previous_summary>, <messages>): an answer with those
+# repeated its prompt. The indexer drops the same tags (``_WRAPPER``).
+_SUMMARY_TAG = re.compile(
+    r"</?\s*(?:(?:updated|new|revised|shortened|running|conversation)[ _-]?)?summary\s*>",
+    re.IGNORECASE,
+)
+
+
 def _uncut(raw: object, source: str) -> tuple[str, str | None]:
     """The answer's cleaned text without a last line the output limit cut, and why it
     is unusable (``None`` when it may be checked).
@@ -138,7 +148,8 @@ def _uncut(raw: object, source: str) -> tuple[str, str | None]:
     "no nuts"): that line goes, the rest is checked as usual. An unreported one shows
     as a last word cut mid-word (:func:`cut_unreported`).
     """
-    text, cut = cut_unreported(clean_model_summary(output_text(raw)), source, raw)
+    answer = _SUMMARY_TAG.sub("\n", output_text(raw))
+    text, cut = cut_unreported(clean_model_summary(answer), source, raw)
     if stopped_at_length(raw):
         text = text.rstrip()
         # The last line goes; of a one-paragraph answer, the last sentence.
