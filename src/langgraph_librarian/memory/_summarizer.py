@@ -435,6 +435,11 @@ class RunningSummarizer:
             shorter, problem = _uncut(raw, text)
             if problem is None:
                 problem = _answer_problem(shorter, text, RECOMPRESS_PROMPT, RECOMPRESS_TAGS)
+            if problem is None and count_text_tokens(
+                shorter, self.token_counter
+            ) >= count_text_tokens(text, self.token_counter):
+                # (what it was given, back: in its <summary> tags, or without them)
+                problem = "the answer is no shorter"
             if problem is None:
                 # Held to what the first answer was: true to the conversation, and keeping
                 # the user's facts (as far as the offline re-compression below would).
