@@ -6,7 +6,15 @@ from typing import Any
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    ChatMessage,
+    HumanMessage,
+    HumanMessageChunk,
+    SystemMessage,
+    ToolMessage,
+)
 
 from fakes import ScriptedChatModel, prompt_text
 from helpers import chatter_with_constraints
@@ -321,3 +329,30 @@ def test_a_message_cannot_forge_a_line_of_another_role_in_the_prompt():
         "[user] I'm vegetarian.",
         "[assistant] ok",
     ]
+
+
+_ALLERGY_AND_PARTY = "I'm allergic to peanuts. I'm planning a party in Porto, budget 50 dollars."
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        [
+            ChatMessage(role="user", content=_ALLERGY_AND_PARTY),
+            ChatMessage(role="assistant", content="Noted."),
+        ],
+        [HumanMessageChunk(content=_ALLERGY_AND_PARTY), AIMessageChunk(content="Noted.")],
+    ],
+    ids=["chat_messages", "chunks"],
+)
+def test_user_messages_of_other_classes_are_the_users(history):
+    """A ``ChatMessage(role="user")`` or a ``HumanMessageChunk`` (a history built by hand
+    from streamed chunks) was not taken for the user's: a model summary that dropped
+    their allergy was kept, and the offline lines were labelled "Chat:" and
+    "Aimessagechunk:"."""
+    dropped = "- User is planning a party in Porto with a budget of 50 dollars."
+    model = RunningSummarizer(ScriptedChatModel(script=dropped), max_summary_tokens=300)
+    result = model.summarize(history, "")
+    assert result.method == "extractive" and "allergic" in " ".join(result.notes)
+    offline = RunningSummarizer(max_summary_tokens=300).summarize(history, "")
+    assert offline.summary == f"- User: {_ALLERGY_AND_PARTY}\n- Assistant: Noted."
