@@ -427,7 +427,7 @@ class ModelCaller:
                 key = _model_key(self.runnable)
                 _refuse_if_stuck(key)
                 bounded = self.build(timeout + _CLOSE_AFTER)
-                finished = None
+                finished, remaining = None, timeout
                 if bounded is None:
                     # A request that cannot be closed may hang for good: it starts only
                     # with one of the model's slots (those that can be closed end at
@@ -438,14 +438,14 @@ class ModelCaller:
                             f"model call exceeded {timeout:g}s waiting for one of the "
                             f"{_MAX_ABANDONED} calls of this model in flight to end"
                         )
-                    timeout = max(0.0, timeout - (time.monotonic() - waited))
+                    remaining = max(0.0, timeout - (time.monotonic() - waited))
                     finished = partial(_free_slot, key)
                 runnable = bounded if bounded is not None else self.runnable
                 future = on_own_thread(
                     partial(runnable.invoke, value, config), "librarian-call", finished
                 )
                 try:
-                    return future.result(timeout)
+                    return future.result(remaining)
                 except concurrent.futures.TimeoutError:
                     # (the same class as the builtin TimeoutError since Python 3.11)
                     if future.done():  # the call's own result or error, not our timer
