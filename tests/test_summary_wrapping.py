@@ -40,6 +40,8 @@ WRAPPED = {
     "json_object": '{"summary": "' + GOOD + '"}',
     "quotes": '"' + GOOD + '"',
     "nested": 'Sure! Here\'s the summary:\n```json\n{"summary": "' + GOOD + '"}\n```',
+    "musing_then_label": "Okay, the message is about the offsite budget and the hotel.\n\n"
+    "**Summary:**\n" + GOOD,
 }
 CLOSINGS = {
     "anything_else": GOOD + " Let me know if you need anything else!",
@@ -119,6 +121,10 @@ RUNNING_WRAPPED = {
     "summary_tags": "<summary>\n" + RUNNING + "\n</summary>",
     "updated_summary_tags": "<updated_summary>\n" + RUNNING + "\n</updated_summary>",
     "preamble_and_tags": "Here is the updated summary:\n<summary>\n" + RUNNING + "\n</summary>",
+    # A small model thinking aloud, then its summary under a label line.
+    "musing_then_label": "Okay, let me update the summary with the hotel.\n\n**Updated summary:**\n"
+    + RUNNING,
+    "musing_then_heading": "Let me think. Dana added a hotel.\n### Summary\n" + RUNNING,
 }
 
 

@@ -373,15 +373,39 @@ def _drop_heading(text: str) -> str:
     return f"{title}\n{rest}".strip()  # a heading with content: its words
 
 
+# A line that only labels what follows: "**Updated summary:**", "### Summary", "Summary".
+_LABEL_LINE = re.compile(
+    rf"^[ \t]*(?:#{{1,6}}[ \t]+)?[*_]{{0,2}}[ \t]*{_HEADING_WORDS}[ \t]*[*_:]*[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_MUSING_CHARS = 400
+"""What comes before a label line is dropped only if this short (a sentence or two)."""
+
+
+def _after_label_line(text: str) -> str:
+    """What follows a label line that a few lines of the model's own musing precede
+    ("Okay, let me update the summary.\n\n**Updated summary:**\n- ..."), not facts of
+    a summary (lines starting "- ")."""
+    match = _LABEL_LINE.search(text, 1, _MUSING_CHARS + 80)
+    if match is None or match.start() > _MUSING_CHARS:
+        return text
+    before, after = text[: match.start()], text[match.end() :].strip()
+    if not after or any(line.lstrip().startswith(("-", "*", "•")) for line in before.splitlines()):
+        return text
+    return after
+
+
 def clean_model_summary(text: str) -> str:
     """A model's summary without its wrapping: what is validated and what is stored.
 
     Removes, in any nesting: one leading preamble ("Sure! Here's a concise summary of
-    the message:"), a surrounding code fence (with or without a language tag) or pair
-    of quotes, a leading markdown heading or "Summary:" / "**Summary:**" label, a JSON
-    object ``{"summary": "..."}``, and trailing closing offers ("Let me know if you
-    need anything else!", "Would you like me to ...?"). A text that is only a preamble
-    becomes empty. Line breaks inside the summary are kept.
+    the message:"), a sentence or two of musing before a label line ("Okay, let me
+    update it." then "**Updated summary:**" on a line of its own), a surrounding code
+    fence (with or without a language tag) or pair of quotes, a leading markdown
+    heading or "Summary:" / "**Summary:**" label, a JSON object ``{"summary": "..."}``,
+    and trailing closing offers ("Let me know if you need anything else!", "Would you
+    like me to ...?"). A text that is only a preamble becomes empty. Line breaks inside
+    the summary are kept.
     """
     text = text.strip()
     for _ in range(8):
@@ -390,6 +414,7 @@ def clean_model_summary(text: str) -> str:
         text = _INTERJECTION.sub("", text, count=1)
         text = _LABEL.sub("", text, count=1)
         text = _drop_heading(text.strip())
+        text = _after_label_line(text)
         text = _unwrap_fence(text.strip())
         text = _unwrap_json(text)
         text = _unwrap_quotes(text)
