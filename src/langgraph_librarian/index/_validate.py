@@ -384,8 +384,8 @@ _MUSING_CHARS = 400
 
 def _after_label_line(text: str) -> str:
     """What follows a label line that a few lines of the model's own musing precede
-    ("Okay, let me update the summary.\n\n**Updated summary:**\n- ..."), not facts of
-    a summary (lines starting "- ")."""
+    ("Okay, let me update the summary." then "**Updated summary:**" on a line of its
+    own), not facts of a summary (lines starting "- ")."""
     match = _LABEL_LINE.search(text, 1, _MUSING_CHARS + 80)
     if match is None or match.start() > _MUSING_CHARS:
         return text
