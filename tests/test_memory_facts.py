@@ -130,6 +130,31 @@ def test_facts_outside_the_recipe_domain_outrank_chatter():
     assert "read-only on Fridays" in summary
 
 
+def _purchases(start: int, n: int) -> list[BaseMessage]:
+    messages: list[BaseMessage] = []
+    for i in range(start, start + n):
+        messages.append(
+            HumanMessage(f"My budget for item {i} is {100 + i} dollars; I decided to buy it.")
+        )
+        messages.append(AIMessage(f"Ok, {100 + i} dollars."))
+    return messages
+
+
+@pytest.mark.parametrize("budget", [60, 200])
+def test_a_health_constraint_outlasts_many_other_lasting_facts(budget):
+    """Budgets and decisions are lasting facts too, and a line with a budget, a number
+    and "decided" outranked "I'm allergic to peanuts": sixty of them evicted it, and a
+    model summary that dropped it was then held to no more than that."""
+    allergy = [HumanMessage("I'm allergic to peanuts."), AIMessage("Noted.")]
+    summarizer = RunningSummarizer(max_summary_tokens=budget)
+    at_once = summarizer.summarize([*allergy, *_purchases(0, 60)]).summary
+    assert "allergic to peanuts" in at_once
+    summary = summarizer.summarize(allergy).summary
+    for start in range(0, 60, 4):
+        summary = summarizer.summarize(_purchases(start, 4), summary).summary
+    assert "allergic to peanuts" in summary and "item 59" in summary
+
+
 # -- bounded work (A10) ----
 
 

@@ -227,11 +227,20 @@ def _covered(lines: list[_Line]) -> set[int]:
     return covered
 
 
+_CONSTRAINT_WEIGHT = 6.0
+"""A health or diet constraint (``CONSTRAINTS``: allergic, celiac, vegetarian...) stated
+in a user's line or a summary's: above any other lasting fact. Without it a budget line
+with a number and a decision outranked "I'm allergic to peanuts", and sixty of them
+evicted it; the model's summary is then held to no more than this one keeps."""
+
+
 def _importance(line: _Line, newest: int, covered: set[int]) -> float:
     label = line.label
     score = _ROLE_WEIGHT.get(label, _PROSE_WEIGHT) if label else _PROSE_WEIGHT
     body = line.body
     score += sum(weight for pattern, weight in _CUES if pattern.search(body))
+    if label in (None, "User") and not line.is_question and _CONSTRAINTS.search(body):
+        score += _CONSTRAINT_WEIGHT
     score += min(2, len(VALUE_PATTERN.findall(body))) * 0.5
     if line.is_question:
         score -= 0.5  # a question asked is less durable than a fact stated
