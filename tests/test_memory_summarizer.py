@@ -356,3 +356,25 @@ def test_user_messages_of_other_classes_are_the_users(history):
     assert result.method == "extractive" and "allergic" in " ".join(result.notes)
     offline = RunningSummarizer(max_summary_tokens=300).summarize(history, "")
     assert offline.summary == f"- User: {_ALLERGY_AND_PARTY}\n- Assistant: Noted."
+
+
+def test_who_said_it_stays_in_a_group_chat():
+    """Named users (a group chat: ``HumanMessage(name="Tom")``) were all "User": Tom's
+    allergy and Ann's diet read as one user's, offline and in the model's prompt."""
+    history = [
+        HumanMessage("I'm allergic to nuts.", name="Tom"),
+        HumanMessage("I'm vegetarian.", name="Ann"),
+        AIMessage("Noted, both of you."),
+    ]
+    offline = RunningSummarizer(max_summary_tokens=300).summarize(history)
+    assert offline.summary.splitlines()[:2] == [
+        "- User (Tom): I'm allergic to nuts.",
+        "- User (Ann): I'm vegetarian.",
+    ]
+    prompt = prompt_text(RunningSummarizer(ScriptedChatModel()).build_prompt(history))
+    assert "[user Tom] I'm allergic to nuts." in prompt
+    assert "[user Ann] I'm vegetarian." in prompt
+    # Read back as the users' lines: the next fold keeps them ahead of small talk.
+    chatter = [HumanMessage(f"Thanks, see you at {n}pm!") for n in range(1, 12)]
+    later = RunningSummarizer(max_summary_tokens=40).summarize(chatter, offline.summary)
+    assert "User (Tom): I'm allergic to nuts." in later.summary

@@ -61,6 +61,7 @@ __all__ = [
     "message_fact",
     "parse_summary",
     "retained_terms",
+    "speaker_name",
     "user_fact_terms",
 ]
 
@@ -80,7 +81,8 @@ _SCORED_CHARS = 4000
 not cost more than the rest of the batch)."""
 _REDUNDANCY_WINDOW = 200
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
-_LABELLED = re.compile(r"^(?:User|Assistant|Tool[^:\n]{0,60}):")
+_LABELLED = re.compile(r"^(?:User(?: \([^():\n]{1,40}\))?|Assistant|Tool[^:\n]{0,60}):")
+_NAMED_USER = re.compile(r"User \([^():\n]{1,40}\)")
 _ROLE_LABELS = {"human": "User", "ai": "Assistant", "tool": "Tool"}
 _ROLE_WEIGHT = {"User": 2.0, "Assistant": 1.0, "Tool": 0.5}
 _PROSE_WEIGHT = 1.5  # lines without a role label, e.g. from a model-written summary
@@ -125,6 +127,8 @@ class _Line:
         head, sep, _ = self.text.partition(":")
         if sep and (head in _ROLE_WEIGHT or head.startswith("Tool ")):
             return "Tool" if head.startswith("Tool") else head
+        if sep and _NAMED_USER.fullmatch(head):  # "User (Tom)": one of a group chat
+            return "User"
         return None
 
     @property
@@ -158,11 +162,22 @@ def clip_to_tokens(text: str, max_tokens: int, counter: TokenCounter | None = No
     return clipped
 
 
+def speaker_name(message: BaseMessage) -> str:
+    """The ``name`` of a user's message (a group chat's "Tom"), fit for a label: one
+    line, no colon or brackets, at most 40 characters; ``""`` for none."""
+    name = getattr(message, "name", None)
+    if message.type != "human" or not isinstance(name, str):
+        return ""
+    return " ".join(re.sub(r"[():\[\]]", " ", name).split())[:40].strip()
+
+
 def _label(message: BaseMessage) -> str:
     label = _ROLE_LABELS.get(message.type, message.type.capitalize())
     name = getattr(message, "name", None)
     if message.type == "tool" and name:
         label = f"Tool {name}"
+    elif speaker := speaker_name(message):
+        label = f"User ({speaker})"
     return label
 
 
