@@ -228,3 +228,34 @@ def test_the_graphs_token_counter_reaches_the_summarizer(tmp_path):
     assert state["summary"] and per_char([HumanMessage(state["summary"])]) <= 60
     assert state["summary_metadata"]["summary_tokens"] <= 60
     assert count_text_tokens(state["summary"], per_char) <= 60
+
+
+LANGCHAIN_SUMMARY = """## SESSION INTENT
+Plan a birthday party for Dana's son in Porto.
+
+## SUMMARY
+Dana is allergic to peanuts. The budget is 300 euros.
+
+## ARTIFACTS
+None
+
+## NEXT STEPS
+- Order the cake
+<summary>
+</summary>"""
+
+
+def test_a_previous_summarys_headings_and_placeholders_are_not_facts():
+    """A summary written by LangChain's summarization prompt (sections "## SESSION
+    INTENT", "## ARTIFACTS" with "None"), or wrapped in tags, was folded line by line:
+    "- ## SESSION INTENT", "- None" and "- <summary>" became fact lines of the summary."""
+    new = [HumanMessage("Also, we'll be 12 kids."), AIMessage("Noted: 12 kids.")]
+    summary = RunningSummarizer(max_summary_tokens=300).summarize(new, LANGCHAIN_SUMMARY).summary
+    assert summary.splitlines() == [
+        "- Plan a birthday party for Dana's son in Porto.",
+        "- Dana is allergic to peanuts.",
+        "- The budget is 300 euros.",
+        "- Order the cake",
+        "- User: Also, we'll be 12 kids.",
+        "- Assistant: Noted: 12 kids.",
+    ]

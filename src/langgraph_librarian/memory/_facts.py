@@ -196,12 +196,22 @@ def message_fact(message: BaseMessage) -> str:
     return f"{label}: {_clip(text, _MAX_FACT_CHARS)}"
 
 
+# Lines of a summary that state nothing: a markdown heading ("## SESSION INTENT" of
+# LangChain's summary prompt), a tag a model wrapped it in, a placeholder for an empty
+# section ("None").
+_NOT_A_FACT = re.compile(
+    r"#{1,6}(?:\s.*)?|</?[A-Za-z][\w-]{0,40}>|[(\[]?(?:none(?: yet)?|n/?a|nothing|-+|—)[)\]]?\.?",
+    re.IGNORECASE,
+)
+
+
 def parse_summary(summary: str) -> list[str]:
-    """Fact lines of a previous summary: its bullet lines, or its sentences for prose."""
+    """Fact lines of a previous summary: its bullet lines, or its sentences for prose
+    (not its headings, tags or "None" placeholders)."""
     lines: list[str] = []
     for raw in summary.splitlines():
         line = _BULLET.sub("", raw).strip()
-        if not line:
+        if not line or _NOT_A_FACT.fullmatch(line):
             continue
         if _BULLET.match(raw) or _LABELLED.match(line):
             lines.append(line)
