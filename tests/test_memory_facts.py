@@ -259,3 +259,19 @@ def test_a_previous_summarys_headings_and_placeholders_are_not_facts():
         "- User: Also, we'll be 12 kids.",
         "- Assistant: Noted: 12 kids.",
     ]
+
+
+def test_a_model_may_drop_a_previous_summarys_headings():
+    """The previous summary's words a model must mostly keep counted its headings and
+    placeholders ("SESSION INTENT", "None"): an answer keeping every fact but not the
+    scaffolding was rejected as dropping most of the previous summary."""
+    previous = (
+        "## SESSION INTENT\nParty for Dana.\n\n## SUMMARY\nDana is allergic to peanuts.\n\n"
+        "## ARTIFACTS\nNone\n\n## DECISIONS\nNone\n\n## OPEN QUESTIONS\nNone\n\n"
+        "## NEXT STEPS\nNone"
+    )
+    new = [HumanMessage("Also, we'll be 12 kids."), AIMessage("Noted: 12 kids.")]
+    answer = "- Dana is allergic to peanuts.\n- Party: 12 kids."
+    model = ScriptedChatModel(script=answer)
+    result = RunningSummarizer(model, max_summary_tokens=300).summarize(new, previous)
+    assert (result.method, result.notes, result.summary) == ("llm", [], answer)

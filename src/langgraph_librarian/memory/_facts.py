@@ -385,16 +385,17 @@ def merge_facts(
 def retained_terms(previous_summary: str) -> set[str]:
     """The content words a new summary must mostly keep from ``previous_summary``.
 
-    A summary written by a model: all of them. One made offline (a line per message,
-    ``User: ...``) also holds small talk the model is told to drop, so only its lasting
-    lines count (constraints, preferences, identity, decisions, changes, values):
-    otherwise a good model answer is rejected for dropping the pleasantries, and every
-    later fold falls back to the offline summary.
+    A summary written by a model: all of them but its headings and placeholders
+    (:func:`parse_summary`: "## SESSION INTENT", "None"). One made offline (a line per
+    message, ``User: ...``) also holds small talk the model is told to drop, so only its
+    lasting lines count (constraints, preferences, identity, decisions, changes,
+    values): otherwise a good model answer is rejected for dropping the pleasantries,
+    and every later fold falls back to the offline summary.
     """
     lines = parse_summary(previous_summary)
     labelled = [line for line in lines if _LABELLED.match(line)]
     if not lines or 2 * len(labelled) < len(lines):
-        return set(content_terms(previous_summary))
+        return set(content_terms("\n".join(lines)))
     lasting = [
         line
         for line in lines
