@@ -723,7 +723,9 @@ def test_calls_beyond_the_cap_wait_for_a_slot_while_the_model_answers(monkeypatc
     try:
         for thread in threads:
             thread.start()
-        while len(model.calls) < 3:  # the first three hold the slots
+        for _ in range(6000):  # (at most a minute: a broken cap fails, not hangs)
+            if len(model.calls) >= 3:  # the first three hold the slots
+                break
             time.sleep(0.01)
         assert model.in_flight == 3
         release.set()
