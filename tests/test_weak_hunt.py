@@ -160,6 +160,37 @@ def test_a_denial_of_the_stated_kind_is_still_rejected(source, answer):
 @pytest.mark.parametrize(
     ("source", "answer"),
     [
+        (PENICILLIN, "User has no drug allergies."),
+        (PENICILLIN, "No known drug allergies; no medication allergies either."),
+        ("I'm allergic to cats.", "User has no pet allergies."),
+        ("I'm allergic to pollen and dust.", "User has no seasonal allergies."),
+        ("I'm allergic to dust mites.", "No environmental allergies."),
+    ],
+)
+def test_a_denial_of_the_kind_the_allergy_is_is_rejected(source, answer):
+    """A denial such as "no drug allergies" for "allergic to penicillin" was never
+    checked: only a
+    denial scoped to food was read as scoped."""
+    assert problem(answer, source, role="human") is not None
+    assert statement_problem(answer, source) is not None
+
+
+@pytest.mark.parametrize(
+    ("source", "summary"),
+    [
+        ("I'm allergic to peanuts.", "Allergic to peanuts; no drug allergies."),
+        ("I'm allergic to penicillin.", "Allergic to penicillin; no pet allergies."),
+        ("I'm allergic to cats.", "User has no drug allergies but is allergic to cats."),
+    ],
+)
+def test_a_denial_of_another_kind_of_allergy_is_kept(source, summary):
+    assert problem(summary, source, role="human") is None
+    assert statement_problem(summary, source) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "answer"),
+    [
         ("I'm severely allergic to nuts.", "User has no allergies."),
         ("I'm really allergic to nuts, so no pesto.", "No allergies; no pesto."),
         ("I'm lactose intolerant.", "User has no intolerances."),

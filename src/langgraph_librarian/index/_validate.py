@@ -2756,6 +2756,13 @@ _ANYTHING = frozenset(_listed("anything any everything something food foods"))
 _FOOD = "\x00food"
 """What a denial scoped to food is to ("no food allergies", "not allergic to any food"):
 it denies the constraint for foods only (see :func:`_food_constraints`)."""
+# Other kinds a denial may be scoped to ("no drug allergies", "no pet allergies"), by
+# the word that names the kind: the denial is to "\x00" + the kind.
+_KIND_WORDS = {
+    **dict.fromkeys(_listed("drug drugs medication medications medicine antibiotic"), "drug"),
+    **dict.fromkeys(_listed("pet pets animal animals"), "animal"),
+    **dict.fromkeys(_listed("environmental seasonal airborne outdoor"), "environment"),
+}
 
 
 def _denied_constraints(words: list[str], cues: frozenset[str]) -> set[tuple[str, str]]:
@@ -2771,11 +2778,14 @@ def _denied_constraints(words: list[str], cues: frozenset[str]) -> set[tuple[str
         rest = [(n, w) for n, w in enumerate(folded[at + 1 :], at + 1) if w not in _DENIAL_FILLER]
         if not rest:
             continue
-        (n, first), key, food = rest[0], None, False
+        (n, first), key, food, kind = rest[0], None, False, None
         if first == "food" and len(rest) > 1:
             n, second = rest[1]
             key = _constraint_key(second) or ("*" if second in _KIND_NOUNS else None)
             food = True
+        elif first in _KIND_WORDS and len(rest) > 1:  # "no drug allergies"
+            n, second = rest[1]
+            key, kind = _constraint_key(second), _KIND_WORDS[first]
         else:
             key = _constraint_key(first)
         if key:
@@ -2784,7 +2794,10 @@ def _denied_constraints(words: list[str], cues: frozenset[str]) -> set[tuple[str
                 to == "any" and folded[n + 3 : n + 4] in (["food"], ["foods"])
             ):
                 food = True
-            found.add((key, _FOOD if food else "" if to in _ANYTHING else to))
+            if kind is not None:
+                found.add((key, "\x00" + kind))
+            else:
+                found.add((key, _FOOD if food else "" if to in _ANYTHING else to))
     return found
 
 
@@ -2906,19 +2919,35 @@ def _stated_constraints(source: str, cues: frozenset[str]) -> _Stated:
 
 # What a person may be allergic to that is not eaten: an allergy to these alone is not
 # denied by "no food allergies" or "no dietary restrictions".
-_NOT_FOOD = frozenset(
+_ALLERGENS = {
+    "drug": frozenset(
+        _listed(
+            "penicillin penicillins amoxicillin ampicillin antibiotic antibiotics sulfa "
+            "sulfonamide sulfonamides sulphonamides aspirin ibuprofen nsaid nsaids codeine "
+            "morphine opioids opiates cephalosporins tetracycline erythromycin anesthesia "
+            "anaesthesia anesthetics anaesthetics medication medications medicine medicines "
+            "drug drugs vaccine vaccines"
+        )
+    ),
+    "animal": frozenset(
+        _listed("cat cats dog dogs pet pets horse horses dander fur feathers animal animals")
+    ),
+    "environment": frozenset(
+        _listed(
+            "dust mite mites pollen pollens grass grasses hay ragweed mold molds mould moulds "
+            "tree trees"
+        )
+    ),
+}
+_NOT_FOOD = frozenset().union(*_ALLERGENS.values()) - {"tree", "trees"} | frozenset(
     _listed(
-        "penicillin penicillins amoxicillin ampicillin antibiotic antibiotics sulfa sulfonamide "
-        "sulfonamides sulphonamides aspirin ibuprofen nsaid nsaids codeine morphine opioids "
-        "opiates cephalosporins tetracycline erythromycin anesthesia anaesthesia anesthetics "
-        "anaesthetics medication medications medicine medicines drug drugs vaccine vaccines "
-        "latex nickel metal metals cat cats dog dogs pet pets horse horses dander fur feathers "
-        "dust mite mites pollen pollens grass grasses hay ragweed mold molds mould moulds bee "
-        "bees wasp wasps sting stings insect insects mosquito mosquitoes mosquitos cockroach "
-        "cockroaches perfume perfumes fragrance fragrances wool detergent detergents chlorine "
-        "formaldehyde adhesive adhesives plasters sunlight sun cold"
+        "latex nickel metal metals bee bees wasp wasps sting stings insect insects mosquito "
+        "mosquitoes mosquitos cockroach cockroaches perfume perfumes fragrance fragrances wool "
+        "detergent detergents chlorine formaldehyde adhesive adhesives plasters sunlight sun "
+        "cold"
     )
 )
+"""(Not "trees": "tree nuts" are eaten.)"""
 _ALLERGEN_FILLER = frozenset(
     _listed("to a an the some most all certain kind kinds type types of and or also both other")
 )
@@ -2962,6 +2991,13 @@ def _allergens(sentence: str) -> list[str] | None:
     return found
 
 
+def _stated_allergens(source: str, cues: frozenset[str]) -> list[list[str] | None]:
+    """What each sentence in which the writer states an allergy says it is to (see
+    :func:`_allergens`)."""
+    sentences = {c.sentence for c in _constraint_clauses(source, cues) if not c.others}
+    return [_allergens(sentence) for sentence in sentences]
+
+
 def _food_constraints(source: str, stated: set[str], cues: frozenset[str]) -> set[str]:
     """Of the constraints the writer states (``stated``), those about what they eat:
     a denial scoped to food ("no food allergies", "no dietary restrictions") denies only
@@ -2969,8 +3005,7 @@ def _food_constraints(source: str, stated: set[str], cues: frozenset[str]) -> se
     things that are not eaten ("allergic to penicillin and cats")."""
     food = stated - {"wheelchair"}
     if "allerg" in food:
-        sentences = {c.sentence for c in _constraint_clauses(source, cues) if not c.others}
-        said = [_allergens(sentence) for sentence in sentences]
+        said = _stated_allergens(source, cues)
         if said and all(words is not None and set(words) <= _NOT_FOOD for words in said):
             food.discard("allerg")
     return food
@@ -2997,7 +3032,14 @@ def _denies_constraint(summary: str, source: str) -> str | None:
             continue
         for key, to in _denied_constraints(clause.words, cues):
             # "not allergic to shellfish" for "allergic to nuts" denies another thing.
-            if key in denied or (to and to != _FOOD and to not in said):
+            if key in denied or (to and not to.startswith("\x00") and to not in said):
+                continue
+            if to.startswith("\x00") and to != _FOOD:
+                # "no drug allergies": the opposite of "allergic to penicillin" only
+                if key == "allerg" and key in stated:
+                    kind = _ALLERGENS[to[1:]]
+                    if any(set(w or ()) & kind for w in _stated_allergens(source, cues)):
+                        return " ".join(clause.words)
                 continue
             if to == _FOOD or key == "*":
                 # "no food allergies" for "allergic to penicillin": another kind.
