@@ -169,8 +169,7 @@ def test_a_denial_of_the_stated_kind_is_still_rejected(source, answer):
 )
 def test_a_denial_of_the_kind_the_allergy_is_is_rejected(source, answer):
     """A denial such as "no drug allergies" for "allergic to penicillin" was never
-    checked: only a
-    denial scoped to food was read as scoped."""
+    checked: only a denial scoped to food was read as scoped."""
     assert problem(answer, source, role="human") is not None
     assert statement_problem(answer, source) is not None
 
