@@ -378,3 +378,17 @@ def test_who_said_it_stays_in_a_group_chat():
     chatter = [HumanMessage(f"Thanks, see you at {n}pm!") for n in range(1, 12)]
     later = RunningSummarizer(max_summary_tokens=40).summarize(chatter, offline.summary)
     assert "User (Tom): I'm allergic to nuts." in later.summary
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [[], [SystemMessage("Be brief.")], [HumanMessage(""), AIMessage("  ")]],
+    ids=["none", "system_only", "empty"],
+)
+def test_nothing_to_fold_costs_no_model_call(messages):
+    """With no message to fold the model was still called (billed, and its answer
+    could rewrite the summary with nothing new); the previous summary stays."""
+    model = ScriptedChatModel(script="- User is allergic to nuts; likes tea.")
+    summarizer = RunningSummarizer(model, max_summary_tokens=100)
+    result = summarizer.summarize(messages, "- User is allergic to nuts.")
+    assert model.calls == [] and result.summary == "- User is allergic to nuts."

@@ -432,7 +432,11 @@ class RunningSummarizer:
         """
         start = time.perf_counter()
         messages, previous_summary = _inputs(messages, previous_summary)
-        if not self.uses_model:
+        if not self.uses_model or not any(
+            message_text(m).strip() for m in messages if m.type != "system"
+        ):
+            # Nothing to fold (no message, or none with text): no model call, whose
+            # answer could only rewrite the previous summary with nothing new.
             return self._offline(messages, previous_summary, start)
         request = self._request(messages, previous_summary)
         try:
