@@ -246,3 +246,37 @@ def test_output_to_a_full_disk_is_one_error_line():
     err = proc.stderr.decode()
     assert proc.returncode == 1 and "Traceback" not in err, err
     assert "librarian: error: cannot write the output (No space left on device)" in err
+
+
+_INTERRUPTED_IMPORT = """
+import importlib.abc, sys, tomllib
+
+class CtrlC(importlib.abc.MetaPathFinder):
+    # Ctrl-C while Python imports the library's dependencies (the command's first second)
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("langchain_core", "langgraph", "langchain"):
+            raise KeyboardInterrupt
+        return None
+
+with open(sys.argv.pop(1), "rb") as f:
+    target = tomllib.load(f)["project"]["scripts"]["librarian"]
+module, _, function = target.partition(":")
+sys.meta_path.insert(0, CtrlC())
+# What the installed console script does:
+main = getattr(__import__(module, fromlist=[function]), function)
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("argv", [["demo"], ["chat", "--help"], ["--version"]])
+def test_ctrl_c_while_the_command_imports_the_library_exits_130_quietly(argv):
+    """The console script imported the package (langchain, langgraph: a second or more)
+    before the command's own Ctrl-C handling ran: Ctrl-C then printed a traceback."""
+    result = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_IMPORT, str(SRC / "pyproject.toml"), *argv],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
+    assert (result.returncode, result.stderr) == (130, "\nlibrarian: interrupted\n")

@@ -645,3 +645,92 @@ def test_a_call_left_on_a_dropped_event_loop_does_not_block_the_model(monkeypatc
     finally:
         for loop in loops:
             loop.close()
+
+
+def test_concurrent_hung_calls_leave_at_most_the_cap_of_threads(monkeypatch):
+    """Twelve running-summary folds started at once against a model that hangs: the
+    cap was checked before each call started, when none had timed out yet, so all
+    twelve started a thread and all twelve were left running. Calls in flight count
+    now; those beyond the cap fail (the summarizer raises, the caller keeps its
+    messages) without calling the model."""
+    import threading
+
+    from langgraph_librarian._engine import calls as calls_module
+    from langgraph_librarian.memory import RunningSummarizer, SummarizationError
+
+    monkeypatch.setattr(calls_module, "_MAX_ABANDONED", 8)
+    release = threading.Event()
+
+    def hang(_: object) -> str:
+        release.wait(60)
+        return "- User is allergic to nuts."
+
+    model = ScriptedChatModel(script=hang)
+    summarizer = RunningSummarizer(model, timeout=1.0, max_retries=0)
+    start = threading.Barrier(12)
+    failures: list[BaseException] = []
+
+    def fold() -> None:
+        start.wait()
+        try:
+            summarizer.summarize([HumanMessage("I'm allergic to nuts.")])
+        except BaseException as exc:
+            failures.append(exc)
+
+    def hung_threads() -> int:
+        return sum(t.name == "librarian-call" for t in threading.enumerate())
+
+    before = hung_threads()
+    folds = [threading.Thread(target=fold) for _ in range(12)]
+    try:
+        for thread in folds:
+            thread.start()
+        for thread in folds:
+            thread.join()
+        assert len(failures) == 12
+        assert all(isinstance(exc, SummarizationError) for exc in failures)
+        key = calls_module._model_key(model)
+        assert calls_module._still_running(key) == 8  # eight left running, not twelve
+        assert model.in_flight <= 8 and len(model.calls) <= 8
+        assert hung_threads() - before <= 8
+    finally:
+        release.set()
+
+
+def test_calls_beyond_the_cap_wait_for_a_slot_while_the_model_answers(monkeypatch):
+    """A busy model that does answer: calls beyond the cap wait in line for a slot
+    (within their timeout) instead of failing."""
+    import threading
+    import time
+
+    from langgraph_librarian._engine import calls as calls_module
+    from langgraph_librarian._engine.calls import ModelCaller
+
+    monkeypatch.setattr(calls_module, "_MAX_ABANDONED", 3)
+    release = threading.Event()
+
+    def slow(_: object) -> str:
+        release.wait(60)
+        return "answer"
+
+    model = ScriptedChatModel(script=slow)
+    caller = ModelCaller(model, step="select", timeout=60.0, retries=0)
+    answers: list[str] = []
+    threads = [
+        threading.Thread(target=lambda: answers.append(caller.invoke("x").content))
+        for _ in range(7)
+    ]
+    try:
+        for thread in threads:
+            thread.start()
+        for _ in range(6000):  # (at most a minute: a broken cap fails, not hangs)
+            if len(model.calls) >= 3:  # the first three hold the slots
+                break
+            time.sleep(0.01)
+        assert model.in_flight == 3
+        release.set()
+        for thread in threads:
+            thread.join()
+        assert answers == ["answer"] * 7 and model.peak <= 3
+    finally:
+        release.set()

@@ -141,7 +141,18 @@ def test_output_text_keeps_only_the_text_of_a_model_answer():
     assert output_text(blocks) == "in message 6\nIDs: [6]"  # not "message 6IDs: [6]"
 
 
-@pytest.mark.parametrize("answer", [THINKING, AIMessage("<think>walnuts</think>" + PREVIOUS)])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        THINKING,
+        AIMessage("<think>walnuts</think>" + PREVIOUS),
+        # The chat template opened <think> in the prompt (DeepSeek-R1 served by some
+        # OpenAI-compatible servers): the answer holds only its closing tag.
+        AIMessage("Okay, so the user mentioned walnuts, hmm.\n</think>\n\n" + PREVIOUS),
+        AIMessage("<reasoning>The user mentioned walnuts.</reasoning>\n" + PREVIOUS),
+    ],
+    ids=["blocks", "think", "closing_think_only", "reasoning_tags"],
+)
 def test_reasoning_never_reaches_the_summary(answer: Any):
     result = RunningSummarizer(ScriptedChatModel(script=answer)).summarize(BATCH, PREVIOUS)
     assert result.method == "llm"

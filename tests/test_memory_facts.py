@@ -130,6 +130,31 @@ def test_facts_outside_the_recipe_domain_outrank_chatter():
     assert "read-only on Fridays" in summary
 
 
+def _purchases(start: int, n: int) -> list[BaseMessage]:
+    messages: list[BaseMessage] = []
+    for i in range(start, start + n):
+        messages.append(
+            HumanMessage(f"My budget for item {i} is {100 + i} dollars; I decided to buy it.")
+        )
+        messages.append(AIMessage(f"Ok, {100 + i} dollars."))
+    return messages
+
+
+@pytest.mark.parametrize("budget", [60, 200])
+def test_a_health_constraint_outlasts_many_other_lasting_facts(budget):
+    """Budgets and decisions are lasting facts too, and a line with a budget, a number
+    and "decided" outranked "I'm allergic to peanuts": sixty of them evicted it, and a
+    model summary that dropped it was then held to no more than that."""
+    allergy = [HumanMessage("I'm allergic to peanuts."), AIMessage("Noted.")]
+    summarizer = RunningSummarizer(max_summary_tokens=budget)
+    at_once = summarizer.summarize([*allergy, *_purchases(0, 60)]).summary
+    assert "allergic to peanuts" in at_once
+    summary = summarizer.summarize(allergy).summary
+    for start in range(0, 60, 4):
+        summary = summarizer.summarize(_purchases(start, 4), summary).summary
+    assert "allergic to peanuts" in summary and "item 59" in summary
+
+
 # -- bounded work (A10) ----
 
 
@@ -203,3 +228,50 @@ def test_the_graphs_token_counter_reaches_the_summarizer(tmp_path):
     assert state["summary"] and per_char([HumanMessage(state["summary"])]) <= 60
     assert state["summary_metadata"]["summary_tokens"] <= 60
     assert count_text_tokens(state["summary"], per_char) <= 60
+
+
+LANGCHAIN_SUMMARY = """## SESSION INTENT
+Plan a birthday party for Dana's son in Porto.
+
+## SUMMARY
+Dana is allergic to peanuts. The budget is 300 euros.
+
+## ARTIFACTS
+None
+
+## NEXT STEPS
+- Order the cake
+<summary>
+</summary>"""
+
+
+def test_a_previous_summarys_headings_and_placeholders_are_not_facts():
+    """A summary written by LangChain's summarization prompt (sections "## SESSION
+    INTENT", "## ARTIFACTS" with "None"), or wrapped in tags, was folded line by line:
+    "- ## SESSION INTENT", "- None" and "- <summary>" became fact lines of the summary."""
+    new = [HumanMessage("Also, we'll be 12 kids."), AIMessage("Noted: 12 kids.")]
+    summary = RunningSummarizer(max_summary_tokens=300).summarize(new, LANGCHAIN_SUMMARY).summary
+    assert summary.splitlines() == [
+        "- Plan a birthday party for Dana's son in Porto.",
+        "- Dana is allergic to peanuts.",
+        "- The budget is 300 euros.",
+        "- Order the cake",
+        "- User: Also, we'll be 12 kids.",
+        "- Assistant: Noted: 12 kids.",
+    ]
+
+
+def test_a_model_may_drop_a_previous_summarys_headings():
+    """The previous summary's words a model must mostly keep counted its headings and
+    placeholders ("SESSION INTENT", "None"): an answer keeping every fact but not the
+    scaffolding was rejected as dropping most of the previous summary."""
+    previous = (
+        "## SESSION INTENT\nParty for Dana.\n\n## SUMMARY\nDana is allergic to peanuts.\n\n"
+        "## ARTIFACTS\nNone\n\n## DECISIONS\nNone\n\n## OPEN QUESTIONS\nNone\n\n"
+        "## NEXT STEPS\nNone"
+    )
+    new = [HumanMessage("Also, we'll be 12 kids."), AIMessage("Noted: 12 kids.")]
+    answer = "- Dana is allergic to peanuts.\n- Party: 12 kids."
+    model = ScriptedChatModel(script=answer)
+    result = RunningSummarizer(model, max_summary_tokens=300).summarize(new, previous)
+    assert (result.method, result.notes, result.summary) == ("llm", [], answer)

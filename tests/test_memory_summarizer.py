@@ -6,7 +6,15 @@ from typing import Any
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    ChatMessage,
+    HumanMessage,
+    HumanMessageChunk,
+    SystemMessage,
+    ToolMessage,
+)
 
 from fakes import ScriptedChatModel, prompt_text
 from helpers import chatter_with_constraints
@@ -321,3 +329,66 @@ def test_a_message_cannot_forge_a_line_of_another_role_in_the_prompt():
         "[user] I'm vegetarian.",
         "[assistant] ok",
     ]
+
+
+_ALLERGY_AND_PARTY = "I'm allergic to peanuts. I'm planning a party in Porto, budget 50 dollars."
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        [
+            ChatMessage(role="user", content=_ALLERGY_AND_PARTY),
+            ChatMessage(role="assistant", content="Noted."),
+        ],
+        [HumanMessageChunk(content=_ALLERGY_AND_PARTY), AIMessageChunk(content="Noted.")],
+    ],
+    ids=["chat_messages", "chunks"],
+)
+def test_user_messages_of_other_classes_are_the_users(history):
+    """A ``ChatMessage(role="user")`` or a ``HumanMessageChunk`` (a history built by hand
+    from streamed chunks) was not taken for the user's: a model summary that dropped
+    their allergy was kept, and the offline lines were labelled "Chat:" and
+    "Aimessagechunk:"."""
+    dropped = "- User is planning a party in Porto with a budget of 50 dollars."
+    model = RunningSummarizer(ScriptedChatModel(script=dropped), max_summary_tokens=300)
+    result = model.summarize(history, "")
+    assert result.method == "extractive" and "allergic" in " ".join(result.notes)
+    offline = RunningSummarizer(max_summary_tokens=300).summarize(history, "")
+    assert offline.summary == f"- User: {_ALLERGY_AND_PARTY}\n- Assistant: Noted."
+
+
+def test_who_said_it_stays_in_a_group_chat():
+    """Named users (a group chat: ``HumanMessage(name="Tom")``) were all "User": Tom's
+    allergy and Ann's diet read as one user's, offline and in the model's prompt."""
+    history = [
+        HumanMessage("I'm allergic to nuts.", name="Tom"),
+        HumanMessage("I'm vegetarian.", name="Ann"),
+        AIMessage("Noted, both of you."),
+    ]
+    offline = RunningSummarizer(max_summary_tokens=300).summarize(history)
+    assert offline.summary.splitlines()[:2] == [
+        "- User (Tom): I'm allergic to nuts.",
+        "- User (Ann): I'm vegetarian.",
+    ]
+    prompt = prompt_text(RunningSummarizer(ScriptedChatModel()).build_prompt(history))
+    assert "[user Tom] I'm allergic to nuts." in prompt
+    assert "[user Ann] I'm vegetarian." in prompt
+    # Read back as the users' lines: the next fold keeps them ahead of small talk.
+    chatter = [HumanMessage(f"Thanks, see you at {n}pm!") for n in range(1, 12)]
+    later = RunningSummarizer(max_summary_tokens=40).summarize(chatter, offline.summary)
+    assert "User (Tom): I'm allergic to nuts." in later.summary
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [[], [SystemMessage("Be brief.")], [HumanMessage(""), AIMessage("  ")]],
+    ids=["none", "system_only", "empty"],
+)
+def test_nothing_to_fold_costs_no_model_call(messages):
+    """With no message to fold the model was still called (billed, and its answer
+    could rewrite the summary with nothing new); the previous summary stays."""
+    model = ScriptedChatModel(script="- User is allergic to nuts; likes tea.")
+    summarizer = RunningSummarizer(model, max_summary_tokens=100)
+    result = summarizer.summarize(messages, "- User is allergic to nuts.")
+    assert model.calls == [] and result.summary == "- User is allergic to nuts."

@@ -108,3 +108,27 @@ def test_public_classes_and_functions_have_docstrings() -> None:
             value = getattr(imported, name)
             if inspect.isclass(value) or inspect.isfunction(value):
                 assert (value.__doc__ or "").strip(), f"{module}.{name} has no docstring"
+
+
+def test_the_top_level_names_are_imported_when_first_used() -> None:
+    """The package imports none of its dependencies until a name is used (the
+    ``librarian`` command handles Ctrl-C only once it runs); every name resolves, and
+    so does a submodule not imported yet."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, langgraph_librarian as ll\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('langchain_core', 'langgraph'))\n"
+        "assert heavy == [], heavy\n"
+        "from langgraph_librarian import LibrarianConfig, LIBRARIAN_TAG\n"
+        "assert LIBRARIAN_TAG == 'langgraph_librarian'\n"
+        "assert all(getattr(ll, name) is not None for name in ll.__all__)\n"
+        "assert set(ll.__all__) <= set(dir(ll))\n"
+        "assert ll.memory.RunningSummarizer.__name__ == 'RunningSummarizer'\n"
+        "try:\n    ll.no_such_name\nexcept AttributeError:\n    pass\n"
+        "else:\n    raise AssertionError('no AttributeError')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

@@ -40,6 +40,8 @@ WRAPPED = {
     "json_object": '{"summary": "' + GOOD + '"}',
     "quotes": '"' + GOOD + '"',
     "nested": 'Sure! Here\'s the summary:\n```json\n{"summary": "' + GOOD + '"}\n```',
+    "musing_then_label": "Okay, the message is about the offsite budget and the hotel.\n\n"
+    "**Summary:**\n" + GOOD,
 }
 CLOSINGS = {
     "anything_else": GOOD + " Let me know if you need anything else!",
@@ -115,6 +117,14 @@ RUNNING_WRAPPED = {
     "fence": "```\n" + RUNNING + "\n```",
     "heading": "### Updated summary\n" + RUNNING,
     "closing": RUNNING + "\n\nLet me know if you'd like me to adjust anything!",
+    # The prompt fences its data in tags; models answer in tags of their own.
+    "summary_tags": "<summary>\n" + RUNNING + "\n</summary>",
+    "updated_summary_tags": "<updated_summary>\n" + RUNNING + "\n</updated_summary>",
+    "preamble_and_tags": "Here is the updated summary:\n<summary>\n" + RUNNING + "\n</summary>",
+    # A small model thinking aloud, then its summary under a label line.
+    "musing_then_label": "Okay, let me update the summary with the hotel.\n\n**Updated summary:**\n"
+    + RUNNING,
+    "musing_then_heading": "Let me think. Dana added a hotel.\n### Summary\n" + RUNNING,
 }
 
 
@@ -129,6 +139,24 @@ async def test_the_running_summary_is_kept_without_its_wrapping(answer):
     ):
         assert (result.method, result.notes) == ("llm", [])
         assert result.summary == RUNNING
+
+
+def test_a_shortened_summary_in_the_prompts_summary_tags_is_kept():
+    """The re-compression prompt shows the summary between <summary> tags: a model that
+    answers in them too had its shorter summary rejected as "the model repeated its
+    prompt", and the summary was cut offline instead."""
+    long = RUNNING + "".join(
+        f"\n- Day {n} of the Lisbon trip: a walk through the old town and a museum visit"
+        for n in range(1, 9)
+    )
+    answers = [long, "<summary>\n" + RUNNING + "\n</summary>"]
+    summarizer = RunningSummarizer(
+        ScriptedChatModel(script=answers), max_summary_tokens=60, max_retries=0
+    )
+    days = [HumanMessage(line[2:]) for line in long.splitlines()[4:]]
+    result = summarizer.summarize([*MESSAGES, *days], PREVIOUS)
+    assert (result.method, result.recompressed, result.notes) == ("llm", True, [])
+    assert result.summary == RUNNING
 
 
 @pytest.mark.parametrize(

@@ -107,6 +107,117 @@ def test_a_faithful_summary_of_a_constraint_is_kept(source, summary):
     assert statement_problem(summary, source) is None
 
 
+PENICILLIN = "I'm allergic to penicillin."
+
+
+@pytest.mark.parametrize(
+    ("source", "summary"),
+    [
+        # A denial of another kind of allergy than the one stated: no contradiction.
+        (PENICILLIN, "User has no food allergies; allergic to penicillin."),
+        ("I'm allergic to cats.", "User has no food allergies but is allergic to cats."),
+        (
+            DINNER + "I'm allergic to penicillin and cat dander, but I eat anything.",
+            PLAN + "no food allergies; allergic to penicillin and cat dander.",
+        ),
+        ("I have a penicillin allergy.", "No food allergies; penicillin allergy."),
+        (PENICILLIN, "User is not allergic to any foods; allergic to penicillin."),
+        (PENICILLIN, "User has no dietary restrictions; allergic to penicillin."),
+        (DINNER + "I use a wheelchair.", PLAN + "uses a wheelchair; no dietary restrictions."),
+    ],
+)
+def test_a_denial_of_another_kind_than_the_stated_constraint_is_kept(source, summary):
+    assert problem(summary, source, role="human") is None
+    assert problem(summary, source) is None
+    assert statement_problem(summary, source) is None
+
+
+def test_a_running_summary_denying_food_allergies_for_a_drug_allergy_is_kept():
+    messages = [HumanMessage("I'm allergic to penicillin and to cats."), AIMessage("Noted.")]
+    answer = "- User has no food allergies; allergic to penicillin and to cats."
+    result = _fold(messages, answer)
+    assert (result.method, result.summary) == ("llm", answer)
+
+
+@pytest.mark.parametrize(
+    ("source", "answer"),
+    [
+        # A food among what the allergy is to, or nothing said about what it is to.
+        ("I'm allergic to penicillin and peanuts.", "User has no food allergies."),
+        ("I'm allergic to penicillin and shellfish.", "No food allergies; penicillin, shellfish."),
+        ("I'm allergic to shellfish.", "User has no food allergies."),
+        ("I have allergies.", "User has no food allergies."),
+        ("I'm allergic to penicillin.", "User has no allergies."),
+        ("I'm allergic to penicillin.", "User is not allergic to anything."),
+        ("I'm allergic to cats and I'm vegetarian.", "No dietary restrictions; cat allergy."),
+    ],
+)
+def test_a_denial_of_the_stated_kind_is_still_rejected(source, answer):
+    assert problem(answer, source, role="human") is not None
+    assert statement_problem(answer, source) is not None
+
+
+@pytest.mark.parametrize(
+    ("source", "answer"),
+    [
+        (PENICILLIN, "User has no drug allergies."),
+        (PENICILLIN, "No known drug allergies; no medication allergies either."),
+        ("I'm allergic to cats.", "User has no pet allergies."),
+        ("I'm allergic to pollen and dust.", "User has no seasonal allergies."),
+        ("I'm allergic to dust mites.", "No environmental allergies."),
+    ],
+)
+def test_a_denial_of_the_kind_the_allergy_is_is_rejected(source, answer):
+    """A denial such as "no drug allergies" for "allergic to penicillin" was never
+    checked: only a denial scoped to food was read as scoped."""
+    assert problem(answer, source, role="human") is not None
+    assert statement_problem(answer, source) is not None
+
+
+@pytest.mark.parametrize(
+    ("source", "summary"),
+    [
+        ("I'm allergic to peanuts.", "Allergic to peanuts; no drug allergies."),
+        ("I'm allergic to penicillin.", "Allergic to penicillin; no pet allergies."),
+        ("I'm allergic to cats.", "User has no drug allergies but is allergic to cats."),
+    ],
+)
+def test_a_denial_of_another_kind_of_allergy_is_kept(source, summary):
+    assert problem(summary, source, role="human") is None
+    assert statement_problem(summary, source) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "answer"),
+    [
+        ("I'm severely allergic to nuts.", "User has no allergies."),
+        ("I'm really allergic to nuts, so no pesto.", "No allergies; no pesto."),
+        ("I'm lactose intolerant.", "User has no intolerances."),
+        ("I'm strictly vegan.", "User is not vegan."),
+        ("I’m gluten intolerant.", "User is not gluten intolerant."),
+    ],
+)
+def test_a_constraint_stated_with_a_word_before_it_is_the_writers(source, answer):
+    """A word between "I'm" and the constraint ("severely", "lactose") made the clause's
+    subject "I'm severely", taken for someone else: the denial was accepted."""
+    assert problem(answer, source, role="human") is not None
+    assert statement_problem(answer, source) is not None
+    fold = _fold([HumanMessage(source), AIMessage("Noted.")], "- " + answer)
+    assert fold.method == "extractive"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "I'm sure Tom is allergic to nuts.",
+        "I'm sure Tom's allergic to nuts.",
+    ],
+)
+def test_a_constraint_after_i_m_and_someone_else_is_theirs(source):
+    summary = "User has no allergies and no dietary restrictions; " + source[7:]
+    assert problem(summary, source) is None
+
+
 # -- 2. a present constraint put in the past ----
 
 

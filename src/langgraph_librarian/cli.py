@@ -20,9 +20,10 @@ from collections.abc import Callable
 from importlib import metadata
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from langchain_core.language_models import BaseChatModel
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 __all__: list[str] = []
 
@@ -418,8 +419,7 @@ def _run(command: Callable[[], int]) -> int:
         print(f"librarian: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("\nlibrarian: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
     except BrokenPipeError:
         _drop_stdout()
         return 141
@@ -439,6 +439,21 @@ def _drop_stdout() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # This module imports only the standard library (nor does the package import more):
+    # langchain and langgraph, a second or more to import, come in from here on, where a
+    # Ctrl-C ends the command as it does while the command runs.
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return _interrupted()
+
+
+def _interrupted() -> int:
+    print("\nlibrarian: interrupted", file=sys.stderr)
+    return 130
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)

@@ -138,6 +138,12 @@ _abandoned_tasks: dict[int, set[asyncio.Future[Any]]] = {}
 """Async calls left running after ignoring their cancellation, per model: counted while
 their event loop runs (see :func:`_still_running`)."""
 _abandoned_lock = threading.Lock()
+_on_threads: dict[int, int] = {}
+"""Sync attempts of a model whose request cannot be closed, on their threads (answering
+or abandoned): a slot each, at most :data:`_MAX_ABANDONED` a model (see :func:`_take_slot`).
+Checking the abandoned count alone before a call let every call started before the
+first timeout through: twelve concurrent calls of a model that hangs left twelve threads."""
+_slot_freed = threading.Condition(_abandoned_lock)
 
 
 def _model_key(runnable: Any) -> int:
@@ -249,6 +255,32 @@ def _still_running(key: int) -> int:
                 del _abandoned_tasks[key]
             running = sum(t.get_loop().is_running() for t in tasks)
         return _abandoned.get(key, 0) + running
+
+
+def _take_slot(key: int, timeout: float) -> bool:
+    """Take one of the model's :data:`_MAX_ABANDONED` thread slots (freed by
+    :func:`_free_slot` when the call's thread ends), waiting at most ``timeout`` seconds
+    while all are taken; ``False`` when none was freed in time.
+
+    Only a call holding a slot starts a thread, so however many start at once, at most
+    the cap can be left running: calls beyond it wait in line (healthy calls of a busy
+    model end and free theirs) and time out without calling the model when it hangs.
+    """
+    with _slot_freed:
+        if not _slot_freed.wait_for(lambda: _on_threads.get(key, 0) < _MAX_ABANDONED, timeout):
+            return False
+        _on_threads[key] = _on_threads.get(key, 0) + 1
+        return True
+
+
+def _free_slot(key: int) -> None:
+    with _slot_freed:
+        left = _on_threads.get(key, 1) - 1
+        if left > 0:
+            _on_threads[key] = left
+        else:
+            _on_threads.pop(key, None)
+        _slot_freed.notify_all()
 
 
 def _refuse_if_stuck(key: int) -> None:
@@ -395,10 +427,25 @@ class ModelCaller:
                 key = _model_key(self.runnable)
                 _refuse_if_stuck(key)
                 bounded = self.build(timeout + _CLOSE_AFTER)
+                finished, remaining = None, timeout
+                if bounded is None:
+                    # A request that cannot be closed may hang for good: it starts only
+                    # with one of the model's slots (those that can be closed end at
+                    # their timeout, and a busy model keeps its concurrency).
+                    waited = time.monotonic()
+                    if not _take_slot(key, timeout):
+                        raise TimeoutError(
+                            f"model call exceeded {timeout:g}s waiting for one of the "
+                            f"{_MAX_ABANDONED} calls of this model in flight to end"
+                        )
+                    remaining = max(0.0, timeout - (time.monotonic() - waited))
+                    finished = partial(_free_slot, key)
                 runnable = bounded if bounded is not None else self.runnable
-                future = on_own_thread(partial(runnable.invoke, value, config), "librarian-call")
+                future = on_own_thread(
+                    partial(runnable.invoke, value, config), "librarian-call", finished
+                )
                 try:
-                    return future.result(timeout)
+                    return future.result(remaining)
                 except concurrent.futures.TimeoutError:
                     # (the same class as the builtin TimeoutError since Python 3.11)
                     if future.done():  # the call's own result or error, not our timer

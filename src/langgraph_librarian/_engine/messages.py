@@ -75,7 +75,13 @@ def _args_text(args: object) -> str:
         return repr(args)
 
 
-_REASONING_TAGS = re.compile(r"<(think|thinking)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
+_REASONING_TAGS = re.compile(
+    r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE
+)
+_REASONING_END = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
+"""A closing tag left once the sections are gone: the chat template opened the section
+in the prompt (DeepSeek-R1 behind some OpenAI-compatible servers), so the answer is
+reasoning, ``</think>``, then what the model answered."""
 
 
 def output_text(result: object) -> str:
@@ -85,7 +91,8 @@ def output_text(result: object) -> str:
     what a model *answered*: thinking and reasoning blocks, tool calls and other
     non-text blocks are left out (``BaseMessage.text``), and so are the
     ``<think>...</think>`` sections reasoning models served behind OpenAI-compatible
-    endpoints put inline. Their reasoning must never be taken for the answer.
+    endpoints put inline (and what comes before a closing ``</think>`` whose opening
+    tag was in the prompt). Their reasoning must never be taken for the answer.
 
     Text blocks are joined with a line break (``BaseMessage.text`` glues them: "...in
     message 6" + "IDs: [6]" read as "message 6IDs: [6]"), except where one continues
@@ -124,7 +131,9 @@ def output_text(result: object) -> str:
             )
             text += part if glued else "\n" + part
             after_cited = cited
-    return _REASONING_TAGS.sub("", text)
+    text = _REASONING_TAGS.sub("", text)
+    *_, answer = _REASONING_END.split(text)
+    return answer
 
 
 def finish_reason(result: object) -> str | None:

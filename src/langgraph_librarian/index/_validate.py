@@ -373,15 +373,39 @@ def _drop_heading(text: str) -> str:
     return f"{title}\n{rest}".strip()  # a heading with content: its words
 
 
+# A line that only labels what follows: "**Updated summary:**", "### Summary", "Summary".
+_LABEL_LINE = re.compile(
+    rf"^[ \t]*(?:#{{1,6}}[ \t]+)?[*_]{{0,2}}[ \t]*{_HEADING_WORDS}[ \t]*[*_:]*[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_MUSING_CHARS = 400
+"""What comes before a label line is dropped only if this short (a sentence or two)."""
+
+
+def _after_label_line(text: str) -> str:
+    """What follows a label line that a few lines of the model's own musing precede
+    ("Okay, let me update the summary." then "**Updated summary:**" on a line of its
+    own), not facts of a summary (lines starting "- ")."""
+    match = _LABEL_LINE.search(text, 1, _MUSING_CHARS + 80)
+    if match is None or match.start() > _MUSING_CHARS:
+        return text
+    before, after = text[: match.start()], text[match.end() :].strip()
+    if not after or any(line.lstrip().startswith(("-", "*", "•")) for line in before.splitlines()):
+        return text
+    return after
+
+
 def clean_model_summary(text: str) -> str:
     """A model's summary without its wrapping: what is validated and what is stored.
 
     Removes, in any nesting: one leading preamble ("Sure! Here's a concise summary of
-    the message:"), a surrounding code fence (with or without a language tag) or pair
-    of quotes, a leading markdown heading or "Summary:" / "**Summary:**" label, a JSON
-    object ``{"summary": "..."}``, and trailing closing offers ("Let me know if you
-    need anything else!", "Would you like me to ...?"). A text that is only a preamble
-    becomes empty. Line breaks inside the summary are kept.
+    the message:"), a sentence or two of musing before a label line ("Okay, let me
+    update it." then "**Updated summary:**" on a line of its own), a surrounding code
+    fence (with or without a language tag) or pair of quotes, a leading markdown
+    heading or "Summary:" / "**Summary:**" label, a JSON object ``{"summary": "..."}``,
+    and trailing closing offers ("Let me know if you need anything else!", "Would you
+    like me to ...?"). A text that is only a preamble becomes empty. Line breaks inside
+    the summary are kept.
     """
     text = text.strip()
     for _ in range(8):
@@ -390,6 +414,7 @@ def clean_model_summary(text: str) -> str:
         text = _INTERJECTION.sub("", text, count=1)
         text = _LABEL.sub("", text, count=1)
         text = _drop_heading(text.strip())
+        text = _after_label_line(text)
         text = _unwrap_fence(text.strip())
         text = _unwrap_json(text)
         text = _unwrap_quotes(text)
@@ -2728,6 +2753,16 @@ def _constraint_key(word: str) -> str | None:
 
 
 _ANYTHING = frozenset(_listed("anything any everything something food foods"))
+_FOOD = "\x00food"
+"""What a denial scoped to food is to ("no food allergies", "not allergic to any food"):
+it denies the constraint for foods only (see :func:`_food_constraints`)."""
+# Other kinds a denial may be scoped to ("no drug allergies", "no pet allergies"), by
+# the word that names the kind: the denial is to "\x00" + the kind.
+_KIND_WORDS = {
+    **dict.fromkeys(_listed("drug drugs medication medications medicine antibiotic"), "drug"),
+    **dict.fromkeys(_listed("pet pets animal animals"), "animal"),
+    **dict.fromkeys(_listed("environmental seasonal airborne outdoor"), "environment"),
+}
 
 
 def _denied_constraints(words: list[str], cues: frozenset[str]) -> set[tuple[str, str]]:
@@ -2743,15 +2778,26 @@ def _denied_constraints(words: list[str], cues: frozenset[str]) -> set[tuple[str
         rest = [(n, w) for n, w in enumerate(folded[at + 1 :], at + 1) if w not in _DENIAL_FILLER]
         if not rest:
             continue
-        (n, first), key = rest[0], None
+        (n, first), key, food, kind = rest[0], None, False, None
         if first == "food" and len(rest) > 1:
             n, second = rest[1]
             key = _constraint_key(second) or ("*" if second in _KIND_NOUNS else None)
+            food = True
+        elif first in _KIND_WORDS and len(rest) > 1:  # "no drug allergies"
+            n, second = rest[1]
+            key, kind = _constraint_key(second), _KIND_WORDS[first]
         else:
             key = _constraint_key(first)
         if key:
             to = folded[n + 2] if folded[n + 1 : n + 2] == ["to"] and n + 2 < len(folded) else ""
-            found.add((key, "" if to in _ANYTHING else to))
+            if to in ("food", "foods") or (
+                to == "any" and folded[n + 3 : n + 4] in (["food"], ["foods"])
+            ):
+                food = True
+            if kind is not None:
+                found.add((key, "\x00" + kind))
+            else:
+                found.add((key, _FOOD if food else "" if to in _ANYTHING else to))
     return found
 
 
@@ -2776,6 +2822,27 @@ _SUBJECT_ENDS = (
     )
 )
 _SUBJECT_FILLER = frozenset(_listed("the a an also still now both"))
+_WRITER_VERB = frozenset(_listed("i'm i've i'd we're we've we'd"))
+_NOT_MODIFIERS = frozenset(
+    _listed(
+        "my his her their our your its sure told afraid think thought guess pretty glad "
+        "worried aware certain he she they it that this who"
+    )
+)
+
+
+def _writer_then_modifiers(words: list[str], folded: list[str]) -> bool:
+    """Whether a clause's subject is "I'm" and words that qualify the constraint after
+    it ("I'm severely allergic", "I'm lactose intolerant"), not someone else ("I'm sure
+    Tom", "I'm told my sister")."""
+    at = next((n for n, f in enumerate(folded) if f not in _SUBJECT_FILLER), None)
+    if at is None or folded[at] not in _WRITER_VERB:
+        return False
+    rest = range(at + 1, len(folded))
+    return all(
+        not words[n][:1].isupper() and folded[n] not in _NOT_MODIFIERS and "'" not in folded[n]
+        for n in rest
+    )
 
 
 def _constraint_clauses(text: str, cues: frozenset[str]) -> list[_ConstraintClause]:
@@ -2804,7 +2871,9 @@ def _constraint_clauses(text: str, cues: frozenset[str]) -> list[_ConstraintClau
             )
             if end is not None and end > 0:
                 subject = {f for f in folded[:end] if f not in _SUBJECT_FILLER}
-                others = not subject <= _WRITER
+                others = not subject <= _WRITER and not _writer_then_modifiers(
+                    words[:end], folded[:end]
+                )
             if any(_constraint_key(f) for f in folded):
                 found.append(_ConstraintClause(words, sentence, others))
     return found
@@ -2848,6 +2917,100 @@ def _stated_constraints(source: str, cues: frozenset[str]) -> _Stated:
     return found
 
 
+# What a person may be allergic to that is not eaten: an allergy to these alone is not
+# denied by "no food allergies" or "no dietary restrictions".
+_ALLERGENS = {
+    "drug": frozenset(
+        _listed(
+            "penicillin penicillins amoxicillin ampicillin antibiotic antibiotics sulfa "
+            "sulfonamide sulfonamides sulphonamides aspirin ibuprofen nsaid nsaids codeine "
+            "morphine opioids opiates cephalosporins tetracycline erythromycin anesthesia "
+            "anaesthesia anesthetics anaesthetics medication medications medicine medicines "
+            "drug drugs vaccine vaccines"
+        )
+    ),
+    "animal": frozenset(
+        _listed("cat cats dog dogs pet pets horse horses dander fur feathers animal animals")
+    ),
+    "environment": frozenset(
+        _listed(
+            "dust mite mites pollen pollens grass grasses hay ragweed mold molds mould moulds "
+            "tree trees"
+        )
+    ),
+}
+_NOT_FOOD = frozenset().union(*_ALLERGENS.values()) - {"tree", "trees"} | frozenset(
+    _listed(
+        "latex nickel metal metals bee bees wasp wasps sting stings insect insects mosquito "
+        "mosquitoes mosquitos cockroach cockroaches perfume perfumes fragrance fragrances wool "
+        "detergent detergents chlorine formaldehyde adhesive adhesives plasters sunlight sun "
+        "cold"
+    )
+)
+"""(Not "trees": "tree nuts" are eaten.)"""
+_ALLERGEN_FILLER = frozenset(
+    _listed("to a an the some most all certain kind kinds type types of and or also both other")
+)
+_ALLERGEN_END = frozenset(
+    _listed(
+        "so but because which that while though although since then as if when who where "
+        "except including especially with without i i'm i've i'd we my our it it's"
+    )
+)
+_ALLERGY_MODIFIERS = frozenset(
+    _listed("severe mild bad serious strong slight terrible known diagnosed real bit little")
+)
+_ALLERGY_TOKEN = re.compile(r"[^\W\d_][\w'’-]*|[;:()—–\[\]]")
+
+
+def _allergens(sentence: str) -> list[str] | None:
+    """The words of what the sentence's allergies are to ("allergic to penicillin and
+    cats": penicillin, cats; "a cat allergy": cat), or ``None`` when one of them says
+    nothing of what it is to ("I have allergies")."""
+    tokens = [_fold(t.lower()).replace("’", "'") for t in _ALLERGY_TOKEN.findall(sentence)]
+    found: list[str] = []
+    for at, token in enumerate(tokens):
+        if _constraint_key(token) != "allerg":
+            continue
+        after = tokens[at + 1 :]
+        if after[:1] in (["reaction"], ["reactions"]):
+            after = after[1:]
+        if after[:1] == ["to"]:
+            words = []
+            for word in after[1:]:
+                if not word[0].isalpha() or word in _ALLERGEN_END or _constraint_key(word):
+                    break
+                if word not in _ALLERGEN_FILLER:
+                    words.append(word)
+        else:  # "a penicillin allergy", "a severe cat allergy"
+            before = [t for t in tokens[:at] if t not in _ALLERGY_MODIFIERS]
+            words = before[-1:] if before and before[-1] in _NOT_FOOD else []
+        if not words:
+            return None
+        found.extend(words)
+    return found
+
+
+def _stated_allergens(source: str, cues: frozenset[str]) -> list[list[str] | None]:
+    """What each sentence in which the writer states an allergy says it is to (see
+    :func:`_allergens`)."""
+    sentences = {c.sentence for c in _constraint_clauses(source, cues) if not c.others}
+    return [_allergens(sentence) for sentence in sentences]
+
+
+def _food_constraints(source: str, stated: set[str], cues: frozenset[str]) -> set[str]:
+    """Of the constraints the writer states (``stated``), those about what they eat:
+    a denial scoped to food ("no food allergies", "no dietary restrictions") denies only
+    these. Not a wheelchair, nor an allergy that every sentence stating it puts to
+    things that are not eaten ("allergic to penicillin and cats")."""
+    food = stated - {"wheelchair"}
+    if "allerg" in food:
+        said = _stated_allergens(source, cues)
+        if said and all(words is not None and set(words) <= _NOT_FOOD for words in said):
+            food.discard("allerg")
+    return food
+
+
 def _denies_constraint(summary: str, source: str) -> str | None:
     """A clause of the summary that denies, by its own word, a health or diet constraint
     the writer states about themselves ("User has no allergies", "not celiac", "no
@@ -2863,14 +3026,28 @@ def _denies_constraint(summary: str, source: str) -> str | None:
     if not stated:
         return None
     said = {_fold(w.lower()) for _, w in _words(source)}
+    food: set[str] | None = None
     for clause in _constraint_clauses(summary, cues):
         if clause.others:
             continue
         for key, to in _denied_constraints(clause.words, cues):
             # "not allergic to shellfish" for "allergic to nuts" denies another thing.
-            if key in denied or (to and to not in said):
+            if key in denied or (to and not to.startswith("\x00") and to not in said):
                 continue
-            if key in stated or key == "*":
+            if to.startswith("\x00") and to != _FOOD:
+                # "no drug allergies": the opposite of "allergic to penicillin" only
+                if key == "allerg" and key in stated:
+                    kind = _ALLERGENS[to[1:]]
+                    if any(set(w or ()) & kind for w in _stated_allergens(source, cues)):
+                        return " ".join(clause.words)
+                continue
+            if to == _FOOD or key == "*":
+                # "no food allergies" for "allergic to penicillin": another kind.
+                if food is None:
+                    food = _food_constraints(source, stated, cues)
+                if (key == "*" and food) or key in food:
+                    return " ".join(clause.words)
+            elif key in stated:
                 return " ".join(clause.words)
     return None
 

@@ -61,6 +61,7 @@ __all__ = [
     "message_fact",
     "parse_summary",
     "retained_terms",
+    "speaker_name",
     "user_fact_terms",
 ]
 
@@ -80,7 +81,8 @@ _SCORED_CHARS = 4000
 not cost more than the rest of the batch)."""
 _REDUNDANCY_WINDOW = 200
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
-_LABELLED = re.compile(r"^(?:User|Assistant|Tool[^:\n]{0,60}):")
+_LABELLED = re.compile(r"^(?:User(?: \([^():\n]{1,40}\))?|Assistant|Tool[^:\n]{0,60}):")
+_NAMED_USER = re.compile(r"User \([^():\n]{1,40}\)")
 _ROLE_LABELS = {"human": "User", "ai": "Assistant", "tool": "Tool"}
 _ROLE_WEIGHT = {"User": 2.0, "Assistant": 1.0, "Tool": 0.5}
 _PROSE_WEIGHT = 1.5  # lines without a role label, e.g. from a model-written summary
@@ -125,6 +127,8 @@ class _Line:
         head, sep, _ = self.text.partition(":")
         if sep and (head in _ROLE_WEIGHT or head.startswith("Tool ")):
             return "Tool" if head.startswith("Tool") else head
+        if sep and _NAMED_USER.fullmatch(head):  # "User (Tom)": one of a group chat
+            return "User"
         return None
 
     @property
@@ -158,11 +162,22 @@ def clip_to_tokens(text: str, max_tokens: int, counter: TokenCounter | None = No
     return clipped
 
 
+def speaker_name(message: BaseMessage) -> str:
+    """The ``name`` of a user's message (a group chat's "Tom"), fit for a label: one
+    line, no colon or brackets, at most 40 characters; ``""`` for none."""
+    name = getattr(message, "name", None)
+    if message.type != "human" or not isinstance(name, str):
+        return ""
+    return " ".join(re.sub(r"[():\[\]]", " ", name).split())[:40].strip()
+
+
 def _label(message: BaseMessage) -> str:
     label = _ROLE_LABELS.get(message.type, message.type.capitalize())
     name = getattr(message, "name", None)
     if message.type == "tool" and name:
         label = f"Tool {name}"
+    elif speaker := speaker_name(message):
+        label = f"User ({speaker})"
     return label
 
 
@@ -181,12 +196,22 @@ def message_fact(message: BaseMessage) -> str:
     return f"{label}: {_clip(text, _MAX_FACT_CHARS)}"
 
 
+# Lines of a summary that state nothing: a markdown heading ("## SESSION INTENT" of
+# LangChain's summary prompt), a tag a model wrapped it in, a placeholder for an empty
+# section ("None").
+_NOT_A_FACT = re.compile(
+    r"#{1,6}(?:\s.*)?|</?[A-Za-z][\w-]{0,40}>|[(\[]?(?:none(?: yet)?|n/?a|nothing|-+|—)[)\]]?\.?",
+    re.IGNORECASE,
+)
+
+
 def parse_summary(summary: str) -> list[str]:
-    """Fact lines of a previous summary: its bullet lines, or its sentences for prose."""
+    """Fact lines of a previous summary: its bullet lines, or its sentences for prose
+    (not its headings, tags or "None" placeholders)."""
     lines: list[str] = []
     for raw in summary.splitlines():
         line = _BULLET.sub("", raw).strip()
-        if not line:
+        if not line or _NOT_A_FACT.fullmatch(line):
             continue
         if _BULLET.match(raw) or _LABELLED.match(line):
             lines.append(line)
@@ -227,11 +252,20 @@ def _covered(lines: list[_Line]) -> set[int]:
     return covered
 
 
+_CONSTRAINT_WEIGHT = 6.0
+"""A health or diet constraint (``CONSTRAINTS``: allergic, celiac, vegetarian...) stated
+in a user's line or a summary's: above any other lasting fact. Without it a budget line
+with a number and a decision outranked "I'm allergic to peanuts", and sixty of them
+evicted it; the model's summary is then held to no more than this one keeps."""
+
+
 def _importance(line: _Line, newest: int, covered: set[int]) -> float:
     label = line.label
     score = _ROLE_WEIGHT.get(label, _PROSE_WEIGHT) if label else _PROSE_WEIGHT
     body = line.body
     score += sum(weight for pattern, weight in _CUES if pattern.search(body))
+    if label in (None, "User") and not line.is_question and _CONSTRAINTS.search(body):
+        score += _CONSTRAINT_WEIGHT
     score += min(2, len(VALUE_PATTERN.findall(body))) * 0.5
     if line.is_question:
         score -= 0.5  # a question asked is less durable than a fact stated
@@ -351,16 +385,17 @@ def merge_facts(
 def retained_terms(previous_summary: str) -> set[str]:
     """The content words a new summary must mostly keep from ``previous_summary``.
 
-    A summary written by a model: all of them. One made offline (a line per message,
-    ``User: ...``) also holds small talk the model is told to drop, so only its lasting
-    lines count (constraints, preferences, identity, decisions, changes, values):
-    otherwise a good model answer is rejected for dropping the pleasantries, and every
-    later fold falls back to the offline summary.
+    A summary written by a model: all of them but its headings and placeholders
+    (:func:`parse_summary`: "## SESSION INTENT", "None"). One made offline (a line per
+    message, ``User: ...``) also holds small talk the model is told to drop, so only its
+    lasting lines count (constraints, preferences, identity, decisions, changes,
+    values): otherwise a good model answer is rejected for dropping the pleasantries,
+    and every later fold falls back to the offline summary.
     """
     lines = parse_summary(previous_summary)
     labelled = [line for line in lines if _LABELLED.match(line)]
     if not lines or 2 * len(labelled) < len(lines):
-        return set(content_terms(previous_summary))
+        return set(content_terms("\n".join(lines)))
     lasting = [
         line
         for line in lines

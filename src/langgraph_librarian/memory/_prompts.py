@@ -13,7 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._engine.text import fence
-from langgraph_librarian.memory._facts import message_fact
+from langgraph_librarian.memory._facts import message_fact, speaker_name
 
 __all__ = [
     "DATA_TAGS",
@@ -72,7 +72,10 @@ def clip_middle(text: str, limit: int) -> str:
 def _label(message: BaseMessage) -> str:
     role = _ROLE_TAGS.get(message.type, message.type)
     name = getattr(message, "name", None)
-    return f"tool {name}" if message.type == "tool" and name else role
+    if message.type == "tool" and name:
+        return f"tool {name}"
+    speaker = speaker_name(message)  # who of a group chat said it
+    return f"{role} {speaker}" if speaker else role
 
 
 def _indented(text: str) -> str:

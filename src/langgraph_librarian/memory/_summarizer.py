@@ -13,7 +13,17 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AnyMessage, BaseMessage, convert_to_messages
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    BaseMessageChunk,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    convert_to_messages,
+    message_chunk_to_message,
+)
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_librarian._engine.calls import CallPolicy, ModelCaller
@@ -129,6 +139,16 @@ def _answer_problem(
     return problem
 
 
+# Tags a model puts around its summary: the prompts fence their data in tags (the
+# re-compression prompt the summary itself, in <summary>), and models answer in kind.
+# Not the fold prompt's own tags (<previous_summary>, <messages>): an answer with those
+# repeated its prompt. The indexer drops the same tags (``_WRAPPER``).
+_SUMMARY_TAG = re.compile(
+    r"</?\s*(?:(?:updated|new|revised|shortened|running|conversation)[ _-]?)?summary\s*>",
+    re.IGNORECASE,
+)
+
+
 def _uncut(raw: object, source: str) -> tuple[str, str | None]:
     """The answer's cleaned text without a last line the output limit cut, and why it
     is unusable (``None`` when it may be checked).
@@ -138,7 +158,8 @@ def _uncut(raw: object, source: str) -> tuple[str, str | None]:
     "no nuts"): that line goes, the rest is checked as usual. An unreported one shows
     as a last word cut mid-word (:func:`cut_unreported`).
     """
-    text, cut = cut_unreported(clean_model_summary(output_text(raw)), source, raw)
+    answer = _SUMMARY_TAG.sub("\n", output_text(raw))
+    text, cut = cut_unreported(clean_model_summary(answer), source, raw)
     if stopped_at_length(raw):
         text = text.rstrip()
         # The last line goes; of a one-paragraph answer, the last sentence.
@@ -179,17 +200,47 @@ def _advance(flow: _Flow, reply: _Reply) -> tuple[bool, Any]:
         return True, done.value
 
 
+_CHAT_ROLES: dict[str, type[HumanMessage | AIMessage | SystemMessage]] = {
+    "user": HumanMessage,
+    "human": HumanMessage,
+    "assistant": AIMessage,
+    "ai": AIMessage,
+    "system": SystemMessage,
+}
+
+
+def _typed(message: BaseMessage) -> BaseMessage:
+    """``message`` as the class its role has: a chunk of a stream (``HumanMessageChunk``,
+    ``AIMessageChunk``) as its message, a ``ChatMessage`` of a known role as that
+    role's message. The summary tells the user's messages by their type (their facts
+    must be kept; offline lines are labelled "User:")."""
+    if isinstance(message, BaseMessageChunk):
+        message = message_chunk_to_message(message)
+    if isinstance(message, ChatMessage):
+        cls = _CHAT_ROLES.get(message.role.strip().lower())
+        if cls is not None:
+            return cls(
+                content=message.content,
+                id=message.id,
+                name=message.name,
+                additional_kwargs=message.additional_kwargs,
+                response_metadata=message.response_metadata,
+            )
+    return message
+
+
 def _inputs(messages: Sequence[Any], previous: object) -> tuple[list[BaseMessage], str]:
     """Messages as LangChain accepts them everywhere (dicts, ``(role, text)`` tuples,
-    strings) and the previous summary as text (``None`` is no summary yet)."""
+    strings; chunks and ``ChatMessage`` as their role's class) and the previous summary
+    as text (``None`` is no summary yet)."""
     if previous is None:
         previous = ""
     if not isinstance(previous, str):
         raise TypeError(f"previous_summary must be a str, got {type(previous).__name__}")
     messages = list(messages)  # once: a generator would be consumed by the check below
-    if all(isinstance(m, BaseMessage) for m in messages):
-        return messages, previous
-    return convert_to_messages(messages), previous
+    if not all(isinstance(m, BaseMessage) for m in messages):
+        messages = convert_to_messages(messages)
+    return [_typed(m) for m in messages], previous
 
 
 class RunningSummarizer:
@@ -381,7 +432,11 @@ class RunningSummarizer:
         """
         start = time.perf_counter()
         messages, previous_summary = _inputs(messages, previous_summary)
-        if not self.uses_model:
+        if not self.uses_model or not any(
+            message_text(m).strip() for m in messages if m.type != "system"
+        ):
+            # Nothing to fold (no message, or none with text): no model call, whose
+            # answer could only rewrite the previous summary with nothing new.
             return self._offline(messages, previous_summary, start)
         request = self._request(messages, previous_summary)
         try:
@@ -424,6 +479,11 @@ class RunningSummarizer:
             shorter, problem = _uncut(raw, text)
             if problem is None:
                 problem = _answer_problem(shorter, text, RECOMPRESS_PROMPT, RECOMPRESS_TAGS)
+            if problem is None and count_text_tokens(
+                shorter, self.token_counter
+            ) >= count_text_tokens(text, self.token_counter):
+                # (what it was given, back: in its <summary> tags, or without them)
+                problem = "the answer is no shorter"
             if problem is None:
                 # Held to what the first answer was: true to the conversation, and keeping
                 # the user's facts (as far as the offline re-compression below would).
