@@ -658,7 +658,7 @@ def test_concurrent_hung_calls_leave_at_most_the_cap_of_threads(monkeypatch):
     from langgraph_librarian._engine import calls as calls_module
     from langgraph_librarian.memory import RunningSummarizer, SummarizationError
 
-    monkeypatch.setattr(calls_module, "_MAX_ABANDONED", 8)
+    monkeypatch.setattr(calls_module, "_MAX_ON_THREADS", 8)
     release = threading.Event()
 
     def hang(_: object) -> str:
@@ -706,7 +706,7 @@ def test_calls_beyond_the_cap_wait_for_a_slot_while_the_model_answers(monkeypatc
     from langgraph_librarian._engine import calls as calls_module
     from langgraph_librarian._engine.calls import ModelCaller
 
-    monkeypatch.setattr(calls_module, "_MAX_ABANDONED", 3)
+    monkeypatch.setattr(calls_module, "_MAX_ON_THREADS", 3)
     release = threading.Event()
 
     def slow(_: object) -> str:

@@ -133,6 +133,11 @@ a model that hangs for good would leave a thread or a task per attempt. Past thi
 attempts fail at once. Counted per model: one tenant's hung provider neither blocks nor
 delays another's calls (a shared pool of 32 did both: its queue filled with the hung
 calls and the wait counted against every other call's timeout)."""
+_MAX_ON_THREADS = 32
+"""Sync calls of one model whose request cannot be closed that may be on threads at
+once, answering or abandoned: the strict bound on the threads a hung model can leave.
+Above the default ``max_concurrency`` (16), so indexing never waits for a slot while the
+model answers; calls beyond it wait within their own timeout."""
 _abandoned: dict[int, int] = {}
 _abandoned_tasks: dict[int, set[asyncio.Future[Any]]] = {}
 """Async calls left running after ignoring their cancellation, per model: counted while
@@ -140,7 +145,7 @@ their event loop runs (see :func:`_still_running`)."""
 _abandoned_lock = threading.Lock()
 _on_threads: dict[int, int] = {}
 """Sync attempts of a model whose request cannot be closed, on their threads (answering
-or abandoned): a slot each, at most :data:`_MAX_ABANDONED` a model (see :func:`_take_slot`).
+or abandoned): a slot each, at most :data:`_MAX_ON_THREADS` a model (see :func:`_take_slot`).
 Checking the abandoned count alone before a call let every call started before the
 first timeout through: twelve concurrent calls of a model that hangs left twelve threads."""
 _slot_freed = threading.Condition(_abandoned_lock)
@@ -258,7 +263,7 @@ def _still_running(key: int) -> int:
 
 
 def _take_slot(key: int, timeout: float) -> bool:
-    """Take one of the model's :data:`_MAX_ABANDONED` thread slots (freed by
+    """Take one of the model's :data:`_MAX_ON_THREADS` thread slots (freed by
     :func:`_free_slot` when the call's thread ends), waiting at most ``timeout`` seconds
     while all are taken; ``False`` when none was freed in time.
 
@@ -267,7 +272,7 @@ def _take_slot(key: int, timeout: float) -> bool:
     model end and free theirs) and time out without calling the model when it hangs.
     """
     with _slot_freed:
-        if not _slot_freed.wait_for(lambda: _on_threads.get(key, 0) < _MAX_ABANDONED, timeout):
+        if not _slot_freed.wait_for(lambda: _on_threads.get(key, 0) < _MAX_ON_THREADS, timeout):
             return False
         _on_threads[key] = _on_threads.get(key, 0) + 1
         return True
