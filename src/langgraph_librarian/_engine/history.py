@@ -27,22 +27,37 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    BaseMessageChunk,
+    ChatMessage,
+    convert_to_messages,
+)
 
+from langgraph_librarian._engine.messages import typed_message
 from langgraph_librarian._engine.view import held_prefix
 
 __all__ = ["as_messages", "history_problems", "repair_history", "repair_positions"]
 
+_RETYPED = (ChatMessage, BaseMessageChunk)
+"""Message classes read as their role's class (see :func:`as_messages`)."""
+
 
 def as_messages(messages: Sequence[Any]) -> list[BaseMessage]:
-    """Message objects from messages, dicts or tuples (``convert_to_messages``)."""
+    """Message objects from messages, dicts or tuples (``convert_to_messages``); a
+    ``ChatMessage`` of a known role or a streamed chunk as its role's message
+    (:func:`~langgraph_librarian._engine.messages.typed_message`)."""
     items = list(messages)
     # The few distinct classes are checked, not every message (this runs every turn),
     # and only past the messages a history view already holds (the same objects).
     known = held_prefix(items)
-    if all(issubclass(kind, BaseMessage) for kind in set(map(type, items[known:]))):
-        return items
-    return list(convert_to_messages(items))
+    kinds = set(map(type, items[known:]))
+    if all(issubclass(kind, BaseMessage) for kind in kinds):
+        if not any(issubclass(kind, _RETYPED) for kind in kinds):
+            return items
+        return [typed_message(m) for m in items]
+    return [typed_message(m) for m in convert_to_messages(items)]
 
 
 def _raw_calls(message: AIMessage) -> list[dict[str, Any]]:

@@ -8,7 +8,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    BaseMessageChunk,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    message_chunk_to_message,
+)
 
 __all__ = [
     "content_hash",
@@ -21,6 +29,7 @@ __all__ = [
     "output_text",
     "stopped_at_length",
     "tool_groups",
+    "typed_message",
 ]
 
 
@@ -148,6 +157,36 @@ def finish_reason(result: object) -> str | None:
 def stopped_at_length(result: object) -> bool:
     """The model stopped because of the output limit (``finish_reason`` / ``stop_reason``)."""
     return finish_reason(result) in {"length", "max_tokens", "max_output_tokens"}
+
+
+_CHAT_ROLES: dict[str, type[HumanMessage | AIMessage | SystemMessage]] = {
+    "user": HumanMessage,
+    "human": HumanMessage,
+    "assistant": AIMessage,
+    "ai": AIMessage,
+    "system": SystemMessage,
+}
+
+
+def typed_message(message: BaseMessage) -> BaseMessage:
+    """``message`` as the class its role has: a chunk of a stream (``HumanMessageChunk``,
+    ``AIMessageChunk``) as its message, a ``ChatMessage`` of a known role as that
+    role's message; any other message as it is. The library tells roles by the
+    message's type ("human", "ai"...): a ``ChatMessage(role="user")`` is "chat", and a
+    history of them had no human message (repaired to nothing, trimmed to nothing)."""
+    if isinstance(message, BaseMessageChunk):
+        message = message_chunk_to_message(message)
+    if isinstance(message, ChatMessage):
+        cls = _CHAT_ROLES.get(message.role.strip().lower())
+        if cls is not None:
+            return cls(
+                content=message.content,
+                id=message.id,
+                name=message.name,
+                additional_kwargs=message.additional_kwargs,
+                response_metadata=message.response_metadata,
+            )
+    return message
 
 
 def message_role(message: BaseMessage) -> str:

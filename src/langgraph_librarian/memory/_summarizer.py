@@ -14,21 +14,20 @@ from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
-    AIMessage,
     AnyMessage,
     BaseMessage,
-    BaseMessageChunk,
-    ChatMessage,
-    HumanMessage,
-    SystemMessage,
     convert_to_messages,
-    message_chunk_to_message,
 )
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_librarian._engine.calls import CallPolicy, ModelCaller
 from langgraph_librarian._engine.failures import fails_open
-from langgraph_librarian._engine.messages import message_text, output_text, stopped_at_length
+from langgraph_librarian._engine.messages import (
+    message_text,
+    output_text,
+    stopped_at_length,
+    typed_message,
+)
 from langgraph_librarian._engine.models import LazyModel, build_model
 from langgraph_librarian._engine.text import content_terms
 from langgraph_librarian.index._validate import clean_model_summary, cut_unreported
@@ -200,35 +199,6 @@ def _advance(flow: _Flow, reply: _Reply) -> tuple[bool, Any]:
         return True, done.value
 
 
-_CHAT_ROLES: dict[str, type[HumanMessage | AIMessage | SystemMessage]] = {
-    "user": HumanMessage,
-    "human": HumanMessage,
-    "assistant": AIMessage,
-    "ai": AIMessage,
-    "system": SystemMessage,
-}
-
-
-def _typed(message: BaseMessage) -> BaseMessage:
-    """``message`` as the class its role has: a chunk of a stream (``HumanMessageChunk``,
-    ``AIMessageChunk``) as its message, a ``ChatMessage`` of a known role as that
-    role's message. The summary tells the user's messages by their type (their facts
-    must be kept; offline lines are labelled "User:")."""
-    if isinstance(message, BaseMessageChunk):
-        message = message_chunk_to_message(message)
-    if isinstance(message, ChatMessage):
-        cls = _CHAT_ROLES.get(message.role.strip().lower())
-        if cls is not None:
-            return cls(
-                content=message.content,
-                id=message.id,
-                name=message.name,
-                additional_kwargs=message.additional_kwargs,
-                response_metadata=message.response_metadata,
-            )
-    return message
-
-
 def _inputs(messages: Sequence[Any], previous: object) -> tuple[list[BaseMessage], str]:
     """Messages as LangChain accepts them everywhere (dicts, ``(role, text)`` tuples,
     strings; chunks and ``ChatMessage`` as their role's class) and the previous summary
@@ -240,7 +210,7 @@ def _inputs(messages: Sequence[Any], previous: object) -> tuple[list[BaseMessage
     messages = list(messages)  # once: a generator would be consumed by the check below
     if not all(isinstance(m, BaseMessage) for m in messages):
         messages = convert_to_messages(messages)
-    return [_typed(m) for m in messages], previous
+    return [typed_message(m) for m in messages], previous
 
 
 class RunningSummarizer:
