@@ -224,6 +224,29 @@ def test_subgraph_indexes_and_bad_arguments(tmp_path: Path) -> None:
             app.memory.delete_thread("A", subgraphs="agent")
 
 
+def test_a_thread_id_holding_a_bar_keeps_its_own_index(tmp_path: Path) -> None:
+    # Thread "B|agent" of the top-level graph and thread "B" in subgraph "agent" were
+    # both keyed "B|agent": one index, and deleting either thread deleted it.
+    from langgraph_librarian.config import session_key
+
+    assert session_key("B", "agent") == "B|agent"
+    assert session_key("B|agent") != session_key("B", "agent")
+    assert session_key("a\\|b") != session_key("a\\", "b")  # escapes stay injective
+    assert session_key("plain-id") == "plain-id"  # other ids keyed as before
+    with open_backend("sqlite", tmp_path, None) as (saver, store):
+        app = App(saver, store)
+        index = app.config.store
+        assert index is not None
+        top = session_key("B|agent")
+        index.save(top, [])
+        index.save(session_key("B", "agent"), [])
+        app.memory.delete_thread("B", index_store=index, subgraphs=["agent"])
+        assert index.load(session_key("B", "agent")) is None
+        assert index.load(top) == []  # the other thread's index is left
+        app.memory.delete_thread("B|agent", index_store=index)
+        assert index.load(top) is None
+
+
 def _by_thread(store: Any, prefix: tuple[str, ...]) -> dict[str, set[str]]:
     """Keys of the captured records under ``prefix`` by thread, read in one search."""
     out: dict[str, set[str]] = {}

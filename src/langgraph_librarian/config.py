@@ -447,6 +447,18 @@ def _names(parts: list[str]) -> list[str]:
 def index_session(thread: str, runnable_config: RunnableConfig | None) -> str:
     """Key of a thread's index in a shared store: the thread id, followed by the subgraph
     it runs in when it is not the top-level graph (two Librarian agents in one thread,
-    e.g. a supervisor's sub-agents, each keep their own index)."""
-    namespace = graph_namespace(runnable_config)
+    e.g. a supervisor's sub-agents, each keep their own index); see :func:`session_key`."""
+    return session_key(thread, graph_namespace(runnable_config))
+
+
+def session_key(thread: str, namespace: str = "") -> str:
+    """``thread``, then ``|`` and the subgraph ``namespace`` when there is one.
+
+    A thread id holding ``|`` or ``\\`` has them escaped (``\\|``, ``\\\\``), so thread
+    ``"a|agent"`` of the top-level graph and thread ``"a"`` in subgraph ``agent`` keep
+    two indexes (they shared one, and deleting either deleted both). Other ids are keyed
+    as they always were.
+    """
+    if "|" in thread or "\\" in thread:
+        thread = thread.replace("\\", "\\\\").replace("|", "\\|")
     return f"{thread}|{namespace}" if namespace else thread

@@ -19,7 +19,7 @@ from langgraph_librarian._engine.concurrency import off_loop
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._kit.bounded import IN_FLIGHT
 from langgraph_librarian._kit.cache import BoundedCache
-from langgraph_librarian.config import ConfigLike, LibrarianConfig, as_config
+from langgraph_librarian.config import ConfigLike, LibrarianConfig, as_config, session_key
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.errors import LibrarianError
 from langgraph_librarian.index.pipeline import aupdate_index, update_index
@@ -1007,7 +1007,7 @@ def _sessions(thread_id: str, subgraphs: Sequence[str]) -> list[str]:
         raise ValueError("thread_id must be a non-empty string")
     if isinstance(subgraphs, str):  # one namespace passed bare would be split in letters
         raise TypeError("subgraphs must be a sequence of graph namespaces, not a string")
-    return [thread_id, *(f"{thread_id}|{name}" for name in subgraphs if name)]
+    return [session_key(thread_id), *(session_key(thread_id, name) for name in subgraphs if name)]
 
 
 def erase_thread(
