@@ -469,6 +469,9 @@ def test_the_demo_loads_as_a_new_indexed_thread_with_a_gist(db: Path) -> None:
             sentence = matching_sentence(row.text, question.text)
             assert sentence and " ".join(sentence.split())[:60] in text
     assert [t.title for t in service.list_threads()] == ["Demo conversation (60 messages)"]
+    # its user messages are its turns (the list said "0 turns"), and a question adds one
+    human = sum(m.type == "human" for m in conv.messages)
+    assert [t.turns for t in service.list_threads()] == [human + 1]
     service.close()
 
 

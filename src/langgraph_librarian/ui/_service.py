@@ -728,7 +728,9 @@ class ChatService:
                 thread_id,
                 f"Demo conversation ({len(conv.messages)} messages"
                 + (f", seed {seed})" if seed != _DEMO_SEED else ")"),
-                turns=0,
+                # Its user messages are its turns: the list said "0 turns" of a thread
+                # of 240 messages.
+                turns=sum(m.type == "human" for m in conv.messages),
                 # A scope of its own: its 240 synthetic messages must not be recalled
                 # into your real threads (nor raise the relevance bar there).
                 scope=self.demo_scope if self.recall is not None else None,
