@@ -293,3 +293,24 @@ def test_bench_out_writes_the_summary_of_strategies_with_different_columns(tmp_p
     rows = list(csv.DictReader(summary.open()))
     assert {r["strategy"] for r in rows} >= {"bm25", "librarian-llm"}
     assert "fallback_rate" in rows[0]
+
+
+def test_python_dash_m_runs_the_command():
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "langgraph_librarian", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("librarian") or done.stdout.strip()
+    failed = subprocess.run(
+        [sys.executable, "-m", "langgraph_librarian", "bench", "--no-such-option"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert failed.returncode == 2  # argparse's usage error, passed on as the exit status

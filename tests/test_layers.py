@@ -72,6 +72,7 @@ PLACEMENT: dict[str, str] = {
     # apps: the command line, the demo, the web chat
     "_apps": "apps",
     "cli": "apps",
+    "__main__": "apps",
     "demo": "apps",
     "ui": "apps",
 }
