@@ -269,7 +269,7 @@ def written_as_name(
     common words)."""
     pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
     inside = False
-    for pid in index.passages_with(term)[:_NAME_SAMPLE]:
+    for pid in index.passages_with(term, _NAME_SAMPLE + (skip >= 0)):
         if pid == skip:
             continue
         text = index.passage_text(pid)

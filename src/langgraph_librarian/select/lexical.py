@@ -739,16 +739,21 @@ class BM25Index:
         (among the first ``passages``)."""
         return self._postings.df(term, passages)
 
-    def passages_with(self, term: str, passages: int | None = None) -> list[int]:
+    def passages_with(
+        self, term: str, passages: int | None = None, limit: int | None = None
+    ) -> list[int]:
         """Ids of the passages holding ``term`` (a content term), among the first
-        ``passages``, in order: read from the postings, not by scanning."""
+        ``passages``, in order (the first ``limit`` of them): read from the postings,
+        not by scanning."""
         arrays = self._postings.arrays(term)
         if arrays is None:
             return []
         rows = arrays[0]
         if passages is not None and len(rows) and rows[-1] >= passages:
             rows = rows[: int(np.searchsorted(rows, passages))]
-        return [int(row) for row in rows]
+        if limit is not None:
+            rows = rows[:limit]  # a frequent term's list is long: convert what is read
+        return rows.tolist()
 
     def doc_of(self, passage: int) -> int:
         """The document that ``passage`` belongs to."""
@@ -988,8 +993,8 @@ class IndexHead:
     def doc_passages(self, doc: int) -> range:
         return self.index.doc_passages(doc)
 
-    def passages_with(self, term: str) -> list[int]:
-        return self.index.passages_with(term, self.passage_count)
+    def passages_with(self, term: str, limit: int | None = None) -> list[int]:
+        return self.index.passages_with(term, self.passage_count, limit)
 
     def doc_of(self, passage: int) -> int:
         return self.index.doc_of(passage)

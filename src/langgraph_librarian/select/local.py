@@ -314,9 +314,9 @@ sister-in-law"."""
 def _asked_names(query: str, index: IndexHead | None = None) -> frozenset[str]:
     """Lower-cased names a question asks about: its capitalized words, less its first
     word (a sentence opens capitalized: "Does", "Will"), a name it is addressed to
-    ("Ava, when is...") and stop words. With the ``index``, also the words it writes in
-    lower case that the history always writes as a name ("what did caroline paint?":
-    many people type questions in lower case)."""
+    ("Ava, when is...") and stop words. With the ``index``, a question that capitalizes
+    no name also names the words it writes in lower case that the history always writes
+    as a name ("what did caroline paint?": many people type questions in lower case)."""
     opening = re.match(r"\s*\S+", query)
     start = opening.end() if opening else 0
     address = _ADDRESS.match(query)
@@ -331,7 +331,7 @@ def _asked_names(query: str, index: IndexHead | None = None) -> frozenset[str]:
         and m.group()[1:].islower()
         and content_terms(m.group())
     }
-    if index is not None:
+    if index is not None and not names:  # a question that capitalizes no name
         names.update(
             word
             for word in dict.fromkeys(_LOWER_WORD.findall(query[start:]))
