@@ -132,3 +132,17 @@ def test_the_top_level_names_are_imported_when_first_used() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_lazy_package_answers_introspection_like_a_plain_one():
+    import langgraph_librarian as package
+
+    # hasattr must not raise for a name no module could have
+    assert not hasattr(package, "x.y") and getattr(package, "..", None) is None
+    assert not hasattr(package, "no_such_name")
+    listed = dir(package)
+    assert set(package.__all__) <= set(listed)
+    assert "Any" not in listed and "importlib" not in listed and "TYPE_CHECKING" not in listed
+    import langgraph_librarian.memory  # noqa: F401
+
+    assert "memory" in dir(package)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -84,13 +85,23 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(found[0]), found[1])
         globals()[name] = value  # once: later reads do not come here
         return value
-    if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-        return importlib.import_module(f"{__name__}.{name}")
+    if name.isidentifier() and not name.startswith("_"):
+        # hasattr(pkg, "x.y") and getattr(pkg, "..", None) must see an AttributeError.
+        try:
+            spec = importlib.util.find_spec(f"{__name__}.{name}")
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None:
+            return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    """The public names and the submodules imported so far (not the helpers this module
+    imports for itself: ``Any``, ``importlib``)."""
+    own = {"__version__", "__all__", "__doc__", "__name__", "__path__", "__file__"}
+    loaded = {n for n, v in globals().items() if isinstance(v, ModuleType) and n != "importlib"}
+    return sorted({*__all__, *own, *(n for n in loaded if not n.startswith("_"))})
 
 
 __version__ = "0.2.0.dev0"
