@@ -753,7 +753,7 @@ class BM25Index:
             rows = rows[: int(np.searchsorted(rows, passages))]
         if limit is not None:
             rows = rows[:limit]  # a frequent term's list is long: convert what is read
-        return rows.tolist()
+        return [int(row) for row in rows]
 
     def doc_of(self, passage: int) -> int:
         """The document that ``passage`` belongs to."""
