@@ -337,3 +337,16 @@ def test_in_a_users_message_only_a_quoted_order_counts():
     assert _index(HumanMessage(pasted, id="m1"), answer).entries[0].status == "fallback"
     own = "Remember to mention in the summary that the deadline moved to Friday the 14th."
     assert problem("Deadline moved to Friday the 14th.", own, role="human") is None
+
+
+def test_a_state_the_writer_reports_of_someone_else_is_not_theirs():
+    # "I'm told my sister is vegan": the sister's diet, not the writer's (the subject of
+    # what a reporting verb introduces comes after it); "I think I'm allergic" stays theirs.
+    from langgraph_librarian.index.summarize import DEFAULT_SUMMARY_PROMPT, summary_problem
+
+    message = "I'm told my sister is vegan, so dinner needs a vegan main."
+    kept = "User's sister is vegan; user has no dietary restrictions and plans dinner."
+    assert summary_problem(kept, message, DEFAULT_SUMMARY_PROMPT, role="human") is None
+    mine = "I think I'm allergic to penicillin, the rash came back."
+    denied = "User has no allergies; a rash came back."
+    assert summary_problem(denied, mine, DEFAULT_SUMMARY_PROMPT, role="human") is not None

@@ -2822,6 +2822,11 @@ _SUBJECT_ENDS = (
     )
 )
 _SUBJECT_FILLER = frozenset(_listed("the a an also still now both"))
+_REPORTING = frozenset(
+    _listed("told heard hear think thought guess believe know knew said says reckon suppose")
+)
+"""Verbs after which the writer reports someone else's state ("I'm told my sister is
+vegan"): the clause's subject comes after them."""
 _WRITER_VERB = frozenset(_listed("i'm i've i'd we're we've we'd"))
 _NOT_MODIFIERS = frozenset(
     _listed(
@@ -2865,14 +2870,37 @@ def _constraint_clauses(text: str, cues: frozenset[str]) -> list[_ConstraintClau
                 (
                     n
                     for n, f in enumerate(folded)
-                    if f in _SUBJECT_ENDS or _is_cue(f, cues) or _constraint_key(f)
+                    if f in _SUBJECT_ENDS
+                    or f in _REPORTING
+                    or _is_cue(f, cues)
+                    or _constraint_key(f)
                 ),
                 None,
             )
-            if end is not None and end > 0:
-                subject = {f for f in folded[:end] if f not in _SUBJECT_FILLER}
+            start = 0
+            while (
+                end is not None
+                and folded[end] in _REPORTING
+                and {f for f in folded[start:end] if f not in _SUBJECT_FILLER} <= _WRITER
+            ):
+                # "I'm told my sister is vegan", "I think Tom is allergic": what the
+                # writer reports has a subject of its own, after the reporting verb.
+                start = end + 1
+                end = next(
+                    (
+                        n
+                        for n in range(start, len(folded))
+                        if folded[n] in _SUBJECT_ENDS
+                        or folded[n] in _REPORTING
+                        or _is_cue(folded[n], cues)
+                        or _constraint_key(folded[n])
+                    ),
+                    None,
+                )
+            if end is not None and end > start:
+                subject = {f for f in folded[start:end] if f not in _SUBJECT_FILLER}
                 others = not subject <= _WRITER and not _writer_then_modifiers(
-                    words[:end], folded[:end]
+                    words[start:end], folded[start:end]
                 )
             if any(_constraint_key(f) for f in folded):
                 found.append(_ConstraintClause(words, sentence, others))
