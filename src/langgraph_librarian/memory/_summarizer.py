@@ -16,18 +16,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AnyMessage,
     BaseMessage,
-    convert_to_messages,
 )
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_librarian._engine.calls import CallPolicy, ModelCaller
 from langgraph_librarian._engine.failures import fails_open
-from langgraph_librarian._engine.messages import (
-    message_text,
-    output_text,
-    stopped_at_length,
-    typed_message,
-)
+from langgraph_librarian._engine.history import as_messages
+from langgraph_librarian._engine.messages import message_text, output_text, stopped_at_length
 from langgraph_librarian._engine.models import LazyModel, build_model
 from langgraph_librarian._engine.text import content_terms
 from langgraph_librarian.index._validate import clean_model_summary, cut_unreported
@@ -207,10 +202,7 @@ def _inputs(messages: Sequence[Any], previous: object) -> tuple[list[BaseMessage
         previous = ""
     if not isinstance(previous, str):
         raise TypeError(f"previous_summary must be a str, got {type(previous).__name__}")
-    messages = list(messages)  # once: a generator would be consumed by the check below
-    if not all(isinstance(m, BaseMessage) for m in messages):
-        messages = convert_to_messages(messages)
-    return [typed_message(m) for m in messages], previous
+    return as_messages(list(messages)), previous  # list: a generator is read once
 
 
 class RunningSummarizer:
