@@ -628,13 +628,6 @@ def write_word_table(table: dict[str, tuple[str, ...]], path: str | Path) -> Non
         handle.write(lines.encode("utf-8"))
 
 
-def _static_vocabulary() -> frozenset[str]:
-    """The whole words of the static model's vocabulary (build only)."""
-    path = Path(__file__).resolve().parent / "model_data" / "minilm-vocab.txt.gz"
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        return frozenset(w for w in handle.read().split() if w.isalpha())
-
-
 def write_english_words(path: str | Path, count: int = 50_000) -> None:
     """The ``count`` most frequent lower-case ASCII words of pyspellchecker's English list
     (MIT; build only), sorted, one per line, gzipped (reproducible bytes)."""
@@ -650,11 +643,13 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--english"]:  # pragma: no cove
 elif __name__ == "__main__" and sys.argv[1:2] == ["--glossary"]:  # pragma: no cover
     # python -m langgraph_librarian._engine.crosslingual --glossary data/crosslingual-glossary
     # (needs pyspellchecker for the English word list)
+    from langgraph_librarian._engine.static import whole_words
+
     write_word_table(
         core_glossary(
             sorted(Path(sys.argv[2]).glob("*.tsv")),
             frequent_english_words(),
-            _static_vocabulary(),
+            whole_words(),
             # The most frequent function words only: fuller stop-word lists hold content
             # words too (French "aller", go).
             function_words=function_words(),
