@@ -411,7 +411,7 @@ def _english_words(word: str) -> tuple[tuple[str, ...], bool]:
     name ("marie"), and a frequent English word ("retirees", "hoses") English: neither
     is read as an inflection ("retirer", "Hose")."""
     own = translate_words(word)
-    if word in _model_words() or word in english_words():
+    if word in english_words():  # the vocabulary's words and the frequent English ones
         return own, True
     return translate_inflected(word), bool(own)
 
