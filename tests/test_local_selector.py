@@ -980,7 +980,8 @@ def test_a_hop_word_is_rare_by_a_capped_count_in_a_long_chat():
 def test_a_match_repeating_a_better_match_s_best_sentence_comes_after_the_others():
     # A recurring line (the assistant's boilerplate on money) is the best passage of
     # four replies; each copy after the first adds nothing the context does not hold,
-    # so the statement that answers comes before the other copies.
+    # so the statement that answers is selected and the other copies are spare
+    # candidates (a budget takes them only while the context stays small).
     line = "Comparing the total monthly cost over a contract term beats the headline price."
     messages = chat(
         "The kitchen tap drips again, I will call the plumber.",
@@ -992,9 +993,15 @@ def test_a_match_repeating_a_better_match_s_best_sentence_comes_after_the_others
         "The train was late twice this week.",
         f"{line} A rail card may pay off.",
     )
-    ids = select(messages, "Which total monthly contract cost did finance approve?")
-    assert {1, 3, 5, 7} <= set(ids)  # every copy is still selected...
-    assert ids.index(2) <= 1  # ...the answer before the repeats (first: copies weigh less)
+    question = "Which total monthly contract cost did finance approve?"
+    history, entries = indexed(messages, question)
+    selection = LocalSelector().select(question, history, entries)
+    ids = selection.ids
+    assert 2 in ids and ids.index(2) <= 1  # the answer, with the best copy
+    copies = [i for i in (1, 3, 5, 7) if i in ids]
+    assert len(copies) == 1  # one copy selected...
+    rest = [i for i in (1, 3, 5, 7) if i not in copies]
+    assert sorted(selection.spare_ids[: len(rest)]) == rest  # ...the others spare
 
 
 _MONTH_LIST = ["January", "March", "April", "July", "August", "October"]

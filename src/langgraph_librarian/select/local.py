@@ -827,6 +827,34 @@ def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> tuple[np.
     return np.where(others, fused * _OTHER_SPEAKER_FACTOR, fused), named[0]
 
 
+def _one_per_text(
+    linked: dict[int, float], seeds: Collection[int], scored: _Scored
+) -> dict[int, float]:
+    """``linked`` with each matching sentence once: the best-ranked message holding it.
+
+    A sentence the conversation repeats in many messages ("The venue question keeps
+    getting postponed.", written into a status line every few days) links each copy to
+    the one before as its change, and a chain of copies filled the context where the
+    one real change was needed. A linked message whose best passage is a sentence a
+    seed or a better-linked message already holds adds nothing: it is not linked (it
+    keeps its own score). Messages matched by meaning alone (no passage) stay.
+    """
+    index, best = scored.lexical, scored.best_passage
+
+    def key(slot: int) -> str | None:
+        pid = int(best[slot])
+        return repeat_key(index.passage_text(pid)) if pid >= 0 else None
+
+    holder = {k: slot for slot in seeds if (k := key(slot)) is not None}
+    kept: dict[int, float] = {}
+    for slot in sorted(linked, key=lambda s: -linked[s]):
+        k = key(slot)
+        if k is not None and holder.setdefault(k, slot) != slot:
+            continue
+        kept[slot] = linked[slot]
+    return kept
+
+
 def _states_date(text: str) -> bool:
     """Whether ``text`` holds a calendar date: a month name next to a day number ("23
     March", "the 5th of May", "May 10th"), a weekday, or a numeric date (2025-03-23,
@@ -873,30 +901,30 @@ def _first_copies(
     return kept
 
 
-def _echoed_last(ranked: list[int], own: set[int], scored: _Scored) -> list[int]:
-    """``ranked`` with the matches whose best passage repeats a better match's last.
+def _repeating(slots: Sequence[int], scored: _Scored) -> set[int]:
+    """The matches among ``slots`` (best first) whose best passage repeats a better one's.
 
     A match whose best passage is a sentence a better match also holds (a recurring
     line: "Comparing the total cost over a contract term..." in every reply on money)
-    was ranked for a sentence the context already holds: it comes after the others
-    (still before the next-best candidates). Only matches ranked by their own score
-    (``own``) move; a bridged or linked message is there for another reason.
+    was ranked for a sentence the context already holds. Such a match is a spare
+    candidate (taken only while the context stays small) and brings no exchange, so
+    that on a long history twelve messages holding one status line ("I looked at venues
+    for the retreat, nothing is decided") do not fill the budget before the one message
+    that answers. Messages matched by meaning alone (no passage) are never repeats.
     """
     index, best = scored.lexical, scored.best_passage
     seen: set[str] = set()
-    first, later = [], []
-    for slot in ranked:
+    repeats: set[int] = set()
+    for slot in slots:
         pid = int(best[slot])
-        if pid < 0 or slot not in own:
-            first.append(slot)
+        if pid < 0:
             continue
         key = repeat_key(index.passage_text(pid))
         if key in seen:
-            later.append(slot)
+            repeats.add(slot)
         else:
             seen.add(key)
-            first.append(slot)
-    return first + later
+    return repeats
 
 
 def _rescaled(
@@ -1404,7 +1432,12 @@ class LocalSelector:
         seeds = set(order[:_EXCHANGE_SEEDS])
         speakers, _ = scored.lexical.speakers()
         group = _group_chat(speakers[-_STYLE_SAMPLE:])
+        # Only matches ranked by their own score move; a bridged or linked message is
+        # there for another reason.
+        repeating = _repeating(sorted(primary, key=lambda i: -priority[i]), scored)
         for i in primary:
+            if i in repeating:
+                continue
             pos = entries[i].id
             text = message_text(messages[pos])
             short = len(text.split()) < _SHORT_MESSAGE_WORDS
@@ -1465,7 +1498,8 @@ class LocalSelector:
         ranked = _first_copies(
             sorted(priority, key=lambda i: (-priority[i], -entries[i].id)), entries, messages
         )
-        ranked = _echoed_last(ranked, chosen, scored)
+        echoed = [i for i in ranked if i in repeating]
+        ranked = [i for i in ranked if i not in repeating]
         tail = [
             i for i in sorted(kept, key=lambda i: (-kept[i], -entries[i].id)) if i not in priority
         ]
@@ -1475,6 +1509,12 @@ class LocalSelector:
         # context never takes them.
         floor = _RESERVE_CUTOFF * top
         reserve_cap = self.max_selected * (2 if listing else 1)
+        lexical, best = scored.lexical, scored.best_passage
+
+        def best_sentence(slot: int) -> str | None:
+            pid = int(best[slot])
+            return repeat_key(lexical.passage_text(pid)) if pid >= 0 else None
+
         # Past the reserve, further down the same ranking: spare candidates, which a
         # budget takes only while the context stays small (one strong match in a chat
         # of short messages leaves the list items and the later changes below the
@@ -1482,7 +1522,11 @@ class LocalSelector:
         reserve: list[int] = []
         reserve_tokens = 0
         spare: list[int] = []
-        taken = {_copy_key(entries[i], messages) for i in chain(ranked, tail)}
+        taken = {_copy_key(entries[i], messages) for i in chain(ranked, tail, echoed)}
+        # A candidate ranked for a sentence the context already holds (the same line in
+        # many messages) adds nothing here: it waits behind the other spare candidates.
+        said = {k for k in map(best_sentence, chain(ranked, tail)) if k is not None}
+        repeats: list[int] = []
         rest = _rest_of_ranking(fused, positive, len(head))
         for i in chain(order, rest):
             if fused[i] < _SPARE_CUTOFF * top or len(spare) >= _SPARE_FACTOR * self.max_selected:
@@ -1491,6 +1535,13 @@ class LocalSelector:
             if i in priority or key in taken:
                 continue
             taken.add(key)
+            sentence = best_sentence(i)
+            if sentence is not None:
+                if sentence in said:
+                    if len(repeats) < _SPARE_FACTOR * self.max_selected:
+                        repeats.append(i)
+                    continue
+                said.add(sentence)
             if fused[i] >= floor and (
                 len(reserve) < reserve_cap or reserve_tokens < reserve_cap * _RESERVE_TOKENS
             ):
@@ -1501,6 +1552,7 @@ class LocalSelector:
             else:
                 spare.append(i)
         reserve_ids = [entries[i].id for i in reserve]
+        spare = [*echoed, *spare, *repeats]
         if listing:
             held = set(reserve_ids)
             reserve_ids.extend(
@@ -2243,4 +2295,4 @@ class LocalSelector:
             if not promoted:
                 break
             frontier = promoted
-        return linked
+        return _one_per_text(linked, seeds, scored)
