@@ -57,21 +57,20 @@ words, speaker labels; no phrase lists tuned to one model); the held-out sets in
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
-from pathlib import Path
 from typing import NamedTuple
 
+from langgraph_librarian._engine import static
 from langgraph_librarian._engine.crosslingual import function_words
 from langgraph_librarian._engine.messages import finish_reason
 from langgraph_librarian._engine.text import DAYS as _DAYS
 from langgraph_librarian._engine.text import MONTHS as _MONTHS
-from langgraph_librarian._engine.text import STOPWORDS, content_terms
+from langgraph_librarian._engine.text import STOPWORDS, content_terms, fold_accents
 
 __all__ = [
     "CONSTRAINTS",
@@ -1171,19 +1170,6 @@ _MARKUP = re.compile(
 """HTML markup: a summary is plain text."""
 
 
-_VOCABULARY = (
-    Path(__file__).resolve().parent.parent / "_engine" / "model_data" / "minilm-vocab.txt.gz"
-)
-
-
-@lru_cache(maxsize=1)
-def _dictionary() -> frozenset[str]:
-    """Whole English words (BERT's uncased vocabulary, packaged with the static model): a
-    cut word ("fli") is rarely one."""
-    with gzip.open(_VOCABULARY, "rt", encoding="utf-8") as handle:
-        return frozenset(w for w in (line.strip() for line in handle) if w.isalpha())
-
-
 def cut_unreported(summary: str, source: str, result: object) -> tuple[str, bool]:
     """:func:`drop_cut_tail`, when the model did not say why it stopped: a reported stop
     is a complete answer ("...the lab" ends on a word of its own), and a reported length
@@ -1218,7 +1204,7 @@ def drop_cut_tail(summary: str, source: str) -> tuple[str, bool]:
     if (
         last in words
         or set(content_terms(last)) & stems
-        or (len(last) >= 3 and last in _dictionary())
+        or (len(last) >= 3 and fold_accents(last) in static.whole_words())
     ):
         # A word of its own ("info", "lab", "spec" for the message's "information"...)
         return summary, False
@@ -1432,7 +1418,7 @@ def _says_no_by_word(word: str) -> bool:
     lowered = word.lower()
     if lowered in {"non", "un"}:
         return True
-    dictionary = _dictionary()
+    dictionary = static.whole_words()  # ASCII words: an accented one is never read here
     match = _NEGATIVE_PREFIX.match(lowered)
     if match is not None:
         rest = lowered[match.end() :]
