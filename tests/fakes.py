@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
 Reply = str | AIMessage | BaseException | Callable[[list[BaseMessage]], str | AIMessage]
@@ -136,6 +136,44 @@ class ToolCallingScriptedModel(ScriptedChatModel):
     @property
     def bound(self) -> list[Any]:
         return self._bound
+
+
+class StreamingScriptedModel(ToolCallingScriptedModel):
+    """A scripted model that streams its answer word by word (sync and async), so
+    ``stream_mode="messages"`` shows its tokens unless its call is tagged ``nostream``."""
+
+    def _chunks(self, messages: Sequence[BaseMessage]) -> list[ChatGenerationChunk]:
+        text = str(self._next(messages).content)
+        words = text.split(" ")
+        return [
+            ChatGenerationChunk(message=AIMessageChunk(content=w if i == 0 else f" {w}"))
+            for i, w in enumerate(words)
+        ]
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        for chunk in self._chunks(messages):
+            if run_manager is not None:
+                run_manager.on_llm_new_token(str(chunk.message.content), chunk=chunk)
+            yield chunk
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        self._async_calls += 1
+        for chunk in self._chunks(messages):
+            if run_manager is not None:
+                await run_manager.on_llm_new_token(str(chunk.message.content), chunk=chunk)
+            yield chunk
 
 
 def first_sentence(messages: Sequence[BaseMessage]) -> str:

@@ -734,3 +734,51 @@ def test_calls_beyond_the_cap_wait_for_a_slot_while_the_model_answers(monkeypatc
         assert answers == ["answer"] * 7 and model.peak <= 3
     finally:
         release.set()
+
+
+async def test_concurrent_async_calls_ignoring_cancellation_leave_at_most_the_cap(monkeypatch):
+    """Twelve async calls started at once against a model that ignores its
+    cancellation: the abandoned-call cap was checked before each call started, when
+    none had timed out yet, so all twelve were left running (with a cap of three).
+    Async calls in flight count now, as sync ones on threads do: those beyond the cap
+    wait for a slot within their timeout and fail without calling the model."""
+    import asyncio
+
+    from langgraph_librarian._engine import calls as calls_module
+    from langgraph_librarian._engine import concurrency
+
+    monkeypatch.setattr(concurrency, "CANCEL_GRACE", 0.02)
+    monkeypatch.setattr(calls_module, "_MAX_TASKS", 3)
+    release = asyncio.Event()
+    started: list[int] = []
+    call = _deaf_call(release, started, timeout=0.1, retries=0)
+    key = calls_module._model_key(call.runnable)
+    try:
+        results = await asyncio.gather(
+            *(call.ainvoke("x") for _ in range(12)), return_exceptions=True
+        )
+        assert all(isinstance(r, TimeoutError) for r in results)
+        assert len(started) == 3  # the others never called the model
+        assert calls_module._still_running(key) == 3  # three left running, not twelve
+    finally:
+        release.set()
+        await asyncio.sleep(0.05)
+    assert calls_module._still_running(key) == 0
+
+
+async def test_async_calls_beyond_the_cap_wait_for_a_slot_while_the_model_answers(
+    monkeypatch,
+):
+    """A busy async model that does answer: calls beyond the cap wait in line for a
+    slot (within their timeout) instead of failing."""
+    import asyncio
+
+    from langgraph_librarian._engine import calls as calls_module
+    from langgraph_librarian._engine.calls import ModelCaller
+
+    monkeypatch.setattr(calls_module, "_MAX_TASKS", 3)
+    model = ScriptedChatModel(script="answer", latency=0.05)
+    caller = ModelCaller(model, step="select", timeout=30.0, retries=0)
+    answers = await asyncio.gather(*(caller.ainvoke("x") for _ in range(10)))
+    assert [a.content for a in answers] == ["answer"] * 10
+    assert model.peak <= 3 and model.async_calls == 10

@@ -576,3 +576,55 @@ def test_the_default_summary_stays_under_150_words():
         text = f"Remember that my cousin number {i} lives in town {i} and likes dish {i * 7}."
         out = graph.invoke({"messages": [HumanMessage(text)]}, thread)
     assert 0 < len(out["summary"].split()) < 150
+
+
+# -- a state without a ``summary`` field ---------------------------------------------------
+
+FOUR = [
+    HumanMessage("I'm vegetarian and allergic to nuts."),
+    AIMessage("Noted."),
+    HumanMessage("Lunch?"),
+    AIMessage("Soup."),
+]
+
+
+def _summarize_only(schema: Any) -> Any:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    builder = StateGraph(schema)
+    builder.add_node("summarize_conversation", create_summarize_node(keep_last=2))
+    builder.add_edge(START, "summarize_conversation")
+    builder.add_edge("summarize_conversation", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_a_state_without_a_summary_field_is_an_error_not_a_silent_loss(use_async):
+    """LangGraph drops a node's update to a key its state lacks, without a word: in a
+    MessagesState graph the old messages were deleted and their summary went nowhere."""
+    from langgraph.graph import MessagesState
+
+    from langgraph_librarian.errors import ConfigurationError
+
+    graph = _summarize_only(MessagesState)
+    config = {"configurable": {"thread_id": f"no-summary-{use_async}"}}
+    with pytest.raises(ConfigurationError, match="'summary'") as raised:
+        if use_async:
+            await graph.ainvoke({"messages": FOUR}, config)
+        else:
+            graph.invoke({"messages": FOUR}, config)
+    assert "SummaryFields" in str(raised.value)
+    kept = graph.get_state(config).values["messages"]
+    assert [m.content for m in kept] == [m.content for m in FOUR]  # nothing deleted
+
+
+def test_a_state_with_a_summary_field_summarizes():
+    from langgraph.graph import MessagesState
+
+    class State(MessagesState):
+        summary: str
+
+    graph = _summarize_only(State)
+    out = graph.invoke({"messages": FOUR}, {"configurable": {"thread_id": "with-summary"}})
+    assert [m.content for m in out["messages"]] == ["Lunch?", "Soup."]
+    assert "allergic to nuts" in out["summary"]

@@ -212,25 +212,97 @@ NAMES = sorted(thread_calls(ScopeMemory(InMemoryStore()), None))
 ANAMES = sorted(athread_calls(ScopeMemory(InMemoryStore()), None))
 
 
-@pytest.mark.parametrize("thread", ["", 1, b"t"])
 @pytest.mark.parametrize("name", NAMES)
-def test_an_empty_thread_id_or_one_not_a_string_is_refused(name, thread):
+def test_an_empty_thread_id_is_refused(name):
     # Thread "" and thread None (no thread) shared one capture cursor and one key per
     # message: two conversations, one of them captured "without thread", were one
-    # thread (the other's messages overwritten, its cursor moved). An int failed deep in
-    # hashing. A run's empty thread id already means "no thread" (as in the Librarian's
-    # own lookup); one passed to ScopeMemory itself is a mistake, said as such.
+    # thread (the other's messages overwritten, its cursor moved). A run's empty thread
+    # id already means "no thread" (as in the Librarian's own lookup); one passed to
+    # ScopeMemory itself is a mistake, said as such.
     memory = ScopeMemory(InMemoryStore())
-    with pytest.raises(RecallConfigError, match="thread_id must be a non-empty string or None"):
-        thread_calls(memory, thread)[name]()
+    with pytest.raises(RecallConfigError, match="thread_id must be a non-empty id or None"):
+        thread_calls(memory, "")[name]()
     assert memory.records(SCOPE) == []
 
 
 @pytest.mark.parametrize("name", ANAMES)
 async def test_async_calls_refuse_an_empty_thread_id(name):
     memory = ScopeMemory(InMemoryStore())
-    with pytest.raises(RecallConfigError, match="thread_id must be a non-empty string or None"):
+    with pytest.raises(RecallConfigError, match="thread_id must be a non-empty id or None"):
         await athread_calls(memory, "")[name]()
+
+
+# LangGraph reads a thread id as str(thread_id): a run with thread_id=1 and one with "1"
+# continue one checkpointed thread (and a uuid.UUID is its text). Scoped recall reads
+# them the same way, in a run and in every ScopeMemory call.
+LOOK_ALIKES = [(1, "1"), (uuid.UUID(int=7), str(uuid.UUID(int=7)))]
+
+
+@pytest.mark.parametrize(("given", "text"), LOOK_ALIKES, ids=["int", "uuid"])
+def test_a_thread_id_that_is_not_a_string_is_its_text_as_in_langgraph(given, text):
+    memory = ScopeMemory(InMemoryStore())
+    assert memory.capture(SCOPE, cat_thread(), thread_id=given) == 2
+    assert memory.capture(SCOPE, cat_thread(), thread_id=text) == 0  # one cursor
+    assert {r.thread_id for r in memory.records(SCOPE)} == {text}
+    assert ids(memory.thread_records(SCOPE, given)) == ids(memory.thread_records(SCOPE, text))
+    assert memory.remember(SCOPE, "Likes tea.", thread_id=given).thread_id == text
+    assert "Miso" in memory.recall(SCOPE, "What is my cat called?").text
+    # The asking thread's own records are left out, whichever form its id takes.
+    assert memory.recall(SCOPE, "What is my cat called?", exclude_thread_id=given).status == (
+        "empty"
+    )
+    assert memory.forget_thread(SCOPE, given) == 2
+    assert [r.kind for r in memory.records(SCOPE)] == ["explicit"]
+
+
+@pytest.mark.parametrize(("given", "text"), LOOK_ALIKES, ids=["int", "uuid"])
+async def test_async_calls_read_a_thread_id_as_its_text(given, text):
+    memory = ScopeMemory(InMemoryStore())
+    assert await memory.acapture(SCOPE, cat_thread(), thread_id=given) == 2
+    assert await memory.acapture(SCOPE, cat_thread(), thread_id=text) == 0
+    assert ids(await memory.athread_records(SCOPE, given)) == ["h1", "a1"]
+    assert (await memory.aremember(SCOPE, "Likes tea.", thread_id=given)).thread_id == text
+    result = await memory.arecall(SCOPE, "cat Miso?", exclude_thread_id=given)
+    assert "Miso" not in result.text
+    assert await memory.aforget_thread(SCOPE, given) == 2
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_a_run_with_an_int_thread_id_is_the_thread_of_its_text(use_async):
+    """A run with thread_id=1 and one with "1" are one LangGraph thread (one checkpoint
+    history): recall captures them as one thread, leaves that thread's own records out
+    of its recall, and delete_thread(1) erases it (records and checkpoints)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    memory = ScopeMemory(InMemoryStore())
+    model = ScriptedChatModel(script="Noted.")
+    saver = InMemorySaver()
+    agent = create_agent(
+        model,
+        middleware=[RecallMiddleware(memory, capture_turns=True)],
+        context_schema=RecallScope,
+        checkpointer=saver,
+    )
+
+    async def turn(thread: Any, text: str) -> Any:
+        config = {"configurable": {"thread_id": thread}}
+        state = {"messages": [HumanMessage(text)]}
+        context = {"scope_id": SCOPE}
+        if use_async:
+            return await agent.ainvoke(state, config, context=context)
+        return agent.invoke(state, config, context=context)
+
+    await turn(1, "My cat is called Miso.")
+    out = await turn("1", "What is my cat called?")
+    assert len(out["messages"]) == 4  # LangGraph: one thread
+    assert {r.thread_id for r in memory.records(SCOPE)} == {"1"}
+    assert all("Miso" not in str(m.content) for m in model.calls[-1] if m.type == "system")
+    if use_async:
+        assert await memory.adelete_thread(1, checkpointer=saver) == 4
+    else:
+        assert memory.delete_thread(1, checkpointer=saver) == 4
+    assert memory.records(SCOPE) == []
+    assert saver.get_tuple({"configurable": {"thread_id": "1"}}) is None
 
 
 @pytest.mark.parametrize("name", NAMES)

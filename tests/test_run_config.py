@@ -8,10 +8,10 @@ from uuid import UUID
 import pytest
 from langchain.agents import create_agent
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import MemorySaver
 
-from fakes import ScriptedChatModel, ToolCallingScriptedModel
+from fakes import ScriptedChatModel, StreamingScriptedModel, ToolCallingScriptedModel
 from helpers import conversation
 from langgraph_librarian import LibrarianConfig, LibrarianMiddleware, create_librarian_graph
 
@@ -164,3 +164,58 @@ def test_middleware_stream_shows_only_the_agents_tokens():
     chunks = list(agent.stream(question, cfg, stream_mode="messages"))
     assert len(selector.calls) == before + 1  # the selector did run in this turn...
     assert streamed_texts(chunks) == ["Final answer."]  # ...and did not stream
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_running_summary_middleware_stream_shows_only_the_agents_tokens(use_async):
+    """RunningSummaryMiddleware's model call in before_model is one of the library's own
+    calls: tagged nostream (a streaming summarizer's tokens do not reach
+    stream_mode="messages") and a child of the user's run, with the user's tags."""
+    from langgraph_librarian.memory import RunningSummaryMiddleware
+
+    summary = "- User: vegetarian, allergic to nuts, budget question"
+    writer = StreamingScriptedModel(script=summary)
+    model = StreamingScriptedModel(script="Final answer from the agent.")
+    agent = create_agent(
+        model,
+        tools=[],
+        middleware=[
+            RunningSummaryMiddleware(
+                model, summarizer=writer, trigger=("messages", 4), keep=("messages", 2)
+            )
+        ],
+        checkpointer=MemorySaver(),
+    )
+    recorder = RunRecorder()
+    config = {
+        "configurable": {"thread_id": f"rs-{use_async}"},
+        "callbacks": [recorder],
+        "tags": ["user-tag"],
+    }
+    history = {
+        "messages": [
+            HumanMessage("I'm vegetarian and allergic to nuts."),
+            AIMessage("Noted: vegetarian, allergic to nuts."),
+            HumanMessage("What is the budget for the dinner?"),
+            AIMessage("The dinner budget is not set yet."),
+            HumanMessage("Suggest a main course."),
+        ]
+    }
+    if use_async:
+        chunks = [c async for c in agent.astream(history, config, stream_mode="messages")]
+    else:
+        chunks = list(agent.stream(history, config, stream_mode="messages"))
+    assert writer.calls, "the summarizer model was called in this turn"
+    # Tokens streamed are the agent model's only. (The summary message the middleware
+    # writes to the state is streamed whole, as a node's update, by LangGraph, as
+    # LangChain's own SummarizationMiddleware's is.)
+    tokens = [m for m, _meta in chunks if isinstance(m, AIMessageChunk)]
+    assert "".join(str(m.content) for m in tokens) == "Final answer from the agent."
+    assert {meta["langgraph_node"] for m, meta in chunks if isinstance(m, AIMessageChunk)} == {
+        "model"
+    }
+    summarizer_runs = [r for r in recorder.runs if r["step"] is not None]
+    assert summarizer_runs
+    for run in summarizer_runs:
+        assert run["parent"] is not None
+        assert {"nostream", "langgraph_librarian", "user-tag"} <= set(run["tags"])

@@ -10,6 +10,7 @@ summary, without the wrapping (it would otherwise reach the selector and the age
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -234,3 +235,63 @@ def test_added_clauses_are_dropped_by_their_words():
     # A summary in another language than the message: its words are translations.
     spanish = "Presupuesto de 4.500 euros para Lisboa; Tom es vegetariano y alérgico."
     assert drop_added_clauses(spanish, SOURCE) == spanish
+
+
+# A weak model answering JSON other than {"summary": "..."}: its one string field is the
+# summary; any other JSON (null, a number, several fields, objects in a list) is not a
+# summary, and the extractive entry is used. Raw JSON is never stored.
+JSON_READ = {
+    "text_key": json.dumps({"text": GOOD}),
+    "response_key": json.dumps({"response": GOOD}),
+    "answer_key": json.dumps({"answer": GOOD}),
+    "response_and_extras": json.dumps({"response": GOOD, "language": "en"}),
+    "list_of_one": json.dumps([GOOD]),
+    "object_in_a_list": json.dumps([{"summary": GOOD}]),
+    "nested": json.dumps({"summary": {"text": GOOD}}),
+}
+JSON_REJECTED = {
+    "null": json.dumps({"summary": None}),
+    "null_with_extras": json.dumps({"summary": None, "keywords": ["budget"]}),
+    "number": json.dumps({"summary": 4500}),
+    "empty_object": "{}",
+    "empty_list": "[]",
+    "two_fields": json.dumps({"summary": GOOD, "text": GOOD}),
+    "fields_of_the_message": json.dumps(
+        {"budget": "4,500 euros", "hotel": "Hotel Avenida", "code": "CRG-20931"}
+    ),
+    "list_of_objects": json.dumps([{"budget": "4,500 euros"}, {"hotel": "Hotel Avenida"}]),
+}
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("answer", list(JSON_READ.values()), ids=list(JSON_READ))
+def test_a_json_answer_with_one_string_field_is_read(answer, mode):
+    update = _index(answer, mode)
+    entry = update.entries[0]
+    assert (entry.status, update.errors) == ("summarized", [])
+    assert entry.summary == GOOD
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("answer", list(JSON_REJECTED.values()), ids=list(JSON_REJECTED))
+def test_any_other_json_answer_is_rejected_not_stored(answer, mode):
+    update = _index(answer, mode)
+    entry = update.entries[0]
+    assert entry.status == "fallback"
+    assert update.errors and "rejected" in update.errors[0]
+    assert not entry.summary.lstrip().startswith(("{", "["))
+
+
+@pytest.mark.parametrize(
+    "answer", [json.dumps({"response": RUNNING}), json.dumps({"summary": None}), "[]"]
+)
+def test_the_running_summary_reads_or_rejects_json_answers_too(answer):
+    summarizer = RunningSummarizer(
+        ScriptedChatModel(script=answer), max_summary_tokens=200, max_retries=0
+    )
+    result = summarizer.summarize(MESSAGES, PREVIOUS)
+    if answer.startswith('{"response"'):
+        assert (result.method, result.summary) == ("llm", RUNNING)
+    else:
+        assert result.method != "llm"
+        assert not result.summary.lstrip().startswith(("{", "["))

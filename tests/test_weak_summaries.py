@@ -637,3 +637,56 @@ def test_a_summary_cut_after_an_article_or_conjunction_loses_that_sentence(summa
 
     expected = (summary, False) if kept is None else (kept, True)
     assert drop_cut_tail(summary, VENUE) == expected
+
+
+# The cut check and the negation check read whole English words through the engine's
+# shared vocabulary reader (static.whole_words); an accented word is looked up without
+# its accents ("décor" is "decor"), and an accented word is never read as a negation.
+@pytest.mark.parametrize(
+    ("summary", "source"),
+    [
+        ("Dana liked the décor", "Dana liked the décoration of the hotel in Porto a lot."),
+        ("El usuario reservó en el café", "El usuario reservó en la cafétería del centro."),
+        ("Bob met Ann at the café", "Bob met Ann at one of the cafés near the station."),
+    ],
+)
+def test_an_accented_word_of_its_own_is_not_a_cut_word(summary, source):
+    from langgraph_librarian.index._validate import drop_cut_tail
+
+    assert drop_cut_tail(summary, source) == (summary, False)
+
+
+def test_cut_words_are_still_cut_with_the_shared_vocabulary():
+    from langgraph_librarian.index._validate import drop_cut_tail
+
+    assert drop_cut_tail("The user wants to book a fli", TRIP) == ("", True)
+    source = "Nous avons réservé la salle de réunion pour mardi."
+    assert drop_cut_tail("Salle réservée. Réunion mard", source) == ("Salle réservée.", True)
+
+
+@pytest.mark.parametrize(
+    ("word", "denies"),
+    [
+        ("unmerged", True),
+        ("unchanged", True),
+        ("invalid", True),
+        ("inside", False),
+        ("discrète", False),
+        ("désagréable", False),
+        ("inédit", False),
+        ("uncafé", False),
+    ],
+)
+def test_negative_prefixes_read_the_shared_vocabulary(word, denies):
+    from langgraph_librarian.index._validate import _says_no_by_word
+
+    assert _says_no_by_word(word) is denies
+
+
+def test_the_validator_has_no_vocabulary_reader_of_its_own(monkeypatch):
+    from langgraph_librarian._engine import static
+    from langgraph_librarian.index import _validate
+
+    assert not hasattr(_validate, "_dictionary")
+    monkeypatch.setattr(static, "whole_words", lambda: frozenset({"decor"}))
+    assert _validate.drop_cut_tail("Dana liked the décor", "the décoration")[1] is False

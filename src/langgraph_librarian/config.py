@@ -397,14 +397,25 @@ def resolve_config(
     )
 
 
+def thread_text(value: Any) -> str | None:
+    """A thread id as LangGraph keys its checkpoints by it: ``str(value)`` (a run with
+    ``thread_id=1`` and one with ``"1"`` continue one thread; a ``uuid.UUID`` is its
+    text); ``None`` for ``None`` or an empty id."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else str(value)
+    return text or None
+
+
 def session_id_from_config(runnable_config: RunnableConfig | None) -> str | None:
     """The session an external store keys the index by: the thread id (or a
-    ``session_id``) from ``configurable``; ``None`` when there is none or it is empty."""
+    ``session_id``) from ``configurable``, as :func:`thread_text` reads it; ``None``
+    when there is none or it is empty."""
     configurable = (runnable_config or {}).get("configurable") or {}
     for key in ("thread_id", "session_id"):
-        value = configurable.get(key)
-        if value is not None and str(value):
-            return str(value)
+        found = thread_text(configurable.get(key))
+        if found:
+            return found
     return None
 
 

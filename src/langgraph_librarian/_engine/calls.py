@@ -27,10 +27,10 @@ import contextlib
 import inspect
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import tenacity
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
@@ -67,6 +67,8 @@ __all__ = [
     "internal_config",
     "request_bounded",
 ]
+
+_T = TypeVar("_T")
 
 INTERNAL_TAG = "langgraph_librarian"
 """Tag on every model call the library makes for itself (indexer, selector, summarizer)."""
@@ -149,6 +151,18 @@ or abandoned): a slot each, at most :data:`_MAX_ON_THREADS` a model (see :func:`
 Checking the abandoned count alone before a call let every call started before the
 first timeout through: twelve concurrent calls of a model that hangs left twelve threads."""
 _slot_freed = threading.Condition(_abandoned_lock)
+_MAX_TASKS = 32
+"""Async calls of one model (with a timeout) that may run at once, answering or left
+running after ignoring their cancellation: the strict bound on the tasks a model that
+hangs and ignores cancellation can leave, as :data:`_MAX_ON_THREADS` is on threads.
+Checking the abandoned count (:data:`_MAX_ABANDONED`) alone before a call let every
+call started before the first timeout through: twelve concurrent calls left twelve
+tasks running. Calls beyond it wait within their own timeout (see :func:`_astart`)."""
+_tasks: dict[int, set[asyncio.Future[Any]]] = {}
+"""The async calls of each model holding a slot, until they end."""
+_SLOT_POLL = 0.05
+"""Seconds between looks for a free slot while all of a model's are taken (tasks end
+on any event loop: a look, not a wake-up, works across loops and threads)."""
 
 
 def _model_key(runnable: Any) -> int:
@@ -286,6 +300,54 @@ def _free_slot(key: int) -> None:
         else:
             _on_threads.pop(key, None)
         _slot_freed.notify_all()
+
+
+def _live_tasks(key: int) -> int:
+    """Async calls of the model ``key`` holding a slot: not done, on an event loop that
+    runs (one closed or dropped never runs them again; see :func:`_still_running`).
+    Call with ``_abandoned_lock`` held."""
+    tasks = _tasks.get(key)
+    if not tasks:
+        return 0
+    tasks.difference_update([t for t in tasks if t.done() or t.get_loop().is_closed()])
+    if not tasks:
+        del _tasks[key]
+        return 0
+    return sum(t.get_loop().is_running() for t in tasks)
+
+
+def _hold(key: int, task: asyncio.Future[Any]) -> None:
+    """Count ``task`` in its model's slots until it ends. Call with the lock held."""
+    _tasks.setdefault(key, set()).add(task)
+
+    def ended(_: asyncio.Future[Any]) -> None:
+        with _abandoned_lock:
+            tasks = _tasks.get(key)
+            if tasks is not None:
+                tasks.discard(task)
+                if not tasks:
+                    del _tasks[key]
+
+    task.add_done_callback(ended)
+
+
+async def _astart(
+    key: int, timeout: float, call: Callable[[], Awaitable[_T]]
+) -> asyncio.Future[_T] | None:
+    """``call()`` started as a task holding one of the model's :data:`_MAX_TASKS` slots
+    (until it ends, answered or left running), waiting at most ``timeout`` seconds while
+    all are taken; ``None`` when none was freed in time (the model is not called)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with _abandoned_lock:
+            if _live_tasks(key) < _MAX_TASKS:
+                task = asyncio.ensure_future(call())
+                _hold(key, task)
+                return task
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        await asyncio.sleep(min(left, _SLOT_POLL))
 
 
 def _refuse_if_stuck(key: int) -> None:
@@ -441,7 +503,7 @@ class ModelCaller:
                     if not _take_slot(key, timeout):
                         raise TimeoutError(
                             f"model call exceeded {timeout:g}s waiting for one of the "
-                            f"{_MAX_ABANDONED} calls of this model in flight to end"
+                            f"{_MAX_ON_THREADS} calls of this model in flight to end"
                         )
                     remaining = max(0.0, timeout - (time.monotonic() - waited))
                     finished = partial(_free_slot, key)
@@ -484,14 +546,22 @@ class ModelCaller:
             with attempt:
                 timeout = self._attempt_timeout(deadline)
                 key = _model_key(self.runnable)
-                if timeout is not None:
-                    _refuse_if_stuck(key)
+                if timeout is None:
+                    return await own_timeouts(self.runnable.ainvoke(value, config))
+                _refuse_if_stuck(key)
                 started = time.monotonic()
+                task = await _astart(
+                    key, timeout, lambda: own_timeouts(self.runnable.ainvoke(value, config))
+                )
+                if task is None:
+                    raise TimeoutError(
+                        f"model call exceeded {timeout:g}s waiting for one of the "
+                        f"{_MAX_TASKS} calls of this model in flight to end"
+                    )
+                remaining = max(0.0, timeout - (time.monotonic() - started))
                 try:
                     return await await_within(
-                        own_timeouts(self.runnable.ainvoke(value, config)),
-                        timeout,
-                        on_abandon=partial(_abandon_task, key),
+                        task, remaining, on_abandon=partial(_abandon_task, key)
                     )
                 except Abandoned:
                     still = TimeoutError(

@@ -14,7 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.runtime import get_runtime
 
-from langgraph_librarian.config import session_id_from_config
+from langgraph_librarian.config import session_id_from_config, thread_text
 
 __all__ = ["current_run_config", "current_runtime", "run_context", "thread_id"]
 
@@ -49,9 +49,9 @@ def thread_id(config: RunnableConfig | None = None, runtime: Any = None) -> str 
     accepted where ``thread_id`` is absent.
     """
     info = getattr(runtime, "execution_info", None)
-    found = getattr(info, "thread_id", None)
-    if found is not None and str(found):
-        return str(found)
+    found = thread_text(getattr(info, "thread_id", None))
+    if found:
+        return found
     for candidate in (getattr(runtime, "config", None), config):
         found = session_id_from_config(candidate)
         if found:

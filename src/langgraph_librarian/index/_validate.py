@@ -41,8 +41,9 @@ or a summary with invented facts (another amount, code, date or name). The rules
 - **Meta-answers and refusals of any length are rejected**: the answer's wrapping is
   removed first (:func:`clean_model_summary`: a preamble such as "Sure! Here is the
   summary:", a code fence, quotes, a "Summary:" heading or label, a ``{"summary": ...}``
-  object, a trailing closing offer such as "Let me know if you need anything else!"),
-  and what is left must not talk about the message instead of summarising it. The
+  object or other JSON holding one string field, a trailing closing offer such as "Let
+  me know if you need anything else!"), and what is left must not talk about the
+  message instead of summarising it, nor be JSON that holds no summary. The
   callers store that same cleaned text, so the wrapping never reaches the index or the
   agent.
 - **A last sentence cut mid-word** ("... book a fli", an output limit the server did not
@@ -56,21 +57,20 @@ words, speaker labels; no phrase lists tuned to one model); the held-out sets in
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
-from pathlib import Path
 from typing import NamedTuple
 
+from langgraph_librarian._engine import static
 from langgraph_librarian._engine.crosslingual import function_words
 from langgraph_librarian._engine.messages import finish_reason
 from langgraph_librarian._engine.text import DAYS as _DAYS
 from langgraph_librarian._engine.text import MONTHS as _MONTHS
-from langgraph_librarian._engine.text import STOPWORDS, content_terms
+from langgraph_librarian._engine.text import STOPWORDS, content_terms, fold_accents
 
 __all__ = [
     "CONSTRAINTS",
@@ -330,27 +330,57 @@ def _unwrap_fence(text: str) -> str:
     return body.strip()
 
 
-def _unwrap_json(text: str) -> str:
-    if not (text.startswith("{") and text.endswith("}")):
-        return text
-    try:
-        data = json.loads(text, strict=False)
-    except ValueError:
-        return text
+def _json_text(data: object, depth: int = 0) -> str | None:
+    """The summary a model's JSON answer holds, or ``None`` when it holds none.
+
+    A string; a list of strings (its lines); a list of one item, read as that item; an
+    object with one summary key (``"summary"``, ``"text"``...) or, without one, one
+    field of any name (``{"response": ...}``), beside at most a model's usual extras,
+    read as that field (nested objects too, a few levels deep). Anything else (``null``,
+    a number, several fields, a message's own fields) is no summary.
+    """
+    if isinstance(data, str):
+        return data.strip()
+    if depth >= 4:
+        return None
+    if isinstance(data, list):
+        if data and all(isinstance(v, str) for v in data):
+            return "\n".join(v.strip() for v in data)
+        return _json_text(data[0], depth + 1) if len(data) == 1 else None
     if not isinstance(data, dict):
-        return text
+        return None
     by_key = {str(k).lower(): v for k, v in data.items()}
-    if set(by_key) - set(_JSON_KEYS) - _JSON_EXTRAS or len(set(by_key) & set(_JSON_KEYS)) != 1:
+    named = [k for k in _JSON_KEYS if k in by_key]
+    other = [k for k in by_key if k not in _JSON_KEYS and k not in _JSON_EXTRAS]
+    if len(named) + len(other) != 1:
         # A message that is itself JSON ({"text": ..., "user": ..., "amount": ...}) is not
-        # a wrapped summary: one summary key, and at most a model's usual extras.
+        # a wrapped summary: one field, and at most a model's usual extras.
+        return None
+    return _json_text(by_key[(named or other)[0]], depth + 1)
+
+
+def _parsed_json(text: str) -> object:
+    """``text`` parsed when it is a JSON object or array, else ``None``."""
+    if (text[:1], text[-1:]) not in {("{", "}"), ("[", "]")}:
+        return None
+    try:
+        return json.loads(text, strict=False)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _is_json_answer(text: str) -> bool:
+    """Whether ``text`` (a cleaned model answer) is still a JSON object or array: JSON
+    :func:`clean_model_summary` could not read a summary from, which is never one."""
+    return _parsed_json(text.strip()) is not None
+
+
+def _unwrap_json(text: str) -> str:
+    data = _parsed_json(text)
+    if data is None:
         return text
-    for key in _JSON_KEYS:
-        value = by_key.get(key)
-        if isinstance(value, str):
-            return value.strip()
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            return "\n".join(v.strip() for v in value)
-    return text
+    found = _json_text(data)
+    return text if found is None else found
 
 
 def _unwrap_quotes(text: str) -> str:
@@ -402,9 +432,10 @@ def clean_model_summary(text: str) -> str:
     the message:"), a sentence or two of musing before a label line ("Okay, let me
     update it." then "**Updated summary:**" on a line of its own), a surrounding code
     fence (with or without a language tag) or pair of quotes, a leading markdown
-    heading or "Summary:" / "**Summary:**" label, a JSON object ``{"summary": "..."}``,
-    and trailing closing offers ("Let me know if you need anything else!", "Would you
-    like me to ...?"). A text that is only a preamble becomes empty. Line breaks inside
+    heading or "Summary:" / "**Summary:**" label, a JSON object ``{"summary": "..."}``
+    (or other JSON holding one string field, see :func:`_json_text`), and trailing
+    closing offers ("Let me know if you need anything else!", "Would you like me to
+    ...?"). A text that is only a preamble becomes empty. Line breaks inside
     the summary are kept.
     """
     text = text.strip()
@@ -1139,19 +1170,6 @@ _MARKUP = re.compile(
 """HTML markup: a summary is plain text."""
 
 
-_VOCABULARY = (
-    Path(__file__).resolve().parent.parent / "_engine" / "model_data" / "minilm-vocab.txt.gz"
-)
-
-
-@lru_cache(maxsize=1)
-def _dictionary() -> frozenset[str]:
-    """Whole English words (BERT's uncased vocabulary, packaged with the static model): a
-    cut word ("fli") is rarely one."""
-    with gzip.open(_VOCABULARY, "rt", encoding="utf-8") as handle:
-        return frozenset(w for w in (line.strip() for line in handle) if w.isalpha())
-
-
 def cut_unreported(summary: str, source: str, result: object) -> tuple[str, bool]:
     """:func:`drop_cut_tail`, when the model did not say why it stopped: a reported stop
     is a complete answer ("...the lab" ends on a word of its own), and a reported length
@@ -1186,7 +1204,7 @@ def drop_cut_tail(summary: str, source: str) -> tuple[str, bool]:
     if (
         last in words
         or set(content_terms(last)) & stems
-        or (len(last) >= 3 and last in _dictionary())
+        or (len(last) >= 3 and fold_accents(last) in static.whole_words())
     ):
         # A word of its own ("info", "lab", "spec" for the message's "information"...)
         return summary, False
@@ -1244,7 +1262,12 @@ def summary_facts_problem(
     """
     if _REFUSAL.search(summary.split("\n", 1)[0][:300]):
         return "the model refused"
-    body = strip_markdown(clean_model_summary(summary))
+    cleaned = clean_model_summary(summary)
+    if _is_json_answer(cleaned):
+        # {"summary": null}, {"budget": ..., "hotel": ...}, [{...}, {...}]: JSON that holds
+        # no summary to read is malformed, not a summary to store.
+        return "the answer is JSON that holds no summary"
+    body = strip_markdown(cleaned)
     if not re.search(r"[^\W_]", body):
         return "a preamble or filler, not a summary"
     if _META.search(body):
@@ -1395,7 +1418,7 @@ def _says_no_by_word(word: str) -> bool:
     lowered = word.lower()
     if lowered in {"non", "un"}:
         return True
-    dictionary = _dictionary()
+    dictionary = static.whole_words()  # ASCII words: an accented one is never read here
     match = _NEGATIVE_PREFIX.match(lowered)
     if match is not None:
         rest = lowered[match.end() :]

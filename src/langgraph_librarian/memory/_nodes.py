@@ -17,7 +17,8 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.failures import fails_open
 from langgraph_librarian._kit.node import LibrarianNode
-from langgraph_librarian._kit.state import read_messages
+from langgraph_librarian._kit.state import missing_state_keys, read_messages
+from langgraph_librarian.errors import ConfigurationError
 from langgraph_librarian.memory._cut import SummaryCut, plan_summary_cut
 from langgraph_librarian.memory._graph import SummarizerLike, resolve_summarizer
 from langgraph_librarian.memory._result import checked_count
@@ -113,7 +114,20 @@ def _skipped(reason: str, **extra: Any) -> StateUpdate:
     return {"summary_metadata": {"summarized_count": 0, "summary_skipped": reason, **extra}}
 
 
-def _plan(state: Mapping[str, Any], keep_last: int) -> _Plan | StateUpdate:
+_NO_SUMMARY_FIELD = (
+    "create_summarize_node: the graph's state has no 'summary' field, so the summary of "
+    "the messages it deletes would be dropped by LangGraph (an update to a key the state "
+    "lacks is ignored) and those messages lost. Add the running-summary fields to the "
+    "state (class State(MessagesState, SummaryFields), or use SummaryState), or delete "
+    "without a summary with create_delete_messages_node."
+)
+
+
+def _plan(
+    state: Mapping[str, Any], keep_last: int, config: RunnableConfig | None = None
+) -> _Plan | StateUpdate:
+    if missing_state_keys(config, ["summary"]):
+        raise ConfigurationError(_NO_SUMMARY_FIELD)
     messages = read_messages(state)
     metadata = state.get("summary_metadata")
     if waiting_after_failure(metadata, len(messages)):
@@ -176,6 +190,11 @@ def create_summarize_node(
         token_counter: Counts the summary's budget (pass your model's counter for CJK
             text); a ``RunningSummarizer`` with its own counter keeps it.
 
+    Raises:
+        ConfigurationError: when run in a graph whose state has no ``summary`` field
+            (mix in :class:`SummaryFields`): LangGraph would drop the summary while the
+            messages it holds are deleted. Nothing is deleted.
+
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
         >>> node = create_summarize_node(keep_last=2)
@@ -193,7 +212,7 @@ def create_summarize_node(
     engine = resolve_summarizer(summarizer, token_counter)
 
     def run(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
-        plan = _plan(state, keep_last)
+        plan = _plan(state, keep_last, config)
         if not isinstance(plan, _Plan):
             return plan
         try:
@@ -205,7 +224,7 @@ def create_summarize_node(
         return _applied(plan, result)
 
     async def arun(state: dict[str, Any], config: RunnableConfig | None = None) -> StateUpdate:
-        plan = _plan(state, keep_last)
+        plan = _plan(state, keep_last, config)
         if not isinstance(plan, _Plan):
             return plan
         try:

@@ -19,7 +19,13 @@ from langgraph_librarian._engine.concurrency import off_loop
 from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian._kit.bounded import IN_FLIGHT
 from langgraph_librarian._kit.cache import BoundedCache
-from langgraph_librarian.config import ConfigLike, LibrarianConfig, as_config, session_key
+from langgraph_librarian.config import (
+    ConfigLike,
+    LibrarianConfig,
+    as_config,
+    session_key,
+    thread_text,
+)
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.errors import LibrarianError
 from langgraph_librarian.index.pipeline import aupdate_index, update_index
@@ -320,9 +326,11 @@ class ScopeMemory:
 
         Raises:
             RecallConfigError: for empty text or text over 4,000 characters, or a
-                ``thread_id`` that is ``""`` or not a string (``None``: no thread).
+                ``thread_id`` of ``""`` (``None``: no thread; another value is read as
+                ``str(thread_id)``, as LangGraph reads it).
         """
         ns = self._ns(scope_id, _MEMORY)
+        thread_id = check_thread_id(thread_id)
         key, message = self._explicit(text, thread_id)
         entry = update_index([message], [], self.config).entries[0]
         record = self._explicit_record(key, message, entry, thread_id)
@@ -334,6 +342,7 @@ class ScopeMemory:
     ) -> MemoryRecord:
         """Async twin of :meth:`remember`."""
         ns = self._ns(scope_id, _MEMORY)
+        thread_id = check_thread_id(thread_id)
         key, message = self._explicit(text, thread_id)
         entry = (await aupdate_index([message], [], self.config)).entries[0]
         record = self._explicit_record(key, message, entry, thread_id)
@@ -399,6 +408,7 @@ class ScopeMemory:
     ) -> list[MemoryRecord]:
         """The records captured from one thread of the scope (every one: not bounded by
         ``max_candidates``), in the thread's order."""
+        thread_id = check_thread_id(thread_id)
         found: dict[str, MemoryRecord] = {}
         seen: set[str] = set()
         offset = 0
@@ -414,6 +424,7 @@ class ScopeMemory:
         self, scope_id: str, thread_id: str | None, *, label: str | None = None
     ) -> list[MemoryRecord]:
         """Async twin of :meth:`thread_records`."""
+        thread_id = check_thread_id(thread_id)
         found: dict[str, MemoryRecord] = {}
         seen: set[str] = set()
         offset = 0
@@ -468,10 +479,11 @@ class ScopeMemory:
         the thread's records.
 
         Raises:
-            RecallConfigError: for a ``thread_id`` that is ``""`` or not a string
-                (``None``: no thread; see ``check_thread_id``).
+            RecallConfigError: for a ``thread_id`` of ``""`` (``None``: no thread;
+                another value is read as ``str(thread_id)``: see ``check_thread_id``).
         """
-        cursor_key = stable_key("thread", check_thread_id(thread_id))
+        thread_id = check_thread_id(thread_id)
+        cursor_key = stable_key("thread", thread_id)
         (cursor,) = batch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
         plan = self._plan(messages, cursor, thread_id)
         if plan.reconcile:
@@ -491,7 +503,8 @@ class ScopeMemory:
         index: Any = None,
     ) -> int:
         """Async twin of :meth:`capture`."""
-        cursor_key = stable_key("thread", check_thread_id(thread_id))
+        thread_id = check_thread_id(thread_id)
+        cursor_key = stable_key("thread", thread_id)
         (cursor,) = await abatch(self.store, [get_op(self._ns(scope_id, _THREADS), cursor_key)])
         plan = self._plan(messages, cursor, thread_id)
         if plan.reconcile:
@@ -906,7 +919,7 @@ class ScopeMemory:
         are left out, so a thread's own turns are not repeated to it.
         """
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
-        check_thread_id(exclude_thread_id)
+        exclude_thread_id = check_thread_id(exclude_thread_id)
         excluded = (exclude_message_ids, exclude_content_hashes, exclude_thread_id)
         return self._ranked(scope_id, self.records(scope_id), query, bound, parent, excluded)
 
@@ -957,7 +970,7 @@ class ScopeMemory:
         on the event loop; a selector model's call is awaited on the loop.
         """
         bound = self.max_bytes if max_bytes is None else check_max_bytes(max_bytes)
-        check_thread_id(exclude_thread_id)
+        exclude_thread_id = check_thread_id(exclude_thread_id)
         found = await self.arecords(scope_id)
         excluded = (exclude_message_ids, exclude_content_hashes, exclude_thread_id)
         if _select.held_to_floor(self.config):
@@ -1001,10 +1014,17 @@ def _index_store(store: BaseIndexStore | BaseStore | None) -> BaseIndexStore | N
     return LangGraphIndexStore(store) if isinstance(store, BaseStore) else store
 
 
+def _erased(thread_id: Any) -> str:
+    """The thread to erase, as LangGraph keys it (``str(thread_id)``: a thread run with
+    ``thread_id=1`` is erased by ``1`` or ``"1"``)."""
+    text = thread_text(thread_id)
+    if text is None:
+        raise ValueError("thread_id must be a non-empty id")
+    return text
+
+
 def _sessions(thread_id: str, subgraphs: Sequence[str]) -> list[str]:
     """The index sessions of ``thread_id`` (see ``config.index_session``)."""
-    if not isinstance(thread_id, str) or not thread_id:
-        raise ValueError("thread_id must be a non-empty string")
     if isinstance(subgraphs, str):  # one namespace passed bare would be split in letters
         raise TypeError("subgraphs must be a sequence of graph namespaces, not a string")
     return [session_key(thread_id), *(session_key(thread_id, name) for name in subgraphs if name)]
@@ -1021,6 +1041,7 @@ def erase_thread(
 ) -> int:
     """Erase ``thread_id`` from ``memory`` (every scope, or ``scopes``), ``index_store``
     and ``checkpointer``; the number of recall records deleted."""
+    thread_id = _erased(thread_id)
     sessions = _sessions(thread_id, subgraphs)
     deleted = memory._forget_everywhere(thread_id, scopes) if memory is not None else 0
     store = _index_store(index_store)
@@ -1042,6 +1063,7 @@ async def aerase_thread(
     subgraphs: Sequence[str] = (),
 ) -> int:
     """Async twin of :func:`erase_thread`."""
+    thread_id = _erased(thread_id)
     sessions = _sessions(thread_id, subgraphs)
     deleted = await memory._aforget_everywhere(thread_id, scopes) if memory is not None else 0
     store = _index_store(index_store)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from langgraph_librarian.config import thread_text
 from langgraph_librarian.errors import ConfigurationError
 
 __all__ = [
@@ -157,8 +158,9 @@ def check_max_bytes(value: Any) -> int:
 
 
 def check_thread_id(thread_id: Any) -> str | None:
-    """Validate a thread id given to scope memory: a non-empty string, or ``None`` for
-    no thread (a run without a checkpointer).
+    """A thread id given to scope memory, as LangGraph reads it (``str(thread_id)``:
+    ``1`` and ``"1"`` are one thread, a ``uuid.UUID`` is its text), or ``None`` for no
+    thread (a run without a checkpointer).
 
     An empty id is refused rather than read as "no thread": it and ``None`` would share
     one capture cursor and one key per message, two conversations made one. (A run's
@@ -166,13 +168,16 @@ def check_thread_id(thread_id: Any) -> str | None:
     the middleware passes ``None``.)
 
     Raises:
-        RecallConfigError: for ``""`` or anything but a string or ``None``.
+        RecallConfigError: for ``""`` (or a value whose text is empty).
     """
-    if thread_id is None or (isinstance(thread_id, str) and thread_id):
-        return thread_id
-    raise RecallConfigError(
-        f"thread_id must be a non-empty string or None (no thread), got {thread_id!r:.60}"
-    )
+    if thread_id is None:
+        return None
+    text = thread_text(thread_id)
+    if text is None:
+        raise RecallConfigError(
+            f"thread_id must be a non-empty id or None (no thread), got {thread_id!r:.60}"
+        )
+    return text
 
 
 def run_max_bytes(context: Any, default: int) -> int:
