@@ -274,13 +274,17 @@ def run_demo(
     )
     cfg: RunnableConfig = {"configurable": {"thread_id": f"demo-{seed}"}}
     graph.update_state(cfg, {"messages": conv.messages, "index": [e.to_dict() for e in entries]})
+    # Every question is asked of the same conversation: a fork of its checkpoint (the
+    # questions before it, and the offline agent's placeholder replies, are not part of
+    # what the next one is asked about).
+    base: RunnableConfig = graph.get_state(cfg).config
     evidence = _Evidence()
     ids = {n: str(m.id) for n, m in enumerate(conv.messages)}
     rows: list[dict[str, Any]] = []
     shown_kinds: set[str] = set()
     for question in conv.questions:
         start = time.perf_counter()
-        result = graph.invoke({"messages": [HumanMessage(question.text)]}, cfg)
+        result = graph.invoke({"messages": [HumanMessage(question.text)]}, base)
         elapsed = (time.perf_counter() - start) * 1000
         meta = result["librarian_metadata"]
         recall = _evidence_recall(question.evidence, result["curated_messages"])
