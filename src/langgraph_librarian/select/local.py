@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
-from itertools import chain, islice
+from itertools import chain, islice, zip_longest
 from operator import attrgetter, is_
 from typing import TypeVar
 
@@ -783,6 +783,79 @@ def _question(query: str) -> str:
     return without_foreign_function_words(query)
 
 
+_PART_BREAK = re.compile(
+    r"(?<=\?)\s+(?=\S)"  # after a question mark: "Where is X? And who leads Y?"
+    r"|\s*;\s*"  # "...the port; the budget for..."
+    r"|,?\s+and\s+also\b:?\s*"  # "..., and also: what is..."
+    r"|,?\s+and\s+(?=(?:what|where|when|who|whom|whose|which|how|why)\b)",  # "... and when"
+    re.IGNORECASE,
+)
+_PART_TERMS = 2
+"""Content words each part of a question needs for the parts to be selected apart."""
+_MAX_PARTS = 4
+
+
+def _question_parts(query: str) -> list[str]:
+    """The questions ``query`` asks, when it asks several things at once.
+
+    "Which port does the search service use, and also: what is the budget for Beacon?"
+    is two questions: scored as one, the part with the more (and more frequent) matching
+    messages filled the selection and the other part's one answer was left out. Split
+    after a question mark, at a semicolon, at "and also", and at "and" before a question
+    word ("... and when did she start?"); every part must hold at least
+    :data:`_PART_TERMS` content words of its own ("where and when?", "X and why?" stay
+    one question). At most :data:`_MAX_PARTS` parts; otherwise the query as it is.
+    """
+    query = query.strip()
+    if len(query) > _QUERY_CHARS:
+        return [query]
+    parts = [p.strip(" ,:;-") for p in _PART_BREAK.split(query)]
+    parts = [p for p in parts if p]
+    if not 1 < len(parts) <= _MAX_PARTS:
+        return [query]
+    if any(len(set(content_terms(p))) < _PART_TERMS for p in parts):
+        return [query]
+    return parts
+
+
+def _merged(selections: Sequence[Selection]) -> Selection:
+    """One selection from the selections of a question's parts, taking turns.
+
+    Each list (the matches, the next-best, the spare candidates) is the parts' lists
+    interleaved, best of each part first, each position once: a budget that holds only
+    a few messages holds the best of every part. The exchanges kept by structure stay
+    at the end of ``ids``.
+    """
+
+    def turns(lists: Sequence[Sequence[int]], skip: Collection[int] = ()) -> list[int]:
+        seen = set(skip)
+        out: list[int] = []
+        for row in zip_longest(*lists):
+            for position in row:
+                if position is not None and position not in seen:
+                    seen.add(position)
+                    out.append(position)
+        return out
+
+    exchange = turns([s.exchange_ids for s in selections])
+    held = set(exchange)
+    ids = turns([[i for i in s.ids if i not in held] for s in selections])
+    ids += [i for i in exchange if i not in set(ids)]
+    reserve = turns([s.reserve_ids for s in selections], ids)
+    spare = turns([s.spare_ids for s in selections], {*ids, *reserve})
+    return Selection(
+        ids=ids,
+        reasoning=" | ".join(f"part {n}: {s.reasoning}" for n, s in enumerate(selections, start=1)),
+        strategy="local",
+        candidates=max(s.candidates for s in selections),
+        expanded_ids=turns([s.expanded_ids for s in selections]),
+        reserve_ids=reserve,
+        linked_ids=turns([s.linked_ids for s in selections]),
+        exchange_ids=[i for i in exchange if i in set(ids)],
+        spare_ids=spare,
+    )
+
+
 def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> tuple[np.ndarray, int]:
     """Scores with the other speakers' messages lowered, for a question naming one.
 
@@ -1318,6 +1391,11 @@ class LocalSelector:
         protocol; the local selector makes no model calls.
         """
         query = self._spelled(query, messages, entries)
+        parts = _question_parts(query)
+        if len(parts) > 1:
+            return _merged(
+                [self._select(p, messages, entries, exclude, self._query_vector(p)) for p in parts]
+            )
         return self._select(query, messages, entries, exclude, self._query_vector(query))
 
     async def aselect(
@@ -1331,6 +1409,15 @@ class LocalSelector:
     ) -> Selection:
         """Async twin of :meth:`select` (embeds the query asynchronously)."""
         query = self._spelled(query, messages, entries)
+        parts = _question_parts(query)
+        if len(parts) > 1:
+            vectors = [await self._aquery_vector(p) for p in parts]
+            return _merged(
+                [
+                    self._select(p, messages, entries, exclude, v)
+                    for p, v in zip(parts, vectors, strict=True)
+                ]
+            )
         vector = await self._aquery_vector(query)
         return self._select(query, messages, entries, exclude, vector)
 
