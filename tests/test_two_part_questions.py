@@ -32,10 +32,6 @@ from langgraph_librarian.select.local import _question_parts
             ["Where is the Porto retreat taking place?", "Who leads Project Heron now?"],
         ),
         (
-            "What port does the gateway listen on; which team owns the billing service?",
-            ["What port does the gateway listen on", "which team owns the billing service?"],
-        ),
-        (
             "What did Maya order at the bakery and when did Jonas pick up the cake?",
             ["What did Maya order at the bakery", "when did Jonas pick up the cake?"],
         ),
@@ -51,6 +47,7 @@ def test_a_question_asking_several_things_is_read_as_its_parts(question, parts):
         "What did Caroline and Melanie both do last summer?",
         "When did Maya move to Lisbon and why?",  # "why" has no words of its own
         "Where and when is the retreat?",
+        "Why does `for (i = 0; i < n; i++) total += price[i];` print zero prices?",
         "What is the budget for Project Willow?",
         "",
     ],

@@ -785,7 +785,6 @@ def _question(query: str) -> str:
 
 _PART_BREAK = re.compile(
     r"(?<=\?)\s+(?=\S)"  # after a question mark: "Where is X? And who leads Y?"
-    r"|\s*;\s*"  # "...the port; the budget for..."
     r"|,?\s+and\s+also\b:?\s*"  # "..., and also: what is..."
     r"|,?\s+and\s+(?=(?:what|where|when|who|whom|whose|which|how|why)\b)",  # "... and when"
     re.IGNORECASE,
@@ -801,8 +800,8 @@ def _question_parts(query: str) -> list[str]:
     "Which port does the search service use, and also: what is the budget for Beacon?"
     is two questions: scored as one, the part with the more (and more frequent) matching
     messages filled the selection and the other part's one answer was left out. Split
-    after a question mark, at a semicolon, at "and also", and at "and" before a question
-    word ("... and when did she start?"); every part must hold at least
+    after a question mark, at "and also", and at "and" before a question word ("... and
+    when did she start?"), not at a semicolon (pasted code); every part must hold at least
     :data:`_PART_TERMS` content words of its own ("where and when?", "X and why?" stay
     one question). At most :data:`_MAX_PARTS` parts; otherwise the query as it is.
     """
