@@ -13,9 +13,10 @@ import random
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
+from fakes import ScriptedChatModel
 from langgraph_librarian import LibrarianConfig
 from langgraph_librarian.index import update_index
-from langgraph_librarian.select import LocalSelector
+from langgraph_librarian.select import LLMSelector, LocalSelector
 from langgraph_librarian.select.local import _question_parts
 
 
@@ -115,3 +116,16 @@ def test_async_selects_the_same():
         sync.reserve_ids,
         sync.spare_ids,
     )
+
+
+def test_the_llm_selector_s_local_fallback_selects_by_parts_too():
+    history = [*_history(), HumanMessage(_QUESTION, id="q")]
+    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    local = LocalSelector(max_selected=4)
+    model = ScriptedChatModel(script="I cannot tell which messages matter.")
+    selector = LLMSelector(model, local=local, max_retries=0)
+    fell_back = selector.select(_QUESTION, history, entries)
+    assert fell_back.strategy == "local_fallback"
+    assert fell_back.ids[:4] == local.select(_QUESTION, history, entries).ids[:4]
+    fell_back_async = asyncio.run(selector.aselect(_QUESTION, history, entries))
+    assert fell_back_async.ids == fell_back.ids

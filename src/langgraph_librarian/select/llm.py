@@ -304,7 +304,7 @@ class LLMSelector:
             f"answer instructions take {taken} of selector_token_budget={self.token_budget} "
             "tokens; selected locally without a model call"
         )
-        local = self.local._select(query, messages, entries, exclude, vector)
+        local = self.local._by_parts(query, messages, entries, exclude, vector)
         return self._fell_back(Answer(problem=problem), local, True, tokens)
 
     def _attempts(self) -> list[tuple[Rung, Any]]:
@@ -425,7 +425,7 @@ class LLMSelector:
                 short = True
             if action == "done":
                 break
-        local = self.local._select(query, messages, entries, exclude, vector)
+        local = self.local._by_parts(query, messages, entries, exclude, vector)
         if answer.usable:
             return self._chosen(answer, local, shown, shortlisted, tokens)
         return self._fell_back(answer, local, shortlisted, tokens)
@@ -469,7 +469,7 @@ class LLMSelector:
                 short = True
             if action == "done":
                 break
-        local = self.local._select(query, messages, entries, exclude, vector)
+        local = await self.local._aby_parts(query, messages, entries, exclude, vector)
         if answer.usable:
             return self._chosen(answer, local, shown, shortlisted, tokens)
         return self._fell_back(answer, local, shortlisted, tokens)

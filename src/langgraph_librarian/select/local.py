@@ -1390,11 +1390,8 @@ class LocalSelector:
         protocol; the local selector makes no model calls.
         """
         query = self._spelled(query, messages, entries)
-        parts = _question_parts(query)
-        if len(parts) > 1:
-            return _merged(
-                [self._select(p, messages, entries, exclude, self._query_vector(p)) for p in parts]
-            )
+        if len(_question_parts(query)) > 1:
+            return self._by_parts(query, messages, entries, exclude, None)
         return self._select(query, messages, entries, exclude, self._query_vector(query))
 
     async def aselect(
@@ -1408,17 +1405,50 @@ class LocalSelector:
     ) -> Selection:
         """Async twin of :meth:`select` (embeds the query asynchronously)."""
         query = self._spelled(query, messages, entries)
+        return await self._aby_parts(query, messages, entries, exclude, None)
+
+    def _by_parts(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        exclude: Collection[int],
+        vector: Sequence[float] | None,
+    ) -> Selection:
+        """:meth:`_select`, for each part of a question asking several things at once
+        (:func:`_question_parts`), the parts' picks merged (:func:`_merged`). ``vector``
+        is the whole query's embedding when the caller has it (used for a one-part
+        query; ``None``: embedded here)."""
         parts = _question_parts(query)
-        if len(parts) > 1:
-            vectors = [await self._aquery_vector(p) for p in parts]
-            return _merged(
-                [
-                    self._select(p, messages, entries, exclude, v)
-                    for p, v in zip(parts, vectors, strict=True)
-                ]
-            )
-        vector = await self._aquery_vector(query)
-        return self._select(query, messages, entries, exclude, vector)
+        if len(parts) == 1:
+            if vector is None:
+                vector = self._query_vector(query)
+            return self._select(query, messages, entries, exclude, vector)
+        return _merged(
+            [self._select(p, messages, entries, exclude, self._query_vector(p)) for p in parts]
+        )
+
+    async def _aby_parts(
+        self,
+        query: str,
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        exclude: Collection[int],
+        vector: Sequence[float] | None,
+    ) -> Selection:
+        """Async twin of :meth:`_by_parts` (embeds the parts asynchronously)."""
+        parts = _question_parts(query)
+        if len(parts) == 1:
+            if vector is None:
+                vector = await self._aquery_vector(query)
+            return self._select(query, messages, entries, exclude, vector)
+        vectors = [await self._aquery_vector(p) for p in parts]
+        return _merged(
+            [
+                self._select(p, messages, entries, exclude, v)
+                for p, v in zip(parts, vectors, strict=True)
+            ]
+        )
 
     @staticmethod
     def _spelled(query: str, messages: Sequence[BaseMessage], entries: Sequence[IndexEntry]) -> str:
