@@ -289,6 +289,7 @@ class ThreadLocks:
         self._key = key
         self._users = 0
         self._guard = threading.Lock()
+        self._setup_guard = threading.Lock()
         self._locks: dict[str, ThreadLock] = {}
         self._file: IO[bytes] | None = None
         if fcntl is not None:
@@ -324,7 +325,7 @@ class ThreadLocks:
         """Held while the file's tables are created: one process at a time (LangGraph's
         stores run their migrations unguarded: two at once crashed with "duplicate
         column name")."""
-        with self._guard:  # one service of this process at a time, too
+        with self._setup_guard:  # one service of this process at a time, too
             if self._file is not None:
                 fcntl.lockf(self._file, fcntl.LOCK_EX, 1, _SETUP_SLOT)
             try:

@@ -85,6 +85,10 @@ STRATEGY_KEY = "librarian_ui_strategy"
 _SUMMARY_TOKENS = 400
 """Running-summary budget of the chat when its config sets none (the CLI default)."""
 _BUSY_TIMEOUT = 300.0
+_GRACE = 0.25
+"""How long a turn or a delete waits for its thread before it says another one holds
+it: :meth:`ChatService.answering` (a page opening a thread, here or in another process)
+holds the lock for an instant to look."""
 
 # Ids the page makes ("chat-" + 12 hex) and any a user passes to `librarian chat
 # --thread`: plain characters only, since the id comes from the browser.
@@ -558,7 +562,7 @@ class ChatService:
         """
         self.check_thread_id(thread_id)
         lock = self._lock(thread_id)
-        if not lock.acquire(blocking=False):
+        if not lock.acquire(timeout=_GRACE):
             raise MessageRejected("An answer is being written in this thread; delete it after.")
         try:
             if not self.is_saved(thread_id):
@@ -616,7 +620,7 @@ class ChatService:
         if strategy not in CONTEXT_STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}")
         lock = self._lock(thread_id)
-        if not lock.acquire(blocking=False):
+        if not lock.acquire(timeout=_GRACE):
             yield TurnWaiting("Another tab is answering on this thread; this message goes next.")
             if not lock.acquire(timeout=_BUSY_TIMEOUT):
                 raise MessageRejected("This thread stayed busy in another tab; try again.")
