@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -1250,3 +1251,42 @@ def test_delete_on_a_thread_with_nothing_saved_asks_nothing_and_deletes_nothing(
         assert _users(page) == ["The page goes on."]
     finally:
         server.stop()
+
+
+def test_a_send_whose_handler_fails_gives_the_text_back_and_frees_the_page(
+    pages: Pages, tmp_path: Path
+) -> None:
+    """A send whose handler raised (the database failing, and failing again while the
+    error was reported) left the box empty and the page refusing every message."""
+    from langgraph_librarian.ui import ChatService, launch
+
+    service = ChatService(tmp_path / "chat.db", scope=None)
+    broken = {"on": False}
+    send, scope_for = service.send, service.scope_for
+
+    def failing(real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if broken["on"]:
+                raise sqlite3.OperationalError("scripted: disk I/O error")
+            return real(*args, **kwargs)
+
+        return call
+
+    service.send = failing(send)  # type: ignore[method-assign]
+    service.scope_for = failing(scope_for)  # type: ignore[method-assign]
+    port = _free_port()
+    app = launch(service, host="127.0.0.1", port=port, block=False, quiet=True)
+    try:
+        page = pages.open(f"http://127.0.0.1:{port}/")
+        _ask(page, "Before the disk failed.")
+        broken["on"] = True
+        _send(page, "Sent while the disk fails")
+        page.wait_for_selector("#lib-status :text('Your text is back in the box')")
+        assert page.input_value("#lib-message textarea") == "Sent while the disk fails"
+        broken["on"] = False
+        page.press("#lib-message textarea", "Enter")
+        _wait_turn(page, "Sent while the disk fails")
+        assert _users(page) == ["Before the disk failed.", "Sent while the disk fails"]
+    finally:
+        app.close()
+        service.close()

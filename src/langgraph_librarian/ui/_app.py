@@ -246,8 +246,10 @@ SEND_FAILED_JS = """(b) => {
           '**Not sent:** the server could not be reached (or failed). Your text is back in '
           + 'the box: send it again once the server is back.'];
 }""".replace("__BACK__", _BACK_JS).replace("__SENDING__", _SENDING_KEY)
-"""When the send event itself fails in the browser (the connection to the server lost,
-an error Gradio reports): the text back in the box, the page free to send again."""
+"""When Gradio reports the send event as failed (the server's handler raised): the text
+back in the box, the page free to send again. (A connection lost mid-answer is not
+reported so; the page reloads itself when the server is back, and _SENDING_KEY gives the
+text back then.)"""
 
 
 def _error_text(exc: BaseException) -> str:
@@ -644,7 +646,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 gr.update(),
             )
 
-        def delete_thread(thread_id: str, picked: str | None = None) -> tuple[Any, ...]:
+        def delete_thread(thread_id: str, _picked: str | None = None) -> tuple[Any, ...]:
             """Delete the page's thread (the browser asked first) and open a new one.
 
             A thread with nothing saved (new, or deleted in another tab) is left alone:
@@ -766,7 +768,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
             trigger_mode="multiple",
             js=SEND_JS,
         )
-        # The event itself failed (the connection lost): the text back, the page free.
+        # The event failed (an error Gradio reports): the text back, the page free.
         sent.failure(None, [box], [box, send_button, *switches, status], js=SEND_FAILED_JS)
         turn_mark.change(None, [turn_mark], None, js=TURN_MARK_JS)
         new_thread_outputs = [threads, inspector, status, questions]
