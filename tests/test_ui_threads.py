@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -190,3 +191,45 @@ def test_two_services_in_one_process_share_the_locks_and_close_in_any_order(
     with second._lock("chat-y"):
         assert second.answering("chat-y")
     second.close()
+
+
+_SETTING_UP = """
+import sys
+from pathlib import Path
+from langgraph_librarian.ui._db import ThreadLocks
+
+locks = ThreadLocks.for_path(Path(sys.argv[1]))
+with locks.setting_up():
+    print("setting up", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_the_tables_are_created_by_one_process_at_a_time(tmp_path: Path) -> None:
+    # Two servers started together on a new file ran LangGraph's store migrations at
+    # once: one crashed with "sqlite3.OperationalError: duplicate column name: expires_at".
+    db = tmp_path / "chat.db"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _SETTING_UP, str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    opened: list[ChatService] = []
+    try:
+        assert holder.stdout is not None and holder.stdin is not None
+        assert holder.stdout.readline().strip() == "setting up"
+        opening = threading.Thread(target=lambda: opened.append(ChatService(db)))
+        opening.start()
+        opening.join(1.5)
+        assert opening.is_alive() and not opened  # it waits for the other process
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        opening.join(60)
+        assert len(opened) == 1
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        holder.wait(30)
+        for service in opened:
+            service.close()
