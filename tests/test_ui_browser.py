@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -149,8 +150,10 @@ def _free_port() -> int:
 class UiProcess:
     """``librarian ui`` in its own process, on a free loopback port."""
 
-    def __init__(self, db: Path, log: Path, model_url: str | None = None) -> None:
-        self.port = _free_port()
+    def __init__(
+        self, db: Path, log: Path, model_url: str | None = None, port: int | None = None
+    ) -> None:
+        self.port = port or _free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         command = [sys.executable, "-m", "langgraph_librarian.cli", "ui", "--db", str(db)]
         command += ["--host", "127.0.0.1", "--port", str(self.port)]
@@ -669,6 +672,8 @@ def test_a_reload_mid_answer_shows_the_answer_once_it_is_saved(
         assert said, "the page did not say that an answer was on its way"
         assert _bots(page)[-1].endswith("here is my answer .")
         assert "still being written" not in page.inner_text("#lib-status")
+        # Saved with its answer: the message is not also given back to the box.
+        assert page.input_value("#lib-message textarea") == ""
     finally:
         server.stop()
 
@@ -1095,3 +1100,193 @@ def test_the_demo_questions_belong_to_the_demo_thread(pages: Pages, tmp_path: Pa
         assert page.locator("ul[role=listbox] li").count() == 20
     finally:
         server.stop()
+
+
+def test_a_message_that_fails_is_given_back_to_the_box(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """A message whose sending failed was gone from the box: after a model failure the
+    user had to type it again (exactly, for it to be retried), and a server stopped
+    mid-answer lost it for good (the question is saved with its answer, and the draft
+    kept for a reload had been emptied when the server took the message)."""
+    db = tmp_path / "chat.db"
+    server = UiProcess(db, tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "A first question.")
+        failed = "Please FAIL in the middle"
+        _ask(page, failed)
+        page.wait_for_selector("#lib-chat :text('The model failed')")
+        _wait_idle(page)
+        assert page.input_value("#lib-message textarea") == failed
+        assert "back in the box" in page.inner_text("#lib-status")
+        page.press("#lib-message textarea", "Enter")  # Enter retries it: not added twice
+        page.wait_for_function("() => document.querySelector('#lib-message textarea').value === ''")
+        _wait_idle(page)
+        page.wait_for_selector("#lib-chat :text('The model failed')")
+        assert _users(page) == ["A first question.", failed]
+        assert page.input_value("#lib-message textarea") == failed
+
+        # What was typed while the failing answer streamed is kept as typed (the failed
+        # message is saved in the thread: it does not go in front of the new text).
+        page.fill("#lib-message textarea", "SLOW and then FAIL")
+        page.press("#lib-message textarea", "Enter")
+        page.wait_for_function(
+            "() => { const b = document.querySelectorAll('#lib-chat [data-testid=\"bot\"]');"
+            " return b.length == 3 && b[2].innerText.startsWith('I read'); }"
+        )
+        page.fill("#lib-message textarea", "my next message")
+        page.wait_for_function(
+            "() => { const b = document.querySelectorAll('#lib-chat [data-testid=\"bot\"]');"
+            " return b.length == 3 && b[2].innerText.includes('The model failed'); }"
+        )
+        _wait_idle(page)
+        assert page.input_value("#lib-message textarea") == "my next message"
+
+        # The server stops mid-answer: the message is not saved (it would be with its
+        # answer). Back on the same port, the page reloads itself: the text is in the box.
+        stalled = "STALL while the server stops"
+        _send(page, stalled)
+        page.wait_for_function(
+            "() => { const b = document.querySelectorAll('#lib-chat [data-testid=\"bot\"]');"
+            " return b.length == 4 && b[3].innerText.startsWith('I read'); }"
+        )
+        assert page.input_value("#lib-message textarea") == ""
+        thread = _page_thread(page)
+        server.stop()
+        server = UiProcess(db, tmp_path / "ui.log", chat_model.url, port=server.port)
+        page.wait_for_function(
+            "() => (document.querySelector('#lib-status')?.innerText || '')"
+            ".includes('Reopened after a reload')",
+            timeout=TURN_TIMEOUT_MS,
+        )
+        page.wait_for_function(
+            "t => document.querySelector('#lib-message textarea')?.value === t",
+            arg=stalled,
+            timeout=10_000,
+        )
+        assert _page_thread(page) == thread and stalled not in _users(page)
+        page.press("#lib-message textarea", "Enter")
+        _wait_turn(page, stalled)
+        assert _users(page)[-1] == stalled
+        assert page.input_value("#lib-message textarea") == ""
+    finally:
+        server.stop()
+
+
+def test_a_thread_deleted_in_another_tab_does_not_come_back(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """A tab still showing a thread that another tab deleted sent its next message to
+    it: the thread came back, with only that message, in every thread list. The other
+    tab is served by a second server process on the same --db file here."""
+    db = tmp_path / "chat.db"
+    first = UiProcess(db, tmp_path / "ui.log", chat_model.url)
+    second = UiProcess(db, tmp_path / "ui2.log", chat_model.url)
+    try:
+        page = pages.open(first.url)
+        _ask(page, "My locker code is 4471.")
+        doomed = _page_thread(page)
+        other = pages.open(second.url)
+        _pick_thread(other, "My locker code is 4471.")
+        other.once("dialog", lambda dialog: dialog.accept())
+        other.click("#lib-delete")
+        other.wait_for_selector("#lib-status :text('Thread deleted')")
+
+        _send(page, "And the code of the bike lock?")
+        page.wait_for_selector("#lib-status :text('was deleted')")
+        _wait_idle(page)
+        moved = _page_thread(page)
+        assert moved != doomed and _users(page) == []
+        assert page.input_value("#lib-message textarea") == "And the code of the bike lock?"
+        page.press("#lib-message textarea", "Enter")  # sent now, into the new thread
+        _wait_turn(page, "And the code of the bike lock?")
+        assert _page_thread(page) == moved
+        assert _users(page) == ["And the code of the bike lock?"]
+        for tab in (page, other):
+            tab.reload()
+            tab.wait_for_selector("#lib-status :text('Thread')", timeout=TURN_TIMEOUT_MS)
+            tab.click("#lib-threads input")
+            listed = tab.locator("ul[role=listbox] li").all_inner_texts()
+            tab.keyboard.press("Escape")
+            assert len(listed) == 1 and "bike lock" in listed[0], listed
+        assert doomed not in page.content()
+
+        # A tab reloaded on the deleted thread says so and starts a new one.
+        other.evaluate("t => sessionStorage.setItem('lib-thread-id', t)", doomed)
+        other.reload()
+        other.wait_for_selector("#lib-status :text('was deleted')", timeout=TURN_TIMEOUT_MS)
+        assert _page_thread(other) != doomed
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_delete_on_a_thread_with_nothing_saved_asks_nothing_and_deletes_nothing(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """Delete thread on a new thread (no message saved yet) asked to delete "its messages
+    for good" and said "Thread deleted": there was nothing to delete."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "A thread to keep.")
+        kept = _page_thread(page)
+        page.click("#lib-new")
+        page.wait_for_function(
+            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=kept
+        )
+        fresh = _page_thread(page)
+        asked: list[str] = []
+        page.on("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+        page.click("#lib-delete")
+        page.wait_for_selector("#lib-status :text('Nothing to delete')")
+        assert asked == [] and _users(page) == []
+        assert _page_thread(page) != fresh
+        page.click("#lib-threads input")
+        listed = page.locator("ul[role=listbox] li").all_inner_texts()
+        page.keyboard.press("Escape")
+        assert len(listed) == 1 and "A thread to keep." in listed[0]
+        _ask(page, "The page goes on.")
+        assert _users(page) == ["The page goes on."]
+    finally:
+        server.stop()
+
+
+def test_a_send_whose_handler_fails_gives_the_text_back_and_frees_the_page(
+    pages: Pages, tmp_path: Path
+) -> None:
+    """A send whose handler raised (the database failing, and failing again while the
+    error was reported) left the box empty and the page refusing every message."""
+    from langgraph_librarian.ui import ChatService, launch
+
+    service = ChatService(tmp_path / "chat.db", scope=None)
+    broken = {"on": False}
+    send, scope_for = service.send, service.scope_for
+
+    def failing(real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if broken["on"]:
+                raise sqlite3.OperationalError("scripted: disk I/O error")
+            return real(*args, **kwargs)
+
+        return call
+
+    service.send = failing(send)  # type: ignore[method-assign]
+    service.scope_for = failing(scope_for)  # type: ignore[method-assign]
+    port = _free_port()
+    app = launch(service, host="127.0.0.1", port=port, block=False, quiet=True)
+    try:
+        page = pages.open(f"http://127.0.0.1:{port}/")
+        _ask(page, "Before the disk failed.")
+        broken["on"] = True
+        _send(page, "Sent while the disk fails")
+        page.wait_for_selector("#lib-status :text('Your text is back in the box')")
+        assert page.input_value("#lib-message textarea") == "Sent while the disk fails"
+        broken["on"] = False
+        page.press("#lib-message textarea", "Enter")
+        _wait_turn(page, "Sent while the disk fails")
+        assert _users(page) == ["Before the disk failed.", "Sent while the disk fails"]
+    finally:
+        app.close()
+        service.close()

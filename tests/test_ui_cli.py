@@ -346,3 +346,38 @@ def test_a_port_in_use_is_one_error_line_naming_the_option(tmp_path, capsys, mon
     assert main(["ui", "--db", str(tmp_path / "chat.db"), "--port", "7861"]) == 2
     line = one_error_line(capsys)
     assert "choose another with --port" in line and "GRADIO_SERVER_PORT" not in line
+
+
+def test_terminal_chat_in_a_thread_deleted_elsewhere_goes_on_in_a_new_one(tmp_path):
+    # The web chat deleted the thread the terminal was in: the next line brought it back
+    # (listed again, with only that line).
+    db = tmp_path / "chat.db"
+    service, web = ChatService(db), ChatService(db)
+
+    def lines():
+        yield "My locker code is 4471.\n"
+        (thread,) = web.list_threads()
+        web.delete_thread(thread.thread_id)
+        yield "And the bike lock?\n"
+        yield "And the bike lock?\n"
+        yield f"/open {thread.thread_id}\n"
+
+    out = io.StringIO()
+    try:
+        assert run_terminal_chat(service, stdin=lines(), out=out) == 0
+        text = out.getvalue()
+        assert "(not sent: thread chat-" in text and "was deleted" in text
+        assert "now in the new thread chat-" in text
+        (thread,) = service.list_threads()
+        assert [h["content"] for h in service.history(thread.thread_id)] == ["And the bike lock?"]
+        assert text.rstrip().endswith("was deleted (see /threads)")
+        assert not service.is_saved(text.split("(not sent: thread ")[1].split()[0])
+        # --thread naming a deleted thread: said, and a new thread is used
+        out = io.StringIO()
+        deleted = text.split("(not sent: thread ")[1].split()[0]
+        run_terminal_chat(service, thread_id=deleted, stdin=io.StringIO("Hi.\n"), out=out)
+        assert f"thread {deleted!r} was deleted: this is a new thread" in out.getvalue()
+        assert not service.is_saved(deleted) and len(service.list_threads()) == 2
+    finally:
+        service.close()
+        web.close()

@@ -23,7 +23,11 @@ from typing import TYPE_CHECKING, Any
 from langgraph_librarian.ui._service import ChatService
 
 if TYPE_CHECKING:
-    import gradio as gr
+    from gradio import Blocks
+else:
+    # Gradio is imported when the page is built, not with this package: at run time
+    # (``typing.get_type_hints``, documentation tools) the page's type reads as ``Any``.
+    Blocks = Any
 
 __all__ = [
     "ChatService",
@@ -48,7 +52,7 @@ def _app_module() -> Any:
     return _app
 
 
-def create_app(service: ChatService, **options: Any) -> gr.Blocks:
+def create_app(service: ChatService, **options: Any) -> Blocks:
     """The Gradio page over ``service`` (needs ``pip install 'langgraph-librarian[ui]'``).
 
     Serve it with :func:`launch`, which also sets the page's theme and styles.
@@ -66,7 +70,7 @@ def launch(
     port: int = 7860,
     block: bool = True,
     quiet: bool = False,
-) -> gr.Blocks:
+) -> Blocks:
     """Serve the page for ``service`` on ``host:port`` (blocks unless ``block=False``).
 
     Raises:

@@ -30,6 +30,7 @@ from langgraph_librarian.ui._report import STRATEGY_LABELS
 from langgraph_librarian.ui._service import (
     ChatService,
     MessageRejected,
+    ThreadDeleted,
     TurnFinished,
     TurnSaving,
     TurnToken,
@@ -135,10 +136,15 @@ filled again by the turn.
 """
 
 DELETE_JS = (
-    "(t) => [t && confirm('Delete this thread? Its messages, and what recall copied from it, "
-    "are deleted from the chat file for good.') ? t : '']"
+    "(t, picked) => [t && (picked !== t || confirm('Delete this thread? Its messages, and "
+    "what recall copied from it, are deleted from the chat file for good.')) ? t : '', picked]"
 )
-"""Delete thread in the browser: asks first; a cancel sends no thread (nothing happens)."""
+"""Delete thread in the browser: asks first; a cancel sends no thread (nothing happens).
+
+A thread with nothing saved yet (not picked in the thread list: it is listed once its
+first turn is saved) is not asked about: there is nothing to delete, the page only goes
+on in a new thread.
+"""
 
 _OFF = "{__type__: 'update', interactive: false}"
 DEMO_START_JS = f"() => ['', {_OFF}, {_OFF}, {_OFF}, {_OFF}]"
@@ -153,6 +159,11 @@ _TAB_KEY = "lib-thread-id"
 """sessionStorage key of the tab's thread: a reload reopens it (a new tab starts anew)."""
 _DRAFT_KEY = "librarian-draft"
 """sessionStorage key of the text in the message box, given back after a reload."""
+_SENDING_KEY = "librarian-sending"
+"""sessionStorage key of the message on its way, until its turn ends. The box is emptied
+when the server takes a message, and the question is saved with its answer: a server
+stopped mid-answer (the page reloads itself when it is back) lost the text for good.
+A page opened with it still there puts it back in the box, unless the thread saved it."""
 _THREAD_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+=-]{0,127}")
 
 OPENING_NOTE = (
@@ -169,6 +180,16 @@ WAIT_NOTE = (
     "**Not sent:** the answer is still on its way. Your text is still in the box: "
     "press Enter again once the answer is in."
 )
+DELETED_NOTE = (
+    "**Not sent:** the thread you were in was deleted (in another tab or window); it "
+    "stays deleted. This is a new thread: your text is still in the box, press Enter to "
+    "send it here."
+)
+GONE_NOTE = "The thread this tab had was deleted (in another tab or window). New thread."
+RETRY_NOTE = (
+    "The model failed; the conversation is kept. Your message is back in the box: press "
+    "Enter to retry it."
+)
 
 # Enter (or Send) in the browser. While this page's answer streams or is being saved,
 # the text is not sent: it stays in the box and the status line says so. A text that
@@ -183,13 +204,52 @@ SEND_JS = """(text, thread, strategy, flag) => {
     const repeat = (s.pending && text === s.sent) || !(text || '').trim();
     return [text, thread, strategy, repeat ? 'repeat' : 'busy'];
   }
-  if ((text || '').trim()) { s.pending = true; s.sent = text; }
+  if ((text || '').trim()) {
+    s.pending = true; s.sent = text; sessionStorage.setItem('__SENDING__', text);
+  }
   return [text, thread, strategy, ''];
-}"""
+}""".replace("__SENDING__", _SENDING_KEY)
 TURN_MARK_JS = """(mark) => {
   const s = (window.__librarianSend ??= {pending: false, running: false, sent: null});
   if (mark) { s.pending = false; s.running = mark.startsWith('running'); }
-}"""
+  if (mark && !s.running) sessionStorage.removeItem('__SENDING__');
+}""".replace("__SENDING__", _SENDING_KEY)
+
+# A text given back to the box: ``back(text, box)`` never drops what was typed in the
+# box meanwhile (the next message, typed while the answer streamed): the text goes in
+# front of it. ``gentle``: only into an empty box (the text is saved in the thread: a
+# model that failed; there it is a shortcut to retry, not the only copy).
+_BACK_JS = """const back = (t, b, gentle) => {
+    if (!t) return b;
+    if (!(b || '').trim()) return t;
+    if (gentle || b.includes(t)) return b;
+    return t + '\\n\\n' + b;
+  };"""
+RESTORE_JS = """(r, b) => {
+  __BACK__
+  sessionStorage.removeItem('__SENDING__');
+  const at = (r || '').indexOf(':');
+  const text = at < 0 ? '' : r.slice(at + 1);
+  return [text ? back(text, b, r[at - 1] === '?') : (b ?? '')];
+}""".replace("__BACK__", _BACK_JS).replace("__SENDING__", _SENDING_KEY)
+"""The server's "give the text back" (``N:text``, or ``N?:text`` for an empty box only;
+``N`` makes every one a change): merged into the box in the browser, which knows what
+has been typed since."""
+SEND_FAILED_JS = """(b) => {
+  __BACK__
+  const s = (window.__librarianSend ??= {pending: false, running: false, sent: null});
+  const text = sessionStorage.getItem('__SENDING__') || '';
+  sessionStorage.removeItem('__SENDING__');
+  s.pending = false; s.running = false;
+  const on = {__type__: 'update', interactive: true};
+  return [back(text, b, false), on, on, on, on, on,
+          '**Not sent:** the server could not be reached (or failed). Your text is back in '
+          + 'the box: send it again once the server is back.'];
+}""".replace("__BACK__", _BACK_JS).replace("__SENDING__", _SENDING_KEY)
+"""When Gradio reports the send event as failed (the server's handler raised): the text
+back in the box, the page free to send again. (A connection lost mid-answer is not
+reported so; the page reloads itself when the server is back, and _SENDING_KEY gives the
+text back then.)"""
 
 
 def _error_text(exc: BaseException) -> str:
@@ -278,6 +338,8 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         # so every one reaches SEND_JS); and what SEND_JS says about a send.
         turn_mark = gr.Textbox(visible="hidden", elem_id="lib-turn-mark", show_label=False)
         send_flag = gr.Textbox(visible="hidden", elem_id="lib-send-flag", show_label=False)
+        # Text to give back to the message box (see RESTORE_JS): "N:text" or "N?:text".
+        restore = gr.Textbox(visible="hidden", elem_id="lib-restore", show_label=False)
         gr.Markdown(
             "### Librarian chat\nEach answer gets the messages the Librarian selects from "
             "the whole thread. The inspector shows what was chosen and what it saved."
@@ -326,16 +388,25 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 gr.Markdown("#### Inspector: the last turn")
                 inspector = gr.HTML(elem_id="lib-inspector")
 
-        def start(saved: str | None = None) -> Iterator[tuple[Any, ...]]:
+        def start(saved: str | None = None, sending: str = "") -> Iterator[tuple[Any, ...]]:
             # A reload of this tab reopens its thread (the page keeps the id in the tab's
             # sessionStorage); a new tab, or a thread that is gone, starts a new one.
             if saved and _THREAD_ID_RE.fullmatch(saved) and service.answering(saved):
                 # A reload mid-answer: the question and its answer are saved together
                 # when the answer ends; until then the page says so, then shows them.
                 first = _opened(saved)
-                yield (*first[:4], _status(service, saved, ANSWERING_NOTE), first[5])
+                yield (*first[:4], _status(service, saved, ANSWERING_NOTE), first[5], gr.update())
                 service.wait_until_answered(saved)
-            yield _opened(saved)
+            opened = _opened(saved)
+            yield (*opened, _given_back(opened[0], sending))
+
+        def _given_back(thread_id: str, sending: str) -> str:
+            """The message a page had on its way when it was left (see _SENDING_KEY), to
+            put back in the box, unless the thread saved it (``N:``: nothing)."""
+            history = service.history(thread_id) if sending else []
+            asked = [line["content"] for line in history if line["role"] == "user"]
+            taken = not sending or (asked and asked[-1] == sending)
+            return f"{next(marks)}:" if taken else f"{next(marks)}:{sending}"
 
         def _opened(saved: str | None) -> tuple[Any, ...]:
             # A thread is listed once its first turn is saved: one still answering its
@@ -350,13 +421,14 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                     _status(service, saved, "Reopened after a reload."),
                     _questions(service, saved),
                 )
+            gone = bool(saved and _THREAD_ID_RE.fullmatch(saved) and service.is_deleted(saved))
             thread_id = service.new_thread_id()
             return (
                 thread_id,
                 _thread_choices(service, thread_id),
                 [],
                 _inspector(service, thread_id),
-                _status(service, thread_id, "New thread."),
+                _status(service, thread_id, GONE_NOTE if gone else "New thread."),
                 _questions(service, ""),
             )
 
@@ -392,7 +464,11 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 logger.exception("librarian ui: the message could not be handled")
                 note = f"**Not sent:** {_error_text(exc)}"
                 yield _ended(
-                    {box: text, status: _status(service, thread_id, note), **switching(True)}
+                    {
+                        restore: f"{next(marks)}:{text}",
+                        status: _status(service, thread_id, note),
+                        **switching(True),
+                    }
                 )
                 return
             if not ended:  # every send ends this page's turn, whatever happened
@@ -424,6 +500,9 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
             except MessageRejected as exc:
                 yield _ended({status: _status(service, thread_id, f"**Not sent:** {exc}")})
                 return
+            if service.is_deleted(thread_id):  # in another tab: it must not come back
+                yield _ended(_left_deleted())  # the text stays in the box
+                return
             last_sent[thread_id] = time.monotonic()
             # The saved thread, not the page's copy: the page may still show another one.
             history = _chat_lines(service, thread_id)
@@ -451,12 +530,17 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                         last_sent[thread_id] = time.monotonic()  # a queued 2nd click ends here
                         # The thread list last: its update carries the refreshed choices
                         # and the re-enabling together (the later of two would win).
-                        yield _ended({**switching(True), **_finished(event, thread_id)})
+                        finished = {**switching(True), **_finished(event, thread_id)}
+                        if event.error:  # saved, unanswered: the same text retries it
+                            finished[restore] = f"{next(marks)}?:{text}"
+                        yield _ended(finished)
+            except ThreadDeleted:  # deleted while this turn waited for the thread
+                yield _ended({**_left_deleted(), restore: f"{next(marks)}:{text}"})
             except MessageRejected as exc:  # the thread stayed busy: give the text back
                 yield _ended(
                     {
                         chat: history,
-                        box: text,
+                        restore: f"{next(marks)}:{text}",
                         status: _status(service, thread_id, f"**Not sent:** {exc}"),
                         **switching(True),
                     }
@@ -467,11 +551,24 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 yield _ended(
                     {
                         chat: _chat_lines(service, thread_id),
-                        box: text,
+                        restore: f"{next(marks)}:{text}",
                         status: _status(service, thread_id, note),
                         **switching(True),
                     }
                 )
+
+        def _left_deleted() -> dict[Any, Any]:
+            """The page's thread was deleted elsewhere: it goes on in a new thread."""
+            new_id = service.new_thread_id()
+            return {
+                **switching(True),
+                thread: new_id,
+                chat: [],
+                inspector: _inspector(service, new_id),
+                status: _status(service, new_id, DELETED_NOTE),
+                threads: _thread_choices(service, new_id, interactive=True),
+                questions: _questions(service, ""),
+            }
 
         def _finished(event: TurnFinished, thread_id: str) -> dict[Any, Any]:
             lines = _chat_lines(service, thread_id, answer_last=not (event.offline or event.error))
@@ -482,7 +579,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 lines.append(
                     {"role": "assistant", "content": _failed_reply(event.error, event.reply)}
                 )
-                note = "The model failed; the conversation is kept."
+                note = RETRY_NOTE
             else:
                 note = ""
             return {
@@ -515,7 +612,18 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         def open_thread(picked: str | None, current: str) -> Iterator[tuple[Any, ...]]:
             # The dropdown also sends "input" when it loses focus, with the value it
             # holds; only a pick of another saved thread switches.
-            unchanged = (gr.update(), gr.update(), gr.update(), gr.update(), gr.update())
+            unchanged = tuple(gr.update() for _ in range(6))
+            if picked and picked != current and service.is_deleted(picked):
+                # Deleted in another tab since this page's list was made: say so (the
+                # pick did nothing, silently) and list what is left.
+                note = "That thread was deleted (in another tab or window)."
+                yield (
+                    *unchanged[:3],
+                    _status(service, current, note),
+                    gr.update(),
+                    _thread_choices(service, current),
+                )
+                return
             if not picked or picked == current or service.threads.get(picked) is None:
                 yield unchanged
                 return
@@ -526,6 +634,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                     _inspector(service, picked),
                     _status(service, picked, ANSWERING_NOTE),
                     _questions(service, picked),
+                    gr.update(),
                 )
                 service.wait_until_answered(picked)
             yield (
@@ -534,12 +643,18 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 _inspector(service, picked),
                 _status(service, picked, "Reopened."),
                 _questions(service, picked),
+                gr.update(),
             )
 
-        def delete_thread(thread_id: str) -> tuple[Any, ...]:
-            """Delete the page's thread (the browser asked first) and open a new one."""
+        def delete_thread(thread_id: str, _picked: str | None = None) -> tuple[Any, ...]:
+            """Delete the page's thread (the browser asked first) and open a new one.
+
+            A thread with nothing saved (new, or deleted in another tab) is left alone:
+            the page goes on in a new thread and says there was nothing to delete.
+            """
             if not thread_id:  # not confirmed, or no thread (the demo is loading)
                 return tuple(gr.update() for _ in range(6))
+            existed = not service.answering(thread_id) and service.is_saved(thread_id)
             try:
                 service.delete_thread(thread_id)
             except MessageRejected as exc:
@@ -549,15 +664,19 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                     _status(service, thread_id, note),
                     gr.update(),
                 )
+            if existed:
+                note = "Thread deleted (with what recall copied from it). New thread."
+            elif service.is_deleted(thread_id):
+                note = "This thread was already deleted (in another tab or window). New thread."
+            else:
+                note = "Nothing to delete: this thread has no saved message yet. New thread."
             new_id = service.new_thread_id()
             return (
                 new_id,
                 [],
                 _thread_choices(service, new_id),
                 _inspector(service, new_id),
-                _status(
-                    service, new_id, "Thread deleted (with what recall copied from it). New thread."
-                ),
+                _status(service, new_id, note),
                 _questions(service, ""),
             )
 
@@ -601,10 +720,14 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
 
         app.load(
             start,
-            inputs=[thread],
-            outputs=[thread, threads, chat, inspector, status, questions],
-            js=f"() => [sessionStorage.getItem('{_TAB_KEY}') || '']",
+            inputs=[thread, restore],
+            outputs=[thread, threads, chat, inspector, status, questions, restore],
+            js=(
+                f"() => [sessionStorage.getItem('{_TAB_KEY}') || '',"
+                f" sessionStorage.getItem('{_SENDING_KEY}') || '']"
+            ),
         )
+        restore.change(None, [restore, box], [box], js=RESTORE_JS)
         thread.change(
             None, [thread], None, js=f"(t) => {{ if (t) sessionStorage.setItem('{_TAB_KEY}', t); }}"
         )
@@ -634,16 +757,19 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         )
         # One event for Enter and Send. Every Enter is an event of its own ("multiple"):
         # one during this page's answer is refused at once, with its reason (SEND_JS).
-        gr.on(
+        turn_outputs = [chat, box, inspector, status, turn_mark, send_button, *switches]
+        sent = gr.on(
             [box.submit, send_button.click],
             respond,
             [box, thread, strategy, send_flag],
-            [chat, box, inspector, status, turn_mark, send_button, *switches],
+            [*turn_outputs, thread, restore, questions],
             concurrency_limit=8,
             show_progress="hidden",  # the reply streaming in is the progress indicator
             trigger_mode="multiple",
             js=SEND_JS,
         )
+        # The event failed (an error Gradio reports): the text back, the page free.
+        sent.failure(None, [box], [box, send_button, *switches, status], js=SEND_FAILED_JS)
         turn_mark.change(None, [turn_mark], None, js=TURN_MARK_JS)
         new_thread_outputs = [threads, inspector, status, questions]
         new_button.click(None, None, [thread, chat, threads], js=NEW_SESSION_JS).then(
@@ -657,7 +783,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         threads.input(
             open_thread,
             [threads, thread],
-            [thread, chat, inspector, status, questions],
+            [thread, chat, inspector, status, questions, threads],
             show_progress="hidden",
         )
         demo_button.click(None, None, [thread, *switches], js=DEMO_START_JS).then(
@@ -674,7 +800,7 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         questions.input(lambda q: q or gr.update(), questions, box)
         delete_button.click(
             delete_thread,
-            [thread],
+            [thread, threads],
             [thread, chat, threads, inspector, status, questions],
             js=DELETE_JS,
             show_progress="hidden",

@@ -7,23 +7,48 @@ every checkpoint and a thread reopened under another ``--scope`` keeps its own.
 
 A file that is not a SQLite database, a damaged one, or the database of another
 application is refused with :class:`ChatDatabaseError` before anything is written to it.
+
+Several processes may use one file (two ``librarian ui`` servers, or the web chat and
+``librarian chat``): SQLite keeps the file whole, and :class:`ThreadLocks` makes turns on
+one thread take turns across processes too (two turns answered at once each saved a
+copy of the thread with only its own turn: one of them was lost), and the tables'
+creation run once at a time (two servers started together crashed on it).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 import sqlite3
 import threading
 import time
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, ClassVar
 
 from langgraph_librarian.errors import LibrarianError
 
-__all__ = ["ChatDatabaseError", "ThreadInfo", "ThreadRegistry", "check_database", "connect"]
+try:  # POSIX record locks; elsewhere (Windows) the locks hold within one process only
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "ChatDatabaseError",
+    "ThreadInfo",
+    "ThreadLock",
+    "ThreadLocks",
+    "ThreadRegistry",
+    "check_database",
+    "connect",
+]
 
 _THREADS_TABLE = "librarian_ui_threads"
-_OWN_TABLES = {"checkpoints", "writes", _THREADS_TABLE}
+_DELETED_TABLE = "librarian_ui_deleted"
+_OWN_TABLES = {"checkpoints", "writes", _THREADS_TABLE, _DELETED_TABLE}
 _TITLE_CHARS = 60
 
 
@@ -133,6 +158,12 @@ class ThreadRegistry:
             columns = {row[1] for row in self._conn.execute(f"PRAGMA table_info({_THREADS_TABLE})")}
             if "scope" not in columns:  # a file from before threads kept their scope
                 self._conn.execute(f"ALTER TABLE {_THREADS_TABLE} ADD COLUMN scope TEXT")
+            # The ids of deleted threads: a tab (or a process) still showing one must not
+            # bring it back, with only its next message, by sending to it.
+            self._conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {_DELETED_TABLE} (thread_id TEXT PRIMARY KEY, "
+                "deleted_at REAL NOT NULL)"
+            )
 
     def touch(
         self, thread_id: str, title: str, *, turns: int = 1, scope: str | None = None
@@ -167,11 +198,161 @@ class ThreadRegistry:
         return ThreadInfo(*row) if row else None
 
     def delete(self, thread_id: str) -> None:
-        """Take ``thread_id`` off the list."""
+        """Take ``thread_id`` off the list for good (:meth:`deleted` says so from then on)."""
         with self._lock, self._conn:
             self._conn.execute(f"DELETE FROM {_THREADS_TABLE} WHERE thread_id = ?", (thread_id,))
+            self._conn.execute(
+                f"INSERT OR REPLACE INTO {_DELETED_TABLE} (thread_id, deleted_at) VALUES (?, ?)",
+                (thread_id, time.time()),
+            )
+
+    def deleted(self, thread_id: str) -> bool:
+        """Whether ``thread_id`` was deleted (its id is not used again)."""
+        with self._lock:
+            row = self._conn.execute(
+                f"SELECT 1 FROM {_DELETED_TABLE} WHERE thread_id = ?", (thread_id,)
+            ).fetchone()
+        return row is not None
 
     def close(self) -> None:
         """Close the registry's connection."""
         with self._lock:
             self._conn.close()
+
+
+_POLL = 0.05
+"""How often a turn waiting for another process's turn looks again (seconds)."""
+_SETUP_SLOT = 0
+"""The byte of the lock file held while a process creates the file's tables."""
+
+
+def _slot(thread_id: str) -> int:
+    """The byte of the lock file that stands for ``thread_id`` (never the setup's)."""
+    digest = hashlib.blake2b(thread_id.encode("utf-8", "surrogatepass"), digest_size=4).digest()
+    return 1 + int.from_bytes(digest, "big") % (2**31 - 2)
+
+
+class ThreadLock:
+    """One thread's lock: within the process (a ``threading.Lock``) and, on POSIX, across
+    processes on the same file (a record lock on one byte of ``<db>.lock``).
+
+    Used like a ``threading.Lock``: ``acquire(blocking=True, timeout=-1)``, ``release()``,
+    ``locked()`` (here: a turn runs on the thread in this process or another) and ``with``.
+    """
+
+    def __init__(self, owner: ThreadLocks, thread_id: str) -> None:
+        self._owner = owner
+        self._slot = _slot(thread_id)
+        self._local = threading.Lock()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        """Take the lock (wait up to ``timeout`` seconds, for ever if negative)."""
+        deadline = None if timeout < 0 else time.monotonic() + timeout
+        if not (self._local.acquire(blocking, timeout) if blocking else self._local.acquire(False)):
+            return False
+        while not self._owner._try_file(self._slot):
+            if not blocking or (deadline is not None and time.monotonic() >= deadline):
+                self._local.release()
+                return False
+            time.sleep(_POLL)
+        return True
+
+    def release(self) -> None:
+        """Give the lock back."""
+        self._owner._unlock_file(self._slot)
+        self._local.release()
+
+    def locked(self) -> bool:
+        """Whether a turn holds the lock, in this process or another one on the file."""
+        if not self.acquire(blocking=False):
+            return True
+        self.release()
+        return False
+
+    def __enter__(self) -> ThreadLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class ThreadLocks:
+    """The per-thread locks of one chat file, shared by every service on it in this process
+    (POSIX record locks belong to the process: two services with a lock file each would
+    not exclude each other, and closing one file would drop the other's locks)."""
+
+    _open: ClassVar[dict[str, ThreadLocks]] = {}
+    _open_guard: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, key: str, lock_path: Path) -> None:
+        self._key = key
+        self._users = 0
+        self._guard = threading.Lock()
+        self._setup_guard = threading.Lock()
+        self._locks: dict[str, ThreadLock] = {}
+        self._file: IO[bytes] | None = None
+        if fcntl is not None:
+            self._file = lock_path.open("a+b")
+
+    @classmethod
+    def for_path(cls, path: Path) -> ThreadLocks:
+        """The locks of the chat file ``path`` (its lock file is ``<path>.lock``); give
+        them back with :meth:`close`.
+
+        Raises:
+            OSError: the lock file cannot be created beside the database.
+        """
+        key = os.path.normcase(str(path.resolve()))
+        with cls._open_guard:
+            locks = cls._open.get(key)
+            if locks is None:
+                locks = cls(key, path.with_name(path.name + ".lock"))
+                cls._open[key] = locks
+            locks._users += 1
+            return locks
+
+    def get(self, thread_id: str) -> ThreadLock:
+        """The lock of ``thread_id``."""
+        with self._guard:
+            lock = self._locks.get(thread_id)
+            if lock is None:
+                lock = self._locks[thread_id] = ThreadLock(self, thread_id)
+            return lock
+
+    @contextlib.contextmanager
+    def setting_up(self) -> Iterator[None]:
+        """Held while the file's tables are created: one process at a time (LangGraph's
+        stores run their migrations unguarded: two at once crashed with "duplicate
+        column name")."""
+        with self._setup_guard:  # one service of this process at a time, too
+            if self._file is not None:
+                fcntl.lockf(self._file, fcntl.LOCK_EX, 1, _SETUP_SLOT)
+            try:
+                yield
+            finally:
+                if self._file is not None:
+                    fcntl.lockf(self._file, fcntl.LOCK_UN, 1, _SETUP_SLOT)
+
+    def _try_file(self, slot: int) -> bool:
+        if self._file is None:
+            return True
+        try:
+            fcntl.lockf(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, slot)
+        except OSError:  # another process holds it (EACCES or EAGAIN)
+            return False
+        return True
+
+    def _unlock_file(self, slot: int) -> None:
+        if self._file is not None:
+            fcntl.lockf(self._file, fcntl.LOCK_UN, 1, slot)
+
+    def close(self) -> None:
+        """Give the locks back; the last service on the file closes the lock file."""
+        with self._open_guard:
+            self._users -= 1
+            if self._users > 0:
+                return
+            self._open.pop(self._key, None)
+        if self._file is not None:
+            self._file.close()

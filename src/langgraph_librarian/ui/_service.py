@@ -22,7 +22,6 @@ import contextlib
 import functools
 import re
 import sqlite3
-import threading
 import unicodedata
 import uuid
 from collections.abc import Callable, Iterator
@@ -54,6 +53,8 @@ from langgraph_librarian.tokens import count_tokens
 from langgraph_librarian.ui._db import (
     ChatDatabaseError,
     ThreadInfo,
+    ThreadLock,
+    ThreadLocks,
     ThreadRegistry,
     check_database,
     connect,
@@ -67,6 +68,7 @@ __all__ = [
     "DemoLoaded",
     "MessageRejected",
     "RecallSource",
+    "ThreadDeleted",
     "TurnEvent",
     "TurnFinished",
     "TurnSaving",
@@ -83,6 +85,10 @@ STRATEGY_KEY = "librarian_ui_strategy"
 _SUMMARY_TOKENS = 400
 """Running-summary budget of the chat when its config sets none (the CLI default)."""
 _BUSY_TIMEOUT = 300.0
+_GRACE = 0.25
+"""How long a turn or a delete waits for its thread before it says another one holds
+it: :meth:`ChatService.answering` (a page opening a thread, here or in another process)
+holds the lock for an instant to look."""
 
 # Ids the page makes ("chat-" + 12 hex) and any a user passes to `librarian chat
 # --thread`: plain characters only, since the id comes from the browser.
@@ -104,6 +110,10 @@ _BLANK_CHARACTERS = frozenset(
 combining grapheme joiner, Hangul and Khmer fillers, Mongolian and other variation
 selectors, the braille blank."""
 _DEMO_SEED = 11
+DELETED_NOTE = (
+    "This thread was deleted (in another tab, window or chat on this file); nothing was "
+    "sent to it and it stays deleted."
+)
 _DEMO_TITLE = re.compile(r"Demo conversation \((\d+) messages(?:, seed (\d+))?\)")
 
 
@@ -168,6 +178,13 @@ class RecallSource(Protocol):
 
 class MessageRejected(ValueError):
     """The message was not sent (empty, nothing visible, too long); nothing changed."""
+
+
+class ThreadDeleted(MessageRejected):
+    """The thread was deleted (in another tab, window or process); nothing was sent.
+
+    Its id is not used again: a page or terminal still showing it starts a new thread.
+    """
 
 
 @dataclass
@@ -291,26 +308,35 @@ class ChatService:
         self.model = model
         self.model_label = _model_name(model, model_label)
         self.max_message_chars = max_message_chars
+        self._own_recall: ScopeRecall | None = None
+        self._closed = False
         try:
-            self._conn = connect(path)
-            self._saver = SqliteSaver(self._conn)
-            self._saver.setup()
-            self.threads = ThreadRegistry(path)
+            # Turns on a thread wait for each other also across processes on this file.
+            self._thread_locks = ThreadLocks.for_path(path)
+        except OSError as exc:  # a read-only folder or file system
+            raise ChatDatabaseError(f"--db {path} cannot be opened for writing ({exc})") from None
+        try:
+            with self._thread_locks.setting_up():  # one process at a time creates tables
+                self._conn = connect(path)
+                self._saver = SqliteSaver(self._conn)
+                self._saver.setup()
+                self.threads = ThreadRegistry(path)
+                if recall is None and scope is not None:
+                    self._own_recall = ScopeRecall.open(path, scope, self.config)
+                    recall = self._own_recall
         except sqlite3.Error as exc:  # a read-only folder or file system, a device...
             with contextlib.suppress(Exception):
                 self._conn.close()
+            self._thread_locks.close()
             raise ChatDatabaseError(f"--db {path} cannot be opened for writing ({exc})") from None
-        self._own_recall: ScopeRecall | None = None
-        if recall is None and scope is not None:
-            self._own_recall = ScopeRecall.open(path, scope, self.config)
-            recall = self._own_recall
+        except BaseException:
+            self._thread_locks.close()
+            raise
         self.recall = recall
         self.scope_id: str | None = getattr(recall, "scope_id", None) if recall else None
         self.graph = create_librarian_graph(
             self._agent, self.config, checkpointer=self._saver, state_schema=UiState
         )
-        self._locks: dict[str, threading.Lock] = {}
-        self._locks_guard = threading.Lock()
 
     # -- the agent node -----------------------------------------------------------------
 
@@ -505,13 +531,25 @@ class ChatService:
             )
         return text
 
-    def _lock(self, thread_id: str) -> threading.Lock:
-        with self._locks_guard:
-            return self._locks.setdefault(thread_id, threading.Lock())
+    def _lock(self, thread_id: str) -> ThreadLock:
+        return self._thread_locks.get(thread_id)
+
+    def is_deleted(self, thread_id: str) -> bool:
+        """Whether ``thread_id`` was deleted (:meth:`delete_thread`, here or in another
+        process on the file): :meth:`send` refuses it with :class:`ThreadDeleted`."""
+        return self.threads.deleted(thread_id)
+
+    def is_saved(self, thread_id: str) -> bool:
+        """Whether ``thread_id`` has anything stored: listed, or with a checkpoint."""
+        return self.threads.get(thread_id) is not None or bool(self._values(thread_id))
 
     def delete_thread(self, thread_id: str) -> int:
         """Delete ``thread_id``: its messages, index and gist (every checkpoint), its line
         in the thread list and what recall copied from it into its scope.
+
+        A thread with nothing saved yet (a new one, or one already deleted) is left as it
+        is: nothing to delete, 0 is returned. A deleted thread's id is not used again:
+        :meth:`send` refuses it (:class:`ThreadDeleted`), also in another process.
 
         Returns the number of recall records deleted. With the chat's own recall this is
         :meth:`ScopeMemory.delete_thread <langgraph_librarian.recall.ScopeMemory.delete_thread>`
@@ -524,9 +562,11 @@ class ChatService:
         """
         self.check_thread_id(thread_id)
         lock = self._lock(thread_id)
-        if not lock.acquire(blocking=False):
+        if not lock.acquire(timeout=_GRACE):
             raise MessageRejected("An answer is being written in this thread; delete it after.")
         try:
+            if not self.is_saved(thread_id):
+                return 0
             forgotten = 0
             if self._own_recall is None:
                 scope = self.scope_for(thread_id)
@@ -544,11 +584,10 @@ class ChatService:
             lock.release()
 
     def answering(self, thread_id: str) -> bool:
-        """Whether a turn runs on ``thread_id`` now (its question is not saved until the
-        answer is: a page opened meanwhile shows the thread without them)."""
-        with self._locks_guard:
-            lock = self._locks.get(thread_id)
-        return lock is not None and lock.locked()
+        """Whether a turn runs on ``thread_id`` now, in this process or another one on
+        the file (its question is not saved until the answer is: a page opened meanwhile
+        shows the thread without them)."""
+        return self._lock(thread_id).locked()
 
     def wait_until_answered(self, thread_id: str, timeout: float = _BUSY_TIMEOUT) -> bool:
         """Wait for the turn running on ``thread_id`` to be saved; ``False`` on timeout."""
@@ -572,6 +611,8 @@ class ChatService:
         Raises:
             MessageRejected: ``text`` is empty, has nothing visible or is too long
                 (nothing was saved).
+            ThreadDeleted: the thread was deleted (in another tab or process): nothing
+                was saved, and the thread stays deleted.
             ValueError: an unknown strategy.
         """
         self.check_thread_id(thread_id)
@@ -579,10 +620,13 @@ class ChatService:
         if strategy not in CONTEXT_STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}")
         lock = self._lock(thread_id)
-        if not lock.acquire(blocking=False):
+        if not lock.acquire(timeout=_GRACE):
             yield TurnWaiting("Another tab is answering on this thread; this message goes next.")
             if not lock.acquire(timeout=_BUSY_TIMEOUT):
                 raise MessageRejected("This thread stayed busy in another tab; try again.")
+        if self.is_deleted(thread_id):  # checked holding the lock: no delete runs now
+            lock.release()
+            raise ThreadDeleted(DELETED_NOTE)
         # The thread list learns of the turn once the turn is stored, not before: a
         # turn that fails before its question is saved leaves no thread titled with it.
         question = HumanMessage(text, id=str(uuid.uuid4()))
@@ -748,3 +792,6 @@ class ChatService:
         if self._own_recall is not None:
             self._own_recall.close()
         self._conn.close()
+        if not self._closed:
+            self._closed = True
+            self._thread_locks.close()

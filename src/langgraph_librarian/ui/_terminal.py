@@ -19,6 +19,7 @@ from langgraph_librarian.ui._render import NO_MODEL, inspector_text
 from langgraph_librarian.ui._service import (
     ChatService,
     MessageRejected,
+    ThreadDeleted,
     TurnFinished,
     TurnToken,
     TurnWaiting,
@@ -73,7 +74,9 @@ class _Chat:
         elif name == "open" and not arg:
             self.say("usage: /open ID (see /threads)")
         elif name == "open":
-            if self.service.threads.get(arg) is None:
+            if self.service.is_deleted(arg):
+                self.say(f"thread {arg!r} was deleted (see /threads)")
+            elif self.service.threads.get(arg) is None:
                 self.say(f"no saved thread {arg!r} (see /threads)")
             else:
                 self.thread_id = arg
@@ -143,6 +146,12 @@ class _Chat:
                     else:
                         self.say()
                     self.say(inspector_text(event.report))
+        except ThreadDeleted:  # in the web chat or another terminal: it stays deleted
+            gone, self.thread_id = self.thread_id, self.service.new_thread_id()
+            self.say(
+                f"{chr(10) if started else ''}(not sent: thread {gone} was deleted, in the web "
+                f"chat or another window; now in the new thread {self.thread_id}: send it again)"
+            )
         except MessageRejected as exc:
             self.say(f"{chr(10) if started else ''}(not sent: {exc})")
         except KeyboardInterrupt:  # Ctrl-C stops the answer; Ctrl-D or /quit leaves
@@ -198,9 +207,10 @@ def run_terminal_chat(
 ) -> int:
     """Read lines until end of input or ``/quit``; return the exit status."""
     source = stdin if stdin is not None else sys.stdin
+    deleted = thread_id is not None and service.is_deleted(thread_id)
     chat = _Chat(
         service,
-        thread_id or service.new_thread_id(),
+        service.new_thread_id() if deleted or not thread_id else thread_id,
         strategy,
         out if out is not None else sys.stdout,
     )
@@ -208,7 +218,9 @@ def run_terminal_chat(
     scope = service.scope_for(chat.thread_id)
     recall = f"recall scope {scope}" if scope else "recall off"
     chat.say(f"thread {chat.thread_id} · {model} · {recall} · /help for commands")
-    if thread_id is not None and service.threads.get(thread_id) is None:
+    if deleted:  # its id is not used again
+        chat.say(f"thread {thread_id!r} was deleted: this is a new thread (see /threads)")
+    elif thread_id is not None and service.threads.get(thread_id) is None:
         # A mistyped id would otherwise open an empty conversation without a word.
         chat.say(f"no saved thread {thread_id!r}: this is a new thread (see /threads)")
     at_terminal = stdin is None and out is None and sys.stdin.isatty() and sys.stdout.isatty()
