@@ -760,9 +760,50 @@ def _spelled(query: str, index: IndexHead) -> str:
                 best, seen = other, key
         if best:
             changes[word] = best
-    if not changes:
+    if changes:
+        query = _TYPO_WORD.sub(lambda m: changes.get(m.group(), m.group()), query)
+    return _joined(query, index)
+
+
+_PAIR = re.compile(r"(?<![\w'’-])([a-z]{2,})[ -]([a-z]{2,})(?![\w'’-])")
+_PAIRS_READ = 24
+"""Pairs of a query's words tried as one word, at most."""
+
+
+def _joined(query: str, index: IndexHead) -> str:
+    """``query`` with two of its words written as the one word the history uses.
+
+    People write a compound apart or together as it comes ("work out" / "workout",
+    "set up" / "setup", "home made" / "homemade", "check-in" / "checkin"), and the two
+    forms share no term: "How often does John work out with his family?" missed "How
+    often do you all workout together?". Two lower-case words whose joined form is a
+    known English word (:func:`~langgraph_librarian._engine.static.english_words`) and a
+    content word of the history get it added after them; the words themselves stay. Only
+    words of two letters or more, the first :data:`_PAIRS_READ` pairs.
+    """
+    known = english_words()
+    added: dict[int, str] = {}
+    start = 0
+    for _ in range(_PAIRS_READ):
+        match = _PAIR.search(query, start)
+        if match is None:
+            break
+        start = match.start(2)  # overlapping pairs: "a b c" tries "ab" and "bc"
+        joined = match.group(1) + match.group(2)
+        if joined not in known:  # "enjoy eating" is no "enjoyeating" hashtag
+            continue
+        stems = stem_terms([joined])
+        if stems and index.passage_frequency(stems[0]) > 0:
+            added[match.end()] = joined
+    if not added:
         return query
-    return _TYPO_WORD.sub(lambda m: changes.get(m.group(), m.group()), query)
+    out, last = [], 0
+    for end, word in added.items():
+        out.append(query[last:end])
+        out.append(f" {word}")
+        last = end
+    out.append(query[last:])
+    return "".join(out)
 
 
 def _question(query: str) -> str:
