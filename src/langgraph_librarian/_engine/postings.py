@@ -64,6 +64,20 @@ class Postings:
                 self._weights[term].append(count)
                 rows.append(row)
 
+    def prefix(self, rows: int) -> Postings:
+        """A new postings object holding only the rows numbered below ``rows`` (this one
+        is left as it is: readers of its longer rows keep them)."""
+        cut = Postings(self._dtype)
+        for term, held in self._rows.items():
+            k = bisect.bisect_left(held, rows)
+            if k:
+                cut._rows[term] = held[:k]
+                cut._weights[term] = self._weights[term][:k]
+                cached = self._arrays.get(term)
+                if cached is not None:
+                    cut._arrays[term] = (cached[0][:k], cached[1][:k])
+        return cut
+
     def df(self, term: str, below: int | None = None) -> int:
         """The number of rows that contain ``term`` (of the rows numbered below ``below``)."""
         rows = self._rows.get(term)

@@ -343,6 +343,16 @@ def _passage_facts(passage: str) -> _Facts:
     return facts
 
 
+def _postings_below(postings: dict[str, list[int]], below: int) -> dict[str, list[int]]:
+    """``postings`` (ascending ids per key) with only the ids below ``below``."""
+    kept = {}
+    for key, ids in postings.items():
+        k = bisect.bisect_left(ids, below)
+        if k:
+            kept[key] = ids[:k]
+    return kept
+
+
 class BM25Index:
     """Okapi BM25 over passages of a growing list of documents (messages).
 
@@ -472,6 +482,55 @@ class BM25Index:
         else:
             self._speaker.append(-1)
         self.keys.append(key)
+
+    def prefix(self, docs: int) -> BM25Index:
+        """A new index of the first ``docs`` documents, as adding them to an empty one
+        would build it, made by copying (this index is left as it is: a reader of its
+        longer head keeps it).
+
+        An edited or regenerated last message, or a fork of a long thread, shares all but
+        its last few documents with the index the thread built: copying that prefix costs
+        a few percent of tokenizing it again (about 2.4 s at 5,000 long messages).
+        """
+        n_docs, n_pass = self._bound(docs)
+        cut = BM25Index()
+        cut.keys = self.keys[:n_docs]
+        cut._postings = self._postings.prefix(n_pass)
+        for name in (
+            "_lengths",
+            "_length_totals",
+            "_owner",
+            "passage_terms",
+            "passage_values",
+            "_has_value",
+            "_has_date",
+            "passage_has_change",
+            "_passages",
+            "_template",
+            "_template_first",
+        ):
+            setattr(cut, name, getattr(self, name)[:n_pass])
+        for name in ("doc_has_change", "_filler", "_dateline", "_speaker"):
+            setattr(cut, name, getattr(self, name)[:n_docs])
+        cut._doc_asks = {d: a for d, a in self._doc_asks.items() if d < n_docs}
+        cut._value_postings = _postings_below(self._value_postings, n_pass)
+        cut._slot_postings = _postings_below(self._slot_postings, n_pass)
+        # Ids are given in order of first use, so the prefix's are those below its largest.
+        templates = max(cut._template, default=-1) + 1
+        cut._template_ids = {t: i for t, i in self._template_ids.items() if i < templates}
+        speakers = max(cut._speaker, default=-1) + 1
+        cut._speaker_names = self._speaker_names[:speakers]
+        cut._speaker_ids = {n: i for n, i in self._speaker_ids.items() if i < speakers}
+        words = bisect.bisect_left(self._word_passage, n_pass)
+        cut._word_passage = self._word_passage[:words]
+        cut._words = self._words[:words]
+        cut._word_first = {w: p for w, p in self._word_first.items() if p < n_pass}
+        with self._vector_lock:
+            for key, (matrix, owner, rows) in self._vectors.items():
+                keep = int(np.searchsorted(owner[:rows], n_docs))
+                if keep:
+                    cut._vectors[key] = (matrix[:keep].copy(), owner[:keep].copy(), keep)
+        return cut
 
     def _add_words(self, passage: str, new: list[str], pid: int) -> None:
         """Record a written form of each ``new`` term of ``passage`` that is a word."""

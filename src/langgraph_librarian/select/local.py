@@ -533,15 +533,20 @@ class _LexicalCache:
                 # Only from the first other object on: a turn whose last few entries are
                 # provisional (indexing has not caught up) compares those few by content.
                 first = same.index(False)
-                ours, theirs = entries[first:k], seen[first:k]
-                if list(map(_doc_key, ours)) != list(map(_doc_key, theirs)):
-                    seen, index, positions = [], BM25Index(), np.zeros(0)
-                else:
-                    # Equal documents: hold these objects, so the next turn compares
-                    # pointers; their positions may differ (a deletion shifts them).
-                    seen = [*entries[:k], *seen[k:]]
-                    ids = np.fromiter(map(_ENTRY_ID, entries[:k]), np.float64, k)
-                    positions = np.concatenate([ids, positions[k:]])
+                ours = list(map(_doc_key, entries[first:k]))
+                theirs = list(map(_doc_key, seen[first:k]))
+                if ours != theirs:
+                    # An edited, regenerated or forked history: the documents before the
+                    # first that differs stay, in a copy (readers of this index keep it).
+                    pairs = zip(ours, theirs, strict=True)
+                    k = first + next(i for i, (a, b) in enumerate(pairs) if a != b)
+                    index = index.prefix(k)
+                    seen, positions = seen[:k], positions[:k]
+                # Equal documents: hold these objects, so the next turn compares
+                # pointers; their positions may differ (a deletion shifts them).
+                seen = [*entries[:k], *seen[k:]]
+                ids = np.fromiter(map(_ENTRY_ID, entries[:k]), np.float64, k)
+                positions = np.concatenate([ids, positions[k:]])
             if len(entries) > len(seen):
                 new = entries[len(seen) :]
                 for entry in new:
