@@ -822,6 +822,9 @@ def test_a_malformed_index_in_the_input_is_rejected_and_the_thread_goes_on(check
     entry = first["index"][0]
     with pytest.raises(ValueError, match="invalid index entry"):
         graph.invoke({"messages": [HumanMessage("q")], "index": [dict(entry, id=-1)]}, thread)
+    for wrong in (5, "entries", {"id": 0}):  # not a list at all: a clear refusal too
+        with pytest.raises(ValueError, match="must be a list of index entries"):
+            graph.invoke({"messages": [HumanMessage("q")], "index": wrong}, thread)
     # Nothing of the rejected input was stored: the next turn works on the old index.
     out = graph.invoke({"messages": [HumanMessage("What is my budget?")]}, thread)
     assert [e["id"] for e in out["index"]][:2] == [0, 1]

@@ -175,7 +175,7 @@ def _print_question(
             if row["needed"]
             else "SUPERSEDED"
             if row["superseded"]
-            else ("linked" if row["expanded"] else "")
+            else ("added" if row["expanded"] else "")
         )
         passage = row["passage"]
         if passage is None:
@@ -255,14 +255,15 @@ def run_demo(
     say(f"Indexed in {index_seconds:.2f} s ({len(conv.messages) / index_seconds:,.0f} messages/s).")
     say(
         *textwrap.wrap(
-            "Per question: the messages picked (#position in the conversation), with the "
-            "passage that matched the question. NEEDED marks the gold evidence, SUPERSEDED an "
-            "older value that a later message changed (sent together with the change, so the "
-            "model sees both), MISSED a needed message not picked, linked a message brought "
-            "in because it changes or is changed by a pick. A long message is indexed in "
-            "passages, so the same #number can show a different passage under another "
-            "question; the same sentence at different numbers is chatter the conversation "
-            "repeats.",
+            "Per question: the messages picked (#position in the conversation), best first, "
+            "each with its passage closest to the question. NEEDED marks the gold evidence, "
+            "SUPERSEDED an older value that a later message changed (sent together with the "
+            "change, so the model sees both), MISSED a needed message not picked, added a "
+            "message brought in with a pick rather than matched itself (a later change of it "
+            "or the statement it changes, the message it replies to or its answer, its "
+            "neighbours). A long message is indexed in passages, so the same #number can "
+            "show a different passage under another question; the same sentence at "
+            "different numbers is chatter the conversation repeats.",
             100,
         ),
         "",

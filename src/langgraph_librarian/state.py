@@ -50,6 +50,11 @@ def merge_index(
     """
     if is_cleared_index(right):
         return []
+    if right is not None and not isinstance(right, list | tuple):
+        raise ValueError(
+            "state['index'] must be a list of index entries (IndexEntry.to_dict() dicts), "
+            f"got {type(right).__name__}; send [] or leave it out to keep the thread's index"
+        )
     if not right:
         return list(left or [])
     _check_new_entries(left or [], right)
