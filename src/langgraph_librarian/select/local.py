@@ -908,23 +908,27 @@ def _one_per_text(
     getting postponed.", written into a status line every few days) links each copy to
     the one before as its change, and a chain of copies filled the context where the
     one real change was needed. A linked message whose best passage is a sentence a
-    seed or a better-linked message already holds adds nothing: it is not linked (it
-    keeps its own score). Messages matched by meaning alone (no passage) stay.
+    later seed or linked message also holds adds nothing: it is not linked (it keeps its
+    own score). The latest copy holds the sentence: a change restated in the same words
+    ("moved to the riverside hotel" again, after a move back) is the current one.
+    Messages matched by meaning alone (no passage) stay.
     """
-    index, best = scored.lexical, scored.best_passage
+    index, best, positions = scored.lexical, scored.best_passage, scored.positions
 
     def key(slot: int) -> str | None:
         pid = int(best[slot])
         return repeat_key(index.passage_text(pid)) if pid >= 0 else None
 
-    holder = {k: slot for slot in seeds if (k := key(slot)) is not None}
-    kept: dict[int, float] = {}
-    for slot in sorted(linked, key=lambda s: -linked[s]):
+    holder: dict[str, int] = {}
+    for slot in chain(seeds, linked):
         k = key(slot)
-        if k is not None and holder.setdefault(k, slot) != slot:
-            continue
-        kept[slot] = linked[slot]
-    return kept
+        if k is not None and (k not in holder or positions[slot] > positions[holder[k]]):
+            holder[k] = slot
+    return {
+        slot: score
+        for slot, score in linked.items()
+        if (k := key(slot)) is None or holder[k] == slot
+    }
 
 
 def _states_date(text: str) -> bool:
@@ -974,29 +978,29 @@ def _first_copies(
 
 
 def _repeating(slots: Sequence[int], scored: _Scored) -> set[int]:
-    """The matches among ``slots`` (best first) whose best passage repeats a better one's.
+    """The matches among ``slots`` whose best passage repeats a later match's.
 
-    A match whose best passage is a sentence a better match also holds (a recurring
+    A match whose best passage is a sentence another match also holds (a recurring
     line: "Comparing the total cost over a contract term..." in every reply on money)
     was ranked for a sentence the context already holds. Such a match is a spare
     candidate (taken only while the context stays small) and brings no exchange, so
     that on a long history twelve messages holding one status line ("I looked at venues
     for the retreat, nothing is decided") do not fill the budget before the one message
-    that answers. Messages matched by meaning alone (no passage) are never repeats.
+    that answers. The latest copy holds the sentence (a change restated in the same
+    words is the current one), whatever the order of ``slots``. Messages matched by
+    meaning alone (no passage) are never repeats.
     """
-    index, best = scored.lexical, scored.best_passage
-    seen: set[str] = set()
-    repeats: set[int] = set()
+    index, best, positions = scored.lexical, scored.best_passage, scored.positions
+    holder: dict[str, int] = {}
     for slot in slots:
         pid = int(best[slot])
         if pid < 0:
             continue
         key = repeat_key(index.passage_text(pid))
-        if key in seen:
-            repeats.add(slot)
-        else:
-            seen.add(key)
-    return repeats
+        if key not in holder or positions[slot] > positions[holder[key]]:
+            holder[key] = slot
+    kept = set(holder.values())
+    return {slot for slot in slots if int(best[slot]) >= 0 and slot not in kept}
 
 
 def _rescaled(
@@ -1518,9 +1522,9 @@ class LocalSelector:
         seeds = set(order[:_EXCHANGE_SEEDS])
         speakers, _ = scored.lexical.speakers()
         group = _group_chat(speakers[-_STYLE_SAMPLE:])
-        # Only matches ranked by their own score move; a bridged or linked message is
-        # there for another reason.
-        repeating = _repeating(sorted(primary, key=lambda i: -priority[i]), scored)
+        # Only matches ranked by their own score (the primaries) move; a bridged or
+        # linked message is there for another reason.
+        repeating = _repeating(primary, scored)
         for i in primary:
             if i in repeating:
                 continue
