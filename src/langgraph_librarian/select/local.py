@@ -783,12 +783,23 @@ def _question(query: str) -> str:
     return without_foreign_function_words(query)
 
 
+_AND_BREAK = (
+    r",?\s+and\s+also\b:?\s*"  # "..., and also: what is..."
+    r"|,?\s+and\s+(?=(?:what|where|when|who|whom|whose|which|how|why)\b)"  # "... and when"
+)
 _PART_BREAK = re.compile(
-    r"(?<=\?)\s+(?=\S)"  # after a question mark: "Where is X? And who leads Y?"
-    r"|,?\s+and\s+also\b:?\s*"  # "..., and also: what is..."
-    r"|,?\s+and\s+(?=(?:what|where|when|who|whom|whose|which|how|why)\b)",  # "... and when"
+    r"(?<=\?)\s+(?=\S)|"  # after a question mark: "Where is X? And who leads Y?"
+    + _AND_BREAK,
     re.IGNORECASE,
 )
+_AND_PART_BREAK = re.compile(_AND_BREAK, re.IGNORECASE)
+_BACK_REFERENCE = re.compile(
+    r"\b(?:it|its|he|him|his|she|her|hers|they|them|their|theirs|there|then|that|this|"
+    r"these|those)\b|^(?:if\s+(?:not|so)|otherwise|or)\b",
+    re.IGNORECASE,
+)
+"""Words of a later part that refer to the first part's subject ("..., and how much
+did it cost?", "If not, who..."): that part asks nothing on its own."""
 _PART_TERMS = 2
 """Content words each part of a question needs for the parts to be selected apart."""
 _MAX_PARTS = 4
@@ -806,13 +817,20 @@ def _question_parts(query: str) -> list[str]:
     one question). At most :data:`_MAX_PARTS` parts; otherwise the query as it is.
     """
     query = query.strip()
-    if len(query) > _QUERY_CHARS:
+    if len(query) > _QUERY_CHARS or without_foreign_function_words(query) != query:
+        # The breaks are English; a part in another language may name no subject at
+        # all ("¿Dónde vive Marta? ¿Cuándo se mudó a Lisboa?").
         return [query]
-    parts = [p.strip(" ,:;-") for p in _PART_BREAK.split(query)]
+    # Question marks separate questions only when the query ends with one: "Where is
+    # X? I need it for the form." is one question and its reason.
+    asks = query.rstrip(" \"')]»”’").endswith("?")
+    parts = [p.strip(" ,:;-") for p in (_PART_BREAK if asks else _AND_PART_BREAK).split(query)]
     parts = [p for p in parts if p]
     if not 1 < len(parts) <= _MAX_PARTS:
         return [query]
     if any(len(set(content_terms(p))) < _PART_TERMS for p in parts):
+        return [query]
+    if any(_BACK_REFERENCE.search(p) for p in parts[1:]):
         return [query]
     return parts
 
