@@ -118,3 +118,33 @@ def test_a_change_restated_in_the_same_words_is_still_the_latest(budget) -> None
     # to the rooftop hall" as the latest).
     ids = _curated_ids(_restated_history(), "Where is the Porto retreat venue?", budget)
     assert "m30" in ids
+
+
+_NOTES = (
+    "I will also send the notes from the meeting to everyone later today, and please let "
+    "me know if anything in them looks wrong or if I forgot to mention one of the open "
+    "points we discussed."
+)
+
+
+@pytest.mark.parametrize("budget", [None, 400])
+def test_a_heading_two_updates_share_does_not_drop_the_earlier_value(budget) -> None:
+    # Two updates open with the same line; the earlier holds the value the later one
+    # changed, which "by how much did it go up?" needs. A line written twice is no
+    # recurring line: both stay selected.
+    texts = [
+        f"Quick update on the budget for Project Willow. It is 40,000 dollars for now. {_NOTES}",
+        "Ok.",
+        "Unrelated: the office plants need water.",
+        "Sure.",
+        f"Quick update on the budget for Project Willow. It is now 55,000 dollars. {_NOTES}",
+        "Ok.",
+        "The train was late twice this week.",
+        "Fine.",
+    ]
+    messages = [
+        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
+        for i, text in enumerate(texts)
+    ]
+    ids = _curated_ids(messages, "By how much did the budget for Project Willow go up?", budget)
+    assert {"m0", "m4"} <= set(ids)

@@ -995,6 +995,10 @@ def _first_copies(
     return kept
 
 
+_RECURRING_COPIES = 3
+"""Matches holding one best sentence for it to be a recurring line (see :func:`_repeating`)."""
+
+
 def _repeating(slots: Sequence[int], scored: _Scored) -> set[int]:
     """The matches among ``slots`` whose best passage repeats a later match's.
 
@@ -1005,20 +1009,24 @@ def _repeating(slots: Sequence[int], scored: _Scored) -> set[int]:
     that on a long history twelve messages holding one status line ("I looked at venues
     for the retreat, nothing is decided") do not fill the budget before the one message
     that answers. The latest copy holds the sentence (a change restated in the same
-    words is the current one), whatever the order of ``slots``. Messages matched by
-    meaning alone (no passage) are never repeats.
+    words is the current one), whatever the order of ``slots``. A sentence is a
+    recurring line when at least :data:`_RECURRING_COPIES` matches hold it: two updates
+    opening with the same line ("Quick update on the budget for Project Willow.") are
+    a statement and its change, both needed ("by how much did it go up?"). Messages
+    matched by meaning alone (no passage) are never repeats.
     """
     index, best, positions = scored.lexical, scored.best_passage, scored.positions
-    holder: dict[str, int] = {}
+    copies: dict[str, list[int]] = {}
     for slot in slots:
         pid = int(best[slot])
-        if pid < 0:
-            continue
-        key = repeat_key(index.passage_text(pid))
-        if key not in holder or positions[slot] > positions[holder[key]]:
-            holder[key] = slot
-    kept = set(holder.values())
-    return {slot for slot in slots if int(best[slot]) >= 0 and slot not in kept}
+        if pid >= 0:
+            copies.setdefault(repeat_key(index.passage_text(pid)), []).append(slot)
+    repeats: set[int] = set()
+    for held in copies.values():
+        if len(held) >= _RECURRING_COPIES:
+            latest = max(held, key=lambda slot: positions[slot])
+            repeats.update(slot for slot in held if slot != latest)
+    return repeats
 
 
 def _rescaled(
