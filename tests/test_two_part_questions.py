@@ -182,3 +182,17 @@ def test_a_question_in_another_language_is_not_split():
     ]
     ids = _curated_ids(texts, "¿Dónde vive Marta? ¿Cuándo se mudó a Lisboa?", 60)
     assert "m2" in ids
+
+
+def test_a_part_s_best_match_is_not_demoted_as_another_part_s_exchange():
+    # Message 9 is the first part's exchange (kept by structure, at the end) and the
+    # second part's best match: it ranks as that part's best, not after every match.
+    from langgraph_librarian.select import Selection
+    from langgraph_librarian.select.local import _merged
+
+    first = Selection(ids=[1, 2, 3, 9], strategy="local", exchange_ids=[9])
+    second = Selection(ids=[9, 5], strategy="local")
+    merged = _merged([first, second])
+    assert merged.ids[:2] == [1, 9]
+    assert 9 not in merged.exchange_ids
+    assert sorted(merged.ids) == [1, 2, 3, 5, 9]

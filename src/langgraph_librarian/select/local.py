@@ -854,7 +854,9 @@ def _merged(selections: Sequence[Selection]) -> Selection:
                     out.append(position)
         return out
 
-    exchange = turns([s.exchange_ids for s in selections])
+    # A message one part keeps by structure and another ranks as a match is a match.
+    matched = {i for s in selections for i in set(s.ids).difference(s.exchange_ids)}
+    exchange = [i for i in turns([s.exchange_ids for s in selections]) if i not in matched]
     held = set(exchange)
     ids = turns([[i for i in s.ids if i not in held] for s in selections])
     ids += [i for i in exchange if i not in set(ids)]
