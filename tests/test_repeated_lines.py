@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_librarian import LibrarianConfig, select_and_hydrate
@@ -53,7 +54,7 @@ def _history(n: int = 800, seed: int = 5) -> list:
     ]
 
 
-def _curated_ids(messages: list, question: str, budget: int) -> list[str]:
+def _curated_ids(messages: list, question: str, budget: int | None) -> list[str]:
     history = [*messages, HumanMessage(question, id="q")]
     config = LibrarianConfig(embeddings=None, context_token_budget=budget)
     entries = update_index(history, [], config).entries
@@ -89,3 +90,61 @@ def test_copies_wait_behind_the_next_best_candidates() -> None:
     chosen = [*selection.ids, *selection.reserve_ids]
     for line in (_STATUS, _LOOKED):
         assert sum(texts[i].startswith(line) for i in chosen) <= 1, line
+
+
+_RIVER = "Change of plans: the Porto retreat venue moved to the riverside hotel."
+_BACK = "Change of plans: the Porto retreat venue moved back to the rooftop hall."
+
+
+def _restated_history() -> list:
+    # rooftop hall -> riverside hotel -> rooftop hall -> riverside hotel, the last change
+    # written in the same words as the first one.
+    rng = random.Random(1)
+    texts = [" ".join(rng.sample(_FILLER, 4)) for _ in range(40)]
+    texts[2] = f"The Porto retreat venue is the rooftop hall. {' '.join(rng.sample(_FILLER, 3))}"
+    texts[10] = f"{_RIVER} {' '.join(rng.sample(_FILLER, 3))}"
+    texts[20] = f"{_BACK} {' '.join(rng.sample(_FILLER, 3))}"
+    texts[30] = f"{_RIVER} {' '.join(rng.sample(_FILLER, 3))}"
+    return [
+        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
+        for i, text in enumerate(texts)
+    ]
+
+
+@pytest.mark.parametrize("budget", [None, 300, 800])
+def test_a_change_restated_in_the_same_words_is_still_the_latest(budget) -> None:
+    # The last change repeats the first change's sentence: it is the current venue, and
+    # must not be dropped as a copy of the earlier one (the context then read "moved back
+    # to the rooftop hall" as the latest).
+    ids = _curated_ids(_restated_history(), "Where is the Porto retreat venue?", budget)
+    assert "m30" in ids
+
+
+_NOTES = (
+    "I will also send the notes from the meeting to everyone later today, and please let "
+    "me know if anything in them looks wrong or if I forgot to mention one of the open "
+    "points we discussed."
+)
+
+
+@pytest.mark.parametrize("budget", [None, 400])
+def test_a_heading_two_updates_share_does_not_drop_the_earlier_value(budget) -> None:
+    # Two updates open with the same line; the earlier holds the value the later one
+    # changed, which "by how much did it go up?" needs. A line written twice is no
+    # recurring line: both stay selected.
+    texts = [
+        f"Quick update on the budget for Project Willow. It is 40,000 dollars for now. {_NOTES}",
+        "Ok.",
+        "Unrelated: the office plants need water.",
+        "Sure.",
+        f"Quick update on the budget for Project Willow. It is now 55,000 dollars. {_NOTES}",
+        "Ok.",
+        "The train was late twice this week.",
+        "Fine.",
+    ]
+    messages = [
+        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
+        for i, text in enumerate(texts)
+    ]
+    ids = _curated_ids(messages, "By how much did the budget for Project Willow go up?", budget)
+    assert {"m0", "m4"} <= set(ids)

@@ -14,7 +14,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from fakes import ScriptedChatModel
-from langgraph_librarian import LibrarianConfig
+from langgraph_librarian import LibrarianConfig, select_and_hydrate
 from langgraph_librarian.index import update_index
 from langgraph_librarian.select import LLMSelector, LocalSelector
 from langgraph_librarian.select.local import _question_parts
@@ -51,6 +51,16 @@ def test_a_question_asking_several_things_is_read_as_its_parts(question, parts):
         "Why does `for (i = 0; i < n; i++) total += price[i];` print zero prices?",
         "What is the budget for Project Willow?",
         "",
+        # A later part that refers back to the first part's subject has none of its own.
+        "Which hotel did we book in Porto and how much did it cost per night?",
+        "When did Melanie paint the lake sunrise, and how old were her kids then?",
+        "Is the budget for Project Willow approved? If not, who is blocking the approval?",
+        # A sentence after the question is no question of its own.
+        "Which port does the atlas-search service use? I need the number for the firewall "
+        "rule in staging.",
+        # Other languages: a part may name no subject at all ("¿Cuándo se mudó...?").
+        "¿Dónde vive Marta? ¿Cuándo se mudó a Lisboa?",
+        "Wo wohnt Marta? Wann ist sie nach Lissabon gezogen?",
     ],
 )
 def test_one_question_stays_whole(question):
@@ -129,3 +139,74 @@ def test_the_llm_selector_s_local_fallback_selects_by_parts_too():
     assert fell_back.ids[:4] == local.select(_QUESTION, history, entries).ids[:4]
     fell_back_async = asyncio.run(selector.aselect(_QUESTION, history, entries))
     assert fell_back_async.ids == fell_back.ids
+
+
+def _curated_ids(texts: list[str], question: str, budget: int | None) -> list[str]:
+    messages = [
+        (HumanMessage if n % 2 == 0 else AIMessage)(text, id=f"m{n}")
+        for n, text in enumerate(texts)
+    ]
+    history = [*messages, HumanMessage(question, id="q")]
+    config = LibrarianConfig(embeddings=None, context_token_budget=budget)
+    entries = update_index(history, [], config).entries
+    state = {"messages": history, "index": [e.to_dict() for e in entries]}
+    out = select_and_hydrate(state, {"configurable": {"librarian": config}})
+    return [m.id for m in out["curated_messages"]]
+
+
+def test_a_part_referring_back_is_not_asked_on_its_own():
+    # "how much did it cost per night?" alone matches every price per night: read
+    # apart, the Valencia hostel's took the place of the Porto hotel's.
+    texts = [
+        "We booked the hotel in Porto for the retreat, the one near the river.",
+        "Great.",
+        "The Porto hotel costs 95 euros per night, breakfast included.",
+        "Ok.",
+    ]
+    for city, kind, price in [
+        ("Lisbon", "apartment", 80),
+        ("Madrid", "hostel", 30),
+        ("Seville", "guesthouse", 60),
+        ("Bilbao", "apartment", 90),
+        ("Valencia", "hostel", 25),
+        ("Faro", "guesthouse", 70),
+    ]:
+        texts += [f"For the side trip, the {city} {kind} costs {price} euros per night.", "Noted."]
+        texts += [f"The weather in {city} should be fine that week.", "Good."]
+    question = "Which hotel did we book in Porto and how much did it cost per night?"
+    assert "m2" in _curated_ids(texts, question, 60)
+
+
+def test_a_question_in_another_language_is_not_split():
+    # "¿Cuándo se mudó a Lisboa?" names nobody: read apart, Lucía's move took the place
+    # of Marta's.
+    texts = [
+        "Marta vive ahora en Lisboa, en un piso cerca del río.",
+        "Qué bien.",
+        "Marta se mudó a Lisboa en marzo de 2021, después de cambiar de trabajo.",
+        "Vale.",
+        "Pedro se mudó a Lisboa en enero de 2019 con su familia.",
+        "Ah.",
+        "Lucía se mudó a Lisboa en julio de 2023 para estudiar.",
+        "Genial.",
+        "Andrés se mudó a Lisboa en octubre de 2022 por su pareja.",
+        "Entiendo.",
+        "El tiempo en Lisboa fue muy bueno este fin de semana.",
+        "Sí.",
+    ]
+    ids = _curated_ids(texts, "¿Dónde vive Marta? ¿Cuándo se mudó a Lisboa?", 60)
+    assert "m2" in ids
+
+
+def test_a_part_s_best_match_is_not_demoted_as_another_part_s_exchange():
+    # Message 9 is the first part's exchange (kept by structure, at the end) and the
+    # second part's best match: it ranks as that part's best, not after every match.
+    from langgraph_librarian.select import Selection
+    from langgraph_librarian.select.local import _merged
+
+    first = Selection(ids=[1, 2, 3, 9], strategy="local", exchange_ids=[9])
+    second = Selection(ids=[9, 5], strategy="local")
+    merged = _merged([first, second])
+    assert merged.ids[:2] == [1, 9]
+    assert 9 not in merged.exchange_ids
+    assert sorted(merged.ids) == [1, 2, 3, 5, 9]

@@ -829,12 +829,23 @@ def _question(query: str) -> str:
     return without_foreign_function_words(query)
 
 
+_AND_BREAK = (
+    r",?\s+and\s+also\b:?\s*"  # "..., and also: what is..."
+    r"|,?\s+and\s+(?=(?:what|where|when|who|whom|whose|which|how|why)\b)"  # "... and when"
+)
 _PART_BREAK = re.compile(
-    r"(?<=\?)\s+(?=\S)"  # after a question mark: "Where is X? And who leads Y?"
-    r"|,?\s+and\s+also\b:?\s*"  # "..., and also: what is..."
-    r"|,?\s+and\s+(?=(?:what|where|when|who|whom|whose|which|how|why)\b)",  # "... and when"
+    r"(?<=\?)\s+(?=\S)|"  # after a question mark: "Where is X? And who leads Y?"
+    + _AND_BREAK,
     re.IGNORECASE,
 )
+_AND_PART_BREAK = re.compile(_AND_BREAK, re.IGNORECASE)
+_BACK_REFERENCE = re.compile(
+    r"\b(?:it|its|he|him|his|she|her|hers|they|them|their|theirs|there|then|that|this|"
+    r"these|those)\b|^(?:if\s+(?:not|so)|otherwise|or)\b",
+    re.IGNORECASE,
+)
+"""Words of a later part that refer to the first part's subject ("..., and how much
+did it cost?", "If not, who..."): that part asks nothing on its own."""
 _PART_TERMS = 2
 """Content words each part of a question needs for the parts to be selected apart."""
 _MAX_PARTS = 4
@@ -846,19 +857,29 @@ def _question_parts(query: str) -> list[str]:
     "Which port does the search service use, and also: what is the budget for Beacon?"
     is two questions: scored as one, the part with the more (and more frequent) matching
     messages filled the selection and the other part's one answer was left out. Split
-    after a question mark, at "and also", and at "and" before a question word ("... and
-    when did she start?"), not at a semicolon (pasted code); every part must hold at least
-    :data:`_PART_TERMS` content words of its own ("where and when?", "X and why?" stay
-    one question). At most :data:`_MAX_PARTS` parts; otherwise the query as it is.
+    after a question mark (when the query ends with one), at "and also", and at "and"
+    before a question word ("... and when did Jonas pick up the cake?"), not at a
+    semicolon (pasted code); every part must hold at least :data:`_PART_TERMS` content
+    words of its own ("where and when?", "X and why?" stay one question), no later part
+    may refer back to the first one's subject ("..., and how much did it cost?"), and
+    the query must be English. At most :data:`_MAX_PARTS` parts; otherwise the query as
+    it is.
     """
     query = query.strip()
-    if len(query) > _QUERY_CHARS:
+    if len(query) > _QUERY_CHARS or without_foreign_function_words(query) != query:
+        # The breaks are English; a part in another language may name no subject at
+        # all ("¿Dónde vive Marta? ¿Cuándo se mudó a Lisboa?").
         return [query]
-    parts = [p.strip(" ,:;-") for p in _PART_BREAK.split(query)]
+    # Question marks separate questions only when the query ends with one: "Where is
+    # X? I need it for the form." is one question and its reason.
+    asks = query.rstrip(" \"')]»”’").endswith("?")
+    parts = [p.strip(" ,:;-") for p in (_PART_BREAK if asks else _AND_PART_BREAK).split(query)]
     parts = [p for p in parts if p]
     if not 1 < len(parts) <= _MAX_PARTS:
         return [query]
     if any(len(set(content_terms(p))) < _PART_TERMS for p in parts):
+        return [query]
+    if any(_BACK_REFERENCE.search(p) for p in parts[1:]):
         return [query]
     return parts
 
@@ -882,7 +903,9 @@ def _merged(selections: Sequence[Selection]) -> Selection:
                     out.append(position)
         return out
 
-    exchange = turns([s.exchange_ids for s in selections])
+    # A message one part keeps by structure and another ranks as a match is a match.
+    matched = {i for s in selections for i in set(s.ids).difference(s.exchange_ids)}
+    exchange = [i for i in turns([s.exchange_ids for s in selections]) if i not in matched]
     held = set(exchange)
     ids = turns([[i for i in s.ids if i not in held] for s in selections])
     ids += [i for i in exchange if i not in set(ids)]
@@ -954,23 +977,33 @@ def _one_per_text(
     getting postponed.", written into a status line every few days) links each copy to
     the one before as its change, and a chain of copies filled the context where the
     one real change was needed. A linked message whose best passage is a sentence a
-    seed or a better-linked message already holds adds nothing: it is not linked (it
-    keeps its own score). Messages matched by meaning alone (no passage) stay.
+    seed or better-linked message also holds adds nothing: it is not linked (it keeps its
+    own score). The latest copy holds a sentence that states a change: a change restated
+    in the same words ("moved to the riverside hotel" again, after a move back) is the
+    current one.
+    Messages matched by meaning alone (no passage) stay.
     """
-    index, best = scored.lexical, scored.best_passage
+    index, best, positions = scored.lexical, scored.best_passage, scored.positions
 
     def key(slot: int) -> str | None:
         pid = int(best[slot])
         return repeat_key(index.passage_text(pid)) if pid >= 0 else None
 
-    holder = {k: slot for slot in seeds if (k := key(slot)) is not None}
-    kept: dict[int, float] = {}
-    for slot in sorted(linked, key=lambda s: -linked[s]):
+    changes = index.passage_has_change
+    holder: dict[str, int] = {}
+    # Seeds first, then the linked best first: the best-ranked copy holds a sentence,
+    # the latest one a sentence that states a change.
+    for slot in chain(seeds, sorted(linked, key=lambda s: -linked[s])):
         k = key(slot)
-        if k is not None and holder.setdefault(k, slot) != slot:
+        if k is None:
             continue
-        kept[slot] = linked[slot]
-    return kept
+        if k not in holder or (changes[int(best[slot])] and positions[slot] > positions[holder[k]]):
+            holder[k] = slot
+    return {
+        slot: score
+        for slot, score in linked.items()
+        if (k := key(slot)) is None or holder[k] == slot
+    }
 
 
 def _states_date(text: str) -> bool:
@@ -1019,29 +1052,42 @@ def _first_copies(
     return kept
 
 
-def _repeating(slots: Sequence[int], scored: _Scored) -> set[int]:
-    """The matches among ``slots`` (best first) whose best passage repeats a better one's.
+_RECURRING_COPIES = 3
+"""Matches holding one best sentence for it to be a recurring line (see :func:`_repeating`)."""
 
-    A match whose best passage is a sentence a better match also holds (a recurring
+
+def _repeating(slots: Sequence[int], scored: _Scored) -> set[int]:
+    """The matches among ``slots`` whose best passage repeats a later match's.
+
+    A match whose best passage is a sentence another match also holds (a recurring
     line: "Comparing the total cost over a contract term..." in every reply on money)
     was ranked for a sentence the context already holds. Such a match is a spare
     candidate (taken only while the context stays small) and brings no exchange, so
     that on a long history twelve messages holding one status line ("I looked at venues
     for the retreat, nothing is decided") do not fill the budget before the one message
-    that answers. Messages matched by meaning alone (no passage) are never repeats.
+    that answers. The best-ranked copy holds the sentence (``slots`` come best first), the
+    latest one a sentence that states a change (a change restated in the same words is
+    the current one). A sentence is a
+    recurring line when at least :data:`_RECURRING_COPIES` matches hold it: two updates
+    opening with the same line ("Quick update on the budget for Project Willow.") are
+    a statement and its change, both needed ("by how much did it go up?"). Messages
+    matched by meaning alone (no passage) are never repeats.
     """
-    index, best = scored.lexical, scored.best_passage
-    seen: set[str] = set()
-    repeats: set[int] = set()
+    index, best, positions = scored.lexical, scored.best_passage, scored.positions
+    copies: dict[str, list[int]] = {}
     for slot in slots:
         pid = int(best[slot])
-        if pid < 0:
-            continue
-        key = repeat_key(index.passage_text(pid))
-        if key in seen:
-            repeats.add(slot)
-        else:
-            seen.add(key)
+        if pid >= 0:
+            copies.setdefault(repeat_key(index.passage_text(pid)), []).append(slot)
+    repeats: set[int] = set()
+    for held in copies.values():
+        if len(held) >= _RECURRING_COPIES:
+            # The best-ranked copy holds a sentence (its other passages matched too);
+            # the latest holds one that states a change (the current value).
+            keeper = held[0]
+            if index.passage_has_change[int(best[keeper])]:
+                keeper = max(held, key=lambda slot: positions[slot])
+            repeats.update(slot for slot in held if slot != keeper)
     return repeats
 
 
@@ -1594,9 +1640,9 @@ class LocalSelector:
         seeds = set(order[:_EXCHANGE_SEEDS])
         speakers, _ = scored.lexical.speakers()
         group = _group_chat(speakers[-_STYLE_SAMPLE:])
-        # Only matches ranked by their own score move; a bridged or linked message is
-        # there for another reason.
-        repeating = _repeating(sorted(primary, key=lambda i: -priority[i]), scored)
+        # Only matches ranked by their own score (the primaries) move; a bridged or
+        # linked message is there for another reason.
+        repeating = _repeating(primary, scored)
         for i in primary:
             if i in repeating:
                 continue
