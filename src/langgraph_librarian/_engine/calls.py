@@ -245,15 +245,23 @@ def _abandon_task(key: int, task: asyncio.Future[Any]) -> None:
     """Count ``task`` (an async call that ignored its cancellation) against its model
     until it ends, as :func:`_abandon` counts a sync one."""
     with _abandoned_lock:
-        _abandoned_tasks.setdefault(key, set()).add(task)
+        _track(_abandoned_tasks, key, task)
+
+
+def _track(
+    registry: dict[int, set[asyncio.Future[Any]]], key: int, task: asyncio.Future[Any]
+) -> None:
+    """Hold ``task`` in ``registry`` under its model's ``key`` until it ends (the entry
+    goes when its last task does). Call with ``_abandoned_lock`` held."""
+    registry.setdefault(key, set()).add(task)
 
     def ended(_: asyncio.Future[Any]) -> None:
         with _abandoned_lock:
-            tasks = _abandoned_tasks.get(key)
+            tasks = registry.get(key)
             if tasks is not None:
                 tasks.discard(task)
                 if not tasks:
-                    del _abandoned_tasks[key]
+                    del registry[key]
 
     task.add_done_callback(ended)
 
@@ -318,17 +326,7 @@ def _live_tasks(key: int) -> int:
 
 def _hold(key: int, task: asyncio.Future[Any]) -> None:
     """Count ``task`` in its model's slots until it ends. Call with the lock held."""
-    _tasks.setdefault(key, set()).add(task)
-
-    def ended(_: asyncio.Future[Any]) -> None:
-        with _abandoned_lock:
-            tasks = _tasks.get(key)
-            if tasks is not None:
-                tasks.discard(task)
-                if not tasks:
-                    del _tasks[key]
-
-    task.add_done_callback(ended)
+    _track(_tasks, key, task)
 
 
 async def _astart(
