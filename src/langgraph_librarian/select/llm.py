@@ -284,28 +284,19 @@ class LLMSelector:
         prompt = render_selection_prompt(self.template, prompt_query, [])
         return [], True, prompt, count_text_tokens(prompt, self.counter)
 
-    def _no_room(
-        self,
-        query: str,
-        messages: Sequence[BaseMessage],
-        entries: Sequence[IndexEntry],
-        exclude: Collection[int],
-        vector: Sequence[float] | None,
-        tokens: int,
-    ) -> Selection | None:
-        """The local selection when the index got no room in the prompt (a model asked
-        without an index can only answer "none"), else ``None``."""
+    def _no_room(self, entries: Sequence[IndexEntry], exclude: Collection[int], tokens: int) -> str:
+        """Why the model is not asked, when the index got no room in the prompt (a model
+        asked without an index can only answer "none") and there is something to select;
+        else ``""``. The caller selects locally (sync or async)."""
         excluded = set(exclude)
         if not any(e.id not in excluded for e in entries):
-            return None
+            return ""
         taken = tokens + count_text_tokens(_LONGEST_SUFFIX, self.counter)
-        problem = (
+        return (
             "no room for the index in the selector prompt: the template, the query and the "
             f"answer instructions take {taken} of selector_token_budget={self.token_budget} "
             "tokens; selected locally without a model call"
         )
-        local = self.local._by_parts(query, messages, entries, exclude, vector)
-        return self._fell_back(Answer(problem=problem), local, True, tokens)
 
     def _attempts(self) -> list[tuple[Rung, Any]]:
         found = [
@@ -400,10 +391,9 @@ class LLMSelector:
         shown, shortlisted, prompt, tokens = self._prepare(
             query, messages, entries, exclude, vector
         )
-        if not shown and (
-            skipped := self._no_room(query, messages, entries, exclude, vector, tokens)
-        ):
-            return skipped
+        if not shown and (problem := self._no_room(entries, exclude, tokens)):
+            local = self.local._by_parts(query, messages, entries, exclude, vector)
+            return self._fell_back(Answer(problem=problem), local, True, tokens)
         deadline, answer = (
             self._deadline(),
             Answer(problem="the selector model offers no usable output form"),
@@ -444,10 +434,9 @@ class LLMSelector:
         shown, shortlisted, prompt, tokens = self._prepare(
             query, messages, entries, exclude, vector
         )
-        if not shown and (
-            skipped := self._no_room(query, messages, entries, exclude, vector, tokens)
-        ):
-            return skipped
+        if not shown and (problem := self._no_room(entries, exclude, tokens)):
+            local = await self.local._aby_parts(query, messages, entries, exclude, vector)
+            return self._fell_back(Answer(problem=problem), local, True, tokens)
         deadline, answer = (
             self._deadline(),
             Answer(problem="the selector model offers no usable output form"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from itertools import chain, islice, zip_longest
@@ -983,27 +983,36 @@ def _one_per_text(
     current one.
     Messages matched by meaning alone (no passage) stay.
     """
-    index, best, positions = scored.lexical, scored.best_passage, scored.positions
+    keepers = _keepers(
+        _copies_of(chain(seeds, sorted(linked, key=lambda s: -linked[s])), scored), scored
+    )
+    return {slot: score for slot, score in linked.items() if keepers.get(slot, slot) == slot}
 
-    def key(slot: int) -> str | None:
+
+def _keepers(copies: dict[str, list[int]], scored: _Scored) -> dict[int, int]:
+    """For each slot of ``copies`` (:func:`_copies_of`), the slot that holds its best
+    sentence: the best-ranked copy (its other passages matched too), or for a sentence
+    that states a change the latest (the current value)."""
+    keepers: dict[int, int] = {}
+    for held in copies.values():
+        keeper = held[0]
+        if scored.lexical.passage_has_change[int(scored.best_passage[keeper])]:
+            keeper = max(held, key=lambda slot: scored.positions[slot])
+        keepers.update((slot, keeper) for slot in held)
+    return keepers
+
+
+def _copies_of(slots: Iterable[int], scored: _Scored) -> dict[str, list[int]]:
+    """``slots`` matched by a passage, grouped by their best sentence, in order."""
+    index, best = scored.lexical, scored.best_passage
+    copies: dict[str, list[int]] = {}
+    for slot in slots:
         pid = int(best[slot])
-        return repeat_key(index.passage_text(pid)) if pid >= 0 else None
-
-    changes = index.passage_has_change
-    holder: dict[str, int] = {}
-    # Seeds first, then the linked best first: the best-ranked copy holds a sentence,
-    # the latest one a sentence that states a change.
-    for slot in chain(seeds, sorted(linked, key=lambda s: -linked[s])):
-        k = key(slot)
-        if k is None:
-            continue
-        if k not in holder or (changes[int(best[slot])] and positions[slot] > positions[holder[k]]):
-            holder[k] = slot
-    return {
-        slot: score
-        for slot, score in linked.items()
-        if (k := key(slot)) is None or holder[k] == slot
-    }
+        if pid >= 0:
+            held = copies.setdefault(repeat_key(index.passage_text(pid)), [])
+            if slot not in held:
+                held.append(slot)
+    return copies
 
 
 def _states_date(text: str) -> bool:
@@ -1073,21 +1082,12 @@ def _repeating(slots: Sequence[int], scored: _Scored) -> set[int]:
     a statement and its change, both needed ("by how much did it go up?"). Messages
     matched by meaning alone (no passage) are never repeats.
     """
-    index, best, positions = scored.lexical, scored.best_passage, scored.positions
-    copies: dict[str, list[int]] = {}
-    for slot in slots:
-        pid = int(best[slot])
-        if pid >= 0:
-            copies.setdefault(repeat_key(index.passage_text(pid)), []).append(slot)
+    copies = _copies_of(slots, scored)
+    keepers = _keepers(copies, scored)
     repeats: set[int] = set()
     for held in copies.values():
         if len(held) >= _RECURRING_COPIES:
-            # The best-ranked copy holds a sentence (its other passages matched too);
-            # the latest holds one that states a change (the current value).
-            keeper = held[0]
-            if index.passage_has_change[int(best[keeper])]:
-                keeper = max(held, key=lambda slot: positions[slot])
-            repeats.update(slot for slot in held if slot != keeper)
+            repeats.update(slot for slot in held if slot != keepers[slot])
     return repeats
 
 
@@ -1482,9 +1482,7 @@ class LocalSelector:
         protocol; the local selector makes no model calls.
         """
         query = self._spelled(query, messages, entries)
-        if len(_question_parts(query)) > 1:
-            return self._by_parts(query, messages, entries, exclude, None)
-        return self._select(query, messages, entries, exclude, self._query_vector(query))
+        return self._by_parts(query, messages, entries, exclude, None)
 
     async def aselect(
         self,
@@ -1512,13 +1510,12 @@ class LocalSelector:
         is the whole query's embedding when the caller has it (used for a one-part
         query; ``None``: embedded here)."""
         parts = _question_parts(query)
-        if len(parts) == 1:
-            if vector is None:
-                vector = self._query_vector(query)
-            return self._select(query, messages, entries, exclude, vector)
-        return _merged(
-            [self._select(p, messages, entries, exclude, self._query_vector(p)) for p in parts]
-        )
+        vectors: list[Sequence[float] | None]
+        if len(parts) == 1 and vector is not None:
+            vectors = [vector]
+        else:
+            vectors = [self._query_vector(p) for p in parts]
+        return self._parts_selected(parts, vectors, messages, entries, exclude)
 
     async def _aby_parts(
         self,
@@ -1530,17 +1527,27 @@ class LocalSelector:
     ) -> Selection:
         """Async twin of :meth:`_by_parts` (embeds the parts asynchronously)."""
         parts = _question_parts(query)
-        if len(parts) == 1:
-            if vector is None:
-                vector = await self._aquery_vector(query)
-            return self._select(query, messages, entries, exclude, vector)
-        vectors = [await self._aquery_vector(p) for p in parts]
-        return _merged(
-            [
-                self._select(p, messages, entries, exclude, v)
-                for p, v in zip(parts, vectors, strict=True)
-            ]
-        )
+        vectors: list[Sequence[float] | None]
+        if len(parts) == 1 and vector is not None:
+            vectors = [vector]
+        else:
+            vectors = [await self._aquery_vector(p) for p in parts]
+        return self._parts_selected(parts, vectors, messages, entries, exclude)
+
+    def _parts_selected(
+        self,
+        parts: Sequence[str],
+        vectors: Sequence[Sequence[float] | None],
+        messages: Sequence[BaseMessage],
+        entries: Sequence[IndexEntry],
+        exclude: Collection[int],
+    ) -> Selection:
+        """The selection for each part with its embedding, merged when there are several."""
+        selections = [
+            self._select(p, messages, entries, exclude, v)
+            for p, v in zip(parts, vectors, strict=True)
+        ]
+        return selections[0] if len(selections) == 1 else _merged(selections)
 
     @staticmethod
     def _spelled(query: str, messages: Sequence[BaseMessage], entries: Sequence[IndexEntry]) -> str:
