@@ -277,6 +277,12 @@ def _ask(page: Page, text: str) -> None:
     _wait_turn(page, text)
 
 
+def _open_threads(page: Page) -> None:
+    """Opens the Threads list (it opens once the server sent the current one)."""
+    page.click("#lib-threads input")
+    page.wait_for_selector("ul[role=listbox] li", timeout=5_000)
+
+
 def _pick_thread(page: Page, title: str) -> None:
     page.click("#lib-threads input")
     page.locator("ul[role=listbox] li", has_text=title).first.click()
@@ -535,7 +541,7 @@ def test_new_session_stays_new_and_takes_the_next_message(
         _ask(page, "The first thread is about peanuts.")
         seen = [_thread_id(page)]
         for run in range(3):
-            page.click("#lib-threads input")  # the list has focus, as after a look at it
+            _open_threads(page)  # the list has focus, as after a look at it
             page.wait_for_timeout(150)
             page.click("#lib-new")
             page.wait_for_function(
@@ -728,7 +734,7 @@ def test_delete_thread_asks_then_deletes_it_for_good(
         page.click("#lib-delete")
         page.wait_for_selector("#lib-status :text('Thread deleted')")
         assert _page_thread(page) not in {doomed, kept} and _users(page) == []
-        page.click("#lib-threads input")
+        _open_threads(page)
         options = page.locator("ul[role=listbox] li").all_inner_texts()
         assert len(options) == 1 and "A thread to keep." in options[0]
         page.keyboard.press("Escape")
@@ -877,7 +883,7 @@ def test_the_thread_list_shows_the_thread_being_chatted_in(
         )
         _ask(page, "Second thread: the red folder.")
         _wait_thread_shown(page, "Second thread: the red folder.")
-        page.click("#lib-threads input")  # the new thread is in the list, newest first
+        _open_threads(page)  # the new thread is in the list, newest first
         options = page.locator("ul[role=listbox] li").all_inner_texts()
         assert [o.split(" · ")[0].strip(" ✓\n") for o in options] == [
             "Second thread: the red folder.",
@@ -1065,7 +1071,7 @@ def test_hostile_thread_ids_in_session_storage_and_in_the_page(
             assert status.locator("img, a, script").count() == 0, status.inner_html()
             assert page.input_value("#lib-message textarea") == "Sent with a forged thread id"
         assert page.evaluate("() => window.__pwned") is None
-        page.click("#lib-threads input")
+        _open_threads(page)
         options = page.locator("ul[role=listbox] li").all_inner_texts()
         assert len(options) == 1 and "The only real thread." in options[0]
     finally:
@@ -1206,7 +1212,7 @@ def test_a_thread_deleted_in_another_tab_does_not_come_back(
         for tab in (page, other):
             tab.reload()
             tab.wait_for_selector("#lib-status :text('Thread')", timeout=TURN_TIMEOUT_MS)
-            tab.click("#lib-threads input")
+            _open_threads(tab)
             listed = tab.locator("ul[role=listbox] li").all_inner_texts()
             tab.keyboard.press("Escape")
             assert len(listed) == 1 and "bike lock" in listed[0], listed
@@ -1220,6 +1226,80 @@ def test_a_thread_deleted_in_another_tab_does_not_come_back(
     finally:
         first.stop()
         second.stop()
+
+
+def _open_list_until(page: Page, condition: str, arg: str) -> list[str]:
+    """Opens the Threads list and waits (5 s) until ``condition(texts, arg)`` holds for
+    its options' texts; gives the texts (the list stays open)."""
+    page.click("#lib-threads input")
+    texts = "[...document.querySelectorAll('ul[role=listbox] li')].map(li => li.innerText)"
+    try:
+        page.wait_for_function(f"a => ({condition})({texts}, a)", arg=arg, timeout=5_000)
+    except Exception:
+        listed = page.locator("ul[role=listbox] li").all_inner_texts()
+        pytest.fail(f"the opened Threads list shows {listed!r}")
+    return page.locator("ul[role=listbox] li").all_inner_texts()
+
+
+def test_the_thread_list_is_current_when_it_is_opened(
+    pages: Pages, chat_model: StreamingChatServer, tmp_path: Path
+) -> None:
+    """A thread saved or deleted in another tab was listed (or still listed) in this
+    tab's Threads list only once this tab did something that rebuilt it, or reloaded.
+    Opening the list asks for the current one; it neither switches nor resets the pick."""
+    server = UiProcess(tmp_path / "chat.db", tmp_path / "ui.log", chat_model.url)
+    try:
+        page = pages.open(server.url)
+        _ask(page, "Tab A: the blue folder.")
+        mine = _page_thread(page)
+        _wait_thread_shown(page, "Tab A: the blue folder.")
+        other = pages.open(server.url)
+        _ask(other, "Tab B: the green folder.")
+
+        listed = _open_list_until(page, "(t, a) => t.some(o => o.includes(a))", "green folder")
+        assert [o.split(" · ")[0].strip(" ✓\n") for o in listed] == [
+            "Tab B: the green folder.",
+            "Tab A: the blue folder.",
+        ]
+        ticked = [o for o in listed if o.startswith("✓")]  # the page's thread, still
+        assert len(ticked) == 1 and "Tab A: the blue folder." in ticked[0], listed
+        page.click("#lib-status")  # the list closes (the dropdown sends "input" then)
+        page.wait_for_timeout(1000)
+        _wait_thread_shown(page, "Tab A: the blue folder.")
+        assert _page_thread(page) == mine and "Reopened" not in page.inner_text("#lib-status")
+        assert _users(page) == ["Tab A: the blue folder."]
+
+        other.once("dialog", lambda dialog: dialog.accept())
+        other.click("#lib-delete")
+        other.wait_for_selector("#lib-status :text('Thread deleted')")
+        listed = _open_list_until(
+            page, "(t, a) => t.length && !t.some(o => o.includes(a))", "green folder"
+        )
+        assert len(listed) == 1 and listed[0].startswith("✓"), listed
+        assert "Tab A: the blue folder." in listed[0], listed
+        page.keyboard.press("Escape")
+        page.click("#lib-status")
+        page.wait_for_timeout(1000)
+        _wait_thread_shown(page, "Tab A: the blue folder.")
+        assert _page_thread(page) == mine and "Reopened" not in page.inner_text("#lib-status")
+
+        # Back on a tab that was hidden: the list is refreshed (the pick's turn count).
+        _pick_thread(other, "Tab A: the blue folder.")
+        _ask(other, "Tab B writes in tab A's thread.")
+        _wait_thread_shown(page, "Tab A: the blue folder. · 1 turn")
+        page.evaluate("() => document.dispatchEvent(new Event('visibilitychange'))")
+        _wait_thread_shown(page, "Tab A: the blue folder. · 2 turns")
+        assert _page_thread(page) == mine and "Reopened" not in page.inner_text("#lib-status")
+
+        # A thread listed by the refresh is picked as any other (a click right away).
+        other.click("#lib-new")
+        _ask(other, "Tab B: the red folder.")
+        _pick_thread(page, "Tab B: the red folder.")
+        assert _page_thread(page) == _page_thread(other)
+        assert _users(page) == ["Tab B: the red folder."]
+        _wait_thread_shown(page, "Tab B: the red folder.")
+    finally:
+        server.stop()
 
 
 def test_delete_on_a_thread_with_nothing_saved_asks_nothing_and_deletes_nothing(
@@ -1243,7 +1323,7 @@ def test_delete_on_a_thread_with_nothing_saved_asks_nothing_and_deletes_nothing(
         page.wait_for_selector("#lib-status :text('Nothing to delete')")
         assert asked == [] and _users(page) == []
         assert _page_thread(page) != fresh
-        page.click("#lib-threads input")
+        _open_threads(page)
         listed = page.locator("ul[role=listbox] li").all_inner_texts()
         page.keyboard.press("Escape")
         assert len(listed) == 1 and "A thread to keep." in listed[0]

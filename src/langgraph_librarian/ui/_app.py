@@ -85,17 +85,22 @@ def theme() -> Any:
     )
 
 
-def _thread_choices(service: ChatService, current: str | None, **more: Any) -> Any:
+def _thread_choices(
+    service: ChatService, current: str | None, *, pick: bool = True, **more: Any
+) -> Any:
     """The Threads list with ``current`` picked (blank while it has no saved message).
 
     ``more`` goes into the same update (``interactive=``): a second update of the
-    dropdown in one event replaces the first, it does not merge with it.
+    dropdown in one event replaces the first, it does not merge with it. ``pick=False``:
+    the list only, the dropdown keeps the value it holds (see ``refresh_threads``).
     """
     choices = [(t.label(), t.thread_id) for t in service.list_threads()]
     if current and all(v != current for _, v in choices):
         info = service.threads.get(current)  # older than the newest listed: still shown
         if info is not None:
             choices.append((info.label(), info.thread_id))
+    if not pick:
+        return gr.update(choices=choices, **more)
     value = current if any(v == current for _, v in choices) else None
     return gr.update(choices=choices, value=value, **more)
 
@@ -154,6 +159,39 @@ A message sent meanwhile is refused (it stays in the box) instead of starting a 
 the previous thread whose reply would then stream over the demo; New Session and the
 thread list wait, as they do for an answer, and a second click loads nothing twice.
 """
+
+_REFRESH = "document.querySelector('#lib-threads-refresh')?.click()"
+THREADS_JS = """() => {
+  if (window.__libThreads) return;
+  const s = (window.__libThreads = {opening: false});
+  const list = () => document.querySelector('#lib-threads input');
+  s.open = () => { if (s.opening) { s.opening = false; list()?.focus(); } };
+  document.addEventListener('mousedown', (e) => {
+    const i = list();
+    if (!i || e.target !== i || i.disabled || document.activeElement === i) {
+      s.opening = false;  // a click elsewhere meanwhile: the list stays closed
+      return;
+    }
+    e.preventDefault();  // not focused (opened) yet: once the current list is in
+    const mine = (s.opening = {});
+    __REFRESH__;
+    setTimeout(() => s.opening === mine && s.open(), 3000);  // no answer: as it is
+  }, true);
+  document.addEventListener('visibilitychange', () => {
+    const i = list();
+    const open = document.activeElement === i;  // left open: kept as it is
+    if (document.visibilityState === 'visible' && i && !i.disabled && !open) __REFRESH__;
+  });
+}""".replace("__REFRESH__", _REFRESH)
+"""The Threads list is refreshed before it opens: a click on it asks the server for the
+list as saved now (a hidden button's click) and opens it once that is in (see
+THREADS_OPEN_JS). Gradio's dropdown, while open, does not follow a change of its choices
+(its tick stays on a row number, rows removed stay shown), hence not "on focus".
+Back on a tab that was hidden (another tab or window was used meanwhile), the list is
+refreshed once too, unless the list was left open. Neither while the list is disabled
+(an answer or the demo is on its way: their end refreshes it). A list opened with the
+keyboard (Tab) opens at once, with the list it had."""
+THREADS_OPEN_JS = "() => { window.__libThreads?.open(); }"
 
 _TAB_KEY = "lib-thread-id"
 """sessionStorage key of the tab's thread: a reload reopens it (a new tab starts anew)."""
@@ -340,6 +378,8 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
         send_flag = gr.Textbox(visible="hidden", elem_id="lib-send-flag", show_label=False)
         # Text to give back to the message box (see RESTORE_JS): "N:text" or "N?:text".
         restore = gr.Textbox(visible="hidden", elem_id="lib-restore", show_label=False)
+        # Clicked by THREADS_JS: the Threads list as saved now (before it opens).
+        threads_refresh = gr.Button(visible="hidden", elem_id="lib-threads-refresh")
         gr.Markdown(
             "### Librarian chat\nEach answer gets the messages the Librarian selects from "
             "the whole thread. The inspector shows what was chosen and what it saved."
@@ -646,6 +686,17 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
                 gr.update(),
             )
 
+        def refresh_threads(current: str) -> Any:
+            """The Threads list as saved now, before it opens (or when the tab is shown
+            again): threads saved or deleted in another tab or process appear or go.
+
+            The list only: the dropdown keeps the value it holds, and nothing is
+            opened or switched here. A value sent with the list would undo a pick made
+            while this reply was on its way (the page would switch to the pick while
+            the list went back to show the previous thread).
+            """
+            return _thread_choices(service, current, pick=False)
+
         def delete_thread(thread_id: str, _picked: str | None = None) -> tuple[Any, ...]:
             """Delete the page's thread (the browser asked first) and open a new one.
 
@@ -786,6 +837,13 @@ def build_app(service: ChatService, *, title: str = "Librarian chat") -> gr.Bloc
             [thread, chat, inspector, status, questions, threads],
             show_progress="hidden",
         )
+        # Opening the list shows the threads saved now, not those of this tab's last
+        # event (another tab, window or process on the same file may have added or
+        # deleted some since).
+        threads_refresh.click(refresh_threads, [thread], [threads], show_progress="hidden").then(
+            None, None, None, js=THREADS_OPEN_JS
+        )
+        app.load(None, None, None, js=THREADS_JS)
         demo_button.click(None, None, [thread, *switches], js=DEMO_START_JS).then(
             load_demo,
             inputs=[thread],
