@@ -406,3 +406,97 @@ def test_recall_shows_the_change_of_a_fact_not_only_the_fact() -> None:
     result = memory.recall("u", "What diabetes medication am I on now?")
     texts = [r.text for r in result.records]
     assert "The doctor switched me from metformin to gliclazide last week." in texts
+
+
+def test_two_common_words_of_a_question_naming_something_rare_do_not_corroborate() -> None:
+    from langgraph_librarian.select._evidence import corroborates
+
+    terms = _terms("What did I decide about keeping chickens?")
+    rare = informative_terms("What did I decide about keeping chickens?")
+    assert rare == _terms("chickens")
+    assert not corroborates(_terms("decide keep"), rare, terms)  # the topic is missing
+    assert corroborates(_terms("decide chickens"), rare, terms)  # the rare word and another
+    # Three words making half still do: the rare word may be what is asked for.
+    holiday = "Around which US holiday did Maria get into a car accident?"
+    assert "holiday" in informative_terms(holiday)
+    assert corroborates(_terms("Maria car accident"), informative_terms(holiday), _terms(holiday))
+    # A question of common words only keeps the two-thirds rule.
+    assert corroborates(_terms("theme party"), frozenset(), _terms("What theme did we pick?"))
+
+
+_ADVICE = [
+    "Try to decide in advance what done looks like for the {0}, otherwise it grows.",
+    "Keep a short running list for the {0}; it makes our next session quicker.",
+    "A simple rule is to keep the {0} predictable and let the rest flex around it.",
+    "If you have to choose, decide on the {0} first and keep the evenings free.",
+]
+_TOPICS = ["beds", "compost", "seedlings", "watering", "pests", "harvest", "weeds", "shed"]
+
+
+@pytest.mark.embeddings
+def test_a_never_discussed_topic_is_empty_though_long_replies_share_its_common_words() -> None:
+    """Found by a blind trial of long advice chats: 'What did I decide about keeping
+    chickens?' recalled 8 records of a scope that never mentions chickens, because
+    long templated replies hold 'decide' and 'keep' (two thirds of its words)."""
+    memory = ScopeMemory(InMemoryStore())
+    turns = []
+    for n in range(150):
+        topic = _TOPICS[n % len(_TOPICS)]
+        advice = " ".join(line.format(_TOPICS[(n + k) % 8]) for k, line in enumerate(_ADVICE))
+        turns += [f"Any tips for the {topic} this week? (week {n})", advice]
+    turns += ["The greenhouse tomatoes are Sungold this year.", "Lovely variety."]
+    _scope(memory, "u", "plot", turns)
+    result = memory.recall("u", "What did I decide about keeping chickens?")
+    assert result.status == "empty", [r.text[:60] for r in result.records]
+    assert memory.recall("u", "Which tomatoes are in the greenhouse?").status == "recalled"
+
+
+@pytest.mark.embeddings
+def test_recall_keeps_what_a_bearing_record_leads_to() -> None:
+    """Found by a blind trial: the change of a fact reached through a rare name it shares
+    with the statement ('Sungold') and a session's dateline for a 'when' question were
+    selected, then dropped by recall's floor (each alone shares little with the question).
+    The selector reached them through a record that bears on it: recall keeps them, as
+    it keeps a linked change."""
+    memory = ScopeMemory(InMemoryStore())
+    chatter = [
+        "What jobs should I do before winter?",
+        "Clear the beds, mulch, and check the shed roof.",
+        "Spent three hours weeding today.",
+        "Your back will thank you for a rest.",
+    ]
+    _scope(memory, "u", "s1", [*chatter, "The greenhouse tomatoes are Sungold this year.", "Nice."])
+    _scope(memory, "u", "s2", [*chatter, "Any tips for watering in a heatwave?", "Water early."])
+    _scope(
+        memory,
+        "u",
+        "s3",
+        [
+            *chatter,
+            "Pulled the Sungold plants, blight got them. Replaced with Crimson Crush.",
+            "A blight-resistant choice, good call.",
+        ],
+    )
+    for n in range(4, 40):
+        _scope(memory, "u", f"s{n}", [f"{chatter[n % 4]} (week {n})", "Noted, good plan for now."])
+    result = memory.recall("u", "Which tomato variety is growing in the greenhouse now?")
+    texts = [r.text for r in result.records]
+    assert "The greenhouse tomatoes are Sungold this year." in texts
+    assert any("Crimson Crush" in t for t in texts), texts
+
+
+@pytest.mark.embeddings
+def test_recall_keeps_the_dateline_of_the_session_a_when_question_finds() -> None:
+    memory = ScopeMemory(InMemoryStore())
+    filler = ["Any tips for the compost this week?", "Turn it every fortnight and keep it damp."]
+    for n in range(30):
+        day = 3 + n % 20
+        opening = f"[Tue {day} Mar 2025] Hi! Picking up where we left off (week {n})."
+        turns = [opening, "Welcome back!", *filler]
+        if n == 17:
+            turns += ["Planted the garlic cloves along the fence.", "They'll be ready by July."]
+        _scope(memory, "u", f"s{n}", turns)
+    result = memory.recall("u", "When did I plant the garlic?")
+    texts = [r.text for r in result.records]
+    assert "Planted the garlic cloves along the fence." in texts
+    assert any(t.startswith("[Tue 20 Mar 2025]") for t in texts), texts

@@ -83,9 +83,11 @@ def _floor_filter(
 
     A record under the floor stays when it is the reply to a bearing user message or
     the user message a bearing reply answers, in the same thread, or when the selector
-    linked it as a change of a selected statement ("switched me from metformin to
-    gliclazide" for "on metformin"): the current value matters most and rarely shares
-    the question's words. Echoes and filler never do.
+    reached it through its best matches (``Selection.linked_ids``): a change of a
+    selected statement ("switched me from metformin to gliclazide" for "on metformin"),
+    a later mention of a name the match holds ("Pulled the Sungold plants ... Replaced
+    with Crimson Crush"), the dateline of the match's sitting. The current value
+    matters most and rarely shares the question's words. Echoes and filler never do.
     """
     scores = evidence.scores()
     bearing = {i for i in ids if scores[i] >= EVIDENCE_FLOOR} | {

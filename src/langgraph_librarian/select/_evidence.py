@@ -394,9 +394,13 @@ def corroborates(
         return True
     if not query_terms:
         return False
-    return 3 * len(shared) >= 2 * len(query_terms) or (
-        len(shared) >= 3 and 2 * len(shared) >= len(query_terms)
-    )
+    three = len(shared) >= 3 and 2 * len(shared) >= len(query_terms)
+    if query_terms & rare:
+        # Two common words of a question that names something rare ("decide" and
+        # "keep" of "What did I decide about keeping chickens?") meet in long replies
+        # about anything else; three of its words making half still corroborate.
+        return three
+    return three or 3 * len(shared) >= 2 * len(query_terms)
 
 
 _NON_ANSWER = re.compile(

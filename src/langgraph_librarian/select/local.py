@@ -1616,8 +1616,10 @@ class LocalSelector:
             self._voiced(order, chosen, scored, entries, excluded),
             self._changed(query, order, primary, scored, entries, messages, excluded),
         )
+        reached: set[int] = set()
         for i, score in completions:
             priority[i] = max(priority.get(i, 0.0), score)
+            reached.add(i)
 
         positions = scored.positions
         in_order = bool(np.all(positions[1:] >= positions[:-1]))
@@ -1790,7 +1792,7 @@ class LocalSelector:
             candidates=len(entries),
             expanded_ids=expanded,
             reserve_ids=reserve_ids,
-            linked_ids=[entries[i].id for i in ranked if i in linked],
+            linked_ids=[entries[i].id for i in ranked if i in linked or i in reached],
             exchange_ids=[entries[i].id for i in tail],
             spare_ids=[entries[i].id for i in spare],
         )
