@@ -1462,3 +1462,20 @@ def test_known_words_and_names_are_never_corrected():
     assert _spelled("is the vegan menu ready?", head) == "is the vegan menu ready?"
     assert _spelled("Daves trip to lisbn", head) == "Daves trip to lisbon"
     assert _spelled("when was the projcet started?", head) == "when was the project started?"
+
+
+def test_a_question_about_the_user_prefers_what_the_user_said():
+    """Found by a blind trial of assistant chats: the assistant's advice shares more of
+    the question's words ("software", "send invoices") than the user's own statement."""
+    messages = [
+        HumanMessage("I use FreeAgent for my invoices at the moment, it's fine.", id="u0"),
+        AIMessage(
+            "Good to know. Whatever software you choose, send invoices the day the work "
+            "is signed off.",
+            id="a0",
+        ),
+    ]
+    assert _ranked(messages, "Which software do I use to send invoices?")[0] == 0
+    # A question about what the assistant said, or about no one, is scored as is.
+    assert _ranked(messages, "What did you suggest about when to send invoices?")[0] == 1
+    assert _ranked(messages, "Which software is best to send invoices?")[0] == 1

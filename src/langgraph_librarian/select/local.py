@@ -968,6 +968,46 @@ def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> tuple[np.
     return np.where(others, fused * _OTHER_SPEAKER_FACTOR, fused), named[0]
 
 
+_FIRST_PERSON = re.compile(r"\b(?:[Ii]|[Mm]y|[Mm]e|[Ww]e|[Oo]ur|[Uu]s)\b")
+
+
+def _about_the_user(
+    query: str, fused: np.ndarray, positions: np.ndarray, messages: Sequence[BaseMessage]
+) -> np.ndarray:
+    """Scores with the assistant's messages lowered, for a question about the user.
+
+    "Which software do I use to send invoices?" is answered by what the user said ("I
+    invoice through FreeAgent at the moment"), while the assistant's advice ("Send
+    invoices the day the work is signed off") shares more of its words. A question in
+    the first person that does not ask what the assistant said (:data:`_TO_ASSISTANT`)
+    keeps the user's messages at full score and the assistant's at
+    :data:`_OTHER_SPEAKER_FACTOR`, as a question naming a speaker of a transcript does.
+    """
+    if not _FIRST_PERSON.search(query) or _TO_ASSISTANT.search(query) or not len(positions):
+        return fused
+    ai = _assistant_messages(messages)[positions.astype(np.intp)]
+    if not ai.any() or ai.all():
+        return fused
+    return np.where(ai, fused * _OTHER_SPEAKER_FACTOR, fused)
+
+
+_ASSISTANT = "assistant"
+
+
+def _assistant_messages(messages: Sequence[BaseMessage]) -> np.ndarray:
+    """Whether each message is the assistant's, kept with the history's view and
+    extended by each turn's new messages (no pass over the history per question)."""
+    view, n = view_of(messages)
+    with view.derived_lock:
+        known: np.ndarray | None = view.cache.get(_ASSISTANT)
+        if known is None or len(known) < n:
+            start = 0 if known is None else len(known)
+            tail = np.fromiter((t == "ai" for t in view.types[start:n]), dtype=bool)
+            known = tail if known is None else np.concatenate((known, tail))
+            view.cache[_ASSISTANT] = known
+    return known[:n]
+
+
 def _one_per_text(
     linked: dict[int, float], seeds: Collection[int], scored: _Scored
 ) -> dict[int, float]:
@@ -1184,6 +1224,8 @@ class LocalSelector:
             weight = self._profile.semantic_weight
             fused = (1 - weight) * fused + weight * semantic
         fused, named = _about_speaker(query, fused, index)
+        if named < 0:
+            fused = _about_the_user(query, fused, positions, messages)
         echo_scores = fused[echoes].copy()
         if echoes.size:
             fused[echoes] *= _ECHO_FACTOR
