@@ -265,7 +265,7 @@ def test_a_question_names_a_speaker_in_capitals_or_in_lower_case(question):
     for i, line in enumerate(lines):
         index.add(i, line)
     fused = np.ones(len(lines))
-    lowered, speaker = _about_speaker(question, fused, IndexHead(index, len(lines)))
+    lowered, speaker, _ = _about_speaker(question, fused, IndexHead(index, len(lines)))
     assert speaker == 1  # Caroline, the second speaker met
     assert lowered[1] == 1.0 and lowered[0] < 1.0
 
@@ -528,7 +528,7 @@ def test_a_few_labelled_lines_are_no_transcript():
     for i in range(10):
         index.add(i, f"{'Ana' if i % 2 else 'Ben'}: line {i}")
     head = index.head(10)
-    lowered, named = _about_speaker("what did Ana say?", fused, head)
+    lowered, named, _ = _about_speaker("what did Ana say?", fused, head)
     assert named >= 0
     assert np.allclose(lowered[0::2], 0.7 * fused[0::2])
     assert np.array_equal(lowered[1::2], fused[1::2])

@@ -620,6 +620,9 @@ class _Scored:
     named: int = -1
     """The speaker (index into the lexical index's names) a transcript question names
     alone, or -1."""
+    asked: frozenset[str] | None = None
+    """The names the question asks about (:func:`_asked_names`), when scoring read them
+    (in a transcript); ``None``: not read yet."""
 
 
 @dataclass(frozen=True)
@@ -924,7 +927,9 @@ def _merged(selections: Sequence[Selection]) -> Selection:
     )
 
 
-def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> tuple[np.ndarray, int]:
+def _about_speaker(
+    query: str, fused: np.ndarray, index: IndexHead
+) -> tuple[np.ndarray, int, frozenset[str] | None]:
     """Scores with the other speakers' messages lowered, for a question naming one.
 
     In a transcript of several people ("Caroline: ...", "Melanie: ...", or messages
@@ -941,16 +946,18 @@ def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> tuple[np.
 
     Also returns the speaker whose own reply may answer (:meth:`LocalSelector._voiced`),
     or -1: the one speaker named, or of two named the one not written as an owner
-    ("What does Melanie think about Caroline's plan?": Melanie; nothing is lowered).
+    ("What does Melanie think about Caroline's plan?": Melanie; nothing is lowered),
+    and the names the question asks about when they were read (in a transcript), else
+    ``None`` (the name bridge reads them once, not twice).
     """
     speakers, names = index.speakers()
     n = len(speakers)
     if len(names) < 2 or n == 0:
-        return fused, -1
+        return fused, -1, None
     counts = np.bincount(speakers[speakers >= 0], minlength=len(names))
     people = np.flatnonzero(counts >= _SPEAKER_SHARE * n)
     if len(people) < 2 or counts[people].sum() < _TRANSCRIPT_SHARE * n:
-        return fused, -1
+        return fused, -1, None
     asked = _asked_names(query, index)
     named = [int(p) for p in people if names[p] in asked]
     if len(named) == 2:
@@ -961,11 +968,11 @@ def _about_speaker(query: str, fused: np.ndarray, index: IndexHead) -> tuple[np.
             m.group().lower() for m in _NOT_OWNER.finditer(query)
         }
         subjects = [p for p in named if names[p] not in owners]
-        return fused, subjects[0] if len(subjects) == 1 else -1
+        return fused, subjects[0] if len(subjects) == 1 else -1, asked
     if len(named) != 1:
-        return fused, -1
+        return fused, -1, asked
     others = (speakers >= 0) & (speakers != named[0])
-    return np.where(others, fused * _OTHER_SPEAKER_FACTOR, fused), named[0]
+    return np.where(others, fused * _OTHER_SPEAKER_FACTOR, fused), named[0], asked
 
 
 _FIRST_PERSON = re.compile(r"\b(?:[Ii]|[Mm]y|[Mm]e|[Ww]e|[Oo]ur|[Uu]s)\b")
@@ -1223,7 +1230,7 @@ class LocalSelector:
             semantic = _rescaled(centred, echoes, lambda top: max(top, _MIN_SEMANTIC_SPREAD))
             weight = self._profile.semantic_weight
             fused = (1 - weight) * fused + weight * semantic
-        fused, named = _about_speaker(query, fused, index)
+        fused, named, asked = _about_speaker(query, fused, index)
         if named < 0:
             fused = _about_the_user(query, fused, positions, messages)
         echo_scores = fused[echoes].copy()
@@ -1233,7 +1240,9 @@ class LocalSelector:
             # Among equally relevant messages the later one is the current truth.
             fused = fused + _RECENCY_BONUS * (fused > 0) * positions / max(positions.max(), 1.0)
         again = [(slot, float(fused[slot])) for slot in asked_again]
-        return _Scored(fused, index, best, cosines, echoes, echo_scores, again, positions, named)
+        return _Scored(
+            fused, index, best, cosines, echoes, echo_scores, again, positions, named, asked
+        )
 
     def _cosines(self, query_vector: Sequence[float] | None, index: IndexHead) -> np.ndarray | None:
         """Each message's best passage cosine with the query (``None`` without a model).
@@ -2108,7 +2117,7 @@ class LocalSelector:
         index, best, fused = scored.lexical, scored.best_passage, scored.fused
         rare = max(_BRIDGE_MIN_DF, int(_BRIDGE_DF_SHARE * index.passage_count))
         names: set[str] = set()
-        asked = _asked_names(query, index)
+        asked = _asked_names(query, index) if scored.asked is None else scored.asked
         for slot in order[:_BRIDGE_SEEDS]:
             pid = int(best[slot])
             if pid < 0:
