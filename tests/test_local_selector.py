@@ -1479,3 +1479,5 @@ def test_a_question_about_the_user_prefers_what_the_user_said():
     # A question about what the assistant said, or about no one, is scored as is.
     assert _ranked(messages, "What did you suggest about when to send invoices?")[0] == 1
     assert _ranked(messages, "Which software is best to send invoices?")[0] == 1
+    # "me" is mostly a request to the assistant ("remind me", "tell me"), not about the user.
+    assert _ranked(messages, "Can you remind me which software to send invoices with?")[0] == 1

@@ -975,7 +975,7 @@ def _about_speaker(
     return np.where(others, fused * _OTHER_SPEAKER_FACTOR, fused), named[0], asked
 
 
-_FIRST_PERSON = re.compile(r"\b(?:[Ii]|[Mm]y|[Mm]e|[Ww]e|[Oo]ur|[Uu]s)\b")
+_FIRST_PERSON = re.compile(r"\b(?:[Ii]|[Mm]y|[Ww]e|[Oo]ur)\b")
 
 
 def _about_the_user(
@@ -986,7 +986,8 @@ def _about_the_user(
     "Which software do I use to send invoices?" is answered by what the user said ("I
     invoice through FreeAgent at the moment"), while the assistant's advice ("Send
     invoices the day the work is signed off") shares more of its words. A question in
-    the first person that does not ask what the assistant said (:data:`_TO_ASSISTANT`)
+    the first person ("I", "my", "we", "our"; not "me", mostly a request: "remind me",
+    "tell me") that does not ask what the assistant said (:data:`_TO_ASSISTANT`)
     keeps the user's messages at full score and the assistant's at
     :data:`_OTHER_SPEAKER_FACTOR`, as a question naming a speaker of a transcript does.
     """
