@@ -1481,3 +1481,26 @@ def test_a_question_about_the_user_prefers_what_the_user_said():
     assert _ranked(messages, "Which software is best to send invoices?")[0] == 1
     # "me" is mostly a request to the assistant ("remind me", "tell me"), not about the user.
     assert _ranked(messages, "Can you remind me which software to send invoices with?")[0] == 1
+
+
+def test_the_user_rule_needs_user_messages_and_a_first_person_question():
+    import numpy as np
+    from langchain_core.messages import SystemMessage, ToolMessage
+
+    from langgraph_librarian.select.local import _about_the_user
+
+    fused = np.array([1.0, 1.0, 1.0])
+    positions = np.array([0.0, 1.0, 2.0])
+    no_user = [
+        SystemMessage("You are a helpful assistant.", id="s"),
+        AIMessage("Calling the weather tool.", id="a"),
+        ToolMessage("12 degrees and rain", tool_call_id="t", id="t"),
+    ]
+    assert np.array_equal(_about_the_user("What did I ask?", fused, positions, no_user), fused)
+    chat_ = [HumanMessage("hi", id="h"), AIMessage("hello", id="a"), HumanMessage("ok", id="o")]
+    lowered = _about_the_user("What did I ask?", fused, positions, chat_)
+    assert lowered[1] < 1.0 and lowered[0] == lowered[2] == 1.0
+    # "i.e." is no "I": a question in the third person is scored as is.
+    assert np.array_equal(
+        _about_the_user("Which tool, i.e. the app?", fused, positions, chat_), fused
+    )

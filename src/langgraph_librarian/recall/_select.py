@@ -16,6 +16,7 @@ from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.failures import embedding_failures
 from langgraph_librarian._engine.text import content_terms, split_sentences, tokenize
+from langgraph_librarian._engine.view import turn_view
 from langgraph_librarian._librarian.turn import make_selector
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import resolve_embeddings
@@ -181,7 +182,8 @@ def select_ranked(
     messages, entries, breaks = laid.messages, laid.entries, laid.breaks
     local = _local(config)
     # An embedding model that fails leaves the ranking lexical (LocalSelector._embedded).
-    with embedding_failures() as failed:
+    # One view of the laid-out records for the whole selection (its steps each ask).
+    with embedding_failures() as failed, turn_view(messages):
         vector = local._query_vector(query)
         if held_to_floor(config):
             # One scoring pass gives both the selection and the evidence it is held to.
@@ -216,7 +218,7 @@ async def aselect_ranked(
     laid = _Layout.of(records)
     messages, entries, breaks = laid.messages, laid.entries, laid.breaks
     local = _local(config)
-    with embedding_failures() as failed:
+    with embedding_failures() as failed, turn_view(messages):
         vector = await local._aquery_vector(query)
         if held_to_floor(config):
             selection, evidence = local.weigh(

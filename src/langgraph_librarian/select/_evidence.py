@@ -387,7 +387,9 @@ def corroborates(
     two thirds of the question's content words, at least two ("theme" and "party" of
     "What theme did we pick for the party?"), or three making half of them ("John",
     "first", "dance" of "What was the setting for John and his wife's first dance?").
-    Words of a question do not meet like that by chance in a chat."""
+    Words of a question do not meet like that by chance in a chat. Two thirds of a
+    question that names something rare do not count without it (two common words such
+    as "decide" and "keep" meet in any long reply); three words making half still do."""
     if len(shared) < 2:
         return False
     if shared & rare:

@@ -291,9 +291,11 @@ _DATED_TEXT_CHARS = 4000
 """How much of a match is read for a date of its own (a pasted log need not be read whole)."""
 _TO_ASSISTANT = re.compile(
     r"\b(?:did|have|had)\s+you\s+(?:\w+\s+){0,2}?(?:suggest|recommend|advise|propose|tell|"
-    r"say|mention|give|offer|come\s+up\s+with)\b|"
+    r"say|mention|give|offer|come\s+up\s+with|list|make|plan|write|draft|put\s+together|"
+    r"work\s+out)\b|"
     r"\byou\s+(?:\w+\s+){0,2}?(?:suggested|recommended|advised|proposed|told|said|"
-    r"mentioned|gave|offered|came\s+up\s+with)\b|"
+    r"mentioned|gave|offered|came\s+up\s+with|listed|made|planned|wrote|drafted|"
+    r"put\s+together|worked\s+out)\b|\b(?:from|by)\s+you\b|"
     r"\byour\s+(?:advice|suggestion|recommendation|idea|tip|answer|reply|pick|take)s?\b",
     re.IGNORECASE,
 )
@@ -975,7 +977,8 @@ def _about_speaker(
     return np.where(others, fused * _OTHER_SPEAKER_FACTOR, fused), named[0], asked
 
 
-_FIRST_PERSON = re.compile(r"\b(?:[Ii]|[Mm]y|[Ww]e|[Oo]ur)\b")
+_FIRST_PERSON = re.compile(r"\b(?:[Ii](?!\.\w)|[Mm]y|[Ww]e|[Oo]ur)\b")
+"""The user speaking of themselves ("i.e." is no "I")."""
 
 
 def _about_the_user(
@@ -993,8 +996,11 @@ def _about_the_user(
     """
     if not _FIRST_PERSON.search(query) or _TO_ASSISTANT.search(query) or not len(positions):
         return fused
-    ai = _assistant_messages(messages)[positions.astype(np.intp)]
-    if not ai.any() or ai.all():
+    roles = _assistant_messages(messages)
+    if roles is None:  # no user message: no user to ask about
+        return fused
+    ai = roles[positions.astype(np.intp)]
+    if not ai.any():
         return fused
     return np.where(ai, fused * _OTHER_SPEAKER_FACTOR, fused)
 
@@ -1002,10 +1008,14 @@ def _about_the_user(
 _ASSISTANT = "assistant"
 
 
-def _assistant_messages(messages: Sequence[BaseMessage]) -> np.ndarray:
+def _assistant_messages(messages: Sequence[BaseMessage]) -> np.ndarray | None:
     """Whether each message is the assistant's, kept with the history's view and
-    extended by each turn's new messages (no pass over the history per question)."""
+    extended by each turn's new messages (no pass over the history per question);
+    ``None`` when no message is the user's (a transcript of named people, tool results
+    and the assistant alone)."""
     view, n = view_of(messages)
+    if not view.human_positions(n):
+        return None
     with view.derived_lock:
         known: np.ndarray | None = view.cache.get(_ASSISTANT)
         if known is None or len(known) < n:
@@ -1668,6 +1678,8 @@ class LocalSelector:
             self._voiced(order, chosen, scored, entries, excluded),
             self._changed(query, order, primary, scored, entries, messages, excluded),
         )
+        # What was reached through the best matches (scoped recall keeps it under its
+        # floor, as it keeps a linked change).
         reached: set[int] = set()
         for i, score in completions:
             priority[i] = max(priority.get(i, 0.0), score)

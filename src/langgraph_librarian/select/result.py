@@ -38,12 +38,12 @@ class Selection:
         model_ids: The LLM selector's own picks (``strategy="llm"``).
         kept_local_ids: The offline engine's confident picks kept next to the model's
             (those the model did not pick itself).
-        linked_ids: What the local selector reached through its best matches rather
-            than by their own score: the later changes of a selected statement, the
-            earlier statements a selected change refers to, a name's other mentions,
-            the statement a match refers to, the date an event is relative to, the
-            sitting's dateline and the replies it completes a match with. Scoped recall
-            keeps them under its relevance floor.
+        linked_ids: What the local selector reached through its best matches (some
+            may also rank on their own score): the later changes of a selected
+            statement, the earlier statements a selected change refers to, a name's
+            other mentions, the statement a match refers to, the date an event is
+            relative to, the sitting's dateline and the replies it completes a match
+            with. Scoped recall keeps them under its relevance floor.
         exchange_ids: Of ``ids``, the messages kept by structure at their end (local
             selector): the bare answer to a question a selected message asks, the user
             message a selected assistant reply reacts to. Context for the matches, not
