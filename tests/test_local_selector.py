@@ -1504,3 +1504,34 @@ def test_the_user_rule_needs_user_messages_and_a_first_person_question():
     assert np.array_equal(
         _about_the_user("Which tool, i.e. the app?", fused, positions, chat_), fused
     )
+
+
+def test_a_later_message_retiring_the_stated_value_comes_with_the_statement():
+    """Found on blind assistant chats: the change names the old value ("the sage",
+    "the transit") and shares no word with the question."""
+    filler = [
+        "Should I sand the skirting boards before painting them?",
+        "Yes, a light sand with 120 grit, then wipe the dust off.",
+        "What's the best way to fix a squeaky floorboard?",
+        "Screw it down into the joist through the top.",
+    ]
+    messages = [
+        HumanMessage("front door going sage green", id="d"),
+        AIMessage("Lovely choice for a Victorian terrace.", id="r"),
+        *[
+            (HumanMessage if i % 2 == 0 else AIMessage)(f"{text} ({n})", id=f"f{n}-{i}")
+            for n in range(6)
+            for i, text in enumerate(filler)
+        ],
+        HumanMessage("scrap the sage. entrance getting hague blue from farrow and ball", id="c"),
+        AIMessage("Very smart.", id="cr"),
+        HumanMessage("the sage cushions arrived for the lounge", id="x"),
+        AIMessage("Nice.", id="xr"),
+    ]
+    question = "what colour's the front door gonna be now"
+    history, entries = indexed(messages, question)
+    ids = LocalSelector().select(question, history, entries).ids
+    change = next(i for i, m in enumerate(history) if m.id == "c")
+    other = next(i for i, m in enumerate(history) if m.id == "x")
+    assert 0 in ids and change in ids
+    assert other not in ids  # names the value but retires nothing

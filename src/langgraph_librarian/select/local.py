@@ -451,6 +451,15 @@ def _states_change(text: str, topic: set[str], own: set[str]) -> bool:
     return False
 
 
+_RETIRES = re.compile(
+    r"\b(?:scrap(?:ped|ping)?|ditch(?:ed|ing)?|sold|sell(?:ing)?|got rid of|"
+    r"swap(?:ped|ping)?|replac(?:e|ed|ing)|dropp(?:ed|ing)|instead|no longer|"
+    r"gave up|giving up|stopp(?:ed|ing)|pulled out|switch(?:ed|ing)|chang(?:ed|ing)|"
+    r"moved|cancel(?:l?ed|ling)|any ?more|scratch that)\b",
+    re.IGNORECASE,
+)
+"""Words that retire a value a message names ("scrap the sage", "ditched FreeAgent",
+"kev sold the transit", "had the Volvo pulled out", "no longer at Oakfield")."""
 _CHANGE_SEEDS = 2
 """Best matches whose later changes a question about now looks for."""
 _CHANGES_PER_SEED = 2
@@ -1677,6 +1686,7 @@ class LocalSelector:
             self._replied(query, order, chosen, scored, entries, messages, excluded),
             self._voiced(order, chosen, scored, entries, excluded),
             self._changed(query, order, primary, scored, entries, messages, excluded),
+            self._replaced(query, order, primary, scored, entries, messages, excluded),
         )
         # What was reached through the best matches (scoped recall keeps it under its
         # floor, as it keeps a linked change).
@@ -2436,6 +2446,68 @@ class LocalSelector:
                 found += 1
                 if found == _CHANGES_PER_SEED:
                     break
+
+    @staticmethod
+    def _replaced(
+        query: str,
+        order: list[int],
+        primary: Collection[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+        excluded: set[int],
+    ) -> Iterator[tuple[int, float]]:
+        """Later messages of a best match's author that name the value it stated and
+        retire it.
+
+        "front door going sage green" matches "what colour's the front door gonna be
+        now?"; the answer is "scrap the sage. entrance getting hague blue", which shares
+        no word with the question, and no query word with the statement, so neither
+        :meth:`_linked` nor the ranking reaches it. People retire a value by naming it
+        ("ditched FreeAgent, moved everything over to Xero", "kev sold the transit",
+        "we've had the Volvo pulled out"): a later sentence of the same author holding a
+        rare word of the best match's best sentence (not a word of the question) and a
+        word that retires something (:data:`_RETIRES`) comes in at the neighbour factor
+        of the match, at most :data:`_CHANGES_PER_SEED` per match, the rarest word's
+        first. Whatever the question's tense: a value that was retired matters to it.
+        """
+        index, best, fused = scored.lexical, scored.best_passage, scored.fused
+        speakers, _ = index.speakers()
+        query_terms = set(content_terms(query))
+        rare = max(_BRIDGE_MIN_DF, int(_BRIDGE_DF_SHARE * index.passage_count))
+        for seed in [s for s in order[:_BRIDGE_SEEDS] if s in primary]:
+            pid = int(best[seed])
+            if pid < 0:
+                continue
+            at = entries[seed].id
+            values = sorted(
+                (index.passage_frequency(term), term)
+                for word in set(tokenize(index.passage_text(pid)))
+                if word.isalpha() and word not in MONTHS and word not in DAYS
+                for term in content_terms(word)
+                if term not in query_terms and len(term) > 2
+            )
+            found: list[int] = []
+            for df, term in values:
+                if df > rare or len(found) == _CHANGES_PER_SEED:
+                    break
+                for passage in index.passages_with(term):
+                    slot = index.doc_of(passage)
+                    pos = entries[slot].id
+                    if (
+                        pos <= at
+                        or pos in excluded
+                        or slot in primary
+                        or slot in found
+                        or messages[pos].type != messages[at].type
+                        or speakers[slot] != speakers[seed]
+                        or not _RETIRES.search(index.passage_text(passage))
+                    ):
+                        continue
+                    found.append(slot)
+                    yield slot, _NEIGHBOUR_FACTOR * float(fused[seed])
+                    if len(found) == _CHANGES_PER_SEED:
+                        break
 
     @staticmethod
     def _linked(
