@@ -278,3 +278,24 @@ def test_conversations_without_a_human_message_have_their_own_keys():
     b = [AIMessage(f"step {i} of B", id=f"m{i}") for i in range(4)]
     assert conversation_key(a) != conversation_key(b)
     assert turn_key("t", a) != turn_key("t", b)  # with a thread id too
+
+
+def test_a_fork_copies_the_cache_while_another_thread_adds_to_it():
+    """The latest view's cache gains entries under its derived_lock while a fork of the
+    history copies it under the view's lock: the copy must not iterate the live dict."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from langgraph_librarian._engine.view import view_of
+
+    history = [HumanMessage("first question", id="a"), AIMessage("first answer", id="b")]
+    latest, _ = view_of(history)
+
+    class Inserting:
+        def valid_below(self, p: int) -> bool:
+            latest.cache["added meanwhile"] = object()  # what another thread may do
+            return True
+
+    latest.cache["entry"] = Inserting()
+    edited = [history[0], AIMessage("an edited answer", id="b2")]
+    forked, n = view_of(edited)
+    assert n == 2 and forked is not latest and "entry" in forked.cache

@@ -401,9 +401,12 @@ def view_of(messages: Sequence[BaseMessage]) -> tuple[HistoryView, int]:
             p = latest._common_prefix(columns)
             if p:
                 view = latest._fork(p)
+            # A snapshot first (one C-level copy): other threads add entries to the
+            # latest view's cache under its derived_lock, not this lock, and the checks
+            # below run Python code, during which such an insert would change the dict.
             view.cache = {
                 name: kept
-                for name, kept in latest.cache.items()
+                for name, kept in list(latest.cache.items())
                 if getattr(kept, "valid_below", lambda _: False)(p)
             }
     view._append(messages[p:], columns.tail(p) if p else columns)
