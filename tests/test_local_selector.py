@@ -1535,3 +1535,22 @@ def test_a_later_message_retiring_the_stated_value_comes_with_the_statement():
     other = next(i for i, m in enumerate(history) if m.id == "x")
     assert 0 in ids and change in ids
     assert other not in ids  # names the value but retires nothing
+
+
+@pytest.mark.parametrize(
+    ("text", "retires"),
+    [
+        ("scrap the sage. entrance getting hague blue", True),
+        ("ditched FreeAgent, moved everything over to Xero", True),
+        ("kev sold the transit so we're hiring a luton", True),
+        ("we've had the Volvo pulled out", True),
+        ("the gig sold out in a day", False),
+        ("its selling point is the sage colour", False),
+        ("stopping by the sage shop later", False),
+        ("any more questions about the transit?", False),
+    ],
+)
+def test_what_retires_a_value(text, retires):
+    from langgraph_librarian.select.local import _RETIRES
+
+    assert (_RETIRES.search(text) is not None) is retires

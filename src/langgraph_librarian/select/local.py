@@ -452,14 +452,22 @@ def _states_change(text: str, topic: set[str], own: set[str]) -> bool:
 
 
 _RETIRES = re.compile(
-    r"\b(?:scrap(?:ped|ping)?|ditch(?:ed|ing)?|sold|sell(?:ing)?|got rid of|"
-    r"swap(?:ped|ping)?|replac(?:e|ed|ing)|dropp(?:ed|ing)|instead|no longer|"
-    r"gave up|giving up|stopp(?:ed|ing)|pulled out|switch(?:ed|ing)|chang(?:ed|ing)|"
-    r"moved|cancel(?:l?ed|ling)|any ?more|scratch that)\b",
+    r"\b(?:scrap(?:ped)?|ditch(?:ed)?|sold(?![- ]out)|got rid of|swapped|replaced|dropped|"
+    r"instead|no longer|gave up|pulled out|switched|changed|moved|cancell?ed|scratch that)\b",
     re.IGNORECASE,
 )
 """Words that retire a value a message names ("scrap the sage", "ditched FreeAgent",
-"kev sold the transit", "had the Volvo pulled out", "no longer at Oakfield")."""
+"kev sold the transit", "had the Volvo pulled out", "no longer at Oakfield"); past forms
+only, where a word has others ("selling point", "stopping by", "changing table" retire
+nothing)."""
+_RETIRED_TERMS = 6
+"""The rarest words of a match's best sentence whose later mentions are read."""
+_RETIRED_CHARS = 300
+"""How much of a later sentence is read for a retiring word (a retirement is said in a
+few words; a pasted block of code is no sentence to read whole)."""
+_RETIRED_FACTOR = 0.3
+"""A retirement's share of its match's score: below the selection's cutoff
+(:data:`RELATIVE_CUTOFF`), so every match ranked by its own score stays ahead of it."""
 _CHANGE_SEEDS = 2
 """Best matches whose later changes a question about now looks for."""
 _CHANGES_PER_SEED = 2
@@ -2467,19 +2475,32 @@ class LocalSelector:
         ("ditched FreeAgent, moved everything over to Xero", "kev sold the transit",
         "we've had the Volvo pulled out"): a later sentence of the same author holding a
         rare word of the best match's best sentence (not a word of the question) and a
-        word that retires something (:data:`_RETIRES`) comes in at the neighbour factor
-        of the match, at most :data:`_CHANGES_PER_SEED` per match, the rarest word's
-        first. Whatever the question's tense: a value that was retired matters to it.
+        word that retires something (:data:`_RETIRES`) comes in just after the matches
+        ranked by their own score (:data:`_RETIRED_FACTOR`), at most
+        :data:`_CHANGES_PER_SEED` per match, the rarest word's first. Whatever the
+        question's tense: a value that was retired matters to it. Only the user's
+        statements (a human message): the assistant's advice says "instead" and
+        "replace" all the time. Bounded: the :data:`_RETIRED_TERMS` rarest words, each
+        later sentence read once, its first :data:`_RETIRED_CHARS` characters.
         """
         index, best, fused = scored.lexical, scored.best_passage, scored.fused
         speakers, _ = index.speakers()
         query_terms = set(content_terms(query))
         rare = max(_BRIDGE_MIN_DF, int(_BRIDGE_DF_SHARE * index.passage_count))
+        retires: dict[int, bool] = {}
+
+        def retiring(passage: int) -> bool:
+            known = retires.get(passage)
+            if known is None:
+                text = index.passage_text(passage)[:_RETIRED_CHARS]
+                known = retires[passage] = _RETIRES.search(text) is not None
+            return known
+
         for seed in [s for s in order[:_BRIDGE_SEEDS] if s in primary]:
             pid = int(best[seed])
-            if pid < 0:
-                continue
             at = entries[seed].id
+            if pid < 0 or messages[at].type != "human":
+                continue
             values = sorted(
                 (index.passage_frequency(term), term)
                 for word in set(tokenize(index.passage_text(pid)))
@@ -2488,7 +2509,7 @@ class LocalSelector:
                 if term not in query_terms and len(term) > 2
             )
             found: list[int] = []
-            for df, term in values:
+            for df, term in values[:_RETIRED_TERMS]:
                 if df > rare or len(found) == _CHANGES_PER_SEED:
                     break
                 for passage in index.passages_with(term):
@@ -2499,13 +2520,13 @@ class LocalSelector:
                         or pos in excluded
                         or slot in primary
                         or slot in found
-                        or messages[pos].type != messages[at].type
+                        or messages[pos].type != "human"
                         or speakers[slot] != speakers[seed]
-                        or not _RETIRES.search(index.passage_text(passage))
+                        or not retiring(passage)
                     ):
                         continue
                     found.append(slot)
-                    yield slot, _NEIGHBOUR_FACTOR * float(fused[seed])
+                    yield slot, _RETIRED_FACTOR * float(fused[seed])
                     if len(found) == _CHANGES_PER_SEED:
                         break
 
