@@ -187,6 +187,14 @@ _BRIDGE_BOTH = 0.2
 smaller of its two scores over the larger."""
 _BRIDGE_MIN_DF, _BRIDGE_DF_SHARE = 5, 0.003
 """A bridging name occurs in at most max(5, 0.3% of passages) passages."""
+
+
+def _rare_df(index: IndexHead) -> int:
+    """The most passages a word may occur in and still single out a thing (a name to
+    bridge by, a value a later message retires): max(5, 0.3% of the passages)."""
+    return max(_BRIDGE_MIN_DF, int(_BRIDGE_DF_SHARE * index.passage_count))
+
+
 _NAME = re.compile(r"\b[A-Z][a-zà-ÿ]+(?:[- ][A-Z][a-zà-ÿ]+)*")
 _CODE = re.compile(r"\b[A-Z]{1,5}-?\d{3,}[A-Z0-9]*\b")
 """An identifier (order ORD-86663, flight VK6207): it bridges like a name."""
@@ -2146,7 +2154,7 @@ class LocalSelector:
         """
         query_terms = set(content_terms(query))
         index, best, fused = scored.lexical, scored.best_passage, scored.fused
-        rare = max(_BRIDGE_MIN_DF, int(_BRIDGE_DF_SHARE * index.passage_count))
+        rare = _rare_df(index)
         names: set[str] = set()
         asked = _asked_names(query, index) if scored.asked is None else scored.asked
         for slot in order[:_BRIDGE_SEEDS]:
@@ -2486,7 +2494,7 @@ class LocalSelector:
         index, best, fused = scored.lexical, scored.best_passage, scored.fused
         speakers, _ = index.speakers()
         query_terms = set(content_terms(query))
-        rare = max(_BRIDGE_MIN_DF, int(_BRIDGE_DF_SHARE * index.passage_count))
+        rare = _rare_df(index)
         retires: dict[int, bool] = {}
 
         def retiring(passage: int) -> bool:
