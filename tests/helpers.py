@@ -126,3 +126,25 @@ def assert_calibration_reproduced(embeddings: object, stored: object) -> None:
 
     # Within one request of this machine's optimum (seen: 181 against 182 of 193).
     assert hits(stored) >= hits(derived) - 1.01
+
+
+def alternating(texts: list[str]) -> list[BaseMessage]:
+    """``texts`` as a user/assistant chat starting with the user, ids ``m0``, ``m1``..."""
+    return [
+        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
+        for i, text in enumerate(texts)
+    ]
+
+
+def curated_ids(messages: list[BaseMessage], question: str, budget: int | None) -> list[str]:
+    """The ids of the curated context for ``question`` asked after ``messages``: the
+    offline engine without embeddings, through the public node, at ``budget`` tokens."""
+    from langgraph_librarian import LibrarianConfig, select_and_hydrate
+    from langgraph_librarian.index import update_index
+
+    history = [*messages, HumanMessage(question, id="q")]
+    config = LibrarianConfig(embeddings=None, context_token_budget=budget)
+    entries = update_index(history, [], config).entries
+    state = {"messages": history, "index": [e.to_dict() for e in entries]}
+    out = select_and_hydrate(state, {"configurable": {"librarian": config}})
+    return [m.id for m in out["curated_messages"]]

@@ -12,9 +12,10 @@ from __future__ import annotations
 import random
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 
-from langgraph_librarian import LibrarianConfig, select_and_hydrate
+from helpers import alternating, curated_ids
+from langgraph_librarian import LibrarianConfig
 from langgraph_librarian.index import update_index
 from langgraph_librarian.select import LocalSelector
 
@@ -48,30 +49,18 @@ def _history(n: int = 800, seed: int = 5) -> list:
         texts[at] = f"{_LOOKED} {' '.join(rng.sample(_FILLER, 3))}"
     texts[40] = f"{_FIRST} {' '.join(rng.sample(_FILLER, 3))}"
     texts[500] = f"{_CHANGE} {' '.join(rng.sample(_FILLER, 3))}"
-    return [
-        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
-        for i, text in enumerate(texts)
-    ]
-
-
-def _curated_ids(messages: list, question: str, budget: int | None) -> list[str]:
-    history = [*messages, HumanMessage(question, id="q")]
-    config = LibrarianConfig(embeddings=None, context_token_budget=budget)
-    entries = update_index(history, [], config).entries
-    state = {"messages": history, "index": [e.to_dict() for e in entries]}
-    out = select_and_hydrate(state, {"configurable": {"librarian": config}})
-    return [m.id for m in out["curated_messages"]]
+    return alternating(texts)
 
 
 def test_the_change_is_not_crowded_out_by_copies_of_a_status_line() -> None:
-    ids = _curated_ids(_history(), "Where is the Porto retreat taking place?", 1500)
+    ids = curated_ids(_history(), "Where is the Porto retreat taking place?", 1500)
     assert "m500" in ids
     assert "m40" in ids  # and what it changed
 
 
 def test_copies_of_one_line_take_one_place() -> None:
     messages = _history()
-    ids = _curated_ids(messages, "Where is the Porto retreat taking place?", 1500)
+    ids = curated_ids(messages, "Where is the Porto retreat taking place?", 1500)
     texts = {m.id: str(m.content) for m in messages}
     for line in (_STATUS, _LOOKED):
         copies = [i for i in ids if texts.get(i, "").startswith(line)]
@@ -105,10 +94,7 @@ def _restated_history() -> list:
     texts[10] = f"{_RIVER} {' '.join(rng.sample(_FILLER, 3))}"
     texts[20] = f"{_BACK} {' '.join(rng.sample(_FILLER, 3))}"
     texts[30] = f"{_RIVER} {' '.join(rng.sample(_FILLER, 3))}"
-    return [
-        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
-        for i, text in enumerate(texts)
-    ]
+    return alternating(texts)
 
 
 @pytest.mark.parametrize("budget", [None, 300, 800])
@@ -116,7 +102,7 @@ def test_a_change_restated_in_the_same_words_is_still_the_latest(budget) -> None
     # The last change repeats the first change's sentence: it is the current venue, and
     # must not be dropped as a copy of the earlier one (the context then read "moved back
     # to the rooftop hall" as the latest).
-    ids = _curated_ids(_restated_history(), "Where is the Porto retreat venue?", budget)
+    ids = curated_ids(_restated_history(), "Where is the Porto retreat venue?", budget)
     assert "m30" in ids
 
 
@@ -142,9 +128,6 @@ def test_a_heading_two_updates_share_does_not_drop_the_earlier_value(budget) -> 
         "The train was late twice this week.",
         "Fine.",
     ]
-    messages = [
-        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
-        for i, text in enumerate(texts)
-    ]
-    ids = _curated_ids(messages, "By how much did the budget for Project Willow go up?", budget)
+    messages = alternating(texts)
+    ids = curated_ids(messages, "By how much did the budget for Project Willow go up?", budget)
     assert {"m0", "m4"} <= set(ids)

@@ -14,7 +14,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from fakes import ScriptedChatModel
-from langgraph_librarian import LibrarianConfig, select_and_hydrate
+from helpers import alternating, curated_ids
+from langgraph_librarian import LibrarianConfig
 from langgraph_librarian.index import update_index
 from langgraph_librarian.select import LLMSelector, LocalSelector
 from langgraph_librarian.select.local import _question_parts
@@ -141,19 +142,6 @@ def test_the_llm_selector_s_local_fallback_selects_by_parts_too():
     assert fell_back_async.ids == fell_back.ids
 
 
-def _curated_ids(texts: list[str], question: str, budget: int | None) -> list[str]:
-    messages = [
-        (HumanMessage if n % 2 == 0 else AIMessage)(text, id=f"m{n}")
-        for n, text in enumerate(texts)
-    ]
-    history = [*messages, HumanMessage(question, id="q")]
-    config = LibrarianConfig(embeddings=None, context_token_budget=budget)
-    entries = update_index(history, [], config).entries
-    state = {"messages": history, "index": [e.to_dict() for e in entries]}
-    out = select_and_hydrate(state, {"configurable": {"librarian": config}})
-    return [m.id for m in out["curated_messages"]]
-
-
 def test_a_part_referring_back_is_not_asked_on_its_own():
     # "how much did it cost per night?" alone matches every price per night: read
     # apart, the Valencia hostel's took the place of the Porto hotel's.
@@ -174,7 +162,7 @@ def test_a_part_referring_back_is_not_asked_on_its_own():
         texts += [f"For the side trip, the {city} {kind} costs {price} euros per night.", "Noted."]
         texts += [f"The weather in {city} should be fine that week.", "Good."]
     question = "Which hotel did we book in Porto and how much did it cost per night?"
-    assert "m2" in _curated_ids(texts, question, 60)
+    assert "m2" in curated_ids(alternating(texts), question, 60)
 
 
 def test_a_question_in_another_language_is_not_split():
@@ -194,7 +182,7 @@ def test_a_question_in_another_language_is_not_split():
         "El tiempo en Lisboa fue muy bueno este fin de semana.",
         "Sí.",
     ]
-    ids = _curated_ids(texts, "¿Dónde vive Marta? ¿Cuándo se mudó a Lisboa?", 60)
+    ids = curated_ids(alternating(texts), "¿Dónde vive Marta? ¿Cuándo se mudó a Lisboa?", 60)
     assert "m2" in ids
 
 
