@@ -277,6 +277,13 @@ def _ask(page: Page, text: str) -> None:
     _wait_turn(page, text)
 
 
+def _wait_status_leaves(page: Page, thread: str) -> None:
+    """Until the status line no longer names ``thread`` (the page moved to another)."""
+    page.wait_for_function(
+        "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=thread
+    )
+
+
 def _open_threads(page: Page) -> None:
     """Opens the Threads list (it opens once the server sent the current one)."""
     page.click("#lib-threads input")
@@ -352,9 +359,7 @@ def test_chat_streams_inspects_and_reopens_after_a_restart(
         assert "Nothing recalled" in page.inner_text("#lib-inspector [data-section='recall']")
 
         page.click("#lib-new")
-        page.wait_for_function(
-            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=first_thread
-        )
+        _wait_status_leaves(page, first_thread)
         assert _bots(page) == [] and _users(page) == []
         second_thread = _thread_id(page)
         assert "Recall is on" in page.inner_text("#lib-inspector [data-section='recall']")
@@ -721,9 +726,7 @@ def test_delete_thread_asks_then_deletes_it_for_good(
         _ask(page, "A thread to keep.")
         kept = _page_thread(page)
         page.click("#lib-new")
-        page.wait_for_function(
-            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=kept
-        )
+        _wait_status_leaves(page, kept)
         _ask(page, "My locker code is 4471, oops.")
         doomed = _page_thread(page)
         page.once("dialog", lambda dialog: dialog.dismiss())  # Cancel: nothing happens
@@ -756,9 +759,7 @@ def test_the_chats_clear_icon_starts_a_new_session(
         _ask(page, "Remember the blue folder.")
         before = _thread_id(page)
         page.click('#lib-chat button[aria-label="Clear"], #lib-chat button[title="Clear"]')
-        page.wait_for_function(
-            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=before
-        )
+        _wait_status_leaves(page, before)
         after = _thread_id(page)
         assert after != before and _users(page) == []
         _ask(page, "A new question.")
@@ -878,9 +879,7 @@ def test_the_thread_list_shows_the_thread_being_chatted_in(
         _wait_thread_shown(page, "First thread: the blue folder. · 2 turns")
 
         page.click("#lib-new")
-        page.wait_for_function(
-            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=first
-        )
+        _wait_status_leaves(page, first)
         _ask(page, "Second thread: the red folder.")
         _wait_thread_shown(page, "Second thread: the red folder.")
         _open_threads(page)  # the new thread is in the list, newest first
@@ -952,9 +951,7 @@ def test_the_chats_clear_icon_waits_for_the_answer(
         assert _page_thread(page) == first and len(_users(page)) == 3
         # Once the answer is in, the icon is New Session again.
         page.click('#lib-chat button[aria-label="Clear"]')
-        page.wait_for_function(
-            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=first
-        )
+        _wait_status_leaves(page, first)
         assert _page_thread(page) != first and _users(page) == []
     finally:
         server.stop()
@@ -1313,9 +1310,7 @@ def test_delete_on_a_thread_with_nothing_saved_asks_nothing_and_deletes_nothing(
         _ask(page, "A thread to keep.")
         kept = _page_thread(page)
         page.click("#lib-new")
-        page.wait_for_function(
-            "t => !document.querySelector('#lib-status').innerText.includes(t)", arg=kept
-        )
+        _wait_status_leaves(page, kept)
         fresh = _page_thread(page)
         asked: list[str] = []
         page.on("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
