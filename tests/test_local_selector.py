@@ -1554,3 +1554,100 @@ def test_what_retires_a_value(text, retires):
     from langgraph_librarian.select.local import _RETIRES
 
     assert (_RETIRES.search(text) is not None) is retires
+
+
+def test_a_change_links_at_most_two_earlier_statements():
+    """Found on blind assistant chats: a change stating a new price shared "price" and
+    "kilo" with ten earlier messages, all linked just below it (above the next-best
+    match, which held the answer in a 2,000-token context)."""
+    earlier = [
+        f"The price per kilo of {item} is on my list to check this week."
+        for item in ("rye", "spelt", "oats", "barley", "semolina", "cornmeal")
+    ]
+    messages = chat(
+        *earlier,
+        "Dale Dairy charges 7.40 a kilo for butter.",
+        "Thanks.",
+        "Update: the flour price per kilo changed, it is now 1.25 at Millers.",
+    )
+    question = "What price per kilo do we pay Dale Dairy now?"
+    history, entries = indexed(messages, question)
+    selection = LocalSelector().select(question, history, entries)
+    assert selection.ids[:2] == [6, 8]  # the dairy's price, then the change
+    # Every earlier "price per kilo" message was linked to the change before.
+    assert len([i for i in selection.linked_ids if i < 6]) <= 2
+    assert len([i for i in selection.ids if i < 6]) <= 3
+
+
+def test_the_statement_a_change_refers_to_keeps_its_link():
+    """The two places go to earlier statements a link ranks higher: a topic mention
+    already ranked above the change's link takes none (found in review)."""
+    messages = chat(
+        "The Elm Street rent is 900 a month.",
+        "Got it.",
+        "I compared the Elm Street flat rent with the Oak Road flat rent, the Elm Street "
+        "flat is bigger.",
+        "Sounds like a good comparison.",
+        "The Elm Street flat rent and the Elm Street flat deposit are both due on the first.",
+        "Noted.",
+        "Unrelated: the plants need water.",
+        "Ok.",
+        "The Oak Road flat rent is what the agent keeps pushing, flat rent flat rent.",
+        "Ok.",
+        "Is the Oak Road flat rent negotiable? The agent said flat rent is fixed.",
+        "Maybe.",
+        "The Elm Street flat rent changed, it is now 1050.",
+        "Ok.",
+    )
+    ids = select(messages, "What was the Elm Street flat rent originally?")
+    # The original value comes before the two messages about the other flat.
+    assert ids.index(0) < ids.index(8) and ids.index(0) < ids.index(10)
+
+
+def test_a_question_about_the_user_lowers_the_assistant_more_than_a_named_speaker():
+    import numpy as np
+
+    from langgraph_librarian.select.local import (
+        _ASSISTANT_FACTOR,
+        _OTHER_SPEAKER_FACTOR,
+        _about_the_user,
+    )
+
+    chat_ = [HumanMessage("hi", id="h"), AIMessage("hello", id="a"), HumanMessage("ok", id="o")]
+    lowered = _about_the_user("What did I ask?", np.ones(3), np.arange(3.0), chat_)
+    assert lowered[1] == _ASSISTANT_FACTOR < _OTHER_SPEAKER_FACTOR
+    # Asking what the assistant said ("the trick you taught me") lowers nothing.
+    for question in (
+        "What was the trick you taught me for my starter?",
+        "Which exercises did you show me for my knee?",
+        "Can you repeat your checklist for my move?",
+        "What packing list did you share for my trip?",
+    ):
+        assert np.array_equal(
+            _about_the_user(question, np.ones(3), np.arange(3.0), chat_), np.ones(3)
+        ), question
+
+
+def test_a_change_links_the_statement_naming_its_old_value():
+    """Of the earlier messages on the topic, the one holding the value the change
+    replaces ("instead of a rooftop hall") is the statement it refers to, even when
+    others match the question better on their own."""
+    texts = [
+        "The venue for the Porto retreat will be a rooftop hall; the booking is confirmed, "
+        "the deposit went to the owner today and the caterer knows the address."
+    ]
+    for day in ("Monday", "Tuesday", "Wednesday", "Thursday"):
+        texts += [
+            "Noted.",
+            f"On {day} I read reviews of places for the Porto retreat; the venue list is "
+            "long and the prices vary a lot.",
+        ]
+    texts += [
+        "Ok.",
+        "Change of plans for the Porto retreat: instead of a rooftop hall, the venue is "
+        "now the old tram depot.",
+        "Thanks.",
+    ]
+    ids = select(chat(*texts), "How did the venue for the Porto retreat change?")
+    assert ids[0] == len(texts) - 2
+    assert ids.index(0) <= 2  # the value it replaces is linked, not left last

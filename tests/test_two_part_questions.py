@@ -56,6 +56,9 @@ def test_a_question_asking_several_things_is_read_as_its_parts(question, parts):
         "Which hotel did we book in Porto and how much did it cost per night?",
         "When did Melanie paint the lake sunrise, and how old were her kids then?",
         "Is the budget for Project Willow approved? If not, who is blocking the approval?",
+        # "each", "both": a follow-up about what the first part named.
+        "What structure did you suggest for my ERBC talk? Roughly how long for each part?",
+        "Which two venues did we shortlist? Do both have step-free access?",
         # A sentence after the question is no question of its own.
         "Which port does the atlas-search service use? I need the number for the firewall "
         "rule in staging.",

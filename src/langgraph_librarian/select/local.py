@@ -173,6 +173,10 @@ _SHORT_QUESTION_CHARS = 600
 """Longer than this, a message is no short question (its words are not even counted)."""
 _LINK_FACTOR = 0.95
 """An earlier statement a selected change refers to ranks just below the change."""
+_EARLIER_PER_CHANGE = 2
+"""Earlier statements of its author linked to one selected change: a change of a price in
+a bakery chat shared "price" and "cost" with ten earlier messages, all ranked above the
+second-best match, which held the answer (blind assistant chats, 2026-12-06)."""
 _SUPERSEDE_FACTOR = 1.02
 """A later change ranks just above the statement it changes (the latest value wins)."""
 _LINK_ROUNDS = 3
@@ -289,6 +293,13 @@ def _names_in_lower_case(
 
 _OTHER_SPEAKER_FACTOR = 0.7
 """Share of its score kept by another speaker's message, for a question naming one."""
+_ASSISTANT_FACTOR = 0.5
+"""Share of its score kept by an assistant's message, for a question about the user: the
+assistant's advice restates the user's topic at length ("Most running injuries come from
+doing too much too soon...") and, at the transcript factor, four such replies filled a
+2,000-token context before the user's own short "my left shin was sore" (blind sets of
+assistant chats, 2026-12-06: 42 -> 46 and 48 -> 50 questions; LoCoMo and phenomena, where
+questions name a speaker, unchanged)."""
 _SPEAKER_SHARE, _TRANSCRIPT_SHARE = 0.1, 0.8
 """A speaker wrote at least this share of the messages; speakers wrote at least the second."""
 _DATELINE_LOOKBACK = 80
@@ -300,11 +311,13 @@ _DATED_TEXT_CHARS = 4000
 _TO_ASSISTANT = re.compile(
     r"\b(?:did|have|had)\s+you\s+(?:\w+\s+){0,2}?(?:suggest|recommend|advise|propose|tell|"
     r"say|mention|give|offer|come\s+up\s+with|list|make|plan|write|draft|put\s+together|"
-    r"work\s+out)\b|"
+    r"work\s+out|share|show|teach|provide|explain|pick|walk\s+me\s+through|lay\s+out)\b|"
     r"\byou\s+(?:\w+\s+){0,2}?(?:suggested|recommended|advised|proposed|told|said|"
     r"mentioned|gave|offered|came\s+up\s+with|listed|made|planned|wrote|drafted|"
-    r"put\s+together|worked\s+out)\b|\b(?:from|by)\s+you\b|"
-    r"\byour\s+(?:advice|suggestion|recommendation|idea|tip|answer|reply|pick|take)s?\b",
+    r"put\s+together|worked\s+out|shared|showed|shown|taught|provided|explained|picked|"
+    r"walked\s+me\s+through|laid\s+out)\b|\b(?:from|by)\s+you\b|"
+    r"\byour\s+(?:advice|suggestion|recommendation|idea|tip|answer|reply|pick|take|plan|"
+    r"list|recipe|steps|script|checklist|schedule)s?\b",
     re.IGNORECASE,
 )
 """A question about what the assistant said ("what did you suggest...", "the film you
@@ -871,11 +884,12 @@ _PART_BREAK = re.compile(
 _AND_PART_BREAK = re.compile(_AND_BREAK, re.IGNORECASE)
 _BACK_REFERENCE = re.compile(
     r"\b(?:it|its|he|him|his|she|her|hers|they|them|their|theirs|there|then|that|this|"
-    r"these|those)\b|^(?:if\s+(?:not|so)|otherwise|or)\b",
+    r"these|those|each|both)\b|^(?:if\s+(?:not|so)|otherwise|or)\b",
     re.IGNORECASE,
 )
 """Words of a later part that refer to the first part's subject ("..., and how much
-did it cost?", "If not, who..."): that part asks nothing on its own."""
+did it cost?", "If not, who...", "Roughly how long for each part?", "Do both have
+step-free access?"): that part asks nothing on its own."""
 _PART_TERMS = 2
 """Content words each part of a question needs for the parts to be selected apart."""
 _MAX_PARTS = 4
@@ -1017,7 +1031,9 @@ def _about_the_user(
     the first person ("I", "my", "we", "our"; not "me", mostly a request: "remind me",
     "tell me") that does not ask what the assistant said (:data:`_TO_ASSISTANT`)
     keeps the user's messages at full score and the assistant's at
-    :data:`_OTHER_SPEAKER_FACTOR`, as a question naming a speaker of a transcript does.
+    :data:`_ASSISTANT_FACTOR`, lower than a question naming a speaker of a transcript
+    keeps the other speakers' (:data:`_OTHER_SPEAKER_FACTOR`): the assistant's long
+    replies restate the user's topic in more words than any other speaker does.
     """
     if not _FIRST_PERSON.search(query) or _TO_ASSISTANT.search(query) or not len(positions):
         return fused
@@ -1027,7 +1043,7 @@ def _about_the_user(
     ai = roles[positions.astype(np.intp)]
     if not ai.any():
         return fused
-    return np.where(ai, fused * _OTHER_SPEAKER_FACTOR, fused)
+    return np.where(ai, fused * _ASSISTANT_FACTOR, fused)
 
 
 _ASSISTANT = "assistant"
@@ -1688,7 +1704,9 @@ class LocalSelector:
         primary = [i for i in order[: self.max_selected] if fused[i] >= RELATIVE_CUTOFF * top]
         chosen = set(primary)
         priority: dict[int, float] = {i: float(fused[i]) for i in primary}
-        linked = self._linked(query, priority, order[:_EXPANSION_POOL], scored, entries, excluded)
+        linked = self._linked(
+            query, priority, order[:_EXPANSION_POOL], scored, entries, messages, excluded
+        )
         for i, score in linked.items():
             priority[i] = max(priority.get(i, 0.0), score)
         # What completes the best matches: a name's other mentions, a hop, the date an
@@ -2545,6 +2563,7 @@ class LocalSelector:
         pool: list[int],
         scored: _Scored,
         entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
         excluded: Collection[int] = (),
     ) -> dict[int, float]:
         """Statements and changes about the same thing as a selected passage.
@@ -2553,9 +2572,12 @@ class LocalSelector:
         (enough of the same query terms, and a change cue) is the current truth: it
         ranks just above the statement it changes, even when it scored lower on its
         own, so a tight budget keeps the latest value rather than the superseded one.
-        Changes of changes follow (the latest of a chain ranks first). An earlier
-        statement that a selected change refers to ranks just below it. ``seeds`` maps
-        the selected slots to their priorities.
+        Changes of changes follow (the latest of a chain ranks first). The earlier
+        statements a selected change refers to rank just below it: at most
+        :data:`_EARLIER_PER_CHANGE` by the change's author, those naming the most of the
+        change's own words first (every earlier message sharing the change's query
+        words, "price" and "cost" in a bakery chat, pushed the next-best match out).
+        ``seeds`` maps the selected slots to their priorities.
         """
         query_terms = set(content_terms(query))
         index, best, fused = scored.lexical, scored.best_passage, scored.fused
@@ -2603,6 +2625,25 @@ class LocalSelector:
                         changes = changes or change
                 found = answers[key] = (shares, changes)
             return found
+
+        speakers, _ = index.speakers()
+
+        def author(slot: int) -> tuple[int, str]:
+            """Who wrote a message: its named speaker, if any, and its role."""
+            return int(speakers[slot]), messages[entries[slot].id].type
+
+        def value_terms(seed: int) -> frozenset[str]:
+            """The words of the seed's matching passage beyond the question's."""
+            pid = int(best[seed])
+            return index.passage_terms[pid] - query_terms if pid >= 0 else frozenset()
+
+        def all_terms(slot: int) -> frozenset[str]:
+            return frozenset().union(*(index.passage_terms[p] for p in index.doc_passages(slot)))
+
+        def raises(seed: int, slot: int) -> bool:
+            """Whether linking ``slot`` as the statement ``seed`` changes ranks it higher."""
+            score = _LINK_FACTOR * priority[seed] + _RECENCY_BONUS * float(fused[slot])
+            return score > max(priority.get(slot, 0.0), float(fused[slot]))
 
         def link(seed: int, slot: int, *, later: bool, promoted: list[int]) -> None:
             """Rank ``slot`` as a change of ``seed`` (``later``) or as the statement it
@@ -2662,6 +2703,7 @@ class LocalSelector:
                 need = max(1, (2 * len(terms) + 2) // 3)
                 # Only a change seed (first round) looks back; otherwise only later
                 # messages that state a change can be linked.
+                earlier: list[int] = []
                 for slot in pool if round_ == 0 and seed_changes else changing:
                     if slot == seed:
                         continue
@@ -2673,7 +2715,22 @@ class LocalSelector:
                     shares, changes = relation(slot, terms, need)
                     if not shares or (later and not changes):
                         continue
-                    link(seed, slot, later=later, promoted=promoted)
+                    if later:
+                        link(seed, slot, later=True, promoted=promoted)
+                    else:
+                        earlier.append(slot)
+                # A change refers to one earlier statement, or two, of its own author:
+                # those naming the most of the change's own words (the old value:
+                # "instead of a rooftop hall" / "will be a rooftop hall"), then the
+                # best-scoring, among those a link raises (one ranked above the link
+                # is there already).
+                earlier = [slot for slot in earlier if author(slot) == author(seed)]
+                if earlier:
+                    own = value_terms(seed)
+                    earlier.sort(key=lambda slot: (-len(own & all_terms(slot)), -fused[slot]))
+                raised = [slot for slot in earlier if raises(seed, slot)]
+                for slot in raised[:_EARLIER_PER_CHANGE]:
+                    link(seed, slot, later=False, promoted=promoted)
             if not promoted:
                 break
             frontier = promoted
