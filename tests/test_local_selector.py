@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from helpers import FILLER
+from helpers import FILLER, alternating
 from langgraph_librarian import LibrarianConfig
 from langgraph_librarian.index import update_index
 from langgraph_librarian.select import LocalSelector
@@ -1651,3 +1651,26 @@ def test_a_change_links_the_statement_naming_its_old_value():
     ids = select(chat(*texts), "How did the venue for the Porto retreat change?")
     assert ids[0] == len(texts) - 2
     assert ids.index(0) <= 2  # the value it replaces is linked, not left last
+
+
+def test_a_label_opening_a_users_message_names_no_other_author():
+    """A leading "Update: ..." reads like a transcript's "Caroline: ...", but in a user's chat
+    every user message is by one author (a change and the statement it changes are
+    linked by author; review leftover of the nineteenth session)."""
+    from langgraph_librarian.select.local import _lexical, _transcript_speakers
+
+    def speakers(messages):
+        history = [*messages, HumanMessage("?", id="q")]
+        entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+        index, _ = _lexical(history, entries)
+        raw, names = index.speakers()
+        return raw.tolist(), names, _transcript_speakers(index).tolist()
+
+    raw, names, authors = speakers(
+        alternating(["The budget is 40k.", "Noted.", "Update: the budget is now 45k.", "Ok."])
+    )
+    assert "update" in names and raw[2] >= 0  # read as a name by the lexical index...
+    assert authors == [-1, -1, -1, -1]  # ...but no author in a user's chat
+    lines = ["Caroline: I went to the parade.", "Melanie: Nice!"] * 3
+    raw, _, authors = speakers(alternating(lines))
+    assert authors == raw and min(authors) >= 0  # a transcript keeps its speakers

@@ -1020,6 +1020,21 @@ _FIRST_PERSON = re.compile(r"\b(?:[Ii](?!\.\w)|[Mm]y|[Ww]e|[Oo]ur)\b")
 """The user speaking of themselves ("i.e." is no "I")."""
 
 
+def _transcript_speakers(index: IndexHead) -> np.ndarray:
+    """Each message's named speaker where the history is a transcript of named people
+    (as :func:`_about_speaker` reads one), else -1 for every message: in a user's chat a
+    leading "Update:" or "Batch:" names no one, and two of the user's messages are by
+    the same author whatever they open with."""
+    speakers, names = index.speakers()
+    n = len(speakers)
+    if len(names) >= 2 and n:
+        counts = np.bincount(speakers[speakers >= 0], minlength=len(names))
+        people = np.flatnonzero(counts >= _SPEAKER_SHARE * n)
+        if len(people) >= 2 and counts[people].sum() >= _TRANSCRIPT_SHARE * n:
+            return speakers
+    return np.full(n, -1, dtype=speakers.dtype)
+
+
 def _about_the_user(
     query: str, fused: np.ndarray, positions: np.ndarray, messages: Sequence[BaseMessage]
 ) -> np.ndarray:
@@ -2510,7 +2525,7 @@ class LocalSelector:
         later sentence read once, its first :data:`_RETIRED_CHARS` characters.
         """
         index, best, fused = scored.lexical, scored.best_passage, scored.fused
-        speakers, _ = index.speakers()
+        speakers = _transcript_speakers(index)
         query_terms = set(content_terms(query))
         rare = _rare_df(index)
         retires: dict[int, bool] = {}
@@ -2626,10 +2641,10 @@ class LocalSelector:
                 found = answers[key] = (shares, changes)
             return found
 
-        speakers, _ = index.speakers()
+        speakers = _transcript_speakers(index)
 
         def author(slot: int) -> tuple[int, str]:
-            """Who wrote a message: its named speaker, if any, and its role."""
+            """Who wrote a message: its speaker in a transcript, and its role."""
             return int(speakers[slot]), messages[entries[slot].id].type
 
         def value_terms(seed: int) -> frozenset[str]:
