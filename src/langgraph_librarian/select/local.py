@@ -991,14 +991,10 @@ def _about_speaker(
     and the names the question asks about when they were read (in a transcript), else
     ``None`` (the name bridge reads them once, not twice).
     """
+    people = _transcript_people(index)
+    if people is None:
+        return fused, -1, None
     speakers, names = index.speakers()
-    n = len(speakers)
-    if len(names) < 2 or n == 0:
-        return fused, -1, None
-    counts = np.bincount(speakers[speakers >= 0], minlength=len(names))
-    people = np.flatnonzero(counts >= _SPEAKER_SHARE * n)
-    if len(people) < 2 or counts[people].sum() < _TRANSCRIPT_SHARE * n:
-        return fused, -1, None
     asked = _asked_names(query, index)
     named = [int(p) for p in people if names[p] in asked]
     if len(named) == 2:
@@ -1020,19 +1016,30 @@ _FIRST_PERSON = re.compile(r"\b(?:[Ii](?!\.\w)|[Mm]y|[Ww]e|[Oo]ur)\b")
 """The user speaking of themselves ("i.e." is no "I")."""
 
 
-def _transcript_speakers(index: IndexHead) -> np.ndarray:
-    """Each message's named speaker where the history is a transcript of named people
-    (as :func:`_about_speaker` reads one), else -1 for every message: in a user's chat a
-    leading "Update:" or "Batch:" names no one, and two of the user's messages are by
-    the same author whatever they open with."""
+def _transcript_people(index: IndexHead) -> np.ndarray | None:
+    """The speakers (indices into the lexical index's names) who each wrote a tenth of
+    the messages, when the history is a transcript of named people (at least two of
+    them, and named speakers wrote most messages); else ``None``."""
     speakers, names = index.speakers()
     n = len(speakers)
-    if len(names) >= 2 and n:
-        counts = np.bincount(speakers[speakers >= 0], minlength=len(names))
-        people = np.flatnonzero(counts >= _SPEAKER_SHARE * n)
-        if len(people) >= 2 and counts[people].sum() >= _TRANSCRIPT_SHARE * n:
-            return speakers
-    return np.full(n, -1, dtype=speakers.dtype)
+    if len(names) < 2 or n == 0:
+        return None
+    counts = np.bincount(speakers[speakers >= 0], minlength=len(names))
+    people = np.flatnonzero(counts >= _SPEAKER_SHARE * n)
+    if len(people) < 2 or counts[people].sum() < _TRANSCRIPT_SHARE * n:
+        return None
+    return people
+
+
+def _transcript_speakers(index: IndexHead) -> np.ndarray:
+    """Each message's named speaker where the history is a transcript of named people
+    (:func:`_transcript_people`), else -1 for every message: in a user's chat a leading
+    "Update:" or "Batch:" names no one, and two of the user's messages are by the same
+    author whatever they open with."""
+    speakers, _ = index.speakers()
+    if _transcript_people(index) is not None:
+        return speakers
+    return np.full(len(speakers), -1, dtype=speakers.dtype)
 
 
 def _about_the_user(
