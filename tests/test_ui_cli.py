@@ -308,6 +308,21 @@ def test_librarian_ui_says_its_address_and_not_gradios_share_hint(tmp_path, monk
     assert "http://127.0.0.1:7861" in capsys.readouterr().err
 
 
+def test_librarian_ui_on_a_busy_port_fails_before_saying_it_starts(tmp_path, monkeypatch, capsys):
+    import socket
+
+    launched: list[object] = []
+    monkeypatch.setattr("langgraph_librarian.ui.launch", lambda *a, **k: launched.append(a))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code = main(["ui", "--db", str(tmp_path / "chat.db"), "--port", str(port)])
+    err = capsys.readouterr().err
+    assert code == 2 and not launched
+    assert f"cannot serve on 127.0.0.1:{port}" in err and "starting the web chat" not in err
+
+
 def test_terminal_chat_tells_unknown_commands_from_messages_that_start_with_a_slash(tmp_path):
     service = ChatService(tmp_path / "chat.db")
     script = io.StringIO(

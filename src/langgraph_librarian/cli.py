@@ -187,6 +187,7 @@ def _ui(args: argparse.Namespace) -> int:
             "the web UI needs Gradio: pip install 'langgraph-librarian[ui]' "
             "(from a checkout: pip install -e '.[ui]')"
         )
+    _check_port(args.host, args.port)
     service = _chat_service(args)
     from langgraph_librarian.ui import launch
 
@@ -199,13 +200,35 @@ def _ui(args: argparse.Namespace) -> int:
     except OSError as exc:  # the port is taken, or the host cannot be bound
         # Gradio's own text suggests an environment variable and a launch() argument;
         # this command's way is --port / --host.
-        raise CliError(
-            f"cannot serve on {args.host}:{args.port} (the port is in use, or the host "
-            "cannot be bound): choose another with --port (or --host)"
-        ) from exc
+        raise _cannot_serve(args.host, args.port) from exc
     finally:
         service.close()
     return 0
+
+
+def _cannot_serve(host: str, port: int) -> CliError:
+    return CliError(
+        f"cannot serve on {host}:{port} (the port is in use, or the host cannot be "
+        "bound): choose another with --port (or --host)"
+    )
+
+
+def _check_port(host: str, port: int) -> None:
+    """Fail before announcing the address when it cannot be bound (the port is taken):
+    Gradio finds out only after this command has printed that it is starting there."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        raise _cannot_serve(host, port) from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError:
+            raise _cannot_serve(host, port) from None
 
 
 def _announce(service: Any) -> None:

@@ -36,8 +36,9 @@ HELP = """commands:
   /demo             load the demo conversation into a new thread
   /quit             leave (Ctrl-D works too)
   /help             this list
-A line starting with / that is not a command is sent as a message; start it with //
-to send a message that begins with a command's name. Ctrl-C stops an answer."""
+A lone /word that is no command is taken for a mistyped one; other lines starting
+with / ("/etc/hosts is broken") are sent as messages; start a line with // to send a
+message that begins with a command's name. Ctrl-C stops an answer."""
 
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Control characters but newline and tab: a saved message (typed in any tab of the web
