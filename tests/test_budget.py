@@ -311,3 +311,31 @@ def test_a_tool_result_longer_than_the_whole_budget_is_cut_to_what_matches():
     assert position == 2
     agent.invoke({"messages": [HumanMessage("What was the latency of line7?")]}, thread)
     assert any("line7 status=ok latency=7ms" in str(m.content) for m in model.calls[-1])
+
+
+# -- the user message opening a selected answer's turn ----------------------------------------
+
+
+def test_the_opener_of_a_selected_answer_takes_room_from_the_recent_turns_not_the_budget():
+    # The selected answer (1) needs the user message that opened its turn (0). The room
+    # the selection leaves goes back to the earlier recent turn (2, 3), less the
+    # opener's: with all of it, the recent turn would come whole and the opener on top.
+    messages = _history([300, 60, 200, 200])
+    summaries = {0: "what the user asked " * 20, 2: "a question", 3: "an answer"}
+    whole = count_tokens([messages[p] for p in (1, 2, 3, 4)])
+    budget = whole + 40  # room for the recent turn whole, not for the opener too
+    out = hydrate(messages, [1], recent_turns=2, token_budget=budget, summaries=summaries)
+    assert out.positions[:2] == [0, 1] and out.messages[0].additional_kwargs.get(COMPACT_MARK)
+    assert count_tokens(out.messages) <= budget
+    assert out.compacted == [0, 2, 3]  # the recent turn short to make room for the opener
+
+
+def test_a_long_opener_comes_short_even_when_its_short_form_is_long():
+    # A recent message's short form may carry matching passages after its summary (a few
+    # thousand characters): as a turn opener it is cut, as it may pass the budget.
+    messages = _history([600, 100, 5, 5])
+    summaries = {0: "summary " + "passage " * 500}
+    out = hydrate(messages, [1], recent_turns=2, token_budget=1_000, summaries=summaries)
+    opener = out.messages[0]
+    assert out.positions[0] == 0 and opener.additional_kwargs.get(COMPACT_MARK)
+    assert len(opener.content) < 450

@@ -76,7 +76,10 @@ COMPACT_MARK = "librarian_compact"
 _COMPACT_MIN_TOKENS = 120
 """Recent messages shorter than this are never shortened: nothing to gain."""
 _OPENER_CHARS = 400
-"""A long turn opener with no summary yet is cut to this many characters."""
+"""A long turn opener comes as at most this many characters: its summary (an extractive
+one is shorter), else its start. It may come on top of the budget, so the matching
+passages a recent message's short form carries after its summary are cut from it (a
+650-token opener came as 570 tokens)."""
 _TOP_UNITS = 5
 """Selected units this high in the ranking are worth shortening earlier recent turns for."""
 
@@ -459,10 +462,17 @@ def _within_budget(
     if freed:
         order_of = {rank_pos: k for k, (rank_pos, _) in enumerate(units)}
         kept_units.sort(key=lambda unit: order_of[unit[0]])
-    # What the selection left unused goes back to the recent turns.
+    # What the selection left unused goes back to the recent turns, less the room the
+    # user message opening the earliest selected turn takes (see _opener), so that
+    # this one does not pass the budget.
     left = budget.total - used + budget.cost(list(shown.values()))
     if left > cap:
-        fit_recent(left)
+        selected = core.union(*(members for _, members in kept_units))
+        opening = _opener(messages, selected, starts, summaries, budget)
+        added = selected - core.union(*(members for _, members in kept_units))
+        if added:
+            left -= budget.cost([opening.get(p, messages[p]) for p in added])
+        fit_recent(max(left, cap))
     chosen = core | set(shown)
     for _, members in kept_units:
         chosen.update(members)
@@ -498,7 +508,10 @@ def _opener(
     if budget is None or budget.cost([messages[opener]]) < _COMPACT_MIN_TOKENS:
         return {}
     # Long: its index summary, else (an index that has not caught up) its start.
-    return {opener: compact_copy(messages[opener], _short_text(messages, opener, summaries))}
+    text = _short_text(messages, opener, summaries)
+    if len(text) > _OPENER_CHARS:
+        text = one_line(text, _OPENER_CHARS)
+    return {opener: compact_copy(messages[opener], text)}
 
 
 def _result(
