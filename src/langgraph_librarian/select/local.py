@@ -1752,16 +1752,14 @@ class LocalSelector:
             reached.add(i)
 
         positions = scored.positions
-        in_order = bool(np.all(positions[1:] >= positions[:-1]))
+        slot_at: dict[float, int] = {}
 
         def slot_of(position: int) -> int | None:
-            # The last entry at that position (as a dict keyed by position would give);
-            # entries in message order (as the Librarian passes them) by bisection.
-            if not in_order:
-                found = np.flatnonzero(positions == position)
-                return int(found[-1]) if found.size else None
-            after = int(np.searchsorted(positions, position, side="right"))
-            return after - 1 if after and positions[after - 1] == position else None
+            # The last entry at that position: a dict built at the first call (a few
+            # dozen calls a turn, each a NumPy search before, cost more than the dict).
+            if not slot_at and len(positions):
+                slot_at.update(zip(positions.tolist(), range(len(positions)), strict=True))
+            return slot_at.get(position)
 
         # A question asking for a list or a count ("What activities does Melanie do?",
         # "How many times...") is answered by many matches, each on its own: the
