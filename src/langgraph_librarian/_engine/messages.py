@@ -17,6 +17,7 @@ from langchain_core.messages import (
     SystemMessage,
     message_chunk_to_message,
 )
+from pydantic import BaseModel
 
 __all__ = [
     "content_hash",
@@ -28,6 +29,7 @@ __all__ = [
     "message_text",
     "output_text",
     "stopped_at_length",
+    "tool_calls_of",
     "tool_groups",
     "typed_message",
 ]
@@ -272,6 +274,43 @@ def latest_human_text(messages: Sequence[BaseMessage]) -> str:
         if message.type == "human":
             return message_text(message)
     return ""
+
+
+_PLAIN_TYPES: dict[type, bool] = {}
+
+
+def _plain_type(cls: type) -> bool:
+    """Whether a ``cls`` instance's ``tool_calls`` is found as pydantic finds it: its
+    field, else its extra field, the class defining no attribute of that name."""
+    plain = _PLAIN_TYPES.get(cls)
+    if plain is None:
+        plain = _PLAIN_TYPES[cls] = (
+            issubclass(cls, BaseModel)
+            and cls.__getattribute__ is object.__getattribute__
+            and cls.__getattr__ is BaseModel.__getattr__  # type: ignore[attr-defined]
+            and not hasattr(cls, "tool_calls")
+            and "tool_calls" not in (getattr(cls, "__private_attributes__", None) or {})
+        )
+    return plain
+
+
+def tool_calls_of(message: BaseMessage) -> Any:
+    """``getattr(message, "tool_calls", None)``, fast for messages without the field.
+
+    Reading a missing attribute of a pydantic model raises and catches an
+    ``AttributeError`` (1.8 µs against 0.05 for a field): the selector's rules ask a
+    human message for its tool calls dozens of times a turn. The same value: the field,
+    else an extra field of that name (``HumanMessage(..., tool_calls=...)``), else
+    ``None``; any other class (its own ``__getattr__``, a property) is read with
+    ``getattr``.
+    """
+    if not _plain_type(type(message)):
+        return getattr(message, "tool_calls", None)
+    fields = message.__dict__
+    if "tool_calls" in fields:
+        return fields["tool_calls"]
+    extra = message.__pydantic_extra__
+    return extra.get("tool_calls") if extra else None
 
 
 def tool_groups(messages: Sequence[BaseMessage]) -> dict[int, list[int]]:

@@ -22,7 +22,7 @@ from langgraph_librarian._engine.failures import (
     embedding_failed,
     embeddings_down,
 )
-from langgraph_librarian._engine.messages import message_text
+from langgraph_librarian._engine.messages import message_text, tool_calls_of
 from langgraph_librarian._engine.static import STATIC_MODEL_ID, english_words
 from langgraph_librarian._engine.text import (
     DAYS,
@@ -524,8 +524,8 @@ def _same_speaker(one: BaseMessage, other: BaseMessage) -> bool:
         one.type == other.type
         and one.type in _SPEAKER_TYPES
         and _speaker(one) == _speaker(other)
-        and not getattr(one, "tool_calls", None)
-        and not getattr(other, "tool_calls", None)
+        and not tool_calls_of(one)
+        and not tool_calls_of(other)
     )
 
 
@@ -2026,7 +2026,7 @@ class LocalSelector:
             messages[pos].type == "human"
             and pos + 1 < len(messages)
             and messages[pos + 1].type == "ai"
-            and not getattr(messages[pos + 1], "tool_calls", None)
+            and not tool_calls_of(messages[pos + 1])
             and (_requests(text[:_SHORT_QUESTION_CHARS]) or bool(_PASTE.search(text)))
         )
 
@@ -2117,12 +2117,10 @@ class LocalSelector:
             return []
         offer = messages[pos]
         if offer.type == "human":
-            offers = pos + 1 < len(messages) and bool(
-                getattr(messages[pos + 1], "tool_calls", None)
-            )
+            offers = pos + 1 < len(messages) and bool(tool_calls_of(messages[pos + 1]))
         elif offer.type == "ai":
             offers = (
-                bool(getattr(offer, "tool_calls", None))
+                bool(tool_calls_of(offer))
                 or (pos > 0 and messages[pos - 1].type == "tool")
                 or len(_LISTED_ITEM.findall(message_text(offer)[:_OFFER_CHARS])) >= 2
             )
