@@ -48,7 +48,7 @@ from typing import Any
 
 os.environ.setdefault("LIBRARIAN_EMBEDDINGS", "none")
 
-from itertools import repeat
+from itertools import count
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
@@ -174,7 +174,10 @@ class _NoOpAfterAgent(AgentMiddleware):  # type: ignore[type-arg]
 
 
 def _fixed_reply_model() -> GenericFakeChatModel:
-    return GenericFakeChatModel(messages=iter(repeat(AIMessage(content="Noted, thanks."))))
+    # A new message object per turn: one object repeated gets its id on the first turn,
+    # and each later reply then replaced the earlier one (the thread became a run of user
+    # messages with one reply at its end, not a chat).
+    return GenericFakeChatModel(messages=(AIMessage(content="Noted, thanks.") for _ in count()))
 
 
 def agents(saver: PostgresSaver, store: PostgresStore) -> tuple[Any, Any, Any]:
