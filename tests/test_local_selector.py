@@ -1496,14 +1496,25 @@ def test_the_user_rule_needs_user_messages_and_a_first_person_question():
         AIMessage("Calling the weather tool.", id="a"),
         ToolMessage("12 degrees and rain", tool_call_id="t", id="t"),
     ]
-    assert np.array_equal(_about_the_user("What did I ask?", fused, positions, no_user), fused)
+    chat = _about_the_user  # with a chat of a user and an assistant (not a transcript)
+
+    def plain(query: str, history: list) -> np.ndarray:
+        return chat(query, fused, positions, history, lambda: False)
+
+    assert np.array_equal(plain("What did I ask?", no_user), fused)
     chat_ = [HumanMessage("hi", id="h"), AIMessage("hello", id="a"), HumanMessage("ok", id="o")]
-    lowered = _about_the_user("What did I ask?", fused, positions, chat_)
-    assert lowered[1] < 1.0 and lowered[0] == lowered[2] == 1.0
-    # "i.e." is no "I": a question in the third person is scored as is.
-    assert np.array_equal(
-        _about_the_user("Which tool, i.e. the app?", fused, positions, chat_), fused
-    )
+    lowered = plain("What did I ask?", chat_)
+    assert lowered[1] == 0.5 and lowered[0] == lowered[2] == 1.0
+    # "me" in a question is the user; in a request it says nothing.
+    assert plain("What did the nurse call me about?", chat_)[1] == 0.5
+    # "i.e." is no "I": a question in the third person keeps the assistant's at 0.7 in a
+    # user/assistant chat, and as is in a transcript of named people.
+    assert plain("Which tool, i.e. the app?", chat_)[1] == 0.7
+    assert plain("Can you remind me which tool?", chat_)[1] == 0.7
+    transcript = chat("Which tool, i.e. the app?", fused, positions, chat_, lambda: True)
+    assert np.array_equal(transcript, fused)
+    # A question about what the assistant said is scored as is.
+    assert np.array_equal(plain("What did you suggest?", chat_), fused)
 
 
 def test_a_later_message_retiring_the_stated_value_comes_with_the_statement():
@@ -1614,7 +1625,7 @@ def test_a_question_about_the_user_lowers_the_assistant_more_than_a_named_speake
     )
 
     chat_ = [HumanMessage("hi", id="h"), AIMessage("hello", id="a"), HumanMessage("ok", id="o")]
-    lowered = _about_the_user("What did I ask?", np.ones(3), np.arange(3.0), chat_)
+    lowered = _about_the_user("What did I ask?", np.ones(3), np.arange(3.0), chat_, lambda: False)
     assert lowered[1] == _ASSISTANT_FACTOR < _OTHER_SPEAKER_FACTOR
     # Asking what the assistant said ("the trick you taught me") lowers nothing.
     for question in (
@@ -1624,7 +1635,8 @@ def test_a_question_about_the_user_lowers_the_assistant_more_than_a_named_speake
         "What packing list did you share for my trip?",
     ):
         assert np.array_equal(
-            _about_the_user(question, np.ones(3), np.arange(3.0), chat_), np.ones(3)
+            _about_the_user(question, np.ones(3), np.arange(3.0), chat_, lambda: False),
+            np.ones(3),
         ), question
 
 

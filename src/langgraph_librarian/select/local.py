@@ -1014,6 +1014,14 @@ def _about_speaker(
 
 _FIRST_PERSON = re.compile(r"\b(?:[Ii](?!\.\w)|[Mm]y|[Ww]e|[Oo]ur)\b")
 """The user speaking of themselves ("i.e." is no "I")."""
+_ME_QUESTION = re.compile(
+    r"^\W*(?:(?:and|so|but|then|ok|okay|well|also)\W+)?(?:what|which|who|whom|whose|when|"
+    r"where|why|how)\b.*\bme\b",
+    re.IGNORECASE | re.DOTALL,
+)
+"""The user as the object of a wh-question ("What did the nurse call me about?",
+"Which leg's been giving me trouble?"); in a request ("Can you remind me...", "tell
+me") "me" says nothing of what is asked about."""
 
 
 def _transcript_people(index: IndexHead) -> np.ndarray | None:
@@ -1043,29 +1051,45 @@ def _transcript_speakers(index: IndexHead) -> np.ndarray:
 
 
 def _about_the_user(
-    query: str, fused: np.ndarray, positions: np.ndarray, messages: Sequence[BaseMessage]
+    query: str,
+    fused: np.ndarray,
+    positions: np.ndarray,
+    messages: Sequence[BaseMessage],
+    transcript: Callable[[], bool],
 ) -> np.ndarray:
     """Scores with the assistant's messages lowered, for a question about the user.
 
     "Which software do I use to send invoices?" is answered by what the user said ("I
     invoice through FreeAgent at the moment"), while the assistant's advice ("Send
     invoices the day the work is signed off") shares more of its words. A question in
-    the first person ("I", "my", "we", "our"; not "me", mostly a request: "remind me",
-    "tell me") that does not ask what the assistant said (:data:`_TO_ASSISTANT`)
-    keeps the user's messages at full score and the assistant's at
-    :data:`_ASSISTANT_FACTOR`, lower than a question naming a speaker of a transcript
-    keeps the other speakers' (:data:`_OTHER_SPEAKER_FACTOR`): the assistant's long
-    replies restate the user's topic in more words than any other speaker does.
+    the first person ("I", "my", "we", "our"; "me" in a question, not in a request:
+    "what did the nurse call me about?", not "remind me...") that does not ask what the
+    assistant said (:data:`_TO_ASSISTANT`) keeps the user's messages at full score and
+    the assistant's at :data:`_ASSISTANT_FACTOR`, lower than a question naming a speaker
+    of a transcript keeps the other speakers' (:data:`_OTHER_SPEAKER_FACTOR`): the
+    assistant's long replies restate the user's topic in more words than any other
+    speaker does. A question in the third person ("What is the school nurse doing for
+    the trip?", "When is the closing on the house?") asks about the user's world too,
+    in a chat of a user and an assistant (not a ``transcript`` of named people, whose
+    questions name their speakers): the assistant's messages keep
+    :data:`_OTHER_SPEAKER_FACTOR` there, as the assistant also brings facts of its own
+    (a tool's result, an itinerary it drew up).
     """
-    if not _FIRST_PERSON.search(query) or _TO_ASSISTANT.search(query) or not len(positions):
+    if _TO_ASSISTANT.search(query) or not len(positions):
         return fused
+    if _FIRST_PERSON.search(query) or _ME_QUESTION.search(query):
+        factor = _ASSISTANT_FACTOR
+    elif transcript():
+        return fused
+    else:
+        factor = _OTHER_SPEAKER_FACTOR
     roles = _assistant_messages(messages)
     if roles is None:  # no user message: no user to ask about
         return fused
     ai = roles[positions.astype(np.intp)]
     if not ai.any():
         return fused
-    return np.where(ai, fused * _ASSISTANT_FACTOR, fused)
+    return np.where(ai, fused * factor, fused)
 
 
 _ASSISTANT = "assistant"
@@ -1306,7 +1330,9 @@ class LocalSelector:
             fused = (1 - weight) * fused + weight * semantic
         fused, named, asked = _about_speaker(query, fused, index)
         if named < 0:
-            fused = _about_the_user(query, fused, positions, messages)
+            fused = _about_the_user(
+                query, fused, positions, messages, lambda: _transcript_people(index) is not None
+            )
         echo_scores = fused[echoes].copy()
         if echoes.size:
             fused[echoes] *= _ECHO_FACTOR
