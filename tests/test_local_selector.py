@@ -948,6 +948,23 @@ def test_what_asks_about_now():
         assert not _asks_now(question), question
 
 
+def test_what_asks_how_something_changed():
+    from langgraph_librarian.select.local import _asks_change
+
+    for question in (
+        "How did my return-to-work date change?",
+        "How has our guest count changed since we started planning?",
+        "And what changed about the venue?",
+    ):
+        assert _asks_change(question), question
+    for question in (
+        "I changed the wallpaper, does it look ok?",
+        "Please change the meeting to Friday.",
+        "Where do I live?",
+    ):
+        assert not _asks_change(question), question
+
+
 def test_a_change_of_state_must_be_about_the_question():
     from langgraph_librarian.select.local import _states_change, content_terms
 
@@ -959,6 +976,9 @@ def test_a_change_of_state_must_be_about_the_question():
     assert not changes("I started a new job at Orrery.", "Which city am I living in now?")
     assert changes("I started a new job at Orrery.", "Where is she working these days?")
     assert not changes("I switched my phone plan.", "Do I still live in Lyon?")
+    assert changes("They moved the closing to June 3.", "When is the closing now?")
+    assert changes("We found Harold's replacement, Mei-Ling.", "Is Harold still playing?")
+    assert not changes("They moved the closing to June 3.", "Which city do I live in now?")
 
 
 def test_a_hop_word_is_rare_by_a_capped_count_in_a_long_chat():

@@ -406,6 +406,19 @@ about what holds now."""
 _CLAUSE = re.compile(r"[.!?;,:\n]+")
 
 
+_CHANGE_WORD = re.compile(r"\bchang(?:e|ed|es)\b", re.IGNORECASE)
+
+
+def _asks_change(query: str) -> bool:
+    """Whether the query asks how something changed ("How did my start date change?",
+    "How has our guest count changed?"): a question clause with "change" in it. Its
+    answer holds the later change as well as the first statement."""
+    return any(
+        _QUESTION_START.search(clause) and _CHANGE_WORD.search(clause)
+        for clause in _CLAUSE.split(query)
+    )
+
+
 def _asks_now(query: str) -> bool:
     """Whether the query asks what holds now: a question clause (it starts with a question
     word and the query asks something) naming the present ("Which city do I live in now?",
@@ -457,10 +470,20 @@ _STATE_CHANGES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
         ),
     ),
     (re.compile(r"\bswitch(?:ed|ing) (?:to|over to)\b", re.IGNORECASE), frozenset()),
+    (
+        re.compile(
+            r"\b(?:(?:moved|pushed|put|brought) (?:it|them|that|this|things|the \w+) "
+            r"(?:back |forward |out )?(?:to|until|till)|postponed|rescheduled|replacement|"
+            r"replaced (?:by|with))\b",
+            re.IGNORECASE,
+        ),
+        frozenset(),
+    ),
 )
-"""Statements of a clear change of state (a move, a new job, a marriage, a switch), each
-with words of what it changes: a change counts when it shares a content word with the
-question or the best match, or when they name what it changes ("live" for a move)."""
+"""Statements of a clear change of state (a move, a new job, a marriage, a switch, a date
+moved or postponed, a replacement), each with words of what it changes: a change counts
+when it shares a content word with the question or the best match, or when they name
+what it changes ("live" for a move)."""
 
 
 def _states_change(text: str, topic: set[str], own: set[str]) -> bool:
@@ -2490,18 +2513,20 @@ class LocalSelector:
         messages: Sequence[BaseMessage],
         excluded: set[int],
     ) -> Iterator[tuple[int, float]]:
-        """For a question about what holds now, later changes stated by a best match's author.
+        """For a question about what holds now or how something changed, later changes
+        stated by a best match's author.
 
         "Which city do I live in now?" matches "We live in Lyon" best; the answer is a
         later "Big news: we moved to Aarhus", which shares no word with either, so
         neither the question's words nor the statement's link it (:meth:`_linked` needs
         one of them). For a question asking what holds now ("now", "currently", "still",
-        "these days"), the best-ranked later messages of the same author among the
+        "these days") or how something changed ("How did my return date change?"), the
+        best-ranked later messages of the same author among the
         expansion pool that state a change of state (a move, a new job, a sale, a
         switch) come in at the neighbour factor of the best match: below it, so a tight
         budget drops them first.
         """
-        if not _asks_now(query):
+        if not (_asks_now(query) or _asks_change(query)):
             return
         speakers, _ = scored.lexical.speakers()
         fused = scored.fused
