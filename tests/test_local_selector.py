@@ -1533,8 +1533,11 @@ def test_the_user_rule_needs_user_messages_and_a_first_person_question():
     assert plain("Can you remind me which tool?", chat_)[1] == 0.7
     transcript = chat("Which tool, i.e. the app?", fused, positions, chat_, lambda: True)
     assert np.array_equal(transcript, fused)
-    # A question about what the assistant said is scored as is.
-    assert np.array_equal(plain("What did you suggest?", chat_), fused)
+    # A question about what the assistant said lowers the user's messages instead (as is
+    # in a transcript).
+    assert list(plain("What did you suggest?", chat_)) == [0.7, 1.0, 0.7]
+    asked = chat("What did you suggest?", fused, positions, chat_, lambda: True)
+    assert np.array_equal(asked, fused)
 
 
 def test_a_later_message_retiring_the_stated_value_comes_with_the_statement():
@@ -1647,17 +1650,15 @@ def test_a_question_about_the_user_lowers_the_assistant_more_than_a_named_speake
     chat_ = [HumanMessage("hi", id="h"), AIMessage("hello", id="a"), HumanMessage("ok", id="o")]
     lowered = _about_the_user("What did I ask?", np.ones(3), np.arange(3.0), chat_, lambda: False)
     assert lowered[1] == _ASSISTANT_FACTOR < _OTHER_SPEAKER_FACTOR
-    # Asking what the assistant said ("the trick you taught me") lowers nothing.
+    # Asking what the assistant said ("the trick you taught me") lowers the user's.
     for question in (
         "What was the trick you taught me for my starter?",
         "Which exercises did you show me for my knee?",
         "Can you repeat your checklist for my move?",
         "What packing list did you share for my trip?",
     ):
-        assert np.array_equal(
-            _about_the_user(question, np.ones(3), np.arange(3.0), chat_, lambda: False),
-            np.ones(3),
-        ), question
+        scores = _about_the_user(question, np.ones(3), np.arange(3.0), chat_, lambda: False)
+        assert list(scores) == [_OTHER_SPEAKER_FACTOR, 1.0, _OTHER_SPEAKER_FACTOR], question
 
 
 def test_a_change_links_the_statement_naming_its_old_value():

@@ -1080,7 +1080,8 @@ def _about_the_user(
     messages: Sequence[BaseMessage],
     transcript: Callable[[], bool],
 ) -> np.ndarray:
-    """Scores with the assistant's messages lowered, for a question about the user.
+    """Scores with the assistant's messages lowered, for a question about the user (the
+    user's, for one about what the assistant said).
 
     "Which software do I use to send invoices?" is answered by what the user said ("I
     invoice through FreeAgent at the moment"), while the assistant's advice ("Send
@@ -1096,11 +1097,15 @@ def _about_the_user(
     in a chat of a user and an assistant (not a ``transcript`` of named people, whose
     questions name their speakers): the assistant's messages keep
     :data:`_OTHER_SPEAKER_FACTOR` there, as the assistant also brings facts of its own
-    (a tool's result, an itinerary it drew up).
+    (a tool's result, an itinerary it drew up). A question about what the assistant said
+    ("What late fee did you suggest?") keeps the user's messages at that factor in such a
+    chat: the user's request shares the question's words, the draft that answers it
+    fewer.
     """
-    if _TO_ASSISTANT.search(query) or not len(positions):
+    if not len(positions):
         return fused
-    if _FIRST_PERSON.search(query) or _ME_QUESTION.search(query):
+    about_assistant = bool(_TO_ASSISTANT.search(query))
+    if not about_assistant and (_FIRST_PERSON.search(query) or _ME_QUESTION.search(query)):
         factor = _ASSISTANT_FACTOR
     elif transcript():
         return fused
@@ -1110,6 +1115,8 @@ def _about_the_user(
     if roles is None:  # no user message: no user to ask about
         return fused
     ai = roles[positions.astype(np.intp)]
+    if about_assistant:  # the user's own messages are not what they ask about
+        return np.where(ai, fused, fused * factor)
     if not ai.any():
         return fused
     return np.where(ai, fused * factor, fused)
