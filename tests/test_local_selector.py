@@ -1516,27 +1516,38 @@ def test_the_user_rule_needs_user_messages_and_a_first_person_question():
         AIMessage("Calling the weather tool.", id="a"),
         ToolMessage("12 degrees and rain", tool_call_id="t", id="t"),
     ]
-    chat = _about_the_user  # with a chat of a user and an assistant (not a transcript)
 
     def plain(query: str, history: list) -> np.ndarray:
-        return chat(query, fused, positions, history, lambda: False)
+        # In a chat of a user and an assistant (not a transcript of named people).
+        return _about_the_user(query, fused, positions, history, lambda: False)
 
     assert np.array_equal(plain("What did I ask?", no_user), fused)
     chat_ = [HumanMessage("hi", id="h"), AIMessage("hello", id="a"), HumanMessage("ok", id="o")]
     lowered = plain("What did I ask?", chat_)
     assert lowered[1] == 0.5 and lowered[0] == lowered[2] == 1.0
-    # "me" in a question is the user; in a request it says nothing.
+    # "me" in a question is the user; in a request, after the question or after "you"
+    # (what the assistant did for the user) it says nothing.
     assert plain("What did the nurse call me about?", chat_)[1] == 0.5
+    assert plain("And which leg's been giving me trouble?", chat_)[1] == 0.5
+    for question in (
+        "How long is the Danube? Remind me.",
+        "What is ME/CFS?",
+    ):
+        assert plain(question, chat_)[1] != 0.5, question
+    # What the assistant did is asked about like what it said.
+    assert list(plain("Which hotel did you book for me?", chat_)) == [0.7, 1.0, 0.7]
+    # A question in another language is not read for its person.
+    assert np.array_equal(plain("Wann ist der Termin bei der Ärztin?", chat_), fused)
     # "i.e." is no "I": a question in the third person keeps the assistant's at 0.7 in a
     # user/assistant chat, and as is in a transcript of named people.
     assert plain("Which tool, i.e. the app?", chat_)[1] == 0.7
     assert plain("Can you remind me which tool?", chat_)[1] == 0.7
-    transcript = chat("Which tool, i.e. the app?", fused, positions, chat_, lambda: True)
+    transcript = _about_the_user("Which tool, i.e. the app?", fused, positions, chat_, lambda: True)
     assert np.array_equal(transcript, fused)
     # A question about what the assistant said lowers the user's messages instead (as is
     # in a transcript).
     assert list(plain("What did you suggest?", chat_)) == [0.7, 1.0, 0.7]
-    asked = chat("What did you suggest?", fused, positions, chat_, lambda: True)
+    asked = _about_the_user("What did you suggest?", fused, positions, chat_, lambda: True)
     assert np.array_equal(asked, fused)
 
 

@@ -311,17 +311,21 @@ _DATED_TEXT_CHARS = 4000
 _TO_ASSISTANT = re.compile(
     r"\b(?:did|have|had)\s+you\s+(?:\w+\s+){0,2}?(?:suggest|recommend|advise|propose|tell|"
     r"say|mention|give|offer|come\s+up\s+with|list|make|plan|write|draft|put\s+together|"
-    r"work\s+out|share|show|teach|provide|explain|pick|walk\s+me\s+through|lay\s+out)\b|"
+    r"work\s+out|share|show|teach|provide|explain|pick|walk\s+me\s+through|lay\s+out|"
+    r"book|order|reserve|find|send|fix|schedule|buy|add|set\s+up|create|build|calculate|"
+    r"choose)\b|"
     r"\byou\s+(?:\w+\s+){0,2}?(?:suggested|recommended|advised|proposed|told|said|"
     r"mentioned|gave|offered|came\s+up\s+with|listed|made|planned|wrote|drafted|"
     r"put\s+together|worked\s+out|shared|showed|shown|taught|provided|explained|picked|"
-    r"walked\s+me\s+through|laid\s+out)\b|\b(?:from|by)\s+you\b|"
+    r"walked\s+me\s+through|laid\s+out|booked|ordered|reserved|found|sent|fixed|scheduled|"
+    r"bought|added|set\s+up|created|built|calculated|chose|chosen)\b|\b(?:from|by)\s+you\b|"
     r"\byour\s+(?:advice|suggestion|recommendation|idea|tip|answer|reply|pick|take|plan|"
     r"list|recipe|steps|script|checklist|schedule)s?\b",
     re.IGNORECASE,
 )
-"""A question about what the assistant said ("what did you suggest...", "the film you
-mentioned", "your advice"): in the past, so "can you tell me when..." is a request."""
+"""A question about what the assistant said or did ("what did you suggest...", "the film
+you mentioned", "your advice", "which hotel did you book for me?"): in the past, so "can
+you tell me when..." is a request."""
 _LOWER_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_]+(?![^\W\d_])")
 _OWNER = re.compile(r"\b([A-Z][a-zà-ÿ]+)['\u2019\u02bc](?:s\b|(?=\s))")
 _NOT_OWNER = re.compile(r"\b[A-Z][a-zà-ÿ]+\b(?!['\u2019\u02bc])")
@@ -1039,12 +1043,14 @@ _FIRST_PERSON = re.compile(r"\b(?:[Ii](?!\.\w)|[Mm]y|[Ww]e|[Oo]ur)\b")
 """The user speaking of themselves ("i.e." is no "I")."""
 _ME_QUESTION = re.compile(
     r"^\W*(?:(?:and|so|but|then|ok|okay|well|also)\W+)?(?:what|which|who|whom|whose|when|"
-    r"where|why|how)\b.*\bme\b",
-    re.IGNORECASE | re.DOTALL,
+    r"where|why|how)\b(?:(?!\byou\b)[^?.!])*\b(?-i:me)\b",
+    re.IGNORECASE,
 )
 """The user as the object of a wh-question ("What did the nurse call me about?",
-"Which leg's been giving me trouble?"); in a request ("Can you remind me...", "tell
-me") "me" says nothing of what is asked about."""
+"Which leg's been giving me trouble?"), in its first sentence and with no "you" before
+it ("Which hotel did you book for me?" asks what the assistant did); in a request ("Can
+you remind me...", "How long is it? Remind me.") "me" says nothing of what is asked
+about."""
 
 
 def _transcript_people(index: IndexHead) -> np.ndarray | None:
@@ -1107,7 +1113,9 @@ def _about_the_user(
     about_assistant = bool(_TO_ASSISTANT.search(query))
     if not about_assistant and (_FIRST_PERSON.search(query) or _ME_QUESTION.search(query)):
         factor = _ASSISTANT_FACTOR
-    elif transcript():
+    elif transcript() or without_foreign_function_words(query) != query:
+        # A transcript's questions name their speakers; a question in another language
+        # is not read for its person at all.
         return fused
     else:
         factor = _OTHER_SPEAKER_FACTOR
