@@ -1043,14 +1043,17 @@ _FIRST_PERSON = re.compile(r"\b(?:[Ii](?!\.\w)|[Mm]y|[Ww]e|[Oo]ur)\b")
 """The user speaking of themselves ("i.e." is no "I")."""
 _ME_QUESTION = re.compile(
     r"^\W*(?:(?:and|so|but|then|ok|okay|well|also)\W+)?(?:what|which|who|whom|whose|when|"
-    r"where|why|how)\b(?:(?!\byou\b)[^?.!])*\b(?-i:me)\b",
+    r"where|why|how)\b(?:(?!\byou\b)[^?.!])*?"
+    r"\b(?:did|was|were|had|has\s+been|have\s+been|'s\s+been|[a-z]{3,}ed)\b"
+    r"(?:(?!\byou\b)[^?.!])*\b(?-i:me)\b",
     re.IGNORECASE,
 )
-"""The user as the object of a wh-question ("What did the nurse call me about?",
-"Which leg's been giving me trouble?"), in its first sentence and with no "you" before
-it ("Which hotel did you book for me?" asks what the assistant did); in a request ("Can
-you remind me...", "How long is it? Remind me.") "me" says nothing of what is asked
-about."""
+"""The user as the object of a wh-question about what happened ("What did the nurse call
+me about?", "Which leg's been giving me trouble?", "What pushed me into it?"), in its
+first sentence and with no "you" before it ("Which hotel did you book for me?" asks what
+the assistant did). "What would the plan cost me?" or "What's the command for me?" ask
+for information, as a request does ("Can you remind me...", "How long is it? Remind
+me."): "me" says nothing of what they ask about there."""
 
 
 def _transcript_people(index: IndexHead) -> np.ndarray | None:
