@@ -1718,3 +1718,28 @@ def test_a_label_opening_a_users_message_names_no_other_author():
     lines = ["Caroline: I went to the parade.", "Melanie: Nice!"] * 3
     raw, _, authors = speakers(alternating(lines))
     assert authors == raw and min(authors) >= 0  # a transcript keeps its speakers
+
+
+def test_a_link_to_the_assistant_keeps_the_role_weight_of_a_question_about_the_user():
+    """A name's other mention bridged from the user's best match is weighed as its own
+    match would be: the assistant's reply naming Rafael at length, for a question about
+    the user, keeps the assistant's share (it came at the bridge's full score). Scoring
+    keeps the role weights it applied for the links and completions to read."""
+    messages = _plain(
+        "good news, Rafael, the art director at Bramble, loved the second logo concept",
+        "Wonderful! When you send Rafael the next round, give Rafael two options, ask "
+        "Rafael for written sign-off, and remind Rafael of the schedule you agreed.",
+        "the printer quote for the menus came in at 300 dollars",
+        "That is a fair price for a short run.",
+        "ugh, Rafael now wants the logo in three colorways by Friday",
+        "Three colorways by Friday is tight but doable.",
+    )
+    history, entries = indexed(messages, "what did the Bramble art director ask me for?")
+    selection = LocalSelector().select(
+        "what did the Bramble art director ask me for?", history, entries
+    )
+    assert 0 in selection.ids and 4 in selection.ids
+    scored = LocalSelector()._score(
+        "what did the Bramble art director ask me for?", history, entries, None
+    )
+    assert scored.weights is not None and list(scored.weights[:2]) == [1.0, 0.5]

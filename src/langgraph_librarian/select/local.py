@@ -690,6 +690,9 @@ class _Scored:
     asked: frozenset[str] | None = None
     """The names the question asks about (:func:`_asked_names`), when scoring read them
     (in a transcript); ``None``: not read yet."""
+    weights: np.ndarray | None = None
+    """The role multipliers :func:`_about_the_user` applied for a question about the user
+    in the first person, which links and completions apply too (``None``: none)."""
 
 
 @dataclass(frozen=True)
@@ -1111,26 +1114,42 @@ def _about_the_user(
     chat: the user's request shares the question's words, the draft that answers it
     fewer.
     """
+    weights, _ = _user_weights(query, positions, messages, transcript)
+    return fused if weights is None else fused * weights
+
+
+def _user_weights(
+    query: str,
+    positions: np.ndarray,
+    messages: Sequence[BaseMessage],
+    transcript: Callable[[], bool],
+) -> tuple[np.ndarray | None, bool]:
+    """The role multipliers :func:`_about_the_user` applies to each entry (``None``:
+    none), and whether the question is about the user in the first person (the
+    assistant's messages at :data:`_ASSISTANT_FACTOR`)."""
     if not len(positions):
-        return fused
+        return None, False
     about_assistant = bool(_TO_ASSISTANT.search(query))
-    if not about_assistant and (_FIRST_PERSON.search(query) or _ME_QUESTION.search(query)):
+    first_person = not about_assistant and bool(
+        _FIRST_PERSON.search(query) or _ME_QUESTION.search(query)
+    )
+    if first_person:
         factor = _ASSISTANT_FACTOR
     elif transcript() or without_foreign_function_words(query) != query:
         # A transcript's questions name their speakers; a question in another language
         # is not read for its person at all.
-        return fused
+        return None, False
     else:
         factor = _OTHER_SPEAKER_FACTOR
     roles = _assistant_messages(messages)
     if roles is None:  # no user message: no user to ask about
-        return fused
+        return None, False
     ai = roles[positions.astype(np.intp)]
     if about_assistant:  # the user's own messages are not what they ask about
-        return np.where(ai, fused, fused * factor)
+        return np.where(ai, 1.0, factor), False
     if not ai.any():
-        return fused
-    return np.where(ai, fused * factor, fused)
+        return None, False
+    return np.where(ai, factor, 1.0), first_person
 
 
 _ASSISTANT = "assistant"
@@ -1370,10 +1389,14 @@ class LocalSelector:
             weight = self._profile.semantic_weight
             fused = (1 - weight) * fused + weight * semantic
         fused, named, asked = _about_speaker(query, fused, index)
+        weights = link_weights = None
         if named < 0:
-            fused = _about_the_user(
-                query, fused, positions, messages, lambda: _transcript_people(index) is not None
+            weights, first_person = _user_weights(
+                query, positions, messages, lambda: _transcript_people(index) is not None
             )
+            if weights is not None:
+                fused = fused * weights
+                link_weights = weights if first_person else None
         echo_scores = fused[echoes].copy()
         if echoes.size:
             fused[echoes] *= _ECHO_FACTOR
@@ -1382,7 +1405,17 @@ class LocalSelector:
             fused = fused + _RECENCY_BONUS * (fused > 0) * positions / max(positions.max(), 1.0)
         again = [(slot, float(fused[slot])) for slot in asked_again]
         return _Scored(
-            fused, index, best, cosines, echoes, echo_scores, again, positions, named, asked
+            fused,
+            index,
+            best,
+            cosines,
+            echoes,
+            echo_scores,
+            again,
+            positions,
+            named,
+            asked,
+            link_weights,
         )
 
     def _cosines(self, query_vector: Sequence[float] | None, index: IndexHead) -> np.ndarray | None:
@@ -1796,7 +1829,16 @@ class LocalSelector:
         linked = self._linked(
             query, priority, order[:_EXPANSION_POOL], scored, entries, messages, excluded
         )
+        # For a question about the user in the first person, a link or completion keeps
+        # the role weight of the message it brings (the assistant's reply bridged from
+        # the user's match counts as the assistant's own match does). Not for a question
+        # in the third person: the assistant's messages there keep most of their score,
+        # and a fact the assistant stated is reached through a link (the second half of
+        # "who leads Blue Atlas, and what is Wen allergic to?").
+        weights = scored.weights
         for i, score in linked.items():
+            if weights is not None:
+                score *= float(weights[i])
             priority[i] = max(priority.get(i, 0.0), score)
         # What completes the best matches: a name's other mentions, a hop, the date an
         # event is relative to, the sitting's dateline, the assistant's reply, the reply
@@ -1815,6 +1857,8 @@ class LocalSelector:
         # floor, as it keeps a linked change).
         reached: set[int] = set()
         for i, score in completions:
+            if weights is not None:
+                score *= float(weights[i])
             priority[i] = max(priority.get(i, 0.0), score)
             reached.add(i)
 
