@@ -1534,6 +1534,10 @@ def test_the_user_rule_needs_user_messages_and_a_first_person_question():
         "What is ME/CFS?",
     ):
         assert plain(question, chat_)[1] != 0.5, question
+    # A how-to question asks for the assistant's instructions (the third-person share).
+    assert plain("How do I make the roasted rhubarb?", chat_)[1] == 0.7
+    assert plain("How much lamb do we need for ten people?", chat_)[1] == 0.7
+    assert plain("How many guests are we having?", chat_)[1] == 0.5
     # What the assistant did is asked about like what it said.
     assert list(plain("Which hotel did you book for me?", chat_)) == [0.7, 1.0, 0.7]
     # A question in another language is not read for its person.

@@ -1059,6 +1059,16 @@ for information, as a request does ("Can you remind me...", "How long is it? Rem
 me."): "me" says nothing of what they ask about there."""
 
 
+_HOW_TO = re.compile(
+    r"^\W*(?:(?:and|so|but|then|ok|okay|well|also)\W+)?how\s+(?:(?:do|can|should|would)\s+"
+    r"(?:i|we)\b|(?:much|many|long)\b[^?.!]*\b(?:do|should|would)\s+(?:i|we)\s+need\b)",
+    re.IGNORECASE,
+)
+"""A question asking how to do something or how much of it is needed ("How do I make the
+roasted rhubarb?", "How much lamb do I need for ten?"): in the first person, but asking
+for the assistant's instructions, as a request does, not for what the user said."""
+
+
 def _transcript_people(index: IndexHead) -> np.ndarray | None:
     """The speakers (indices into the lexical index's names) who each wrote a tenth of
     the messages, when the history is a transcript of named people (at least two of
@@ -1130,8 +1140,10 @@ def _user_weights(
     if not len(positions):
         return None, False
     about_assistant = bool(_TO_ASSISTANT.search(query))
-    first_person = not about_assistant and bool(
-        _FIRST_PERSON.search(query) or _ME_QUESTION.search(query)
+    first_person = (
+        not about_assistant
+        and not _HOW_TO.search(query)
+        and bool(_FIRST_PERSON.search(query) or _ME_QUESTION.search(query))
     )
     if first_person:
         factor = _ASSISTANT_FACTOR
