@@ -309,12 +309,12 @@ _DATELINE_HABIT = 2
 _DATED_TEXT_CHARS = 4000
 """How much of a match is read for a date of its own (a pasted log need not be read whole)."""
 _TO_ASSISTANT = re.compile(
-    r"\b(?:did|have|had)\s+you\s+(?:\w+\s+){0,2}?(?:suggest|recommend|advise|propose|tell|"
+    r"\b(?:did|have|had)\s+you\s+(?:(?!(?:i|we|my|our|me|and)\b)\w+\s+){0,2}?(?:suggest|recommend|advise|propose|tell|"
     r"say|mention|give|offer|come\s+up\s+with|list|make|plan|write|draft|put\s+together|"
     r"work\s+out|share|show|teach|provide|explain|pick|walk\s+me\s+through|lay\s+out|"
     r"book|order|reserve|find|send|fix|schedule|buy|add|set\s+up|create|build|calculate|"
     r"choose)\b|"
-    r"\byou\s+(?:\w+\s+){0,2}?(?:suggested|recommended|advised|proposed|told|said|"
+    r"\byou\s+(?:(?!(?:i|we|my|our|me|and)\b)\w+\s+){0,2}?(?:suggested|recommended|advised|proposed|told|said|"
     r"mentioned|gave|offered|came\s+up\s+with|listed|made|planned|wrote|drafted|"
     r"put\s+together|worked\s+out|shared|showed|shown|taught|provided|explained|picked|"
     r"walked\s+me\s+through|laid\s+out|booked|ordered|reserved|found|sent|fixed|scheduled|"
@@ -325,7 +325,8 @@ _TO_ASSISTANT = re.compile(
 )
 """A question about what the assistant said or did ("what did you suggest...", "the film
 you mentioned", "your advice", "which hotel did you book for me?"): in the past, so "can
-you tell me when..." is a request."""
+you tell me when..." is a request. The words between "you" and the verb are never the
+user's ("What did I tell you I ordered?" asks what the user did)."""
 _LOWER_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_]+(?![^\W\d_])")
 _OWNER = re.compile(r"\b([A-Z][a-zà-ÿ]+)['\u2019\u02bc](?:s\b|(?=\s))")
 _NOT_OWNER = re.compile(r"\b[A-Z][a-zà-ÿ]+\b(?!['\u2019\u02bc])")
@@ -410,13 +411,15 @@ about what holds now."""
 _CLAUSE = re.compile(r"[.!?;,:\n]+")
 
 
-_CHANGE_WORD = re.compile(r"\bchang(?:e|ed|es)\b", re.IGNORECASE)
+_CHANGE_WORD = re.compile(r"\bchanged\b|\b(?:did|has|have|had)\b[^?.!]*\bchange\b", re.IGNORECASE)
 
 
 def _asks_change(query: str) -> bool:
     """Whether the query asks how something changed ("How did my start date change?",
-    "How has our guest count changed?"): a question clause with "change" in it. Its
-    answer holds the later change as well as the first statement."""
+    "How has our guest count changed?"): a question clause with "changed", or "change"
+    after did/has/have/had. Its answer holds the later change as well as the first
+    statement. A request or a how-to ("What should I change in my CV?", "How do I change
+    the filter?") asks no such thing."""
     return any(
         _QUESTION_START.search(clause) and _CHANGE_WORD.search(clause)
         for clause in _CLAUSE.split(query)
@@ -476,16 +479,19 @@ _STATE_CHANGES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (re.compile(r"\bswitch(?:ed|ing) (?:to|over to)\b", re.IGNORECASE), frozenset()),
     (
         re.compile(
-            r"\b(?:(?:moved|pushed|put|brought) (?:it|them|that|this|things|the \w+) "
-            r"(?:back |forward |out )?(?:to|until|till)|postponed|rescheduled|replacement|"
-            r"replaced (?:by|with))\b",
+            r"\b(?:moved|pushed|bumped) (?:it|them|that|this|the \w+) (?:back |forward )?"
+            r"(?:to|until|till) (?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|jan|feb|mar|apr|"
+            r"may|jun|jul|aug|sep|oct|nov|dec|next|\d)|\b(?:postponed|rescheduled)\b|"
+            r"\b(?:found|hired|got|have) (?:a |an |our |my |the )?(?:[a-z]+['\u2019]s )?"
+            r"replacement\b|\breplaced (?:by|with)\b",
             re.IGNORECASE,
         ),
         frozenset(),
     ),
 )
 """Statements of a clear change of state (a move, a new job, a marriage, a switch, a date
-moved or postponed, a replacement), each with words of what it changes: a change counts
+moved to a day or date or postponed, someone's replacement found), each with words of
+what it changes: a change counts
 when it shares a content word with the question or the best match, or when they name
 what it changes ("live" for a move)."""
 
@@ -1044,19 +1050,40 @@ def _about_speaker(
 
 _FIRST_PERSON = re.compile(r"\b(?:[Ii](?!\.\w)|[Mm]y|[Ww]e|[Oo]ur)\b")
 """The user speaking of themselves ("i.e." is no "I")."""
-_ME_QUESTION = re.compile(
+_WH_START = re.compile(
     r"^\W*(?:(?:and|so|but|then|ok|okay|well|also)\W+)?(?:what|which|who|whom|whose|when|"
-    r"where|why|how)\b(?:(?!\byou\b)[^?.!])*?"
-    r"\b(?:did|was|were|had|has\s+been|have\s+been|'s\s+been|[a-z]{3,}ed)\b"
-    r"(?:(?!\byou\b)[^?.!])*\b(?-i:me)\b",
+    r"where|why|how)\b",
     re.IGNORECASE,
 )
-"""The user as the object of a wh-question about what happened ("What did the nurse call
-me about?", "Which leg's been giving me trouble?", "What pushed me into it?"), in its
-first sentence and with no "you" before it ("Which hotel did you book for me?" asks what
-the assistant did). "What would the plan cost me?" or "What's the command for me?" ask
-for information, as a request does ("Can you remind me...", "How long is it? Remind
-me."): "me" says nothing of what they ask about there."""
+_SENTENCE_END = re.compile(r"[?!]|\.(?=\s|$)")
+_YOU = re.compile(r"\byou\b", re.IGNORECASE)
+_ME = re.compile(r"\bme\b")
+_HAPPENED = re.compile(
+    r"\b(?:did|was|were|had|has\s+been|have\s+been|'s\s+been|gave|told|sent|lent|brought|"
+    r"bought|got|took|left|owed|paid|made|showed|[a-z]{3,}ed)\b",
+    re.IGNORECASE,
+)
+
+
+def _me_question(query: str) -> bool:
+    """Whether the query is a wh-question about what happened to the user ("What did the
+    nurse call me about?", "Which leg's been giving me trouble?", "Who lent me the
+    tent?"): "me" in its first sentence, after a past form and before any "you"
+    ("Which hotel did you book for me?" asks what the assistant did). "What would the
+    plan cost me?" or "What's the command for me?" ask for information, as a request
+    does ("Can you remind me...", "How long is it? Remind me."): "me" says nothing of
+    what they ask about there. Each step is one scan (no backtracking over the text)."""
+    if not _WH_START.search(query):
+        return False
+    end = _SENTENCE_END.search(query)
+    first = query[: end.start()] if end else query
+    you = _YOU.search(first)
+    if you:
+        first = first[: you.start()]
+    at = first.rfind(" me")  # the last "me" (a cheap look, then the word test)
+    while at >= 0 and not _ME.match(first, at + 1):
+        at = first.rfind(" me", 0, at)
+    return at >= 0 and _HAPPENED.search(first, 0, at) is not None
 
 
 _HOW_TO = re.compile(
@@ -1143,7 +1170,7 @@ def _user_weights(
     first_person = (
         not about_assistant
         and not _HOW_TO.search(query)
-        and bool(_FIRST_PERSON.search(query) or _ME_QUESTION.search(query))
+        and bool(_FIRST_PERSON.search(query) or _me_question(query))
     )
     if first_person:
         factor = _ASSISTANT_FACTOR
@@ -2596,8 +2623,9 @@ class LocalSelector:
         one of them). For a question asking what holds now ("now", "currently", "still",
         "these days") or how something changed ("How did my return date change?"), the
         best-ranked later messages of the same author among the
-        expansion pool that state a change of state (a move, a new job, a sale, a
-        switch) come in at the neighbour factor of the best match: below it, so a tight
+        expansion pool that state a change of state (:data:`_STATE_CHANGES`: a move, a
+        new job, a switch, a date moved) come in at the neighbour factor of the best
+        match: below it, so a tight
         budget drops them first.
         """
         if not (_asks_now(query) or _asks_change(query)):
