@@ -103,9 +103,12 @@ def test_the_next_topic_after_a_restating_answer_is_not_promoted():
     ]
     ids = _select(history, "Which laptop did you suggest for video editing?")
     assert ids[0] == 1
-    # The landlord email ranks below the messages about laptops, if at all.
+    # The landlord email ranks below the messages about laptops that come, if at all. (A
+    # question about what the assistant said keeps the user's messages at 0.7: the
+    # user's later "Lenovo felt heavy" and "my old laptop" may fall under the cutoff.)
     landlord = ids.index(2) if 2 in ids else len(ids)
-    assert landlord > ids.index(8) and landlord > ids.index(10)
+    laptops = [ids.index(k) for k in (6, 8, 10) if k in ids]
+    assert laptops and all(landlord > at for at in laptops)
 
 
 def test_a_user_opening_with_the_question_then_other_news_still_asks_it():
