@@ -1758,3 +1758,26 @@ def test_a_link_to_the_assistant_keeps_the_role_weight_of_a_question_about_the_u
         "what did the Bramble art director ask me for?", history, entries, None
     )
     assert scored.weights is not None and list(scored.weights[:2]) == [1.0, 0.5]
+
+
+def test_a_reply_relaying_a_tool_result_is_not_lowered_as_the_assistant_s_own_words():
+    import numpy as np
+    from langchain_core.messages import ToolMessage
+
+    from langgraph_librarian.select.local import _about_the_user, _assistant_messages
+
+    call = {"name": "book_flight", "args": {"to": "DEN"}, "id": "c1"}
+    history = [
+        HumanMessage("Book me a flight to Denver on Friday morning.", id="h0"),
+        AIMessage("", tool_calls=[call], id="a1"),
+        ToolMessage('{"flight": "UA1423", "dep": "07:45"}', tool_call_id="c1", id="t2"),
+        AIMessage("Booked: UA 1423 departs at 7:45 on Friday.", id="a3"),
+        HumanMessage("Great, thanks.", id="h4"),
+        AIMessage("Have a good trip!", id="a5"),
+    ]
+    assert list(_assistant_messages(history)) == [False, True, False, False, False, True]
+    scores = _about_the_user(
+        "When does my flight leave?", np.ones(6), np.arange(6.0), history, lambda: False
+    )
+    # The relay of what the tool found keeps its score; the assistant's own words do not.
+    assert scores[3] == 1.0 and scores[5] == 0.5 and scores[1] == 0.5

@@ -1195,18 +1195,25 @@ _ASSISTANT = "assistant"
 
 
 def _assistant_messages(messages: Sequence[BaseMessage]) -> np.ndarray | None:
-    """Whether each message is the assistant's, kept with the history's view and
-    extended by each turn's new messages (no pass over the history per question);
+    """Whether each message is the assistant's own words, kept with the history's view
+    and extended by each turn's new messages (no pass over the history per question);
     ``None`` when no message is the user's (a transcript of named people, tool results
-    and the assistant alone)."""
+    and the assistant alone). A reply right after a tool's result relays what the tool
+    found ("UA 1423 departs at 7:45") rather than restating the user's topic: it is not
+    counted as the assistant's, and the user rule leaves it as it is."""
     view, n = view_of(messages)
     if not view.human_positions(n):
         return None
+    types = view.types
     with view.derived_lock:
         known: np.ndarray | None = view.cache.get(_ASSISTANT)
         if known is None or len(known) < n:
             start = 0 if known is None else len(known)
-            tail = np.fromiter((t == "ai" for t in view.types[start:n]), dtype=bool)
+            tail = np.fromiter(
+                (types[i] == "ai" and not (i and types[i - 1] == "tool") for i in range(start, n)),
+                dtype=bool,
+                count=n - start,
+            )
             known = tail if known is None else np.concatenate((known, tail))
             view.cache[_ASSISTANT] = known
     return known[:n]
