@@ -491,9 +491,8 @@ _STATE_CHANGES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
 )
 """Statements of a clear change of state (a move, a new job, a marriage, a switch, a date
 moved to a day or date or postponed, someone's replacement found), each with words of
-what it changes: a change counts
-when it shares a content word with the question or the best match, or when they name
-what it changes ("live" for a move)."""
+what it changes: a change counts when it shares a content word with the question or the
+best match, or when they name what it changes ("live" for a move)."""
 
 
 def _states_change(text: str, topic: set[str], own: set[str]) -> bool:
@@ -1146,10 +1145,12 @@ def _about_the_user(
     in a chat of a user and an assistant (not a ``transcript`` of named people, whose
     questions name their speakers): the assistant's messages keep
     :data:`_OTHER_SPEAKER_FACTOR` there, as the assistant also brings facts of its own
-    (a tool's result, an itinerary it drew up). A question about what the assistant said
-    ("What late fee did you suggest?") keeps the user's messages at that factor in such a
-    chat: the user's request shares the question's words, the draft that answers it
-    fewer.
+    (an itinerary it drew up); so they do for a how-to question (:data:`_HOW_TO`: "How
+    do I make the rhubarb?" asks for the assistant's instructions). A question about
+    what the assistant said or did ("What late fee did you suggest?") keeps the user's
+    messages at that factor in such a chat: the user's request shares the question's
+    words, the draft that answers it fewer. A reply relaying a tool's result is never
+    lowered (:func:`_assistant_messages`).
     """
     weights, _ = _user_weights(query, positions, messages, transcript)
     return fused if weights is None else fused * weights
