@@ -467,9 +467,10 @@ def _within_budget(
     # this one does not pass the budget.
     left = budget.total - used + budget.cost(list(shown.values()))
     if left > cap:
-        selected = core.union(*(members for _, members in kept_units))
+        kept = core.union(*(members for _, members in kept_units))
+        selected = set(kept)  # _opener adds the opener to it
         opening = _opener(messages, selected, starts, summaries, budget)
-        added = selected - core.union(*(members for _, members in kept_units))
+        added = selected - kept
         if added:
             left -= budget.cost([opening.get(p, messages[p]) for p in added])
         fit_recent(max(left, cap))

@@ -309,12 +309,14 @@ _DATELINE_HABIT = 2
 _DATED_TEXT_CHARS = 4000
 """How much of a match is read for a date of its own (a pasted log need not be read whole)."""
 _TO_ASSISTANT = re.compile(
-    r"\b(?:did|have|had)\s+you\s+(?:(?!(?:i|we|my|our|me|and)\b)\w+\s+){0,2}?(?:suggest|recommend|advise|propose|tell|"
+    r"\b(?:did|have|had)\s+you\s+(?:(?!(?:i|we|my|our|me|and)\b)\w+\s+){0,2}?"
+    r"(?:suggest|recommend|advise|propose|tell|"
     r"say|mention|give|offer|come\s+up\s+with|list|make|plan|write|draft|put\s+together|"
     r"work\s+out|share|show|teach|provide|explain|pick|walk\s+me\s+through|lay\s+out|"
     r"book|order|reserve|find|send|fix|schedule|buy|add|set\s+up|create|build|calculate|"
     r"choose)\b|"
-    r"\byou\s+(?:(?!(?:i|we|my|our|me|and)\b)\w+\s+){0,2}?(?:suggested|recommended|advised|proposed|told|said|"
+    r"\byou\s+(?:(?!(?:i|we|my|our|me|and)\b)\w+\s+){0,2}?"
+    r"(?:suggested|recommended|advised|proposed|told|said|"
     r"mentioned|gave|offered|came\s+up\s+with|listed|made|planned|wrote|drafted|"
     r"put\s+together|worked\s+out|shared|showed|shown|taught|provided|explained|picked|"
     r"walked\s+me\s+through|laid\s+out|booked|ordered|reserved|found|sent|fixed|scheduled|"
