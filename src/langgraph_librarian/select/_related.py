@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from functools import cache
+from functools import cache, lru_cache
+from itertools import islice
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -36,7 +37,7 @@ from langgraph_librarian._engine.text import DAYS, MONTHS, STOPWORDS, content_te
 from langgraph_librarian._engine.vectors import dot_rows, unit_vectors
 from langgraph_librarian.select.lexical import BM25Index, IndexHead
 
-__all__ = ["MIN_SIMILARITY", "PER_WORD", "learn_words", "related_words"]
+__all__ = ["MIN_SIMILARITY", "PER_WORD", "learn_words", "names_by_role", "related_words"]
 
 MIN_SIMILARITY = 0.5
 """Cosine a word of the history needs with a question word to count as related."""
@@ -296,3 +297,84 @@ def written_as_name(
                     continue  # "some Kombucha Brewing Tips": a heading's capitals
             inside = True
     return inside
+
+
+# -- names behind a role ------------------------------------------------------------------
+
+_ASKED_ROLE = re.compile(
+    r"\b(my|our|the)\s+([a-z]{3,}(?:-[a-z]+)*)(?:['\u2019]s)?\b", re.IGNORECASE
+)
+"""A person, animal or place the question calls by its role: "my husband", "our
+daughter's", "my sister-in-law", "the electrician"."""
+_ROLE_NAME = r"(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?([A-Z][a-zà-ÿ]+(?:[- ][A-Z][a-zà-ÿ]+)?)"
+"""A name, after a title ("Dr. Reyes" is Reyes), with its second part ("Ana Lima")."""
+_ROLE_PASSAGES = 40
+"""Passages holding a role word read for the names given to it (the first ones: a
+person is introduced early, and the postings are in order)."""
+_ROLES_READ = 4
+"""Roles of one question looked up (a pasted text may hold many "my ..."): the first."""
+ROLE_NAMES = 3
+"""A role given more names than this ("my friend" Priya, Tom, Ana, ...) brings none:
+the question does not say which one it means."""
+ROLE_WEIGHT = 1.0
+"""A role's name weighs as a question word: it is who the question asks about."""
+
+
+@lru_cache(maxsize=256)
+def _role_patterns(role: str, mine: bool) -> tuple[re.Pattern[str], ...]:
+    word = re.escape(role)
+    # "The electrician is a guy named Luis Ortega", "my boss will be someone called
+    # Graham", "a tile setter named Jun Park": a name given in so many words.
+    named = re.compile(rf"\b{word}\b[^.!?\n]{{0,40}}?\b(?:named|called)\s+{_ROLE_NAME}")
+    if not mine:
+        return (named,)
+    owner = rf"(?:[Mm]y|[Oo]ur)\s+{word}"
+    return (
+        named,
+        # "my husband Javier", "our daughter, Alba", "my physio (Farah"
+        re.compile(rf"\b{owner}\s*[,(]?\s*{_ROLE_NAME}"),
+        # "Javier, my husband", "Farah (my physio", "Ruairi - my sister-in-law"
+        re.compile(rf"{_ROLE_NAME}\s*(?:,|\(|-|\u2013|\u2014)\s*{owner}\b"),
+    )
+
+
+def names_by_role(query: str, index: IndexHead) -> dict[str, float]:
+    """Names the history gives to a role the question uses -> their weight.
+
+    "What work did my husband find in Toronto?" is answered by "Javier got a job!
+    He'll be teaching Spanish...", which says "Javier", not "my husband"; another message
+    set the two side by side ("my husband Javier", "Javier, my husband"). A role the
+    question writes after "my" or "our" brings the names written right beside it in the
+    history, and any role ("the electrician") the names given to it in so many words
+    ("the electrician is a guy named Luis Ortega"), read in the first
+    :data:`_ROLE_PASSAGES` passages holding the role word; when a role has at most
+    :data:`ROLE_NAMES` names that the question does not give already, their words join
+    the lexical query like related words. Only what sits right beside the role counts:
+    "my sister said Tom..." names no sister.
+    """
+    asked = {w.lower() for w in _WORD.findall(query)}
+    roles: dict[str, bool] = {}
+    for match in _ASKED_ROLE.finditer(query):
+        role = match.group(2).lower()
+        if role not in STOPWORDS:
+            roles[role] = roles.get(role, False) or match.group(1).lower() != "the"
+    out: dict[str, float] = {}
+    for role, mine in islice(roles.items(), _ROLES_READ):
+        terms = content_terms(role)
+        if not terms:
+            continue
+        names: dict[str, list[str]] = {}
+        patterns = _role_patterns(role, mine)
+        for pid in index.passages_with(terms[0], _ROLE_PASSAGES):
+            text = index.passage_text(pid)
+            for pattern in patterns:
+                for found in pattern.finditer(text):
+                    words = [w.lower() for w in found.group(1).split()]
+                    words = [w for w in words if w not in STOPWORDS and len(w) > 1]
+                    if words and not asked.intersection(words):
+                        names[" ".join(words)] = words
+        if 0 < len(names) <= ROLE_NAMES:
+            for words in names.values():
+                for name in words:
+                    out[name] = max(out.get(name, 0.0), ROLE_WEIGHT)
+    return out

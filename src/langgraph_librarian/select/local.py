@@ -56,6 +56,7 @@ from langgraph_librarian.select._evidence import (
 )
 from langgraph_librarian.select._related import (
     learn_words,
+    names_by_role,
     related_words,
     written_as_name,
     written_in_lower_case,
@@ -1409,6 +1410,13 @@ class LocalSelector:
             related = self._embedded(
                 lambda: related_words(embeddings, self._query_model or "", query, index)
             )
+        # A role the question uses ("my husband") brings the name the history gives it
+        # ("my husband Javier"): the answer may say only "Javier".
+        roles = names_by_role(query, index)
+        if roles:
+            related = dict(related or {})
+            for name, weight in roles.items():
+                related[name] = max(related.get(name, 0.0), weight)
         raw, best = index.score_passages(query, related)
         cosines = self._cosines(query_vector, index)
         # Filler ("Noted.", "Reply 8.") carries nothing on its own: it scores zero and

@@ -1,0 +1,106 @@
+"""A role the question uses ("my husband") brings the name the history gives it."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from helpers import FILLER
+from langgraph_librarian import LibrarianConfig
+from langgraph_librarian.index import update_index
+from langgraph_librarian.select import LocalSelector
+from langgraph_librarian.select._related import ROLE_NAMES, names_by_role
+from langgraph_librarian.select.lexical import BM25Index
+
+
+def _head(*texts: str):
+    index = BM25Index()
+    for i, text in enumerate(texts):
+        index.add(f"m{i}", text)
+    return index.head(len(texts))
+
+
+def test_the_name_set_beside_the_role_either_way_round():
+    head = _head(
+        "We are moving in August: me, my husband Javier and our daughter, Alba.",
+        "Farah (my physio) says the knee is fine.",
+        "I saw Dr. Reyes, my cardiologist, on Monday.",
+    )
+    assert names_by_role("What work did my husband find?", head) == {"javier": 1.0}
+    assert names_by_role("Where is our daughter's school?", head) == {"alba": 1.0}
+    assert names_by_role("What did my physio say?", head) == {"farah": 1.0}
+    # A title is not the name.
+    assert names_by_role("What did my cardiologist say?", head) == {"reyes": 1.0}
+
+
+def test_only_what_sits_right_beside_the_role_counts():
+    head = _head(
+        "My sister said Tom would call.",  # names no sister
+        "My husband and I went out.",  # "and" is no name
+        "I asked my boss. Maria from HR replied.",  # a sentence ends between them
+    )
+    for question in ("Where does my sister work?", "What did my husband buy?", "Who is my boss?"):
+        assert names_by_role(question, head) == {}
+
+
+def test_a_role_of_many_names_or_a_name_the_question_gives_brings_nothing():
+    friends = [f"I met my friend {n} for lunch." for n in ("Priya", "Tom", "Ana", "Liam")]
+    head = _head(*friends, "My sister Bea is visiting.")
+    assert len(friends) > ROLE_NAMES
+    assert names_by_role("What did my friend recommend?", head) == {}
+    assert names_by_role("When is my sister Bea arriving?", head) == {}
+    # Without "my" / "our" the word is not a role the user gave anyone.
+    assert names_by_role("What does a sister do?", head) == {}
+
+
+def _ranking(question: str) -> list[int]:
+    facts = [
+        "Big move coming: me, my husband Javier and the kids, all to Toronto.",
+        "Ok.",
+        f"{FILLER} The bank finally opened our account, so rent is sorted. {FILLER}",
+        "Noted.",
+        f"{FILLER} Great news, Javier starts teaching Spanish at a school on Monday! {FILLER}",
+        "Congratulations!",
+        f"{FILLER} My own work at the new office is intense but fun. {FILLER}",
+    ]
+    messages = [
+        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
+        for i, text in enumerate(facts)
+    ]
+    history = [*messages, HumanMessage(question, id="q")]
+    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    return [p for p, _ in LocalSelector(embeddings=None).rank(question, history, entries)]
+
+
+def test_the_message_that_says_only_the_name_is_found(monkeypatch):
+    question = "Where does my husband work now?"
+    # It shares no word with the question: lexically it is found through the name only.
+    ranked = _ranking(question)
+    assert 4 in ranked[:3]
+    from langgraph_librarian.select import local
+
+    monkeypatch.setattr(local, "names_by_role", lambda query, index: {})
+    assert 4 not in _ranking(question)
+
+
+def test_a_name_given_in_so_many_words_counts_for_any_role():
+    head = _head(
+        "The electrician is a guy named Luis Ortega, really nice.",
+        "We went over the weekend, Sarah came too.",
+        "My boss will be someone called Graham.",
+    )
+    assert names_by_role("What did the electrician quote us?", head) == {
+        "luis": 1.0,
+        "ortega": 1.0,
+    }
+    assert names_by_role("When does my boss want the report?", head) == {"graham": 1.0}
+    # Only "my" / "our" roles take the name beside them: "the weekend, Sarah" is no alias.
+    assert names_by_role("What did we do over the weekend?", head) == {}
+
+
+def test_a_hostile_question_reads_a_bounded_number_of_roles():
+    roles = [a + b + "ster" for a in "bcdfghjklm" for b in "aeiou"]  # 50 letter-only words
+    head = _head(*(f"my {role} {role.title()}son met us." for role in roles))
+    assert names_by_role(f"Where is my {roles[0]}?", head) == {f"{roles[0]}son": 1.0}
+    query = " ".join(f"my {role}" for role in roles * 8)
+    # Only the first roles are looked up (each a postings read and a few regexes).
+    assert len(names_by_role(query, head)) == 4
