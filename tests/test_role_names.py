@@ -104,3 +104,40 @@ def test_a_hostile_question_reads_a_bounded_number_of_roles():
     query = " ".join(f"my {role}" for role in roles * 8)
     # Only the first roles are looked up (each a postings read and a few regexes).
     assert len(names_by_role(query, head)) == 4
+
+
+def test_when_a_call_a_line_break_or_a_common_word_is_no_name():
+    head = _head(
+        "I'm seeing my mom Monday, and our flight Tuesday is early.",
+        "My sister called Dad yesterday.",  # a call made, not a name given
+        "the electrician fixed the dog named Rex",  # another thing between them
+        "off to visit my aunt\nMelanie: Cool, have fun",  # a transcript's next line
+        "My boss Bill wants the slides.",
+        "The electricity bill came in high.",  # "Bill" is also a common word here
+        "Which is the one?",
+    )
+    for question in (
+        "What did my mom recommend?",
+        "When is our flight?",
+        "What did my sister say?",
+        "What did the electrician fix?",
+        "Where does my aunt live?",
+        "What does my boss want?",
+        "Which is the one?",
+    ):
+        assert names_by_role(question, head) == {}, question
+
+
+def test_spaces_beside_a_role_cost_linear_time():
+    import time
+
+    head = _head("my husband" + " " * 20_000 + "x")
+    start = time.perf_counter()
+    names_by_role("What did my husband say?", head)
+    # A quadratic pattern took seconds here; a linear one takes milliseconds.
+    assert time.perf_counter() - start < 1.0
+
+
+def test_a_role_introduced_with_an_article_is_called_its_name():
+    head = _head("I've started seeing a physio called Ulla about the shoulder.")
+    assert names_by_role("Which restaurant does my physio recommend?", head) == {"ulla": 1.0}

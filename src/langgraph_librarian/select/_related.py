@@ -306,8 +306,73 @@ _ASKED_ROLE = re.compile(
 )
 """A person, animal or place the question calls by its role: "my husband", "our
 daughter's", "my sister-in-law", "the electrician"."""
-_ROLE_NAME = r"(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?([A-Z][a-zà-ÿ]+(?:[- ][A-Z][a-zà-ÿ]+)?)"
-"""A name, after a title ("Dr. Reyes" is Reyes), with its second part ("Ana Lima")."""
+_ROLE_NAME = r"(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?[ \t]+)?([A-Z][a-zà-ÿ]+(?:[- ][A-Z][a-zà-ÿ]+)?)(?![\w:])"
+"""A name, after a title ("Dr. Reyes" is Reyes), with its second part ("Ana Lima"); not a
+speaker's label ("Melanie:" opens a transcript line). Spaces and tabs only: a line break
+ends what sits beside the role."""
+_NOT_ROLES = frozenset(
+    [
+        "one",
+        "ones",
+        "way",
+        "time",
+        "times",
+        "thing",
+        "things",
+        "day",
+        "days",
+        "week",
+        "weekend",
+        "month",
+        "year",
+        "morning",
+        "evening",
+        "night",
+        "place",
+        "name",
+        "end",
+        "same",
+        "other",
+        "last",
+        "first",
+        "next",
+        "best",
+        "rest",
+        "kind",
+        "sort",
+        "lot",
+        "part",
+        "point",
+        "moment",
+        "idea",
+        "plan",
+        "question",
+        "answer",
+        "problem",
+        "reason",
+    ]
+)
+"""Words after "the" / "my" that name no one ("the one", "my time", "the plan called ...")."""
+_NOT_NAMES = frozenset(
+    [
+        "today",
+        "tomorrow",
+        "tonight",
+        "yesterday",
+        "christmas",
+        "easter",
+        "thanksgiving",
+        "halloween",
+        "hanukkah",
+        "diwali",
+        "ramadan",
+        "eid",
+    ]
+)
+"""Capitalized words beside a role that are when, not who ("my mom Monday", "Today - my
+dentist"); weekday and month names are left out as well."""
+_DETERMINER = re.compile(r"\b(?:the|my|our|his|her|their|your|its)\b", re.IGNORECASE)
+_INDEFINITE = re.compile(r"\b(?:a|an|someone|somebody|is|was|be|['\u2019]s)\b", re.IGNORECASE)
 _ROLE_PASSAGES = 40
 """Passages holding a role word read for the names given to it (the first ones: a
 person is introduced early, and the postings are in order)."""
@@ -321,20 +386,48 @@ ROLE_WEIGHT = 1.0
 
 
 @lru_cache(maxsize=256)
-def _role_patterns(role: str, mine: bool) -> tuple[re.Pattern[str], ...]:
+def _role_patterns(role: str, mine: bool) -> tuple[re.Pattern[str], re.Pattern[str] | None]:
     word = re.escape(role)
     # "The electrician is a guy named Luis Ortega", "my boss will be someone called
-    # Graham", "a tile setter named Jun Park": a name given in so many words.
-    named = re.compile(rf"\b{word}\b[^.!?\n]{{0,40}}?\b(?:named|called)\s+{_ROLE_NAME}")
+    # Graham", "a tile setter named Jun Park": a name given in so many words. The words
+    # between are checked apart (:func:`_gives_name`).
+    named = re.compile(
+        rf"(?:\b(?P<article>[Aa]n?)[ \t]+)?\b{word}\b(?P<gap>[^.!?\n]{{0,40}}?)\b"
+        rf"(?P<verb>named|called)[ \t]+{_ROLE_NAME}",
+    )
     if not mine:
-        return (named,)
-    owner = rf"(?:[Mm]y|[Oo]ur)\s+{word}"
-    return (
-        named,
+        return named, None
+    owner = rf"(?:[Mm]y|[Oo]ur)[ \t]+{word}"
+    beside = re.compile(
         # "my husband Javier", "our daughter, Alba", "my physio (Farah"
-        re.compile(rf"\b{owner}\s*[,(]?\s*{_ROLE_NAME}"),
+        rf"\b{owner}(?:[ \t]*[,(])?[ \t]*{_ROLE_NAME}"
         # "Javier, my husband", "Farah (my physio", "Ruairi - my sister-in-law"
-        re.compile(rf"{_ROLE_NAME}\s*(?:,|\(|-|\u2013|\u2014)\s*{owner}\b"),
+        rf"|{_ROLE_NAME}[ \t]*(?:,|\(|-|\u2013|\u2014)[ \t]*{owner}\b"
+    )
+    return named, beside
+
+
+def _gives_name(found: re.Match[str]) -> bool:
+    """Whether a "named" / "called" match gives the role its name: no other person or
+    thing comes between ("the electrician fixed the dog named Rex"), and "called" is a
+    name given ("a physio called Ulla", "someone called Graham", "is called"), not a call
+    made ("my sister called Dad yesterday")."""
+    gap = found.group("gap")
+    if _DETERMINER.search(gap):
+        return False
+    return (
+        found.group("verb") == "named"
+        or found.group("article") is not None
+        or _INDEFINITE.search(gap) is not None
+    )
+
+
+def _written_in_lower_case(word: str, term: str, index: IndexHead) -> bool:
+    """Whether the history also writes ``word`` in lower case (a common word: "my boss
+    Bill" and the electricity bill), in the first passages holding it."""
+    pattern = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
+    return any(
+        pattern.search(index.passage_text(pid)) for pid in index.passages_with(term, _ROLE_PASSAGES)
     )
 
 
@@ -356,7 +449,7 @@ def names_by_role(query: str, index: IndexHead) -> dict[str, float]:
     roles: dict[str, bool] = {}
     for match in _ASKED_ROLE.finditer(query):
         role = match.group(2).lower()
-        if role not in STOPWORDS:
+        if role not in STOPWORDS and role not in _NOT_ROLES:
             roles[role] = roles.get(role, False) or match.group(1).lower() != "the"
     out: dict[str, float] = {}
     for role, mine in islice(roles.items(), _ROLES_READ):
@@ -364,17 +457,28 @@ def names_by_role(query: str, index: IndexHead) -> dict[str, float]:
         if not terms:
             continue
         names: dict[str, list[str]] = {}
-        patterns = _role_patterns(role, mine)
+        named, beside = _role_patterns(role, mine)
         for pid in index.passages_with(terms[0], _ROLE_PASSAGES):
             text = index.passage_text(pid)
-            for pattern in patterns:
-                for found in pattern.finditer(text):
-                    words = [w.lower() for w in found.group(1).split()]
-                    words = [w for w in words if w not in STOPWORDS and len(w) > 1]
-                    if words and not asked.intersection(words):
-                        names[" ".join(words)] = words
-        if 0 < len(names) <= ROLE_NAMES:
-            for words in names.values():
+            found = [m.group(m.lastindex or 0) for m in named.finditer(text) if _gives_name(m)]
+            if beside is not None:
+                found += [m.group(1) or m.group(2) for m in beside.finditer(text)]
+            for name in found:
+                words = [w.lower() for w in name.split()]
+                if any(w in DAYS or w in MONTHS or w in _NOT_NAMES for w in words):
+                    continue
+                words = [w for w in words if w not in STOPWORDS and len(w) > 1]
+                if words and not asked.intersection(words):
+                    names[" ".join(words)] = words
+        kept = {
+            key: words
+            for key, words in names.items()
+            if not any(
+                _written_in_lower_case(w, t, index) for w in words for t in content_terms(w)[:1]
+            )
+        }
+        if 0 < len(kept) <= ROLE_NAMES:
+            for words in kept.values():
                 for name in words:
                     out[name] = max(out.get(name, 0.0), ROLE_WEIGHT)
     return out
