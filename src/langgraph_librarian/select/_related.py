@@ -460,8 +460,11 @@ def names_by_role(query: str, index: IndexHead) -> dict[str, float]:
         named, beside = _role_patterns(role, mine)
         for pid in index.passages_with(terms[0], _ROLE_PASSAGES):
             text = index.passage_text(pid)
-            found = [m.group(m.lastindex or 0) for m in named.finditer(text) if _gives_name(m)]
-            if beside is not None:
+            # Substring checks first: most passages holding the role give it no name.
+            found = []
+            if "named" in text or "called" in text:
+                found = [m.group(m.lastindex or 0) for m in named.finditer(text) if _gives_name(m)]
+            if beside is not None and ("y " in text or "ur " in text):
                 found += [m.group(1) or m.group(2) for m in beside.finditer(text)]
             for name in found:
                 words = [w.lower() for w in name.split()]
