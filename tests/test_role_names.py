@@ -141,3 +141,11 @@ def test_spaces_beside_a_role_cost_linear_time():
 def test_a_role_introduced_with_an_article_is_called_its_name():
     head = _head("I've started seeing a physio called Ulla about the shoulder.")
     assert names_by_role("Which restaurant does my physio recommend?", head) == {"ulla": 1.0}
+
+
+def test_a_name_said_to_be_the_role():
+    head = _head("Sarah is my manager now.", "Tom's our landlord.", "This is my husband.")
+    assert names_by_role("What did my manager decide?", head) == {"sarah": 1.0}
+    assert names_by_role("Did our landlord fix the boiler?", head) == {"tom": 1.0}
+    # "This" opens a sentence and is a stop word: no name.
+    assert names_by_role("Where does my husband work?", head) == {}

@@ -401,8 +401,9 @@ def _role_patterns(role: str, mine: bool) -> tuple[re.Pattern[str], re.Pattern[s
     beside = re.compile(
         # "my husband Javier", "our daughter, Alba", "my physio (Farah"
         rf"\b{owner}(?:[ \t]*[,(])?[ \t]*{_ROLE_NAME}"
-        # "Javier, my husband", "Farah (my physio", "Ruairi - my sister-in-law"
-        rf"|{_ROLE_NAME}[ \t]*(?:,|\(|-|\u2013|\u2014)[ \t]*{owner}\b"
+        # "Javier, my husband", "Farah (my physio", "Ruairi - my sister-in-law", "Sarah is
+        # my manager", "Tom's our landlord"
+        rf"|{_ROLE_NAME}[ \t]*(?:,|\(|-|\u2013|\u2014|is\b|['\u2019]s\b)[ \t]*{owner}\b"
     )
     return named, beside
 
