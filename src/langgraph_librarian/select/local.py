@@ -397,6 +397,25 @@ _LIST_QUESTION = re.compile(
 """A question asking for a list or a count: "how many", "what/which" + a plural noun
 + an auxiliary ("What activities does...", "Which cities has...", "What kinds of art
 does..."); "What causes the timeout?" (a verb) asks for one thing."""
+_ASKS_GO_AHEAD = re.compile(
+    r"\b(?:can|could|should|shall|may)\s+(?:i|we|he|she|they)\b|\bis\s+(?:it|that|this)\s+"
+    r"(?:ok|okay|safe|fine|alright|all\s+right)\b|\bany\s+reason\s+not\b|\bwould\s+(?:that|it|this)\s+"
+    r"work\b|\bgood\s+idea\b|\banything\s+(?:i|we)\s+should\b|\bworth\s+(?:it|grabbing|getting|trying)\b",
+    re.IGNORECASE,
+)
+"""A question asking for a go-ahead: "Can I...", "Should we...", "Is it safe...", "any
+reason not to?", "would that work?", "good idea?", "anything I should flag?"."""
+_CONSTRAINT_TERMS = tuple(
+    dict.fromkeys(
+        content_terms(
+            "allergic allergy intolerant celiac coeliac gluten lactose vegan vegetarian "
+            "diabetic epipen anaphylaxis nsaids halal kosher pregnant"
+        )
+    )
+)
+"""Stems of what a person cannot have: allergies, intolerances, diets, conditions."""
+_CONSTRAINT_PASSAGES = 20
+_CONSTRAINTS_KEPT = 2
 _RECENCY_BONUS = 0.01
 _NOW_WORD = re.compile(
     r"\b(?:now|currently|current|these days|nowadays|at the moment|at present|still"
@@ -1909,6 +1928,7 @@ class LocalSelector:
             self._voiced(order, chosen, scored, entries, excluded),
             self._changed(query, order, primary, scored, entries, messages, excluded),
             self._replaced(query, order, primary, scored, entries, messages, excluded),
+            self._constraints(query, order, scored, entries, messages, excluded),
         )
         # What was reached through the best matches (scoped recall keeps it under its
         # floor, as it keeps a linked change).
@@ -2406,6 +2426,48 @@ class LocalSelector:
                     bridge = max(own, bridge) + _BRIDGE_BOTH * min(own, bridge)
                 found[int(slot)] = bridge
         return found
+
+    @staticmethod
+    def _constraints(
+        query: str,
+        order: list[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+        excluded: set[int],
+    ) -> Iterator[tuple[int, float]]:
+        """For a question asking whether something is all right for the user, what the
+        user said they cannot have (an allergy, an intolerance, a diet, a condition).
+
+        "Noor wants to bring baklava to school, anything I should think about?" is
+        answered by "I need to flag Noor's tree nut allergy", which shares no word with
+        it: the selector does not know what baklava holds, but a question asking for a
+        go-ahead ("Can I...", "Should I...", "any reason not to?", "would that work?")
+        is about the user's limits. The user's messages stating one
+        (:data:`_CONSTRAINT_TERMS`, read from the postings) come in at the neighbour
+        factor of the best match, at most :data:`_CONSTRAINTS_KEPT`, best scored first,
+        then latest.
+        """
+        if not order or not _ASKS_GO_AHEAD.search(query[:_QUERY_CHARS]):
+            return
+        index, fused = scored.lexical, scored.fused
+        docs: set[int] = set()
+        for term in _CONSTRAINT_TERMS:
+            for pid in index.passages_with(term, _CONSTRAINT_PASSAGES):
+                docs.add(index.doc_of(pid))
+        slots = [
+            d
+            for d in docs
+            if d < len(entries)
+            and entries[d].id not in excluded
+            and messages[entries[d].id].type == "human"
+        ]
+        if not slots:
+            return
+        top = float(fused[order[0]])
+        slots.sort(key=lambda d: (-float(fused[d]), -entries[d].id))
+        for d in slots[:_CONSTRAINTS_KEPT]:
+            yield d, _NEIGHBOUR_FACTOR * top
 
     @staticmethod
     def _hopped(

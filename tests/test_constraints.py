@@ -1,0 +1,68 @@
+"""A question asking for a go-ahead brings what the user said they cannot have."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from helpers import FILLER
+from langgraph_librarian import LibrarianConfig
+from langgraph_librarian.index import update_index
+from langgraph_librarian.select import LocalSelector
+from langgraph_librarian.select.local import _ASKS_GO_AHEAD
+
+
+def _history(question: str) -> list:
+    facts = [
+        f"{FILLER} The school form has a health section: Noor has a tree nut allergy and "
+        f"carries an EpiPen. {FILLER}",
+        "Noted, flag it on the form.",
+        f"{FILLER} The bakery on our street does great bread and pastries. {FILLER}",
+        "Sounds lovely.",
+        f"{FILLER} Class trip to the museum is on Friday, bring a packed lunch. {FILLER}",
+        "Got it.",
+    ]
+    messages = [
+        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
+        for i, text in enumerate(facts)
+    ]
+    return [*messages, HumanMessage(question, id="q")]
+
+
+def _select(question: str) -> list[int]:
+    history = _history(question)
+    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    return LocalSelector(embeddings=None).select(question, history, entries).ids
+
+
+def test_a_go_ahead_question_brings_the_allergy_it_shares_no_word_with():
+    # "baklava" is nowhere in the history: only the go-ahead rule brings the allergy.
+    question = "She wants to bring baklava from the bakery for class, anything I should know?"
+    assert 0 in _select(question)
+
+
+def test_a_question_asking_no_go_ahead_does_not():
+    assert 0 not in _select("What does the bakery on our street sell?")
+
+
+def test_what_asks_a_go_ahead():
+    for question in (
+        "Can I eat the pad thai?",
+        "Should we bring a pecan pie?",
+        "Is it safe to take Advil before my run?",
+        "I'm baking cookies for the party, any reason not to?",
+        "Would that work at my place?",
+        "Lobster dinner for our anniversary, good idea?",
+    ):
+        assert _ASKS_GO_AHEAD.search(question), question
+    for question in ("What did the nurse say?", "When is the museum trip?"):
+        assert not _ASKS_GO_AHEAD.search(question), question
+
+
+def test_without_the_rule_the_allergy_is_not_selected(monkeypatch):
+    import re
+
+    from langgraph_librarian.select import local
+
+    monkeypatch.setattr(local, "_ASKS_GO_AHEAD", re.compile(r"(?!)"))
+    question = "She wants to bring baklava from the bakery for class, anything I should know?"
+    assert 0 not in _select(question)
