@@ -66,3 +66,45 @@ def test_without_the_rule_the_allergy_is_not_selected(monkeypatch):
     monkeypatch.setattr(local, "_ASKS_GO_AHEAD", re.compile(r"(?!)"))
     question = "She wants to bring baklava from the bakery for class, anything I should know?"
     assert 0 not in _select(question)
+
+
+def test_requests_and_how_to_questions_ask_no_go_ahead():
+    for question in (
+        "Can I ask you something?",
+        "How can I fix the timeout in fetch_orders?",
+        "Where can I find the config?",
+        "Should I use pandas or polars?",
+        "May I have the summary?",
+        "Could he join the workshop remotely?",
+    ):
+        assert not _ASKS_GO_AHEAD.search(question), question
+    for question in (
+        "My knee is achy — can I just take a couple of Advil?",
+        "Would it be OK to leave the tablets out?",
+        "Mum fancies grapefruit juice. Any reason she shouldn't?",
+        "Anything I need to think about?",
+    ):
+        assert _ASKS_GO_AHEAD.search(question), question
+
+
+def test_the_latest_statement_is_read_and_a_question_is_no_statement():
+    messages = []
+    for i in range(25):  # early talk about allergies in general, asked as questions
+        messages.append(HumanMessage(f"Are kids allergic to peanuts more often now? {i}"))
+        messages.append(AIMessage("Somewhat, yes."))
+    for i in range(30):
+        messages.append(HumanMessage(f"Plans for week {i}: groceries, laundry, a walk."))
+        messages.append(AIMessage("Sounds good."))
+    messages.append(HumanMessage("We booked the Spanish place for tonight at eight."))
+    messages.append(AIMessage("Enjoy!"))
+    messages.append(HumanMessage("The doctor confirmed it: I'm allergic to shellfish."))
+    messages.append(AIMessage("Good to know."))
+    question = "Can I order the paella there tonight?"
+    history = [*messages, HumanMessage(question)]
+    for i, message in enumerate(history):
+        message.id = f"m{i}"
+    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    ids = LocalSelector(embeddings=None).select(question, history, entries).ids
+    allergy = len(messages) - 2
+    assert allergy in ids
+    assert not any(i < 50 for i in ids)  # none of the early questions

@@ -799,17 +799,24 @@ class BM25Index:
         return self._postings.df(term, passages)
 
     def passages_with(
-        self, term: str, passages: int | None = None, limit: int | None = None
+        self,
+        term: str,
+        passages: int | None = None,
+        limit: int | None = None,
+        *,
+        newest: bool = False,
     ) -> list[int]:
         """Ids of the passages holding ``term`` (a content term), among the first
-        ``passages``, in order (the first ``limit`` of them): read from the postings,
-        not by scanning."""
+        ``passages``, in order (the first ``limit`` of them; with ``newest``, the last
+        ``limit``, latest first): read from the postings, not by scanning."""
         arrays = self._postings.arrays(term)
         if arrays is None:
             return []
         rows = arrays[0]
         if passages is not None and len(rows) and rows[-1] >= passages:
             rows = rows[: int(np.searchsorted(rows, passages))]
+        if newest:
+            rows = rows[::-1]
         if limit is not None:
             rows = rows[:limit]  # a frequent term's list is long: convert what is read
         return [int(row) for row in rows]
@@ -1052,8 +1059,10 @@ class IndexHead:
     def doc_passages(self, doc: int) -> range:
         return self.index.doc_passages(doc)
 
-    def passages_with(self, term: str, limit: int | None = None) -> list[int]:
-        return self.index.passages_with(term, self.passage_count, limit)
+    def passages_with(
+        self, term: str, limit: int | None = None, *, newest: bool = False
+    ) -> list[int]:
+        return self.index.passages_with(term, self.passage_count, limit, newest=newest)
 
     def doc_of(self, passage: int) -> int:
         return self.index.doc_of(passage)

@@ -398,13 +398,22 @@ _LIST_QUESTION = re.compile(
 + an auxiliary ("What activities does...", "Which cities has...", "What kinds of art
 does..."); "What causes the timeout?" (a verb) asks for one thing."""
 _ASKS_GO_AHEAD = re.compile(
-    r"\b(?:can|could|should|shall|may)\s+(?:i|we|he|she|they)\b|\bis\s+(?:it|that|this)\s+"
-    r"(?:ok|okay|safe|fine|alright|all\s+right)\b|\bany\s+reason\s+not\b|\bwould\s+(?:that|it|this)\s+"
-    r"work\b|\bgood\s+idea\b|\banything\s+(?:i|we)\s+should\b|\bworth\s+(?:it|grabbing|getting|trying)\b",
+    r"(?:^|[.!?;:,\n\u2013\u2014-]|\b(?:so|and|but|ok|okay)\b)\s*(?:can|could|should|may)\s+"
+    r"(?:i|we)\s+(?:just\s+|still\s+|safely\s+)?"
+    r"(?!(?:ask|have|get|see|help|show|say|tell|check|use|try|find|fix|run|add|change|set|do|"
+    r"go|start)\b)"
+    r"|\b(?:is|would)\s+(?:it|that|this)\s+(?:be\s+)?(?:ok|okay|safe|alright|all\s+right)\b"
+    r"|\bany\s+reason\s+(?:not\b|(?:i|we|he|she|they)\s+shouldn)"
+    r"|\bwould\s+(?:that|it|this)\s+work\b|\bgood\s+(?:idea|plan|spot|choice)\b"
+    r"|\banything\s+(?:i|we)\s+(?:should|need\s+to)\s+(?:know|think|flag|consider|watch|"
+    r"worry|be\s+aware)\b",
     re.IGNORECASE,
 )
-"""A question asking for a go-ahead: "Can I...", "Should we...", "Is it safe...", "any
-reason not to?", "would that work?", "good idea?", "anything I should flag?"."""
+"""A question asking for a go-ahead: "Can I eat...", "— should I take it?", "Is it safe
+to...", "Would it be OK to...", "any reason not to?", "would that work?", "good plan?",
+"anything I need to think about?". Not a request or a how-to ("Can I ask you
+something?", "How can I fix...", "Should I use pandas or polars?"): the modal opens a
+sentence or a clause and is not followed by a verb of asking, getting or working."""
 _CONSTRAINT_TERMS = tuple(
     dict.fromkeys(
         content_terms(
@@ -1928,8 +1937,12 @@ class LocalSelector:
             self._voiced(order, chosen, scored, entries, excluded),
             self._changed(query, order, primary, scored, entries, messages, excluded),
             self._replaced(query, order, primary, scored, entries, messages, excluded),
-            self._constraints(query, order, scored, entries, messages, excluded),
         )
+        # What the user said they cannot have, for a question asking for a go-ahead. Not
+        # "reached": scoped recall does not take it as bearing on the question (its own
+        # score, zero or low, meets recall's floor or not).
+        for i, score in self._constraints(query, order, scored, entries, messages, excluded):
+            priority[i] = max(priority.get(i, 0.0), score)
         # What was reached through the best matches (scoped recall keeps it under its
         # floor, as it keeps a linked change).
         reached: set[int] = set()
@@ -2444,16 +2457,17 @@ class LocalSelector:
         it: the selector does not know what baklava holds, but a question asking for a
         go-ahead ("Can I...", "Should I...", "any reason not to?", "would that work?")
         is about the user's limits. The user's messages stating one
-        (:data:`_CONSTRAINT_TERMS`, read from the postings) come in at the neighbour
-        factor of the best match, at most :data:`_CONSTRAINTS_KEPT`, best scored first,
-        then latest.
+        (:data:`_CONSTRAINT_TERMS`, the latest postings; not a message that asks) come
+        in at the neighbour factor of the best match, at most :data:`_CONSTRAINTS_KEPT`,
+        best scored first, then latest.
         """
         if not order or not _ASKS_GO_AHEAD.search(query[:_QUERY_CHARS]):
             return
         index, fused = scored.lexical, scored.fused
         docs: set[int] = set()
         for term in _CONSTRAINT_TERMS:
-            for pid in index.passages_with(term, _CONSTRAINT_PASSAGES):
+            # The latest mentions: a limit learnt last is the one that holds.
+            for pid in index.passages_with(term, _CONSTRAINT_PASSAGES, newest=True):
                 docs.add(index.doc_of(pid))
         slots = [
             d
@@ -2461,6 +2475,7 @@ class LocalSelector:
             if d < len(entries)
             and entries[d].id not in excluded
             and messages[entries[d].id].type == "human"
+            and not index.doc_asks(d)  # "does Priya have any allergies?" states none
         ]
         if not slots:
             return
