@@ -30,6 +30,7 @@ from langgraph_librarian._engine.text import (
     content_terms,
     edits1,
     memo_short_texts,
+    split_sentences,
     stem_terms,
     tokenize,
     without_foreign_function_words,
@@ -2457,7 +2458,8 @@ class LocalSelector:
         it: the selector does not know what baklava holds, but a question asking for a
         go-ahead ("Can I...", "Should I...", "any reason not to?", "would that work?")
         is about the user's limits. The user's messages stating one
-        (:data:`_CONSTRAINT_TERMS`, the latest postings; not a message that asks) come
+        (:data:`_CONSTRAINT_TERMS`, the latest postings; a sentence asking about it does
+        not count) come
         in at the neighbour factor of the best match, at most :data:`_CONSTRAINTS_KEPT`,
         best scored first, then latest.
         """
@@ -2468,14 +2470,19 @@ class LocalSelector:
         for term in _CONSTRAINT_TERMS:
             # The latest mentions: a limit learnt last is the one that holds.
             for pid in index.passages_with(term, _CONSTRAINT_PASSAGES, newest=True):
-                docs.add(index.doc_of(pid))
+                # A sentence asking about it states nothing ("does Priya have any
+                # allergies?"); one stating it may sit beside a question.
+                if any(
+                    term in content_terms(sentence) and not is_question(sentence)
+                    for sentence in split_sentences(index.passage_text(pid))
+                ):
+                    docs.add(index.doc_of(pid))
         slots = [
             d
             for d in docs
             if d < len(entries)
             and entries[d].id not in excluded
             and messages[entries[d].id].type == "human"
-            and not index.doc_asks(d)  # "does Priya have any allergies?" states none
         ]
         if not slots:
             return
