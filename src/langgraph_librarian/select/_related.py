@@ -423,12 +423,16 @@ def _gives_name(found: re.Match[str]) -> bool:
     )
 
 
-def _written_in_lower_case(word: str, term: str, index: IndexHead) -> bool:
-    """Whether the history also writes ``word`` in lower case (a common word: "my boss
-    Bill" and the electricity bill), in the first passages holding it."""
+def _written_in_lower_case(word: str, index: IndexHead) -> bool:
+    """Whether the history also writes ``word`` (lower-cased) in lower case (a common
+    word: "my boss Bill" and the electricity bill), in the first passages holding it."""
+    terms = content_terms(word)
+    if not terms:
+        return False
     pattern = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
     return any(
-        pattern.search(index.passage_text(pid)) for pid in index.passages_with(term, _ROLE_PASSAGES)
+        pattern.search(index.passage_text(pid))
+        for pid in index.passages_with(terms[0], _ROLE_PASSAGES)
     )
 
 
@@ -464,8 +468,9 @@ def names_by_role(query: str, index: IndexHead) -> dict[str, float]:
             # Substring checks first: most passages holding the role give it no name.
             found = []
             if "named" in text or "called" in text:
+                # The name is the pattern's last group (after article, gap and verb).
                 found = [m.group(m.lastindex or 0) for m in named.finditer(text) if _gives_name(m)]
-            if beside is not None and ("y " in text or "ur " in text):
+            if beside is not None and ("y " in text or "ur " in text):  # "my ", "Our "...
                 found += [m.group(1) or m.group(2) for m in beside.finditer(text)]
             for name in found:
                 words = [w.lower() for w in name.split()]
@@ -477,9 +482,7 @@ def names_by_role(query: str, index: IndexHead) -> dict[str, float]:
         kept = {
             key: words
             for key, words in names.items()
-            if not any(
-                _written_in_lower_case(w, t, index) for w in words for t in content_terms(w)[:1]
-            )
+            if not any(_written_in_lower_case(w, index) for w in words)
         }
         if 0 < len(kept) <= ROLE_NAMES:
             for words in kept.values():

@@ -425,7 +425,9 @@ _CONSTRAINT_TERMS = tuple(
 )
 """Stems of what a person cannot have: allergies, intolerances, diets, conditions."""
 _CONSTRAINT_PASSAGES = 20
+"""Latest passages read per constraint term."""
 _CONSTRAINTS_KEPT = 2
+"""Statements of what the user cannot have that one question brings, at most."""
 _RECENCY_BONUS = 0.01
 _NOW_WORD = re.compile(
     r"\b(?:now|currently|current|these days|nowadays|at the moment|at present|still"
@@ -2459,9 +2461,8 @@ class LocalSelector:
         go-ahead ("Can I...", "Should I...", "any reason not to?", "would that work?")
         is about the user's limits. The user's messages stating one
         (:data:`_CONSTRAINT_TERMS`, the latest postings; a sentence asking about it does
-        not count) come
-        in at the neighbour factor of the best match, at most :data:`_CONSTRAINTS_KEPT`,
-        best scored first, then latest.
+        not count) come in at the neighbour factor of the best match, at most
+        :data:`_CONSTRAINTS_KEPT`, best scored first, then latest.
         """
         if not order or not _ASKS_GO_AHEAD.search(query[:_QUERY_CHARS]):
             return
