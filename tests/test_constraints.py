@@ -52,6 +52,11 @@ def test_what_asks_a_go_ahead():
         "I'm baking cookies for the party, any reason not to?",
         "Would that work at my place?",
         "Lobster dinner for our anniversary, good idea?",
+        # someone else's go-ahead
+        "Is that something Theo can eat?",
+        "Can my son eat sushi yet?",
+        "Grandpa's visiting — can he have a glass of wine with dinner?",
+        "Is it safe for the baby?",
     ):
         assert _ASKS_GO_AHEAD.search(question), question
     for question in ("What did the nurse say?", "When is the museum trip?"):
@@ -76,6 +81,10 @@ def test_requests_and_how_to_questions_ask_no_go_ahead():
         "Should I use pandas or polars?",
         "May I have the summary?",
         "Could he join the workshop remotely?",
+        "How can he take the train there?",
+        "Can Marco have a look at the PR?",
+        "Can you have it ready by Friday?",
+        "Where can they eat near the station?",
     ):
         assert not _ASKS_GO_AHEAD.search(question), question
     for question in (
@@ -108,3 +117,30 @@ def test_the_latest_statement_is_read_and_a_question_is_no_statement():
     allergy = len(messages) - 2
     assert allergy in ids
     assert not any(i < 50 for i in ids)  # none of the early questions
+
+
+def test_a_blood_thinner_is_what_rules_out_a_painkiller(monkeypatch):
+    messages = [
+        HumanMessage("The cardiologist put me on warfarin after the clot."),
+        AIMessage("Understood, that needs regular INR checks."),
+    ]
+    for i in range(30):
+        messages.append(HumanMessage(f"Plans for week {i}: groceries, laundry, a walk."))
+        messages.append(AIMessage("Sounds good."))
+    messages.append(HumanMessage("The allotment needs digging before the frost."))
+    messages.append(AIMessage("Good luck with it."))
+    question = "My knee aches after digging, is it all right if I take some ibuprofen?"
+    history = [*messages, HumanMessage(question)]
+    for i, message in enumerate(history):
+        message.id = f"m{i}"
+    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+
+    def selected() -> list[int]:
+        return LocalSelector(embeddings=None).select(question, history, entries).ids
+
+    assert 0 in selected()
+    from langgraph_librarian.select import local
+
+    others = tuple(t for t in local._CONSTRAINT_TERMS if t != "warfarin")
+    monkeypatch.setattr(local, "_CONSTRAINT_TERMS", others)
+    assert 0 not in selected()  # the term, not the history's shape, brings it

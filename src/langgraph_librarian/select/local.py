@@ -403,6 +403,16 @@ _ASKS_GO_AHEAD = re.compile(
     r"(?:i|we)\s+(?:just\s+|still\s+|safely\s+)?"
     r"(?!(?:ask|have|get|see|help|show|say|tell|check|use|try|find|fix|run|add|change|set|do|"
     r"go|start)\b)"
+    # Someone else's go-ahead: "Can my son eat...", "should Mum take it", "is that
+    # something Theo can eat?" (a verb of eating or taking, not any verb: "Could he
+    # join remotely?" asks none), "is it safe for the baby".
+    r"|(?:^|[.!?;:,\n\u2013\u2014-]|\b(?:so|and|but|ok|okay)\b)\s*(?:can|could|should|may)\s+"
+    r"(?!(?:you|i|we)\b)(?:my\s+|our\s+|the\s+)?\w+\s+(?:just\s+|still\s+|safely\s+)?"
+    r"(?:eat|drink|take|try|have\s+(?:some|any|it|that|this|one|them"
+    r"|an?\s+(?:glass|bite|sip|drink|slice|piece|taste)))\b"
+    r"|\bsomething\s+(?:my\s+|our\s+|the\s+)?\w+\s+(?:can|could|should)\s+(?:safely\s+)?"
+    r"(?:eat|drink|have|take)\b"
+    r"|\bsafe\s+for\s+(?!you\b)"
     r"|\b(?:is|would)\s+(?:it|that|this)\s+(?:be\s+)?(?:ok|okay|safe|alright|all\s+right)\b"
     r"|\bany\s+reason\s+(?:not\b|(?:i|we|he|she|they)\s+shouldn)"
     r"|\bwould\s+(?:that|it|this)\s+work\b|\bgood\s+(?:idea|plan|spot|choice)\b"
@@ -412,18 +422,21 @@ _ASKS_GO_AHEAD = re.compile(
 )
 """A question asking for a go-ahead: "Can I eat...", "— should I take it?", "Is it safe
 to...", "Would it be OK to...", "any reason not to?", "would that work?", "good plan?",
-"anything I need to think about?". Not a request or a how-to ("Can I ask you
+"anything I need to think about?", and for someone else ("Can my son eat...", "is that
+something Theo can eat?"). Not a request or a how-to ("Can I ask you
 something?", "How can I fix...", "Should I use pandas or polars?"): the modal opens a
 sentence or a clause and is not followed by a verb of asking, getting or working."""
 _CONSTRAINT_TERMS = tuple(
     dict.fromkeys(
         content_terms(
             "allergic allergy intolerant celiac coeliac gluten lactose vegan vegetarian "
-            "diabetic epipen anaphylaxis nsaids halal kosher pregnant"
+            "diabetic epipen anaphylaxis nsaids halal kosher pregnant warfarin anticoagulant "
+            "thinners"
         )
     )
 )
-"""Stems of what a person cannot have: allergies, intolerances, diets, conditions."""
+"""Stems of what a person cannot have: allergies, intolerances, diets, conditions, and a
+blood thinner (what most often rules out an everyday painkiller or supplement)."""
 _CONSTRAINT_PASSAGES = 20
 """Latest passages read per constraint term."""
 _CONSTRAINTS_KEPT = 2
