@@ -152,6 +152,12 @@ def opens_with_date(text: str) -> bool:
     return bool(_DATELINE.match(text[:80]))
 
 
+def without_dateline(text: str) -> str:
+    """``text`` without the date it opens with (:func:`opens_with_date`), if any."""
+    found = _DATELINE.match(text[:80])
+    return text[found.end() :] if found else text
+
+
 WHEN_QUESTION = re.compile(
     r"\b(?:when|what\s+(?:date|day|month|year)|which\s+(?:date|day|month|year)|"
     r"how\s+long\s+(?:ago|after|before|since|until|have|has|had)|"

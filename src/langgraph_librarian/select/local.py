@@ -39,6 +39,7 @@ from langgraph_librarian._engine.vectors import dot_rows
 from langgraph_librarian._engine.view import same_prefix, view_of
 from langgraph_librarian.embeddings import embedding_model_id
 from langgraph_librarian.entry import IndexEntry
+from langgraph_librarian.select._calendar import day_spans, days_apart, month_names, month_of
 from langgraph_librarian.select._evidence import (
     Evidence,
     answers_question,
@@ -69,6 +70,7 @@ from langgraph_librarian.select.lexical import (
     BM25Index,
     IndexHead,
     opens_with_date,
+    without_dateline,
     without_stamp,
 )
 from langgraph_librarian.select.result import Selection
@@ -236,6 +238,31 @@ _ANCHOR_SEEDS = 2
 """Matches, best first, whose best passage may state a date relative to an event."""
 _ANCHORS_PER_PASSAGE = 2
 """Relative dates read per passage (each is one more scoring of the index)."""
+_TWO_EVENTS = re.compile(
+    r"\b(?:(?P<next>(?:day|morning|night|evening|afternoon|week|weekend)\s+(?:after|before))"
+    r"|clash\w*|conflict\w*|overlap\w*|collide\w*"
+    r"|same\s+(?:day|night|morning|evening|week|weekend|time)\s+as"
+    r"|in\s+town"
+    r"|be\s+(?:around|away|back|free|here|there)\s+(?:to|for|on|by|in\s+time|when|during)"
+    r"|(?:available|free)\s+(?:on|for|during|that)"
+    r"|able\s+to\s+(?:make|go|come|attend|see|join|get\s+to|be\s+there)"
+    r"|make\s+it\s+(?:to|for|back)"
+    r"|(?:have\s+to|going\s+to|gonna|will\s+(?:i|we|he|she|they))\s+miss"
+    r"|while\s+(?:i|we|he|she|they)(?:['\u2019](?:m|re)|\s+(?:am|are|is|was|were)|['\u2019]s)"
+    r"\s+(?:away|gone|travel\w*|abroad|out\s+of\s+town))\b",
+    re.IGNORECASE,
+)
+"""A question relating two events in time: "the morning after the recital", "will
+Consuelo be in town to see...", "does it clash with...", "will I be able to go?",
+"be around to play", "while we're away". Not a bare "after" or "while" ("What did the
+vet say after the surgery?" asks about one event)."""
+_COINCIDE_WINDOW = 7
+"""Days either side of a best match's date within which another message's date counts
+as near it (a week: "be in town for", "conflict with" compare the days around)."""
+_COINCIDE_DATED = 60
+"""Latest passages naming a day read per month name of the dates compared ..."""
+_COINCIDE_READ = 2000
+"""... among at most this many passages holding the name ("may" is a verb too)."""
 
 
 @memo_short_texts(2048)  # the best matches' passages are read again every turn
@@ -1949,6 +1976,7 @@ class LocalSelector:
             self._hopped(query, order, scored, entries, excluded).items(),
             self._anchored(query, order, primary, scored, entries, excluded).items(),
             self._dated(query, order, primary, scored, entries, messages, excluded),
+            self._coinciding(query, order, primary, scored, entries, excluded),
             self._replied(query, order, chosen, scored, entries, messages, excluded),
             self._voiced(order, chosen, scored, entries, excluded),
             self._changed(query, order, primary, scored, entries, messages, excluded),
@@ -2647,6 +2675,78 @@ class LocalSelector:
                     break
                 if not message_text(messages[entries[slot].id]).strip():
                     break  # another conversation's records lie beyond
+
+    @staticmethod
+    def _coinciding(
+        query: str,
+        order: list[int],
+        primary: Collection[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        excluded: set[int],
+    ) -> Iterator[tuple[int, float]]:
+        """For a question relating two events in time, the message dating the other one.
+
+        "Will Consuelo be in town to see Ivy's recital?" is answered by "the recital is
+        Saturday June 14" and "she flies in on Friday June 20", "What exam do I have the
+        morning after the recital?" by "my final is Thursday May 8": two messages whose
+        only link is the calendar. For a question of that kind (:data:`_TWO_EVENTS`),
+        the days a best match names where it says what the question asks about (its
+        passages holding a question word; else its best passage) are compared with the
+        days the latest passages naming the same months name
+        (:func:`~langgraph_librarian.select._calendar.day_spans`). Of the messages
+        naming a day within :data:`_COINCIDE_WINDOW` days, not a best match already, the
+        best scored (for "the day after" / "the week before": the nearest day first)
+        ranks just below the match, one per match.
+        """
+        cue = _TWO_EVENTS.search(query[:_QUERY_CHARS]) if order else None
+        if cue is None:
+            return
+        nearest_first = cue.group("next") is not None
+        index, fused, best = scored.lexical, scored.fused, scored.best_passage
+        query_terms = set(content_terms(query))
+        brought: set[int] = set()
+        for seed in [s for s in order[:_ANCHOR_SEEDS] if s in primary]:
+            own = [p for p in index.doc_passages(seed) if index.passage_terms[p] & query_terms]
+            if not own and int(best[seed]) >= 0:
+                own = [int(best[seed])]
+            spans = tuple(
+                span for p in own for span in day_spans(without_dateline(index.passage_text(p)))
+            )
+            if not spans:
+                continue
+            days = range(
+                min(s.first for s in spans) - _COINCIDE_WINDOW,
+                max(s.last for s in spans) + _COINCIDE_WINDOW + 1,
+            )
+            months = {month_of(day) for day in days}
+            near: dict[int, int] = {}  # slot -> days to the match's days
+            terms = dict.fromkeys(
+                t for m in sorted(months) for n in month_names(m) for t in content_terms(n)[:1]
+            )
+            for term in terms:
+                dated = 0
+                for pid in index.passages_with(term, _COINCIDE_READ, newest=True):
+                    theirs = day_spans(without_dateline(index.passage_text(pid)))
+                    if not theirs:
+                        continue
+                    dated += 1
+                    doc = index.doc_of(pid)
+                    if doc not in primary and doc not in brought and doc < len(entries):
+                        apart = days_apart(spans, theirs)
+                        if apart <= _COINCIDE_WINDOW:
+                            near[doc] = min(near.get(doc, apart), apart)
+                    if dated >= _COINCIDE_DATED:
+                        break
+            candidates = [d for d in near if entries[d].id not in excluded]
+            if not candidates:
+                continue
+            if nearest_first:
+                pick = min(candidates, key=lambda d: (near[d], -float(fused[d]), -entries[d].id))
+            else:
+                pick = min(candidates, key=lambda d: (-float(fused[d]), near[d], -entries[d].id))
+            brought.add(pick)
+            yield pick, _LINK_FACTOR * float(fused[seed])
 
     @staticmethod
     def _next_entry(
