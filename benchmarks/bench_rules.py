@@ -5,7 +5,9 @@ Run: python benchmarks/bench_rules.py [--messages 10000] [--repeats 30]
 Some rules of the offline selector read more of the history only for questions of one
 shape: a go-ahead question reads the statements of what the user cannot have
 (``_constraints``), a question relating two events in time reads the passages naming the
-months around a best match's dates (``_coinciding``). This times ``LocalSelector.select``
+months around a best match's dates (``_coinciding``); and one reads every question of a
+chat with an assistant (``_restated``: the best-matching replies and the user's messages
+around them). This times ``LocalSelector.select``
 (lexical only, so no query embedding blurs it) for such questions on a history in which
 every message names days and allergies come up, with each rule switched on and off
 (its question pattern replaced by one that never matches). The worst case for both:
@@ -32,7 +34,17 @@ EVENTS = ["dentist", "show", "trip", "meeting", "party", "exam", "recital", "vis
 RULES = {
     "_TWO_EVENTS": "Will I be able to go to the show after my exam on June 14?",
     "_ASKS_GO_AHEAD": "Can I eat the pad thai at the party?",
+    "_restated": "Which figures did person5 note for the recital?",
 }
+"""Rule -> a question it reads. A pattern rule is switched off by a pattern that never
+matches; a method (``_restated``, which reads every question in a chat with an assistant)
+by one that changes nothing."""
+
+
+def _switched_off(name: str) -> object:
+    if name.startswith("_") and name[1:2].isupper():
+        return re.compile(r"(?P<next>(?!))")
+    return staticmethod(lambda *args, **kwargs: None)
 
 
 def history(n: int, seed: int = 3) -> list[BaseMessage]:
@@ -75,12 +87,13 @@ def main() -> None:
         messages = [*base, HumanMessage(question, id="q")]
         entries = update_index(messages, [], LibrarianConfig(embeddings=None)).entries[:-1]
         on = timed(question, messages, entries, args.repeats)
-        saved = getattr(local, name)
-        setattr(local, name, re.compile(r"(?P<next>(?!))"))
+        owner = local if hasattr(local, name) else LocalSelector
+        saved = owner.__dict__[name]
+        setattr(owner, name, _switched_off(name))
         try:
             off = timed(question, messages, entries, args.repeats)
         finally:
-            setattr(local, name, saved)
+            setattr(owner, name, saved)
         print(f"| `{name}` | {question} | {on:.2f} | {off:.2f} |")
 
 

@@ -178,6 +178,11 @@ _SHORT_TEXT_WORDS = 40
 _CONTEXT_CHARS = 300
 """How much of the previous message a short message's vector is made with."""
 _MIN_PASSAGE_WORDS = 6
+_DOC_TERMS_KEPT = 4096
+"""Documents whose opening term sets an index keeps (:meth:`BM25Index.opening_terms`)."""
+OPENING_PASSAGES = 24
+"""Passages of a document that :meth:`BM25Index.opening_terms` reads (about 300 words: a
+pasted page or a long plan is not read whole for every question)."""
 _TEMPLATE_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _SLOT_WORDS = frozenset(MONTHS) | frozenset(DAYS)
 _ASCII_DIGIT = re.compile(r"[0-9]")
@@ -383,6 +388,9 @@ class BM25Index:
         self._has_value_array: np.ndarray | None = None
         self._lengths_array: np.ndarray | None = None
         self.passage_has_change: list[bool] = []
+        self._doc_terms: dict[int, frozenset[str]] = {}
+        """Documents' opening term sets read so far (:meth:`opening_terms`; a document
+        never changes)."""
         self.doc_has_change: list[bool] = []
         """Per document: whether one of its passages states a change."""
         self._doc_asks: dict[int, bool] = {}
@@ -838,6 +846,21 @@ class BM25Index:
             bisect.bisect_left(self._owner, doc, 0, n), bisect.bisect_right(self._owner, doc, 0, n)
         )
 
+    def opening_terms(self, doc: int) -> frozenset[str]:
+        """The content terms of document ``doc``'s first :data:`OPENING_PASSAGES` passages.
+
+        Kept once read (at most :data:`_DOC_TERMS_KEPT` documents, then read anew): a
+        reply ranking for many questions is read for them each time.
+        """
+        found = self._doc_terms.get(doc)
+        if found is None:
+            passages = self.doc_passages(doc)[:OPENING_PASSAGES]
+            found = frozenset().union(*(self.passage_terms[p] for p in passages))
+            if len(self._doc_terms) >= _DOC_TERMS_KEPT:
+                self._doc_terms.clear()
+            self._doc_terms[doc] = found
+        return found
+
     def doc_asks(self, doc: int) -> bool:
         """Whether a passage of document ``doc`` holds a "?" or its first passage reads
         as a question (``is_question``). Memoized: a document's passages never change."""
@@ -1064,6 +1087,9 @@ class IndexHead:
 
     def doc_passages(self, doc: int) -> range:
         return self.index.doc_passages(doc)
+
+    def opening_terms(self, doc: int) -> frozenset[str]:
+        return self.index.opening_terms(doc)
 
     def passages_with(
         self, term: str, limit: int | None = None, *, newest: bool = False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -175,6 +176,21 @@ _ANSWER_FACTOR = 0.7
 """The reply to a short question among the best matches ranks at this share of its score."""
 _SHORT_QUESTION_CHARS = 600
 """Longer than this, a message is no short question (its words are not even counted)."""
+_RESTATED_SEEDS = 20
+"""Best matches read for an assistant reply standing for the user's statement before it."""
+_RESTATED_FACTOR = 0.6
+"""Such a reply keeps this share of its score; the statement takes the whole. (0.5 and
+0.7 did as well within a question or two on the blind sets: a reply that holds an answer
+of its own as well keeps most of its place.)"""
+_RECOMMENDED = re.compile(r"\b(?:recommend|suggest|advis|propos)(?:ed|ions?)\b", re.IGNORECASE)
+"""A question about what was recommended, passive or as a noun ("Which book was
+recommended for the flight?"): the assistant's words are the answer."""
+_REACTION_RATIO = 1.5
+"""A reply reacts to the user message before it when the words they share weigh this many
+times what it shares on average with the user's messages around (idf-weighted)."""
+_REACTION_OTHERS = (-3, -5, 1, 3)
+"""Where those messages are, from the reply (two and four messages before its prompt,
+one and three after the reply): the user's other messages of the same stretch."""
 _LINK_FACTOR = 0.95
 """An earlier statement a selected change refers to ranks just below the change."""
 _EARLIER_PER_CHANGE = 2
@@ -1933,8 +1949,19 @@ class LocalSelector:
         # the reserve, which stops at its floor): sort that head, not every message.
         head = _best_first(fused, positive, 2 * _EXPANSION_POOL + 4 * self.max_selected)
         answered = self._answered(fused, head, scored, entries, messages, excluded)
+        restated, promoted = self._restated(
+            query,
+            fused if answered is None else answered,
+            head,
+            scored,
+            entries,
+            messages,
+            excluded,
+        )
+        answered = answered if restated is None else restated
         if answered is not None:
-            # The replies to the best-matching questions rank with them: sort again.
+            # The replies to the best-matching questions rank with them, the statements
+            # the best-matching replies react to with those: sort again.
             scored = replace(scored, fused=answered)
             fused = answered
             positive = np.flatnonzero(fused > 0)
@@ -2026,7 +2053,9 @@ class LocalSelector:
         # linked message is there for another reason.
         repeating = _repeating(primary, scored)
         for i in primary:
-            if i in repeating:
+            if i in repeating or i in promoted:
+                # (A statement ranked by the reply reacting to it has that reply for its
+                # exchange: the message before it is another topic.)
                 continue
             pos = entries[i].id
             text = message_text(messages[pos])
@@ -2215,6 +2244,113 @@ class LocalSelector:
                     raised = fused.copy()
                 raised[reply] = want
         return raised
+
+    @staticmethod
+    def _restated(
+        query: str,
+        fused: np.ndarray,
+        head: np.ndarray,
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+        excluded: set[int],
+    ) -> tuple[np.ndarray | None, set[int]]:
+        """Scores with the user's statements that the best-matching assistant replies
+        react to raised to the replies' scores, and those replies lowered.
+
+        In a chat with an assistant the user states the facts ("The Hobart is acting up
+        now, the bowl won't lock") and the assistant reacts in its own, more general
+        words ("That's a frustrating failure, but a common one on older Hobarts; a
+        repair..."), which a question ("What equipment needed repairs this year?")
+        shares more of. The reply then fills the context in place of the statement. An
+        assistant reply among the best :data:`_RESTATED_SEEDS` matches, right after a
+        user message that asks nothing, hands its score to that message and keeps
+        :data:`_RESTATED_FACTOR` of its own, when it reacts to it: two words at least
+        are shared (in the messages' openings, ``opening_terms``), and weigh (idf)
+        :data:`_REACTION_RATIO` times or more what the reply shares on average with the
+        user's other messages around that say something (:data:`_REACTION_OTHERS`; no
+        reaction is read without them). A reply that does not react to the message
+        before it (a note of its own: "Noted: Elif is now in size 11 shoes") keeps its
+        score, as does one matched through a line it repeats with other matches
+        (boilerplate: :func:`_repeating`) and one whose question the user answered right
+        after it ("slate or mustard?" / "grey": the exchange is the evidence,
+        :meth:`_long_exchange`). Not for a question about what the assistant said or
+        recommended, nor in a transcript of named people (two people, no assistant).
+        Also returns the statements raised (``None`` and none when no score changed).
+        """
+        index = scored.lexical
+        asked = query[:_QUERY_CHARS]
+        if (
+            _TO_ASSISTANT.search(asked)
+            or _RECOMMENDED.search(asked)
+            or _transcript_people(index) is not None
+        ):
+            return None, set()
+        roles = _assistant_messages(messages)
+        if roles is None:
+            return None, set()
+        filler = index.filler()
+        n = len(entries)
+        count = max(index.passage_count, 1)
+        weights: dict[str, float] = {}
+        terms_of = index.opening_terms
+
+        def shared(reply: int, slot: int) -> float:
+            total = 0.0
+            for term in terms_of(reply) & terms_of(slot):
+                weight = weights.get(term)
+                if weight is None:
+                    weight = math.log(count / max(index.passage_frequency(term), 1))
+                    weights[term] = weight
+                total += weight
+            return total
+
+        seeds = head[:_RESTATED_SEEDS].tolist()
+        recurring = {
+            slot
+            for held in _copies_of(seeds, scored).values()
+            if len(held) >= _RECURRING_COPIES
+            for slot in held
+        }
+        raised: np.ndarray | None = None
+        promoted: set[int] = set()
+        for slot in seeds:
+            at, prompt = entries[slot].id, slot - 1
+            if (
+                prompt < 0
+                or entries[prompt].id != at - 1
+                or at - 1 in excluded
+                or filler[prompt]
+                or not roles[at]
+                or messages[at - 1].type != "human"
+                or ends_asking(message_text(messages[at - 1]))
+                or slot in recurring
+                or (at + 1 < len(messages) and LocalSelector._bare_answer(at + 1, messages))
+            ):
+                continue
+            # The user's other messages that say something (a "thanks" or an empty
+            # break between threads shares nothing with anything: it would make any
+            # shared word look like a reaction).
+            others = [
+                other
+                for step in _REACTION_OTHERS
+                if 0 <= (other := slot + step) < n
+                and entries[other].id == at + step
+                and messages[at + step].type == "human"
+                and not filler[other]
+            ]
+            if not others or len(terms_of(slot) & terms_of(prompt)) < 2:
+                continue
+            around = sum(shared(slot, other) for other in others) / len(others)
+            if shared(slot, prompt) < _REACTION_RATIO * around:
+                continue
+            current = fused if raised is None else raised
+            if raised is None:
+                raised = fused.copy()
+            raised[prompt] = max(float(current[prompt]), float(fused[slot]))
+            raised[slot] = _RESTATED_FACTOR * float(current[slot])
+            promoted.add(prompt)
+        return raised, promoted
 
     @staticmethod
     def _exchange(pos: int, text: str, messages: Sequence[BaseMessage]) -> list[int]:
