@@ -682,6 +682,20 @@ def test_a_dateline_opens_its_message_in_a_history_that_has_them():
     assert 0 not in select(_plain(*_SITTINGS), "What did I say earlier about my driving test?")
 
 
+def test_what_the_assistant_estimated_or_thought_is_what_it_said():
+    from langgraph_librarian.select.local import _TO_ASSISTANT
+
+    for question in (
+        "What finish time range did you estimate for my race?",
+        "What did you think of my plan for the garden?",
+        "Which pace have you figured out for me?",
+        "The budget you estimated, was it per month?",
+    ):
+        assert _TO_ASSISTANT.search(question), question
+    for question in ("What do you think I should eat?", "Can you estimate my pace?"):
+        assert not _TO_ASSISTANT.search(question), question
+
+
 def test_a_request_to_the_assistant_is_not_a_question_about_what_it_said():
     ids = select(_plain(*_ADVICE), "Can you give me present ideas for my dad's 70th?")
     assert 1 not in ids[:2]

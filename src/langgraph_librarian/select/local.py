@@ -359,13 +359,14 @@ _TO_ASSISTANT = re.compile(
     r"say|mention|give|offer|come\s+up\s+with|list|make|plan|write|draft|put\s+together|"
     r"work\s+out|share|show|teach|provide|explain|pick|walk\s+me\s+through|lay\s+out|"
     r"book|order|reserve|find|send|fix|schedule|buy|add|set\s+up|create|build|calculate|"
-    r"choose)\b|"
+    r"choose|estimate|predict|guess|figure|reckon|think)\b|"
     r"\byou\s+(?:(?!(?:i|we|my|our|me|and)\b)\w+\s+){0,2}?"
     r"(?:suggested|recommended|advised|proposed|told|said|"
     r"mentioned|gave|offered|came\s+up\s+with|listed|made|planned|wrote|drafted|"
     r"put\s+together|worked\s+out|shared|showed|shown|taught|provided|explained|picked|"
     r"walked\s+me\s+through|laid\s+out|booked|ordered|reserved|found|sent|fixed|scheduled|"
-    r"bought|added|set\s+up|created|built|calculated|chose|chosen)\b|\b(?:from|by)\s+you\b|"
+    r"bought|added|set\s+up|created|built|calculated|chose|chosen|estimated|predicted|"
+    r"guessed|figured|reckoned|thought)\b|\b(?:from|by)\s+you\b|"
     r"\byour\s+(?:advice|suggestion|recommendation|idea|tip|answer|reply|pick|take|plan|"
     r"list|recipe|steps|script|checklist|schedule)s?\b",
     re.IGNORECASE,
