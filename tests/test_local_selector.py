@@ -690,6 +690,9 @@ def test_what_the_assistant_estimated_or_thought_is_what_it_said():
         "What did you think of my plan for the garden?",
         "Which pace have you figured out for me?",
         "The budget you estimated, was it per month?",
+        "How long a taper did the assistant recommend?",
+        "What has the assistant suggested for my heel?",
+        "The plan the assistant put together, was it for three weeks?",
     ):
         assert _TO_ASSISTANT.search(question), question
     for question in ("What do you think I should eat?", "Can you estimate my pace?"):

@@ -354,13 +354,14 @@ _DATELINE_HABIT = 2
 _DATED_TEXT_CHARS = 4000
 """How much of a match is read for a date of its own (a pasted log need not be read whole)."""
 _TO_ASSISTANT = re.compile(
-    r"\b(?:did|have|had)\s+you\s+(?:(?!(?:i|we|my|our|me|and)\b)\w+\s+){0,2}?"
+    r"\b(?:did|have|has|had)\s+(?:you|the\s+assistant)\s+"
+    r"(?:(?!(?:i|we|my|our|me|and)\b)\w+\s+){0,2}?"
     r"(?:suggest|recommend|advise|propose|tell|"
     r"say|mention|give|offer|come\s+up\s+with|list|make|plan|write|draft|put\s+together|"
     r"work\s+out|share|show|teach|provide|explain|pick|walk\s+me\s+through|lay\s+out|"
     r"book|order|reserve|find|send|fix|schedule|buy|add|set\s+up|create|build|calculate|"
     r"choose|estimate|predict|guess|figure|reckon|think)\b|"
-    r"\byou\s+(?:(?!(?:i|we|my|our|me|and)\b)\w+\s+){0,2}?"
+    r"\b(?:you|the\s+assistant)\s+(?:(?!(?:i|we|my|our|me|and)\b)\w+\s+){0,2}?"
     r"(?:suggested|recommended|advised|proposed|told|said|"
     r"mentioned|gave|offered|came\s+up\s+with|listed|made|planned|wrote|drafted|"
     r"put\s+together|worked\s+out|shared|showed|shown|taught|provided|explained|picked|"
@@ -372,9 +373,10 @@ _TO_ASSISTANT = re.compile(
     re.IGNORECASE,
 )
 """A question about what the assistant said or did ("what did you suggest...", "the film
-you mentioned", "your advice", "which hotel did you book for me?"): in the past, so "can
-you tell me when..." is a request. The words between "you" and the verb are never the
-user's ("What did I tell you I ordered?" asks what the user did)."""
+you mentioned", "your advice", "which hotel did you book for me?", "what did the
+assistant recommend?"): in the past, so "can you tell me when..." is a request. The words
+between "you" and the verb are never the user's ("What did I tell you I ordered?" asks
+what the user did)."""
 _LOWER_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_]+(?![^\W\d_])")
 _OWNER = re.compile(r"\b([A-Z][a-zà-ÿ]+)['\u2019\u02bc](?:s\b|(?=\s))")
 _NOT_OWNER = re.compile(r"\b[A-Z][a-zà-ÿ]+\b(?!['\u2019\u02bc])")
