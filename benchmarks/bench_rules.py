@@ -44,7 +44,7 @@ by one that changes nothing."""
 def _switched_off(name: str) -> object:
     if name.startswith("_") and name[1:2].isupper():
         return re.compile(r"(?P<next>(?!))")
-    return staticmethod(lambda *args, **kwargs: None)
+    return staticmethod(lambda *args, **kwargs: (None, set()))
 
 
 def history(n: int, seed: int = 3) -> list[BaseMessage]:
