@@ -136,6 +136,16 @@ def alternating(texts: list[str]) -> list[BaseMessage]:
     ]
 
 
+def asked_after(messages: list[BaseMessage], question: str) -> tuple[list[BaseMessage], list]:
+    """The history with ``question`` asked last (id ``q``) and the offline index (no
+    embeddings) of the messages before it: what ``LocalSelector.select`` reads."""
+    from langgraph_librarian import LibrarianConfig
+    from langgraph_librarian.index import update_index
+
+    history = [*messages, HumanMessage(question, id="q")]
+    return history, update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+
+
 def curated_ids(messages: list[BaseMessage], question: str, budget: int | None) -> list[str]:
     """The ids of the curated context for ``question`` asked after ``messages``: the
     offline engine without embeddings, through the public node, at ``budget`` tokens."""

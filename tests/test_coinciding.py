@@ -6,11 +6,8 @@ import re
 
 import numpy as np
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
 
-from helpers import FILLER
-from langgraph_librarian import LibrarianConfig
-from langgraph_librarian.index import update_index
+from helpers import FILLER, alternating, asked_after
 from langgraph_librarian.select import LocalSelector, local
 from langgraph_librarian.select._calendar import DaySpan, day_spans, days_apart, month_of
 from langgraph_librarian.select.local import _TWO_EVENTS
@@ -95,31 +92,37 @@ def test_what_relates_two_events():
         assert not _TWO_EVENTS.search(question), question
 
 
-def _history(*extra: str) -> list:
-    texts = [
-        f"{FILLER} Mila got the lead in the school play, it's on Saturday 14 June at 6pm.",
-        "Wonderful, congratulations to her!",
-        f"{FILLER} Booked the dentist for Sunday 15 June at 9, finally.",
-        "Good, that tooth has bothered you for weeks.",
-        f"{FILLER} Our anniversary dinner is booked for 2 August at Chez Marie.",
-        "Lovely choice.",
-        f"{FILLER} The boiler service is due sometime in spring, I keep forgetting.",
-        "I can remind you.",
-        f"{FILLER} The car goes in for its service on 24 June, ten days after the play.",
-        "Noted.",
-        *extra,
-    ]
-    return [
-        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
-        for i, text in enumerate(texts)
-    ]
+_PLANS = [
+    f"{FILLER} Mila got the lead in the school play, it's on Saturday 14 June at 6pm.",
+    "Wonderful, congratulations to her!",
+    f"{FILLER} Booked the dentist for Sunday 15 June at 9, finally.",
+    "Good, that tooth has bothered you for weeks.",
+    f"{FILLER} Our anniversary dinner is booked for 2 August at Chez Marie.",
+    "Lovely choice.",
+    f"{FILLER} The boiler service is due sometime in spring, I keep forgetting.",
+    "I can remind you.",
+    f"{FILLER} The car goes in for its service on 24 June, ten days after the play.",
+    "Noted.",
+]
 
 
 def _select(question: str, *extra: str, max_selected: int = 1) -> list[int]:
-    history = [*_history(*extra), HumanMessage(question, id="q")]
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    history, entries = asked_after(alternating([*_PLANS, *extra]), question)
     selector = LocalSelector(embeddings=None, max_selected=max_selected)
     return selector.select(question, history, entries).ids
+
+
+def _brought(texts: list[str], question: str, order: list[int] | None = None) -> list[int]:
+    """What ``_coinciding`` brings for ``question`` with ``order`` (default: the
+    selector's own ranking) and the first message as the one best match."""
+    history, entries = asked_after(alternating(texts), question)
+    selector = LocalSelector(embeddings=None)
+    scored = selector._score(question, history, entries, None)
+    if order is None:
+        order = [int(i) for i in np.argsort(-scored.fused)]
+        assert order[0] == 0
+    found = selector._coinciding(question, order, {0}, scored, entries, set())
+    return [slot for slot, _ in found]
 
 
 def test_the_day_after_brings_what_is_dated_then():
@@ -145,20 +148,10 @@ def test_ten_days_away_is_not_near():
         f"{FILLER} The car goes in for its service on 24 June at the garage.",
         "Noted.",
     ]
-    history = [
-        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
-        for i, text in enumerate(texts)
-    ]
     question = "What have I got on the morning after the school play?"
-    history.append(HumanMessage(question, id="q"))
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
-    selector = LocalSelector(embeddings=None)
-    scored = selector._score(question, history, entries, None)
-    assert list(selector._coinciding(question, [0], {0}, scored, entries, set())) == []
-    history[2] = HumanMessage(texts[2].replace("24 June", "20 June"), id="m2")
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
-    scored = selector._score(question, history, entries, None)
-    assert [s for s, _ in selector._coinciding(question, [0], {0}, scored, entries, set())] == [2]
+    assert _brought(texts, question, order=[0]) == []
+    texts[2] = texts[2].replace("24 June", "20 June")
+    assert _brought(texts, question, order=[0]) == [2]
 
 
 def test_the_day_after_is_the_nearest_day_not_the_best_words():
@@ -198,23 +191,7 @@ def test_a_transcript_dateline_dates_no_event(monkeypatch):
     for day in range(1, 21):
         lines.append(f"({day} March 2025) Ben: Week {day} at work was busy with reports.")
         lines.append(f"({day} March 2025) Ana: Hang in there, item {day}.")
-    history = [
-        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"t{i}")
-        for i, text in enumerate(lines)
-    ]
     question = "What did Ana do the morning after the school play?"
-    history.append(HumanMessage(question, id="q"))
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
-
-    selector = LocalSelector(embeddings=None)
-    scored = selector._score(question, history, entries, None)
-    order = [int(i) for i in np.argsort(-scored.fused)]
-    assert order[0] == 0
-
-    def brought() -> list[int]:
-        found = selector._coinciding(question, order, {0}, scored, entries, set())
-        return [slot for slot, _ in found]
-
-    assert brought() == []
+    assert _brought(lines, question) == []
     monkeypatch.setattr(local, "without_dateline", lambda text: text)  # datelines as days
-    assert brought() in ([1], [2])
+    assert _brought(lines, question) in ([1], [2])

@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-from langchain_core.messages import AIMessage, HumanMessage
-
-from helpers import FILLER
-from langgraph_librarian import LibrarianConfig
-from langgraph_librarian.index import update_index
+from helpers import FILLER, alternating, asked_after
 from langgraph_librarian.select import LocalSelector
 from langgraph_librarian.select.local import _ASKS_GO_AHEAD
 
-
-def _history(question: str) -> list:
-    facts = [
-        f"{FILLER} The school form has a health section: Noor has a tree nut allergy and "
-        f"carries an EpiPen. {FILLER}",
-        "Noted, flag it on the form.",
-        f"{FILLER} The bakery on our street does great bread and pastries. {FILLER}",
-        "Sounds lovely.",
-        f"{FILLER} Class trip to the museum is on Friday, bring a packed lunch. {FILLER}",
-        "Got it.",
-    ]
-    messages = [
-        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
-        for i, text in enumerate(facts)
-    ]
-    return [*messages, HumanMessage(question, id="q")]
+_FACTS = [
+    f"{FILLER} The school form has a health section: Noor has a tree nut allergy and "
+    f"carries an EpiPen. {FILLER}",
+    "Noted, flag it on the form.",
+    f"{FILLER} The bakery on our street does great bread and pastries. {FILLER}",
+    "Sounds lovely.",
+    f"{FILLER} Class trip to the museum is on Friday, bring a packed lunch. {FILLER}",
+    "Got it.",
+]
 
 
-def _select(question: str) -> list[int]:
-    history = _history(question)
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+def _select(question: str, texts: list[str] = _FACTS) -> list[int]:
+    history, entries = asked_after(alternating(texts), question)
     return LocalSelector(embeddings=None).select(question, history, entries).ids
 
 
@@ -97,50 +85,31 @@ def test_requests_and_how_to_questions_ask_no_go_ahead():
 
 
 def test_the_latest_statement_is_read_and_a_question_is_no_statement():
-    messages = []
+    texts = []
     for i in range(25):  # early talk about allergies in general, asked as questions
-        messages.append(HumanMessage(f"Are kids allergic to peanuts more often now? {i}"))
-        messages.append(AIMessage("Somewhat, yes."))
+        texts += [f"Are kids allergic to peanuts more often now? {i}", "Somewhat, yes."]
     for i in range(30):
-        messages.append(HumanMessage(f"Plans for week {i}: groceries, laundry, a walk."))
-        messages.append(AIMessage("Sounds good."))
-    messages.append(HumanMessage("We booked the Spanish place for tonight at eight."))
-    messages.append(AIMessage("Enjoy!"))
-    messages.append(HumanMessage("The doctor confirmed it: I'm allergic to shellfish."))
-    messages.append(AIMessage("Good to know."))
-    question = "Can I order the paella there tonight?"
-    history = [*messages, HumanMessage(question)]
-    for i, message in enumerate(history):
-        message.id = f"m{i}"
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
-    ids = LocalSelector(embeddings=None).select(question, history, entries).ids
-    allergy = len(messages) - 2
+        texts += [f"Plans for week {i}: groceries, laundry, a walk.", "Sounds good."]
+    texts += ["We booked the Spanish place for tonight at eight.", "Enjoy!"]
+    texts += ["The doctor confirmed it: I'm allergic to shellfish.", "Good to know."]
+    ids = _select("Can I order the paella there tonight?", texts)
+    allergy = len(texts) - 2
     assert allergy in ids
     assert not any(i < 50 for i in ids)  # none of the early questions
 
 
 def test_a_blood_thinner_is_what_rules_out_a_painkiller(monkeypatch):
-    messages = [
-        HumanMessage("The cardiologist put me on warfarin after the clot."),
-        AIMessage("Understood, that needs regular INR checks."),
+    texts = [
+        "The cardiologist put me on warfarin after the clot.",
+        "Understood, that needs regular INR checks.",
     ]
     for i in range(30):
-        messages.append(HumanMessage(f"Plans for week {i}: groceries, laundry, a walk."))
-        messages.append(AIMessage("Sounds good."))
-    messages.append(HumanMessage("The allotment needs digging before the frost."))
-    messages.append(AIMessage("Good luck with it."))
+        texts += [f"Plans for week {i}: groceries, laundry, a walk.", "Sounds good."]
+    texts += ["The allotment needs digging before the frost.", "Good luck with it."]
     question = "My knee aches after digging, is it all right if I take some ibuprofen?"
-    history = [*messages, HumanMessage(question)]
-    for i, message in enumerate(history):
-        message.id = f"m{i}"
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
-
-    def selected() -> list[int]:
-        return LocalSelector(embeddings=None).select(question, history, entries).ids
-
-    assert 0 in selected()
+    assert 0 in _select(question, texts)
     from langgraph_librarian.select import local
 
     others = tuple(t for t in local._CONSTRAINT_TERMS if t != "warfarin")
     monkeypatch.setattr(local, "_CONSTRAINT_TERMS", others)
-    assert 0 not in selected()  # the term, not the history's shape, brings it
+    assert 0 not in _select(question, texts)  # the term, not the history's shape, brings it

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langgraph_librarian import LibrarianConfig
-from langgraph_librarian.index import update_index
+from helpers import alternating, asked_after
 from langgraph_librarian.select import LocalSelector
 
 CHAT = [
@@ -23,20 +22,18 @@ CHAT = [
 ]
 
 
-def _history(extra: list[str] | None = None, question: str = "") -> list[BaseMessage]:
-    texts = [*CHAT, *(extra or [])]
-    messages: list[BaseMessage] = [
-        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
-        for i, text in enumerate(texts)
-    ]
-    return [*messages, HumanMessage(question, id="q")]
+def _ids(messages: list[BaseMessage], question: str, max_selected: int = 1) -> list[int]:
+    history, entries = asked_after(messages, question)
+    selector = LocalSelector(embeddings=None, max_selected=max_selected)
+    return selector.select(question, history, entries).ids
 
 
 def _selected(question: str, extra: list[str] | None = None, max_selected: int = 1) -> list[int]:
-    history = _history(extra, question)
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
-    selector = LocalSelector(embeddings=None, max_selected=max_selected)
-    return selector.select(question, history, entries).ids
+    return _ids(alternating([*CHAT, *(extra or [])]), question, max_selected)
+
+
+def _chat(texts: list[str], question: str) -> list[int]:
+    return _ids(alternating(texts), question)
 
 
 def _off(monkeypatch) -> None:
@@ -106,40 +103,14 @@ def test_words_every_message_shares_are_no_reaction():
         "Busy week at the bakery: we tried a cardamom bun, it sold out.",
         "Cardamom buns are a winner.",
     ]
-    question = "Where is the spare key for the flour store?"
-    history: list[BaseMessage] = [
-        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"b{i}")
-        for i, text in enumerate(texts)
-    ]
-    history.append(HumanMessage(question, id="q"))
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
-    ids = LocalSelector(embeddings=None, max_selected=1).select(question, history, entries).ids
-    assert ids[0] == 5
+    assert _chat(texts, "Where is the spare key for the flour store?")[0] == 5
 
 
 def test_a_transcript_of_two_people_is_left_alone(monkeypatch):
     lines = [f"{'Ana' if i % 2 == 0 else 'Ben'}: {text}" for i, text in enumerate(CHAT)]
-    question = "Which equipment failures needed a repair this year?"
-    history: list[BaseMessage] = [
-        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"t{i}")
-        for i, text in enumerate(lines)
-    ]
-    history.append(HumanMessage(question, id="q"))
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
-    with_rule = LocalSelector(embeddings=None, max_selected=1).select(question, history, entries)
+    with_rule = _chat(lines, QUESTION)
     _off(monkeypatch)
-    without = LocalSelector(embeddings=None, max_selected=1).select(question, history, entries)
-    assert with_rule.ids == without.ids
-
-
-def _chat(texts: list[str], question: str) -> list[int]:
-    history: list[BaseMessage] = [
-        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"c{i}")
-        for i, text in enumerate(texts)
-    ]
-    history.append(HumanMessage(question, id="q"))
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
-    return LocalSelector(embeddings=None, max_selected=1).select(question, history, entries).ids
+    assert _chat(lines, QUESTION) == with_rule
 
 
 def test_words_shared_beside_messages_that_say_nothing_are_no_reaction():
@@ -185,12 +156,9 @@ def test_a_user_message_after_a_user_message_is_no_reply():
         ("human", "The flour delivery was late again on Tuesday, third time this month."),
         ("ai", "Worth raising with the mill."),
     ]
-    history: list[BaseMessage] = [
+    messages: list[BaseMessage] = [
         (HumanMessage if role == "human" else AIMessage)(text, id=f"c{i}")
         for i, (role, text) in enumerate(texts)
     ]
-    question = "How much was the quote for the equipment failure repair?"
-    history.append(HumanMessage(question, id="q"))
-    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
-    ids = LocalSelector(embeddings=None, max_selected=1).select(question, history, entries).ids
+    ids = _ids(messages, "How much was the quote for the equipment failure repair?")
     assert ids[:2] == [5, 6]  # the update, then the reply reacting to it

@@ -148,12 +148,11 @@ def days_apart(ours: tuple[DaySpan, ...], theirs: tuple[DaySpan, ...]) -> int:
 def month_of(day: int) -> int:
     """The month (1-12) of day ``day`` of the year, taken around the year (0 is 31
     December, 367 is 1 January)."""
-    day = (day - 1) % YEAR_DAYS + 1
-    return next(m for m in range(12, 0, -1) if _MONTH_STARTS[m - 1] < day)
+    return date.fromordinal(_NEW_YEAR + (day - 1) % YEAR_DAYS).month
 
 
-_MONTH_STARTS = (0, 31, 60, 91, 121, 152, 182, 213, 244, 274, 305, 335)
-"""The day of the year before each month's first (a leap year)."""
+_NEW_YEAR = date(2024, 1, 1).toordinal()
+"""1 January of the leap year days are counted in (:func:`_day_of_year`)."""
 
 
 def month_names(month: int) -> list[str]:

@@ -2347,11 +2347,10 @@ class LocalSelector:
             around = sum(shared(slot, other) for other in others) / len(others)
             if shared(slot, prompt) < _REACTION_RATIO * around:
                 continue
-            current = fused if raised is None else raised
             if raised is None:
                 raised = fused.copy()
-            raised[prompt] = max(float(current[prompt]), float(fused[slot]))
-            raised[slot] = _RESTATED_FACTOR * float(current[slot])
+            raised[prompt] = max(float(raised[prompt]), float(fused[slot]))
+            raised[slot] = _RESTATED_FACTOR * float(raised[slot])
             promoted.add(prompt)
         return raised, promoted
 
