@@ -179,6 +179,8 @@ def hydrate(
     spare: Collection[int] = (),
     spare_tokens: int = 0,
     keep_whole: Collection[int] = (),
+    flow: Collection[int] = (),
+    flow_tokens: int = 0,
 ) -> Hydrated:
     """Build the curated context.
 
@@ -210,6 +212,13 @@ def hydrate(
     next-best ones) are added only while the context stays within ``spare_tokens``
     (with ``token_budget`` only), never shortened and never reported as dropped.
 
+    Positions of ``selected`` also in ``flow`` (what the best matches' speakers said
+    next) are added last, after the recent turns got back the room left unused, while
+    the whole context (with its turn opener) stays within ``flow_tokens`` (with
+    ``token_budget`` only): they never displace or shorten anything else, and the turn
+    opener the context had without them stays. One also in ``spare`` may come in
+    either way.
+
     Positions of the earlier recent turns in ``keep_whole`` (what the question asks
     about: notes pasted a turn ago) are never given in short form to make room for the
     selection; their share of the budget grows to hold them whole, within the budget.
@@ -234,7 +243,7 @@ def hydrate(
         units.append((raw, members))
     if token_budget is None:
         chosen = (system | set(range(recent_start, n))) - orphans
-        units = [unit for unit in units if unit[0] not in spare]
+        units = [unit for unit in units if unit[0] not in spare and unit[0] not in flow]
         for _, members in units:
             chosen.update(members)
         _opener(messages, chosen, view.human_positions(n), {}, None)
@@ -250,6 +259,7 @@ def hydrate(
         view.human_positions(n),
         (frozenset(spare), min(spare_tokens, token_budget)),
         frozenset(keep_whole),
+        (frozenset(flow), min(flow_tokens, token_budget)),
     )
 
 
@@ -302,6 +312,7 @@ def _within_budget(
     starts: list[int],
     spare: tuple[frozenset[int], int] = (frozenset(), 0),
     keep_whole: frozenset[int] = frozenset(),
+    flow: tuple[frozenset[int], int] = (frozenset(), 0),
 ) -> Hydrated:
     n = len(messages)
     current = starts[-1] if starts and starts[-1] >= recent_start else recent_start
@@ -390,7 +401,10 @@ def _within_budget(
     # The other top units only lost a race for room: smaller units below them come
     # whole first.
     best_brief = 0
+    flow_positions, flow_room = flow
     for rank_pos, members in units:
+        if rank_pos in flow_positions and rank_pos not in spare_positions:
+            continue  # after everything else (below)
         if rank_pos in spare_positions:
             if used + best_brief < spare_room:  # else spent: not even costed
                 extra = budget.cost([messages[p] for p in members])
@@ -477,7 +491,44 @@ def _within_budget(
     chosen = core | set(shown)
     for _, members in kept_units:
         chosen.update(members)
-    replaced = {p: m for p, m in shown.items() if m is not messages[p]} | shortened | huge
+    if flow_positions:
+        # Last, into the room everything else left (the recent turns have had theirs
+        # back): they never take a selected match's or a recent turn's place or form.
+        # The turn opener the context has without them stays (an answer kept with its
+        # question), though an earlier message they bring may open the context instead.
+        opened = _opener(messages, chosen, starts, summaries, budget)
+        forms = {p: m for p, m in shown.items() if m is not messages[p]} | shortened | huge
+        forms |= opened
+        used = budget.cost([forms.get(p, messages[p]) for p in sorted(chosen)])
+        earliest = min((p for p in chosen if messages[p].type != "system"), default=n)
+        # A message inside a kept exchange's span (a tool call, other messages, its
+        # results) would part the call from its results, and both would be stripped.
+        spans = [(min(m), max(m)) for _, m in kept_units if len(m) > 1]
+        for rank_pos, members in units:
+            if rank_pos not in flow_positions or used >= flow_room or members[0] in chosen:
+                continue
+            low, high = min(members), max(members)
+            if any(a < p < b for p in members for a, b in spans) or any(
+                p not in members for p in chosen if low < p < high
+            ):
+                continue
+            cost = used + budget.cost([messages[p] for p in members])
+            if low < earliest:  # it needs its own turn opener, if it is an answer
+                with_opener = {low}
+                its_opener = _opener(messages, with_opener, starts, summaries, budget)
+                cost += budget.cost(
+                    [its_opener.get(p, messages[p]) for p in with_opener - {low} - chosen]
+                )
+            if cost <= flow_room:
+                kept_units.append((rank_pos, members))
+                chosen.update(members)
+                earliest = min(earliest, low)
+                used = cost
+                if len(members) > 1:
+                    spans.append((low, high))
+    else:
+        opened = {}
+    replaced = {p: m for p, m in shown.items() if m is not messages[p]} | shortened | huge | opened
     kept_start = min((p for turn in turns for p in turn if p in shown), default=current)
     replaced |= _opener(messages, chosen, starts, summaries, budget)
     return _result(messages, chosen, kept_units, dropped, min(kept_start, current), replaced)

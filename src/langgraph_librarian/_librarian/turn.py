@@ -107,6 +107,10 @@ _ORIGINAL_TOKENS = attrgetter("original_tokens")
 _SPARE_SHARE = 0.4
 """The selector's spare candidates fill the context up to this share of its budget (a
 small context, about the ~800 tokens the spec's table gives for a short conversation)."""
+_FLOW_SHARE = 0.8
+"""What the best matches' speakers said next (``Selection.flow_ids``) fills room the rest
+of the context left unused, up to this share of its budget: a context at the budget's
+edge stays there (LoCoMo's contexts of about 1,960 tokens under 2,000)."""
 
 StateUpdate = dict[str, Any]
 
@@ -614,6 +618,7 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     listed = {*selection.ids, *selection.reserve_ids}
     extra = [i for i in selection.model_ids if i not in listed]
     spare: list[int] = []
+    flow: list[int] = []
     if budget is None:
         ranked = [*selection.ids, *extra]
     else:
@@ -622,11 +627,17 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         listed |= set(extra)
         spare = [i for i in selection.spare_ids if i not in listed]
         ranked.extend(spare)
+        # What the best matches' speakers said next, after everything else; one of them
+        # that is also a spare candidate may come in either way.
+        flow = [i for i in selection.flow_ids if i not in listed]
+        also_spare = set(spare)
+        ranked.extend(i for i in flow if i not in also_spare)
     summaries = plan.recent_summaries
     if budget is not None:  # short forms for messages too long to fit whole
+        only_flow = set(flow).difference(spare)  # never shortened: no excerpts
         summaries = (
             _with_excerpts(plan, summaries, budget)
-            | _short_selections(plan, ranked, budget)
+            | _short_selections(plan, [i for i in ranked if i not in only_flow], budget)
             | _huge_results(plan, budget)
         )
     hydrated = hydrate(
@@ -638,6 +649,8 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         summaries=summaries,
         spare=spare,
         spare_tokens=0 if budget is None else int(_SPARE_SHARE * budget) - gist_cost,
+        flow=flow,
+        flow_tokens=0 if budget is None else int(_FLOW_SHARE * budget) - gist_cost,
         keep_whole=() if budget is None else _asked_about(plan),
     )
     curated = _with_gist(hydrated.messages, plan.gist)
@@ -748,6 +761,7 @@ class SelectionCache:
         "kept_local_ids",
         "reserve_ids",
         "spare_ids",
+        "flow_ids",
         "expanded_ids",
     )
     """Every position list of a selection, kept as message ids: a later call of the turn
@@ -936,6 +950,7 @@ def _with_local(cached: Selection, local: Selection) -> Selection:
         ids=ids,
         reserve_ids=[i for i in local.reserve_ids if i not in taken],
         spare_ids=[i for i in local.spare_ids if i not in taken],
+        flow_ids=[i for i in local.flow_ids if i not in taken],
         expanded_ids=list(dict.fromkeys([*cached.expanded_ids, *local.expanded_ids])),
         reasoning=f"{cached.reasoning}{_FOLDED}",
     )

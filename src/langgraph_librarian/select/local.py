@@ -115,6 +115,16 @@ _NEIGHBOUR_FACTOR = 0.5
 _SPEAKER_TYPES = frozenset(["human", "ai"])
 _EXCHANGE_SEEDS = 3
 """A long message among this many best matches keeps its exchange by structure."""
+_FLOW_SEEDS = 5
+"""The best matches whose speaker's next messages may fill the room a context leaves
+unused (:meth:`LocalSelector._flow`)."""
+_FLOW_REACH = 4
+"""How far after a best match its speaker's next messages are looked for (one before:
+the previous line of a burst)."""
+_REACTION_WORDS = 20
+"""Another speaker's message this long or shorter between is a reaction ("No way! Show
+me!"); a longer one takes the floor, and the best match's speaker's later lines answer
+it rather than go on."""
 _GROUP_SPEAKERS = 3
 """A chat whose latest messages come from this many speakers or more is a group's."""
 _GROUP_REPLIES = 6
@@ -1083,6 +1093,7 @@ def _merged(selections: Sequence[Selection]) -> Selection:
     ids += [i for i in exchange if i not in set(ids)]
     reserve = turns([s.reserve_ids for s in selections], ids)
     spare = turns([s.spare_ids for s in selections], {*ids, *reserve})
+    flow = turns([s.flow_ids for s in selections], {*ids, *reserve})
     return Selection(
         ids=ids,
         reasoning=" | ".join(f"part {n}: {s.reasoning}" for n, s in enumerate(selections, start=1)),
@@ -1093,6 +1104,7 @@ def _merged(selections: Sequence[Selection]) -> Selection:
         linked_ids=turns([s.linked_ids for s in selections]),
         exchange_ids=[i for i in exchange if i in set(ids)],
         spare_ids=spare,
+        flow_ids=flow,
     )
 
 
@@ -2175,6 +2187,18 @@ class LocalSelector:
                 spare.append(i)
         reserve_ids = [entries[i].id for i in reserve]
         spare = [*echoed, *spare, *repeats]
+        flow_ids = self._flow(
+            ranked,
+            tail,
+            reserve_ids,
+            fused,
+            entries,
+            messages,
+            speakers,
+            filler,
+            positions,
+            excluded,
+        )
         if listing:
             held = set(reserve_ids)
             reserve_ids.extend(
@@ -2200,7 +2224,75 @@ class LocalSelector:
             linked_ids=[entries[i].id for i in ranked if i in linked or i in reached],
             exchange_ids=[entries[i].id for i in tail],
             spare_ids=[entries[i].id for i in spare],
+            flow_ids=flow_ids,
         )
+
+    @staticmethod
+    def _flow(
+        ranked: Sequence[int],
+        tail: Sequence[int],
+        reserve_ids: Sequence[int],
+        fused: np.ndarray,
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+        speakers: np.ndarray,
+        filler: np.ndarray,
+        positions: np.ndarray,
+        excluded: Collection[int],
+    ) -> list[int]:
+        """What the best matches' speakers said next: the room a context leaves unused.
+
+        People tell one thing over several lines while the other only reacts: "I
+        bought a van!" / "No way! Show me!" / (a photo) / "She's... beautiful?" / "6
+        million pesos, from a guy in Rancagua". A question about the price matches the
+        first line; the price comes four lines later and shares no word with it. For
+        each of the :data:`_FLOW_SEEDS` best-ranked messages, the same speaker's
+        messages among the next :data:`_FLOW_REACH` (and the one right before, a
+        burst's previous line) as long as the other speakers only react in between
+        (at most :data:`_REACTION_WORDS` words: a long reply takes the floor, as an
+        assistant's answer does), listed by rank of their match, then by distance.
+        Filler, what the selection already holds and what scores nothing at all for the
+        question are left out. They are listed, not selected: hydration adds them last,
+        only into room the rest of the context left unused.
+        """
+        held = {entries[i].id for i in chain(ranked, tail)} | set(reserve_ids)
+        flow: list[int] = []
+
+        def slot(position: int) -> int | None:
+            # A binary search: a few dozen lookups a turn, no table of the whole history.
+            k = int(np.searchsorted(positions, position, side="right")) - 1
+            return k if k >= 0 and int(positions[k]) == position else None
+
+        def same(i: int, near: int) -> bool:
+            one, other = int(speakers[i]), int(speakers[near])
+            if one >= 0 and other >= 0:
+                return one == other
+            return _same_speaker(messages[entries[i].id], messages[entries[near].id])
+
+        for i in ranked[:_FLOW_SEEDS]:
+            position = entries[i].id
+            for step in (*range(1, _FLOW_REACH + 1), -1):
+                near = slot(position + step)
+                if near is None:
+                    if step > 0:
+                        break
+                    continue
+                if not same(i, near):
+                    if step > 0 and len(message_text(messages[position + step]).split()) > (
+                        _REACTION_WORDS
+                    ):
+                        break  # the other took the floor
+                    continue
+                if (
+                    filler[near]
+                    or fused[near] <= 0
+                    or entries[near].id in held
+                    or position + step in excluded
+                ):
+                    continue
+                held.add(entries[near].id)
+                flow.append(entries[near].id)
+        return flow
 
     @staticmethod
     def _answered(

@@ -52,6 +52,12 @@ class Selection:
         spare_ids: Candidates ranked after ``reserve_ids`` (local selector), used only
             while the context stays well below its token budget (the Librarian: 40% of
             it); never added to an unbounded context.
+        flow_ids: What the best matches' speakers said next (local selector: the
+            same speaker's messages among the four after one of the five best matches
+            while the others only react, and the one right before), by rank of their
+            match, then by distance: used only to fill room the rest of the context
+            leaves unused, never added to an unbounded context. The LLM selector and
+            scoped recall give none.
     """
 
     ids: list[int] = field(default_factory=list)
@@ -69,6 +75,7 @@ class Selection:
     linked_ids: list[int] = field(default_factory=list)
     exchange_ids: list[int] = field(default_factory=list)
     spare_ids: list[int] = field(default_factory=list)
+    flow_ids: list[int] = field(default_factory=list)
 
 
 @runtime_checkable
