@@ -491,15 +491,14 @@ def _within_budget(
     chosen = core | set(shown)
     for _, members in kept_units:
         chosen.update(members)
+    replaced = {p: m for p, m in shown.items() if m is not messages[p]} | shortened | huge
     if flow_positions:
         # Last, into the room everything else left (the recent turns have had theirs
         # back): they never take a selected match's or a recent turn's place or form.
         # The turn opener the context has without them stays (an answer kept with its
         # question), though an earlier message they bring may open the context instead.
-        opened = _opener(messages, chosen, starts, summaries, budget)
-        forms = {p: m for p, m in shown.items() if m is not messages[p]} | shortened | huge
-        forms |= opened
-        used = budget.cost([forms.get(p, messages[p]) for p in sorted(chosen)])
+        replaced |= _opener(messages, chosen, starts, summaries, budget)
+        used = budget.cost([replaced.get(p, messages[p]) for p in sorted(chosen)])
         earliest = min((p for p in chosen if messages[p].type != "system"), default=n)
         # A message inside a kept exchange's span (a tool call, other messages, its
         # results) would part the call from its results, and both would be stripped.
@@ -526,9 +525,6 @@ def _within_budget(
                 used = cost
                 if len(members) > 1:
                     spans.append((low, high))
-    else:
-        opened = {}
-    replaced = {p: m for p, m in shown.items() if m is not messages[p]} | shortened | huge | opened
     kept_start = min((p for turn in turns for p in turn if p in shown), default=current)
     replaced |= _opener(messages, chosen, starts, summaries, budget)
     return _result(messages, chosen, kept_units, dropped, min(kept_start, current), replaced)

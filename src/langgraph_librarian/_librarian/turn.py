@@ -619,6 +619,7 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
     extra = [i for i in selection.model_ids if i not in listed]
     spare: list[int] = []
     flow: list[int] = []
+    only_flow: set[int] = set()
     if budget is None:
         ranked = [*selection.ids, *extra]
     else:
@@ -630,11 +631,11 @@ def _finish(plan: _Plan, selection: Selection) -> StateUpdate:
         # What the best matches' speakers said next, after everything else; one of them
         # that is also a spare candidate may come in either way.
         flow = [i for i in selection.flow_ids if i not in listed]
-        also_spare = set(spare)
-        ranked.extend(i for i in flow if i not in also_spare)
+        only_flow = set(flow).difference(spare)
+        ranked.extend(i for i in flow if i in only_flow)
     summaries = plan.recent_summaries
     if budget is not None:  # short forms for messages too long to fit whole
-        only_flow = set(flow).difference(spare)  # never shortened: no excerpts
+        # (a message only in the flow is never shortened: no excerpts for it)
         summaries = (
             _with_excerpts(plan, summaries, budget)
             | _short_selections(plan, [i for i in ranked if i not in only_flow], budget)
