@@ -215,3 +215,26 @@ def test_the_speakers_next_lines_until_another_takes_the_floor():
     assert LocalSelector._flow([0], messages=messages, **{**args, "fused": scores}) == [4]
     messages[3] = AIMessage(" ".join(["word"] * 30), id="x3")
     assert LocalSelector._flow([0], messages=messages, **args) == [2]
+
+
+def test_the_speakers_line_before_the_others_question():
+    # Speaker 0 tells of the rowing at 2; speaker 1 asks a short question at 3; the best
+    # match is the answer at 4. The line before the question is the speaker's own.
+    texts = ["ok", "fine", "I started rowing again.", "Which canal?", "The old one.", "nice"]
+    messages = [
+        (HumanMessage if k % 2 == 0 else AIMessage)(t, id=f"x{k}") for k, t in enumerate(texts)
+    ]
+    args = dict(
+        tail=[],
+        reserve_ids=[],
+        fused=np.ones(6),
+        entries=[SimpleNamespace(id=k) for k in range(6)],
+        speakers=np.array([0, 1, 0, 1, 0, 1]),
+        filler=np.zeros(6, dtype=bool),
+        positions=np.arange(6),
+        excluded=(),
+    )
+    assert LocalSelector._flow([4], messages=messages, **args) == [2]
+    # Behind a long line of the other's, the earlier lines belong to another exchange.
+    messages[3] = AIMessage(" ".join(["word"] * 30), id="x3")
+    assert LocalSelector._flow([4], messages=messages, **args) == []

@@ -149,12 +149,17 @@ def without_stamp(query: str) -> str:
 
 def opens_with_date(text: str) -> bool:
     """Whether ``text`` opens with a date: a sitting's header, a dated entry."""
-    return bool(_DATELINE.match(text[:80]))
+    return dateline_match(text) is not None
+
+
+def dateline_match(text: str) -> re.Match[str] | None:
+    """The date ``text`` opens with (:func:`opens_with_date`), as a match, else ``None``."""
+    return _DATELINE.match(text[:80])
 
 
 def without_dateline(text: str) -> str:
     """``text`` without the date it opens with (:func:`opens_with_date`), if any."""
-    found = _DATELINE.match(text[:80])
+    found = dateline_match(text)
     return text[found.end() :] if found else text
 
 

@@ -70,6 +70,7 @@ from langgraph_librarian.select.lexical import (
     WHEN_SAID,
     BM25Index,
     IndexHead,
+    dateline_match,
     opens_with_date,
     without_dateline,
     without_stamp,
@@ -119,8 +120,11 @@ _FLOW_SEEDS = 5
 """The best matches whose speaker's next messages may fill the room a context leaves
 unused (:meth:`LocalSelector._flow`)."""
 _FLOW_REACH = 4
-"""How far after a best match its speaker's next messages are looked for (one before:
-the previous line of a burst)."""
+"""How far after a best match its speaker's next messages are looked for."""
+_FLOW_BACK = 2
+"""How far before a best match its speaker's previous lines are looked for: the line
+before a burst's, or the one the other's short question or reaction follows ("I started
+rowing again with my club." / "Which canal?" / "Karl-Heine-Kanal...")."""
 _REACTION_WORDS = 20
 """Another speaker's message this long or shorter between is a reaction ("No way! Show
 me!"); a longer one takes the floor, and the best match's speaker's later lines answer
@@ -361,6 +365,10 @@ _DATELINE_LOOKBACK = 80
 """How far back (messages) a "when" question's match looks for the dateline above it."""
 _DATELINE_HABIT = 2
 """Datelines a history holds before a match's date is looked for above it."""
+_TOLD_SEEDS = 5
+"""Best matches of a "when" question whose speaker's earlier line may say when."""
+_TOLD_LOOKBACK = 6
+"""How far back (messages) that line is looked for, within the match's sitting."""
 _DATED_TEXT_CHARS = 4000
 """How much of a match is read for a date of its own (a pasted log need not be read whole)."""
 _TO_ASSISTANT = re.compile(
@@ -1376,6 +1384,12 @@ def _states_date(text: str) -> bool:
     """Whether ``text`` holds a calendar date: a month name next to a day number ("23
     March", "the 5th of May", "May 10th"), a weekday, or a numeric date (2025-03-23,
     23/3)."""
+    return _names_day(text) or bool(_NUMERIC_DATE.search(text))
+
+
+def _names_day(text: str) -> bool:
+    """Whether ``text`` names a day in words: a weekday, or a month name beside a day
+    number."""
     tokens = tokenize(text)
     for i, token in enumerate(tokens):
         if token in DAYS and len(token) > 3:
@@ -1386,10 +1400,37 @@ def _states_date(text: str) -> bool:
             near = tokens[max(0, i - 3) : i + 3]
             if any(t[:2].isdigit() or t[:1].isdigit() for t in near):
                 return True
-    return bool(_NUMERIC_DATE.search(text))
+    return False
+
+
+_TOLD_TIME = re.compile(
+    r"\b(?:yesterday|(?:today|tonight)(?!['\u2019]s)"
+    r"|this\s+(?:morning|afternoon|evening|week|weekend|month)"
+    r"|last\s+(?:night|week|weekend|month|year|summer|winter|spring|fall|autumn)"
+    r"|(?:days?|weeks?|months?|years?)\s+ago)\b",
+    re.IGNORECASE,
+)
+"""Words placing an event relative to the day it is told: "yesterday", "last week", "this
+morning", "three days ago"."""
+
+
+def _tells_time(text: str) -> bool:
+    """Whether ``text`` says when something happens: a weekday, a month beside a day
+    number, a date with its year (2025-03-23, 23/3/2025; not "3/4 cup" or "24/7"), or a
+    day relative to the telling ("yesterday", "last weekend", "two weeks ago"; not
+    "today's special")."""
+    return bool(_TOLD_TIME.search(text)) or _names_day(text) or bool(_YEAR_DATE.search(text))
+
+
+def _dateline_of(text: str) -> str | None:
+    """The date ``text`` opens with (:func:`opens_with_date`), normalized, else ``None``."""
+    found = dateline_match(text)
+    return " ".join(found.group(0).lower().split()) if found else None
 
 
 _NUMERIC_DATE = re.compile(r"\b(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b")
+_YEAR_DATE = re.compile(r"\b(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4})\b")
+"""A numeric date with its year: without one, "3/4" may be a fraction, "24/7" a rate."""
 
 
 def _top(values: np.ndarray, k: int) -> np.ndarray:
@@ -2018,6 +2059,7 @@ class LocalSelector:
             self._hopped(query, order, scored, entries, excluded).items(),
             self._anchored(query, order, primary, scored, entries, excluded).items(),
             self._dated(query, order, primary, scored, entries, messages, excluded),
+            self._told_when(query, order, primary, scored, entries, messages, excluded),
             self._coinciding(query, order, primary, scored, entries, excluded),
             self._replied(query, order, chosen, scored, entries, messages, excluded),
             self._voiced(order, chosen, scored, entries, excluded),
@@ -2247,10 +2289,12 @@ class LocalSelector:
         million pesos, from a guy in Rancagua". A question about the price matches the
         first line; the price comes four lines later and shares no word with it. For
         each of the :data:`_FLOW_SEEDS` best-ranked messages, the same speaker's
-        messages among the next :data:`_FLOW_REACH` (and the one right before, a
-        burst's previous line) as long as the other speakers only react in between
-        (at most :data:`_REACTION_WORDS` words: a long reply takes the floor, as an
-        assistant's answer does), listed by rank of their match, then by distance.
+        messages among the next :data:`_FLOW_REACH`, then among the previous
+        :data:`_FLOW_BACK` (the line the other's short question follows: "I started
+        rowing again." / "Which canal?" / the match), as long as the other speakers
+        only react in between (at most :data:`_REACTION_WORDS` words: a long reply
+        takes the floor, as an assistant's answer does), listed by rank of their match,
+        then by distance.
         Filler, what the selection already holds and what scores nothing at all for the
         question are left out. They are listed, not selected: hydration adds them last,
         only into room the rest of the context left unused.
@@ -2271,27 +2315,25 @@ class LocalSelector:
 
         for i in ranked[:_FLOW_SEEDS]:
             position = entries[i].id
-            for step in (*range(1, _FLOW_REACH + 1), -1):
-                near = slot(position + step)
-                if near is None:
-                    if step > 0:
+            # Forward, then backward: each way ends where the other took the floor.
+            for steps in (range(1, _FLOW_REACH + 1), range(-1, -_FLOW_BACK - 1, -1)):
+                for step in steps:
+                    near = slot(position + step)
+                    if near is None:
                         break
-                    continue
-                if not same(i, near):
-                    if step > 0 and len(message_text(messages[position + step]).split()) > (
-                        _REACTION_WORDS
+                    if not same(i, near):
+                        if len(message_text(messages[position + step]).split()) > _REACTION_WORDS:
+                            break  # the other took the floor
+                        continue
+                    if (
+                        filler[near]
+                        or fused[near] <= 0
+                        or entries[near].id in held
+                        or position + step in excluded
                     ):
-                        break  # the other took the floor
-                    continue
-                if (
-                    filler[near]
-                    or fused[near] <= 0
-                    or entries[near].id in held
-                    or position + step in excluded
-                ):
-                    continue
-                held.add(entries[near].id)
-                flow.append(entries[near].id)
+                        continue
+                    held.add(entries[near].id)
+                    flow.append(entries[near].id)
         return flow
 
     @staticmethod
@@ -2905,6 +2947,64 @@ class LocalSelector:
                     break
                 if not message_text(messages[entries[slot].id]).strip():
                     break  # another conversation's records lie beyond
+
+    @staticmethod
+    def _told_when(
+        query: str,
+        order: list[int],
+        primary: Collection[int],
+        scored: _Scored,
+        entries: Sequence[IndexEntry],
+        messages: Sequence[BaseMessage],
+        excluded: set[int],
+    ) -> Iterator[tuple[int, float]]:
+        """For a "when" question, the line where a best match's speaker said when.
+
+        People give the day once and go on about the event: "Theo asked me out last
+        Thursday and we went kayaking on Sunday" / "Did he capsize you?" / "Nobody
+        capsized. He's a great paddler"; "A food blogger wrote about me on Tuesday." /
+        "Who?" / "Leeds Eats Out, she has forty thousand followers". The question
+        ("when did Leeds Eats Out post about Seun?") matches the later line, which
+        says no day. For each of the :data:`_TOLD_SEEDS` best matches saying no day of
+        its own (:func:`_tells_time`), the nearest earlier message of the same speaker
+        that does, within :data:`_TOLD_LOOKBACK` messages and the same sitting (never
+        across a dateline naming another day, or an empty message: scoped recall's
+        break between threads), ranks just below the match.
+        """
+        if not WHEN_QUESTION.search(query):
+            return
+        fused = scored.fused
+        speakers, _ = scored.lexical.speakers()
+        for seed in [s for s in order[:_TOLD_SEEDS] if s in primary]:
+            said = message_text(messages[entries[seed].id])[:_DATED_TEXT_CHARS]
+            if _tells_time(without_dateline(said)):
+                continue  # it says when itself
+            sitting = _dateline_of(said)
+            # The other's line is a reaction while it is no longer than the match (or
+            # :data:`_REACTION_WORDS`): a longer one took the floor (an assistant's
+            # answer to another request).
+            reaction = max(_REACTION_WORDS, len(said.split()))
+            for slot in range(seed - 1, max(seed - 1 - _TOLD_LOOKBACK, -1), -1):
+                text = message_text(messages[entries[slot].id])[:_DATED_TEXT_CHARS]
+                if not text.strip():
+                    break  # another conversation's records lie beyond
+                day = _dateline_of(text)
+                if sitting is not None and day is not None and day != sitting:
+                    break  # an earlier sitting
+                one, other = int(speakers[seed]), int(speakers[slot])
+                if one >= 0 and other >= 0:
+                    same = one == other
+                else:
+                    same = _same_speaker(messages[entries[seed].id], messages[entries[slot].id])
+                if not same:
+                    if len(text.split()) > reaction:
+                        break  # the other took the floor: what came before is another exchange
+                elif _tells_time(without_dateline(text)):
+                    if entries[slot].id not in excluded:
+                        yield slot, _LINK_FACTOR * float(fused[seed])
+                    break
+                if sitting is None and day is not None:
+                    break  # the header opening the match's sitting
 
     @staticmethod
     def _coinciding(
