@@ -81,11 +81,12 @@ def test_the_match_that_says_when_itself_needs_no_other_line():
     assert DAY_LINE not in selection.ids
 
 
-def test_only_the_same_speakers_line():
+def test_only_the_same_speakers_line(monkeypatch):
     history = transcript(("Des", "I saw Theo last Thursday at the market."))
     selection = select(history, "When did Ines go kayaking with Theo?")
     assert KAYAK in selection.ids
     assert DAY_LINE not in selection.ids
+    assert not told(history, "When did Ines go kayaking with Theo?", monkeypatch)
 
 
 def test_not_from_an_earlier_sitting():
@@ -97,6 +98,27 @@ def test_not_from_an_earlier_sitting():
     selection = select(history, "When did Ines go kayaking with Theo?")
     assert KAYAK in selection.ids
     assert DAY_LINE not in selection.ids
+
+
+def test_a_year_apart_is_another_sitting(monkeypatch):
+    history = transcript()
+    history[DAY_LINE] = HumanMessage(
+        "(2 May 2022) Ines: Guess who asked me out last Thursday!", id="d"
+    )
+    assert not told(history, "When did Ines go kayaking with Theo?", monkeypatch)
+
+
+def test_not_above_a_match_that_opens_its_sitting(monkeypatch):
+    # The sitting's date opens its first line, here the kayak line; the lines above
+    # carry no date: they are the sitting before.
+    history = transcript()
+    for k in range(len(history)):
+        history[k] = type(history[k])(history[k].content.split(") ", 1)[1], id=history[k].id)
+    history[DAY_LINE + 1] = AIMessage("Des: FINALLY. Details, please!", id="details")
+    history[KAYAK] = HumanMessage(
+        "[Session 4, 2 May 2023] Ines: We paddled a double kayak on Dyes Inlet.", id="k"
+    )
+    assert not told(history, "When did Ines go kayaking with Theo?", monkeypatch)
 
 
 def told(
@@ -152,6 +174,18 @@ def assistant_chat(reply: str) -> list[BaseMessage]:
 
 
 RENT, CAT = 16, 18
+
+
+def test_a_long_message_gives_no_room_to_a_long_reply(monkeypatch):
+    # A user's long message does not make the assistant's long reply a reaction.
+    history = assistant_chat(" ".join(["Rent increases are capped in places."] * 10))
+    history[CAT] = HumanMessage(
+        "I finally adopted the cat from the shelter, her name is Miso. "
+        + " ".join(["She sleeps on the radiator and ignores the toys I bought."] * 7),
+        id="cat",
+    )
+    assert len(history[CAT].content.split()) > len(history[RENT + 1].content.split()) > 20
+    assert not told(history, "When did I adopt Miso?", monkeypatch)
 
 
 def test_another_request_in_between_is_no_reaction():
@@ -215,3 +249,23 @@ def test_what_tells_a_day():
         "Kayaking was great.",
     ]:
         assert not _tells_time(text), text
+
+
+def test_between_named_people_a_reply_as_long_as_the_match_is_a_reaction(monkeypatch):
+    # In a transcript every line may run to 30 words: Des's 25-word reaction does not
+    # take the floor from Ines's 30-word account.
+    history = transcript()
+    history[DAY_LINE + 1] = AIMessage(
+        "(2 May 2023) Des: FINALLY. I have been waiting for this news since the winter "
+        "party, you know that, so tell me everything and do not skip a single detail!",
+        id="details",
+    )
+    history[KAYAK] = HumanMessage(
+        "(2 May 2023) Ines: We paddled a double kayak all the way across Dyes Inlet, "
+        "saw two harbor seals and an eagle, then ate fish tacos at a little stand by "
+        "the marina.",
+        id="k",
+    )
+    reaction, match = (len(history[k].content.split()) for k in (DAY_LINE + 1, KAYAK))
+    assert 20 < reaction < match
+    assert told(history, "When did Ines go kayaking with Theo?", monkeypatch) == {DAY_LINE}

@@ -1423,9 +1423,16 @@ def _tells_time(text: str) -> bool:
 
 
 def _dateline_of(text: str) -> str | None:
-    """The date ``text`` opens with (:func:`opens_with_date`), normalized, else ``None``."""
+    """The date ``text`` opens with (:func:`opens_with_date`) with the year after it if
+    any ("(2 May 2023)": "(2 may 2023"), normalized, else ``None``."""
     found = dateline_match(text)
-    return " ".join(found.group(0).lower().split()) if found else None
+    if found is None:
+        return None
+    year = _DATELINE_YEAR.match(text, found.end())
+    return " ".join(f"{found.group(0)} {year.group(1) if year else ''}".lower().split())
+
+
+_DATELINE_YEAR = re.compile(r"[,\s]*((?:19|20)\d\d)\b")
 
 
 _NUMERIC_DATE = re.compile(r"\b(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b")
@@ -2980,17 +2987,21 @@ class LocalSelector:
             if _tells_time(without_dateline(said)):
                 continue  # it says when itself
             sitting = _dateline_of(said)
-            # The other's line is a reaction while it is no longer than the match (or
-            # :data:`_REACTION_WORDS`): a longer one took the floor (an assistant's
-            # answer to another request).
-            reaction = max(_REACTION_WORDS, len(said.split()))
+            # The other's line is a reaction while it is at most :data:`_REACTION_WORDS`
+            # long, or, between two named people of a transcript (whose every line may
+            # run to 40 words), no longer than the match: a longer one took the floor
+            # (an assistant's answer to another request).
+            named = int(speakers[seed]) >= 0
+            reaction = max(_REACTION_WORDS, len(said.split())) if named else _REACTION_WORDS
             for slot in range(seed - 1, max(seed - 1 - _TOLD_LOOKBACK, -1), -1):
                 text = message_text(messages[entries[slot].id])[:_DATED_TEXT_CHARS]
                 if not text.strip():
                     break  # another conversation's records lie beyond
                 day = _dateline_of(text)
-                if sitting is not None and day is not None and day != sitting:
-                    break  # an earlier sitting
+                if sitting is not None and day != sitting:
+                    # An earlier sitting; or, above a match opening with its sitting's
+                    # date, lines with none: the sitting before.
+                    break
                 one, other = int(speakers[seed]), int(speakers[slot])
                 if one >= 0 and other >= 0:
                     same = one == other
