@@ -672,6 +672,21 @@ def _same_speaker(one: BaseMessage, other: BaseMessage) -> bool:
     )
 
 
+def _same_voice(
+    speakers: np.ndarray,
+    entries: Sequence[IndexEntry],
+    messages: Sequence[BaseMessage],
+    one: int,
+    other: int,
+) -> bool:
+    """Whether entries ``one`` and ``other`` (slots) are one speaker's: by the lexical
+    index's speaker ids when both are named, else by role and name (:func:`_same_speaker`)."""
+    first, second = int(speakers[one]), int(speakers[other])
+    if first >= 0 and second >= 0:
+        return first == second
+    return _same_speaker(messages[entries[one].id], messages[entries[other].id])
+
+
 def _doc_key(entry: IndexEntry) -> tuple[str, str | None, str]:
     """Identity of the :func:`_doc_text` result: what it reads besides the message.
 
@@ -2314,12 +2329,6 @@ class LocalSelector:
             k = int(np.searchsorted(positions, position, side="right")) - 1
             return k if k >= 0 and int(positions[k]) == position else None
 
-        def same(i: int, near: int) -> bool:
-            one, other = int(speakers[i]), int(speakers[near])
-            if one >= 0 and other >= 0:
-                return one == other
-            return _same_speaker(messages[entries[i].id], messages[entries[near].id])
-
         for i in ranked[:_FLOW_SEEDS]:
             position = entries[i].id
             # Forward, then backward: each way ends where the other took the floor.
@@ -2328,7 +2337,7 @@ class LocalSelector:
                     near = slot(position + step)
                     if near is None:
                         break
-                    if not same(i, near):
+                    if not _same_voice(speakers, entries, messages, i, near):
                         if len(message_text(messages[position + step]).split()) > _REACTION_WORDS:
                             break  # the other took the floor
                         continue
@@ -2974,9 +2983,11 @@ class LocalSelector:
         ("when did Leeds Eats Out post about Seun?") matches the later line, which
         says no day. For each of the :data:`_TOLD_SEEDS` best matches saying no day of
         its own (:func:`_tells_time`), the nearest earlier message of the same speaker
-        that does, within :data:`_TOLD_LOOKBACK` messages and the same sitting (never
-        across a dateline naming another day, or an empty message: scoped recall's
-        break between threads), ranks just below the match.
+        that does, within :data:`_TOLD_LOOKBACK` messages, ranks just below the match.
+        The walk passes over the other speaker's reactions only, and stays in the
+        match's sitting: it stops at a dateline naming another day, after the header
+        opening the sitting, above a match that opens its sitting with its date, and at
+        an empty message (scoped recall's break between threads).
         """
         if not WHEN_QUESTION.search(query):
             return
@@ -3002,12 +3013,7 @@ class LocalSelector:
                     # An earlier sitting; or, above a match opening with its sitting's
                     # date, lines with none: the sitting before.
                     break
-                one, other = int(speakers[seed]), int(speakers[slot])
-                if one >= 0 and other >= 0:
-                    same = one == other
-                else:
-                    same = _same_speaker(messages[entries[seed].id], messages[entries[slot].id])
-                if not same:
+                if not _same_voice(speakers, entries, messages, seed, slot):
                     if len(text.split()) > reaction:
                         break  # the other took the floor: what came before is another exchange
                 elif _tells_time(without_dateline(text)):
