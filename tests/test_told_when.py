@@ -239,12 +239,19 @@ def test_what_tells_a_day():
         "Two weeks ago, at the lake.",
         "last weekend was wild",
         "I'll go today",
+        "The interview is tomorrow",
+        "We fly out next week.",
+        "I started there in June.",
+        "Since March it's been better",
     ]:
         assert _tells_time(text), text
     for text in [
         "The cafe had a great today's special board.",
         "I need 3/4 cup of sugar.",
         "The shop is open 24/7.",
+        "Support is there 24/7/365.",
+        "I read a june bug fact.",
+        "In may cases it works.",
         "We may need three rooms.",
         "Kayaking was great.",
     ]:

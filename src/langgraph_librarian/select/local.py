@@ -1419,21 +1419,24 @@ def _names_day(text: str) -> bool:
 
 
 _TOLD_TIME = re.compile(
-    r"\b(?:yesterday|(?:today|tonight)(?!['\u2019]s)"
+    r"(?i:\b(?:yesterday|(?:today|tonight)(?!['\u2019]s)"
     r"|this\s+(?:morning|afternoon|evening|week|weekend|month)"
     r"|last\s+(?:night|week|weekend|month|year|summer|winter|spring|fall|autumn)"
-    r"|(?:days?|weeks?|months?|years?)\s+ago)\b",
-    re.IGNORECASE,
+    r"|(?:days?|weeks?|months?|years?)\s+ago"
+    r"|tomorrow|next\s+(?:week|weekend|month|year|summer|winter|spring|fall|autumn))\b)"
+    r"|\b(?:[Ii]n|[Ss]ince|[Ee]arly|[Ll]ate|[Ll]ast|[Tt]his|[Nn]ext)\s+(?:January|February|March|April"
+    r"|May|June|July|August|September|October|November|December)\b",
 )
 """Words placing an event relative to the day it is told: "yesterday", "last week", "this
-morning", "three days ago"."""
+morning", "three days ago", "tomorrow", "next month", and a month after a word that makes
+it one ("in June", "since March": a capital letter, so "in may cases" is no month)."""
 
 
 def _tells_time(text: str) -> bool:
     """Whether ``text`` says when something happens: a weekday, a month beside a day
-    number, a date with its year (2025-03-23, 23/3/2025; not "3/4 cup" or "24/7"), or a
-    day relative to the telling ("yesterday", "last weekend", "two weeks ago"; not
-    "today's special")."""
+    number, a date with its year (2025-03-23, 23/3/2025; not "3/4 cup", "24/7" or
+    "24/7/365"), "in June", or a day relative to the telling ("yesterday", "last weekend",
+    "two weeks ago", "tomorrow"; not "today's special")."""
     return bool(_TOLD_TIME.search(text)) or _names_day(text) or bool(_YEAR_DATE.search(text))
 
 
@@ -1451,7 +1454,7 @@ _DATELINE_YEAR = re.compile(r"[,\s]*((?:19|20)\d\d)\b")
 
 
 _NUMERIC_DATE = re.compile(r"\b(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b")
-_YEAR_DATE = re.compile(r"\b(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4})\b")
+_YEAR_DATE = re.compile(r"\b(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/(?:\d{4}|\d{2}))\b")
 """A numeric date with its year: without one, "3/4" may be a fraction, "24/7" a rate."""
 
 
