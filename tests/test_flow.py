@@ -65,8 +65,10 @@ def test_the_matched_speakers_next_lines_are_listed():
     assert MATCH in selection.ids
     assert PRICE not in selection.ids  # it shares no word with the question
     assert PRICE in selection.flow_ids
-    # The other speaker's reaction in between is not what the speaker went on to say.
-    assert REACTION not in selection.flow_ids
+    # The other speaker's reaction in between comes with it, after it: the line the
+    # speaker went on to say first.
+    flow = selection.flow_ids
+    assert REACTION in flow and flow.index(PRICE) < flow.index(REACTION)
     # Listed once, apart from what the selection holds.
     listed = {*selection.ids, *selection.reserve_ids}
     assert not listed & set(selection.flow_ids)
@@ -192,6 +194,7 @@ def test_an_added_answer_pays_for_its_opener():
 def test_the_speakers_next_lines_until_another_takes_the_floor():
     # Speakers 0 and 1 alternate; every line scores. Speaker 0's best match (0) goes on
     # at 2 and 4 while speaker 1 only reacts at 1 and 3; a long reply takes the floor.
+    # Each of the speaker's lines brings the reactions before it, listed after it.
     texts = ["ok", "wow!", "ok", "really?", "ok", "great"]
     messages = [
         (HumanMessage if k % 2 == 0 else AIMessage)(t, id=f"x{k}") for k, t in enumerate(texts)
@@ -208,13 +211,16 @@ def test_the_speakers_next_lines_until_another_takes_the_floor():
         positions=np.arange(6),
         excluded=(),
     )
-    assert LocalSelector._flow([0], messages=messages, **args) == [2, 4]
-    # A line that scores nothing for the question is no part of the answer.
+    assert LocalSelector._flow([0], messages=messages, **args) == [2, 1, 4, 3]
+    # A line that scores nothing for the question is no part of the answer (the
+    # reactions around it come with the next line that is).
     scores = np.ones(6)
     scores[2] = 0.0
-    assert LocalSelector._flow([0], messages=messages, **{**args, "fused": scores}) == [4]
+    assert LocalSelector._flow([0], messages=messages, **{**args, "fused": scores}) == [4, 1, 3]
+    # A reaction after the speaker's last line brings nothing.
+    assert 5 not in LocalSelector._flow([0], messages=messages, **args)
     messages[3] = AIMessage(" ".join(["word"] * 30), id="x3")
-    assert LocalSelector._flow([0], messages=messages, **args) == [2]
+    assert LocalSelector._flow([0], messages=messages, **args) == [2, 1]
 
 
 def test_the_speakers_line_before_the_others_question():
@@ -234,7 +240,43 @@ def test_the_speakers_line_before_the_others_question():
         positions=np.arange(6),
         excluded=(),
     )
-    assert LocalSelector._flow([4], messages=messages, **args) == [2]
+    assert LocalSelector._flow([4], messages=messages, **args) == [2, 3]
     # Behind a long line of the other's, the earlier lines belong to another exchange.
     messages[3] = AIMessage(" ".join(["word"] * 30), id="x3")
     assert LocalSelector._flow([4], messages=messages, **args) == []
+
+
+def test_the_lines_between_two_best_matches_close_together():
+    # Two best matches (1 and 5) four lines apart in one sitting tell one story: the
+    # lines between them come along whoever says them, even one that scores nothing
+    # ("Second place!" between "how did the show go" and "Mrs. Grant won again").
+    texts = ["a", "How did the show go?", "Second place!", "wow", "so proud", "Grant won"]
+    texts += ["later"] * 12
+    n = len(texts)
+    messages = [
+        (HumanMessage if k % 2 == 0 else AIMessage)(t, id=f"x{k}") for k, t in enumerate(texts)
+    ]
+    fused = np.ones(n)
+    fused[2] = 0.0
+    args = dict(
+        tail=[],
+        reserve_ids=[],
+        fused=fused,
+        entries=[SimpleNamespace(id=k) for k in range(n)],
+        messages=messages,
+        # One speaker throughout: no flow of the others' lines, only the gap.
+        speakers=np.array([0, 1] * (n // 2)),
+        filler=np.zeros(n, dtype=bool),
+        positions=np.arange(n),
+        excluded=(),
+    )
+    gap = LocalSelector._flow([1, 5], **{**args, "fused": fused})
+    assert {2, 3, 4} <= set(gap)
+    # Filler and what the caller excludes stay out.
+    filler = np.zeros(n, dtype=bool)
+    filler[3] = True
+    assert 3 not in LocalSelector._flow([1, 5], **{**args, "filler": filler})
+    assert 4 not in LocalSelector._flow([1, 5], **{**args, "excluded": {4}})
+    # Matches further apart are two stories: nothing between them.
+    far = LocalSelector._flow([1, 15], **args)
+    assert not set(range(7, 12)) & set(far)  # (the flow reaches 1-5 and 13-17)

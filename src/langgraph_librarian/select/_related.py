@@ -37,7 +37,14 @@ from langgraph_librarian._engine.text import DAYS, MONTHS, STOPWORDS, content_te
 from langgraph_librarian._engine.vectors import dot_rows, unit_vectors
 from langgraph_librarian.select.lexical import BM25Index, IndexHead
 
-__all__ = ["MIN_SIMILARITY", "PER_WORD", "learn_words", "names_by_role", "related_words"]
+__all__ = [
+    "MIN_SIMILARITY",
+    "PER_WORD",
+    "initialisms",
+    "learn_words",
+    "names_by_role",
+    "related_words",
+]
 
 MIN_SIMILARITY = 0.5
 """Cosine a word of the history needs with a question word to count as related."""
@@ -488,4 +495,43 @@ def names_by_role(query: str, index: IndexHead) -> dict[str, float]:
             for words in kept.values():
                 for name in words:
                     out[name] = max(out.get(name, 0.0), ROLE_WEIGHT)
+    return out
+
+
+INITIALISM_WEIGHT = 0.9
+"""Weight of an initialism the history writes for a phrase of the question."""
+_INITIALISM_PASSAGES = 8
+"""Passages holding the letters read for the written capitals ("PT", not "pt")."""
+
+
+def initialisms(query: str, index: IndexHead) -> dict[str, float]:
+    """Initialisms the history writes for two or three words in a row of the question.
+
+    People shorten what they say often: "When did Jonah finish physical therapy?" is
+    answered by "Had my last PT session yesterday!", and the static model has no vector
+    for "PT" near "physical therapy". Each run of two or three content words of the
+    question gives its initials ("pt"); when the history writes them in capitals ("PT",
+    "PTs") in one of the first :data:`_INITIALISM_PASSAGES` passages holding them, they
+    join the lexical query at :data:`INITIALISM_WEIGHT`. Capitals are what make letters
+    an abbreviation: "er" or "pt" in lower case are not read as one.
+    """
+    words = _WORD.findall(query)
+    asked = {w.lower() for w in words}
+    out: dict[str, float] = {}
+    for size in (2, 3):
+        for start in range(len(words) - size + 1):
+            run = words[start : start + size]
+            if any(len(w) < 3 or w.lower() in STOPWORDS for w in run):
+                continue
+            if len({w[0].isupper() for w in run}) > 1:
+                continue  # "Tim visiting": a name beside a word is no phrase
+            short = "".join(w[0] for w in run).lower()
+            if short in out or short in asked or short in STOPWORDS:
+                continue
+            written = re.compile(rf"\b{short.upper()}s?\b")
+            if any(
+                written.search(index.passage_text(pid))
+                for pid in index.passages_with(short, _INITIALISM_PASSAGES)
+            ):
+                out[short] = INITIALISM_WEIGHT
     return out

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
-from itertools import chain, islice, zip_longest
+from itertools import chain, islice, pairwise, zip_longest
 from operator import attrgetter, is_
 from typing import TypeVar
 
@@ -58,6 +58,7 @@ from langgraph_librarian.select._evidence import (
     specific_terms,
 )
 from langgraph_librarian.select._related import (
+    initialisms,
     learn_words,
     names_by_role,
     related_words,
@@ -122,6 +123,8 @@ unused (:meth:`LocalSelector._flow`)."""
 _FLOW_REACH = 4
 """How far after a best match its speaker's next messages are looked for."""
 _FLOW_BACK = 2
+_GAP_SEEDS = 12
+_GAP_LINES = 6
 """How far before a best match its speaker's previous lines are looked for: the line
 before a burst's, or the one the other's short question or reaction follows ("I started
 rowing again with my club." / "Which canal?" / "Karl-Heine-Kanal...")."""
@@ -1581,6 +1584,11 @@ class LocalSelector:
         # A role the question uses ("my husband") brings the name the history gives it
         # ("my husband Javier"): the answer may say only "Javier".
         roles = names_by_role(query, index)
+        # A phrase the history shortens ("physical therapy" -> "PT") brings the letters.
+        roles.update(
+            (short, max(roles.get(short, 0.0), weight))
+            for short, weight in initialisms(query, index).items()
+        )
         if roles:
             related = dict(related or {})
             for name, weight in roles.items():
@@ -2336,6 +2344,7 @@ class LocalSelector:
             position = entries[i].id
             # Forward, then backward: each way ends where the other took the floor.
             for steps in (range(1, _FLOW_REACH + 1), range(-1, -_FLOW_BACK - 1, -1)):
+                between: list[int] = []
                 for step in steps:
                     near = slot(position + step)
                     if near is None:
@@ -2343,6 +2352,7 @@ class LocalSelector:
                     if not _same_voice(speakers, entries, messages, i, near):
                         if len(message_text(messages[position + step]).split()) > _REACTION_WORDS:
                             break  # the other took the floor
+                        between.append(near)
                         continue
                     if (
                         filler[near]
@@ -2353,6 +2363,28 @@ class LocalSelector:
                         continue
                     held.add(entries[near].id)
                     flow.append(entries[near].id)
+                    for other in between:
+                        if (
+                            not filler[other]
+                            and entries[other].id not in held
+                            and entries[other].id not in excluded
+                        ):
+                            held.add(entries[other].id)
+                            flow.append(entries[other].id)
+                    between = []
+        # Two of the best matches a few lines apart tell one story: the lines between
+        # them ("Second place!" between "How did the show go?" and "Mrs. Grant won
+        # again") belong to it, whoever says them.
+        seeds = sorted(entries[i].id for i in ranked[:_GAP_SEEDS])
+        for first, second in pairwise(seeds):
+            if not 1 < second - first <= _GAP_LINES:
+                continue
+            for position in range(first + 1, second):
+                near = slot(position)
+                if near is None or filler[near] or entries[near].id in held or position in excluded:
+                    continue
+                held.add(entries[near].id)
+                flow.append(entries[near].id)
         return flow
 
     @staticmethod
