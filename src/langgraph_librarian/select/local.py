@@ -124,7 +124,9 @@ _FLOW_REACH = 4
 """How far after a best match its speaker's next messages are looked for."""
 _FLOW_BACK = 2
 _GAP_SEEDS = 12
+"""Best-ranked messages whose neighbours a few lines away are read for one story."""
 _GAP_LINES = 6
+"""Two of them at most this many lines apart tell one story: the lines between come."""
 """How far before a best match its speaker's previous lines are looked for: the line
 before a burst's, or the one the other's short question or reaction follows ("I started
 rowing again with my club." / "Which canal?" / "Karl-Heine-Kanal...")."""
@@ -2327,7 +2329,10 @@ class LocalSelector:
         rowing again." / "Which canal?" / the match), as long as the other speakers
         only react in between (at most :data:`_REACTION_WORDS` words: a long reply
         takes the floor, as an assistant's answer does), listed by rank of their match,
-        then by distance.
+        then by distance; each of those lines brings the other's reactions before it,
+        listed after it (a reaction may hold the answer: "How did the show go?" /
+        "Second place!"). The lines between two of the :data:`_GAP_SEEDS` best-ranked
+        messages at most :data:`_GAP_LINES` apart come last, whoever says them.
         Filler, what the selection already holds and what scores nothing at all for the
         question are left out. They are listed, not selected: hydration adds them last,
         only into room the rest of the context left unused.

@@ -1,0 +1,73 @@
+"""A phrase of the question the history writes as its initials ("physical therapy" ->
+"PT") brings them into the lexical query."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from helpers import FILLER
+from langgraph_librarian import LibrarianConfig
+from langgraph_librarian.index import update_index
+from langgraph_librarian.select import LocalSelector
+from langgraph_librarian.select._related import INITIALISM_WEIGHT, initialisms
+from langgraph_librarian.select.lexical import BM25Index
+
+
+def _head(*texts: str):
+    index = BM25Index()
+    for i, text in enumerate(texts):
+        index.add(f"m{i}", text)
+    return index.head(len(texts))
+
+
+def test_the_initials_the_history_writes_in_capitals():
+    head = _head(
+        "Had my last PT session yesterday, I graduated!",
+        "We drove through NYC on the way back.",
+    )
+    assert initialisms("When did Jonah finish physical therapy?", head) == {"pt": INITIALISM_WEIGHT}
+    assert initialisms("How was John's trip to New York City?", head) == {"nyc": INITIALISM_WEIGHT}
+
+
+def test_letters_in_lower_case_are_no_initialism():
+    # "pt" and "er" are written in lower case here: a typo, a word, not an abbreviation.
+    head = _head("i'll pt it on the list", "the er in her name")
+    assert initialisms("When did Jonah finish physical therapy?", head) == {}
+    assert initialisms("Where is the emergency room?", head) == {}
+
+
+def test_a_name_beside_a_word_stop_words_and_words_the_question_has_are_no_phrase():
+    head = _head("Watched TV all night.", "The PT said so.", "BTW the bus is late.")
+    # "Tim visiting" mixes a name and a word; "the" is a stop word.
+    assert initialisms("Which country was Tim visiting?", head) == {}
+    assert initialisms("By the way, who was there?", head) == {}
+    # The question writes the letters itself: nothing to add.
+    assert initialisms("Did the PT mention physical therapy?", head) == {}
+
+
+def _ranking(question: str) -> list[int]:
+    facts = [
+        "I need to finish the quarterly report by Friday.",
+        "Ok.",
+        f"{FILLER} My wrist is finally better, had my last PT session Tuesday. {FILLER}",
+        "Congratulations!",
+        f"{FILLER} The kids finished their art project at school. {FILLER}",
+        "Nice.",
+        "We started watching a new show about the ocean.",
+    ]
+    messages = [
+        (HumanMessage if i % 2 == 0 else AIMessage)(text, id=f"m{i}")
+        for i, text in enumerate(facts)
+    ]
+    history = [*messages, HumanMessage(question, id="q")]
+    entries = update_index(history, [], LibrarianConfig(embeddings=None)).entries[:-1]
+    return [p for p, _ in LocalSelector(embeddings=None).rank(question, history, entries)]
+
+
+def test_the_message_that_writes_the_initials_is_found(monkeypatch):
+    question = "When did I finish physical therapy?"
+    assert 2 in _ranking(question)[:2]
+    from langgraph_librarian.select import local
+
+    monkeypatch.setattr(local, "initialisms", lambda query, index: {})
+    assert 2 not in _ranking(question)
