@@ -264,7 +264,8 @@ def test_the_lines_between_two_best_matches_close_together():
         fused=fused,
         entries=[SimpleNamespace(id=k) for k in range(n)],
         messages=messages,
-        # One speaker throughout: no flow of the others' lines, only the gap.
+        # Two speakers in turn: 2 and 3 also come as the flow of 1 (a reaction and the
+        # speaker's next line); 4, before the other match, only through the gap.
         speakers=np.array([0, 1] * (n // 2)),
         filler=np.zeros(n, dtype=bool),
         positions=np.arange(n),
@@ -272,6 +273,14 @@ def test_the_lines_between_two_best_matches_close_together():
     )
     gap = LocalSelector._flow([1, 5], **{**args, "fused": fused})
     assert {2, 3, 4} <= set(gap)
+    # Not across a sitting's dateline: the end of one sitting, the start of the next.
+    dated = [
+        (HumanMessage if k % 2 == 0 else AIMessage)(
+            f"({'2 May' if k < 4 else '9 May'} 2023) {t}", id=f"x{k}"
+        )
+        for k, t in enumerate(texts)
+    ]
+    assert 4 not in LocalSelector._flow([1, 5], **{**args, "messages": dated})
     # Filler and what the caller excludes stay out.
     filler = np.zeros(n, dtype=bool)
     filler[3] = True

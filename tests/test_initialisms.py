@@ -71,3 +71,20 @@ def test_the_message_that_writes_the_initials_is_found(monkeypatch):
 
     monkeypatch.setattr(local, "initialisms", lambda query, index: {})
     assert 2 not in _ranking(question)
+
+
+def test_letters_mostly_written_as_a_word_or_in_a_shouting_line_are_no_initialism():
+    # "us" is written once as "the US" and many times as a word.
+    head = _head("Back in the US now.", "Let us know.", "He told us.", "Join us!")
+    assert initialisms("What did the urban sketchers draw?", head) == {}
+    # A line in capitals writes every word in capitals.
+    head = _head("WE GOT THE CAR TODAY!!", "The car is red.")
+    assert initialisms("Did the carpool arrive with Rosa?", head) == {}
+    assert initialisms("Was the cheap airline refund approved?", _head("WE GOT THE CAR")) == {}
+
+
+def test_the_run_that_opens_the_question_is_not_read():
+    # "Describe Jonah's": the first capital is the sentence's, not a name's.
+    head = _head("DJ set tonight at the club, DJ Jonah!")
+    assert initialisms("Describe Jonah's plans.", head) == {}
+    assert initialisms("Did Kit hear the Disc Jockey on Friday?", head) == {"dj": INITIALISM_WEIGHT}

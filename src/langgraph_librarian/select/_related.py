@@ -502,6 +502,8 @@ INITIALISM_WEIGHT = 0.9
 """Weight of an initialism the history writes for a phrase of the question."""
 _INITIALISM_PASSAGES = 8
 """Passages holding the letters read for the written capitals ("PT", not "pt")."""
+_INITIALISM_RUNS = 24
+"""Runs of the question tried, at most (a pasted page asks nothing more)."""
 
 
 def initialisms(query: str, index: IndexHead) -> dict[str, float]:
@@ -510,28 +512,53 @@ def initialisms(query: str, index: IndexHead) -> dict[str, float]:
     People shorten what they say often: "When did Jonah finish physical therapy?" is
     answered by "Had my last PT session yesterday!", and the static model has no vector
     for "PT" near "physical therapy". Each run of two or three content words of the
-    question gives its initials ("pt"); when the history writes them in capitals ("PT",
-    "PTs") in one of the first :data:`_INITIALISM_PASSAGES` passages holding them, they
-    join the lexical query at :data:`INITIALISM_WEIGHT`. Capitals are what make letters
-    an abbreviation: "er" or "pt" in lower case are not read as one.
+    question (the first :data:`_INITIALISM_RUNS`) gives its initials ("pt"); when the
+    history writes them in capitals ("PT") in most of the first
+    :data:`_INITIALISM_PASSAGES` passages holding them, they join the lexical query at
+    :data:`INITIALISM_WEIGHT`. What is not an abbreviation stays out: letters mostly
+    written in lower case ("us" beside one "the US"), capitals of a passage in capitals
+    ("WE GOT THE CAR"), a run mixing a name and a word ("Tim visiting") and a run
+    opening the question (its capital is the sentence's: "Describe Jonah's").
     """
-    words = _WORD.findall(query)
-    asked = {w.lower() for w in words}
+    words = [(m.start(), m.group(0)) for m in _WORD.finditer(query)]
+    asked = {w.lower() for _, w in words}
     out: dict[str, float] = {}
+    tried = 0
     for size in (2, 3):
         for start in range(len(words) - size + 1):
-            run = words[start : start + size]
+            run = [w for _, w in words[start : start + size]]
             if any(len(w) < 3 or w.lower() in STOPWORDS for w in run):
                 continue
-            if len({w[0].isupper() for w in run}) > 1:
-                continue  # "Tim visiting": a name beside a word is no phrase
+            if len({w[0].isupper() for w in run}) > 1 or not query[: words[start][0]].strip():
+                continue  # a name beside a word, or the sentence's own capital
             short = "".join(w[0] for w in run).lower()
             if short in out or short in asked or short in STOPWORDS:
                 continue
-            written = re.compile(rf"\b{short.upper()}s?\b")
-            if any(
-                written.search(index.passage_text(pid))
-                for pid in index.passages_with(short, _INITIALISM_PASSAGES)
-            ):
+            tried += 1
+            if tried > _INITIALISM_RUNS:
+                return out
+            if _written_as_initials(short, index):
                 out[short] = INITIALISM_WEIGHT
     return out
+
+
+def _written_as_initials(short: str, index: IndexHead) -> bool:
+    """Whether most of the first passages holding ``short`` write it in capitals, in
+    text that is not itself in capitals."""
+    passages = index.passages_with(short, _INITIALISM_PASSAGES)
+    if not passages:
+        return False
+    upper = short.upper()
+    written = re.compile(rf"\b{upper}s?\b")
+    capitals = 0
+    for pid in passages:
+        text = index.passage_text(pid)
+        if upper in text and written.search(text) and not _in_capitals(text):
+            capitals += 1
+    return 2 * capitals > len(passages)
+
+
+def _in_capitals(text: str) -> bool:
+    """Whether ``text`` is written mostly in capital letters ("WE GOT THE CAR!!")."""
+    letters = [c for c in text if c.isalpha()]
+    return 2 * sum(c.isupper() for c in letters) > len(letters)

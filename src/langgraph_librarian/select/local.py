@@ -123,13 +123,13 @@ unused (:meth:`LocalSelector._flow`)."""
 _FLOW_REACH = 4
 """How far after a best match its speaker's next messages are looked for."""
 _FLOW_BACK = 2
+"""How far before a best match its speaker's previous lines are looked for: the line
+before a burst's, or the one the other's short question or reaction follows ("I started
+rowing again with my club." / "Which canal?" / "Karl-Heine-Kanal...")."""
 _GAP_SEEDS = 12
 """Best-ranked messages whose neighbours a few lines away are read for one story."""
 _GAP_LINES = 6
 """Two of them at most this many lines apart tell one story: the lines between come."""
-"""How far before a best match its speaker's previous lines are looked for: the line
-before a burst's, or the one the other's short question or reaction follows ("I started
-rowing again with my club." / "Which canal?" / "Karl-Heine-Kanal...")."""
 _REACTION_WORDS = 20
 """Another speaker's message this long or shorter between is a reaction ("No way! Show
 me!"); a longer one takes the floor, and the best match's speaker's later lines answer
@@ -2384,6 +2384,10 @@ class LocalSelector:
         for first, second in pairwise(seeds):
             if not 1 < second - first <= _GAP_LINES:
                 continue
+            if _dateline_of(message_text(messages[first])) != _dateline_of(
+                message_text(messages[second])
+            ):
+                continue  # two sittings: the end of one, the start of the next
             for position in range(first + 1, second):
                 near = slot(position)
                 if near is None or filler[near] or entries[near].id in held or position in excluded:
