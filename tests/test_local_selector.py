@@ -810,6 +810,31 @@ def test_a_list_question_spends_the_budget_on_distinct_matches_first():
     assert set(listing.reserve_ids) >= {0, 4}
 
 
+def test_a_when_question_answered_by_a_dated_match_needs_its_neighbour_less():
+    messages = _plain(
+        "How was your weekend?",
+        "Great, I went climbing at the quarry last Saturday and it was fun.",
+        "The boiler is making that noise again.",
+        "Try bleeding the radiators first.",
+        "Any plans for the evening?",
+        "I went swimming at the lido after work.",
+    )
+    history, entries = indexed(messages, "q")
+
+    def picked(question: str):
+        return LocalSelector().select(question, history, entries)
+
+    # The match says when itself: what it replies to waits with the next-best matches.
+    dated = picked("When did I go climbing at the quarry?")
+    assert dated.ids[0] == 1 and 0 not in dated.ids
+    assert 0 in dated.reserve_ids
+    # A match that says no day keeps its neighbour ahead: the day may be told there.
+    undated = picked("When did I go swimming at the lido?")
+    assert undated.ids[:2] == [5, 4]
+    # Not a when question: the neighbour comes first, as before.
+    assert picked("Did I go climbing at the quarry?").ids[:2] == [1, 0]
+
+
 def test_what_makes_a_list_question():
     from langgraph_librarian.select.local import _LIST_QUESTION
 

@@ -2130,7 +2130,9 @@ class LocalSelector:
         # short matches' neighbours come after the next-best matches instead of before
         # them, so the budget holds more distinct matches.
         listing = bool(_LIST_QUESTION.search(query))
+        when = bool(WHEN_QUESTION.search(query))
         neighbours: dict[int, float] = {}
+        later: set[int] = set()
         # Exchanges kept by structure, whatever the length of the match: the bare answer
         # ("4", "grey") to a question a selected message asks, and the user message one
         # of the best long assistant replies reacts to, come right after the selection
@@ -2172,6 +2174,12 @@ class LocalSelector:
                 # answer to a count or list question is not left to the reserve.
                 into = neighbours if short and not (bare and listing) else kept
                 into[slot] = max(into.get(slot, 0.0), _NEIGHBOUR_FACTOR * fused[i])
+                # For a question asking when, a match saying when itself is the answer:
+                # its exchange waits with the next-best matches, which may be the other
+                # event a question relates it to or the report of a plan (blind
+                # transcripts telling time in many ways: "I started on Monday").
+                if when and into is neighbours and _tells_time(without_dateline(text)):
+                    later.add(slot)
         # An earlier copy of the question was answered then ("What book did you suggest
         # for my flight?" after "Any book suggestions for a long flight?" / "Try
         # 'Circe'..."): the echo itself is demoted, and hands the score it had to the
@@ -2205,7 +2213,8 @@ class LocalSelector:
                     neighbours[reply] = max(neighbours.get(reply, 0.0), score)
         if not listing:
             for i, score in neighbours.items():
-                priority.setdefault(i, score)
+                if i not in later:
+                    priority.setdefault(i, score)
         ranked = _first_copies(
             sorted(priority, key=lambda i: (-priority[i], -entries[i].id)), entries, messages
         )
@@ -2276,7 +2285,7 @@ class LocalSelector:
             positions,
             excluded,
         )
-        if listing:
+        if listing or later:
             held = set(reserve_ids)
             reserve_ids.extend(
                 entries[i].id
