@@ -835,6 +835,34 @@ def test_a_when_question_answered_by_a_dated_match_needs_its_neighbour_less():
     assert picked("Did I go climbing at the quarry?").ids[:2] == [1, 0]
 
 
+def test_a_neighbour_another_match_wants_first_stays_first():
+    # The line before a burst is wanted by the undated match as well as the dated one.
+    burst = [
+        AIMessage("So what did you get up to, anything fun lately?", id="a0"),
+        HumanMessage("I went climbing at the quarry with Sam.", id="h1"),
+        HumanMessage("The quarry climbing was on Saturday.", id="h2"),
+        AIMessage("Sounds lovely.", id="a3"),
+        HumanMessage("The boiler is making that noise again.", id="h4"),
+        AIMessage("Try bleeding the radiators first.", id="a5"),
+    ]
+    question = "When did I go climbing at the quarry?"
+    history, entries = indexed(burst, question)
+    assert 0 in LocalSelector().select(question, history, entries).ids
+    # The answer an earlier copy of the question got comes first too.
+    echo = [
+        HumanMessage("When did I go climbing at the quarry?", id="h0"),
+        AIMessage("On the 14th, you told me.", id="a1"),
+        HumanMessage("Right, climbing at the quarry last Saturday was great.", id="h2"),
+        AIMessage("Glad to hear.", id="a3"),
+        HumanMessage("The boiler is making that noise again.", id="h4"),
+        AIMessage("Try bleeding the radiators first.", id="a5"),
+        HumanMessage("Any plans for the evening?", id="h6"),
+        AIMessage("Maybe a film.", id="a7"),
+    ]
+    history, entries = indexed(echo, question)
+    assert 1 in LocalSelector().select(question, history, entries).ids
+
+
 def test_what_makes_a_list_question():
     from langgraph_librarian.select.local import _LIST_QUESTION
 

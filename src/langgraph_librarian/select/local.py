@@ -2132,7 +2132,8 @@ class LocalSelector:
         listing = bool(_LIST_QUESTION.search(query))
         when = bool(WHEN_QUESTION.search(query))
         neighbours: dict[int, float] = {}
-        later: set[int] = set()
+        later: set[int] = set()  # neighbours only dated matches bring (see below)
+        first: set[int] = set()  # neighbours something else wants ahead
         # Exchanges kept by structure, whatever the length of the match: the bare answer
         # ("4", "grey") to a question a selected message asks, and the user message one
         # of the best long assistant replies reacts to, come right after the selection
@@ -2178,8 +2179,11 @@ class LocalSelector:
                 # its exchange waits with the next-best matches, which may be the other
                 # event a question relates it to or the report of a plan (blind
                 # transcripts telling time in many ways: "I started on Monday").
-                if when and into is neighbours and _tells_time(without_dateline(text)):
-                    later.add(slot)
+                if into is neighbours:
+                    if when and _tells_time(without_dateline(text)):
+                        later.add(slot)
+                    else:
+                        first.add(slot)
         # An earlier copy of the question was answered then ("What book did you suggest
         # for my flight?" after "Any book suggestions for a long flight?" / "Try
         # 'Circe'..."): the echo itself is demoted, and hands the score it had to the
@@ -2211,6 +2215,8 @@ class LocalSelector:
                 ):
                     score = _NEIGHBOUR_FACTOR * before
                     neighbours[reply] = max(neighbours.get(reply, 0.0), score)
+                    first.add(reply)  # the answer an earlier copy of the question got
+        later -= first
         if not listing:
             for i, score in neighbours.items():
                 if i not in later:
