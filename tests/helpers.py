@@ -12,6 +12,8 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 
+from langgraph_librarian.select.lexical import BM25Index
+
 FILLER = (
     "We talked through the logistics in some detail and agreed to keep going with the "
     "current approach while collecting feedback from everybody involved in the project. "
@@ -158,3 +160,11 @@ def curated_ids(messages: list[BaseMessage], question: str, budget: int | None) 
     state = {"messages": history, "index": [e.to_dict() for e in entries]}
     out = select_and_hydrate(state, {"configurable": {"librarian": config}})
     return [m.id for m in out["curated_messages"]]
+
+
+def bm25_head(*texts: str):
+    """A lexical index of ``texts`` (documents ``m0``, ``m1``...), read as of all of them."""
+    index = BM25Index()
+    for i, text in enumerate(texts):
+        index.add(f"m{i}", text)
+    return index.head(len(texts))

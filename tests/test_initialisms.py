@@ -5,23 +5,15 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage
 
-from helpers import FILLER
+from helpers import FILLER, bm25_head
 from langgraph_librarian import LibrarianConfig
 from langgraph_librarian.index import update_index
 from langgraph_librarian.select import LocalSelector
 from langgraph_librarian.select._related import INITIALISM_WEIGHT, initialisms
-from langgraph_librarian.select.lexical import BM25Index
-
-
-def _head(*texts: str):
-    index = BM25Index()
-    for i, text in enumerate(texts):
-        index.add(f"m{i}", text)
-    return index.head(len(texts))
 
 
 def test_the_initials_the_history_writes_in_capitals():
-    head = _head(
+    head = bm25_head(
         "Had my last PT session yesterday, I graduated!",
         "We drove through NYC on the way back.",
     )
@@ -31,13 +23,13 @@ def test_the_initials_the_history_writes_in_capitals():
 
 def test_letters_in_lower_case_are_no_initialism():
     # "pt" and "er" are written in lower case here: a typo, a word, not an abbreviation.
-    head = _head("i'll pt it on the list", "the er in her name")
+    head = bm25_head("i'll pt it on the list", "the er in her name")
     assert initialisms("When did Jonah finish physical therapy?", head) == {}
     assert initialisms("Where is the emergency room?", head) == {}
 
 
 def test_a_name_beside_a_word_stop_words_and_words_the_question_has_are_no_phrase():
-    head = _head("Watched TV all night.", "The PT said so.", "BTW the bus is late.")
+    head = bm25_head("Watched TV all night.", "The PT said so.", "BTW the bus is late.")
     # "Tim visiting" mixes a name and a word; "the" is a stop word.
     assert initialisms("Which country was Tim visiting?", head) == {}
     assert initialisms("By the way, who was there?", head) == {}
@@ -75,16 +67,16 @@ def test_the_message_that_writes_the_initials_is_found(monkeypatch):
 
 def test_letters_mostly_written_as_a_word_or_in_a_shouting_line_are_no_initialism():
     # "us" is written once as "the US" and many times as a word.
-    head = _head("Back in the US now.", "Let us know.", "He told us.", "Join us!")
+    head = bm25_head("Back in the US now.", "Let us know.", "He told us.", "Join us!")
     assert initialisms("What did the urban sketchers draw?", head) == {}
     # A line in capitals writes every word in capitals.
-    head = _head("WE GOT THE CAR TODAY!!", "The car is red.")
+    head = bm25_head("WE GOT THE CAR TODAY!!", "The car is red.")
     assert initialisms("Did the carpool arrive with Rosa?", head) == {}
-    assert initialisms("Was the cheap airline refund approved?", _head("WE GOT THE CAR")) == {}
+    assert initialisms("Was the cheap airline refund approved?", bm25_head("WE GOT THE CAR")) == {}
 
 
 def test_the_run_that_opens_the_question_is_not_read():
     # "Describe Jonah's": the first capital is the sentence's, not a name's.
-    head = _head("DJ set tonight at the club, DJ Jonah!")
+    head = bm25_head("DJ set tonight at the club, DJ Jonah!")
     assert initialisms("Describe Jonah's plans.", head) == {}
     assert initialisms("Did Kit hear the Disc Jockey on Friday?", head) == {"dj": INITIALISM_WEIGHT}

@@ -4,23 +4,15 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage
 
-from helpers import FILLER
+from helpers import FILLER, bm25_head
 from langgraph_librarian import LibrarianConfig
 from langgraph_librarian.index import update_index
 from langgraph_librarian.select import LocalSelector
 from langgraph_librarian.select._related import ROLE_NAMES, names_by_role
-from langgraph_librarian.select.lexical import BM25Index
-
-
-def _head(*texts: str):
-    index = BM25Index()
-    for i, text in enumerate(texts):
-        index.add(f"m{i}", text)
-    return index.head(len(texts))
 
 
 def test_the_name_set_beside_the_role_either_way_round():
-    head = _head(
+    head = bm25_head(
         "We are moving in August: me, my husband Javier and our daughter, Alba.",
         "Farah (my physio) says the knee is fine.",
         "I saw Dr. Reyes, my cardiologist, on Monday.",
@@ -33,7 +25,7 @@ def test_the_name_set_beside_the_role_either_way_round():
 
 
 def test_only_what_sits_right_beside_the_role_counts():
-    head = _head(
+    head = bm25_head(
         "My sister said Tom would call.",  # names no sister
         "My husband and I went out.",  # "and" is no name
         "I asked my boss. Maria from HR replied.",  # a sentence ends between them
@@ -44,7 +36,7 @@ def test_only_what_sits_right_beside_the_role_counts():
 
 def test_a_role_of_many_names_or_a_name_the_question_gives_brings_nothing():
     friends = [f"I met my friend {n} for lunch." for n in ("Priya", "Tom", "Ana", "Liam")]
-    head = _head(*friends, "My sister Bea is visiting.")
+    head = bm25_head(*friends, "My sister Bea is visiting.")
     assert len(friends) > ROLE_NAMES
     assert names_by_role("What did my friend recommend?", head) == {}
     assert names_by_role("When is my sister Bea arriving?", head) == {}
@@ -83,7 +75,7 @@ def test_the_message_that_says_only_the_name_is_found(monkeypatch):
 
 
 def test_a_name_given_in_so_many_words_counts_for_any_role():
-    head = _head(
+    head = bm25_head(
         "The electrician is a guy named Luis Ortega, really nice.",
         "We went over the weekend, Sarah came too.",
         "My boss will be someone called Graham.",
@@ -99,7 +91,7 @@ def test_a_name_given_in_so_many_words_counts_for_any_role():
 
 def test_a_hostile_question_reads_a_bounded_number_of_roles():
     roles = [a + b + "ster" for a in "bcdfghjklm" for b in "aeiou"]  # 50 letter-only words
-    head = _head(*(f"my {role} {role.title()}son met us." for role in roles))
+    head = bm25_head(*(f"my {role} {role.title()}son met us." for role in roles))
     assert names_by_role(f"Where is my {roles[0]}?", head) == {f"{roles[0]}son": 1.0}
     query = " ".join(f"my {role}" for role in roles * 8)
     # Only the first roles are looked up (each a postings read and a few regexes).
@@ -107,7 +99,7 @@ def test_a_hostile_question_reads_a_bounded_number_of_roles():
 
 
 def test_when_a_call_a_line_break_or_a_common_word_is_no_name():
-    head = _head(
+    head = bm25_head(
         "I'm seeing my mom Monday, and our flight Tuesday is early.",
         "My sister called Dad yesterday.",  # a call made, not a name given
         "the electrician fixed the dog named Rex",  # another thing between them
@@ -131,7 +123,7 @@ def test_when_a_call_a_line_break_or_a_common_word_is_no_name():
 def test_spaces_beside_a_role_cost_linear_time():
     import time
 
-    head = _head("my husband" + " " * 20_000 + "x")
+    head = bm25_head("my husband" + " " * 20_000 + "x")
     start = time.perf_counter()
     names_by_role("What did my husband say?", head)
     # A quadratic pattern took seconds here; a linear one takes milliseconds.
@@ -139,12 +131,12 @@ def test_spaces_beside_a_role_cost_linear_time():
 
 
 def test_a_role_introduced_with_an_article_is_called_its_name():
-    head = _head("I've started seeing a physio called Ulla about the shoulder.")
+    head = bm25_head("I've started seeing a physio called Ulla about the shoulder.")
     assert names_by_role("Which restaurant does my physio recommend?", head) == {"ulla": 1.0}
 
 
 def test_a_name_said_to_be_the_role():
-    head = _head("Sarah is my manager now.", "Tom's our landlord.", "This is my husband.")
+    head = bm25_head("Sarah is my manager now.", "Tom's our landlord.", "This is my husband.")
     assert names_by_role("What did my manager decide?", head) == {"sarah": 1.0}
     assert names_by_role("Did our landlord fix the boiler?", head) == {"tom": 1.0}
     # "This" opens a sentence and is a stop word: no name.

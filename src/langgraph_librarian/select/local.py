@@ -2161,6 +2161,11 @@ class LocalSelector:
                     near_by.extend(_group_replies(i, pos, speakers, slot_of, messages))
             else:
                 near_by = self._long_exchange(pos, text, messages, answered=i in seeds)
+            # For a question asking when, a match saying when itself is the answer: its
+            # exchange waits with the next-best matches, which may be the other event a
+            # question relates it to or the report of a plan (blind transcripts telling
+            # time in many ways: "I started on Monday").
+            waits = later if when and short and _tells_time(without_dateline(text)) else first
             for near in near_by:
                 slot = slot_of(near)
                 if slot is None or near in excluded or slot in priority:
@@ -2175,15 +2180,8 @@ class LocalSelector:
                 # answer to a count or list question is not left to the reserve.
                 into = neighbours if short and not (bare and listing) else kept
                 into[slot] = max(into.get(slot, 0.0), _NEIGHBOUR_FACTOR * fused[i])
-                # For a question asking when, a match saying when itself is the answer:
-                # its exchange waits with the next-best matches, which may be the other
-                # event a question relates it to or the report of a plan (blind
-                # transcripts telling time in many ways: "I started on Monday").
                 if into is neighbours:
-                    if when and _tells_time(without_dateline(text)):
-                        later.add(slot)
-                    else:
-                        first.add(slot)
+                    waits.add(slot)
         # An earlier copy of the question was answered then ("What book did you suggest
         # for my flight?" after "Any book suggestions for a long flight?" / "Try
         # 'Circe'..."): the echo itself is demoted, and hands the score it had to the
@@ -2360,6 +2358,10 @@ class LocalSelector:
             k = int(np.searchsorted(positions, position, side="right")) - 1
             return k if k >= 0 and int(positions[k]) == position else None
 
+        def free(near: int) -> bool:
+            # Not filler, not held already, not excluded by the caller.
+            return not (filler[near] or entries[near].id in held or entries[near].id in excluded)
+
         for i in ranked[:_FLOW_SEEDS]:
             position = entries[i].id
             # Forward, then backward: each way ends where the other took the floor.
@@ -2374,23 +2376,12 @@ class LocalSelector:
                             break  # the other took the floor
                         between.append(near)
                         continue
-                    if (
-                        filler[near]
-                        or fused[near] <= 0
-                        or entries[near].id in held
-                        or position + step in excluded
-                    ):
+                    if fused[near] <= 0 or not free(near):
                         continue
-                    held.add(entries[near].id)
-                    flow.append(entries[near].id)
-                    for other in between:
-                        if (
-                            not filler[other]
-                            and entries[other].id not in held
-                            and entries[other].id not in excluded
-                        ):
-                            held.add(entries[other].id)
-                            flow.append(entries[other].id)
+                    for taken in (near, *between):
+                        if free(taken):
+                            held.add(entries[taken].id)
+                            flow.append(entries[taken].id)
                     between = []
         # Two of the best matches a few lines apart tell one story: the lines between
         # them ("Second place!" between "How did the show go?" and "Mrs. Grant won
@@ -2405,10 +2396,9 @@ class LocalSelector:
                 continue  # two sittings: the end of one, the start of the next
             for position in range(first + 1, second):
                 near = slot(position)
-                if near is None or filler[near] or entries[near].id in held or position in excluded:
-                    continue
-                held.add(entries[near].id)
-                flow.append(entries[near].id)
+                if near is not None and free(near):
+                    held.add(entries[near].id)
+                    flow.append(entries[near].id)
         return flow
 
     @staticmethod
