@@ -105,11 +105,15 @@ def _same(one: BM25Index, other: BM25Index, queries: list[str]) -> None:
         "_word_passage",
         "_words",
         "_word_first",
+        "_answers",
+        "_asking",
     ):
         assert getattr(one, name) == getattr(other, name), name
     for query in queries:
-        a, b = one.score_passages(query), other.score_passages(query)
-        assert np.allclose(a[0], b[0]) and (a[1] == b[1]).all(), query
+        for exchanges in (False, True):
+            a = one.score_passages(query, exchanges=exchanges)
+            b = other.score_passages(query, exchanges=exchanges)
+            assert np.allclose(a[0], b[0]) and (a[1] == b[1]).all(), query
     model = _Hash()
     a_vec, a_own = one.passage_vectors(model, "hash", 30)
     b_vec, b_own = other.passage_vectors(model, "hash", 30)
@@ -124,7 +128,12 @@ def _same(one: BM25Index, other: BM25Index, queries: list[str]) -> None:
 def test_a_prefix_plus_new_documents_is_a_fresh_index(seed: int) -> None:
     rng = random.Random(seed)
     docs = [(_text(rng), rng.choice([None, None, "maya", "jonas"])) for _ in range(60)]
-    queries = ["What is the budget for Project Willow?", "which port", "sesame allergy Priya"]
+    queries = [
+        "What is the budget for Project Willow?",
+        "which port",
+        "sesame allergy Priya",
+        "What did Maya say about the Heron deadline budget?",
+    ]
     full = _built(docs)
     full.passage_vectors(_Hash(), "hash", 30)  # vectors made before the cut are kept too
     for _ in range(4):

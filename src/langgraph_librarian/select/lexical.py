@@ -46,6 +46,8 @@ __all__: list[str] = []
 
 _K1 = 1.2
 _B = 0.75
+_EXCHANGE_WORDS = 60
+"""A question of fewer words is read with the reply that opens the next message."""
 VALUE_BOOST = 1.3
 """Score factor for a matching passage that holds a value absent from the query."""
 
@@ -425,6 +427,12 @@ class BM25Index:
         self._speaker_array: np.ndarray | None = None
         self._dateline: list[bool] = []
         self._dateline_array: np.ndarray | None = None
+        # Per passage: the question passage it answers (-1: none), for the first passage
+        # of a message right after another speaker's short question; and per document,
+        # its short question's passage (-1: not a short question), read by the next one.
+        self._answers: list[int] = []
+        self._answers_array: np.ndarray | None = None
+        self._asking: list[int] = []
         # Per (model, unit words): unit vectors and their documents, in buffers that
         # grow by doubling (rows beyond the count are unused), so a turn writes only
         # its new rows instead of re-stacking the whole matrix.
@@ -444,6 +452,7 @@ class BM25Index:
         leading "Name:" of the text is read as its speaker)."""
         doc = len(self.keys)
         passages = split_passages(text)
+        first_pid = len(self._owner)
         # A short message (a reply, "I'm excited!") means what it answers: its vector
         # is made with the end of the message before it, so "how did Jon feel about the
         # opening?" finds the reply to "the studio looks amazing, launch tomorrow".
@@ -482,6 +491,7 @@ class BM25Index:
             for value in values:
                 self._value_postings.setdefault(value, []).append(pid)
             self.passage_has_change.append(change)
+            self._answers.append(-1)
             doc_change = doc_change or change
         # Arrays of per-passage columns are rebuilt on demand; readers slice them
         # to their own length, so a longer one serves every earlier length.
@@ -500,7 +510,28 @@ class BM25Index:
             self._speaker.append(sid)
         else:
             self._speaker.append(-1)
+        self._asking.append(self._question_passage(first_pid, text))
+        if doc and passages:
+            asked, me, them = self._asking[doc - 1], self._speaker[doc], self._speaker[doc - 1]
+            if asked >= 0 and me >= 0 and them >= 0 and me != them:
+                self._answers[first_pid] = asked
         self.keys.append(key)
+
+    def _question_passage(self, first_pid: int, text: str) -> int:
+        """The passage of a short question (the last one asking), or -1.
+
+        Only a message of another speaker's words right after it is read with it
+        (:meth:`score_passages`' ``exchanges``): "How's the new job going?" then "I
+        started on Monday, it's intense."
+        """
+        pids = range(first_pid, len(self._owner))
+        if not pids or self._filler[-1] or len(text.split()) >= _EXCHANGE_WORDS:
+            return -1
+        texts = self._passages
+        asking = [p for p in pids if "?" in texts[p]]
+        if asking:
+            return asking[-1]
+        return first_pid if is_question(texts[first_pid]) else -1
 
     def prefix(self, docs: int) -> BM25Index:
         """A new index of the first ``docs`` documents, as adding them to an empty one
@@ -527,9 +558,10 @@ class BM25Index:
             "_passages",
             "_template",
             "_template_first",
+            "_answers",
         ):
             setattr(cut, name, getattr(self, name)[:n_pass])
-        for name in ("doc_has_change", "_filler", "_dateline", "_speaker"):
+        for name in ("doc_has_change", "_filler", "_dateline", "_speaker", "_asking"):
             setattr(cut, name, getattr(self, name)[:n_docs])
         cut._doc_asks = {d: a for d, a in self._doc_asks.items() if d < n_docs}
         cut._value_postings = _postings_below(self._value_postings, n_pass)
@@ -588,6 +620,7 @@ class BM25Index:
         docs: int | None = None,
         related: Mapping[str, float] | None = None,
         told_apart: bool = True,
+        exchanges: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
         """(score per document, index of its best passage or -1), of the first ``docs``.
 
@@ -598,6 +631,10 @@ class BM25Index:
         question ("did I skip a dose?"); not for a query made of a matched passage's own
         words (the selector's name bridges and hops), which would lift every copy opening
         with one of them ("Kofi's train got in at 7:10 pm" for a bridge on "Kofi").
+        ``exchanges``: a reply's opening passage that matches the query is scored with
+        the other speaker's short question it answers as one passage, when that scores
+        higher: "When did Maria start her new job?" finds "I started on Monday" after
+        "How's the new job going?" (each alone holds half of the question's words).
         """
         n_docs, n = self._bound(docs)
         if n_docs == 0:
@@ -606,7 +643,7 @@ class BM25Index:
         if owner is None or len(owner) < n:
             owner = self._owner_array = _extended(owner, self._owner, np.int64)
         owner = owner[:n]
-        passage = self._passage_scores(query, n, related)
+        passage = self._passage_scores(query, n, related, exchanges)
         best = np.full(n_docs, -1, dtype=np.int64)
         doc_scores = np.zeros(n_docs, dtype=np.float64)
         hits = np.flatnonzero(passage > 0)
@@ -891,9 +928,18 @@ class BM25Index:
         return self._passages[passage]
 
     def _passage_scores(
-        self, query: str, n: int, related: Mapping[str, float] | None = None
+        self,
+        query: str,
+        n: int,
+        related: Mapping[str, float] | None = None,
+        exchanges: bool = False,
     ) -> np.ndarray:
-        """BM25 of each of the first ``n`` passages; only the query terms' postings are read."""
+        """BM25 of each of the first ``n`` passages; only the query terms' postings are read.
+
+        With ``exchanges``, a matching reply's opening passage scores at least as its
+        exchange would: its terms and its question's counted together over their joint
+        length (BM25 of the two passages read as one).
+        """
         result = np.zeros(n, dtype=np.float64)
         if n == 0:
             return result
@@ -906,6 +952,7 @@ class BM25Index:
             for term in content_terms(word):
                 if term not in weights:
                     weights[term] = weight
+        counted: list[tuple[float, np.ndarray, np.ndarray]] = []
         for term, qtf in weights.items():
             arrays = self._postings.arrays(term)
             if arrays is None:
@@ -920,7 +967,48 @@ class BM25Index:
             idf = robertson_idf(n, df)
             norm = _K1 * (1.0 - _B + _B * lengths[docs] / avg)
             result[docs] += qtf * idf * tfs * (_K1 + 1.0) / (tfs + norm)
+            if exchanges:
+                counted.append((qtf * idf, docs, tfs))
+        if counted:
+            answers = self._answers_array
+            if answers is None or len(answers) < n:
+                answers = self._answers_array = _extended(answers, self._answers, np.int64)
+            answers = answers[:n]
+            replies = np.flatnonzero((answers >= 0) & (result > 0))
+            if replies.size:
+                result[replies] = np.maximum(
+                    result[replies], self._exchange_scores(replies, answers[replies], counted, avg)
+                )
         return result
+
+    def _exchange_scores(
+        self,
+        replies: np.ndarray,
+        questions: np.ndarray,
+        counted: list[tuple[float, np.ndarray, np.ndarray]],
+        avg: float,
+    ) -> np.ndarray:
+        """BM25 of each reply passage and its question passage read as one passage."""
+        lengths = self._lengths_array
+        assert lengths is not None  # read by _passage_scores first
+        norm = _K1 * (1.0 - _B + _B * (lengths[replies] + lengths[questions]) / avg)
+        scores = np.zeros(len(replies), dtype=np.float64)
+        for weight, docs, tfs in counted:
+            # Each term's count in both passages, looked up in its sorted postings.
+            tf = _count_at(docs, tfs, replies) + _count_at(docs, tfs, questions)
+            scores += weight * tf * (_K1 + 1.0) / (tf + norm)
+        return scores
+
+
+def _count_at(rows: np.ndarray, counts: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """``counts`` of each of ``wanted`` in sorted ``rows`` (0 where absent)."""
+    at = np.searchsorted(rows, wanted)
+    inside = at < len(rows)
+    found = np.zeros(len(wanted), dtype=np.float64)
+    hit = inside.copy()
+    hit[inside] = rows[at[inside]] == wanted[inside]
+    found[hit] = counts[at[hit]]
+    return found
 
 
 def _doc_key(model: str, doc: tuple[str, ...]) -> bytes:
@@ -1058,9 +1146,13 @@ class IndexHead:
         return self.docs
 
     def score_passages(
-        self, query: str, related: Mapping[str, float] | None = None, told_apart: bool = True
+        self,
+        query: str,
+        related: Mapping[str, float] | None = None,
+        told_apart: bool = True,
+        exchanges: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
-        return self.index.score_passages(query, self.docs, related, told_apart)
+        return self.index.score_passages(query, self.docs, related, told_apart, exchanges)
 
     def scores(self, query: str) -> np.ndarray:
         return self.score_passages(query)[0]

@@ -1595,7 +1595,7 @@ class LocalSelector:
             related = dict(related or {})
             for name, weight in roles.items():
                 related[name] = max(related.get(name, 0.0), weight)
-        raw, best = index.score_passages(query, related)
+        raw, best = index.score_passages(query, related, exchanges=True)
         cosines = self._cosines(query_vector, index)
         # Filler ("Noted.", "Reply 8.") carries nothing on its own: it scores zero and
         # sets no scale (it still travels with its exchange, by hydration).
