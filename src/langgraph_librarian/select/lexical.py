@@ -40,14 +40,15 @@ from langgraph_librarian._engine.text import (
     tokenize,
 )
 from langgraph_librarian._engine.vectors import unit_vectors
-from langgraph_librarian.select._evidence import is_filler, is_question
+from langgraph_librarian.select._evidence import asks_question, is_filler, is_question
 
 __all__: list[str] = []
 
 _K1 = 1.2
 _B = 0.75
 _EXCHANGE_WORDS = 60
-"""A question of fewer words is read with the reply that opens the next message."""
+"""A message of fewer words (its indexed text) that asks something is a short question:
+its question passage is read with the opening of the reply after it."""
 VALUE_BOOST = 1.3
 """Score factor for a matching passage that holds a value absent from the query."""
 
@@ -428,8 +429,10 @@ class BM25Index:
         self._dateline: list[bool] = []
         self._dateline_array: np.ndarray | None = None
         # Per passage: the question passage it answers (-1: none), for the first passage
-        # of a message right after another speaker's short question; and per document,
-        # its short question's passage (-1: not a short question), read by the next one.
+        # of a document right after another speaker's short question (the previous
+        # document: system messages are not indexed); and per document, its short
+        # question's passage (-1: not a short question), read by the next one. Both are
+        # final when appended: a reader converting the lists mid-add keeps what it read.
         self._answers: list[int] = []
         self._answers_array: np.ndarray | None = None
         self._asking: list[int] = []
@@ -453,6 +456,12 @@ class BM25Index:
         doc = len(self.keys)
         passages = split_passages(text)
         first_pid = len(self._owner)
+        if speaker is None:
+            found = _SPEAKER.match(text[:80])
+            speaker = found.group(1) if found else None
+        name = speaker.lower() if speaker else None
+        sid = self._speaker_ids.get(name, len(self._speaker_names)) if name else -1
+        answers = self._answered_passage(doc, sid)
         # A short message (a reply, "I'm excited!") means what it answers: its vector
         # is made with the end of the message before it, so "how did Jon feel about the
         # opening?" finds the reply to "the studio looks amazing, launch tomorrow".
@@ -491,47 +500,51 @@ class BM25Index:
             for value in values:
                 self._value_postings.setdefault(value, []).append(pid)
             self.passage_has_change.append(change)
-            self._answers.append(-1)
+            self._answers.append(answers if pid == first_pid else -1)
             doc_change = doc_change or change
         # Arrays of per-passage columns are rebuilt on demand; readers slice them
         # to their own length, so a longer one serves every earlier length.
         self.doc_has_change.append(doc_change)
-        self._filler.append(is_filler(text))
+        filler = is_filler(text)
+        self._filler.append(filler)
         self._dateline.append(opens_with_date(text))
-        if speaker is None:
-            found = _SPEAKER.match(text[:80])
-            speaker = found.group(1) if found else None
-        if speaker:
-            name = speaker.lower()
-            sid = self._speaker_ids.get(name)
-            if sid is None:
-                sid = self._speaker_ids[name] = len(self._speaker_names)
-                self._speaker_names.append(name)
-            self._speaker.append(sid)
-        else:
-            self._speaker.append(-1)
-        self._asking.append(self._question_passage(first_pid, text))
-        if doc and passages:
-            asked, me, them = self._asking[doc - 1], self._speaker[doc], self._speaker[doc - 1]
-            if asked >= 0 and me >= 0 and them >= 0 and me != them:
-                self._answers[first_pid] = asked
+        if name and name not in self._speaker_ids:
+            self._speaker_ids[name] = sid
+            self._speaker_names.append(name)
+        self._speaker.append(sid)
+        self._asking.append(-1 if filler else self._question_passage(first_pid, text))
         self.keys.append(key)
 
-    def _question_passage(self, first_pid: int, text: str) -> int:
-        """The passage of a short question (the last one asking), or -1.
+    def _answered_passage(self, doc: int, sid: int) -> int:
+        """The question passage document ``doc`` (by speaker ``sid``) answers, or -1.
 
-        Only a message of another speaker's words right after it is read with it
-        (:meth:`score_passages`' ``exchanges``): "How's the new job going?" then "I
-        started on Monday, it's intense."
+        The document before must be another known speaker's short question. With more
+        than two speakers, only the one who spoke just before that question answers it
+        (it was asked of them): "Sorry, I started late today." from a third person
+        between the question and its answer is no answer.
         """
-        pids = range(first_pid, len(self._owner))
-        if not pids or self._filler[-1] or len(text.split()) >= _EXCHANGE_WORDS:
+        if doc == 0 or sid < 0:
             return -1
-        texts = self._passages
-        asking = [p for p in pids if "?" in texts[p]]
-        if asking:
-            return asking[-1]
-        return first_pid if is_question(texts[first_pid]) else -1
+        asked, them = self._asking[doc - 1], self._speaker[doc - 1]
+        if asked < 0 or them < 0 or them == sid:
+            return -1
+        speakers = len(self._speaker_names) + (sid == len(self._speaker_names))  # a newcomer
+        if speakers > 2 and (doc < 2 or self._speaker[doc - 2] != sid):
+            return -1
+        return asked
+
+    def _question_passage(self, first_pid: int, text: str) -> int:
+        """The passage of a short question (the last one asking, else a first passage
+        that reads as a question), or -1 for a long or non-asking document.
+
+        The next document, another speaker's, is read with it (:meth:`score_passages`'
+        ``exchanges``): "How's the new job going?" then "I started on Monday, it's
+        intense."
+        """
+        if len(text.split()) >= _EXCHANGE_WORDS:
+            return -1
+        asking = [p for p in range(first_pid, len(self._owner)) if asks_question(self._passages[p])]
+        return asking[-1] if asking else -1
 
     def prefix(self, docs: int) -> BM25Index:
         """A new index of the first ``docs`` documents, as adding them to an empty one
@@ -631,7 +644,8 @@ class BM25Index:
         question ("did I skip a dose?"); not for a query made of a matched passage's own
         words (the selector's name bridges and hops), which would lift every copy opening
         with one of them ("Kofi's train got in at 7:10 pm" for a bridge on "Kofi").
-        ``exchanges``: a reply's opening passage that matches the query is scored with
+        ``exchanges``: a reply's opening passage that holds a word of the query (related
+        words do not count; its speaker's name, in a "Name:" line, does) is scored with
         the other speaker's short question it answers as one passage, when that scores
         higher: "When did Maria start her new job?" finds "I started on Monday" after
         "How's the new job going?" (each alone holds half of the question's words).
@@ -936,9 +950,9 @@ class BM25Index:
     ) -> np.ndarray:
         """BM25 of each of the first ``n`` passages; only the query terms' postings are read.
 
-        With ``exchanges``, a matching reply's opening passage scores at least as its
-        exchange would: its terms and its question's counted together over their joint
-        length (BM25 of the two passages read as one).
+        With ``exchanges``, a reply's opening passage holding a query word scores at
+        least as its exchange would: its terms and its question's counted together over
+        their joint length (BM25 of the two passages read as one).
         """
         result = np.zeros(n, dtype=np.float64)
         if n == 0:
@@ -953,6 +967,8 @@ class BM25Index:
                 if term not in weights:
                     weights[term] = weight
         counted: list[tuple[float, np.ndarray, np.ndarray]] = []
+        own = frozenset(content_terms(query)) if exchanges else frozenset()
+        said = np.zeros(n, dtype=bool) if exchanges else None
         for term, qtf in weights.items():
             arrays = self._postings.arrays(term)
             if arrays is None:
@@ -967,48 +983,46 @@ class BM25Index:
             idf = robertson_idf(n, df)
             norm = _K1 * (1.0 - _B + _B * lengths[docs] / avg)
             result[docs] += qtf * idf * tfs * (_K1 + 1.0) / (tfs + norm)
-            if exchanges:
+            if said is not None:
                 counted.append((qtf * idf, docs, tfs))
-        if counted:
+                if term in own:
+                    said[docs] = True
+        if said is not None and counted:
             answers = self._answers_array
             if answers is None or len(answers) < n:
                 answers = self._answers_array = _extended(answers, self._answers, np.int64)
             answers = answers[:n]
-            replies = np.flatnonzero((answers >= 0) & (result > 0))
+            replies = np.flatnonzero(answers >= 0)
+            # A question matching nothing adds nothing (same counts over a longer length).
+            replies = replies[said[replies] & (result[answers[replies]] > 0)]
             if replies.size:
-                result[replies] = np.maximum(
-                    result[replies], self._exchange_scores(replies, answers[replies], counted, avg)
-                )
+                exchange = _exchange_scores(replies, answers[replies], counted, lengths, avg, n)
+                result[replies] = np.maximum(result[replies], exchange)
         return result
 
-    def _exchange_scores(
-        self,
-        replies: np.ndarray,
-        questions: np.ndarray,
-        counted: list[tuple[float, np.ndarray, np.ndarray]],
-        avg: float,
-    ) -> np.ndarray:
-        """BM25 of each reply passage and its question passage read as one passage."""
-        lengths = self._lengths_array
-        assert lengths is not None  # read by _passage_scores first
-        norm = _K1 * (1.0 - _B + _B * (lengths[replies] + lengths[questions]) / avg)
-        scores = np.zeros(len(replies), dtype=np.float64)
-        for weight, docs, tfs in counted:
-            # Each term's count in both passages, looked up in its sorted postings.
-            tf = _count_at(docs, tfs, replies) + _count_at(docs, tfs, questions)
-            scores += weight * tf * (_K1 + 1.0) / (tf + norm)
-        return scores
 
+def _exchange_scores(
+    replies: np.ndarray,
+    questions: np.ndarray,
+    counted: list[tuple[float, np.ndarray, np.ndarray]],
+    lengths: np.ndarray,
+    avg: float,
+    n: int,
+) -> np.ndarray:
+    """BM25 of each reply passage and its question passage read as one passage.
 
-def _count_at(rows: np.ndarray, counts: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """``counts`` of each of ``wanted`` in sorted ``rows`` (0 where absent)."""
-    at = np.searchsorted(rows, wanted)
-    inside = at < len(rows)
-    found = np.zeros(len(wanted), dtype=np.float64)
-    hit = inside.copy()
-    hit[inside] = rows[at[inside]] == wanted[inside]
-    found[hit] = counts[at[hit]]
-    return found
+    ``counted`` holds each query term's weight and postings (passages, counts);
+    ``lengths`` the passages' term counts, ``avg`` their mean, over ``n`` passages.
+    """
+    norm = _K1 * (1.0 - _B + _B * (lengths[replies] + lengths[questions]) / avg)
+    scores = np.zeros(len(replies), dtype=np.float64)
+    counts = np.zeros(n, dtype=np.float64)  # one term's counts at a time, then cleared
+    for weight, docs, tfs in counted:
+        counts[docs] = tfs
+        tf = counts[replies] + counts[questions]
+        scores += weight * tf * (_K1 + 1.0) / (tf + norm)
+        counts[docs] = 0.0
+    return scores
 
 
 def _doc_key(model: str, doc: tuple[str, ...]) -> bytes:
