@@ -1463,6 +1463,113 @@ _YEAR_DATE = re.compile(r"\b(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/(?:\d{4}|\d
 """A numeric date with its year: without one, "3/4" may be a fraction, "24/7" a rate."""
 
 
+_PERIOD_BONUS = 0.5
+"""A best match told within the period a question keeps to gains this share of its score."""
+_PERIOD_SEEDS = 200
+"""How many of the best matches are read for their date."""
+_SEASONS = {
+    "spring": (3, 4, 5),
+    "summer": (6, 7, 8),
+    "autumn": (9, 10, 11),
+    "fall": (9, 10, 11),
+    "winter": (12, 1, 2),
+}
+_PERIOD = re.compile(
+    r"\b(?:in|during|throughout|over)\s+(?:the\s+)?(?:(?:early|late|mid)[- ]?)?"
+    r"(?:(?P<season>spring|summer|autumn|fall|winter)|(?P<month>"
+    + "|".join(m.capitalize() for m in MONTHS if len(m) > 3)
+    + r"|May)\b)?(?:\s*(?:of\s+)?(?P<year>(?:19|20)\d\d)\b)?",
+)
+_DATELINE_MONTH = re.compile(r"[a-z]+")
+_DATELINE_YEAR4 = re.compile(r"\b((?:19|20)\d\d)\b")
+_ISO_MONTH = re.compile(r"\b((?:19|20)\d\d)-(\d{1,2})-\d{1,2}\b")
+
+
+def _period(query: str) -> tuple[int, frozenset[int]] | None:
+    """The period a question keeps to ("in June", "during summer 2023", "in 2022"):
+    (year or 0, months or empty for the whole year); ``None`` without one.
+
+    A month is read with its capital ("in may cases" names none); seasons are the
+    northern hemisphere's; only the first period is read ("in autumn and winter 2023":
+    autumn, of any year).
+
+    Example:
+        >>> _period("When did Melanie go camping in June?")
+        (0, frozenset({6}))
+        >>> _period("How many times has she gone to the beach in 2023?")
+        (2023, frozenset())
+        >>> _period("What is in the box?") is None
+        True
+    """
+    for found in _PERIOD.finditer(query):
+        season, month, year = found.group("season"), found.group("month"), found.group("year")
+        if not (season or month or year):
+            continue
+        months: frozenset[int] = frozenset()
+        if season:
+            months = frozenset(_SEASONS[season])
+        elif month:
+            months = frozenset([MONTHS[month.lower()]])
+        return (int(year) if year else 0, months)
+    return None
+
+
+def _dated_month(dateline: str) -> tuple[int, int] | None:
+    """(year or 0, month) of a normalized dateline (:func:`_dateline_of`)."""
+    iso = _ISO_MONTH.search(dateline)
+    if iso:
+        return int(iso.group(1)), int(iso.group(2))
+    month = next((MONTHS[w] for w in _DATELINE_MONTH.findall(dateline) if w in MONTHS), None)
+    if month is None:
+        return None
+    year = _DATELINE_YEAR4.search(dateline)
+    return (int(year.group(1)) if year else 0, month)
+
+
+def _in_period(
+    query: str,
+    fused: np.ndarray,
+    index: IndexHead,
+    entries: Sequence[IndexEntry],
+    messages: Sequence[BaseMessage],
+) -> np.ndarray:
+    """Scores with the best matches told within the period the question keeps to raised.
+
+    "When did Melanie go camping in June?" when she went in June and in July; "How many
+    times has Melanie gone to the beach in 2023?": one of the :data:`_PERIOD_SEEDS` best
+    matches dated (by its own dateline, or its sitting's within
+    :data:`_DATELINE_LOOKBACK` messages) within the period gains :data:`_PERIOD_BONUS`
+    of its score. Only in a history with datelines (two at least); a dateline without
+    a year is not within a period of a given year. A raise, never a cut: an event is
+    often told after its month ("we went camping last month").
+    """
+    period = _period(query)
+    if period is None:
+        return fused
+    datelines = index.datelines()
+    if int(datelines.sum()) < _DATELINE_HABIT:
+        return fused
+    year, months = period
+    raised = fused.copy()
+    for slot in _top(fused, _PERIOD_SEEDS).tolist():
+        if fused[slot] <= 0:
+            continue
+        for back in range(slot, max(slot - _DATELINE_LOOKBACK, -1), -1):
+            if datelines[back]:
+                break
+        else:
+            continue
+        dateline = _dateline_of(message_text(messages[entries[back].id]))
+        told = _dated_month(dateline) if dateline else None
+        if told is None:
+            continue
+        told_year, told_month = told
+        if (months and told_month not in months) or (year and told_year != year):
+            continue
+        raised[slot] = fused[slot] * (1 + _PERIOD_BONUS)
+    return raised
+
+
 def _top(values: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` largest ``values`` (unordered; a partial sort)."""
     if len(values) <= k:
@@ -1623,6 +1730,7 @@ class LocalSelector:
             semantic = _rescaled(centred, echoes, lambda top: max(top, _MIN_SEMANTIC_SPREAD))
             weight = self._profile.semantic_weight
             fused = (1 - weight) * fused + weight * semantic
+        fused = _in_period(query, fused, index, entries, messages)
         fused, named, asked = _about_speaker(query, fused, index)
         weights = link_weights = None
         if named < 0:
