@@ -23,6 +23,12 @@ from langgraph_librarian.select.local import _in_period, _lexical, _period
         ("How many times has Melanie gone to the beach in 2023?", (2023, frozenset())),
         ("Who did I meet during the summer?", (0, frozenset({6, 7, 8}))),
         ("What did we cook in early autumn 2022?", (2022, frozenset({9, 10, 11}))),
+        (
+            "Which trips did they take in autumn and winter 2023?",
+            (2023, frozenset({9, 10, 11, 12, 1, 2})),
+        ),
+        ("Did she travel in June or July?", (0, frozenset({6, 7}))),
+        ("What happened in mid-March, 2024?", (2024, frozenset({3}))),
         ("What is in the box?", None),
         ("Do you think in may cases this helps?", None),
         ("What did she say in 20 minutes?", None),

@@ -1474,12 +1474,17 @@ _SEASONS = {
     "fall": (9, 10, 11),
     "winter": (12, 1, 2),
 }
-_PERIOD = re.compile(
-    r"\b(?:in|during|throughout|over)\s+(?:the\s+)?(?:(?:early|late|mid)[- ]?)?"
-    r"(?:(?P<season>spring|summer|autumn|fall|winter)|(?P<month>"
+_PART = (
+    r"(?:(?:early|late|mid)[- ]?)?(?:spring|summer|autumn|fall|winter|May|"
     + "|".join(m.capitalize() for m in MONTHS if len(m) > 3)
-    + r"|May)\b)?(?:\s*(?:of\s+)?(?P<year>(?:19|20)\d\d)\b)?",
+    + r")\b"
 )
+_PERIOD = re.compile(
+    rf"\b(?:in|during|throughout|over)\s+(?:the\s+)?(?P<parts>{_PART}"
+    rf"(?:\s*(?:,|and|or|to|through)\s+(?:the\s+)?{_PART})*)?"
+    r"(?:\s*,?\s*(?:of\s+)?(?P<year>(?:19|20)\d\d)\b)?",
+)
+_PERIOD_WORD = re.compile(r"[A-Za-z]+")
 _DATELINE_MONTH = re.compile(r"[a-z]+")
 _DATELINE_YEAR4 = re.compile(r"\b((?:19|20)\d\d)\b")
 _ISO_MONTH = re.compile(r"\b((?:19|20)\d\d)-(\d{1,2})-\d{1,2}\b")
@@ -1490,8 +1495,8 @@ def _period(query: str) -> tuple[int, frozenset[int]] | None:
     (year or 0, months or empty for the whole year); ``None`` without one.
 
     A month is read with its capital ("in may cases" names none); seasons are the
-    northern hemisphere's; only the first period is read ("in autumn and winter 2023":
-    autumn, of any year).
+    northern hemisphere's; several ("in autumn and winter 2023", "in June or July")
+    make one period of all their months (a range, "from June to August", its ends only).
 
     Example:
         >>> _period("When did Melanie go camping in June?")
@@ -1502,15 +1507,16 @@ def _period(query: str) -> tuple[int, frozenset[int]] | None:
         True
     """
     for found in _PERIOD.finditer(query):
-        season, month, year = found.group("season"), found.group("month"), found.group("year")
-        if not (season or month or year):
+        parts, year = found.group("parts"), found.group("year")
+        if not (parts or year):
             continue
-        months: frozenset[int] = frozenset()
-        if season:
-            months = frozenset(_SEASONS[season])
-        elif month:
-            months = frozenset([MONTHS[month.lower()]])
-        return (int(year) if year else 0, months)
+        months: set[int] = set()
+        for word in _PERIOD_WORD.findall(parts or ""):
+            if word.lower() in _SEASONS:
+                months.update(_SEASONS[word.lower()])
+            elif word == "May" or (word.lower() in MONTHS and len(word) > 3):
+                months.add(MONTHS[word.lower()])
+        return (int(year) if year else 0, frozenset(months))
     return None
 
 
