@@ -1474,29 +1474,56 @@ _SEASONS = {
     "fall": (9, 10, 11),
     "winter": (12, 1, 2),
 }
+_AFTER_PERIOD = (
+    r"(?=\s*(?:$|[?!.,;:)]|(?:19|20)\d\d\b|(?:and|or|to|through|when|while|with|at|on|"
+    r"for|before|after|did|does|do|was|were|is|are|has|have|had|this|last|next|that|"
+    r"compared|versus|vs)\b))"
+)
+"""What may follow a period's month, season or year: the question goes on, another
+period follows, or it ends. "the fall of Rome", "spring rolls", "June's class", "2000
+people" are no periods."""
 _PART = (
-    r"(?:(?:early|late|mid)[- ]?)?(?:spring|summer|autumn|fall|winter|May|"
+    r"(?:(?i:early|late|mid)[- ]?)?(?:(?i:spring|summer|autumn|fall|winter)|May|"
     + "|".join(m.capitalize() for m in MONTHS if len(m) > 3)
-    + r")\b"
+    + r")\b(?!['\u2019])"
 )
 _PERIOD = re.compile(
-    rf"\b(?:in|during|throughout|over)\s+(?:the\s+)?(?P<parts>{_PART}"
-    rf"(?:\s*(?:,|and|or|to|through)\s+(?:the\s+)?{_PART})*)?"
-    r"(?:\s*,?\s*(?:of\s+)?(?P<year>(?:19|20)\d\d)\b)?",
+    r"\b(?P<lead>[Ii]n|[Dd]uring|[Tt]hroughout|[Ff]rom|[Bb]etween)\s+(?:the\s+)?"
+    rf"(?:(?P<parts>{_PART}(?:\s*(?:,|and|or|to|through|until)\s+(?:the\s+)?{_PART})*)"
+    + _AFTER_PERIOD
+    + r"(?:\s*,?\s*(?:of\s+)?(?P<year>(?:19|20)\d\d)\b"
+    + _AFTER_PERIOD
+    + ")?"
+    r"|(?:(?i:early|late|mid)[- ]?)?(?P<only_year>(?:19|20)\d\d)\b" + _AFTER_PERIOD + ")"
 )
 _PERIOD_WORD = re.compile(r"[A-Za-z]+")
+_RANGE_JOIN = re.compile(r"\b(?:to|through|until)\b")
 _DATELINE_MONTH = re.compile(r"[a-z]+")
 _DATELINE_YEAR4 = re.compile(r"\b((?:19|20)\d\d)\b")
 _ISO_MONTH = re.compile(r"\b((?:19|20)\d\d)-(\d{1,2})-\d{1,2}\b")
+
+
+def _months_of(word: str) -> tuple[int, ...]:
+    lower = word.lower()
+    if lower in _SEASONS:
+        return _SEASONS[lower]
+    if word == "May" or (lower in MONTHS and len(word) > 3 and word[0].isupper()):
+        return (MONTHS[lower],)
+    return ()
 
 
 def _period(query: str) -> tuple[int, frozenset[int]] | None:
     """The period a question keeps to ("in June", "during summer 2023", "in 2022"):
     (year or 0, months or empty for the whole year); ``None`` without one.
 
-    A month is read with its capital ("in may cases" names none); seasons are the
-    northern hemisphere's; several ("in autumn and winter 2023", "in June or July")
-    make one period of all their months (a range, "from June to August", its ends only).
+    A month is read with its capital ("in may cases" names none), a season in any case;
+    seasons are the northern hemisphere's. Several ("in autumn and winter 2023", "in
+    June or July") make one period of all their months; a range ("from June to August",
+    "between March and May", "in June through August") of the months between too. What
+    follows must let the period end there (:data:`_AFTER_PERIOD`): "in the fall of
+    Rome", "in the spring roll recipe", "in June's class", "in 2000 words" name none. A
+    year after "during" or "throughout" alone, or "early" / "late" / "mid" before it,
+    is a year; only the first period of the question is read.
 
     Example:
         >>> _period("When did Melanie go camping in June?")
@@ -1507,21 +1534,27 @@ def _period(query: str) -> tuple[int, frozenset[int]] | None:
         True
     """
     for found in _PERIOD.finditer(query):
-        parts, year = found.group("parts"), found.group("year")
-        if not (parts or year):
+        only_year = found.group("only_year")
+        if only_year:
+            return (int(only_year), frozenset())
+        parts = found.group("parts") or ""
+        words = [_months_of(word) for word in _PERIOD_WORD.findall(parts)]
+        named = [months for months in words if months]
+        if not named:
             continue
-        months: set[int] = set()
-        for word in _PERIOD_WORD.findall(parts or ""):
-            if word.lower() in _SEASONS:
-                months.update(_SEASONS[word.lower()])
-            elif word == "May" or (word.lower() in MONTHS and len(word) > 3):
-                months.add(MONTHS[word.lower()])
+        months = {m for group in named for m in group}
+        ranged = found.group("lead").lower() in ("from", "between") or _RANGE_JOIN.search(parts)
+        if ranged and len(named) == 2:
+            first, last = named[0][0], named[1][-1]
+            months.update((first - 1 + k) % 12 + 1 for k in range((last - first) % 12 + 1))
+        year = found.group("year")
         return (int(year) if year else 0, frozenset(months))
     return None
 
 
 def _dated_month(dateline: str) -> tuple[int, int] | None:
-    """(year or 0, month) of a normalized dateline (:func:`_dateline_of`)."""
+    """(year or 0, month) of a normalized dateline (:func:`_dateline_of`); ``None`` for a
+    numeric date other than ISO's ("3/6/2023": the day or the month first?)."""
     iso = _ISO_MONTH.search(dateline)
     if iso:
         return int(iso.group(1)), int(iso.group(2))
@@ -1544,10 +1577,12 @@ def _in_period(
     "When did Melanie go camping in June?" when she went in June and in July; "How many
     times has Melanie gone to the beach in 2023?": one of the :data:`_PERIOD_SEEDS` best
     matches dated (by its own dateline, or its sitting's within
-    :data:`_DATELINE_LOOKBACK` messages) within the period gains :data:`_PERIOD_BONUS`
-    of its score. Only in a history with datelines (two at least); a dateline without
-    a year is not within a period of a given year. A raise, never a cut: an event is
-    often told after its month ("we went camping last month").
+    :data:`_DATELINE_LOOKBACK` messages, never across an empty message: scoped recall's
+    break between threads) within the period gains :data:`_PERIOD_BONUS` of its score.
+    Only in a history with datelines (two at least); a dateline without a year is not
+    within a period of a given year. No score is lowered (an event is often told after
+    its month: "we went camping last month"), but the cut-off is a share of the best
+    score, so a match left unraised may fall below it.
     """
     period = _period(query)
     if period is None:
@@ -1557,22 +1592,27 @@ def _in_period(
         return fused
     year, months = period
     raised = fused.copy()
+    # The nearest dateline at or above each message, in one pass.
+    above = np.maximum.accumulate(np.where(datelines, np.arange(len(datelines)), -1))
+    told: dict[int, bool] = {}  # per dateline: within the period
     for slot in _top(fused, _PERIOD_SEEDS).tolist():
-        if fused[slot] <= 0:
+        back = int(above[slot])
+        if fused[slot] <= 0 or back < 0 or slot - back > _DATELINE_LOOKBACK:
             continue
-        for back in range(slot, max(slot - _DATELINE_LOOKBACK, -1), -1):
-            if datelines[back]:
-                break
-        else:
-            continue
-        dateline = _dateline_of(message_text(messages[entries[back].id]))
-        told = _dated_month(dateline) if dateline else None
-        if told is None:
-            continue
-        told_year, told_month = told
-        if (months and told_month not in months) or (year and told_year != year):
-            continue
-        raised[slot] = fused[slot] * (1 + _PERIOD_BONUS)
+        if any(
+            not message_text(messages[entries[between].id]).strip()
+            for between in range(back + 1, slot)
+        ):
+            continue  # another thread's records lie above
+        within = told.get(back)
+        if within is None:
+            dateline = _dateline_of(message_text(messages[entries[back].id]))
+            month = _dated_month(dateline) if dateline else None
+            within = told[back] = month is not None and not (
+                (months and month[1] not in months) or (year and month[0] != year)
+            )
+        if within:
+            raised[slot] = fused[slot] * (1 + _PERIOD_BONUS)
     return raised
 
 
