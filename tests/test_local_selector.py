@@ -787,6 +787,12 @@ def test_a_frequent_question_word_brings_only_its_close_relations():
     assert "job" in related and "office" not in related
 
 
+def _picker(messages):
+    """Selects for any question over ``messages`` (indexed once)."""
+    history, entries = indexed(messages, "q")
+    return lambda question: LocalSelector().select(question, history, entries)
+
+
 def test_a_list_question_spends_the_budget_on_distinct_matches_first():
     messages = _plain(
         "How was your weekend?",
@@ -796,11 +802,7 @@ def test_a_list_question_spends_the_budget_on_distinct_matches_first():
         "Any plans for the evening?",
         "I might go swimming at the lido after work.",
     )
-    history, entries = indexed(messages, "q")
-
-    def picked(question: str):
-        return LocalSelector().select(question, history, entries)
-
+    picked = _picker(messages)
     # One fact: the short match brings what it replies to, ahead of anything else.
     single = picked("Did I go climbing at the quarry?")
     assert single.ids[:2] == [1, 0]
@@ -819,11 +821,7 @@ def test_a_when_question_answered_by_a_dated_match_needs_its_neighbour_less():
         "Any plans for the evening?",
         "I went swimming at the lido after work.",
     )
-    history, entries = indexed(messages, "q")
-
-    def picked(question: str):
-        return LocalSelector().select(question, history, entries)
-
+    picked = _picker(messages)
     # The match says when itself: what it replies to waits with the next-best matches.
     dated = picked("When did I go climbing at the quarry?")
     assert dated.ids[0] == 1 and 0 not in dated.ids

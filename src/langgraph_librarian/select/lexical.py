@@ -534,8 +534,9 @@ class BM25Index:
         return asked
 
     def _question_passage(self, first_pid: int, text: str) -> int:
-        """The passage of a short question (the last one asking, else a first passage
-        that reads as a question), or -1 for a long or non-asking document.
+        """The last passage of a short document that asks (:func:`asks_question`: a
+        sentence ending in "?" or opening as a question does), or -1 for a long or
+        non-asking document.
 
         The next document, another speaker's, is read with it (:meth:`score_passages`'
         ``exchanges``): "How's the new job going?" then "I started on Monday, it's
@@ -962,12 +963,12 @@ class BM25Index:
             lengths = self._lengths_array = _extended(lengths, self._lengths, np.float64)
         avg = (self._length_totals[n - 1] / n) or 1.0
         weights: dict[str, float] = dict(Counter(content_terms(query)))
+        own = frozenset(weights)  # the query's own terms, before related words join
         for word, weight in (related or {}).items():
             for term in content_terms(word):
                 if term not in weights:
                     weights[term] = weight
         counted: list[tuple[float, np.ndarray, np.ndarray]] = []
-        own = frozenset(content_terms(query)) if exchanges else frozenset()
         said = np.zeros(n, dtype=bool) if exchanges else None
         for term, qtf in weights.items():
             arrays = self._postings.arrays(term)
