@@ -44,6 +44,9 @@ def message_text(message: BaseMessage) -> str:
     as ``[tool call name(args)]`` because they often carry the message's meaning.
     """
     content: Any = message.content
+    if content.__class__ is str and not (isinstance(message, AIMessage) and message.tool_calls):
+        # The common case, read ~100 times a turn by the selector: the text is the content.
+        return content
     parts: list[str] = []
     if isinstance(content, str):
         parts.append(content)

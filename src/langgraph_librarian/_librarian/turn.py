@@ -821,11 +821,10 @@ class SelectionCache:
         named = sorted(
             {p for name in self._POSITIONS for p in getattr(sel, name) if 0 <= p < len(messages)}
         )
-        seen = {
-            str(messages[p].id): content_hash(messages[p])
-            for p in named
-            if messages[p].id is not None
-        }
+        # The content hashes are the history view's (each message's content_hash, taken
+        # when the view first read it), not computed again (~90 a turn).
+        hashes = view_of(messages)[0].hashes
+        seen = {str(messages[p].id): hashes[p] for p in named if messages[p].id is not None}
         question = _question(messages)
         if question is not None:
             seen[_QUESTION] = content_hash(question)
