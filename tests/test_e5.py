@@ -60,7 +60,9 @@ def test_load_by_name_and_identity(e5: E5SmallEmbeddings) -> None:
     }
     assert len(ids) == 5
     assert E5SmallEmbeddings(threads=1).model_id == E5_MODEL_ID
-    assert EmbeddingProfile.of(e5) == EmbeddingProfile(unit_words=40, semantic_weight=0.5)
+    assert EmbeddingProfile.of(e5) == EmbeddingProfile(
+        unit_words=40, semantic_weight=0.5, related_words=True, static_words=True
+    )
 
 
 def test_environment_variable_picks_it(e5: E5SmallEmbeddings, monkeypatch) -> None:

@@ -43,6 +43,22 @@ def test_langchain_interface_and_empty_input():
     assert len(model.embed_query("hello")) == 384
 
 
+def test_minilm_is_read_as_the_selector_reads_the_static_model():
+    # 60-word units at weight 0.3, related words from the packaged static model's table:
+    # at MiniLM's old generic profile (one sentence a vector, weight 0.5, no related
+    # words) it lost to the static model on every set measured.
+    from langgraph_librarian.embeddings import StaticEmbeddings
+    from langgraph_librarian.select.local import EmbeddingProfile
+
+    model = MiniLMEmbeddings()
+    profile = EmbeddingProfile.of(model)
+    assert profile == EmbeddingProfile(
+        unit_words=60, semantic_weight=0.3, related_words=True, static_words=True
+    )
+    words, _ = profile.word_model(model, model.model_id)
+    assert isinstance(words, StaticEmbeddings)
+
+
 def test_vector_codec_round_trip():
     vector = np.random.default_rng(0).normal(size=384)
     decoded = decode_vector(encode_vector(vector))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage, HumanMessage
 
 from helpers import FILLER, alternating
@@ -179,6 +180,54 @@ def test_the_static_model_matches_a_question_word_to_a_related_word():
         LocalSelector(embeddings=model).select("When is the aircraft due in?", history, entries).ids
     )
     assert ids[0] == 0
+
+
+class _SentenceOnly(Embeddings):
+    """An encoder that knows no word: every text gets the same vector, so it can relate
+    "aircraft" to "plane" only through the packaged static model's words."""
+
+    model_id = "sentence-only-test"
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [[1.0, 0.0, 0.0] for _ in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [1.0, 0.0, 0.0]
+
+
+class _SentenceWithStaticWords(_SentenceOnly):
+    related_words = "static"
+
+
+def test_a_transformer_asking_for_the_static_words_gets_related_words_from_them():
+    from langgraph_librarian.embeddings import StaticEmbeddings
+    from langgraph_librarian.select.local import EmbeddingProfile
+
+    asking, own = _SentenceWithStaticWords(), _SentenceOnly()
+    profile = EmbeddingProfile.of(asking)
+    assert profile.related_words and profile.static_words
+    words, model = profile.word_model(asking, asking.model_id)
+    assert isinstance(words, StaticEmbeddings) and model == words.model_id
+    assert not EmbeddingProfile.of(own).related_words
+    # The packaged static model itself uses its own words.
+    static = StaticEmbeddings()
+    assert not EmbeddingProfile.of(static).static_words
+    assert EmbeddingProfile.of(static).word_model(static, "x") == (static, "x")
+
+    messages = chat(
+        "The train to the coast was cancelled again this morning.",
+        "Noted.",
+        "The plane lands at 10:15 am on Saturday, Mum says.",
+        "Sure.",
+        "We booked the hotel near the harbour for three nights.",
+    )
+    question = "When is the aircraft due in?"
+    history, entries = indexed(messages, question)
+    found = LocalSelector(embeddings=asking).select(question, history, entries).ids
+    assert found and found[0] == 2
+    # Without the static words nothing relates "aircraft" to "plane" here.
+    alone = LocalSelector(embeddings=own).select(question, history, entries).ids
+    assert not alone or alone[0] != 2
 
 
 def test_a_name_bridges_whatever_its_stem():

@@ -88,6 +88,20 @@ class MiniLMRunner(Embeddings):
 
     model_id = "all-MiniLM-L6-v2"  # recorded with stored vectors
 
+    passage_words = 60
+    """The local selector embeds a message in units of up to 60 words, as it does with
+    the packaged static model: on LoCoMo conversations 0-4 each passage alone gave
+    evidence recall 0.870 and 60-word units 0.887 (with :attr:`semantic_weight` 0.3 and
+    :attr:`related_words`; docs/benchmarks.md, twenty-eighth session)."""
+    semantic_weight = 0.3
+    """Share of the selector's fused score given to this model's similarity. The
+    selector's lexical rules were built with the static model at 0.3; at the generic
+    0.5 MiniLM lost to it (LoCoMo 0-4: 0.854 against the static model's 0.893)."""
+    related_words = "static"
+    """Related words for the lexical query come from the packaged static model's word
+    vectors (a transformer's vector of a lone word is not what it was trained on):
+    without them 0.844 instead of 0.853 on a blind long-transcript set."""
+
     def _init_tokenizer(self, directory: Path, batch_size: int, max_length: int) -> None:
         from tokenizers import Tokenizer
 

@@ -96,6 +96,11 @@ class E5SmallEmbeddings(Embeddings):
     with the lexical score. The bake-off's fusion of e5 passages with BM25 used 0.5/0.5
     (set once, not tuned); a heavier weight for whole-message e5 vectors gained nothing
     on held-out data. The static model gets 0.3 because its similarity is noisier."""
+    related_words = "static"
+    """Related words for the lexical query come from the packaged static model's word
+    vectors (a transformer's vector of a lone word is not what it was trained on): on a
+    blind long-transcript set 22.0 evidence messages lost instead of 24.2 (40-word units
+    at 0.3 lost 25.2; docs/benchmarks.md, twenty-eighth session)."""
 
     def __init__(
         self,

@@ -38,7 +38,7 @@ from langgraph_librarian._engine.text import (
 )
 from langgraph_librarian._engine.vectors import dot_rows
 from langgraph_librarian._engine.view import same_prefix, view_of
-from langgraph_librarian.embeddings import embedding_model_id
+from langgraph_librarian.embeddings import embedding_model_id, load_embeddings
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.select._calendar import day_spans, days_apart, month_names, month_of
 from langgraph_librarian.select._evidence import (
@@ -845,15 +845,20 @@ class EmbeddingProfile:
             lexical query (:mod:`~langgraph_librarian.select._related`): on for the
             packaged static model, whose single words have meaningful vectors; a model
             opts in or out with a ``related_words`` attribute.
+        static_words: The related words are found with the packaged static model's
+            word vectors, not the model's own: a model whose ``related_words`` is
+            ``"static"`` (the packaged transformers: a transformer's vector of a lone
+            word is not what it was trained for, and embedding a history's vocabulary
+            with one takes minutes, against milliseconds for the static table).
 
     A model declares its own with ``passage_words`` and ``semantic_weight`` attributes
-    (the packaged static model does); any other model gets the defaults below, suited
-    to sentence-level transformers.
+    (the packaged models do); any other model gets the defaults below.
     """
 
     unit_words: int = 0
     semantic_weight: float = 0.5
     related_words: bool = False
+    static_words: bool = False
 
     @classmethod
     def of(cls, embeddings: Embeddings | None) -> EmbeddingProfile:
@@ -869,11 +874,22 @@ class EmbeddingProfile:
         # minutes to embed the vocabulary).
         packaged = embeddings is not None and embedding_model_id(embeddings) == STATIC_MODEL_ID
         related = getattr(embeddings, "related_words", packaged)
+        static_words = related == "static" and embeddings is not None and not packaged
         return cls(
             unit_words,
             float(weight) if valid_weight else default.semantic_weight,
-            related if isinstance(related, bool) else False,
+            related if isinstance(related, bool) else related == "static",
+            static_words,
         )
+
+    def word_model(self, embeddings: Embeddings, model: str) -> tuple[Embeddings, str]:
+        """The model whose word vectors find related words, and its id: ``embeddings``
+        itself, or the packaged static model for a model asking for its words."""
+        if not self.static_words:
+            return embeddings, model
+        static = load_embeddings("static")
+        assert static is not None  # "static" is never disabled
+        return static, STATIC_MODEL_ID
 
 
 def _group_chat(latest: np.ndarray) -> bool:
@@ -1732,10 +1748,8 @@ class LocalSelector:
         index, positions = _lexical(messages, entries)
         related = None
         if self._profile.related_words and self.embeddings is not None and query_vector:
-            embeddings = self.embeddings
-            related = self._embedded(
-                lambda: related_words(embeddings, self._query_model or "", query, index)
-            )
+            words, words_id = self._profile.word_model(self.embeddings, self._query_model or "")
+            related = self._embedded(lambda: related_words(words, words_id, query, index))
         # A role the question uses ("my husband") brings the name the history gives it
         # ("my husband Javier"): the answer may say only "Javier".
         roles = names_by_role(query, index)
@@ -1906,7 +1920,8 @@ class LocalSelector:
             index.passage_vectors(self.embeddings, self._query_model, self._profile.unit_words)
             if self._profile.related_words:
                 # The history's new words' vectors (related words are found among them).
-                learn_words(self.embeddings, self._query_model, index)
+                words, words_id = self._profile.word_model(self.embeddings, self._query_model)
+                learn_words(words, words_id, index)
             background_vectors(self.embeddings, self._query_model)
 
     def evidence(
