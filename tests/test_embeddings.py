@@ -45,8 +45,8 @@ def test_langchain_interface_and_empty_input():
 
 def test_minilm_is_read_as_the_selector_reads_the_static_model():
     # 60-word units at weight 0.3, related words from the packaged static model's table:
-    # at MiniLM's old generic profile (one sentence a vector, weight 0.5, no related
-    # words) it lost to the static model on every set measured.
+    # with the generic profile (one sentence a vector, weight 0.5, no related words) it
+    # lost to the static model on LoCoMo.
     from langgraph_librarian.embeddings import StaticEmbeddings
     from langgraph_librarian.select.local import EmbeddingProfile
 

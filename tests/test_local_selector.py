@@ -230,6 +230,35 @@ def test_a_transformer_asking_for_the_static_words_gets_related_words_from_them(
     assert not alone or alone[0] != 2
 
 
+def test_a_static_model_that_fails_to_load_leaves_the_ranking_without_related_words(
+    monkeypatch, caplog
+):
+    from langgraph_librarian._engine.failures import embedding_failures
+    from langgraph_librarian.select import local
+
+    def broken(name: str):
+        raise OSError("static table unreadable")
+
+    monkeypatch.setattr(local, "load_embeddings", broken)
+    monkeypatch.setattr(local, "_STATIC_WORDS_WARNED", [])
+    messages = chat(
+        "The train to the coast was cancelled again this morning.",
+        "Noted.",
+        "The plane lands at 10:15 am on Saturday, Mum says.",
+    )
+    question = "When does the plane land?"
+    history, entries = indexed(messages, question)
+    with caplog.at_level("WARNING"), embedding_failures() as failures:
+        for _ in range(2):
+            found = LocalSelector(embeddings=_SentenceWithStaticWords()).select(
+                question, history, entries
+            )
+            assert found.ids and found.ids[0] == 2  # ranked lexically
+    # Logged once, and not taken for a failure of the selector's own model.
+    assert sum("static model failed" in r.getMessage() for r in caplog.records) == 1
+    assert failures == []
+
+
 def test_a_name_bridges_whatever_its_stem():
     # "Mireille" stems to "mireill", which stems again to "mireil": the bridge must
     # query the name itself.

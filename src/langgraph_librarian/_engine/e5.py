@@ -99,7 +99,7 @@ class E5SmallEmbeddings(Embeddings):
     related_words = "static"
     """Related words for the lexical query come from the packaged static model's word
     vectors (a transformer's vector of a lone word is not what it was trained on): on a
-    blind long-transcript set 22.0 evidence messages lost instead of 24.2 (40-word units
+    blind long-transcript set 22.0 evidence messages lost instead of 24.2 (60-word units
     at 0.3 lost 25.2; docs/benchmarks.md, twenty-eighth session)."""
 
     def __init__(

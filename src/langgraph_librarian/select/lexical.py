@@ -769,7 +769,7 @@ class BM25Index:
 
         A unit is a passage, or consecutive passages of one message joined up to
         ``unit_words`` words (a static model averages word vectors, and a few sentences
-        give it more to average than one; a transformer reads one sentence best). A
+        give it more to average than one; the packaged MiniLM is read that way too). A
         message of a single unit is embedded with the end of the message before it: a
         reply ("I'm excited!") means what it answers.
 

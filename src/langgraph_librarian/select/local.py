@@ -19,9 +19,11 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_librarian._engine.failures import (
+    describe,
     embedding_answered,
     embedding_failed,
     embeddings_down,
+    fails_open,
 )
 from langgraph_librarian._engine.messages import message_text, tool_calls_of
 from langgraph_librarian._engine.static import STATIC_MODEL_ID, english_words
@@ -839,7 +841,7 @@ class EmbeddingProfile:
         unit_words: Passages of one message are joined into units of up to this many
             words before embedding (0: each passage alone). A static model averages
             word vectors and needs a few sentences to average; a transformer reads one
-            sentence best.
+            sentence well, yet the packaged MiniLM found more in 60-word units too.
         semantic_weight: Share of the fused score given to embedding similarity.
         related_words: Words near the question's words in the model's space join the
             lexical query (:mod:`~langgraph_librarian.select._related`): on for the
@@ -874,12 +876,12 @@ class EmbeddingProfile:
         # minutes to embed the vocabulary).
         packaged = embeddings is not None and embedding_model_id(embeddings) == STATIC_MODEL_ID
         related = getattr(embeddings, "related_words", packaged)
-        static_words = related == "static" and embeddings is not None and not packaged
+        static = isinstance(related, str) and related.strip().lower() == "static"
         return cls(
             unit_words,
             float(weight) if valid_weight else default.semantic_weight,
-            related if isinstance(related, bool) else related == "static",
-            static_words,
+            related if isinstance(related, bool) else static,
+            static and embeddings is not None and not packaged,
         )
 
     def word_model(self, embeddings: Embeddings, model: str) -> tuple[Embeddings, str]:
@@ -887,9 +889,41 @@ class EmbeddingProfile:
         itself, or the packaged static model for a model asking for its words."""
         if not self.static_words:
             return embeddings, model
-        static = load_embeddings("static")
-        assert static is not None  # "static" is never disabled
-        return static, STATIC_MODEL_ID
+        return _static_model(), STATIC_MODEL_ID
+
+
+def _static_model() -> Embeddings:
+    static = load_embeddings("static")
+    if static is None:  # pragma: no cover - "static" is never a disabled name
+        raise RuntimeError("the packaged static model is not available")
+    return static
+
+
+_STATIC_WORDS_WARNED: list[bool] = []
+
+
+def _static_related(query: str, index: IndexHead) -> dict[str, float] | None:
+    """Related words from the packaged static model's table, for a model asking for them
+    (:attr:`EmbeddingProfile.static_words`), or ``None`` when the static model failed.
+
+    Its failure (a broken install, memory) is its own, not the selector's model's: the
+    ranking goes on without related words, the selector's model is still asked, and the
+    failure is logged once per process. What only the user can fix is raised.
+    """
+    try:
+        return related_words(_static_model(), STATIC_MODEL_ID, query, index)
+    except Exception as exc:
+        if not fails_open(exc):
+            raise
+        if not _STATIC_WORDS_WARNED:
+            _STATIC_WORDS_WARNED.append(True)
+            logger.warning(
+                "librarian: related words from the packaged static model failed (%s); "
+                "ranking without them",
+                describe(exc),
+                exc_info=exc,
+            )
+        return None
 
 
 def _group_chat(latest: np.ndarray) -> bool:
@@ -1747,9 +1781,13 @@ class LocalSelector:
         query = _question(query)
         index, positions = _lexical(messages, entries)
         related = None
-        if self._profile.related_words and self.embeddings is not None and query_vector:
-            words, words_id = self._profile.word_model(self.embeddings, self._query_model or "")
-            related = self._embedded(lambda: related_words(words, words_id, query, index))
+        if self._profile.static_words:
+            related = _static_related(query, index)
+        elif self._profile.related_words and self.embeddings is not None and query_vector:
+            embeddings = self.embeddings
+            related = self._embedded(
+                lambda: related_words(embeddings, self._query_model or "", query, index)
+            )
         # A role the question uses ("my husband") brings the name the history gives it
         # ("my husband Javier"): the answer may say only "Javier".
         roles = names_by_role(query, index)
@@ -1920,8 +1958,7 @@ class LocalSelector:
             index.passage_vectors(self.embeddings, self._query_model, self._profile.unit_words)
             if self._profile.related_words:
                 # The history's new words' vectors (related words are found among them).
-                words, words_id = self._profile.word_model(self.embeddings, self._query_model)
-                learn_words(words, words_id, index)
+                learn_words(*self._profile.word_model(self.embeddings, self._query_model), index)
             background_vectors(self.embeddings, self._query_model)
 
     def evidence(
