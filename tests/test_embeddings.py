@@ -258,3 +258,69 @@ def test_model_id_of_third_party_embeddings():
     assert embedding_model_id(FakeEmbeddings(size=8)) == "FakeEmbeddings"
     assert embedding_model_id(Named(size=8)) == "Named:text-embedding-3-small"
     assert embedding_model_id(_model("minilm")) == embedding_model_id(_model("minilm-onnx"))
+
+
+def test_a_loaded_model_is_handed_out_while_another_model_builds(monkeypatch):
+    """A transformer building for seconds in one thread does not hold up a selection
+    asking for the static model in another; two threads asking for the one model being
+    built get the same instance, built once."""
+    import threading
+
+    from langgraph_librarian import embeddings as module
+
+    static = module.load_embeddings("static")
+    release, started = threading.Event(), threading.Event()
+    built: list[str] = []
+
+    def slow_build(name: str):
+        built.append(name)
+        started.set()
+        assert release.wait(10), "the test never released the build"
+        return object()
+
+    monkeypatch.setattr(module, "_build", slow_build)
+    monkeypatch.delitem(module._LOADED, "minilm-onnx-int8", raising=False)
+    results: dict[str, object] = {}
+    builders = [
+        threading.Thread(
+            target=lambda k=k: results.__setitem__(k, module.load_embeddings("minilm-onnx-int8"))
+        )
+        for k in ("a", "b")
+    ]
+    for thread in builders:
+        thread.start()
+    assert started.wait(5)
+    reader = threading.Thread(
+        target=lambda: results.__setitem__("static", module.load_embeddings("static"))
+    )
+    reader.start()
+    reader.join(5)
+    try:
+        assert not reader.is_alive(), "the static model waited for another model's build"
+        assert results["static"] is static
+    finally:
+        release.set()
+        for thread in builders:
+            thread.join(10)
+        monkeypatch.delitem(module._LOADED, "minilm-onnx-int8", raising=False)
+    assert built == ["minilm-onnx-int8"]  # built once
+    assert results["a"] is results["b"]
+
+
+def test_the_int8_model_builds_without_onnxruntime_advice_in_the_log(caplog):
+    """onnxruntime logs advice to pre-process the model on the root logger at each
+    quantization; building the int8 model drops that record (and only it)."""
+    import logging
+
+    from langgraph_librarian._engine.onnx import OnnxMiniLMEmbeddings
+
+    root = logging.getLogger()
+    filters = list(root.filters)
+    with caplog.at_level(logging.WARNING):
+        model = OnnxMiniLMEmbeddings(quantize=True)
+        logging.warning("a record of the application's own")
+    assert len(model.embed_query("hello")) == 384
+    messages = [record.getMessage() for record in caplog.records]
+    assert not [m for m in messages if "pre-processing" in m], messages
+    assert "a record of the application's own" in messages
+    assert root.filters == filters  # the filter does not outlive the build

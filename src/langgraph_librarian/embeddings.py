@@ -60,7 +60,8 @@ _MINILM_INSTALL = (
 )
 
 _LOADED: dict[str, Embeddings] = {}
-_LOCK = threading.Lock()
+_LOCK = threading.Lock()  # guards _BUILDING
+_BUILDING: dict[str, threading.Lock] = {}  # one lock per model name, held while it builds
 
 
 def _build(name: str) -> Embeddings:
@@ -97,7 +98,16 @@ def load_embeddings(name: str) -> Embeddings | None:
         raise ValueError(
             f"unknown embedding model {name!r}; choose from {', '.join(EMBEDDING_MODELS)}"
         )
+    # A loaded model is returned without a lock (a dict read): every selection asks for
+    # its models, and a global lock held while another thread builds a transformer (a
+    # few seconds, once) made those selections wait. A name's build has its own lock, so
+    # two threads asking for the same model build it once and other models go on.
+    loaded = _LOADED.get(key)
+    if loaded is not None:
+        return loaded
     with _LOCK:
+        building = _BUILDING.setdefault(key, threading.Lock())
+    with building:
         if key not in _LOADED:
             _LOADED[key] = _build(key)
         return _LOADED[key]

@@ -14,7 +14,10 @@ Needs ``onnx`` and ``onnxruntime`` besides the MiniLM weights (see
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +170,26 @@ def build_minilm_graph(model_dir: Path) -> Any:
     return model
 
 
+class _PreprocessingAdvice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "pre-processing before quantization" not in record.getMessage()
+
+
+@contextmanager
+def _quiet_preprocessing_advice() -> Iterator[None]:
+    """Drop onnxruntime's advice to pre-process the model, which it logs on the root
+    logger at WARNING each time the int8 model is built (in every user's log). The graph
+    built here has no shapes left to infer nor ops to fold; only that one record is
+    dropped, and only while this process quantizes."""
+    advice = _PreprocessingAdvice()
+    root = logging.getLogger()
+    root.addFilter(advice)
+    try:
+        yield
+    finally:
+        root.removeFilter(advice)
+
+
 class OnnxMiniLMEmbeddings(MiniLMRunner):
     """all-MiniLM-L6-v2 run by onnxruntime (fp32, or int8 with ``quantize=True``).
 
@@ -203,7 +226,7 @@ class OnnxMiniLMEmbeddings(MiniLMRunner):
         if quantize:
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
-            with tempfile.TemporaryDirectory() as tmp:
+            with tempfile.TemporaryDirectory() as tmp, _quiet_preprocessing_advice():
                 source, target = Path(tmp) / "fp32.onnx", Path(tmp) / "int8.onnx"
                 source.write_bytes(model.SerializeToString())
                 quantize_dynamic(source, target, weight_type=QuantType.QInt8)
