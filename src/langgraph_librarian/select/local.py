@@ -1085,7 +1085,37 @@ def _question(query: str) -> str:
     if len(query) > _QUERY_CHARS:
         half = _QUERY_CHARS // 2
         query = f"{query[:half]}\n{query[-half:]}"
-    return without_foreign_function_words(query)
+    return without_foreign_function_words(_HEDGES.sub("", _ABOUT_THE_TALK.sub("", query)))
+
+
+_HEDGES = re.compile(
+    r"\b(?:likely|probably|possibly|perhaps|maybe)\s+"
+    r"|\b(?:the\s+|a\s+)?(?:sort|kind|type)\s+of\s+(?:person|people|man|woman|guy)\s+"
+    r"(?:who|that|to)\s+|\bsomeone\s+(?:who|that)\s+",
+    re.IGNORECASE,
+)
+"""How sure the asker is ("Would Priya probably enjoy...", "Is Noor likely to...") and
+what kind of person they ask about ("Is Bev the sort of person who...") say nothing of
+the facts that answer: "likely" reads as "like", which most chat lines hold, and the
+static model's neighbours of "person" are "someone" and "people"."""
+
+
+_ABOUT_THE_TALK = re.compile(
+    r",?\s*\b(?:"
+    r"(?:over|during|in|throughout|across|from)\s+(?:the\s+course\s+of\s+)?"
+    r"(?:the|these|those|this|our|their|all(?:\s+(?:of\s+)?(?:the|these|our))?|"
+    r"(?:our\s+|the\s+)?(?:earlier|previous|past))\s+(?:conversations?|chats?)"
+    r"|according\s+to\s+what\s+\w+\s+(?:has\s+|have\s+|had\s+)?"
+    r"(?:mentions?|mentioned|says?|said|tells?|told|shares?|shared|writes?|wrote)"
+    r")(?=\s*(?:so\s+far\s*)?(?:[?.!]|$))",
+    re.IGNORECASE,
+)
+"""A question's words about the conversation itself, at its end ("..., according to what
+he mentions?", "... over the course of the conversations?", "... in our earlier
+chats?"): every message is part of the conversation, so they match nothing the question
+asks about, and the static model's neighbours of "course" and "conversations" (taught,
+curriculum, talked) pulled unrelated lines in. Only at the end of the question: "in the
+chat with his mum" names which chat."""
 
 
 _AND_BREAK = (
