@@ -167,11 +167,11 @@ def test_corrupt_store_raises_before_the_model_is_called(tmp_path):
     )
     cfg = {"configurable": {"thread_id": "broken"}}
     history = conversation(4)
-    with pytest.raises(IndexStoreError, match=r"FileIndexStore\.delete"):
+    with pytest.raises(IndexStoreError, match=r"FileIndexStore\(.*\)\.delete_thread\('broken'\)"):
         agent.invoke({"messages": history}, cfg)
     assert model.calls == []  # no billed call
     assert len(agent.get_state(cfg).values["messages"]) == len(history)  # no reply
-    store.delete("broken")  # the way out the error names
+    store.delete_thread("broken")  # the way out the error names
     result = agent.invoke({"messages": [HumanMessage("and now?")]}, cfg)
     assert result["messages"][-1].type == "ai"
     assert len(store.load("broken") or []) == len(result["messages"])
@@ -194,11 +194,12 @@ def test_corrupt_langgraph_store_index_raises_with_the_way_out():
             if item.key.endswith("#m"):  # the index's manifest
                 store.put(namespace, item.key, {"format": 2, "count": 2, "chunks": "oops"})
     before = len(agent.get_state(cfg).values["messages"])
-    with pytest.raises(IndexStoreError, match=r"LangGraphIndexStore\(store\)\.delete\('t'\)"):
+    way_out = r"LangGraphIndexStore\(store\)\.delete_thread\('t'\)"
+    with pytest.raises(IndexStoreError, match=way_out):
         agent.invoke({"messages": [HumanMessage("important message")]}, cfg)
     assert len(model.calls) == calls  # the model was not called
     assert len(agent.get_state(cfg).values["messages"]) == before + 1  # the question only
-    LangGraphIndexStore(store).delete("t")
+    LangGraphIndexStore(store).delete_thread("t")  # the way out the error names
     result = agent.invoke({"messages": [HumanMessage("next turn")]}, cfg)
     assert result["messages"][-1].type == "ai"
 
@@ -559,7 +560,8 @@ def test_the_way_out_of_a_corrupt_index_names_a_custom_namespace():
             store.put(("app", "idx"), item.key, {"format": 2, "count": 2, "chunks": "oops"})
     with pytest.raises(IndexStoreError) as raised:
         index_store.load("t")
-    assert "LangGraphIndexStore(store, namespace=('app', 'idx')).delete('t')" in str(raised.value)
+    way_out = "LangGraphIndexStore(store, namespace=('app', 'idx')).delete_thread('t')"
+    assert way_out in str(raised.value)
 
 
 class _CountingReads(InMemoryStore):

@@ -20,6 +20,7 @@ from langgraph_librarian.select._ladder import OUTPUT_MODES, OutputMode
 from langgraph_librarian.select.prompts import template_placeholders
 from langgraph_librarian.select.result import Selector
 from langgraph_librarian.stores.base import BaseIndexStore
+from langgraph_librarian.stores.base import session_key as session_key  # kept importable here
 from langgraph_librarian.stores.langgraph_store import LangGraphIndexStore
 from langgraph_librarian.tokens import TokenCounter
 
@@ -460,16 +461,3 @@ def index_session(thread: str, runnable_config: RunnableConfig | None) -> str:
     it runs in when it is not the top-level graph (two Librarian agents in one thread,
     e.g. a supervisor's sub-agents, each keep their own index); see :func:`session_key`."""
     return session_key(thread, graph_namespace(runnable_config))
-
-
-def session_key(thread: str, namespace: str = "") -> str:
-    """``thread``, then ``|`` and the subgraph ``namespace`` when there is one.
-
-    A thread id holding ``|`` or ``\\`` has them escaped (``\\|``, ``\\\\``), so thread
-    ``"a|agent"`` of the top-level graph and thread ``"a"`` in subgraph ``agent`` keep
-    two indexes (they shared one, and deleting either deleted both). Other ids are keyed
-    as they always were.
-    """
-    if "|" in thread or "\\" in thread:
-        thread = thread.replace("\\", "\\\\").replace("|", "\\|")
-    return f"{thread}|{namespace}" if namespace else thread

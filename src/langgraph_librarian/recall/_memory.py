@@ -23,7 +23,6 @@ from langgraph_librarian.config import (
     ConfigLike,
     LibrarianConfig,
     as_config,
-    session_key,
     thread_text,
 )
 from langgraph_librarian.entry import IndexEntry
@@ -71,7 +70,7 @@ from langgraph_librarian.recall._store import (
     search_op,
     updated,
 )
-from langgraph_librarian.stores.base import BaseIndexStore
+from langgraph_librarian.stores.base import BaseIndexStore, adelete_index, thread_keys
 from langgraph_librarian.stores.langgraph_store import LangGraphIndexStore
 
 __all__ = ["MAX_REMEMBER_CHARS", "ScopeMemory", "check_memory"]
@@ -1025,9 +1024,7 @@ def _erased(thread_id: Any) -> str:
 
 def _sessions(thread_id: str, subgraphs: Sequence[str]) -> list[str]:
     """The index sessions of ``thread_id`` (see ``config.index_session``)."""
-    if isinstance(subgraphs, str):  # one namespace passed bare would be split in letters
-        raise TypeError("subgraphs must be a sequence of graph namespaces, not a string")
-    return [session_key(thread_id), *(session_key(thread_id, name) for name in subgraphs if name)]
+    return thread_keys(thread_id, subgraphs)
 
 
 def erase_thread(
@@ -1068,12 +1065,8 @@ async def aerase_thread(
     deleted = await memory._aforget_everywhere(thread_id, scopes) if memory is not None else 0
     store = _index_store(index_store)
     if store is not None:
-        adelete = getattr(store, "adelete", None)
         for session in sessions:
-            if adelete is not None:
-                await adelete(session)
-            else:
-                await off_loop(store.delete, session, name="librarian-recall")
+            await adelete_index(store, session)
     if checkpointer is not None:
         try:
             await checkpointer.adelete_thread(thread_id)

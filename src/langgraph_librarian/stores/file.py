@@ -9,11 +9,13 @@ import os
 import re
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
 from langgraph_librarian.errors import IndexStoreError
+from langgraph_librarian.stores.base import ThreadIndexMethods, key_deletion, key_name
 
 __all__ = ["FileIndexStore"]
 
@@ -25,7 +27,7 @@ _STALE_TEMP_SECONDS = 600.0
 """A temporary file this old was left by a writer that crashed; younger ones may be live."""
 
 
-class FileIndexStore:
+class FileIndexStore(ThreadIndexMethods):
     """Keeps each session's index in ``<directory>/<name>.librarian-index.json``.
 
     File names are derived from the session id: a short readable slug plus a hash of
@@ -36,6 +38,10 @@ class FileIndexStore:
     half-written index; temporary files left by a crashed writer are removed by later
     saves. A file that cannot be read or parsed, whatever is wrong with it, raises
     :class:`~langgraph_librarian.IndexStoreError` rather than pretending to be empty.
+
+    With ``LibrarianConfig(store=FileIndexStore(...))`` the session id is the thread's
+    key (:func:`~langgraph_librarian.stores.base.session_key`): read and drop a thread's
+    index with ``load_thread(thread_id)`` / ``delete_thread(thread_id)``.
 
     Example:
         >>> store = FileIndexStore("/tmp/indexes")
@@ -72,14 +78,28 @@ class FileIndexStore:
             # so a turn takes it for the transient failure it is (and goes on).
             raise
         except OSError as exc:
-            raise IndexStoreError(f"cannot read index file {path}: {exc}") from exc
-        data = _parse(raw, path)
+            raise IndexStoreError(
+                f"cannot read index file {path} ({key_name(session_id)}): {exc}"
+            ) from exc
+        data = _parse(raw, path, lambda: self._way_out(session_id))
         if data.get("session_id") != session_id:
-            raise IndexStoreError(f"index file {path} belongs to another session")
+            raise IndexStoreError(
+                f"index file {path} belongs to another session than {key_name(session_id)}"
+            )
         try:
             return entries_from_dicts(data["entries"])
         except (ValueError, TypeError) as exc:
-            raise _corrupt(path, exc) from exc
+            raise _corrupt(path, exc, lambda: self._way_out(session_id)) from exc
+
+    def _way_out(self, session_id: str) -> str:
+        """Who the file belongs to and the call that removes it, for a corrupt file's
+        error: the index is derived from the thread's messages, so removing the file lets
+        the next turn index the thread again."""
+        return (
+            f"the index of {key_name(session_id)}, rebuilt from the thread's "
+            f"messages once this file is removed: FileIndexStore({str(self.directory)!r})."
+            f"{key_deletion(session_id)}"
+        )
 
     def save(self, session_id: str, entries: list[IndexEntry]) -> None:
         """Replace the session's index (atomically: old file or new file, never half)."""
@@ -124,28 +144,24 @@ class FileIndexStore:
         return f"FileIndexStore({str(self.directory)!r})"
 
 
-def _corrupt(path: Path, problem: object) -> IndexStoreError:
-    """The error for a file that is not a valid index, with the way out: the index is
-    derived from the thread's messages, so removing the file (``delete``) lets the next
-    turn index the thread again."""
-    return IndexStoreError(
-        f"corrupt index file {path}: {problem} (the index is rebuilt from the thread's "
-        "messages once this file is removed: FileIndexStore.delete(session_id))"
-    )
+def _corrupt(path: Path, problem: object, way_out: Callable[[], str]) -> IndexStoreError:
+    """The error for a file that is not a valid index, with the way out
+    (``FileIndexStore._way_out``)."""
+    return IndexStoreError(f"corrupt index file {path}: {problem} ({way_out()})")
 
 
-def _parse(raw: bytes, path: Path) -> dict[str, Any]:
+def _parse(raw: bytes, path: Path, way_out: Callable[[], str]) -> dict[str, Any]:
     """The file's JSON object, or :class:`IndexStoreError` for any defect."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise _corrupt(path, f"not UTF-8 ({exc})") from exc
+        raise _corrupt(path, f"not UTF-8 ({exc})", way_out) from exc
     except RecursionError:
-        raise _corrupt(path, "nested too deeply") from None
+        raise _corrupt(path, "nested too deeply", way_out) from None
     except ValueError as exc:  # JSONDecodeError
-        raise _corrupt(path, exc) from exc
+        raise _corrupt(path, exc, way_out) from exc
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-        raise _corrupt(path, "no 'entries' list")
+        raise _corrupt(path, "no 'entries' list", way_out)
     version = data.get("version", _FORMAT_VERSION)
     if type(version) is not int or version > _FORMAT_VERSION:
         raise IndexStoreError(

@@ -33,6 +33,7 @@ from langgraph_librarian._engine.concurrency import off_loop
 from langgraph_librarian._engine.text import clean_text
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
 from langgraph_librarian.errors import IndexStoreError
+from langgraph_librarian.stores.base import ThreadIndexMethods, key_deletion, key_name
 
 __all__ = ["LangGraphIndexStore"]
 
@@ -103,13 +104,19 @@ def _storable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _DEFAULT_NAMESPACE = ("librarian", "index")
 
 
+def _deletion(session_id: str, namespace: tuple[str, ...]) -> str:
+    """The call that deletes the index of ``session_id`` (a thread's top-level index by
+    its thread id: ``delete`` of the raw id misses an id holding ``|`` or ``\\``)."""
+    where = "" if namespace == _DEFAULT_NAMESPACE else f", namespace={namespace!r}"
+    return f"LangGraphIndexStore(store{where}).{key_deletion(session_id)}"
+
+
 def _rebuild(session_id: str, namespace: tuple[str, ...]) -> str:
     """The way out of a corrupt index, for its error: the index is derived from the
     thread's messages, so deleting it lets the next turn index the thread again."""
-    where = "" if namespace == _DEFAULT_NAMESPACE else f", namespace={namespace!r}"
     return (
-        f" (LangGraphIndexStore(store{where}).delete({session_id!r}) removes it; the next "
-        "turn indexes the thread's messages again)"
+        f" ({_deletion(session_id, namespace)} removes it; the next turn indexes the "
+        "thread's messages again)"
     )
 
 
@@ -123,18 +130,23 @@ def _undecodable(session_id: str, namespace: tuple[str, ...]) -> Iterator[None]:
         raise
     except ValueError as exc:
         raise IndexStoreError(
-            f"the index of session {session_id!r} under {namespace} cannot be read: "
+            f"the index of {key_name(session_id)} under {namespace} cannot be read: "
             f"{type(exc).__name__}: {exc}{_rebuild(session_id, namespace)}"
         ) from exc
 
 
-class LangGraphIndexStore:
+class LangGraphIndexStore(ThreadIndexMethods):
     """Adapter from :class:`BaseIndexStore` to a LangGraph ``BaseStore``.
 
     Each session's index lives under ``namespace``, keyed by the session (thread) id,
     so every worker that shares the store shares the index. Saves and loads move only
     the chunks that changed (see the module docstring); indexes written by 0.1
     releases (one item per session) are read and converted on the next save.
+
+    The Librarian keys a thread's index by
+    :func:`~langgraph_librarian.stores.base.session_key` (a thread id holding ``|`` or
+    ``\\`` is escaped): read and drop a thread's index with ``load_thread(thread_id)`` /
+    ``delete_thread(thread_id)``, not ``load``/``delete`` of the raw thread id.
 
     Example:
         >>> from langgraph.store.memory import InMemoryStore
@@ -191,7 +203,7 @@ class LangGraphIndexStore:
 
     def _corrupt(self, session_id: str, problem: object) -> IndexStoreError:
         return IndexStoreError(
-            f"corrupt index for session {session_id!r}: {problem}"
+            f"corrupt index of {key_name(session_id)}: {problem}"
             f"{_rebuild(session_id, self.namespace)}"
         )
 
@@ -206,7 +218,7 @@ class LangGraphIndexStore:
             raise self._corrupt(session_id, f"manifest format {version!r} is not a number")
         if version > _FORMAT:
             raise IndexStoreError(
-                f"the index of session {session_id!r} was written in format {version} by a "
+                f"the index of {key_name(session_id)} was written in format {version} by a "
                 f"newer langgraph-librarian; this release reads format {_FORMAT} and does "
                 "not overwrite it (upgrade langgraph-librarian on every worker)"
             )
@@ -301,9 +313,8 @@ class LangGraphIndexStore:
             # otherwise keep writing it), or, with a chunk gone, by this process's next
             # save (it cannot be named until it is written again).
             logger.warning(
-                "index of session %r: %d chunk(s) differ from the manifest or are gone; "
-                "read as stored",
-                session_id,
+                "index of %s: %d chunk(s) differ from the manifest or are gone; read as stored",
+                key_name(session_id),
                 len(settled),
             )
             with self._lock:

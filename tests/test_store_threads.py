@@ -1,0 +1,289 @@
+"""A thread's stored index, read and dropped by its thread id, whatever the id.
+
+Found by a production trial: the documented way to forget a conversation
+(``LangGraphIndexStore(store).delete(thread_id)``) silently left the index of a thread
+whose id holds ``\\`` or ``|`` in the store (the Librarian keys it escaped, by
+``session_key``). Run on an in-memory store, a real SQLite file and a real PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import doctest
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.postgres import PostgresStore
+from langgraph.store.sqlite import SqliteStore
+
+from langgraph_librarian import (
+    FileIndexStore,
+    IndexEntry,
+    IndexStoreError,
+    LangGraphIndexStore,
+    LibrarianConfig,
+    create_librarian_graph,
+)
+from langgraph_librarian.stores import base
+from langgraph_librarian.stores.base import key_thread, session_key, thread_keys
+
+NAMESPACE = ("librarian", "index")
+HOSTILE_IDS = ["sam", "CORP\\sam", "tenant|sam", "a\\|b", "a\\", "|", "\\"]
+
+
+def entries(n: int, text: str = "fact") -> list[IndexEntry]:
+    return [
+        IndexEntry(id=i, role="human", summary=f"{text} {i}", message_id=f"m{i}") for i in range(n)
+    ]
+
+
+@contextlib.contextmanager
+def open_store(kind: str, tmp_path: Path, request: Any) -> Iterator[BaseStore]:
+    if kind == "memory":
+        yield InMemoryStore()
+    elif kind == "sqlite":
+        with SqliteStore.from_conn_string(str(tmp_path / "store.sqlite")) as store:
+            store.setup()
+            yield store
+    else:
+        dsn = request.getfixturevalue("postgres_dsn")
+        with PostgresStore.from_conn_string(dsn) as store:
+            store.setup()
+            yield store
+
+
+BACKENDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def unique(thread: str) -> str:
+    """``thread`` made unique (the PostgreSQL store is shared by every test run)."""
+    return f"{thread}-{uuid.uuid4().hex[:8]}"
+
+
+def stored_keys(store: BaseStore, key: str) -> list[str]:
+    """The items of the index under ``key`` that are still stored (manifest, chunks,
+    the 0.1 layout's single item)."""
+    item_key = LangGraphIndexStore._check(key)
+    candidates = [item_key, f"{item_key}#m", *(f"{item_key}#{n}" for n in range(40))]
+    return [k for k in candidates if _exists(store, k)]
+
+
+def _exists(store: BaseStore, key: str) -> bool:
+    try:
+        return store.get(NAMESPACE, key) is not None
+    except ValueError:  # an undecodable row is there all the same
+        return True
+
+
+def graph_on(store: Any) -> Any:
+    return create_librarian_graph(
+        lambda state: {"messages": [AIMessage("Noted.")]},
+        LibrarianConfig(store=store),
+        checkpointer=InMemorySaver(),
+    )
+
+
+# -- keys ---------------------------------------------------------------------------------
+
+
+def test_session_key_lives_in_the_stores_and_is_still_importable_from_config() -> None:
+    from langgraph_librarian import config
+
+    assert config.session_key is session_key
+
+
+@pytest.mark.parametrize("thread", HOSTILE_IDS)
+@pytest.mark.parametrize("namespace", ["", "agent", "team|agent"])
+def test_a_key_names_the_thread_it_was_made_for(thread: str, namespace: str) -> None:
+    assert key_thread(session_key(thread, namespace)) == (thread, namespace)
+
+
+def test_a_key_no_thread_gives_names_itself() -> None:
+    for key in ["a\\b", "x\\", "", "|agent", "a|"]:
+        assert key_thread(key) is None
+        assert base.key_deletion(key) == f"delete({key!r})"
+    assert base.key_deletion(session_key("CORP\\sam")) == "delete_thread('CORP\\\\sam')"
+    assert base.key_name(session_key("CORP\\sam", "agent")) == (
+        "thread 'CORP\\\\sam' (subgraph 'agent')"
+    )
+
+
+def test_thread_keys() -> None:
+    assert thread_keys("t|1", ["agent", "", "agent", "team|agent"]) == [
+        "t\\|1",
+        "t\\|1|agent",
+        "t\\|1|team|agent",
+    ]
+    assert thread_keys(7) == ["7"]  # LangGraph keys thread_id=7 as "7"
+    for bad in ("", None):
+        with pytest.raises(ValueError):
+            thread_keys(bad)
+    with pytest.raises(TypeError):
+        thread_keys("t", "agent")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        thread_keys("t", [1])  # type: ignore[list-item]
+
+
+def test_the_docstring_examples_run() -> None:
+    result = doctest.testmod(base)
+    assert result.attempted > 0 and result.failed == 0
+
+
+# -- load_thread / delete_thread -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+@pytest.mark.parametrize("thread", ["sam", "CORP\\sam", "tenant|sam"])
+def test_a_thread_is_read_and_forgotten_by_its_id(
+    kind: str, thread: str, tmp_path: Path, request: Any
+) -> None:
+    # The documented recipe called delete(thread_id): for "CORP\\sam" and "tenant|sam"
+    # it deleted nothing (and load(thread_id) read None), the passport number stayed.
+    thread = unique(thread)
+    secret = f"X{uuid.uuid4().hex[:10]}"
+    with open_store(kind, tmp_path, request) as store:
+        graph = graph_on(store)
+        cfg = {"configurable": {"thread_id": thread}}
+        graph.invoke({"messages": [HumanMessage(f"My passport number is {secret}.")]}, cfg)
+        index = LangGraphIndexStore(store)
+        loaded = index.load_thread(thread)
+        assert loaded is not None and any(secret in e.summary for e in loaded)
+        assert stored_keys(store, session_key(thread))
+        index.delete_thread(thread)
+        assert index.load_thread(thread) is None
+        assert stored_keys(store, session_key(thread)) == []
+        if kind != "postgres":  # a shared database: the keys above are checked instead
+            left = [it.value for ns in store.list_namespaces() for it in store.search(ns)]
+            assert secret not in str(left)
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_the_async_twins_and_subgraph_indexes(kind: str, tmp_path: Path, request: Any) -> None:
+    thread = unique("tenant|sam\\x")
+    with open_store(kind, tmp_path, request) as store:
+        index = LangGraphIndexStore(store)
+        index.save(session_key(thread), entries(3, "top"))
+        index.save(session_key(thread, "agent"), entries(2, "sub"))
+        other = unique("other")
+        index.save(session_key(other, "agent"), entries(1))
+
+        async def scenario() -> None:
+            assert await index.aload_thread(thread) == entries(3, "top")
+            assert await index.aload_thread(thread, subgraph="agent") == entries(2, "sub")
+            await index.adelete_thread(thread, subgraphs=["agent"])
+            assert await index.aload_thread(thread) is None
+            assert await index.aload_thread(thread, subgraph="agent") is None
+
+        assert index.load_thread(thread, subgraph="agent") == entries(2, "sub")
+        asyncio.run(scenario())
+        assert LangGraphIndexStore(store).load_thread(other, subgraph="agent") == entries(1)
+        index.delete_thread(other, subgraphs=["agent"])
+        assert stored_keys(store, session_key(other, "agent")) == []
+
+
+def test_an_int_thread_id_is_the_thread_langgraph_runs() -> None:
+    store = InMemoryStore()
+    graph = graph_on(store)
+    graph.invoke({"messages": [HumanMessage("Budget is 12k.")]}, {"configurable": {"thread_id": 7}})
+    index = LangGraphIndexStore(store)
+    assert index.load_thread(7) is not None
+    assert index.load_thread(7) == index.load_thread("7") == index.load("7")
+    index.delete_thread(7)
+    assert index.load_thread("7") is None
+
+
+def test_bad_thread_arguments_are_refused() -> None:
+    index = LangGraphIndexStore(InMemoryStore())
+    for bad in ("", None):
+        with pytest.raises(ValueError):
+            index.load_thread(bad)  # type: ignore[arg-type]
+        with pytest.raises(ValueError):
+            index.delete_thread(bad)  # type: ignore[arg-type]
+        with pytest.raises(ValueError):
+            asyncio.run(index.adelete_thread(bad))  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        index.delete_thread("t", subgraphs="agent")
+    with pytest.raises(TypeError):
+        index.load_thread("t", subgraph=["agent"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("thread", ["sam", "CORP\\sam", "tenant|sam"])
+def test_a_file_store_reads_and_forgets_a_thread_by_its_id(thread: str, tmp_path: Path) -> None:
+    store = FileIndexStore(tmp_path)
+    graph = graph_on(store)
+    graph.invoke(
+        {"messages": [HumanMessage("My PIN is 4417.")]}, {"configurable": {"thread_id": thread}}
+    )
+    assert store.load_thread(thread)
+    assert asyncio.run(store.aload_thread(thread)) == store.load_thread(thread)
+    store.save(session_key(thread, "agent"), entries(1))
+    asyncio.run(store.adelete_thread(thread, subgraphs=["agent"]))
+    assert store.load_thread(thread) is None
+    assert store.load_thread(thread, subgraph="agent") is None
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- the way out a corrupt index names ------------------------------------------------------
+
+
+def way_out(error: BaseException) -> str:
+    found = re.search(r"LangGraphIndexStore\(store\)\.(\w+\(.*?\)) removes it", str(error))
+    assert found is not None, str(error)
+    return found.group(1)
+
+
+@pytest.mark.parametrize("thread", ["t", "CORP\\sam", "tenant|sam"])
+def test_the_way_out_of_a_corrupt_index_is_a_call_that_works(thread: str) -> None:
+    store = InMemoryStore()
+    graph = graph_on(store)
+    cfg = {"configurable": {"thread_id": thread}}
+    graph.invoke({"messages": [HumanMessage("hello")]}, cfg)
+    key = LangGraphIndexStore._check(session_key(thread))
+    store.put(NAMESPACE, f"{key}#m", {"format": 2, "chunks": "x", "count": 1})
+    with pytest.raises(IndexStoreError) as raised:
+        graph.invoke({"messages": [HumanMessage("again")]}, cfg)
+    assert f"thread {thread!r}" in str(raised.value)
+    call = way_out(raised.value)
+    assert call == f"delete_thread({thread!r})"
+    eval(f"index.{call}", {"index": LangGraphIndexStore(store)})  # as a user pastes it
+    out = graph.invoke({"messages": [HumanMessage("after the way out")]}, cfg)
+    assert out["messages"][-1].content == "Noted."
+
+
+def test_the_way_out_of_a_corrupt_subgraph_index_works() -> None:
+    store = InMemoryStore()
+    index = LangGraphIndexStore(store)
+    key = session_key("CORP\\sam", "agent")
+    index.save(key, entries(2))
+    store.put(NAMESPACE, f"{LangGraphIndexStore._check(key)}#m", {"format": 2, "chunks": "x"})
+    with pytest.raises(IndexStoreError, match=re.escape("thread 'CORP\\\\sam' (subgraph")):
+        LangGraphIndexStore(store).load(key)
+    with pytest.raises(IndexStoreError) as raised:
+        LangGraphIndexStore(store).load(key)
+    eval(f"index.{way_out(raised.value)}", {"index": LangGraphIndexStore(store)})
+    assert stored_keys(store, key) == []
+
+
+def test_a_corrupt_file_names_the_thread_and_a_way_out_that_works(tmp_path: Path) -> None:
+    store = FileIndexStore(tmp_path)
+    thread = "CORP\\sam"
+    store.path_for(session_key(thread)).write_text("{corrupt", encoding="utf-8")
+    with pytest.raises(IndexStoreError) as raised:
+        graph_on(store).invoke(
+            {"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": thread}}
+        )
+    text = str(raised.value)
+    assert "thread 'CORP\\\\sam'" in text
+    found = re.search(r"(FileIndexStore\(.*?\)\.delete_thread\(.*?\))\)", text)
+    assert found is not None, text
+    eval(found.group(1), {"FileIndexStore": FileIndexStore})
+    assert list(tmp_path.iterdir()) == []
