@@ -1,9 +1,13 @@
-"""A thread's stored index, read and dropped by its thread id, whatever the id.
+"""A thread's stored index, read and dropped by its thread id, whatever the id and
+whatever is stored.
 
 Found by a production trial: the documented way to forget a conversation
 (``LangGraphIndexStore(store).delete(thread_id)``) silently left the index of a thread
 whose id holds ``\\`` or ``|`` in the store (the Librarian keys it escaped, by
-``session_key``). Run on an in-memory store, a real SQLite file and a real PostgreSQL.
+``session_key``); the way out a corrupt-index error named crashed on a manifest whose
+``chunks`` was not a list (``TypeError``) or on an undecodable SQLite row, leaving the
+thread failing every turn. Run on an in-memory store, a real SQLite file and a real
+PostgreSQL.
 """
 
 from __future__ import annotations
@@ -11,12 +15,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import doctest
+import json
 import re
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -287,3 +294,140 @@ def test_a_corrupt_file_names_the_thread_and_a_way_out_that_works(tmp_path: Path
     assert found is not None, text
     eval(found.group(1), {"FileIndexStore": FileIndexStore})
     assert list(tmp_path.iterdir()) == []
+
+
+# -- a manifest of any value -----------------------------------------------------------------
+
+BAD_MANIFESTS: list[Any] = [
+    {"format": 2, "count": 2, "chunks": 5},
+    {"format": 2, "count": 2, "chunks": "x"},
+    {"format": 2, "count": 2, "chunks": None},
+    {"format": 2, "count": 2, "chunks": {"0": "a"}},
+    {"format": 2, "count": 2, "chunks": [1, 2]},
+    {"format": "2", "chunks": []},
+    {"garbage": True},
+]
+
+
+def corrupt_manifest(
+    kind: str, store: BaseStore, tmp_path: Path, request: Any, key: str, value: Any
+) -> None:
+    """Store ``value`` as ``key``'s manifest; on SQL backends also values that are not
+    JSON objects (a number, a list, a string), written in the table itself."""
+    item_key = f"{LangGraphIndexStore._check(key)}#m"
+    if isinstance(value, dict):
+        store.put(NAMESPACE, item_key, value, index=False)
+        return
+    where = (json.dumps(value), ".".join(NAMESPACE), item_key)
+    if kind == "sqlite":
+        with contextlib.closing(sqlite3.connect(tmp_path / "store.sqlite")) as conn, conn:
+            query = "update store set value = ? where prefix = ? and key = ?"
+            assert conn.execute(query, where).rowcount == 1
+    else:
+        dsn = request.getfixturevalue("postgres_dsn")
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            query = "update store set value = %s::jsonb where prefix = %s and key = %s"
+            assert conn.execute(query, where).rowcount == 1
+
+
+RAW_MANIFESTS: list[Any] = [5, [1, 2], "chunks"]
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_an_unreadable_manifest_is_deleted_with_every_chunk(
+    kind: str, mode: str, tmp_path: Path, request: Any
+) -> None:
+    # delete() raised TypeError on {"chunks": 5}: the way out the error names crashed,
+    # and the thread failed every turn.
+    with open_store(kind, tmp_path, request) as store:
+        cases = BAD_MANIFESTS + (RAW_MANIFESTS if kind != "memory" else [])
+        for value in cases:
+            key = session_key(unique("CORP\\sam"))
+            LangGraphIndexStore(store).save(key, entries(300))  # chunks #0..#2 and more
+            before = stored_keys(store, key)
+            assert len(before) > 4
+            corrupt_manifest(kind, store, tmp_path, request, key, value)
+            with pytest.raises(IndexStoreError, match="removes it") as raised:
+                LangGraphIndexStore(store).load(key)
+            fresh = LangGraphIndexStore(store)  # another worker: no cached layout
+            if mode == "async":
+                asyncio.run(fresh.adelete(key))
+            else:
+                fresh.delete(key)
+            assert stored_keys(store, key) == [], value
+            assert "delete_thread" in str(raised.value)
+            assert LangGraphIndexStore(store).load(key) is None
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_save_overwrites_an_unreadable_manifest_and_its_chunks(
+    kind: str, mode: str, tmp_path: Path, request: Any
+) -> None:
+    with open_store(kind, tmp_path, request) as store:
+        cases = BAD_MANIFESTS + (RAW_MANIFESTS if kind != "memory" else [])
+        for value in cases:
+            key = session_key(unique("tenant|sam"))
+            LangGraphIndexStore(store).save(key, entries(300))
+            corrupt_manifest(kind, store, tmp_path, request, key, value)
+            fresh = LangGraphIndexStore(store)
+            if mode == "async":
+                asyncio.run(fresh.asave(key, entries(5, "new")))
+            else:
+                fresh.save(key, entries(5, "new"))
+            assert LangGraphIndexStore(store).load(key) == entries(5, "new"), value
+            item_key = LangGraphIndexStore._check(key)
+            assert sorted(stored_keys(store, key)) == [f"{item_key}#0", f"{item_key}#m"]
+
+
+def test_a_newer_release_manifest_is_still_refused_by_a_save() -> None:
+    store = InMemoryStore()
+    LangGraphIndexStore(store).save("s", entries(2))
+    newer = {**store.get(NAMESPACE, "s#m").value, "format": 99, "chunks": 5}
+    store.put(NAMESPACE, "s#m", newer)
+    with pytest.raises(IndexStoreError, match="does not overwrite"):
+        LangGraphIndexStore(store).save("s", entries(1))
+    LangGraphIndexStore(store).delete("s")  # forgetting it is always possible
+    assert stored_keys(store, "s") == []
+
+
+def test_a_thread_with_a_garbled_manifest_recovers_through_the_named_way_out() -> None:
+    store = InMemoryStore()
+    graph = graph_on(store)
+    cfg = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"messages": [HumanMessage("hello")]}, cfg)
+    store.put(NAMESPACE, "t#m", {**store.get(NAMESPACE, "t#m").value, "chunks": 5})
+    with pytest.raises(IndexStoreError) as raised:
+        graph.invoke({"messages": [HumanMessage("again")]}, cfg)
+    eval(f"index.{way_out(raised.value)}", {"index": LangGraphIndexStore(store)})
+    out = graph.invoke({"messages": [HumanMessage("and now")]}, cfg)
+    assert out["messages"][-1].content == "Noted."
+
+
+def test_an_undecodable_sqlite_row_is_deleted_and_overwritten(tmp_path: Path) -> None:
+    # The error for a row the backend cannot decode named delete(); delete read the row
+    # and raised the same JSONDecodeError.
+    path = tmp_path / "store.sqlite"
+    for mode in ("delete", "adelete", "save"):
+        with SqliteStore.from_conn_string(str(path)) as store:
+            store.setup()
+            LangGraphIndexStore(store).save(session_key("CORP\\sam"), entries(300))
+        with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+            conn.execute("update store set value = '{not json' where prefix like 'librarian%'")
+        with SqliteStore.from_conn_string(str(path)) as store:
+            with pytest.raises(IndexStoreError) as raised:
+                LangGraphIndexStore(store).load(session_key("CORP\\sam"))
+            index = LangGraphIndexStore(store)
+            if mode == "delete":  # the call the error names, as a user pastes it
+                eval(f"index.{way_out(raised.value)}", {"index": index})
+            elif mode == "adelete":
+                asyncio.run(index.adelete(session_key("CORP\\sam")))
+            else:
+                index.save(session_key("CORP\\sam"), entries(3))
+            assert way_out(raised.value) == "delete_thread('CORP\\\\sam')"
+            expected = entries(3) if mode == "save" else None
+            assert LangGraphIndexStore(store).load(session_key("CORP\\sam")) == expected
+            key = LangGraphIndexStore._check(session_key("CORP\\sam"))
+            left = stored_keys(store, session_key("CORP\\sam"))
+            assert left == ([f"{key}#m", f"{key}#0"] if mode == "save" else [])

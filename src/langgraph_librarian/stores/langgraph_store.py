@@ -23,7 +23,7 @@ import random
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -64,7 +64,8 @@ Chunks = list[tuple[str, list[IndexEntry]]]  # (token, entries) per chunk
 _READS = 3
 """Reads of a manifest and its chunks before the chunks are taken as they are stored."""
 _BEYOND = 8
-"""Chunk positions past the manifest's that ``delete`` looks at for leftovers."""
+"""Chunk positions read at once when ``delete`` (or the first save of a process, over a
+manifest it cannot read) looks for stored chunks past those the manifest names."""
 logger = logging.getLogger("langgraph_librarian")
 
 _TOKENS = random.Random()
@@ -207,15 +208,18 @@ class LangGraphIndexStore(ThreadIndexMethods):
             f"{_rebuild(session_id, self.namespace)}"
         )
 
-    def _newer(self, session_id: str, value: object) -> None:
+    def _newer(self, session_id: str, value: object, *, reading: bool = True) -> None:
         """Refuse a manifest written by a newer release: reading or rewriting it in this
         release's format would drop what that release stores (workers of two releases
-        share a store during a rolling upgrade)."""
+        share a store during a rolling upgrade). A format that is not a number is a
+        corrupt manifest: an error when ``reading``, else (a save) overwritten."""
         if not isinstance(value, dict) or "format" not in value:
             return
         version = value["format"]
         if type(version) is not int:
-            raise self._corrupt(session_id, f"manifest format {version!r} is not a number")
+            if reading:
+                raise self._corrupt(session_id, f"manifest format {version!r} is not a number")
+            return
         if version > _FORMAT:
             raise IndexStoreError(
                 f"the index of {key_name(session_id)} was written in format {version} by a "
@@ -391,7 +395,8 @@ class LangGraphIndexStore(ThreadIndexMethods):
         for attempt in range(_READS):
             manifest = self.store.get(self.namespace, f"{key}#m")
             if manifest is None:
-                return self._legacy(session_id, self.store.get(self.namespace, key))
+                legacy = self.store.get(self.namespace, key)
+                return self._legacy(session_id, legacy)
             chunks, wanted = self._reads(key, self._tokens(session_id, manifest))
             items = self._read(key, wanted)
             settle = attempt == _READS - 1
@@ -404,51 +409,119 @@ class LangGraphIndexStore(ThreadIndexMethods):
         raise AssertionError("unreachable: the last read settles")  # pragma: no cover
 
     def save(self, session_id: str, entries: list[IndexEntry]) -> None:
-        """Replace the session's index, writing only the chunks that changed."""
+        """Replace the session's index, writing only the chunks that changed.
+
+        A manifest this release cannot read (corrupt) is overwritten, with the chunks
+        it may have had; one written by a newer release is refused (``IndexStoreError``).
+        """
         key = self._check(session_id)
         first = not self._cached(key)
         if first:
-            self._learn_layout(session_id, key, self.store.get(self.namespace, f"{key}#m"))
+            manifest, count = self._manifest(key)
+            if manifest is not None:
+                self._newer(session_id, manifest.value, reading=False)
+            if count is None:  # the manifest cannot say which chunks are stored
+                count = self._probe(key, 0)
+            self._learn_layout(key, count)
         ops, chunks = self._writes(key, list(entries), first)
         if ops:
             self.store.batch(ops)
         self._remember(key, chunks)
 
-    def _learn_layout(self, session_id: str, key: str, manifest: Item | None) -> None:
+    def _learn_layout(self, key: str, count: int) -> None:
         # Without a cached layout a shrinking index would leave stale chunks behind:
         # learn the stored chunk count first (one small read, once per process).
-        if manifest is None:
-            return
-        self._newer(session_id, manifest.value)
-        if isinstance(manifest.value, dict):
-            tokens = manifest.value.get("chunks") or []
-            self._remember(key, [("", []) for _ in tokens])
+        if count:
+            self._remember(key, [("", []) for _ in range(count)])
 
     def delete(self, session_id: str) -> None:
-        """Forget the session's index (no error when there is none)."""
+        """Forget the session's index (no error when there is none).
+
+        Whatever the manifest holds: the chunks it names, and the chunks stored past
+        them (all of them, read in batches until one is missing, when the manifest
+        cannot be read), are deleted with it.
+        """
         key = self._check(session_id)
-        manifest = self.store.get(self.namespace, f"{key}#m")
-        beyond = self.store.batch(self._beyond(key, manifest))
-        self.store.batch(self._deletes(key, manifest, beyond))
+        _, count = self._manifest(key)
+        count = self._probe(key, count or 0)
+        self.store.batch(self._deletes(key, count))
         self._forget(key)
 
-    def _beyond(self, key: str, manifest: Item | None) -> list[GetOp]:
-        """Reads of the chunk positions just past the manifest's (see :meth:`_deletes`)."""
-        start = self._chunk_count(manifest)
+    @staticmethod
+    def _named(manifest: Item | None) -> int | None:
+        """The number of chunks ``manifest`` names (0 when there is none), ``None`` when
+        it cannot say (not a manifest this release reads: a corrupt row)."""
+        if manifest is None:
+            return 0
+        value = manifest.value
+        chunks = value.get("chunks") if isinstance(value, dict) else None
+        if not isinstance(chunks, list) or not all(isinstance(t, str) for t in chunks):
+            return None
+        if isinstance(value, dict) and type(value.get("format", _FORMAT)) is not int:
+            return None
+        return len(chunks)
+
+    def _manifest(self, key: str) -> tuple[Item | None, int | None]:
+        """The stored manifest (``None`` when absent or undecodable) and the number of
+        chunks it names (``None`` when it cannot say), for a save or a delete."""
+        try:
+            manifest = self.store.get(self.namespace, f"{key}#m")
+        except ValueError:  # the backend cannot decode the row (a corrupt SQLite value)
+            return None, None
+        return manifest, self._named(manifest)
+
+    async def _amanifest(self, key: str) -> tuple[Item | None, int | None]:
+        try:
+            manifest = await self.store.aget(self.namespace, f"{key}#m")
+        except ValueError:
+            return None, None
+        return manifest, self._named(manifest)
+
+    def _probe(self, key: str, start: int) -> int:
+        """The chunk positions stored from 0 on, counted from ``start`` (chunks the
+        manifest names): those past it are read in batches until one is missing (a stale
+        manifest of fewer chunks may have won over a longer index's; a corrupt one names
+        none)."""
+        while True:
+            ops = self._probes(key, start)
+            try:
+                present = [item is not None for item in self.store.batch(ops)]
+            except ValueError:  # an undecodable row is there all the same
+                present = [self._present(op) for op in ops]
+            found = _leading(present)
+            start += found
+            if found < len(ops):
+                return start
+
+    async def _aprobe(self, key: str, start: int) -> int:
+        while True:
+            ops = self._probes(key, start)
+            try:
+                present = [item is not None for item in await self.store.abatch(ops)]
+            except ValueError:
+                present = [await self._apresent(op) for op in ops]
+            found = _leading(present)
+            start += found
+            if found < len(ops):
+                return start
+
+    def _probes(self, key: str, start: int) -> list[GetOp]:
         return [GetOp(self.namespace, f"{key}#{n}") for n in range(start, start + _BEYOND)]
 
-    @staticmethod
-    def _chunk_count(manifest: Item | None) -> int:
-        if manifest is not None and isinstance(manifest.value, dict):
-            return len(manifest.value.get("chunks") or [])
-        return 0
+    def _present(self, op: GetOp) -> bool:
+        try:
+            return self.store.get(op.namespace, op.key) is not None
+        except ValueError:
+            return True
 
-    def _deletes(self, key: str, manifest: Item | None, beyond: Sequence[Any] = ()) -> list[PutOp]:
-        """Deletes of the manifest's chunks, of chunks found just past them (a stale
-        manifest of fewer chunks may have won over a longer index's), and of the
-        manifest and the legacy item."""
-        count = self._chunk_count(manifest)
-        count += next((i for i, item in enumerate(beyond) if item is None), len(beyond))
+    async def _apresent(self, op: GetOp) -> bool:
+        try:
+            return await self.store.aget(op.namespace, op.key) is not None
+        except ValueError:
+            return True
+
+    def _deletes(self, key: str, count: int) -> list[PutOp]:
+        """Deletes of chunks ``0..count-1``, of the manifest and of the legacy item."""
         ops = [PutOp(self.namespace, f"{key}#{n}", None) for n in range(count)]
         return [*ops, PutOp(self.namespace, f"{key}#m", None), PutOp(self.namespace, key, None)]
 
@@ -470,7 +543,8 @@ class LangGraphIndexStore(ThreadIndexMethods):
         for attempt in range(_READS):
             manifest = await self.store.aget(self.namespace, f"{key}#m")
             if manifest is None:
-                return self._legacy(session_id, await self.store.aget(self.namespace, key))
+                legacy = await self.store.aget(self.namespace, key)
+                return self._legacy(session_id, legacy)
             chunks, wanted = self._reads(key, self._tokens(session_id, manifest))
             items = await self._aread(key, wanted)
             settle = attempt == _READS - 1
@@ -493,7 +567,12 @@ class LangGraphIndexStore(ThreadIndexMethods):
         key = self._check(session_id)
         first = not self._cached(key)
         if first:
-            self._learn_layout(session_id, key, await self.store.aget(self.namespace, f"{key}#m"))
+            manifest, count = await self._amanifest(key)
+            if manifest is not None:
+                self._newer(session_id, manifest.value, reading=False)
+            if count is None:
+                count = await self._aprobe(key, 0)
+            self._learn_layout(key, count)
         ops, chunks = self._writes(key, list(entries), first)
         if ops:
             await self.store.abatch(ops)
@@ -508,7 +587,12 @@ class LangGraphIndexStore(ThreadIndexMethods):
 
     async def _adelete(self, session_id: str) -> None:
         key = self._check(session_id)
-        manifest = await self.store.aget(self.namespace, f"{key}#m")
-        beyond = await self.store.abatch(self._beyond(key, manifest))
-        await self.store.abatch(self._deletes(key, manifest, beyond))
+        _, count = await self._amanifest(key)
+        count = await self._aprobe(key, count or 0)
+        await self.store.abatch(self._deletes(key, count))
         self._forget(key)
+
+
+def _leading(present: list[bool]) -> int:
+    """How many of ``present`` are true before the first false."""
+    return next((n for n, there in enumerate(present) if not there), len(present))
