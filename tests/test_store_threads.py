@@ -6,8 +6,9 @@ Found by a production trial: the documented way to forget a conversation
 whose id holds ``\\`` or ``|`` in the store (the Librarian keys it escaped, by
 ``session_key``); the way out a corrupt-index error named crashed on a manifest whose
 ``chunks`` was not a list (``TypeError``) or on an undecodable SQLite row, leaving the
-thread failing every turn. Run on an in-memory store, a real SQLite file and a real
-PostgreSQL.
+thread failing every turn; and a damaged SQLite file raised the raw
+``sqlite3.DatabaseError`` out of ``invoke``, with no hint. Run on an in-memory store, a
+real SQLite file and a real PostgreSQL.
 """
 
 from __future__ import annotations
@@ -431,3 +432,126 @@ def test_an_undecodable_sqlite_row_is_deleted_and_overwritten(tmp_path: Path) ->
             key = LangGraphIndexStore._check(session_key("CORP\\sam"))
             left = stored_keys(store, session_key("CORP\\sam"))
             assert left == ([f"{key}#m", f"{key}#0"] if mode == "save" else [])
+
+
+# -- a store that cannot be read ------------------------------------------------------------
+
+
+def damage(path: Path) -> None:
+    """Overwrite the ``store`` table's root page: "database disk image is malformed"."""
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        page_size = conn.execute("pragma page_size").fetchone()[0]
+        (root,) = conn.execute("select rootpage from sqlite_master where name = 'store'").fetchone()
+    with path.open("r+b") as handle:
+        handle.seek((root - 1) * page_size)
+        handle.write(b"\xaa" * page_size)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_damaged_sqlite_file_raises_index_store_error_with_a_hint(
+    mode: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "store.sqlite"
+    with SqliteStore.from_conn_string(str(path)) as store:
+        store.setup()
+        LangGraphIndexStore(store).save("t", entries(300))
+    damage(path)
+    with SqliteStore.from_conn_string(str(path)) as store:
+        with pytest.raises(sqlite3.DatabaseError):
+            store.get(NAMESPACE, "t#m")  # the damage is real
+        index = LangGraphIndexStore(store)
+        with pytest.raises(IndexStoreError, match="integrity_check") as raised:
+            if mode == "async":
+                asyncio.run(index.aload("t"))
+            else:
+                index.load("t")
+        assert isinstance(raised.value.__cause__, sqlite3.DatabaseError)
+        assert "thread 't'" in str(raised.value)
+        graph = graph_on(store)
+        with pytest.raises(IndexStoreError, match="malformed") as raised:
+            if mode == "async":
+                asyncio.run(
+                    graph.ainvoke(
+                        {"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "t"}}
+                    )
+                )
+            else:
+                graph.invoke(
+                    {"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "t"}}
+                )
+        assert isinstance(raised.value.__cause__, sqlite3.DatabaseError)
+
+
+def test_the_middleware_raises_a_damaged_store_before_the_model(tmp_path: Path) -> None:
+    # It passed every message to the model (selection failed open), then absorbed the
+    # failed read after the reply, every turn: billed calls, no index ever saved, and the
+    # graph face raising the raw sqlite3.DatabaseError for the same store.
+    from langchain.agents import create_agent
+
+    from fakes import ToolCallingScriptedModel
+    from langgraph_librarian import LibrarianMiddleware
+
+    path = tmp_path / "store.sqlite"
+    with SqliteStore.from_conn_string(str(path)) as store:
+        store.setup()
+        LangGraphIndexStore(store).save("t", entries(3))
+    damage(path)
+    model = ToolCallingScriptedModel(script="answer")
+    with SqliteStore.from_conn_string(str(path)) as store:
+        agent = create_agent(
+            model,
+            middleware=[LibrarianMiddleware(LibrarianConfig(store=store))],
+            checkpointer=InMemorySaver(),
+        )
+        with pytest.raises(IndexStoreError, match="malformed"):
+            agent.invoke({"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "t"}})
+    assert model.calls == []
+
+
+class Failing(InMemoryStore):
+    """An in-memory store whose reads raise ``error`` while it is set."""
+
+    error: BaseException | None = None
+
+    def batch(self, ops: Any) -> Any:
+        if self.error is not None:
+            raise self.error
+        return super().batch(ops)
+
+    async def abatch(self, ops: Any) -> Any:
+        if self.error is not None:
+            raise self.error
+        return await super().abatch(ops)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        sqlite3.OperationalError("database is locked"),
+        ConnectionError("connection reset"),
+        TimeoutError("no answer"),
+        sqlite3.OperationalError("no such table: store"),  # settings: raised as they are
+    ],
+)
+def test_transient_and_configuration_failures_are_raised_as_they_are(error: Exception) -> None:
+    store = Failing()
+    index = LangGraphIndexStore(store)
+    index.save("t", entries(2))
+    store.error = error
+    with pytest.raises(type(error)) as raised:
+        index.load("t")
+    assert raised.value is error
+    with pytest.raises(type(error)) as raised:
+        asyncio.run(index.aload("t"))
+    assert raised.value is error
+
+
+def test_a_locked_database_is_still_a_blip_the_turn_absorbs() -> None:
+    store = Failing()
+    graph = graph_on(store)
+    cfg = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"messages": [HumanMessage("hello")]}, cfg)
+    store.error = sqlite3.OperationalError("database is locked")
+    out = graph.invoke({"messages": [HumanMessage("again")]}, cfg)
+    assert out["messages"][-1].content == "Noted."
+    assert "database is locked" in out["librarian_metadata"]["store_error"]

@@ -30,6 +30,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
 from langgraph_librarian._engine.concurrency import off_loop
+from langgraph_librarian._engine.failures import classify
 from langgraph_librarian._engine.text import clean_text
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
 from langgraph_librarian.errors import IndexStoreError
@@ -133,6 +134,32 @@ def _undecodable(session_id: str, namespace: tuple[str, ...]) -> Iterator[None]:
         raise IndexStoreError(
             f"the index of {key_name(session_id)} under {namespace} cannot be read: "
             f"{type(exc).__name__}: {exc}{_rebuild(session_id, namespace)}"
+        ) from exc
+
+
+@contextmanager
+def _unreadable(session_id: str, namespace: tuple[str, ...]) -> Iterator[None]:
+    """Report a read of the backend that failed for good (a damaged database file:
+    ``sqlite3.DatabaseError``, "database disk image is malformed") as
+    :class:`IndexStoreError`, with what to do. Raised as they are: transient failures (a
+    locked database, a dropped connection), which a turn absorbs and the next turn makes
+    up; settings only the user can fix (a missing table, refused credentials), which
+    must reach them as they are; decoding errors (:func:`_undecodable`); and
+    ``NotImplementedError`` (a sync-only store's async methods: read in a thread)."""
+    try:
+        yield
+    except (IndexStoreError, ValueError, NotImplementedError):
+        raise
+    except Exception as exc:
+        if classify(exc) != "failure":
+            raise
+        raise IndexStoreError(
+            f"the store failed to read the index of {key_name(session_id)} under "
+            f"{namespace}: {type(exc).__name__}: {exc} (not a passing failure: check the "
+            "store's database, which may be damaged (SQLite: PRAGMA integrity_check), or "
+            "restore it; when only the index is damaged, "
+            f"{_deletion(session_id, namespace)} removes it and the next turn indexes the "
+            "thread's messages again)"
         ) from exc
 
 
@@ -384,8 +411,10 @@ class LangGraphIndexStore(ThreadIndexMethods):
         """The session's index, or ``None`` when it has none.
 
         Raises:
-            IndexStoreError: the stored value is not a valid index, or the backend
-                cannot decode what it stored (a corrupt row).
+            IndexStoreError: the stored value is not a valid index, the backend cannot
+                decode what it stored (a corrupt row), or its read failed for good (a
+                damaged database file). A transient failure (a locked database, a dropped
+                connection) is raised as it is.
         """
         with _undecodable(session_id, self.namespace):
             return self._load(session_id)
@@ -393,12 +422,15 @@ class LangGraphIndexStore(ThreadIndexMethods):
     def _load(self, session_id: str) -> list[IndexEntry] | None:
         key = self._check(session_id)
         for attempt in range(_READS):
-            manifest = self.store.get(self.namespace, f"{key}#m")
+            with _unreadable(session_id, self.namespace):
+                manifest = self.store.get(self.namespace, f"{key}#m")
             if manifest is None:
-                legacy = self.store.get(self.namespace, key)
+                with _unreadable(session_id, self.namespace):
+                    legacy = self.store.get(self.namespace, key)
                 return self._legacy(session_id, legacy)
             chunks, wanted = self._reads(key, self._tokens(session_id, manifest))
-            items = self._read(key, wanted)
+            with _unreadable(session_id, self.namespace):
+                items = self._read(key, wanted)
             settle = attempt == _READS - 1
             loaded = self._finish_load(session_id, key, chunks, wanted, items, settle)
             if loaded is not None:
@@ -541,12 +573,15 @@ class LangGraphIndexStore(ThreadIndexMethods):
     async def _aload(self, session_id: str) -> list[IndexEntry] | None:
         key = self._check(session_id)
         for attempt in range(_READS):
-            manifest = await self.store.aget(self.namespace, f"{key}#m")
+            with _unreadable(session_id, self.namespace):
+                manifest = await self.store.aget(self.namespace, f"{key}#m")
             if manifest is None:
-                legacy = await self.store.aget(self.namespace, key)
+                with _unreadable(session_id, self.namespace):
+                    legacy = await self.store.aget(self.namespace, key)
                 return self._legacy(session_id, legacy)
             chunks, wanted = self._reads(key, self._tokens(session_id, manifest))
-            items = await self._aread(key, wanted)
+            with _unreadable(session_id, self.namespace):
+                items = await self._aread(key, wanted)
             settle = attempt == _READS - 1
             loaded = self._finish_load(session_id, key, chunks, wanted, items, settle)
             if loaded is not None:
