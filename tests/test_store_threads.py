@@ -555,3 +555,86 @@ def test_a_locked_database_is_still_a_blip_the_turn_absorbs() -> None:
     out = graph.invoke({"messages": [HumanMessage("again")]}, cfg)
     assert out["messages"][-1].content == "Noted."
     assert "database is locked" in out["librarian_metadata"]["store_error"]
+
+
+# Found by a review of the fixes above: every ValueError of a backend was read as an
+# undecodable row, so a backend refusing every read (a closed connection, an invalid
+# namespace) kept delete and save probing for ever; an error of a backend the failure
+# policy does not know (a Redis connection dropping) and PostgreSQL's read-only
+# transaction of a failover were reported as a damaged database.
+
+
+def test_a_closed_async_store_raises_at_once_and_never_probes_for_ever(tmp_path: Path) -> None:
+    from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+    async def run() -> list[str]:
+        async with AsyncSqliteStore.from_conn_string(str(tmp_path / "a.sqlite")) as store:
+            await store.setup()
+            await LangGraphIndexStore(store).asave("t", entries(2))
+        index = LangGraphIndexStore(store)  # its connection is closed now
+        raised = []
+        for call in (index.adelete("t"), index.asave("t", entries(1)), index.adelete_thread("t")):
+            with pytest.raises(ValueError) as error:
+                await asyncio.wait_for(call, 10)
+            raised.append(str(error.value))
+        return raised
+
+    assert all("connection" in text for text in asyncio.run(run()))
+
+
+@pytest.mark.parametrize("namespace", [("myapp.prod", "index"), (), ("librarian", "")])
+def test_a_namespace_langgraph_refuses_is_refused_at_once(namespace: tuple[str, ...]) -> None:
+    with pytest.raises(ValueError, match="namespace"):
+        LangGraphIndexStore(InMemoryStore(), namespace=namespace)
+
+
+class RedisConnectionError(Exception):
+    """What a backend the failure policy does not know raises for a dropped connection."""
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        RedisConnectionError("Error 111 connecting to redis:6379. Connection refused."),
+        psycopg.errors.ReadOnlySqlTransaction("cannot execute UPDATE in a read-only transaction"),
+    ],
+)
+def test_a_failure_that_is_no_damage_keeps_the_middleware_failing_open(error: Exception) -> None:
+    from langchain.agents import create_agent
+
+    from fakes import ToolCallingScriptedModel
+    from langgraph_librarian import LibrarianMiddleware
+
+    store = Failing()
+    model = ToolCallingScriptedModel(script="answer")
+    agent = create_agent(
+        model,
+        middleware=[LibrarianMiddleware(LibrarianConfig(store=store))],
+        checkpointer=InMemorySaver(),
+    )
+    cfg = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [HumanMessage("hello")]}, cfg)
+    store.error = error
+    out = agent.invoke({"messages": [HumanMessage("again")]}, cfg)
+    assert out["messages"][-1].type == "ai"
+    assert len(model.calls) == 2
+    with pytest.raises(type(error)):
+        LangGraphIndexStore(store).load("t")  # as it is, not as a damaged index
+
+
+@pytest.mark.postgres
+def test_a_read_only_postgres_connection_is_a_passing_failure(postgres_dsn: str) -> None:
+    """A server that became a standby in a failover refuses the store's reads (they
+    refresh TTLs): the next attempt reaches the new primary, so the turn absorbs it."""
+    from langgraph_librarian._engine.failures import classify
+
+    with PostgresStore.from_conn_string(postgres_dsn) as store:
+        store.setup()
+    read_only = postgres_dsn + ("&" if "?" in postgres_dsn else "?")
+    read_only += "options=-c%20default_transaction_read_only%3Don"
+    with (
+        PostgresStore.from_conn_string(read_only) as store,
+        pytest.raises(psycopg.errors.ReadOnlySqlTransaction) as raised,
+    ):
+        LangGraphIndexStore(store).load(unique("read-only"))
+    assert classify(raised.value) == "transient"

@@ -94,8 +94,9 @@ _RETRY_NAMES = frozenset(
 
 # SQLSTATE classes that mean "your settings are wrong", not "try again later":
 # 28 invalid authorization, 42501 insufficient privilege, 42P01 undefined table
-# (the store's setup() was never run), 3D000 unknown database.
-_CONFIG_SQLSTATES = ("28", "42501", "42P01", "3D000")
+# (the store's setup() was never run), 42703 undefined column (its migrations were not
+# run), 3D000 unknown database.
+_CONFIG_SQLSTATES = ("28", "42501", "42P01", "42703", "3D000")
 _CONFIG_WORDS = (
     "authentication failed",
     "permission denied",
@@ -108,6 +109,11 @@ _CONFIG_WORDS = (
 """Words of a store error that only the user's settings can fix. PostgreSQL's missing table
 or database come by SQLSTATE (above); a "read-only transaction" during a failover is
 transient, so "read-only" alone is not one of them."""
+
+_RETRY_SQLSTATES = frozenset({"25006"})
+"""PostgreSQL's read-only transaction: a server that became a standby in a failover
+(LangGraph's store writes even on a read, refreshing TTLs); the next attempt reaches the
+new primary."""
 
 _FINAL = "_librarian_final"
 """Set on an error that must not be retried although its type looks transient (a sync
@@ -168,6 +174,8 @@ def is_retryable(exc: BaseException) -> bool:
     if getattr(exc, _FINAL, False) or is_configuration_error(exc):
         return False
     if isinstance(exc, TimeoutError | ConnectionError):
+        return True
+    if getattr(exc, "sqlstate", None) in _RETRY_SQLSTATES:
         return True
     status = status_code(exc)
     if status is not None:

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import logging
 import operator
 import os
 import random
 import re
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -30,7 +32,6 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
 from langgraph_librarian._engine.concurrency import off_loop
-from langgraph_librarian._engine.failures import classify
 from langgraph_librarian._engine.text import clean_text
 from langgraph_librarian.entry import IndexEntry, entries_from_dicts, entries_to_dicts
 from langgraph_librarian.errors import IndexStoreError
@@ -65,6 +66,14 @@ Chunks = list[tuple[str, list[IndexEntry]]]  # (token, entries) per chunk
 _READS = 3
 """Reads of a manifest and its chunks before the chunks are taken as they are stored."""
 _BEYOND = 8
+_MOST_CHUNKS = 1 << 16
+"""Where probing for a damaged manifest's chunks stops (16 million entries at 256 a
+chunk): a backend answering every read of the range (or failing to decode every row)
+cannot keep a delete running for ever."""
+_UNDECODABLE = (json.JSONDecodeError, UnicodeDecodeError)
+"""What a backend raises for a row it cannot decode (orjson's error is a
+``json.JSONDecodeError``): the row is there, damaged. Any other ``ValueError`` (an
+invalid namespace, a closed connection) is the backend's own and is raised."""
 """Chunk positions read at once when ``delete`` (or the first save of a process, over a
 manifest it cannot read) looks for stored chunks past those the manifest names."""
 logger = logging.getLogger("langgraph_librarian")
@@ -139,19 +148,17 @@ def _undecodable(session_id: str, namespace: tuple[str, ...]) -> Iterator[None]:
 
 @contextmanager
 def _unreadable(session_id: str, namespace: tuple[str, ...]) -> Iterator[None]:
-    """Report a read of the backend that failed for good (a damaged database file:
-    ``sqlite3.DatabaseError``, "database disk image is malformed") as
-    :class:`IndexStoreError`, with what to do. Raised as they are: transient failures (a
-    locked database, a dropped connection), which a turn absorbs and the next turn makes
-    up; settings only the user can fix (a missing table, refused credentials), which
-    must reach them as they are; decoding errors (:func:`_undecodable`); and
-    ``NotImplementedError`` (a sync-only store's async methods: read in a thread)."""
+    """Report a read of the backend that says its data is damaged (:func:`_damaged`: a
+    SQLite file "malformed", PostgreSQL's data corrupted) as :class:`IndexStoreError`,
+    with what to do. Every other error is raised as it is, to the failure policy: a
+    transient one (a locked database, a dropped connection) is absorbed by the turn, a
+    setting only the user can fix (a missing table, refused credentials) reaches them, a
+    decoding error is :func:`_undecodable`'s, ``NotImplementedError`` (a sync-only
+    store's async methods) reads in a thread."""
     try:
         yield
-    except (IndexStoreError, ValueError, NotImplementedError):
-        raise
     except Exception as exc:
-        if classify(exc) != "failure":
+        if not _damaged(exc):
             raise
         raise IndexStoreError(
             f"the store failed to read the index of {key_name(session_id)} under "
@@ -161,6 +168,20 @@ def _unreadable(session_id: str, namespace: tuple[str, ...]) -> Iterator[None]:
             f"{_deletion(session_id, namespace)} removes it and the next turn indexes the "
             "thread's messages again)"
         ) from exc
+
+
+def _damaged(exc: BaseException) -> bool:
+    """Whether the backend says its data is damaged: SQLite's "database disk image is
+    malformed" or "file is not a database" (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``),
+    PostgreSQL's data or index corrupted (SQLSTATE XX001, XX002). Nothing else is read as
+    damage: an error of a backend the failure policy does not know (a Redis or MongoDB
+    connection dropping) is not a damaged database, and keeps the policy it had."""
+    if isinstance(exc, sqlite3.DatabaseError):
+        return getattr(exc, "sqlite_errorcode", None) in (
+            sqlite3.SQLITE_CORRUPT,
+            sqlite3.SQLITE_NOTADB,
+        )
+    return getattr(exc, "sqlstate", None) in ("XX001", "XX002")
 
 
 class LangGraphIndexStore(ThreadIndexMethods):
@@ -187,6 +208,15 @@ class LangGraphIndexStore(ThreadIndexMethods):
     def __init__(self, store: BaseStore, namespace: tuple[str, ...] = _DEFAULT_NAMESPACE) -> None:
         self.store = store
         self.namespace = tuple(namespace)
+        # LangGraph's stores refuse such a namespace at the first read or write (SQLite
+        # and PostgreSQL; the in-memory store takes it): say so here, not as a damaged
+        # index on the first turn.
+        if not self.namespace or any(
+            not isinstance(label, str) or not label or "." in label for label in self.namespace
+        ):
+            raise ValueError(
+                f"namespace must be a tuple of non-empty labels without '.', got {namespace!r}"
+            )
         self._cache: OrderedDict[str, Chunks] = OrderedDict()
         self._lock = threading.Lock()
         self._repairs: dict[str, dict[str, Any]] = {}
@@ -498,14 +528,14 @@ class LangGraphIndexStore(ThreadIndexMethods):
         chunks it names (``None`` when it cannot say), for a save or a delete."""
         try:
             manifest = self.store.get(self.namespace, f"{key}#m")
-        except ValueError:  # the backend cannot decode the row (a corrupt SQLite value)
+        except _UNDECODABLE:  # the backend cannot decode the row (a corrupt SQLite value)
             return None, None
         return manifest, self._named(manifest)
 
     async def _amanifest(self, key: str) -> tuple[Item | None, int | None]:
         try:
             manifest = await self.store.aget(self.namespace, f"{key}#m")
-        except ValueError:
+        except _UNDECODABLE:
             return None, None
         return manifest, self._named(manifest)
 
@@ -514,28 +544,30 @@ class LangGraphIndexStore(ThreadIndexMethods):
         manifest names): those past it are read in batches until one is missing (a stale
         manifest of fewer chunks may have won over a longer index's; a corrupt one names
         none)."""
-        while True:
+        while start < _MOST_CHUNKS:
             ops = self._probes(key, start)
             try:
                 present = [item is not None for item in self.store.batch(ops)]
-            except ValueError:  # an undecodable row is there all the same
+            except _UNDECODABLE:  # an undecodable row is there all the same
                 present = [self._present(op) for op in ops]
             found = _leading(present)
             start += found
             if found < len(ops):
                 return start
+        return start
 
     async def _aprobe(self, key: str, start: int) -> int:
-        while True:
+        while start < _MOST_CHUNKS:
             ops = self._probes(key, start)
             try:
                 present = [item is not None for item in await self.store.abatch(ops)]
-            except ValueError:
+            except _UNDECODABLE:
                 present = [await self._apresent(op) for op in ops]
             found = _leading(present)
             start += found
             if found < len(ops):
                 return start
+        return start
 
     def _probes(self, key: str, start: int) -> list[GetOp]:
         return [GetOp(self.namespace, f"{key}#{n}") for n in range(start, start + _BEYOND)]
@@ -543,13 +575,13 @@ class LangGraphIndexStore(ThreadIndexMethods):
     def _present(self, op: GetOp) -> bool:
         try:
             return self.store.get(op.namespace, op.key) is not None
-        except ValueError:
+        except _UNDECODABLE:
             return True
 
     async def _apresent(self, op: GetOp) -> bool:
         try:
             return await self.store.aget(op.namespace, op.key) is not None
-        except ValueError:
+        except _UNDECODABLE:
             return True
 
     def _deletes(self, key: str, count: int) -> list[PutOp]:
