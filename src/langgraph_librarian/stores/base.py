@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
+from uuid import UUID
 
 from langgraph_librarian._engine.concurrency import off_loop
 from langgraph_librarian.entry import IndexEntry
@@ -170,7 +171,7 @@ class ThreadIndexMethods:
     """
 
     def load_thread(
-        self: BaseIndexStore, thread_id: str | int, *, subgraph: str = ""
+        self: BaseIndexStore, thread_id: str | int | UUID, *, subgraph: str = ""
     ) -> list[IndexEntry] | None:
         """The index the Librarian keeps for thread ``thread_id`` (``None`` when it has
         none): its top-level graph's, or with ``subgraph`` that of the Librarian
@@ -194,7 +195,7 @@ class ThreadIndexMethods:
         return self.load(session_key(thread_id_text(thread_id), subgraph))
 
     def delete_thread(
-        self: BaseIndexStore, thread_id: str | int, *, subgraphs: Sequence[str] = ()
+        self: BaseIndexStore, thread_id: str | int | UUID, *, subgraphs: Sequence[str] = ()
     ) -> None:
         """Forget thread ``thread_id``'s index, and with ``subgraphs`` (``["agent"]``)
         the indexes of the Librarian subgraphs that ran in it (no error when absent).
@@ -219,7 +220,7 @@ class ThreadIndexMethods:
             self.delete(key)
 
     async def aload_thread(
-        self: BaseIndexStore, thread_id: str | int, *, subgraph: str = ""
+        self: BaseIndexStore, thread_id: str | int | UUID, *, subgraph: str = ""
     ) -> list[IndexEntry] | None:
         """Async twin of :meth:`load_thread` (through the store's ``aload`` when it has
         one, else the sync method in a worker thread)."""
@@ -228,7 +229,7 @@ class ThreadIndexMethods:
         return await aload_index(self, session_key(thread_id_text(thread_id), subgraph))
 
     async def adelete_thread(
-        self: BaseIndexStore, thread_id: str | int, *, subgraphs: Sequence[str] = ()
+        self: BaseIndexStore, thread_id: str | int | UUID, *, subgraphs: Sequence[str] = ()
     ) -> None:
         """Async twin of :meth:`delete_thread` (through the store's ``adelete`` when it
         has one, else the sync method in a worker thread)."""
