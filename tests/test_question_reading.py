@@ -97,3 +97,23 @@ def test_the_conversation_named_in_a_question_does_not_bring_a_course() -> None:
     )
     assert 12 in picked  # the hens
     assert not {2, 10} & set(picked)  # the pottery course, its curriculum
+
+
+def test_a_hedged_question_asked_again_is_still_its_own_echo() -> None:
+    """The question asked again is read without its hedge; its earlier copy must be read
+    the same way, or it no longer counts as an echo and outranks the answer."""
+    question = "Is Noor the sort of person who flies?"
+    lines = [
+        (HumanMessage, question),
+        (AIMessage, "I'm not sure, she has not said yet."),
+        (HumanMessage, "Our venue is booked for the ninth of June."),
+        (AIMessage, "Great, the garden one by the river."),
+        (HumanMessage, "Noor told me she flies to every wedding and lands on the seventh."),
+        (AIMessage, "Then she will be there for it."),
+        (HumanMessage, "The caterer wants a headcount by Friday."),
+        (AIMessage, "I'll remind you on Thursday."),
+    ]
+    messages = [cls(text, id=f"m{i}") for i, (cls, text) in enumerate(lines)]
+    picked = _picked(messages, question)
+    assert picked[0] == 4
+    assert 0 not in picked[:2]

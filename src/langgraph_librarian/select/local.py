@@ -1088,6 +1088,10 @@ def _question(query: str) -> str:
     return without_foreign_function_words(_HEDGES.sub("", _ABOUT_THE_TALK.sub("", query)))
 
 
+_ECHO_TEXT_CHARS = 600
+"""The longest earlier message read as a question for an echo (:func:`is_echo` reads no
+longer one)."""
+
 _HEDGES = re.compile(
     r"\b(?:likely|probably|possibly|perhaps|maybe)\s+"
     r"|\b(?:the\s+|a\s+)?(?:sort|kind|type)\s+of\s+(?:person|people|man|woman|guy)\s+"
@@ -1943,7 +1947,11 @@ class LocalSelector:
         for slot in dict.fromkeys(int(i) for head in heads for i in head):
             message = messages[entries[slot].id]
             text = message_text(message)
-            if repeat_key(text) == key or is_echo(text, terms):
+            # The earlier question read as the query is (its hedges and words about the
+            # conversation out): "Is Noor the sort of person who flies?" asked again is
+            # read "Is Noor flies?", and its earlier copy must still be its echo.
+            read = _question(text) if len(text) <= _ECHO_TEXT_CHARS else text
+            if repeat_key(read) == key or is_echo(read, terms):
                 found.append(slot)
             elif best[slot] >= 0 and asks_again(
                 text,
