@@ -31,7 +31,7 @@ from langgraph_librarian.select.local import _question
             "What did I tell you about my allergies in our earlier chats?",
             "What did I tell you about my allergies?",
         ),
-        ("What did we decide throughout the chat so far?", "What did we decide so far?"),
+        ("What did we decide throughout this chat so far?", "What did we decide so far?"),
         # Not at the end: the words name which chat, or whose account.
         (
             "What did Kwame say in the chat with his mum?",
@@ -45,6 +45,27 @@ from langgraph_librarian.select.local import _question
         ("Would Priya probably enjoy a climbing trip?", "Would Priya enjoy a climbing trip?"),
         ("Is Bev the sort of person who praises people easily?", "Is Bev praises people easily?"),
         ("Is Roz someone who avoids challenges?", "Is Roz avoids challenges?"),
+        # Whose account, a group chat's members, a title, an adjective: kept.
+        (
+            "What do sunflowers represent, according to what Caroline said?",
+            "What do sunflowers represent, according to what Caroline said?",
+        ),
+        (
+            "What did you suggest, according to what you said?",
+            "What did you suggest, according to what you said?",
+        ),
+        ("Who else was in the chat?", "Who else was in the chat?"),
+        (
+            "Did I like the musical Maybe Happy Ending?",
+            "Did I like the musical Maybe Happy Ending?",
+        ),
+        ("What is the most likely cause?", "What is the most likely cause?"),
+        (
+            "What is Kai's favourite sort of people to work with?",
+            "What is Kai's favourite sort of people to work with?",
+        ),
+        # Nothing but words about the conversation: read as it is.
+        ("In our earlier chats?", "In our earlier chats?"),
         # A word that only looks like one: kept.
         (
             "What is the likelihood of rain, and do you like it?",

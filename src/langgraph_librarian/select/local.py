@@ -1085,41 +1085,56 @@ def _question(query: str) -> str:
     if len(query) > _QUERY_CHARS:
         half = _QUERY_CHARS // 2
         query = f"{query[:half]}\n{query[-half:]}"
-    return without_foreign_function_words(_HEDGES.sub("", _ABOUT_THE_TALK.sub("", query)))
+    read = _HEDGES.sub("", _ABOUT_THE_TALK.sub("", query))
+    if not _WORD_CHAR.search(read):  # a question about the conversation alone
+        read = query
+    return without_foreign_function_words(read)
 
 
+_WORD_CHAR = re.compile(r"[^\W_]")
 _ECHO_TEXT_CHARS = 600
 """The longest earlier message read as a question for an echo (:func:`is_echo` reads no
 longer one)."""
 
 _HEDGES = re.compile(
-    r"\b(?:likely|probably|possibly|perhaps|maybe)\s+"
-    r"|\b(?:the\s+|a\s+)?(?:sort|kind|type)\s+of\s+(?:person|people|man|woman|guy)\s+"
-    r"(?:who|that|to)\s+|\bsomeone\s+(?:who|that)\s+",
-    re.IGNORECASE,
+    r"\b(?<!\bmost\s)(?<!\bmore\s)(?<!\bless\s)(?<!\bthe\s)(?<!\ba\s)(?<!\ban\s)"
+    r"(?:likely|probably|possibly|perhaps|maybe)\s+"
+    r"|\b(?:the\s+|a\s+)?(?:sort|kind|type)\s+of\s+(?:person|man|woman|guy)\s+"
+    r"(?:who|that)\s+|\bsomeone\s+(?:who|that)\s+"
 )
 """How sure the asker is ("Would Priya probably enjoy...", "Is Noor likely to...") and
 what kind of person they ask about ("Is Bev the sort of person who...") say nothing of
 the facts that answer: "likely" reads as "like", which most chat lines hold, and the
-static model's neighbours of "person" are "someone" and "people"."""
+static model's neighbours of "person" are "someone" and "people". In lower case only
+(a title, "Maybe Happy Ending", keeps its word) and not as an adjective ("the most
+likely cause", "the likely side effects")."""
 
-
+_MANY_TALKS = (
+    r"(?:the|these|those|our|their|all(?:\s+(?:of\s+)?(?:the|these|our))?|"
+    r"(?:our\s+|the\s+)?(?:earlier|previous|past))\s+(?:conversations|chats)"
+)
+_THIS_TALK = r"(?:this|our|(?:our\s+)?(?:earlier|previous|past))\s+(?:conversation|chat)"
 _ABOUT_THE_TALK = re.compile(
-    r",?\s*\b(?:"
+    # Anchored after a word (not inside a run of spaces: the search stays linear).
+    r"(?<![\s,])(?:\s*,)?\s*\b(?:"
     r"(?:over|during|in|throughout|across|from)\s+(?:the\s+course\s+of\s+)?"
-    r"(?:the|these|those|this|our|their|all(?:\s+(?:of\s+)?(?:the|these|our))?|"
-    r"(?:our\s+|the\s+)?(?:earlier|previous|past))\s+(?:conversations?|chats?)"
-    r"|according\s+to\s+what\s+\w+\s+(?:has\s+|have\s+|had\s+)?"
+    + _MANY_TALKS
+    + r"|(?:over|during|in|throughout)\s+(?:the\s+course\s+of\s+)?"
+    + _THIS_TALK
+    + r"|according\s+to\s+what\s+(?:he|she|they)\s+(?:has\s+|have\s+|had\s+)?"
     r"(?:mentions?|mentioned|says?|said|tells?|told|shares?|shared|writes?|wrote)"
     r")(?=\s*(?:so\s+far\s*)?(?:[?.!]|$))",
     re.IGNORECASE,
 )
-"""A question's words about the conversation itself, at its end ("..., according to what
-he mentions?", "... over the course of the conversations?", "... in our earlier
-chats?"): every message is part of the conversation, so they match nothing the question
-asks about, and the static model's neighbours of "course" and "conversations" (taught,
-curriculum, talked) pulled unrelated lines in. Only at the end of the question: "in the
-chat with his mum" names which chat."""
+"""A question's words about the conversation itself, at the end of a sentence ("...,
+according to what he mentions?", "... over the course of the conversations?", "... in
+our earlier chats?"): every message is part of the conversation, so they match nothing
+the question asks about, and the static model's neighbours of "course" and
+"conversations" (taught, curriculum, talked) pulled unrelated lines in. Not in the
+middle of a sentence ("in the chat with his mum" names which chat), not "in the chat"
+(a group chat's members: "Who else was in the chat?"), not "according to what Caroline
+said" (whose account), nor "what you said" / "what I said" (the question is about the
+assistant, or the user)."""
 
 
 _AND_BREAK = (
