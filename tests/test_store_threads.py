@@ -20,7 +20,6 @@ import json
 import re
 import sqlite3
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 
+import helpers
 from langgraph_librarian import (
     FileIndexStore,
     IndexEntry,
@@ -54,19 +54,16 @@ def entries(n: int, text: str = "fact") -> list[IndexEntry]:
     ]
 
 
-@contextlib.contextmanager
-def open_store(kind: str, tmp_path: Path, request: Any) -> Iterator[BaseStore]:
-    if kind == "memory":
-        yield InMemoryStore()
-    elif kind == "sqlite":
-        with SqliteStore.from_conn_string(str(tmp_path / "store.sqlite")) as store:
-            store.setup()
-            yield store
-    else:
-        dsn = request.getfixturevalue("postgres_dsn")
-        with PostgresStore.from_conn_string(dsn) as store:
-            store.setup()
-            yield store
+SQLITE_FILE = "memory.sqlite"
+"""The file :func:`helpers.open_store` keeps a SQLite store in (rows are garbled there)."""
+
+
+def open_store(
+    kind: str, tmp_path: Path, request: Any
+) -> contextlib.AbstractContextManager[BaseStore]:
+    """:func:`helpers.open_store`, the PostgreSQL DSN asked of pytest only for "postgres"."""
+    dsn = request.getfixturevalue("postgres_dsn") if kind == "postgres" else None
+    return helpers.open_store(kind, tmp_path, dsn)
 
 
 BACKENDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
@@ -321,7 +318,7 @@ def corrupt_manifest(
         return
     where = (json.dumps(value), ".".join(NAMESPACE), item_key)
     if kind == "sqlite":
-        with contextlib.closing(sqlite3.connect(tmp_path / "store.sqlite")) as conn, conn:
+        with contextlib.closing(sqlite3.connect(tmp_path / SQLITE_FILE)) as conn, conn:
             query = "update store set value = ? where prefix = ? and key = ?"
             assert conn.execute(query, where).rowcount == 1
     else:
