@@ -21,6 +21,7 @@ from langgraph_librarian.select.prompts import template_placeholders
 from langgraph_librarian.select.result import Selector
 from langgraph_librarian.stores.base import BaseIndexStore
 from langgraph_librarian.stores.base import session_key as session_key  # kept importable here
+from langgraph_librarian.stores.base import thread_text as thread_text  # kept importable here
 from langgraph_librarian.stores.langgraph_store import LangGraphIndexStore
 from langgraph_librarian.tokens import TokenCounter
 
@@ -396,16 +397,6 @@ def resolve_config(
         "configurable['librarian'] must be a LibrarianConfig or a dict, "
         f"got {type(override).__name__}"
     )
-
-
-def thread_text(value: Any) -> str | None:
-    """A thread id as LangGraph keys its checkpoints by it: ``str(value)`` (a run with
-    ``thread_id=1`` and one with ``"1"`` continue one thread; a ``uuid.UUID`` is its
-    text); ``None`` for ``None`` or an empty id."""
-    if value is None:
-        return None
-    text = value if isinstance(value, str) else str(value)
-    return text or None
 
 
 def session_id_from_config(runnable_config: RunnableConfig | None) -> str | None:

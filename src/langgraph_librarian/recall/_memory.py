@@ -23,7 +23,6 @@ from langgraph_librarian.config import (
     ConfigLike,
     LibrarianConfig,
     as_config,
-    thread_text,
 )
 from langgraph_librarian.entry import IndexEntry
 from langgraph_librarian.errors import LibrarianError
@@ -70,7 +69,12 @@ from langgraph_librarian.recall._store import (
     search_op,
     updated,
 )
-from langgraph_librarian.stores.base import BaseIndexStore, adelete_index, thread_keys
+from langgraph_librarian.stores.base import (
+    BaseIndexStore,
+    adelete_index,
+    thread_id_text,
+    thread_keys,
+)
 from langgraph_librarian.stores.langgraph_store import LangGraphIndexStore
 
 __all__ = ["MAX_REMEMBER_CHARS", "ScopeMemory", "check_memory"]
@@ -1013,20 +1017,6 @@ def _index_store(store: BaseIndexStore | BaseStore | None) -> BaseIndexStore | N
     return LangGraphIndexStore(store) if isinstance(store, BaseStore) else store
 
 
-def _erased(thread_id: Any) -> str:
-    """The thread to erase, as LangGraph keys it (``str(thread_id)``: a thread run with
-    ``thread_id=1`` is erased by ``1`` or ``"1"``)."""
-    text = thread_text(thread_id)
-    if text is None:
-        raise ValueError("thread_id must be a non-empty id")
-    return text
-
-
-def _sessions(thread_id: str, subgraphs: Sequence[str]) -> list[str]:
-    """The index sessions of ``thread_id`` (see ``config.index_session``)."""
-    return thread_keys(thread_id, subgraphs)
-
-
 def erase_thread(
     thread_id: str,
     *,
@@ -1038,8 +1028,8 @@ def erase_thread(
 ) -> int:
     """Erase ``thread_id`` from ``memory`` (every scope, or ``scopes``), ``index_store``
     and ``checkpointer``; the number of recall records deleted."""
-    thread_id = _erased(thread_id)
-    sessions = _sessions(thread_id, subgraphs)
+    thread_id = thread_id_text(thread_id)
+    sessions = thread_keys(thread_id, subgraphs)
     deleted = memory._forget_everywhere(thread_id, scopes) if memory is not None else 0
     store = _index_store(index_store)
     if store is not None:
@@ -1060,8 +1050,8 @@ async def aerase_thread(
     subgraphs: Sequence[str] = (),
 ) -> int:
     """Async twin of :func:`erase_thread`."""
-    thread_id = _erased(thread_id)
-    sessions = _sessions(thread_id, subgraphs)
+    thread_id = thread_id_text(thread_id)
+    sessions = thread_keys(thread_id, subgraphs)
     deleted = await memory._aforget_everywhere(thread_id, scopes) if memory is not None else 0
     store = _index_store(index_store)
     if store is not None:

@@ -77,17 +77,24 @@ def session_key(thread: str, namespace: str = "") -> str:
     return f"{thread}|{namespace}" if namespace else thread
 
 
+def thread_text(value: object) -> str | None:
+    """A thread id as LangGraph keys its checkpoints by it: ``str(value)`` (a run with
+    ``thread_id=1`` and one with ``"1"`` continue one thread; a ``uuid.UUID`` is its
+    text); ``None`` for ``None`` or an empty id."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else str(value)
+    return text or None
+
+
 def thread_id_text(thread_id: object) -> str:
-    """A thread id as LangGraph keys a thread by it: ``str(thread_id)`` (a run with
-    ``thread_id=1`` continues thread ``"1"``).
+    """:func:`thread_text`, for a thread that must exist.
 
     Raises:
         ValueError: ``None`` or an empty id (no run is keyed by it).
     """
-    text = thread_id if isinstance(thread_id, str) else None
-    if text is None and thread_id is not None:
-        text = str(thread_id)
-    if not text:
+    text = thread_text(thread_id)
+    if text is None:
         raise ValueError(f"thread_id must be a non-empty id, got {thread_id!r}")
     return text
 
