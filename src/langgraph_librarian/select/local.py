@@ -1080,7 +1080,23 @@ def _question(query: str) -> str:
     The question in a long paste is at its start or its end ("here is the log ... why
     does it fail?"); tokenizing and embedding 3 MB of it took over a second a turn and
     matched every message. The agent still gets the whole message.
+
+    Remembered for texts up to :data:`_READ_CACHED_CHARS` long: a selection reads its
+    query about ten times (terms, related words, vector, parts, echoes), and the echo
+    check reads the few best-matching earlier questions.
     """
+    if len(query) <= _READ_CACHED_CHARS:
+        return _read_question(query)
+    return _read_question.__wrapped__(query)
+
+
+_READ_CACHED_CHARS = 2000
+"""The longest text :func:`_question` remembers (a pasted page is read each time rather
+than held in the cache)."""
+
+
+@lru_cache(maxsize=1024)
+def _read_question(query: str) -> str:
     query = without_stamp(query)
     if len(query) > _QUERY_CHARS:
         half = _QUERY_CHARS // 2
