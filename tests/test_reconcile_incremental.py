@@ -38,6 +38,7 @@ def same(a, b) -> None:
     assert a.keys == b.keys and a.hashes == b.hashes
     assert (a.dropped, a.reused) == (b.dropped, b.reused)
     assert a.missing == b.missing
+    assert a.tokens == b.tokens == sum(e.original_tokens for e in a.complete())
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -92,3 +93,36 @@ def test_incremental_equals_full(data):
         # and the next call (the snapshot now set) agrees too
         same(reconcile_index(messages, entries), from_scratch(messages, entries))
         reconcile_index(messages, entries)  # leave a snapshot for the next operation
+
+
+def test_long_growth_shares_the_donors_and_equals_full():
+    """Hundreds of turns, past the point where a snapshot's later donors are merged into
+    its shared ones: each turn's result equals a reconciliation from scratch, and a turn
+    that adds a few entries shares the earlier donors instead of copying them."""
+    from langgraph_librarian._engine.view import view_of
+    from langgraph_librarian.index.reconcile import _LAYER, _SNAPSHOT
+
+    clear_views()
+    config = LibrarianConfig(embeddings=None)
+    messages: list[BaseMessage] = []
+    entries: list = []
+    shared = merged = 0
+    for turn in range(3 * _LAYER):
+        messages = [*messages, HumanMessage(f"question {turn} about the {WORDS[turn % 8]}")]
+        if turn % 7 == 0:  # repeated content, no id: aligned by a donor
+            messages = [*messages, AIMessage("Noted, thanks.")]
+        else:
+            messages = [*messages, AIMessage(f"answer {turn}", id=f"a{turn}")]
+        before = view_of(messages)[0].cache.get(_SNAPSHOT)
+        entries = update_index(messages, entries, config).entries
+        after = view_of(messages)[0].cache[_SNAPSHOT]
+        if before is not None and after is not before:
+            shared += after.base is before.base
+            merged += after.base is not before.base
+        if turn % 300 == 0 or turn == 3 * _LAYER - 1:  # (from_scratch clears the views)
+            incremental = reconcile_index(messages, entries)
+            views_kept = view_of(messages)[0]
+            same(incremental, from_scratch(messages, entries))
+            # from_scratch cleared the views: the kept view's snapshot is not reused
+            assert views_kept.cache.get(_SNAPSHOT) is not None
+    assert shared > merged > 0, (shared, merged)

@@ -80,7 +80,7 @@ from langgraph_librarian.index.pipeline import (
     provisional_entries,
     update_index,
 )
-from langgraph_librarian.index.reconcile import reconcile_index
+from langgraph_librarian.index.reconcile import reconciled
 from langgraph_librarian.select.llm import LLMSelector
 from langgraph_librarian.select.local import LocalSelector
 from langgraph_librarian.select.result import Selection, Selector
@@ -103,7 +103,6 @@ __all__ = [
 
 logger = logging.getLogger("langgraph_librarian")
 _ENTRY_ID = attrgetter("id")
-_ORIGINAL_TOKENS = attrgetter("original_tokens")
 _SPARE_SHARE = 0.4
 """The selector's spare candidates fill the context up to this share of its budget (a
 small context, about the ~800 tokens the spec's table gives for a short conversation)."""
@@ -452,15 +451,20 @@ def _plan(
         if budget is None or tokens <= budget:
             plan.skip = _skipped(plan, "no_index", tokens)
             return plan
-    rec = reconcile_index(messages, entries)
-    plan.unindexed = sum(1 for p in rec.missing if p < recent_start)
+    rec = reconciled(messages, entries)
+    provisional = [p for p in rec.missing if p < recent_start]
+    plan.unindexed = len(provisional)
     complete = (
         provisional_entries(messages, rec, config, recent_start) if rec.missing else rec.complete()
     )
     # Token counts were taken at index time: only recent unindexed messages are counted now.
     unindexed_recent = [messages[p] for p in rec.missing if p >= recent_start]
-    plan.original_tokens = sum(map(_ORIGINAL_TOKENS, complete)) + count_tokens(
-        unindexed_recent, config.token_counter
+    # (summed as the index was reconciled, turn by turn: here only provisional entries)
+    filled = (complete[bisect_left(complete, p, key=_ENTRY_ID)] for p in provisional)
+    plan.original_tokens = (
+        rec.tokens
+        + sum(e.original_tokens for e in filled)
+        + count_tokens(unindexed_recent, config.token_counter)
     )
     plan.exclude = set(range(recent_start, n))
     # Entries are in message order: the recent ones are a tail, the candidates the rest

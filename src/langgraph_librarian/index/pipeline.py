@@ -17,7 +17,7 @@ from langgraph_librarian._engine.messages import message_text
 from langgraph_librarian.config import LibrarianConfig
 from langgraph_librarian.embeddings import embedding_model_id, resolve_embeddings
 from langgraph_librarian.entry import IndexEntry
-from langgraph_librarian.index.reconcile import Reconciled, reconcile_index
+from langgraph_librarian.index.reconcile import Reconciled, reconciled
 from langgraph_librarian.index.summarize import LLMSummarizer, local_entry, make_entry
 from langgraph_librarian.select.local import LocalSelector
 
@@ -269,7 +269,7 @@ def update_index(
     """
     start = time.perf_counter()
     update = IndexUpdate()
-    rec = reconcile_index(messages, entries)
+    rec = reconciled(messages, entries)
     local, remote = _split(messages, rec, config)
     embeddings = resolve_embeddings(config)
     steps = _Steps(progress, _total_steps(local, remote, embeddings))
@@ -313,7 +313,7 @@ async def aupdate_index(
     """Async twin of :func:`update_index` (model calls concurrent under a semaphore)."""
     start = time.perf_counter()
     update = IndexUpdate()
-    rec = await asyncio.to_thread(reconcile_index, messages, entries)
+    rec = await asyncio.to_thread(reconciled, messages, entries)
     local, remote = _split(messages, rec, config)
     embeddings = resolve_embeddings(config)
     steps = _Steps(progress, _total_steps(local, remote, embeddings))
