@@ -23,7 +23,7 @@ from langchain_core.messages import BaseMessage
 from langgraph_librarian._engine.view import HistoryView, same_prefix, view_of
 from langgraph_librarian.entry import IndexEntry
 
-__all__ = ["reconcile_index", "reconciled"]
+__all__ = ["reconcile_index"]  # (reconciled: the turn's own, not public)
 
 _REUSABLE = frozenset({"summarized", "verbatim", "extractive"})
 
