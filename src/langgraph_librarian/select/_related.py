@@ -33,7 +33,14 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langgraph_librarian._engine.static import frequent_words
-from langgraph_librarian._engine.text import DAYS, MONTHS, STOPWORDS, content_terms, tokenize
+from langgraph_librarian._engine.text import (
+    DAYS,
+    MEMO_TEXT_CHARS,
+    MONTHS,
+    STOPWORDS,
+    content_terms,
+    tokenize,
+)
 from langgraph_librarian._engine.vectors import dot_rows, unit_vectors
 from langgraph_librarian.select.lexical import BM25Index, IndexHead
 
@@ -275,35 +282,68 @@ def written_as_name(
     capitalize them), and a capital counts only after a word in lower case and before
     one that is not capitalized (in "some Kombucha Brewing Tips" a heading capitalizes
     common words)."""
-    pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
     inside = False
     for pid in index.passages_with(term, _NAME_SAMPLE + (skip >= 0)):
         if pid == skip:
             continue
-        text = index.passage_text(pid)
-        lower_case = None
-        for match in pattern.finditer(text):
-            start = match.start()
-            if not match.group()[0].isupper():
-                if also_lower:
-                    if lower_case is None:
-                        lower_case = written_in_lower_case(text)
-                    if lower_case:
-                        continue
-                return False
-            # A capital that opens a sentence says nothing; one inside a sentence does.
-            before = text[max(0, start - 40) : start]
-            if _INSIDE_SENTENCE.search(before[-8:]) is None:
-                continue
-            if also_lower:
-                previous = _WORD_BEFORE.search(before)
-                following = _WORD_AFTER.match(text, match.end())
-                if previous is None or not previous.group(1).islower():
-                    continue
-                if following is not None and following.group(1)[0].isupper():
-                    continue  # "some Kombucha Brewing Tips": a heading's capitals
-            inside = True
+        use = _name_use(word, index.passage_text(pid), also_lower)
+        if use < 0:
+            return False
+        inside = inside or use > 0
     return inside
+
+
+_NAME_USES_KEPT = 8192
+"""Passages whose use of a word :func:`_name_use` remembers."""
+
+
+def _name_use(word: str, text: str, also_lower: bool) -> int:
+    """How ``text`` writes ``word`` (:func:`written_as_name`'s reading of one passage):
+    -1, in lower case where that counts against a name; else 1, with a capital inside a
+    sentence; else 0. Remembered for texts up to ``MEMO_TEXT_CHARS``: the same question
+    words and the best matches' words are read in the same passages turn after turn, and
+    a passage's text never changes."""
+    if len(text) > MEMO_TEXT_CHARS:
+        return _read_name_use(word, text, also_lower)
+    return _remembered_name_use(word, text, also_lower)
+
+
+def _read_name_use(word: str, text: str, also_lower: bool) -> int:
+    if text.isascii() and word.isascii() and word.lower() not in text.lower():
+        return 0  # (ASCII case folding is plain lower-casing: no match can be there)
+    lower_case = None
+    use = 0
+    for match in _word_pattern(word).finditer(text):
+        start = match.start()
+        if not match.group()[0].isupper():
+            if also_lower:
+                if lower_case is None:
+                    lower_case = written_in_lower_case(text)
+                if lower_case:
+                    continue
+            return -1
+        # A capital that opens a sentence says nothing; one inside a sentence does.
+        before = text[max(0, start - 40) : start]
+        if _INSIDE_SENTENCE.search(before[-8:]) is None:
+            continue
+        if also_lower:
+            previous = _WORD_BEFORE.search(before)
+            following = _WORD_AFTER.match(text, match.end())
+            if previous is None or not previous.group(1).islower():
+                continue
+            if following is not None and following.group(1)[0].isupper():
+                continue  # "some Kombucha Brewing Tips": a heading's capitals
+        use = 1
+    return use
+
+
+_remembered_name_use = lru_cache(maxsize=_NAME_USES_KEPT)(_read_name_use)
+
+
+@lru_cache(maxsize=1024)
+def _word_pattern(word: str) -> re.Pattern[str]:
+    """``word`` as a whole word, in any case."""
+    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
 
 
 # -- names behind a role ------------------------------------------------------------------
