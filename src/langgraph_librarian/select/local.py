@@ -317,6 +317,24 @@ def _bridge_clues(passage: str) -> tuple[str, ...]:
     return tuple(clues)
 
 
+@memo_short_texts(2048)  # the best matches' passages are read again every turn
+def _lower_case_words(passage: str) -> tuple[tuple[str, str], ...]:
+    """The words of ``passage`` that :func:`_names_in_lower_case` may try as names, once
+    each in order, with their content term: none in a passage that capitalizes words
+    (a writer of capitals: a word in lower case is no name of theirs)."""
+    if not written_in_lower_case(passage):
+        return ()
+    found = []
+    for word in dict.fromkeys(tokenize(passage)):
+        if not word.isalpha() or len(word) <= 2 or word in MONTHS or word in DAYS:
+            continue
+        terms = content_terms(word)
+        if not terms or word.capitalize() in passage:
+            continue  # (capitalized here: the capital rule reads it)
+        found.append((word, terms[0]))
+    return tuple(found)
+
+
 _LOWER_CASE_CLUES = 16
 """Rare words of a lower-case passage tried as names, at most."""
 
@@ -335,18 +353,13 @@ def _names_in_lower_case(
     capitals writes common words in lower case, not names. Read at question time over
     the few passages holding each rare word, so indexing pays nothing for it.
     """
-    if not written_in_lower_case(passage):
-        return []  # a writer of capitals: a word in lower case is no name of theirs
     rare_words: list[tuple[int, str, str]] = []
-    for word in dict.fromkeys(tokenize(passage)):
-        if not word.isalpha() or len(word) <= 2 or word in MONTHS or word in DAYS:
+    for word, term in _lower_case_words(passage):
+        if term in query_terms:
             continue
-        terms = content_terms(word)
-        if not terms or terms[0] in query_terms or word.capitalize() in passage:
-            continue  # (capitalized here: the capital rule reads it)
-        count = index.passage_frequency(terms[0])
+        count = index.passage_frequency(term)
         if count <= rare:
-            rare_words.append((count, word, terms[0]))
+            rare_words.append((count, word, term))
     # The rarest first, and only a few: an unpunctuated page typed in lower case is one
     # passage of thousands of rare words, each a scan of the passages holding it.
     rare_words.sort()
