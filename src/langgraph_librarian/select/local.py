@@ -190,6 +190,12 @@ _PASTE_LINES = 8
 """Line breaks that make a message pasted material (a trace, a log, a config)."""
 
 
+@memo_short_texts(4096)  # the best matches and the lines around them, read every turn
+def _word_count(text: str) -> int:
+    """``len(text.split())``: the words of a message, as the structure rules count them."""
+    return len(text.split())
+
+
 def _pastes(text: str) -> bool:
     """Whether ``text`` is pasted material (a code fence, or eight line breaks and more):
     the user shares it to be read, and the assistant's reply reads it. Counted, not
@@ -1017,7 +1023,7 @@ def _group_replies(
         # speaker of its own; any other unnamed message (a tool's output) ends the run.
         if other == -1 and messages[after].type != "ai":
             break
-        if len(message_text(messages[after]).split()) >= _SHORT_MESSAGE_WORDS:
+        if _word_count(message_text(messages[after])) >= _SHORT_MESSAGE_WORDS:
             break
         found.append(after)
         if other == speaker:  # the speaker's next line ends it
@@ -2479,7 +2485,7 @@ class LocalSelector:
                 continue
             pos = entries[i].id
             text = message_text(messages[pos])
-            short = len(text.split()) < _SHORT_MESSAGE_WORDS
+            short = _word_count(text) < _SHORT_MESSAGE_WORDS
             if short:
                 near_by = self._exchange(pos, text, messages)
                 if group:
@@ -2697,7 +2703,7 @@ class LocalSelector:
                     if near is None:
                         break
                     if not _same_voice(speakers, entries, messages, i, near):
-                        if len(message_text(messages[position + step]).split()) > _REACTION_WORDS:
+                        if _word_count(message_text(messages[position + step])) > _REACTION_WORDS:
                             break  # the other took the floor
                         between.append(near)
                         continue
@@ -2762,7 +2768,7 @@ class LocalSelector:
             text = message_text(messages[at])
             if len(text) > _SHORT_QUESTION_CHARS or not is_question(text):
                 continue
-            if len(text.split()) >= _SHORT_MESSAGE_WORDS:
+            if _word_count(text) >= _SHORT_MESSAGE_WORDS:
                 continue
             want = _ANSWER_FACTOR * float(fused[slot])
             current = fused if raised is None else raised
@@ -2920,7 +2926,7 @@ class LocalSelector:
         if follow + 1 < len(messages) and messages[follow + 1].type == "ai":
             text = message_text(messages[follow])
             if messages[follow].type == "human" and (
-                (is_question(text) and len(text.split()) <= _FOLLOW_UP_WORDS) or _pastes(text)
+                (is_question(text) and _word_count(text) <= _FOLLOW_UP_WORDS) or _pastes(text)
             ):
                 near.extend([follow, follow + 1])
         return near
@@ -2998,7 +3004,7 @@ class LocalSelector:
             if not _same_speaker(other, head):
                 break
             text = message_text(other)
-            words += len(text.split())
+            words += _word_count(text)
             opened = opens_with_date(text)
             if words > _BURST_WORDS or (opened and step > 0):
                 break
@@ -3042,7 +3048,7 @@ class LocalSelector:
             text = message_text(reply)
             if (
                 reply.type == "human"
-                and len(text.split()) <= _CHOICE_WORDS
+                and _word_count(text) <= _CHOICE_WORDS
                 and not is_question(text)
                 and _POINTS_BACK.search(text)
             ):
@@ -3377,7 +3383,7 @@ class LocalSelector:
             # run to 40 words), no longer than the match: a longer one took the floor
             # (an assistant's answer to another request).
             named = int(speakers[seed]) >= 0
-            reaction = max(_REACTION_WORDS, len(said.split())) if named else _REACTION_WORDS
+            reaction = max(_REACTION_WORDS, _word_count(said)) if named else _REACTION_WORDS
             for slot in range(seed - 1, max(seed - 1 - _TOLD_LOOKBACK, -1), -1):
                 text = message_text(messages[entries[slot].id])[:_DATED_TEXT_CHARS]
                 if not text.strip():
@@ -3388,7 +3394,7 @@ class LocalSelector:
                     # date, lines with none: the sitting before.
                     break
                 if not _same_voice(speakers, entries, messages, seed, slot):
-                    if len(text.split()) > reaction:
+                    if _word_count(text) > reaction:
                         break  # the other took the floor: what came before is another exchange
                 elif _tells_time(without_dateline(text)):
                     if entries[slot].id not in excluded:
