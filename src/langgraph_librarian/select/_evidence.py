@@ -584,7 +584,9 @@ def asks_again(
 _DATE_TERMS = frozenset(t for name in (*MONTHS, *DAYS) for t in content_terms(name))
 
 
+@memo_short_texts(2048)  # the best matches' sentences are read again every turn
 def _numbers(text: str) -> frozenset[str]:
+    """The terms of ``text`` that open with a digit (its numbers and dates)."""
     return frozenset(t for t in content_terms(text) if t[0].isdigit())
 
 
