@@ -1928,3 +1928,34 @@ def test_a_reply_relaying_a_tool_result_is_not_lowered_as_the_assistant_s_own_wo
     )
     # The relay of what the tool found keeps its score; the assistant's own words do not.
     assert scores[3] == 1.0 and scores[5] == 0.5 and scores[1] == 0.5
+
+
+def test_a_long_history_finds_its_slots_by_bisection_with_the_same_result(monkeypatch):
+    """Past _SLOT_DICT_MAX candidates an entry's slot is found by bisection: the
+    selection is the one the dict of every position gives (short questions and
+    neighbours exercise it: answers, exchanges, repeated turns)."""
+    import langgraph_librarian.select.local as local
+    from langgraph_librarian._engine.view import clear_views
+
+    topics = ["visa", "budget", "hotel", "flight", "venue", "menu"]
+    messages = []
+    for i in range(2 * local._SLOT_DICT_MAX // 3):
+        topic = topics[i % len(topics)]
+        messages += [
+            HumanMessage(f"What about the {topic} {i}?", id=f"q{i}"),
+            AIMessage(
+                f"The {topic} figure {i * 37 % 1000} was noted by person{i % 13}.", id=f"a{i}"
+            ),
+            HumanMessage("ok", id=f"k{i}"),
+        ]
+    messages.append(HumanMessage("What did we note about the visa figure 37?", id="last"))
+    entries = update_index(messages, [], LibrarianConfig(embeddings=None)).entries
+    query = messages[-1].content
+    exclude = range(len(messages) - 3, len(messages))
+    assert len(entries) > local._SLOT_DICT_MAX
+    clear_views()
+    bisected = LocalSelector().select(query, messages, entries, exclude=exclude)
+    monkeypatch.setattr(local, "_SLOT_DICT_MAX", 10**9)
+    clear_views()
+    by_dict = LocalSelector().select(query, messages, entries, exclude=exclude)
+    assert bisected.ids and bisected == by_dict
