@@ -126,3 +126,28 @@ def test_long_growth_shares_the_donors_and_equals_full():
             # from_scratch cleared the views: the kept view's snapshot is not reused
             assert views_kept.cache.get(_SNAPSHOT) is not None
     assert shared > merged > 0, (shared, merged)
+
+
+def test_the_public_result_holds_only_the_messages_given(monkeypatch):
+    """The turn's reconciliation shares the history view's key list; another thread that
+    extends the view before the public copy is made must not leak its keys into it."""
+    import threading
+
+    from langgraph_librarian._engine.view import view_of
+    from langgraph_librarian.index import reconcile as module
+
+    clear_views()
+    short = [HumanMessage(f"q{i}", id=f"m{i}") for i in range(10)]
+    longer = [*short, AIMessage("later", id="x1"), HumanMessage("again", id="x2")]
+    shared = module.reconciled
+
+    def then_another_thread_appends(messages, entries):
+        rec = shared(messages, entries)
+        worker = threading.Thread(target=view_of, args=(longer,))
+        worker.start()
+        worker.join()
+        return rec
+
+    monkeypatch.setattr(module, "reconciled", then_another_thread_appends)
+    rec = reconcile_index(short, [])
+    assert len(rec.keys) == len(rec.hashes) == len(rec.entries) == len(short)

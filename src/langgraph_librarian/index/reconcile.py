@@ -246,8 +246,10 @@ def reconcile_index(messages: Sequence[BaseMessage], entries: Sequence[IndexEntr
     under another id (a history sent again without ids) reuses that summary.
     """
     rec = reconciled(messages, entries)
-    # The caller's own lists: the turn's shares the snapshot's, which must not change.
-    rec.entries, rec.keys, rec.hashes = list(rec.entries), list(rec.keys), list(rec.hashes)
+    # The caller's own lists: the turn's shares the snapshot's, which must not change,
+    # and the view's, which another thread may extend meanwhile (cut at the messages).
+    n = len(messages)
+    rec.entries, rec.keys, rec.hashes = list(rec.entries), rec.keys[:n], rec.hashes[:n]
     return rec
 
 
