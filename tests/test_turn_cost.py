@@ -263,3 +263,58 @@ def test_messages_past_what_a_view_holds_are_still_converted():
     # Another conversation's list (not the objects a view holds): every item is checked.
     other = as_messages([("user", "hello"), HumanMessage("again")])
     assert [m.type for m in other] == ["human", "human"]
+
+
+TEMPLATED = [
+    "Took my {} mg of the tablets this morning.",
+    "The train got in at {}:10 pm, only ten minutes late.",
+    "Looks good: {} tests passed on the main branch.",
+    "We talked about the garden and the new fence at number {}.",
+    "Nothing new today.",
+]
+
+
+def _reference_copies(index: BM25Index, n: int) -> tuple[np.ndarray, ...]:
+    """Copy weights of the first ``n`` passages counted from scratch, as before they were
+    extended turn by turn."""
+    ids = np.asarray(index._template[:n], dtype=np.int64)
+    first = np.asarray(index._template_first[:n], dtype=bool)
+    has = ids >= 0
+    size = len(index._template_ids) or 1
+    documents = np.bincount(ids[first], minlength=size)
+    passages = np.bincount(ids[has], minlength=size)
+    copies = np.ones(n)
+    copies[has] = documents[ids[has]]
+    last = np.full(size, -1, dtype=np.int64)
+    last[ids[has]] = np.flatnonzero(has)
+    newest = np.zeros(n, dtype=bool)
+    newest[last[last >= 0]] = True
+    return 1.0 / (1.0 + np.log(copies)), np.where(has, ids, 0), passages, newest
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(TEMPLATED), st.integers(0, 30), st.booleans()),
+        min_size=1,
+        max_size=40,
+    ),
+    st.data(),
+)
+def test_copy_weights_extended_turn_by_turn_equal_a_count_from_scratch(docs, data):
+    """The copy counts are extended from the last read (a turn adds a few passages); a
+    shorter head read in between (an edited history's prefix) starts them over. Each
+    read equals counting every passage again, bit for bit."""
+    index = BM25Index()
+    for i, (template, slot, twice) in enumerate(docs):
+        line = template.format(slot)
+        index.add(i, f"{line} {line}" if twice else line)
+        n = index.passage_count
+        for m in (n, data.draw(st.integers(0, n)), n):
+            got = index._copies_weight(m)
+            want = _reference_copies(index, m)
+            assert np.array_equal(got[0], want[0])
+            assert np.array_equal(got[1], want[1])
+            assert np.array_equal(got[2][: len(want[2])], want[2])
+            assert not got[2][len(want[2]) :].any()
+            assert np.array_equal(got[3], want[3])

@@ -415,6 +415,7 @@ class BM25Index:
         self._template_first: list[bool] = []
         self._template_first_array: np.ndarray | None = None
         self._copy_weights: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._copy_counts: tuple[int, np.ndarray, np.ndarray, np.ndarray] | None = None
         # Per term, the passages with a template that hold it among the capitalized
         # words the template took out (ascending ids): "Skipped my 20 mg" beside daily
         # "Took my 20 mg" (a sentence's first word is capitalized).
@@ -746,21 +747,48 @@ class BM25Index:
         ids = templates[:n]
         has = ids >= 0
         size = len(self._template_ids) or 1
-        documents = np.bincount(ids[first[:n]], minlength=size)
-        passages = np.bincount(ids[has], minlength=size)
-        copies = np.ones(n, dtype=np.float64)
-        copies[has] = documents[ids[has]]
-        weights = 1.0 / (1.0 + np.log(copies))
+        documents, passages, last = self._copy_counts_upto(n, templates, first, size)
         known = np.where(has, ids, 0)
-        # Passages are in order: assigned in order, each template's last position wins.
-        last = np.full(size, -1, dtype=np.int64)
-        last[ids[has]] = np.flatnonzero(has)
+        # Weights by template, then one gather: the same operations on the same counts
+        # as per passage (1 / (1 + ln 1) is 1.0 for a passage without a template).
+        table = 1.0 / (1.0 + np.log(np.maximum(documents, 1).astype(np.float64)))
+        weights = np.where(has, table[known], 1.0)
         newest = np.zeros(n, dtype=bool)
         newest[last[last >= 0]] = True
-        for array in (weights, known, passages, newest):
+        for array in (weights, known, newest):
             array.flags.writeable = False
         self._copy_weights = (n, weights, known, passages, newest)
         return weights, known, passages, newest
+
+    def _copy_counts_upto(
+        self, n: int, templates: np.ndarray, first: np.ndarray, size: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per template id (``size`` of them), over the first ``n`` passages: the
+        documents and the passages holding it, and its last passage (-1: none).
+
+        Extended from the last counts when those were of fewer passages (a turn adds a
+        few): counting every passage again was most of a selection's copy weights at
+        50,000 messages. The arrays are new each time (readers may hold the last ones).
+        """
+        counts = self._copy_counts
+        if counts is not None and counts[0] <= n:
+            start, documents, passages, last = counts
+            size = max(size, len(documents))  # (another reader may have seen more ids)
+        else:
+            start = 0
+            documents = passages = np.zeros(0, dtype=np.int64)
+            last = np.full(0, -1, dtype=np.int64)
+        ids = templates[start:n]
+        has = np.flatnonzero(ids >= 0)
+        documents = _padded(documents, size, 0) + np.bincount(ids[first[start:n]], minlength=size)
+        passages = _padded(passages, size, 0) + np.bincount(ids[has], minlength=size)
+        last = _padded(last, size, -1)
+        # Passages are in order: assigned in order, each template's last position wins.
+        last[ids[has]] = start + has
+        for array in (documents, passages, last):
+            array.flags.writeable = False
+        self._copy_counts = (n, documents, passages, last)
+        return documents, passages, last
 
     def passage_vectors(
         self, embeddings: Embeddings, model: str, unit_words: int = 0, docs: int | None = None
@@ -1104,6 +1132,13 @@ def _among(hits: np.ndarray, pids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     found = slots < len(hits)
     found[found] = hits[slots[found]] == pids[found]
     return slots[found], pids[found]
+
+
+def _padded(counts: np.ndarray, size: int, fill: int) -> np.ndarray:
+    """A new copy of ``counts`` (int64) of length ``size``, the added places ``fill``."""
+    padded = np.full(size, fill, dtype=np.int64)
+    padded[: len(counts)] = counts
+    return padded
 
 
 def _extended(cached: np.ndarray | None, values: list[Any], dtype: Any) -> np.ndarray:
