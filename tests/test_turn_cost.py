@@ -318,3 +318,36 @@ def test_copy_weights_extended_turn_by_turn_equal_a_count_from_scratch(docs, dat
             assert np.array_equal(got[2][: len(want[2])], want[2])
             assert not got[2][len(want[2]) :].any()
             assert np.array_equal(got[3], want[3])
+
+
+def test_appended_grows_in_place_and_never_changes_a_view_handed_out():
+    from langgraph_librarian._engine.vectors import appended
+
+    first = appended(None, np.arange(5, dtype=np.int64))
+    second = appended(first, np.arange(5, 9, dtype=np.int64))
+    assert second.base is first.base  # room in the buffer: no copy of the first five
+    assert second.tolist() == list(range(9)) and first.tolist() == list(range(5))
+    grown = second
+    for start in range(9, 400, 7):  # past the buffer: a new, larger one
+        grown = appended(grown, np.arange(start, start + 7, dtype=np.int64))
+    assert grown.tolist() == list(range(401))
+    assert second.tolist() == list(range(9)) and not grown.flags.writeable
+
+
+def test_a_prefix_of_postings_grows_apart_from_the_postings_it_was_cut_from():
+    """A prefix (an edited history) shares no buffer with the longer postings: its new
+    rows are never written over the rows the longer one's readers hold."""
+    from langgraph_librarian._engine.postings import Postings
+
+    whole = Postings(np.float64)
+    for row in range(20):
+        whole.add(row, {"visa": 1.0 + row})
+    rows, weights = whole.arrays("visa")
+    cut = whole.prefix(10)
+    for row in range(10, 30):
+        cut.add(row, {"visa": 100.0 + row})
+    cut_rows, cut_weights = cut.arrays("visa")
+    assert weights.tolist() == [1.0 + row for row in range(20)]
+    assert whole.arrays("visa")[1].tolist() == weights.tolist()
+    assert cut_weights.tolist() == [1.0 + r for r in range(10)] + [100.0 + r for r in range(10, 30)]
+    assert rows.tolist() == list(range(20)) and cut_rows.tolist() == list(range(30))

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from langgraph_librarian._engine.vectors import appended
+
 __all__ = ["Postings", "robertson_idf"]
 
 
@@ -74,8 +76,8 @@ class Postings:
                 cut._rows[term] = held[:k]
                 cut._weights[term] = self._weights[term][:k]
                 cached = self._arrays.get(term)
-                if cached is not None:
-                    cut._arrays[term] = (cached[0][:k], cached[1][:k])
+                if cached is not None:  # copies: the cut grows its own (see appended)
+                    cut._arrays[term] = (cached[0][:k].copy(), cached[1][:k].copy())
         return cut
 
     def df(self, term: str, below: int | None = None) -> int:
@@ -104,8 +106,9 @@ class Postings:
         new_rows = np.fromiter(rows[done:n], dtype=np.int64, count=n - done)
         weights = self._weights[term]
         new_weights = np.fromiter(weights[done:n], dtype=self._dtype, count=n - done)
-        if cached is not None:
-            new_rows = np.concatenate([cached[0], new_rows])
-            new_weights = np.concatenate([cached[1], new_weights])
-        self._arrays[term] = (new_rows, new_weights)
-        return new_rows, new_weights
+        # (in place of buffers with room: a term every message holds grew by a copy of
+        # its whole posting list each turn)
+        rows_array = appended(None if cached is None else cached[0], new_rows)
+        weights_array = appended(None if cached is None else cached[1], new_weights)
+        self._arrays[term] = (rows_array, weights_array)
+        return rows_array, weights_array

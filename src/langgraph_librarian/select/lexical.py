@@ -39,7 +39,7 @@ from langgraph_librarian._engine.text import (
     stem_terms,
     tokenize,
 )
-from langgraph_librarian._engine.vectors import unit_vectors
+from langgraph_librarian._engine.vectors import appended, unit_vectors
 from langgraph_librarian.select._evidence import asks_question, is_filler, is_question
 
 __all__: list[str] = []
@@ -1144,13 +1144,11 @@ def _padded(counts: np.ndarray, size: int, fill: int) -> np.ndarray:
 def _extended(cached: np.ndarray | None, values: list[Any], dtype: Any) -> np.ndarray:
     """``values`` as a read-only array, converting only what ``cached`` does not hold.
 
-    The per-passage lists only grow, so last turn's array is a prefix of this turn's.
+    The per-passage lists only grow, so last turn's array is a prefix of this turn's
+    (extended in place of a buffer with room: :func:`appended`).
     """
     done = 0 if cached is None else len(cached)
-    tail = np.asarray(values[done:], dtype=dtype)
-    array = tail if cached is None else np.concatenate([cached, tail])
-    array.flags.writeable = False
-    return array
+    return appended(cached, np.asarray(values[done:], dtype=dtype))
 
 
 def _grown(
