@@ -324,9 +324,12 @@ def test_appended_grows_in_place_and_never_changes_a_view_handed_out():
     from langgraph_librarian._engine.vectors import appended
 
     first = appended(None, np.arange(5, dtype=np.int64))
-    second = appended(first, np.arange(5, 9, dtype=np.int64))
-    assert second.base is first.base  # room in the buffer: no copy of the first five
+    assert first.base is None  # exactly its size until it grows
+    grown_once = appended(first, np.arange(5, 7, dtype=np.int64))
+    second = appended(grown_once, np.arange(7, 9, dtype=np.int64))
+    assert second.base is grown_once.base  # room in the buffer: written in place
     assert second.tolist() == list(range(9)) and first.tolist() == list(range(5))
+    assert grown_once.tolist() == list(range(7))
     grown = second
     for start in range(9, 400, 7):  # past the buffer: a new, larger one
         grown = appended(grown, np.arange(start, start + 7, dtype=np.int64))

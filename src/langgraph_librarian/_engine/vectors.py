@@ -64,7 +64,8 @@ def appended(cached: np.ndarray | None, tail: np.ndarray) -> np.ndarray:
     For arrays that only grow (a value per passage, a posting list): ``cached`` is a
     view of a buffer with room to spare, and ``tail`` is written into that room, so a
     turn's few new values cost what they are, not a copy of the whole array (eleven
-    such copies a turn at 50,000 messages). The buffer doubles when full.
+    such copies a turn at 50,000 messages). The first array is exactly its size (most
+    never grow: a rare term's postings); one that grows gets a buffer twice its length.
 
     Safe without a lock for values that never change once appended: a view handed out
     covers only places written before it, and two threads filling the same places of a
@@ -73,9 +74,13 @@ def appended(cached: np.ndarray | None, tail: np.ndarray) -> np.ndarray:
     given to another sequence (a prefix that then grows differently) must be a copy, or
     its values would be written over the first sequence's.
     """
-    done = 0 if cached is None else len(cached)
+    if cached is None:  # exactly its size: most arrays never grow (a rare term's postings)
+        array = np.array(tail)
+        array.flags.writeable = False
+        return array
+    done = len(cached)
     total = done + len(tail)
-    buffer = None if cached is None else cached.base
+    buffer = cached.base
     if (
         not isinstance(buffer, np.ndarray)
         or buffer.dtype != tail.dtype
@@ -83,9 +88,8 @@ def appended(cached: np.ndarray | None, tail: np.ndarray) -> np.ndarray:
         or not buffer.flags.writeable
         or cached.ctypes.data != buffer.ctypes.data  # type: ignore[union-attr]
     ):
-        buffer = np.empty(max(2 * total, 64), dtype=tail.dtype)
-        if done:
-            buffer[:done] = cached
+        buffer = np.empty(2 * total, dtype=tail.dtype)  # room for as much again
+        buffer[:done] = cached
     buffer[done:total] = tail
     array = buffer[:total]
     array.flags.writeable = False
