@@ -86,7 +86,7 @@ def appended(cached: np.ndarray | None, tail: np.ndarray) -> np.ndarray:
         or buffer.dtype != tail.dtype
         or len(buffer) < total
         or not buffer.flags.writeable
-        or cached.ctypes.data != buffer.ctypes.data  # type: ignore[union-attr]
+        or cached.ctypes.data != buffer.ctypes.data
     ):
         buffer = np.empty(2 * total, dtype=tail.dtype)  # room for as much again
         buffer[:done] = cached
