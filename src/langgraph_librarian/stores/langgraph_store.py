@@ -145,27 +145,40 @@ def _undecodable(session_id: str, namespace: tuple[str, ...]) -> Iterator[None]:
         ) from exc
 
 
+_FIX_DATABASE = (
+    "check the store's database, which may be damaged (SQLite: PRAGMA integrity_check; "
+    "REINDEX rebuilds a damaged index), or restore it"
+)
+
+
 @contextmanager
-def _unreadable(session_id: str, namespace: tuple[str, ...]) -> Iterator[None]:
-    """Report a read of the backend that says its data is damaged (:func:`_damaged`: a
+def _unreadable(session_id: str, namespace: tuple[str, ...], doing: str = "read") -> Iterator[None]:
+    """Report a call of the backend that says its data is damaged (:func:`_damaged`: a
     SQLite file "malformed", PostgreSQL's data corrupted) as :class:`IndexStoreError`,
-    with what to do. Every other error is raised as it is, to the failure policy: a
+    with what to do, for a load (``doing="read"``), a save (``"save"``) or a delete
+    (``"delete"``). Every other error is raised as it is, to the failure policy: a
     transient one (a locked database, a dropped connection) is absorbed by the turn, a
     setting only the user can fix (a missing table, refused credentials) reaches them, a
     decoding error is :func:`_undecodable`'s, ``NotImplementedError`` (a sync-only
-    store's async methods) reads in a thread."""
+    store's async methods) reads in a thread. The policy takes both errors for the same
+    kind (a failure, neither transient nor a setting), so wrapping one changes nothing
+    of what a turn does with it."""
     try:
         yield
     except Exception as exc:
         if not _damaged(exc):
             raise
+        if doing == "delete":  # the delete a way out would name is what failed
+            way_out = f"not a passing failure: {_FIX_DATABASE}"
+        else:
+            way_out = (
+                f"not a passing failure: {_FIX_DATABASE}; when only the index is damaged, "
+                f"{_deletion(session_id, namespace)} removes it and the next turn indexes "
+                "the thread's messages again"
+            )
         raise IndexStoreError(
-            f"the store failed to read the index of {key_name(session_id)} under "
-            f"{namespace}: {type(exc).__name__}: {exc} (not a passing failure: check the "
-            "store's database, which may be damaged (SQLite: PRAGMA integrity_check), or "
-            "restore it; when only the index is damaged, "
-            f"{_deletion(session_id, namespace)} removes it and the next turn indexes the "
-            "thread's messages again)"
+            f"the store failed to {doing} the index of {key_name(session_id)} under "
+            f"{namespace}: {type(exc).__name__}: {exc} ({way_out})"
         ) from exc
 
 
@@ -176,7 +189,10 @@ def _damaged(exc: BaseException) -> bool:
     damage: an error of a backend the failure policy does not know (a Redis or MongoDB
     connection dropping) is not a damaged database, and keeps the policy it had."""
     if isinstance(exc, sqlite3.DatabaseError):
-        return getattr(exc, "sqlite_errorcode", None) in (
+        # ``sqlite_errorcode`` is the extended code: an index found inconsistent by a
+        # write is SQLITE_CORRUPT_INDEX (779), whose primary code is SQLITE_CORRUPT.
+        code = getattr(exc, "sqlite_errorcode", None)
+        return isinstance(code, int) and (code & 0xFF) in (
             sqlite3.SQLITE_CORRUPT,
             sqlite3.SQLITE_NOTADB,
         )
@@ -452,21 +468,17 @@ class LangGraphIndexStore(ThreadIndexMethods):
                 damaged database file). A transient failure (a locked database, a dropped
                 connection) is raised as it is.
         """
-        with _undecodable(session_id, self.namespace):
+        with _undecodable(session_id, self.namespace), _unreadable(session_id, self.namespace):
             return self._load(session_id)
 
     def _load(self, session_id: str) -> list[IndexEntry] | None:
         key = self._check(session_id)
         for attempt in range(_READS):
-            with _unreadable(session_id, self.namespace):
-                manifest = self.store.get(self.namespace, f"{key}#m")
+            manifest = self.store.get(self.namespace, f"{key}#m")
             if manifest is None:
-                with _unreadable(session_id, self.namespace):
-                    legacy = self.store.get(self.namespace, key)
-                return self._legacy(session_id, legacy)
+                return self._legacy(session_id, self.store.get(self.namespace, key))
             chunks, wanted = self._reads(key, self._tokens(session_id, manifest))
-            with _unreadable(session_id, self.namespace):
-                items = self._read(key, wanted)
+            items = self._read(key, wanted)
             settle = attempt == _READS - 1
             loaded = self._finish_load(session_id, key, chunks, wanted, items, settle)
             if loaded is not None:
@@ -481,7 +493,16 @@ class LangGraphIndexStore(ThreadIndexMethods):
 
         A manifest this release cannot read (corrupt) is overwritten, with the chunks
         it may have had; one written by a newer release is refused (``IndexStoreError``).
+
+        Raises:
+            IndexStoreError: a manifest of a newer release, or the backend says its data
+                is damaged (a malformed SQLite file or index). A transient failure (a
+                locked database, a dropped connection) is raised as it is.
         """
+        with _unreadable(session_id, self.namespace, "save"):
+            self._save(session_id, entries)
+
+    def _save(self, session_id: str, entries: list[IndexEntry]) -> None:
         key = self._check(session_id)
         first = not self._cached(key)
         if first:
@@ -508,7 +529,16 @@ class LangGraphIndexStore(ThreadIndexMethods):
         Whatever the manifest holds: the chunks it names, and the chunks stored past
         them (all of them, read in batches until one is missing, when the manifest
         cannot be read), are deleted with it.
+
+        Raises:
+            IndexStoreError: the backend says its data is damaged (a malformed SQLite
+                file or index): the database must be checked or restored. A transient
+                failure is raised as it is.
         """
+        with _unreadable(session_id, self.namespace, "delete"):
+            self._delete(session_id)
+
+    def _delete(self, session_id: str) -> None:
         key = self._check(session_id)
         _, count = self._manifest(key)
         count = self._probe(key, count or 0)
@@ -603,7 +633,10 @@ class LangGraphIndexStore(ThreadIndexMethods):
     async def aload(self, session_id: str) -> list[IndexEntry] | None:
         """Async twin of :meth:`load` (a sync-only store is read in a worker thread)."""
         try:
-            with _undecodable(session_id, self.namespace):
+            with (
+                _undecodable(session_id, self.namespace),
+                _unreadable(session_id, self.namespace),
+            ):
                 return await self._aload(session_id)
         except NotImplementedError:
             return await off_loop(self.load, session_id, name="librarian-store")
@@ -611,15 +644,11 @@ class LangGraphIndexStore(ThreadIndexMethods):
     async def _aload(self, session_id: str) -> list[IndexEntry] | None:
         key = self._check(session_id)
         for attempt in range(_READS):
-            with _unreadable(session_id, self.namespace):
-                manifest = await self.store.aget(self.namespace, f"{key}#m")
+            manifest = await self.store.aget(self.namespace, f"{key}#m")
             if manifest is None:
-                with _unreadable(session_id, self.namespace):
-                    legacy = await self.store.aget(self.namespace, key)
-                return self._legacy(session_id, legacy)
+                return self._legacy(session_id, await self.store.aget(self.namespace, key))
             chunks, wanted = self._reads(key, self._tokens(session_id, manifest))
-            with _unreadable(session_id, self.namespace):
-                items = await self._aread(key, wanted)
+            items = await self._aread(key, wanted)
             settle = attempt == _READS - 1
             loaded = self._finish_load(session_id, key, chunks, wanted, items, settle)
             if loaded is not None:
@@ -632,7 +661,8 @@ class LangGraphIndexStore(ThreadIndexMethods):
     async def asave(self, session_id: str, entries: list[IndexEntry]) -> None:
         """Async twin of :meth:`save` (a sync-only store is written in a worker thread)."""
         try:
-            await self._asave(session_id, entries)
+            with _unreadable(session_id, self.namespace, "save"):
+                await self._asave(session_id, entries)
         except NotImplementedError:
             await off_loop(self.save, session_id, entries, name="librarian-store")
 
@@ -654,7 +684,8 @@ class LangGraphIndexStore(ThreadIndexMethods):
     async def adelete(self, session_id: str) -> None:
         """Async twin of :meth:`delete` (a sync-only store is written in a worker thread)."""
         try:
-            await self._adelete(session_id)
+            with _unreadable(session_id, self.namespace, "delete"):
+                await self._adelete(session_id)
         except NotImplementedError:
             await off_loop(self.delete, session_id, name="librarian-store")
 
