@@ -1,4 +1,4 @@
-"""A damaged store database, met by a save or a delete.
+"""A damaged store database, met by a save or a delete, and chunks left past a gap.
 
 Found by a review of the damage reporting (``IndexStoreError`` for SQLite's
 "database disk image is malformed" and PostgreSQL's XX001 / XX002): only ``load`` and
@@ -6,8 +6,10 @@ Found by a review of the damage reporting (``IndexStoreError`` for SQLite's
 raised the backend's raw ``sqlite3.DatabaseError``, with no hint, and an index SQLite
 found inconsistent while writing (``SQLITE_CORRUPT_INDEX``, the extended code the
 ``sqlite3`` module reports) was not taken for damage at all. A settled load's repair of
-the manifest (a write) raised it raw too. Run on a real SQLite file (damaged) and a
-real PostgreSQL (its errors raised by a wrapper).
+the manifest (a write) raised it raw too. And a delete over an unreadable manifest
+stopped at the first missing chunk: with chunk 0 gone, every later chunk of the deleted
+thread stayed in the store. Run on an in-memory store, a real SQLite file and a real
+PostgreSQL (its damage raised by a wrapper).
 """
 
 from __future__ import annotations
@@ -30,9 +32,13 @@ from langgraph_librarian import IndexStoreError, LangGraphIndexStore
 from langgraph_librarian._engine.failures import classify
 from langgraph_librarian.stores.base import session_key
 from test_store_threads import (
+    BACKENDS,
+    BAD_MANIFESTS,
     NAMESPACE,
+    corrupt_manifest,
     damage,
     entries,
+    open_store,
     stored_keys,
     unique,
 )
@@ -230,3 +236,64 @@ def test_a_load_whose_manifest_repair_meets_damage_raises_index_store_error(mode
     assert raised.value.__cause__ is error
     store.error = None
     assert LangGraphIndexStore(store).load("t") == entries(3)  # type: ignore[arg-type]
+
+
+# -- chunks past a gap ------------------------------------------------------------------------
+
+
+def drop(store: Any, key: str, *positions: int) -> None:
+    item_key = LangGraphIndexStore._check(key)
+    for n in positions:
+        store.delete(NAMESPACE, f"{item_key}#{n}")
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+@pytest.mark.parametrize("mode", ["delete", "adelete", "save", "asave"])
+def test_chunks_past_a_gap_are_deleted_with_an_unreadable_manifest(
+    kind: str, mode: str, tmp_path: Path, request: Any
+) -> None:
+    # The search for an unreadable manifest's chunks stopped at the first missing one:
+    # with chunk 0 gone, chunks 1-4 of a deleted thread (what the user said) stayed.
+    with open_store(kind, tmp_path, request) as store:
+        for value, gap in [(BAD_MANIFESTS[0], (0,)), (BAD_MANIFESTS[-1], (1, 2))]:
+            key = session_key(unique("CORP\\sam"))
+            LangGraphIndexStore(store).save(key, entries(300))  # chunks #0..#4
+            item_key = LangGraphIndexStore._check(key)
+            assert len(stored_keys(store, key)) == 6
+            drop(store, key, *gap)
+            corrupt_manifest(kind, store, tmp_path, request, key, value)
+            fresh = LangGraphIndexStore(store)  # another worker: no cached layout
+            if mode == "delete":
+                fresh.delete(key)
+            elif mode == "adelete":
+                asyncio.run(fresh.adelete(key))
+            elif mode == "save":
+                fresh.save(key, entries(5, "new"))
+            else:
+                asyncio.run(fresh.asave(key, entries(5, "new")))
+            if mode.endswith("save"):
+                assert sorted(stored_keys(store, key)) == [f"{item_key}#0", f"{item_key}#m"]
+                assert LangGraphIndexStore(store).load(key) == entries(5, "new")
+            else:
+                assert stored_keys(store, key) == [], (value, gap)
+
+
+def test_a_gap_is_stepped_over_within_a_batch_and_a_normal_delete_reads_once() -> None:
+    store = Refusing(InMemoryStore())
+    index = LangGraphIndexStore(store)  # type: ignore[arg-type]
+    index.save("t", entries(300))  # chunks #0..#4
+    store.put(NAMESPACE, "t#11", {"token": "x", "entries": []})  # 6 missing before it
+    store.put(NAMESPACE, "t#m", {"format": 2, "chunks": 5})
+    LangGraphIndexStore(store).delete("t")  # type: ignore[arg-type]
+    assert stored_keys(store, "t") == []  # type: ignore[arg-type]
+    # Bounded: a chunk a whole batch (8 positions) past the last one is not looked for.
+    index.save("u", entries(3))
+    store.put(NAMESPACE, "u#9", {"token": "x", "entries": []})
+    LangGraphIndexStore(store).delete("u")  # type: ignore[arg-type]
+    assert stored_keys(store, "u") == ["u#9"]  # type: ignore[arg-type]
+    # The cost of a delete of a sound index is what it was: the manifest, one batch.
+    index.save("v", entries(300))
+    store.reads = 0
+    LangGraphIndexStore(store).delete("v")  # type: ignore[arg-type]
+    assert store.reads == 2
+    assert stored_keys(store, "v") == []  # type: ignore[arg-type]

@@ -65,6 +65,9 @@ Chunks = list[tuple[str, list[IndexEntry]]]  # (token, entries) per chunk
 _READS = 3
 """Reads of a manifest and its chunks before the chunks are taken as they are stored."""
 _BEYOND = 8
+"""Chunk positions read at once when ``delete`` (or the first save of a process, over a
+manifest it cannot read) looks for stored chunks past those the manifest names; the
+search ends at a batch that holds none (a gap of fewer positions is stepped over)."""
 _MOST_CHUNKS = 1 << 16
 """Where probing for a damaged manifest's chunks stops (16 million entries at 256 a
 chunk): a backend answering every read of the range (or failing to decode every row)
@@ -73,8 +76,6 @@ _UNDECODABLE = (json.JSONDecodeError, UnicodeDecodeError)
 """What a backend raises for a row it cannot decode (orjson's error is a
 ``json.JSONDecodeError``): the row is there, damaged. Any other ``ValueError`` (an
 invalid namespace, a closed connection) is the backend's own and is raised."""
-"""Chunk positions read at once when ``delete`` (or the first save of a process, over a
-manifest it cannot read) looks for stored chunks past those the manifest names."""
 logger = logging.getLogger("langgraph_librarian")
 
 _TOKENS = random.Random()
@@ -527,7 +528,7 @@ class LangGraphIndexStore(ThreadIndexMethods):
         """Forget the session's index (no error when there is none).
 
         Whatever the manifest holds: the chunks it names, and the chunks stored past
-        them (all of them, read in batches until one is missing, when the manifest
+        them (all of them, read in batches until a batch holds none, when the manifest
         cannot be read), are deleted with it.
 
         Raises:
@@ -576,20 +577,23 @@ class LangGraphIndexStore(ThreadIndexMethods):
         return manifest, self._named(manifest)
 
     def _probe(self, key: str, start: int) -> int:
-        """The chunk positions stored from 0 on, counted from ``start`` (chunks the
-        manifest names): those past it are read in batches until one is missing (a stale
-        manifest of fewer chunks may have won over a longer index's; a corrupt one names
-        none)."""
+        """How many chunk positions to delete: past ``start`` (the chunks the manifest
+        names) those stored are read in batches of :data:`_BEYOND` (a stale manifest of
+        fewer chunks may have won over a longer index's; a corrupt one names none) until
+        a whole batch is missing. A gap shorter than a batch is stepped over: a chunk
+        gone below others (a crossed save, a row deleted by hand) left those past it
+        behind when the search stopped at the first missing one. A normal index costs
+        one read, as before: the batch past its last chunk holds none."""
         while start < _MOST_CHUNKS:
             ops = self._probes(key, start)
             try:
                 present = [item is not None for item in self.store.batch(ops)]
             except _UNDECODABLE:  # an undecodable row is there all the same
                 present = [self._present(op) for op in ops]
-            found = _leading(present)
-            start += found
-            if found < len(ops):
+            found = _through_last(present)
+            if not found:
                 return start
+            start += found
         return start
 
     async def _aprobe(self, key: str, start: int) -> int:
@@ -599,10 +603,10 @@ class LangGraphIndexStore(ThreadIndexMethods):
                 present = [item is not None for item in await self.store.abatch(ops)]
             except _UNDECODABLE:
                 present = [await self._apresent(op) for op in ops]
-            found = _leading(present)
-            start += found
-            if found < len(ops):
+            found = _through_last(present)
+            if not found:
                 return start
+            start += found
         return start
 
     def _probes(self, key: str, start: int) -> list[GetOp]:
@@ -697,6 +701,6 @@ class LangGraphIndexStore(ThreadIndexMethods):
         self._forget(key)
 
 
-def _leading(present: list[bool]) -> int:
-    """How many of ``present`` are true before the first false."""
-    return next((n for n, there in enumerate(present) if not there), len(present))
+def _through_last(present: list[bool]) -> int:
+    """How many of ``present`` lead up to its last true one (0 when none is)."""
+    return next((len(present) - n for n, there in enumerate(reversed(present)) if there), 0)
