@@ -69,7 +69,7 @@ _BEYOND = 8
 manifest it cannot read) looks for stored chunks past those the manifest names; the
 search ends at a batch that holds none (a gap of fewer positions is stepped over)."""
 _MOST_CHUNKS = 1 << 16
-"""Where probing for a damaged manifest's chunks stops (16 million entries at 256 a
+"""Where probing for a damaged manifest's chunks stops (about 8 million entries at 128 a
 chunk): a backend answering every read of the range (or failing to decode every row)
 cannot keep a delete running for ever."""
 _UNDECODABLE = (json.JSONDecodeError, UnicodeDecodeError)
