@@ -354,3 +354,76 @@ def test_a_prefix_of_postings_grows_apart_from_the_postings_it_was_cut_from():
     assert whole.arrays("visa")[1].tolist() == weights.tolist()
     assert cut_weights.tolist() == [1.0 + r for r in range(10)] + [100.0 + r for r in range(10, 30)]
     assert rows.tolist() == list(range(20)) and cut_rows.tolist() == list(range(30))
+
+
+def test_readers_of_an_index_being_extended_see_what_a_finished_index_gives():
+    """The growing arrays are extended in place without a lock: threads scoring the
+    first documents while another thread adds more get the scores of an index built
+    first, and a prefix grown apart afterwards leaves the index it was cut from as it
+    was."""
+    import random
+    import sys
+    import threading
+
+    rng = random.Random(5)
+    lines = [
+        "Took my {n} mg of the tablets this morning.",
+        "The train got in at {n}:10 pm.",
+        "Looks good: {n} tests passed.",
+        "Nothing new today.",
+        "What about the {t} {x}?",
+        "The {t} figure {x} was noted by person{n}.",
+    ]
+    topics = ["visa", "budget", "hotel", "flight", "Kofi", "Maria"]
+
+    def line() -> str:
+        n, x = rng.randint(0, 40), rng.randint(0, 999)
+        return rng.choice(lines).format(n=n, x=x, t=rng.choice(topics))
+
+    docs = [" ".join(line() for _ in range(rng.randint(1, 3))) for _ in range(800)]
+    queries = ["What did we note about the visa figure 37?", "When did the train get in?"]
+    queries += ["What was the latest test result?", "did I skip a dose?"]
+    built = BM25Index()
+    for i, doc in enumerate(docs):
+        built.add(i, doc)
+    shared = BM25Index()
+    done = threading.Event()
+    wrong: list[tuple[int, str]] = []
+    reads = [0]
+
+    def reader(seed: int) -> None:
+        pick = random.Random(seed)
+        while not done.is_set():
+            k = len(shared)
+            if not k:
+                continue
+            k, query = pick.randint(1, k), pick.choice(queries)
+            got, want = shared.score_passages(query, docs=k), built.score_passages(query, docs=k)
+            reads[0] += 1
+            if not (np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])):
+                wrong.append((k, query))
+
+    def writer() -> None:
+        for i, doc in enumerate(docs):
+            shared.add(i, doc)
+        done.set()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # threads change hands often
+    try:
+        threads = [threading.Thread(target=reader, args=(s,)) for s in range(2)]
+        threads.append(threading.Thread(target=writer))
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert reads[0] > 20 and not wrong
+    cut = shared.prefix(400)
+    for i, doc in enumerate(reversed(docs[:300])):
+        cut.add(1000 + i, doc)
+    for query in queries:
+        cut.score_passages(query)  # the cut's arrays grow (its own, not the shared ones)
+    for query in queries:
+        assert np.array_equal(shared.score_passages(query)[0], built.score_passages(query)[0])
