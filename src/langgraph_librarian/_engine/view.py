@@ -69,21 +69,16 @@ def same_prefix(new: Sequence[Any], old: Sequence[Any], k: int) -> bool:
         return True
     if len(new) < k or len(old) < k or new[0] is not old[0] or new[k - 1] is not old[k - 1]:
         return False
-    return _head_list(new, k) == _head_list(old, k)
+    return _head(new, k) == _head(old, k)
 
 
-def _head_list(items: Sequence[Any], k: int) -> list[Any]:
-    """The first ``k`` items as a list: the list itself when that is all of it, else a
-    slice (one copy; ``list(items[:k])`` copied twice and freed a list: four times the
-    cost at 50,000 messages)."""
+def _head(items: Sequence[Any], k: int) -> list[Any]:
+    """The first ``k`` items as a list: the list itself when that is all of it, else one
+    slice (``list(items[:k])`` copied twice and freed a list: four times the cost at
+    50,000 messages); another sequence is made a list."""
     if isinstance(items, list):
         return items if len(items) == k else items[:k]
     return list(items[:k])
-
-
-def _head(items: list[Any], k: int) -> list[Any]:
-    """The first ``k`` items (the list itself when that is all of it: no copy)."""
-    return items if len(items) == k else items[:k]
 
 
 class _Columns:
