@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 from langchain_core.messages import BaseMessage
 
@@ -120,9 +119,6 @@ class _Snapshot:
         return self.n <= p
 
 
-_TOKENS = attrgetter("original_tokens")
-
-
 def _tokens(entry: IndexEntry | None) -> int:
     return 0 if entry is None else entry.original_tokens
 
@@ -140,7 +136,7 @@ def _full(view: HistoryView, n: int, entries: Sequence[IndexEntry]) -> _Snapshot
     pairs = zip(view.keys[:n], view.hashes[:n], strict=True)
     aligned = [matcher.match(p, k, d) for p, (k, d) in enumerate(pairs)]
     missing = [i for i, e in enumerate(aligned) if e is None]
-    tokens = sum(map(_TOKENS, filter(None, aligned)))
+    tokens = sum(map(_tokens, aligned))
     return _snapshot(n, entries, aligned, missing, matcher, tokens)
 
 
@@ -230,7 +226,7 @@ def _extend(
         matcher.match(k + i, key, digest)
         for i, (key, digest) in enumerate(zip(tail_keys, tail_hashes, strict=True))
     ]
-    tokens += sum(map(_TOKENS, filter(None, tail)))
+    tokens += sum(map(_tokens, tail))
     aligned += tail
     missing = [p for p in again if aligned[p] is None]
     missing += [p for p in range(k, n) if aligned[p] is None]
