@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -168,3 +170,24 @@ def bm25_head(*texts: str):
     for i, text in enumerate(texts):
         index.add(f"m{i}", text)
     return index.head(len(texts))
+
+
+@contextlib.contextmanager
+def fast_thread_switching(interval: float = 1e-6) -> Iterator[None]:
+    """Switch threads every ``interval`` seconds, so an unguarded read meets a write at once."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(interval)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
+def run_together(*targets: Callable[[], None], interval: float = 1e-6) -> None:
+    """Run ``targets`` on threads of their own under :func:`fast_thread_switching`."""
+    with fast_thread_switching(interval):
+        threads = [threading.Thread(target=target) for target in targets]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()

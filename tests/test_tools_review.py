@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import math
-import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,6 +12,7 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
+from helpers import fast_thread_switching
 from langgraph_librarian.tools import ToolIndex, format_search_result
 from langgraph_librarian.tools.index import infer_domain
 
@@ -25,17 +23,6 @@ def _schema(name: str, description: str) -> dict[str, object]:
 
 def _tool(name: str, description: str) -> StructuredTool:
     return StructuredTool.from_function(lambda: "ok", name=name, description=description)
-
-
-@contextmanager
-def _fast_thread_switching() -> Iterator[None]:
-    """Switch threads every microsecond, so an unguarded read meets a write at once."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
 
 
 def test_search_is_safe_while_another_thread_adds_and_removes_tools():
@@ -77,7 +64,7 @@ def test_search_is_safe_while_another_thread_adds_and_removes_tools():
         except BaseException as exc:  # reported by the assertion below
             errors.append(exc)
 
-    with _fast_thread_switching():
+    with fast_thread_switching():
         write = threading.Thread(target=writer)
         readers = [threading.Thread(target=reader, args=q) for q in queries]
         write.start()

@@ -362,8 +362,9 @@ def test_readers_of_an_index_being_extended_see_what_a_finished_index_gives():
     first, and a prefix grown apart afterwards leaves the index it was cut from as it
     was."""
     import random
-    import sys
     import threading
+
+    from helpers import run_together
 
     rng = random.Random(5)
     lines = [
@@ -408,17 +409,7 @@ def test_readers_of_an_index_being_extended_see_what_a_finished_index_gives():
             shared.add(i, doc)
         done.set()
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # threads change hands often
-    try:
-        threads = [threading.Thread(target=reader, args=(s,)) for s in range(2)]
-        threads.append(threading.Thread(target=writer))
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_together(lambda: reader(0), lambda: reader(1), writer, interval=1e-5)
     assert reads[0] > 20 and not wrong
     cut = shared.prefix(400)
     for i, doc in enumerate(reversed(docs[:300])):

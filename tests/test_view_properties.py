@@ -223,9 +223,7 @@ def test_selecting_while_another_thread_warms_a_longer_history() -> None:
     Background indexing warms (extends) the view of a history while a turn selects over a
     prefix of it: the postings' arrays and the passage bound are read from one snapshot.
     """
-    import sys
-    import threading
-
+    from helpers import run_together
     from langgraph_librarian.index import update_index
     from langgraph_librarian.select import LocalSelector
 
@@ -255,16 +253,7 @@ def test_selecting_while_another_thread_warms_a_longer_history() -> None:
         for k in range(100, 1190, 5):
             selector.warm(history[: k + 8], entries[: k + 8])
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as possible
-    try:
-        threads = [threading.Thread(target=reader), threading.Thread(target=writer)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_together(reader, writer)  # switching threads as often as possible
     assert not errors, errors[0]
     assert selector.select(query, history, entries[:-1]).ids  # and still usable afterwards
 
